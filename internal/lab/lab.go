@@ -1,0 +1,307 @@
+// Package lab builds and removes cnperf's emulated clusters with the netns
+// driver. A lab is a set of emulated hosts, each a named network namespace
+// (cnperf-<lab>-<host>) with one NIC, eth0, on an underlay switch: a Linux
+// bridge in the lab's own namespace (cnperf-<lab>-net), the "physical
+// network". A Mode then adds what containers run on. Nothing is created in
+// the root namespace, every link carries the alias cnperf:<lab>, and a lab is
+// found again from the namespace names alone, so no state file is needed and
+// deleting is idempotent.
+package lab
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"regexp"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/netbuild"
+	"github.com/cnperf/cnperf/internal/netnsutil"
+)
+
+// Prefix starts the name of every namespace cnperf creates.
+const Prefix = "cnperf-"
+
+// switchHost names the lab's underlay namespace.
+const switchHost = "net"
+
+// Underlay is the lab's "physical" subnet. Every lab is sealed in its own
+// namespaces, so all labs share one address plan without conflict.
+const Underlay = "198.18.0.0/24"
+
+// UnderlayIP is the address of the host with the given index (1-based).
+func UnderlayIP(index int) net.IP { return net.IPv4(198, 18, 0, byte(index)).To4() }
+
+// UnderlayMTU is the MTU of the emulated hosts' NICs.
+const UnderlayMTU = 1500
+
+// Host is one emulated host.
+type Host struct {
+	Name  string `json:"name"`
+	Index int    `json:"index"` // 1-based; fixes the host's addresses
+	NS    string `json:"netns"`
+	Addr  string `json:"addr"` // underlay address of eth0
+}
+
+// Endpoint is where a server process runs in a mode and how it is reached.
+type Endpoint struct {
+	Host      string   `json:"host"`
+	NS        string   `json:"netns"`     // namespace the process runs in
+	Container bool     `json:"container"` // own cgroup and pid/uts/ipc/mount namespaces
+	Listen    string   `json:"listen"`    // address the process listens on
+	External  string   `json:"external"`  // host:port a client outside the cluster dials
+	Internal  string   `json:"internal"`  // host:port a peer inside the cluster dials
+	Path      []string `json:"path"`      // the devices a packet crosses, for people
+}
+
+// Mode adds a network setup to a lab whose hosts are up. Every device it
+// creates must live in the lab's namespaces (or in namespaces named
+// ContainerNS), so that Down removes it.
+type Mode interface {
+	Name() string
+	Summary() string
+	// Build sets up the servers (every host but the first, which is the
+	// client outside the cluster) to serve on port and returns one Endpoint
+	// per server, in order.
+	Build(l *Lab, servers []Host, port int) ([]Endpoint, error)
+}
+
+// Lab is a built lab.
+type Lab struct {
+	Name      string     `json:"name"`
+	Mode      string     `json:"mode"`
+	Switch    string     `json:"switch_netns"`
+	Hosts     []Host     `json:"hosts"`
+	Endpoints []Endpoint `json:"endpoints"`
+}
+
+// Config says what to build.
+type Config struct {
+	Name  string
+	Mode  Mode
+	Hosts []string // first: the client; the rest: servers
+	Port  int
+}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_]{0,31}$`)
+var hostRE = regexp.MustCompile(`^[a-z][a-z0-9]{0,9}$`)
+
+// ValidName checks a lab name: lower-case letters, digits and '_' (no '-',
+// which separates the lab from the host in namespace names).
+func ValidName(name string) error {
+	if !nameRE.MatchString(name) {
+		return fmt.Errorf("lab name %q: use 1-32 of a-z, 0-9 and _, starting with a letter or digit", name)
+	}
+	return nil
+}
+
+// NS returns the namespace name of a host of a lab.
+func NS(lab, host string) string { return Prefix + lab + "-" + host }
+
+// ContainerNS returns the namespace name of the container on a host.
+func ContainerNS(lab, host string) string { return NS(lab, host) + "-c" }
+
+// Builder returns the building blocks bound to this lab.
+func (l *Lab) Builder() netbuild.B { return netbuild.B{Lab: l.Name} }
+
+// Endpoint returns the endpoint on the named host.
+func (l *Lab) Endpoint(host string) (Endpoint, error) {
+	for _, e := range l.Endpoints {
+		if e.Host == host {
+			return e, nil
+		}
+	}
+	return Endpoint{}, fmt.Errorf("lab %s has no endpoint on host %q", l.Name, host)
+}
+
+// Host returns the named host.
+func (l *Lab) Host(name string) (Host, error) {
+	for _, h := range l.Hosts {
+		if h.Name == name {
+			return h, nil
+		}
+	}
+	return Host{}, fmt.Errorf("lab %s has no host %q", l.Name, name)
+}
+
+// Up builds a lab. On any error it removes what it built.
+func Up(cfg Config) (l *Lab, err error) {
+	if err := ValidName(cfg.Name); err != nil {
+		return nil, err
+	}
+	if cfg.Mode == nil {
+		return nil, errors.New("lab: no mode given")
+	}
+	if len(cfg.Hosts) < 2 {
+		return nil, errors.New("lab: need a client host and at least one server host")
+	}
+	seen := map[string]bool{switchHost: true}
+	for _, h := range cfg.Hosts {
+		if !hostRE.MatchString(h) || seen[h] {
+			return nil, fmt.Errorf("lab: bad or repeated host name %q", h)
+		}
+		seen[h] = true
+	}
+	existing, err := namespaces(cfg.Name)
+	if err != nil {
+		return nil, err
+	}
+	if len(existing) > 0 {
+		return nil, fmt.Errorf("lab %s already exists (%s); remove it with `cnperf lab down %s`", cfg.Name, existing[0], cfg.Name)
+	}
+	l = &Lab{Name: cfg.Name, Mode: cfg.Mode.Name(), Switch: NS(cfg.Name, switchHost)}
+	defer func() {
+		if err != nil {
+			if derr := Down(cfg.Name); derr != nil {
+				err = fmt.Errorf("%w (and removing the half-built lab failed: %v)", err, derr)
+			}
+			l = nil
+		}
+	}()
+	b := l.Builder()
+	if err := netnsutil.Create(l.Switch); err != nil {
+		return nil, err
+	}
+	if err := b.Bridge(l.Switch, "br0", UnderlayMTU); err != nil {
+		return nil, err
+	}
+	// The switch carries the lab's mode so `cnperf lab ls` can tell it.
+	if err := markSwitch(l.Switch, l.Name, l.Mode); err != nil {
+		return nil, err
+	}
+	for i, name := range cfg.Hosts {
+		h := Host{Name: name, Index: i + 1, NS: NS(cfg.Name, name), Addr: UnderlayIP(i + 1).String()}
+		if err := netnsutil.Create(h.NS); err != nil {
+			return nil, err
+		}
+		if err := b.Veth(l.Switch, name, "br0", h.NS, "eth0", UnderlayMTU); err != nil {
+			return nil, err
+		}
+		if err := b.Addr(h.NS, "eth0", h.Addr+"/24"); err != nil {
+			return nil, err
+		}
+		l.Hosts = append(l.Hosts, h)
+	}
+	eps, err := cfg.Mode.Build(l, l.Hosts[1:], cfg.Port)
+	if err != nil {
+		return nil, fmt.Errorf("build mode %s: %w", l.Mode, err)
+	}
+	l.Endpoints = eps
+	return l, nil
+}
+
+// namespaces lists the namespaces of one lab. The '-' after the lab name
+// keeps lab "a" from matching lab "a_b".
+func namespaces(lab string) ([]string, error) {
+	return netnsutil.List(Prefix + lab + "-")
+}
+
+// Down removes a lab: it kills the processes inside its namespaces (only
+// cnperf and the people using its labs start any there) and deletes the
+// namespaces, containers' first, which removes every device and firewall rule
+// with them. Removing a lab that does not exist is not an error.
+func Down(name string) error {
+	if err := ValidName(name); err != nil {
+		return err
+	}
+	nss, err := namespaces(name)
+	if err != nil {
+		return err
+	}
+	// Containers' namespaces ("-c") sort after their hosts'; delete them first.
+	sort.Slice(nss, func(i, j int) bool { return len(nss[i]) > len(nss[j]) })
+	var errs []error
+	for _, ns := range nss {
+		if err := killIn(ns); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, ns := range nss {
+		if err := netnsutil.Delete(ns); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// killIn ends the processes inside a namespace, by PID: SIGTERM, then
+// SIGKILL for those still there after a grace period.
+func killIn(ns string) error {
+	pids, err := netnsutil.Pids(ns)
+	if err != nil || len(pids) == 0 {
+		return err
+	}
+	for _, p := range pids {
+		_ = syscall.Kill(p, syscall.SIGTERM)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		if left, _ := netnsutil.Pids(ns); len(left) == 0 {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	left, _ := netnsutil.Pids(ns)
+	for _, p := range left {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
+	return nil
+}
+
+// Info is what `cnperf lab ls` shows of a lab found on the machine.
+type Info struct {
+	Name       string   `json:"name"`
+	Mode       string   `json:"mode"`
+	Namespaces []string `json:"namespaces"`
+}
+
+// List finds every cnperf lab on the machine from its namespaces.
+func List() ([]Info, error) {
+	nss, err := netnsutil.List(Prefix)
+	if err != nil {
+		return nil, err
+	}
+	byLab := map[string]*Info{}
+	var order []string
+	for _, ns := range nss {
+		rest := strings.TrimPrefix(ns, Prefix)
+		i := strings.Index(rest, "-")
+		if i <= 0 {
+			continue
+		}
+		name := rest[:i]
+		if byLab[name] == nil {
+			byLab[name] = &Info{Name: name}
+			order = append(order, name)
+		}
+		byLab[name].Namespaces = append(byLab[name].Namespaces, ns)
+	}
+	var out []Info
+	for _, name := range order {
+		info := byLab[name]
+		info.Mode = readSwitchMode(NS(name, switchHost))
+		out = append(out, *info)
+	}
+	return out, nil
+}
+
+// Clean removes every cnperf lab on the machine: what a killed run left.
+func Clean() ([]string, error) {
+	labs, err := List()
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	var errs []error
+	for _, l := range labs {
+		if err := Down(l.Name); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, l.Name)
+	}
+	return removed, errors.Join(errs...)
+}

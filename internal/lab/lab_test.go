@@ -1,0 +1,185 @@
+package lab_test
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/modes"
+	"github.com/cnperf/cnperf/internal/netnsutil"
+	"github.com/cnperf/cnperf/internal/testutil"
+)
+
+// listenIn opens a TCP echo-of-greeting listener inside a namespace.
+func listenIn(t *testing.T, ns, addr, greeting string) net.Listener {
+	t.Helper()
+	var ln net.Listener
+	err := netnsutil.Do(ns, func() error {
+		var err error
+		ln, err = net.Listen("tcp4", addr)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("listen in %s on %s: %v", ns, addr, err)
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = io.WriteString(c, greeting)
+			c.Close()
+		}
+	}()
+	return ln
+}
+
+// dialFrom connects from inside a namespace and returns what the peer says.
+func dialFrom(ns, addr string) (string, error) {
+	var conn net.Conn
+	err := netnsutil.Do(ns, func() error {
+		var err error
+		conn, err = net.DialTimeout("tcp4", addr, 3*time.Second)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(3 * time.Second))
+	b, err := io.ReadAll(conn)
+	return string(b), err
+}
+
+func linkMTU(t *testing.T, ns, link string) int {
+	t.Helper()
+	h, err := netnsutil.Handle(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	l, err := h.LinkByName(link)
+	if err != nil {
+		t.Fatalf("%s in %s: %v", link, ns, err)
+	}
+	return l.Attrs().MTU
+}
+
+func TestModesReachability(t *testing.T) {
+	testutil.RequireRoot(t)
+	const port = 8080
+	for _, m := range modes.All() {
+		t.Run(m.Name(), func(t *testing.T) {
+			name := "t" + fmt.Sprint(time.Now().UnixNano()%100000) + "_" + m.Name()
+			l, err := lab.Up(lab.Config{Name: name, Mode: m, Hosts: []string{"siege", "ping", "pong"}, Port: port})
+			if err != nil {
+				t.Fatalf("lab up: %v", err)
+			}
+			t.Cleanup(func() {
+				if err := lab.Down(name); err != nil {
+					t.Errorf("lab down: %v", err)
+				}
+				if left, _ := netnsutil.List(lab.Prefix + name + "-"); len(left) > 0 {
+					t.Errorf("namespaces left after down: %v", left)
+				}
+			})
+			ping, err := l.Endpoint("ping")
+			if err != nil {
+				t.Fatal(err)
+			}
+			pong, err := l.Endpoint("pong")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ln1 := listenIn(t, ping.NS, ping.Listen, "ping")
+			defer ln1.Close()
+			ln2 := listenIn(t, pong.NS, pong.Listen, "pong")
+			defer ln2.Close()
+			siege, _ := l.Host("siege")
+			if got, err := dialFrom(siege.NS, ping.External); err != nil || got != "ping" {
+				t.Errorf("siege -> ping at %s: got %q, %v", ping.External, got, err)
+			}
+			if got, err := dialFrom(ping.NS, pong.Internal); err != nil || got != "pong" {
+				t.Errorf("ping -> pong at %s: got %q, %v", pong.Internal, got, err)
+			}
+			if m.Name() == "overlay" {
+				if mtu := linkMTU(t, pong.NS, "eth0"); mtu != 1450 {
+					t.Errorf("overlay container eth0 MTU = %d, want 1450", mtu)
+				}
+				if mtu := linkMTU(t, ping.NS, "eth0"); mtu != 1450 {
+					t.Errorf("overlay container eth0 MTU = %d, want 1450", mtu)
+				}
+				if !strings.HasPrefix(pong.Internal, "198.19.200.") {
+					t.Errorf("overlay internal address %s is not on the overlay subnet", pong.Internal)
+				}
+			}
+			infos, err := lab.List()
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, in := range infos {
+				if in.Name == name {
+					found = true
+					if in.Mode != m.Name() {
+						t.Errorf("lab ls mode = %q, want %q", in.Mode, m.Name())
+					}
+				}
+			}
+			if !found {
+				t.Errorf("lab ls does not list %s", name)
+			}
+		})
+	}
+}
+
+func TestUpRejectsBadInputAndLeavesNothing(t *testing.T) {
+	testutil.RequireRoot(t)
+	m, _ := modes.Lookup("bare")
+	cases := []struct {
+		name string
+		cfg  lab.Config
+		want string
+	}{
+		{"dash in name", lab.Config{Name: "a-b", Mode: m, Hosts: []string{"c", "s"}}, "lab name"},
+		{"no mode", lab.Config{Name: "x1", Hosts: []string{"c", "s"}}, "no mode"},
+		{"one host", lab.Config{Name: "x2", Mode: m, Hosts: []string{"c"}}, "client host"},
+		{"repeated host", lab.Config{Name: "x3", Mode: m, Hosts: []string{"c", "c"}}, "repeated"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := lab.Up(c.cfg)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want it to mention %q", err, c.want)
+			}
+			if left, _ := netnsutil.List(lab.Prefix + c.cfg.Name + "-"); len(left) > 0 {
+				t.Errorf("left behind: %v", left)
+			}
+		})
+	}
+}
+
+func TestDownIsIdempotent(t *testing.T) {
+	testutil.RequireRoot(t)
+	m, _ := modes.Lookup("bridge")
+	name := "tidem"
+	if _, err := lab.Up(lab.Config{Name: name, Mode: m, Hosts: []string{"c", "s"}, Port: 9000}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lab.Up(lab.Config{Name: name, Mode: m, Hosts: []string{"c", "s"}, Port: 9000}); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("second up: err = %v, want 'already exists'", err)
+	}
+	for i := 0; i < 2; i++ {
+		if err := lab.Down(name); err != nil {
+			t.Fatalf("down #%d: %v", i+1, err)
+		}
+	}
+	if left, _ := netnsutil.List(lab.Prefix + name + "-"); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}

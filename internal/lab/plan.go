@@ -1,0 +1,42 @@
+package lab
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+)
+
+// The address plan shared by every lab, all inside 198.18.0.0/15 (RFC 2544's
+// benchmarking range):
+//
+//	198.18.0.<i>/24      host i's NIC on the underlay
+//	198.18.0.<100+i>/24  host i's macvlan container on the underlay
+//	198.19.<i>.0/24      host i's container bridge (.1 gateway, .2 container)
+//	198.19.200.<i>/24    host i's container on the VXLAN overlay
+
+// HostBridge returns host i's container-bridge gateway and container
+// addresses as CIDRs, and the subnet.
+func HostBridge(i int) (gw, ctr, subnet string) {
+	return fmt.Sprintf("198.19.%d.1/24", i), fmt.Sprintf("198.19.%d.2/24", i), fmt.Sprintf("198.19.%d.0/24", i)
+}
+
+// MacvlanIP is host i's macvlan container address on the underlay.
+func MacvlanIP(i int) net.IP { return net.IPv4(198, 18, 0, byte(100+i)).To4() }
+
+// OverlaySubnet is the VXLAN overlay's subnet.
+const OverlaySubnet = "198.19.200.0/24"
+
+// OverlayIP is host i's container address on the overlay.
+func OverlayIP(i int) net.IP { return net.IPv4(198, 19, 200, byte(i)).To4() }
+
+// HostPort joins an address and a port.
+func HostPort(ip string, port int) string { return net.JoinHostPort(ip, strconv.Itoa(port)) }
+
+// IP strips the prefix length from a CIDR.
+func IP(cidr string) net.IP {
+	ip, _, err := net.ParseCIDR(cidr)
+	if err != nil {
+		return nil
+	}
+	return ip.To4()
+}

@@ -1,0 +1,33 @@
+// Package bare is the reference mode: the server runs as a plain process in
+// its host's own network namespace, with no container around it.
+package bare
+
+import "github.com/cnperf/cnperf/internal/lab"
+
+// Mode is the bare mode.
+type Mode struct{}
+
+func (Mode) Name() string { return "bare" }
+func (Mode) Summary() string {
+	return "plain process on the host's NIC: the reference"
+}
+
+// Build adds nothing: the hosts are ready as they are.
+func (Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, error) {
+	return Endpoints(servers, port, false), nil
+}
+
+// Endpoints returns endpoints that listen in the hosts' own namespaces; the
+// host mode shares them, wrapped as containers.
+func Endpoints(servers []lab.Host, port int, container bool) []lab.Endpoint {
+	var eps []lab.Endpoint
+	for _, h := range servers {
+		addr := lab.HostPort(h.Addr, port)
+		eps = append(eps, lab.Endpoint{
+			Host: h.Name, NS: h.NS, Container: container,
+			Listen: lab.HostPort("0.0.0.0", port), External: addr, Internal: addr,
+			Path: []string{h.Name + ":eth0"},
+		})
+	}
+	return eps
+}

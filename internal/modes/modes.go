@@ -1,0 +1,42 @@
+// Package modes lists the network setups cnperf can build. Adding a mode
+// means adding its package and one line here.
+package modes
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/modes/bare"
+	"github.com/cnperf/cnperf/internal/modes/bridge"
+	"github.com/cnperf/cnperf/internal/modes/host"
+	"github.com/cnperf/cnperf/internal/modes/macvlan"
+	"github.com/cnperf/cnperf/internal/modes/overlay"
+)
+
+// All returns every mode, reference first.
+func All() []lab.Mode {
+	return []lab.Mode{bare.Mode{}, host.Mode{}, bridge.Mode{}, macvlan.Mode{}, overlay.Mode{}}
+}
+
+// Names returns the modes' names in All's order.
+func Names() []string {
+	var n []string
+	for _, m := range All() {
+		n = append(n, m.Name())
+	}
+	return n
+}
+
+// Lookup finds a mode by name.
+func Lookup(name string) (lab.Mode, error) {
+	for _, m := range All() {
+		if m.Name() == name {
+			return m, nil
+		}
+	}
+	known := Names()
+	sort.Strings(known)
+	return nil, fmt.Errorf("unknown mode %q (known: %s)", name, strings.Join(known, ", "))
+}

@@ -1,0 +1,5 @@
+package netbuild
+
+import "golang.org/x/sys/unix"
+
+func closeFd(fd int) { _ = unix.Close(fd) }

@@ -1,0 +1,208 @@
+// Package netnsutil creates, enters and deletes named network namespaces the
+// way iproute2 does (a bind mount under /run/netns), so that `ip netns` sees
+// them too.
+package netnsutil
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// Dir is where named namespaces are bind-mounted (iproute2's convention).
+const Dir = "/run/netns"
+
+// Path returns the bind-mount path of the named namespace.
+func Path(name string) string { return filepath.Join(Dir, name) }
+
+// Exists reports whether the named namespace exists.
+func Exists(name string) bool {
+	_, err := os.Stat(Path(name))
+	return err == nil
+}
+
+// Create makes a new named network namespace with its loopback up. It fails
+// if the name is taken.
+func Create(name string) error {
+	errc := make(chan error, 1)
+	// A fresh goroutine on a locked thread: netns.NewNamed switches the
+	// calling thread into the new namespace, so the thread must be restored,
+	// or thrown away (by never unlocking) when restoring fails.
+	go func() {
+		runtime.LockOSThread()
+		orig, err := netns.Get()
+		if err != nil {
+			runtime.UnlockOSThread()
+			errc <- fmt.Errorf("read current netns: %w", err)
+			return
+		}
+		defer orig.Close()
+		h, err := netns.NewNamed(name)
+		if rerr := netns.Set(orig); rerr != nil {
+			errc <- fmt.Errorf("restore netns after creating %s: %w", name, rerr)
+			return // thread stays locked and dies with the goroutine
+		}
+		runtime.UnlockOSThread()
+		if err != nil {
+			errc <- fmt.Errorf("create netns %s: %w", name, err)
+			return
+		}
+		h.Close()
+		errc <- nil
+	}()
+	if err := <-errc; err != nil {
+		return err
+	}
+	return Do(name, func() error {
+		lo, err := netlink.LinkByName("lo")
+		if err != nil {
+			return fmt.Errorf("find lo in %s: %w", name, err)
+		}
+		if err := netlink.LinkSetUp(lo); err != nil {
+			return fmt.Errorf("set lo up in %s: %w", name, err)
+		}
+		return nil
+	})
+}
+
+// Delete removes the named namespace. Deleting one that does not exist is
+// not an error, so teardown can be repeated.
+func Delete(name string) error {
+	p := Path(name)
+	if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err := unix.Unmount(p, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("unmount netns %s: %w", name, err)
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove netns %s: %w", name, err)
+	}
+	return nil
+}
+
+// List returns the names of the named namespaces that start with prefix, sorted.
+func List(prefix string) ([]string, error) {
+	entries, err := os.ReadDir(Dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", Dir, err)
+	}
+	var names []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), prefix) {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// Do runs fn with the calling OS thread inside the named namespace, as the
+// CNI plugins' ns.Do does: on a fresh goroutine locked to its thread, so that
+// nothing else ever runs in the wrong namespace. Sockets opened and processes
+// started inside fn belong to that namespace.
+func Do(name string, fn func() error) error {
+	target, err := netns.GetFromPath(Path(name))
+	if err != nil {
+		return fmt.Errorf("open netns %s: %w", name, err)
+	}
+	defer target.Close()
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		orig, err := netns.Get()
+		if err != nil {
+			runtime.UnlockOSThread()
+			errc <- fmt.Errorf("read current netns: %w", err)
+			return
+		}
+		defer orig.Close()
+		if err := netns.Set(target); err != nil {
+			runtime.UnlockOSThread()
+			errc <- fmt.Errorf("enter netns %s: %w", name, err)
+			return
+		}
+		ferr := fn()
+		if err := netns.Set(orig); err != nil {
+			errc <- fmt.Errorf("leave netns %s: %w", name, err)
+			return // keep the thread locked: it is discarded with the goroutine
+		}
+		runtime.UnlockOSThread()
+		errc <- ferr
+	}()
+	return <-errc
+}
+
+// Handle returns a netlink handle bound to the named namespace
+// (vishvananda/netlink's NewHandleAt), for link and address work without
+// switching threads.
+func Handle(name string) (*netlink.Handle, error) {
+	ns, err := netns.GetFromPath(Path(name))
+	if err != nil {
+		return nil, fmt.Errorf("open netns %s: %w", name, err)
+	}
+	defer ns.Close()
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		return nil, fmt.Errorf("netlink handle in %s: %w", name, err)
+	}
+	return h, nil
+}
+
+// Inode returns the namespace's inode number, which /proc/PID/ns/net of every
+// process inside it shares: the way to find those processes again.
+func Inode(name string) (uint64, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(Path(name), &st); err != nil {
+		return 0, fmt.Errorf("stat netns %s: %w", name, err)
+	}
+	return st.Ino, nil
+}
+
+// Fd opens the namespace and returns its file descriptor; the caller closes it.
+func Fd(name string) (int, error) {
+	h, err := netns.GetFromPath(Path(name))
+	if err != nil {
+		return -1, fmt.Errorf("open netns %s: %w", name, err)
+	}
+	return int(h), nil
+}
+
+// Pids returns the processes whose network namespace is the named one,
+// found through /proc/PID/ns/net: the processes cnperf started inside a lab.
+func Pids(name string) ([]int, error) {
+	ino, err := Inode(name)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("read /proc: %w", err)
+	}
+	var pids []int
+	for _, e := range entries {
+		pid := 0
+		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil || pid <= 0 {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Stat(fmt.Sprintf("/proc/%d/ns/net", pid), &st) != nil {
+			continue // gone, or a kernel thread
+		}
+		if st.Ino == ino {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, nil
+}
