@@ -4,13 +4,16 @@
 package netnsutil
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -205,4 +208,21 @@ func Pids(name string) ([]int, error) {
 		}
 	}
 	return pids, nil
+}
+
+// DialFunc dials like net.Dialer.DialContext.
+type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// Dialer returns a dial function whose sockets are created inside the named
+// namespace; once connected, a socket works from any thread.
+func Dialer(name string) DialFunc {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var c net.Conn
+		err := Do(name, func() error {
+			var err error
+			c, err = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext(ctx, network, addr)
+			return err
+		})
+		return c, err
+	}
 }

@@ -1,0 +1,106 @@
+// Package cli is cnperf's command line: it parses arguments, maps them onto
+// the other packages and turns their errors into one line and an exit code.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+)
+
+// Exit codes.
+const (
+	ExitOK          = 0
+	ExitFailure     = 1   // the run or command failed
+	ExitUsage       = 2   // bad input: flags, spec, arguments
+	ExitInterrupted = 130 // SIGINT/SIGTERM; what was measured is kept
+)
+
+// Version is set at build time with -ldflags "-X .../cli.Version=...".
+var Version = "0.1.0-dev"
+
+// failure marks an error as a runtime failure (exit 1) rather than bad input.
+type failure struct{ error }
+
+func (f failure) Unwrap() error { return f.error }
+
+func fail(err error) error {
+	if err == nil {
+		return nil
+	}
+	return failure{err}
+}
+
+// usagef makes a bad-input error (exit 2).
+func usagef(format string, a ...any) error { return fmt.Errorf(format, a...) }
+
+// Main runs cnperf with args and returns the exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return ExitOK
+	}
+	msg := strings.Join(strings.Fields(err.Error()), " ")
+	fmt.Fprintf(stderr, "cnperf: %s\n", msg)
+	var f failure
+	switch {
+	case errors.Is(err, context.Canceled):
+		return ExitInterrupted
+	case errors.As(err, &f):
+		return ExitFailure
+	default:
+		return ExitUsage
+	}
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "cnperf",
+		Short: "Measure what container networking costs, on real kernel datapaths",
+		Long: `cnperf builds the network setups containers run on (bare hosts, host mode,
+Docker's bridge with NAT, macvlan, VXLAN overlay) as real kernel topologies in
+network namespaces, drives workloads through them side by side, and stores
+every sample with the system's description.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args:          cobra.NoArgs,
+		RunE:          func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
+	root.AddCommand(
+		newRunCmd(stdout, stderr),
+		newPresetsCmd(stdout),
+		newLabCmd(stdout, stderr),
+		newCleanCmd(stdout),
+		newServeCmd(stderr),
+		newSiegeCmd(stdout, stderr),
+		newExportCmd(stdout),
+		newSummaryCmd(stdout),
+		newVersionCmd(stdout),
+	)
+	return root
+}
+
+// needNetAdmin checks that the netns driver can work: it creates namespaces,
+// links and mounts.
+func needNetAdmin() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("read capabilities: %w", err)
+	}
+	has := func(c uint) bool { return data[c/32].Effective&(1<<(c%32)) != 0 }
+	if !has(unix.CAP_NET_ADMIN) || !has(unix.CAP_SYS_ADMIN) {
+		return errors.New("the netns driver needs CAP_NET_ADMIN and CAP_SYS_ADMIN: run cnperf as root")
+	}
+	return nil
+}

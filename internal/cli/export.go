@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cnperf/cnperf/internal/analysis"
+	"github.com/cnperf/cnperf/internal/export"
+	"github.com/cnperf/cnperf/internal/pingpong"
+	"github.com/cnperf/cnperf/internal/results"
+	"github.com/cnperf/cnperf/internal/runner"
+)
+
+// loadRun reads a run directory's metadata and ping-pong samples, telling
+// on stderr what it had to skip.
+func loadRun(dir string, warn io.Writer) (*runner.Meta, []pingpong.Sample, error) {
+	rd, err := results.Open(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	var meta runner.Meta
+	if err := rd.Meta(&meta); err != nil {
+		return nil, nil, fail(fmt.Errorf("%s: %w", dir, err))
+	}
+	samples, rep, err := rd.PingPong()
+	if err != nil {
+		return nil, nil, fail(err)
+	}
+	for _, p := range rep.Problems {
+		fmt.Fprintf(warn, "cnperf: %s: %s\n", dir, p)
+	}
+	return &meta, samples, nil
+}
+
+func newExportCmd(stdout io.Writer) *cobra.Command {
+	var format, out, machine string
+	cmd := &cobra.Command{
+		Use:   "export RUN_DIR --format ppbench|samples",
+		Short: "Write a run's samples as ppbench's CSV (one row per mode and size) or as flat CSV",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "ppbench" && format != "samples" {
+				return usagef("--format %q: want ppbench or samples", format)
+			}
+			meta, samples, err := loadRun(args[0], cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			w := stdout
+			if out != "" {
+				f, err := os.Create(out)
+				if err != nil {
+					return fail(err)
+				}
+				defer f.Close()
+				w = f
+			}
+			if format == "samples" {
+				return fail(export.Samples(w, samples))
+			}
+			if machine == "" {
+				machine = meta.Spec.Labels["machine"]
+			}
+			if machine == "" {
+				machine = meta.Machine.Hostname
+			}
+			return fail(export.PPBench(w, samples, export.PPBenchOptions{MachineTag: machine, Concurrency: meta.Spec.PingPong.Concurrency}))
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "ppbench", "ppbench or samples")
+	cmd.Flags().StringVarP(&out, "out", "o", "", "write to a file instead of stdout")
+	cmd.Flags().StringVar(&machine, "machine", "", "ppbench machine tag (default: the run's 'machine' label, else the hostname)")
+	return cmd
+}
+
+func newSummaryCmd(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "summary RUN_DIR",
+		Short: "Print a run's table: per mode, medians and ratios to the reference",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			meta, samples, err := loadRun(args[0], cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "%s  %s  status %s  %s, %d CPUs, kernel %s\n\n", meta.Spec.Name, meta.Started.Format("2006-01-02 15:04"), meta.Status,
+				meta.Machine.CPUModel, meta.Machine.CPUs, meta.Machine.Kernel)
+			rows := analysis.PingPong(samples, meta.CellRates(), meta.Spec.Modes, meta.Spec.Reference)
+			return fail(analysis.WriteTable(stdout, rows, meta.Spec.Reference))
+		},
+	}
+}

@@ -1,0 +1,147 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cnperf/cnperf/internal/analysis"
+	"github.com/cnperf/cnperf/internal/firewall"
+	"github.com/cnperf/cnperf/internal/runner"
+	"github.com/cnperf/cnperf/internal/spec"
+	"github.com/cnperf/cnperf/presets"
+)
+
+func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
+	var preset, out, modesFlag string
+	var labels []string
+	cmd := &cobra.Command{
+		Use:   "run [SPEC.yaml] [--preset NAME]",
+		Short: "Run an experiment from a spec file or a preset, all modes interleaved",
+		Example: `  cnperf run --preset quick
+  cnperf presets quick > my.yaml && cnperf run my.yaml --label machine=laptop`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var s spec.Spec
+			var err error
+			switch {
+			case len(args) == 1 && preset != "":
+				return usagef("give a spec file or --preset, not both")
+			case len(args) == 1:
+				s, err = spec.Load(args[0])
+			case preset != "":
+				s, err = spec.Preset(preset)
+			default:
+				return usagef("give a spec file or --preset NAME (presets: %s)", strings.Join(presets.Names(), ", "))
+			}
+			if err != nil {
+				return err
+			}
+			if modesFlag != "" {
+				s.Modes = strings.Split(modesFlag, ",")
+				if !contains(s.Modes, s.Reference) {
+					s.Reference = s.Modes[0]
+				}
+			}
+			for _, kv := range labels {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok || k == "" {
+					return usagef("--label %q: want KEY=VALUE", kv)
+				}
+				if s.Labels == nil {
+					s.Labels = map[string]string{}
+				}
+				s.Labels[k] = v
+			}
+			if err := s.Validate(); err != nil {
+				return err
+			}
+			if err := needNetAdmin(); err != nil {
+				return err
+			}
+			if err := firewall.Available(); err != nil {
+				return fail(err)
+			}
+			if out == "" {
+				out = filepath.Join("runs", s.Name+"-"+time.Now().Format("20060102-150405"))
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				return fail(fmt.Errorf("find cnperf's own binary: %w", err))
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			res, err := runner.Run(ctx, runner.Options{Spec: s, Dir: out, Exe: exe, Version: Version, Out: stderr})
+			if res != nil && res.Meta != nil {
+				fmt.Fprintln(stdout)
+				rows := analysis.PingPong(res.Samples, res.Meta.CellRates(), s.Modes, s.Reference)
+				_ = analysis.WriteTable(stdout, rows, s.Reference)
+				fmt.Fprintf(stdout, "\nresults: %s (%d samples, %s)\n", res.Dir, len(res.Samples), res.Meta.Status)
+			}
+			if err != nil {
+				if ctx.Err() != nil {
+					return fmt.Errorf("interrupted; the samples measured so far are kept: %w", context.Canceled)
+				}
+				return fail(err)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&preset, "preset", "", "run an embedded preset (see `cnperf presets`)")
+	cmd.Flags().StringVarP(&out, "out", "o", "", "run directory to create (default runs/NAME-TIME)")
+	cmd.Flags().StringVar(&modesFlag, "modes", "", "comma-separated modes, overriding the spec's")
+	cmd.Flags().StringArrayVar(&labels, "label", nil, "KEY=VALUE stored with every sample (repeatable)")
+	return cmd
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func newPresetsCmd(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "presets [NAME]",
+		Short: "List the embedded presets, or print one as YAML to copy and edit",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				b, err := presets.Read(args[0])
+				if err != nil {
+					return err
+				}
+				_, err = stdout.Write(b)
+				return err
+			}
+			for _, n := range presets.Names() {
+				s, err := spec.Preset(n)
+				if err != nil {
+					return fail(err)
+				}
+				fmt.Fprintf(stdout, "%-8s %s\n", n, s.Description)
+			}
+			return nil
+		},
+	}
+}
+
+func newVersionCmd(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print cnperf's version",
+		Args:  cobra.NoArgs,
+		Run:   func(*cobra.Command, []string) { fmt.Fprintf(stdout, "cnperf %s\n", Version) },
+	}
+}

@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cnperf/cnperf/internal/pingpong"
+)
+
+func newServeCmd(stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{Use: "serve", Short: "Run a workload server (ping, pong)"}
+	var listen, pongURL string
+	var maxSize, retries int
+	var timeout time.Duration
+	serve := func(h func() (pingpongHandler, error)) func(*cobra.Command, []string) error {
+		return func(cmd *cobra.Command, _ []string) error {
+			handler, err := h()
+			if err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return fail(fmt.Errorf("listen on %s: %w", listen, err))
+			}
+			fmt.Fprintf(stderr, "cnperf %s: listening on %s\n", cmd.Name(), ln.Addr())
+			// A container's server is PID 1 of its pid namespace, where
+			// signals without a handler are ignored: handle them.
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return fail(pingpong.Serve(ctx, ln, handler))
+		}
+	}
+	pong := &cobra.Command{
+		Use:   "pong --listen ADDR",
+		Short: "Answer GET /pong/{n} with an n-byte body",
+		Args:  cobra.NoArgs,
+		RunE: serve(func() (pingpongHandler, error) {
+			if maxSize < 0 {
+				return nil, usagef("--max-size %d: must be >= 0", maxSize)
+			}
+			return pingpong.NewPongHandler(maxSize), nil
+		}),
+	}
+	pong.Flags().StringVar(&listen, "listen", ":4040", "address to listen on")
+	pong.Flags().IntVar(&maxSize, "max-size", pingpong.DefaultMaxSize, "largest body served; larger requests get 400")
+	ping := &cobra.Command{
+		Use:   "ping --pong URL --listen ADDR",
+		Short: "Relay GET /ping/{n} to pong; time the relay for GET /mping/{n}",
+		Args:  cobra.NoArgs,
+		RunE: serve(func() (pingpongHandler, error) {
+			if retries < 0 {
+				return nil, usagef("--retries %d: must be >= 0", retries)
+			}
+			if timeout <= 0 {
+				return nil, usagef("--timeout %s: must be > 0", timeout)
+			}
+			h, err := pingpong.NewPingHandler(pingpong.PingConfig{PongURL: pongURL, Retries: retries, Timeout: timeout})
+			if err != nil {
+				return nil, usagef("--pong: %v", err)
+			}
+			return h, nil
+		}),
+	}
+	ping.Flags().StringVar(&listen, "listen", ":8080", "address to listen on")
+	ping.Flags().StringVar(&pongURL, "pong", "http://localhost:4040", "base URL of the pong server")
+	ping.Flags().IntVar(&retries, "retries", 10, "retries towards pong before answering 503")
+	ping.Flags().DurationVar(&timeout, "timeout", 60*time.Second, "timeout of one attempt towards pong")
+	cmd.AddCommand(pong, ping)
+	return cmd
+}

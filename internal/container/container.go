@@ -1,0 +1,253 @@
+// Package container starts cnperf's server processes inside lab namespaces:
+// either as a plain process in a host's namespace, or as a container with its
+// own cgroup (cgroup v1: cpu, cpuacct, memory, pids) and its own pid, uts, ipc
+// and mount namespaces, so its CPU and memory can be accounted. Cgroups live
+// under /sys/fs/cgroup/<controller>/cnperf/<lab>/<name> and are found again
+// by that path.
+package container
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/netnsutil"
+)
+
+// CgroupRoot is where cgroup v1 controllers are mounted.
+const CgroupRoot = "/sys/fs/cgroup"
+
+// controllers are the cgroup v1 controllers a container joins (those present).
+var controllers = []string{"cpu", "cpuacct", "memory", "pids"}
+
+// Spec says what to start and where.
+type Spec struct {
+	Lab       string   // lab the process belongs to (cgroup path)
+	Name      string   // e.g. "ping" (cgroup path)
+	NetNS     string   // named network namespace to run in
+	Container bool     // own cgroup and pid/uts/ipc/mount namespaces
+	Args      []string // Args[0] is the program
+	Stdout    io.Writer
+	Stderr    io.Writer
+}
+
+// Process is a started process.
+type Process struct {
+	Spec    Spec
+	cmd     *exec.Cmd
+	cgroups []string
+	done    chan struct{}
+	waitErr error
+}
+
+// PID returns the process's PID in the root pid namespace.
+func (p *Process) PID() int { return p.cmd.Process.Pid }
+
+// Start launches the process inside its namespace.
+func Start(s Spec) (*Process, error) {
+	if len(s.Args) == 0 {
+		return nil, errors.New("container: no command")
+	}
+	cmd := exec.Command(s.Args[0], s.Args[1:]...)
+	cmd.Stdout, cmd.Stderr = s.Stdout, s.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if s.Container {
+		cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWPID | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC | syscall.CLONE_NEWNS
+	}
+	p := &Process{Spec: s, cmd: cmd, done: make(chan struct{})}
+	if s.Container {
+		cgs, err := makeCgroups(s.Lab, s.Name)
+		if err != nil {
+			return nil, err
+		}
+		p.cgroups = cgs
+	}
+	// The child inherits the network namespace of the thread that forks it.
+	// Pdeathsig is tied to that thread too, but Do's thread lives as long as
+	// the process that owns it, which is enough: Stop ends the child first.
+	if err := netnsutil.Do(s.NetNS, cmd.Start); err != nil {
+		removeCgroups(p.cgroups)
+		return nil, fmt.Errorf("start %s in %s: %w", s.Name, s.NetNS, err)
+	}
+	// Join the cgroups right after the fork; the server has not served
+	// anything yet, so nothing it costs goes unaccounted.
+	for _, cg := range p.cgroups {
+		if err := os.WriteFile(filepath.Join(cg, "cgroup.procs"), []byte(strconv.Itoa(p.PID())), 0o644); err != nil {
+			_ = p.cmd.Process.Kill()
+			_ = p.cmd.Wait()
+			removeCgroups(p.cgroups)
+			return nil, fmt.Errorf("move %s into %s: %w", s.Name, cg, err)
+		}
+	}
+	go func() { p.waitErr = cmd.Wait(); close(p.done) }()
+	return p, nil
+}
+
+// Exited reports whether the process has ended, and how.
+func (p *Process) Exited() (bool, error) {
+	select {
+	case <-p.done:
+		return true, p.waitErr
+	default:
+		return false, nil
+	}
+}
+
+// Stop ends the process by PID (SIGTERM, then SIGKILL after grace) and
+// removes its cgroups. Stopping twice is harmless.
+func (p *Process) Stop(grace time.Duration) error {
+	select {
+	case <-p.done:
+	default:
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(grace):
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+	}
+	removeCgroups(p.cgroups)
+	p.cgroups = nil
+	return nil
+}
+
+// Usage is a container's resource use from its cgroup.
+type Usage struct {
+	CPUSeconds    float64 `json:"cpu_seconds"`    // cpuacct.usage
+	UserSeconds   float64 `json:"user_seconds"`   // cpuacct.stat user
+	SystemSeconds float64 `json:"system_seconds"` // cpuacct.stat system
+	MemoryPeak    int64   `json:"memory_peak"`    // memory.max_usage_in_bytes
+	MemoryCurrent int64   `json:"memory_current"` // memory.usage_in_bytes
+}
+
+// Usage reads the container's cgroup counters; zero for a plain process.
+func (p *Process) Usage() (Usage, error) {
+	var u Usage
+	if !p.Spec.Container {
+		return u, nil
+	}
+	cg := func(ctrl, file string) string {
+		return filepath.Join(CgroupRoot, ctrl, "cnperf", p.Spec.Lab, p.Spec.Name, file)
+	}
+	if v, err := readInt(cg("cpuacct", "cpuacct.usage")); err == nil {
+		u.CPUSeconds = float64(v) / 1e9
+	}
+	if b, err := os.ReadFile(cg("cpuacct", "cpuacct.stat")); err == nil {
+		hz := 100.0 // USER_HZ on Linux
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			if len(f) == 2 {
+				v, _ := strconv.ParseFloat(f[1], 64)
+				switch f[0] {
+				case "user":
+					u.UserSeconds = v / hz
+				case "system":
+					u.SystemSeconds = v / hz
+				}
+			}
+		}
+	}
+	if v, err := readInt(cg("memory", "memory.max_usage_in_bytes")); err == nil {
+		u.MemoryPeak = v
+	}
+	if v, err := readInt(cg("memory", "memory.usage_in_bytes")); err == nil {
+		u.MemoryCurrent = v
+	}
+	return u, nil
+}
+
+func readInt(path string) (int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+}
+
+func makeCgroups(lab, name string) ([]string, error) {
+	var made []string
+	for _, c := range controllers {
+		base := filepath.Join(CgroupRoot, c)
+		if _, err := os.Stat(base); err != nil {
+			continue // controller not mounted here
+		}
+		dir := filepath.Join(base, "cnperf", lab, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			removeCgroups(made)
+			return nil, fmt.Errorf("create cgroup %s: %w", dir, err)
+		}
+		made = append(made, dir)
+	}
+	return made, nil
+}
+
+// removeCgroups removes a container's cgroups and their emptied parents.
+func removeCgroups(dirs []string) {
+	for _, d := range dirs {
+		_ = os.Remove(d)
+		_ = os.Remove(filepath.Dir(d))               // the lab's, once empty
+		_ = os.Remove(filepath.Dir(filepath.Dir(d))) // cnperf's, once empty
+	}
+}
+
+// CleanCgroups removes every cgroup cnperf created for lab ("" for all labs),
+// killing by PID any process still inside. It returns the directories removed.
+func CleanCgroups(lab string) ([]string, error) {
+	var removed []string
+	var errs []error
+	for _, c := range controllers {
+		root := filepath.Join(CgroupRoot, c, "cnperf")
+		if lab != "" {
+			root = filepath.Join(root, lab)
+		}
+		if _, err := os.Stat(root); err != nil {
+			continue
+		}
+		var dirs []string
+		_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				dirs = append(dirs, path)
+			}
+			return nil
+		})
+		// Deepest first, so children go before their parents.
+		for i := len(dirs) - 1; i >= 0; i-- {
+			d := dirs[i]
+			if b, err := os.ReadFile(filepath.Join(d, "cgroup.procs")); err == nil {
+				for _, f := range strings.Fields(string(b)) {
+					if pid, err := strconv.Atoi(f); err == nil {
+						_ = syscall.Kill(pid, syscall.SIGKILL)
+					}
+				}
+			}
+			var err error
+			for try := 0; try < 50; try++ {
+				if err = os.Remove(d); err == nil || errors.Is(err, os.ErrNotExist) {
+					err = nil
+					break
+				}
+				time.Sleep(20 * time.Millisecond) // killed processes take a moment to leave
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("remove cgroup %s: %w", d, err))
+				continue
+			}
+			removed = append(removed, d)
+		}
+	}
+	// The top "cnperf" directories once their labs are gone.
+	if lab != "" {
+		for _, c := range controllers {
+			_ = os.Remove(filepath.Join(CgroupRoot, c, "cnperf"))
+		}
+	}
+	return removed, errors.Join(errs...)
+}

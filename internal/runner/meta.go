@@ -1,0 +1,58 @@
+package runner
+
+import (
+	"time"
+
+	"github.com/cnperf/cnperf/internal/container"
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/spec"
+	"github.com/cnperf/cnperf/internal/sysinfo"
+)
+
+// Meta is run.json: everything needed to re-analyse the samples later.
+type Meta struct {
+	Format        int             `json:"format"` // run.json layout version
+	Cnperf        string          `json:"cnperf_version"`
+	ID            string          `json:"id"`
+	Status        string          `json:"status"` // running, complete, interrupted, failed
+	Error         string          `json:"error,omitempty"`
+	Started       time.Time       `json:"started"`
+	Finished      *time.Time      `json:"finished,omitempty"`
+	Spec          spec.Spec       `json:"spec"`
+	Machine       sysinfo.Machine `json:"machine"`
+	ReceiveWindow int             `json:"tcp_receive_window"` // tcp_rmem default in the hosts: ppbench's "standard receive window"
+	Sizes         int             `json:"sizes"`              // distinct message sizes in the plan
+	Modes         []ModeMeta      `json:"modes"`
+	Cells         []Cell          `json:"cells"` // in the order they ran
+}
+
+// ModeMeta describes one mode's lab as it was measured.
+type ModeMeta struct {
+	Mode       string                     `json:"mode"`
+	Summary    string                     `json:"summary"`
+	Lab        *lab.Lab                   `json:"lab"`
+	Namespaces []sysinfo.Netns            `json:"namespaces"`
+	Usage      map[string]container.Usage `json:"usage,omitempty"` // per server role, from its cgroup
+}
+
+// Cell is one interleaved slice of the plan: a chunk of sizes on one mode.
+type Cell struct {
+	Index   int       `json:"index"`
+	Mode    string    `json:"mode"`
+	Chunk   int       `json:"chunk"`
+	Start   time.Time `json:"start"`
+	End     time.Time `json:"end"`
+	Samples int       `json:"samples"`
+	Failed  int       `json:"failed"`
+}
+
+// CellRates returns, per mode, each finished cell's requests per second.
+func (m *Meta) CellRates() map[string][]float64 {
+	r := map[string][]float64{}
+	for _, c := range m.Cells {
+		if sec := c.End.Sub(c.Start).Seconds(); !c.End.IsZero() && sec > 0 && c.Samples > 0 {
+			r[c.Mode] = append(r[c.Mode], float64(c.Samples)/sec)
+		}
+	}
+	return r
+}
