@@ -95,7 +95,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&preset, "preset", "", "run an embedded preset (see `cnperf presets`)")
+	cmd.Flags().StringVar(&preset, "preset", "", "run an embedded preset (list them with: cnperf presets)")
 	cmd.Flags().StringVarP(&out, "out", "o", "", "run directory to create (default runs/NAME-TIME)")
 	cmd.Flags().StringVar(&modesFlag, "modes", "", "comma-separated modes, overriding the spec's")
 	cmd.Flags().StringArrayVar(&labels, "label", nil, "KEY=VALUE stored with every sample (repeatable)")

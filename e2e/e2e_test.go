@@ -1,0 +1,306 @@
+// Package e2e runs the cnperf binary as a user would, as root, and checks
+// what it leaves: results on disk, and nothing of cnperf's on the machine.
+// These tests share the machine's namespaces with the lab tests: run the
+// suite with `go test -p 1` (the Makefile does).
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/cnperf/cnperf/internal/netnsutil"
+	"github.com/cnperf/cnperf/internal/pingpong"
+	"github.com/cnperf/cnperf/internal/runner"
+	"github.com/cnperf/cnperf/internal/testutil"
+)
+
+// build compiles cnperf statically, as the README does.
+func build(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "cnperf")
+	cmd := exec.Command("go", "build", "-o", bin, "../cmd/cnperf")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// assertNothingLeft checks that no namespace, root link, root firewall rule,
+// cgroup or server process of cnperf's is left on the machine.
+func assertNothingLeft(t *testing.T, bin string) {
+	t.Helper()
+	if nss, _ := netnsutil.List("cnperf-"); len(nss) > 0 {
+		t.Errorf("namespaces left: %v", nss)
+	}
+	links, err := netlink.LinkList()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range links {
+		if strings.HasPrefix(l.Attrs().Alias, "cnperf") {
+			t.Errorf("link %s (alias %s) left in the root namespace", l.Attrs().Name, l.Attrs().Alias)
+		}
+	}
+	if out, err := exec.Command("iptables-save").Output(); err == nil && bytes.Contains(bytes.ToLower(out), []byte("cnperf")) {
+		t.Errorf("firewall rules mentioning cnperf left in the root namespace")
+	}
+	if m, _ := filepath.Glob("/sys/fs/cgroup/*/cnperf"); len(m) > 0 {
+		t.Errorf("cgroups left: %v", m)
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, _ := os.ReadFile(p)
+		if bytes.HasPrefix(b, []byte(bin+"\x00serve")) {
+			t.Errorf("server process left: %s %q", p, bytes.ReplaceAll(b, []byte{0}, []byte{' '}))
+		}
+	}
+}
+
+func readMeta(t *testing.T, dir string) runner.Meta {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m runner.Meta
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("run.json: %v", err)
+	}
+	return m
+}
+
+func readSamples(t *testing.T, dir string) []pingpong.Sample {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "samples.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []pingpong.Sample
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var s pingpong.Sample
+		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
+			continue // a line cut by a kill
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestQuickStyleRunOfTinyPreset(t *testing.T) {
+	testutil.RequireRoot(t)
+	bin := build(t)
+	dir := filepath.Join(t.TempDir(), "run")
+	cmd := exec.Command(bin, "run", "--preset", "tiny", "-o", dir, "--label", "machine=e2e")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	assertNothingLeft(t, bin)
+
+	// The table: one row per mode, with ratios to bare.
+	for _, want := range []string{"mode", "transfer MB/s", "xbare", "bare", "overlay", "results: " + dir} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout.String())
+		}
+	}
+
+	m := readMeta(t, dir)
+	if m.Status != "complete" || m.Finished == nil {
+		t.Errorf("status = %q, finished = %v", m.Status, m.Finished)
+	}
+	if m.Machine.Kernel == "" || m.Machine.CPUs < 1 || m.Machine.CPUModel == "" {
+		t.Errorf("machine description incomplete: %+v", m.Machine)
+	}
+	if m.ReceiveWindow <= 0 {
+		t.Errorf("tcp receive window not recorded")
+	}
+	if len(m.Modes) != 2 || m.Modes[0].Mode != "bare" || m.Modes[1].Mode != "overlay" {
+		t.Fatalf("modes = %+v", m.Modes)
+	}
+	// The overlay's containers have the 1450-byte MTU, offloads and sysctls recorded.
+	var sawOverlayMTU, sawOffloads, sawRmem, sawFirewall bool
+	for _, ns := range m.Modes[1].Namespaces {
+		for _, l := range ns.Links {
+			if strings.HasSuffix(ns.Name, "-ping-c") && l.Name == "eth0" && l.MTU == 1450 {
+				sawOverlayMTU = true
+			}
+			if len(l.Offloads) > 0 {
+				sawOffloads = true
+			}
+		}
+		if ns.Sysctls["net.ipv4.tcp_rmem"] != "" {
+			sawRmem = true
+		}
+		if strings.Contains(ns.Firewall, "cnperf:") {
+			sawFirewall = true
+		}
+	}
+	if !sawOverlayMTU || !sawOffloads || !sawRmem || !sawFirewall {
+		t.Errorf("overlay description: mtu1450=%v offloads=%v tcp_rmem=%v firewall=%v", sawOverlayMTU, sawOffloads, sawRmem, sawFirewall)
+	}
+	if m.Modes[1].Usage["ping"].CPUSeconds <= 0 {
+		t.Errorf("overlay ping's cgroup CPU not recorded: %+v", m.Modes[1].Usage)
+	}
+	// tiny: 20 sizes x 2 repetitions x 2 modes, cells of 5 sizes interleaved.
+	if len(m.Cells) != 8 || m.Cells[0].Mode == m.Cells[2].Mode {
+		t.Errorf("cells = %d, first modes %v/%v: want 8, rotated", len(m.Cells), m.Cells[0].Mode, m.Cells[2].Mode)
+	}
+	samples := readSamples(t, dir)
+	if len(samples) != 80 {
+		t.Fatalf("samples = %d, want 80", len(samples))
+	}
+	perMode := map[string]int{}
+	for _, s := range samples {
+		perMode[s.Mode]++
+		if !s.OK() || s.DurationMS <= 0 || s.LatencyMS < s.DurationMS || s.Time.IsZero() || s.Labels["machine"] != "e2e" {
+			t.Errorf("bad sample: %+v", s)
+		}
+	}
+	if perMode["bare"] != 40 || perMode["overlay"] != 40 {
+		t.Errorf("per mode = %v", perMode)
+	}
+
+	// Export to ppbench's CSV: one row per mode and size.
+	out, err := exec.Command(bin, "export", dir, "--format", "ppbench").Output()
+	if err != nil {
+		t.Fatalf("export: %v", err)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
+	if err != nil {
+		t.Fatalf("ppbench csv: %v", err)
+	}
+	if len(rows) != 1+40 || rows[0][0] != "Machine Tag" || rows[1][0] != "e2e" || !strings.HasPrefix(rows[1][2], "/mping/") {
+		t.Errorf("ppbench csv: %d rows, first %v %v", len(rows), rows[0], rows[1])
+	}
+}
+
+// longSpec writes a spec that runs long enough to be interrupted.
+func longSpec(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "long.yaml")
+	spec := "name: long\nmodes: [bare, bridge]\npingpong:\n  max_size: 100000\n  coverage: 0.5\n  repetitions: 3\n  chunk: 20\n"
+	if err := os.WriteFile(p, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// waitSamples waits until the run has stored at least n samples.
+func waitSamples(t *testing.T, dir string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(filepath.Join(dir, "samples.jsonl")); err == nil && bytes.Count(b, []byte("\n")) >= n {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("no %d samples within 30s", n)
+}
+
+func TestInterruptedRunKeepsSamplesAndCleansUp(t *testing.T) {
+	testutil.RequireRoot(t)
+	bin := build(t)
+	dir := filepath.Join(t.TempDir(), "run")
+	cmd := exec.Command(bin, "run", longSpec(t), "-o", dir)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitSamples(t, dir, 200)
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("exit = %v, want 130\nstderr:\n%s", err, stderr.String())
+	}
+	assertNothingLeft(t, bin)
+	m := readMeta(t, dir)
+	samples := readSamples(t, dir)
+	if m.Status != "interrupted" || len(samples) < 200 {
+		t.Errorf("status %q with %d samples", m.Status, len(samples))
+	}
+	stored := 0
+	for _, c := range m.Cells {
+		stored += c.Samples
+	}
+	if stored != len(samples) {
+		t.Errorf("cells account for %d samples, file has %d", stored, len(samples))
+	}
+	if !strings.Contains(stdout.String(), "interrupted") {
+		t.Errorf("the table should say the run was interrupted:\n%s", stdout.String())
+	}
+}
+
+func TestCleanRemovesWhatAKilledRunLeft(t *testing.T) {
+	testutil.RequireRoot(t)
+	bin := build(t)
+	dir := filepath.Join(t.TempDir(), "run")
+	cmd := exec.Command(bin, "run", longSpec(t), "-o", dir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitSamples(t, dir, 50)
+	_ = cmd.Process.Kill() // no chance to clean up
+	_ = cmd.Wait()
+	if nss, _ := netnsutil.List("cnperf-"); len(nss) == 0 {
+		t.Fatal("a killed run should leave its labs behind for clean to find")
+	}
+	out, err := exec.Command(bin, "clean").CombinedOutput()
+	if err != nil {
+		t.Fatalf("clean: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "removed lab") {
+		t.Errorf("clean output: %s", out)
+	}
+	assertNothingLeft(t, bin)
+	out, err = exec.Command(bin, "clean").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "nothing of cnperf's found") {
+		t.Errorf("second clean: %v %s", err, out)
+	}
+	if samples := readSamples(t, dir); len(samples) < 50 {
+		t.Errorf("killed run kept %d samples, want >= 50", len(samples))
+	}
+}
+
+func TestNonRootIsToldAboutCapNetAdmin(t *testing.T) {
+	testutil.RequireRoot(t) // to drop privileges, we must have them
+	// The user 'nobody' must be able to reach the binary.
+	pub, err := os.MkdirTemp("", "cnperf-e2e-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(pub) })
+	if err := os.Chmod(pub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(pub, "cnperf")
+	if b, err := os.ReadFile(build(t)); err != nil || os.WriteFile(bin, b, 0o755) != nil {
+		t.Fatalf("copy binary: %v", err)
+	}
+	cmd := exec.Command(bin, "run", "--preset", "tiny", "-o", filepath.Join(pub, "r"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	cmd.Dir = "/"
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+		t.Fatalf("exit = %v, want 2: %s", err, out)
+	}
+	if !strings.Contains(string(out), "CAP_NET_ADMIN") || strings.Count(strings.TrimSpace(string(out)), "\n") != 0 {
+		t.Errorf("want one line naming CAP_NET_ADMIN, got %q", out)
+	}
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Installs what cnperf needs on a Debian machine, only what is missing:
+# iproute2, iptables and ethtool for the labs, and a Go toolchain >= 1.23
+# (from the Go module proxy, as `GOTOOLCHAIN` would fetch it, when the
+# machine has none or an older one). Prints the go binary to use.
+set -euo pipefail
+
+need_pkgs=()
+command -v ip >/dev/null || need_pkgs+=(iproute2)
+command -v iptables >/dev/null || need_pkgs+=(iptables)
+command -v ethtool >/dev/null || need_pkgs+=(ethtool)
+command -v curl >/dev/null || need_pkgs+=(curl)
+command -v unzip >/dev/null || need_pkgs+=(unzip)
+for extra in "$@"; do
+  case "$extra" in
+    bench) command -v wrk >/dev/null || need_pkgs+=(wrk)
+           command -v nginx >/dev/null || need_pkgs+=(nginx-light) ;;
+  esac
+done
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+  echo "install-deps: apt-get install ${need_pkgs[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >&2
+fi
+
+want=1.23
+go_ok() {
+  local v
+  v=$("$1" env GOVERSION 2>/dev/null | sed 's/^go//') || return 1
+  [ "$(printf '%s\n%s\n' "$want" "$v" | sort -V | head -n1)" = "$want" ]
+}
+for g in "$(command -v go || true)" /usr/local/go/bin/go /usr/local/cnperf-go/go/bin/go; do
+  if [ -n "$g" ] && [ -x "$g" ] && go_ok "$g"; then
+    echo "$g"
+    exit 0
+  fi
+done
+# No usable Go: fetch the toolchain module from the Go module proxy.
+ver=1.23.4
+arch=$(dpkg --print-architecture 2>/dev/null || echo amd64)
+url="https://proxy.golang.org/golang.org/toolchain/@v/v0.0.1-go${ver}.linux-${arch}.zip"
+echo "install-deps: fetching Go ${ver} from the Go module proxy" >&2
+tmp=$(mktemp -d)
+curl -fsSL -o "$tmp/go.zip" "$url"
+rm -rf /usr/local/cnperf-go
+mkdir -p /usr/local/cnperf-go
+unzip -q "$tmp/go.zip" -d "$tmp/x"
+mv "$tmp/x/golang.org/toolchain@v0.0.1-go${ver}.linux-${arch}" /usr/local/cnperf-go/go
+chmod +x /usr/local/cnperf-go/go/bin/* /usr/local/cnperf-go/go/pkg/tool/*/* 2>/dev/null || true
+rm -rf "$tmp"
+echo /usr/local/cnperf-go/go/bin/go

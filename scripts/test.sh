@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The whole test suite: formatting, vet, unit tests, and as root the
+# integration tests (labs in throwaway namespaces) and the end-to-end test
+# (runs a preset, checks results, asserts nothing of cnperf is left).
+# Packages run one at a time (-p 1): the lab tests and the end-to-end test's
+# `cnperf clean` share the machine's namespaces.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+go=$(scripts/install-deps.sh)
+unformatted=$("$(dirname "$go")/gofmt" -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change: $unformatted" >&2
+  exit 1
+fi
+"$go" vet ./...
+if [ "$(id -u)" != 0 ]; then
+  echo "test.sh: not root, so the lab integration and end-to-end tests will be skipped (run with sudo)" >&2
+fi
+CGO_ENABLED=0 "$go" test -count=1 -p 1 -timeout 20m ./...
