@@ -304,3 +304,41 @@ func TestNonRootIsToldAboutCapNetAdmin(t *testing.T) {
 		t.Errorf("want one line naming CAP_NET_ADMIN, got %q", out)
 	}
 }
+
+func TestLabCommandsByHand(t *testing.T) {
+	testutil.RequireRoot(t)
+	bin := build(t)
+	run := func(args ...string) (string, int) {
+		out, err := exec.Command(bin, args...).CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), code
+	}
+	t.Cleanup(func() { run("lab", "down", "e2ehand") })
+	if out, code := run("lab", "up", "e2ehand", "--mode", "macvlan"); code != 0 || !strings.Contains(out, "198.18.0.102") {
+		t.Fatalf("lab up: %d %s", code, out)
+	}
+	if out, code := run("lab", "up", "e2ehand", "--mode", "bare"); code == 0 || !strings.Contains(out, "already exists") {
+		t.Errorf("second lab up: %d %s", code, out)
+	}
+	if out, _ := run("lab", "ls"); !strings.Contains(out, "e2ehand") || !strings.Contains(out, "macvlan") {
+		t.Errorf("lab ls: %s", out)
+	}
+	out, code := run("lab", "exec", "e2ehand", "server1", "--container", "--", "cat", "/proc/net/dev")
+	if code != 0 || !strings.Contains(out, "eth0") || strings.Contains(out, "cnbr0") {
+		t.Errorf("lab exec: %d %s", code, out)
+	}
+	if out, code := run("lab", "exec", "e2ehand", "nosuch", "--", "true"); code != 2 || !strings.Contains(out, "cnperf-e2ehand-nosuch") {
+		t.Errorf("exec on a missing host: %d %s", code, out)
+	}
+	for i := 0; i < 2; i++ {
+		if out, code := run("lab", "down", "e2ehand"); code != 0 {
+			t.Fatalf("lab down #%d: %d %s", i+1, code, out)
+		}
+	}
+	assertNothingLeft(t, bin)
+}

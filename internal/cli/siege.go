@@ -3,11 +3,13 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -36,7 +38,8 @@ func newSiegeCmd(stdout, stderr io.Writer) *cobra.Command {
 				return usagef("--target: give ping's base URL, e.g. http://198.18.0.2:8080")
 			}
 			if err := p.Validate(); err != nil {
-				return err
+				// Name the flags the user typed, not the spec's fields.
+				return errors.New(strings.NewReplacer("min_size", "--min", "max_size", "--max", "coverage", "--coverage", "repetitions", "--repetitions").Replace(err.Error()))
 			}
 			if concurrency < 1 {
 				return usagef("--concurrency %d: must be >= 1", concurrency)

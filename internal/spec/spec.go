@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -70,13 +71,22 @@ func Default() Spec {
 // Parse reads a spec from YAML; source names it in errors.
 func Parse(r io.Reader, source string) (Spec, error) {
 	s := Default()
-	dec := yaml.NewDecoder(r)
+	doc, err := io.ReadAll(r)
+	if err != nil {
+		return s, fmt.Errorf("%s: %w", source, err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(doc))
 	dec.KnownFields(true)
 	if err := dec.Decode(&s); err != nil {
 		if errors.Is(err, io.EOF) {
 			return s, fmt.Errorf("%s: empty spec", source)
 		}
-		return s, fmt.Errorf("%s: %s", source, yamlMessage(err))
+		return s, fmt.Errorf("%s: %s", source, yamlMessage(nameFields(err, doc)))
+	}
+	// A second document would be silently ignored: refuse it.
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return s, fmt.Errorf("%s: more than one YAML document (---): a spec is one document", source)
 	}
 	if err := s.Validate(); err != nil {
 		return s, fmt.Errorf("%s: %w", source, err)
@@ -84,14 +94,110 @@ func Parse(r io.Reader, source string) (Spec, error) {
 	return s, nil
 }
 
-var fieldRE = regexp.MustCompile(`field (\S+) not found in type \S+`)
+var fieldRE = regexp.MustCompile(`field (\S+) not found in type (\S+)`)
+
+// sections maps the Go types of nested spec sections to their YAML keys, so
+// an unknown field is named with its path ("pingpong.colour").
+var sections = map[string]string{"spec.PingPong": "pingpong."}
 
 // yamlMessage turns yaml.v3's errors into one line that names the field.
 func yamlMessage(err error) string {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	msg = strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")
-	msg = fieldRE.ReplaceAllString(msg, `unknown field "$1"`)
+	msg = fieldRE.ReplaceAllStringFunc(msg, func(m string) string {
+		sub := fieldRE.FindStringSubmatch(m)
+		return `unknown field "` + sections[sub[2]] + sub[1] + `"`
+	})
 	return strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
+}
+
+var typeErrRE = regexp.MustCompile("^line ([0-9]+): cannot unmarshal !!(\\w+)(?: `(.*)`)? into ")
+
+// nameFields prefixes yaml.v3's type errors ("line 2: cannot unmarshal !!int
+// `3` into []string") with the field they are about, found in doc by line
+// and value: "line 2: modes: cannot unmarshal ...".
+func nameFields(err error, doc []byte) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	var root yaml.Node
+	if yaml.Unmarshal(doc, &root) != nil {
+		return err
+	}
+	out := &yaml.TypeError{Errors: make([]string, len(te.Errors))}
+	for i, e := range te.Errors {
+		out.Errors[i] = e
+		m := typeErrRE.FindStringSubmatch(e)
+		if m == nil {
+			continue
+		}
+		line, _ := strconv.Atoi(m[1])
+		if path := findField(&root, "", line, m[2], m[3]); path != "" {
+			prefix := "line " + m[1] + ": "
+			out.Errors[i] = prefix + path + ": " + strings.TrimPrefix(e, prefix)
+		}
+	}
+	return out
+}
+
+// findField returns the path of the first, innermost value node under n on
+// line whose text is value (for scalars; yaml.v3 shortens long ones to 7
+// bytes and "...") or whose kind is tag (for sequences and mappings).
+func findField(n *yaml.Node, path string, line int, tag, value string) string {
+	matches := func(v *yaml.Node) bool {
+		if v.Line != line {
+			return false
+		}
+		switch v.Kind {
+		case yaml.MappingNode:
+			return tag == "map"
+		case yaml.SequenceNode:
+			return tag == "seq"
+		case yaml.ScalarNode:
+			if short, ok := strings.CutSuffix(value, "..."); ok && len(v.Value) > 10 {
+				return strings.HasPrefix(v.Value, short)
+			}
+			return v.Value == value
+		}
+		return false
+	}
+	join := func(p, k string) string {
+		if p == "" {
+			return k
+		}
+		return p + "." + k
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if p := findField(c, path, line, tag, value); p != "" {
+				return p
+			}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			p := join(path, k.Value)
+			if q := findField(v, p, line, tag, value); q != "" {
+				return q
+			}
+			if matches(v) {
+				return p
+			}
+		}
+	case yaml.SequenceNode:
+		for i, v := range n.Content {
+			p := fmt.Sprintf("%s[%d]", path, i)
+			if q := findField(v, p, line, tag, value); q != "" {
+				return q
+			}
+			if matches(v) {
+				return p
+			}
+		}
+	}
+	return ""
 }
 
 // Load reads a spec file.

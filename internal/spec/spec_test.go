@@ -1,0 +1,238 @@
+package spec_test
+
+import (
+	"bytes"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/spec"
+	"github.com/cnperf/cnperf/presets"
+)
+
+func parse(doc string) (spec.Spec, error) {
+	return spec.Parse(strings.NewReader(doc), "test.yaml")
+}
+
+func TestPresetsParseAndValidate(t *testing.T) {
+	names := presets.Names()
+	if want := []string{"quick", "seeds", "tiny"}; !reflect.DeepEqual(names, want) {
+		t.Fatalf("presets.Names() = %v, want %v", names, want)
+	}
+	for _, n := range names {
+		t.Run(n, func(t *testing.T) {
+			s, err := spec.Preset(n)
+			if err != nil {
+				t.Fatalf("Preset(%q): %v", n, err)
+			}
+			if s.Name != n {
+				t.Errorf("name = %q, want %q", s.Name, n)
+			}
+			if err := s.Validate(); err != nil {
+				t.Errorf("Validate: %v", err)
+			}
+			// What `cnperf presets NAME` would print after a round trip
+			// through Spec.YAML must parse back to the same spec.
+			b, err := s.YAML()
+			if err != nil {
+				t.Fatalf("YAML: %v", err)
+			}
+			back, err := spec.Parse(bytes.NewReader(b), "roundtrip")
+			if err != nil {
+				t.Fatalf("parse YAML(): %v\n%s", err, b)
+			}
+			if !reflect.DeepEqual(back, s) {
+				t.Errorf("round trip changed the spec:\n got %+v\nwant %+v", back, s)
+			}
+		})
+	}
+}
+
+func TestPresetUnknown(t *testing.T) {
+	_, err := spec.Preset("nosuch")
+	if err == nil || !strings.Contains(err.Error(), `"nosuch"`) {
+		t.Fatalf("Preset(nosuch) error = %v, want one naming the preset", err)
+	}
+}
+
+func TestQuickPreset(t *testing.T) {
+	s, err := spec.Preset("quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"bare", "host", "bridge", "macvlan", "overlay"}; !reflect.DeepEqual(s.Modes, want) {
+		t.Errorf("modes = %v, want %v", s.Modes, want)
+	}
+	if s.Reference != "bare" {
+		t.Errorf("reference = %q, want bare", s.Reference)
+	}
+	want := spec.PingPong{MinSize: 1, MaxSize: 500000, Coverage: 0.01, Repetitions: 3, Concurrency: 1,
+		Seed: 1, Chunk: 50, Retries: 10, Timeout: 60 * time.Second, MaxBody: 16777216, Port: 8080}
+	if s.PingPong != want {
+		t.Errorf("pingpong = %+v, want %+v", s.PingPong, want)
+	}
+}
+
+func TestDefaultsFillMissingFields(t *testing.T) {
+	d := spec.Default()
+	tests := []struct {
+		name string
+		doc  string
+		want func() spec.Spec
+	}{
+		{"only name", "name: x\n", func() spec.Spec {
+			s := spec.Default()
+			s.Name = "x"
+			return s
+		}},
+		{"one pingpong field", "name: x\npingpong:\n  repetitions: 4\n", func() spec.Spec {
+			s := spec.Default()
+			s.Name = "x"
+			s.PingPong.Repetitions = 4
+			return s
+		}},
+		{"modes given", "name: x\nmodes: [bare, overlay]\n", func() spec.Spec {
+			s := spec.Default()
+			s.Name = "x"
+			s.Modes = []string{"bare", "overlay"}
+			return s
+		}},
+		{"timeout as duration", "name: x\npingpong: {timeout: 1500ms}\n", func() spec.Spec {
+			s := spec.Default()
+			s.Name = "x"
+			s.PingPong.Timeout = 1500 * time.Millisecond
+			return s
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parse(tc.doc)
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if want := tc.want(); !reflect.DeepEqual(got, want) {
+				t.Errorf("got  %+v\nwant %+v", got, want)
+			}
+		})
+	}
+	// Default itself: all five modes, bare as reference, ppbench's sizes.
+	if want := []string{"bare", "host", "bridge", "macvlan", "overlay"}; !reflect.DeepEqual(d.Modes, want) {
+		t.Errorf("Default().Modes = %v, want %v", d.Modes, want)
+	}
+	if d.Driver != "netns" || d.Reference != "bare" || d.PingPong.MaxSize != 500000 || d.PingPong.MinSize != 1 {
+		t.Errorf("Default() = %+v", d)
+	}
+	// Default() must return a fresh slice: a parsed spec must not alias it.
+	s, err := parse("name: x\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Modes[0] = "changed"
+	if spec.Default().Modes[0] != "bare" {
+		t.Error("changing a parsed spec's modes changed Default()")
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		doc  string
+		want []string // substrings of the error message
+	}{
+		{"unknown top-level field", "name: x\ncolour: red\n", []string{`unknown field "colour"`, "line 2"}},
+		{"unknown pingpong field", "name: x\npingpong: {colour: 1}\n", []string{`unknown field "pingpong.colour"`}},
+		{"two documents", "name: x\n---\nname: y\n", []string{"more than one YAML document"}},
+		{"unknown mode", "name: x\nmodes: [bare, nosuch]\n", []string{"modes", `unknown mode "nosuch"`}},
+		{"duplicate mode", "name: x\nmodes: [bare, host, bare]\n", []string{"modes", `"bare" is listed twice`}},
+		{"reference not in modes", "name: x\nmodes: [host, bridge]\nreference: bare\n", []string{"reference", `"bare"`}},
+		{"no modes", "name: x\nmodes: []\n", []string{"modes"}},
+		{"min above max", "name: x\npingpong: {min_size: 10, max_size: 5}\n", []string{"pingpong.max_size", "min_size"}},
+		{"negative min", "name: x\npingpong: {min_size: -1}\n", []string{"pingpong.min_size"}},
+		{"coverage 0", "name: x\npingpong: {coverage: 0}\n", []string{"pingpong.coverage", "(0, 1]"}},
+		{"coverage 1.5", "name: x\npingpong: {coverage: 1.5}\n", []string{"pingpong.coverage", "(0, 1]"}},
+		{"coverage NaN", "name: x\npingpong: {coverage: .nan}\n", []string{"pingpong.coverage"}},
+		{"repetitions 0", "name: x\npingpong: {repetitions: 0}\n", []string{"pingpong.repetitions"}},
+		{"concurrency 0", "name: x\npingpong: {concurrency: 0}\n", []string{"pingpong.concurrency 0"}},
+		{"chunk 0", "name: x\npingpong: {chunk: 0}\n", []string{"pingpong.chunk 0"}},
+		{"retries -1", "name: x\npingpong: {retries: -1}\n", []string{"pingpong.retries -1"}},
+		{"max_size above max_body", "name: x\npingpong: {max_size: 2000, max_body: 1000}\n", []string{"pingpong.max_size 2000", "max_body 1000"}},
+		{"max_body 0", "name: x\npingpong: {max_size: 0, min_size: 0, max_body: 0}\n", []string{"pingpong.max_body 0"}},
+		{"port 0", "name: x\npingpong: {port: 0}\n", []string{"pingpong.port 0"}},
+		{"port 70000", "name: x\npingpong: {port: 70000}\n", []string{"pingpong.port 70000"}},
+		{"driver docker", "name: x\ndriver: docker\n", []string{"driver", `"docker"`}},
+		{"empty name", "name: \"\"\n", []string{"name"}},
+		{"no name", "modes: [bare]\n", []string{"name"}},
+		{"bad name", "name: \"a b\"\n", []string{`name "a b"`}},
+		{"timeout -1s", "name: x\npingpong: {timeout: -1s}\n", []string{"pingpong.timeout -1s"}},
+		{"timeout 0", "name: x\npingpong: {timeout: 0s}\n", []string{"pingpong.timeout"}},
+		{"wrong type modes", "name: x\nmodes: 3\n", []string{"line 2: modes: cannot unmarshal !!int `3` into []string"}},
+		{"wrong type modes block", "name: x\nmodes:\n  a: b\n", []string{"line 3: modes: cannot unmarshal !!map"}},
+		{"wrong type port", "name: x\npingpong: {port: eighty}\n", []string{"line 2: pingpong.port: cannot unmarshal"}},
+		{"wrong type long value", "name: x\npingpong:\n  port: eightyeightyeighty\n", []string{"line 3: pingpong.port: cannot unmarshal"}},
+		{"wrong type in list", "name: x\nmodes: [bare, {a: 1}]\n", []string{"line 2: modes[1]: cannot unmarshal !!map"}},
+		{"wrong type nested map", "name: x\npingpong: {port: {a: 1}}\n", []string{"line 2: pingpong.port: cannot unmarshal !!map"}},
+		{"two wrong types", "name: x\npingpong:\n  port: p\n  chunk: c\n", []string{"line 3: pingpong.port: cannot unmarshal", "; line 4: pingpong.chunk: cannot unmarshal"}},
+		{"timeout without unit", "name: x\npingpong: {timeout: 60}\n", []string{"pingpong.timeout: cannot unmarshal !!int `60` into time.Duration"}},
+		{"empty label key", "name: x\nlabels: {\"\": v}\n", []string{"labels"}},
+		{"empty document", "", []string{"empty spec"}},
+		{"comment only", "# nothing here\n", []string{"empty spec"}},
+		{"not yaml", "name: [x\n", []string{"test.yaml"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parse(tc.doc)
+			if err == nil {
+				t.Fatalf("Parse(%q) succeeded, want an error containing %q", tc.doc, tc.want)
+			}
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "test.yaml: ") {
+				t.Errorf("error %q does not start with the source name", msg)
+			}
+			if strings.Contains(msg, "\n") {
+				t.Errorf("error is not one line: %q", msg)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q does not contain %q", msg, w)
+				}
+			}
+		})
+	}
+}
+
+func TestValidateBoundaries(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(*spec.Spec)
+		ok   bool
+	}{
+		{"default with name", func(*spec.Spec) {}, true},
+		{"coverage 1", func(s *spec.Spec) { s.PingPong.Coverage = 1 }, true},
+		{"port 1", func(s *spec.Spec) { s.PingPong.Port = 1 }, true},
+		{"port 65535", func(s *spec.Spec) { s.PingPong.Port = 65535 }, true},
+		{"port 65536", func(s *spec.Spec) { s.PingPong.Port = 65536 }, false},
+		{"max_size == max_body", func(s *spec.Spec) { s.PingPong.MaxSize = s.PingPong.MaxBody }, true},
+		{"max_size == max_body+1", func(s *spec.Spec) { s.PingPong.MaxSize = s.PingPong.MaxBody + 1 }, false},
+		{"min == max", func(s *spec.Spec) { s.PingPong.MinSize, s.PingPong.MaxSize = 7, 7 }, true},
+		{"empty reference", func(s *spec.Spec) { s.Reference = "" }, true},
+		{"retries 0", func(s *spec.Spec) { s.PingPong.Retries = 0 }, true},
+		{"name 64 chars", func(s *spec.Spec) { s.Name = strings.Repeat("a", 64) }, true},
+		{"name 65 chars", func(s *spec.Spec) { s.Name = strings.Repeat("a", 65) }, false},
+		{"name starts with dot", func(s *spec.Spec) { s.Name = ".x" }, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := spec.Default()
+			s.Name = "x"
+			tc.edit(&s)
+			err := s.Validate()
+			if (err == nil) != tc.ok {
+				t.Errorf("Validate() = %v, want ok=%v", err, tc.ok)
+			}
+			if err != nil && strings.Contains(err.Error(), "\n") {
+				t.Errorf("error is not one line: %q", err)
+			}
+		})
+	}
+}
