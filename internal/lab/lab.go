@@ -172,6 +172,15 @@ func Up(cfg Config) (l *Lab, err error) {
 	if err := markSwitch(l.Switch, l.Name, l.Mode); err != nil {
 		return nil, err
 	}
+	// A physical switch runs no netfilter; with br_netfilter built in, a
+	// Linux bridge would pass every frame through iptables' hooks. The
+	// hosts keep the kernel's default (on), as Docker sets it.
+	if err := b.SysctlIfPresent(l.Switch, "net.bridge.bridge-nf-call-iptables", "0"); err != nil {
+		return nil, err
+	}
+	if err := b.SysctlIfPresent(l.Switch, "net.bridge.bridge-nf-call-arptables", "0"); err != nil {
+		return nil, err
+	}
 	for i, name := range cfg.Hosts {
 		h := Host{Name: name, Index: i + 1, NS: NS(cfg.Name, name), Addr: UnderlayIP(i + 1).String()}
 		if err := netnsutil.Create(h.NS); err != nil {

@@ -242,6 +242,15 @@ func (b B) Sysctl(ns, key, value string) error {
 	})
 }
 
+// SysctlIfPresent writes a sysctl that only some kernels have (such as
+// br_netfilter's); a missing key is not an error.
+func (b B) SysctlIfPresent(ns, key, value string) error {
+	if _, err := os.Stat(filepath.Join("/proc/sys", strings.ReplaceAll(key, ".", "/"))); err != nil {
+		return nil
+	}
+	return b.Sysctl(ns, key, value)
+}
+
 // Publish publishes a container's TCP port on the host as Docker's default
 // bridge driver does (userland proxy off): a DNAT in a CNPERF nat chain
 // reached from PREROUTING and OUTPUT for local destinations, a filter chain

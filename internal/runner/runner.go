@@ -118,7 +118,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		mm := ModeMeta{Mode: name, Summary: m.Summary(), Lab: e.lab}
 		nss, _ := netnsutil.List(lab.Prefix + e.lab.Name + "-")
 		for _, ns := range nss {
-			d, err := sysinfo.DescribeNetns(ns, ns != e.lab.Switch)
+			d, err := sysinfo.DescribeNetns(ns, true)
 			if err != nil {
 				return finish(err)
 			}

@@ -103,6 +103,7 @@ var Sysctls = []string{
 	"net.ipv4.tcp_window_scaling", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_sack",
 	"net.ipv4.tcp_slow_start_after_idle", "net.ipv4.tcp_mtu_probing", "net.core.somaxconn",
 	"net.ipv4.ip_forward", "net.core.default_qdisc",
+	"net.bridge.bridge-nf-call-iptables", "net.bridge.bridge-nf-call-arptables", "net.netfilter.nf_conntrack_max",
 }
 
 // offloadFeatures are the ethtool features that change a datapath's cost,
