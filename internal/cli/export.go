@@ -82,14 +82,22 @@ func newSummaryCmd(stdout io.Writer) *cobra.Command {
 		Short: "Print a run's table: per mode, medians and ratios to the reference",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			meta, samples, err := loadRun(args[0], cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "%s  %s  status %s  %s, %d CPUs, kernel %s\n\n", meta.Spec.Name, meta.Started.Format("2006-01-02 15:04"), meta.Status,
-				meta.Machine.CPUModel, meta.Machine.CPUs, meta.Machine.Kernel)
-			rows := analysis.PingPong(samples, meta.CellRates(), meta.Spec.Modes, meta.Spec.Reference)
-			return fail(analysis.WriteTable(stdout, rows, meta.Spec.Reference))
+			return printSummary(stdout, cmd.ErrOrStderr(), args[0], true)
 		},
 	}
+}
+
+// printSummary prints a stored run's per-mode table, with a header line
+// describing the run when header is set.
+func printSummary(stdout, stderr io.Writer, dir string, header bool) error {
+	meta, samples, err := loadRun(dir, stderr)
+	if err != nil {
+		return err
+	}
+	if header {
+		fmt.Fprintf(stdout, "%s  %s  status %s  %s, %d CPUs, kernel %s\n\n", meta.Spec.Name, meta.Started.Format("2006-01-02 15:04"), meta.Status,
+			meta.Machine.CPUModel, meta.Machine.CPUs, meta.Machine.Kernel)
+	}
+	rows := analysis.PingPong(samples, meta.CellRates(), meta.Spec.Modes, meta.Spec.Reference)
+	return fail(analysis.WriteTable(stdout, rows, meta.Spec.Reference))
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/firewall"
 	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/spec"
@@ -81,10 +80,12 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 			defer stop()
 			res, err := runner.Run(ctx, runner.Options{Spec: s, Dir: out, Exe: exe, Version: Version, Out: stderr})
 			if res != nil && res.Meta != nil {
+				// The table comes from the stored run, as `cnperf summary` reads it.
 				fmt.Fprintln(stdout)
-				rows := analysis.PingPong(res.Samples, res.Meta.CellRates(), s.Modes, s.Reference)
-				_ = analysis.WriteTable(stdout, rows, s.Reference)
-				fmt.Fprintf(stdout, "\nresults: %s (%d samples, %s)\n", res.Dir, len(res.Samples), res.Meta.Status)
+				if serr := printSummary(stdout, stderr, res.Dir, false); serr != nil {
+					fmt.Fprintf(stderr, "cnperf: summary: %v\n", serr)
+				}
+				fmt.Fprintf(stdout, "\nresults: %s (%d samples, %s)\n", res.Dir, res.Samples, res.Meta.Status)
 			}
 			if err != nil {
 				if ctx.Err() != nil {
