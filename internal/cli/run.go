@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -46,7 +47,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 			}
 			if modesFlag != "" {
 				s.Modes = strings.Split(modesFlag, ",")
-				if !contains(s.Modes, s.Reference) {
+				if !slices.Contains(s.Modes, s.Reference) {
 					s.Reference = s.Modes[0]
 				}
 			}
@@ -101,15 +102,6 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd.Flags().StringVar(&modesFlag, "modes", "", "comma-separated modes, overriding the spec's")
 	cmd.Flags().StringArrayVar(&labels, "label", nil, "KEY=VALUE stored with every sample (repeatable)")
 	return cmd
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 func newPresetsCmd(stdout io.Writer) *cobra.Command {
