@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"net"
 	"regexp"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -209,9 +208,10 @@ func namespaces(lab string) ([]string, error) {
 }
 
 // Down removes a lab: it kills the processes inside its namespaces (only
-// cnperf and the people using its labs start any there) and deletes the
-// namespaces, containers' first, which removes every device and firewall rule
-// with them. Removing a lab that does not exist is not an error.
+// cnperf and the people using its labs start any there), then deletes the
+// namespaces, which removes every device and firewall rule with them (a veth
+// goes when either end's namespace goes, so the order does not matter).
+// Removing a lab that does not exist is not an error.
 func Down(name string) error {
 	if err := ValidName(name); err != nil {
 		return err
@@ -220,8 +220,6 @@ func Down(name string) error {
 	if err != nil {
 		return err
 	}
-	// Containers' namespaces ("-c") sort after their hosts'; delete them first.
-	sort.Slice(nss, func(i, j int) bool { return len(nss[i]) > len(nss[j]) })
 	var errs []error
 	for _, ns := range nss {
 		if err := killIn(ns); err != nil {
