@@ -100,8 +100,7 @@ func newTransport(timeout time.Duration, idlePerHost int) *http.Transport {
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
 		ForceAttemptHTTP2:   false,
-		ReadBufferSize:      64 << 10,
-		WriteBufferSize:     4 << 10,
+		// Default 4 KiB read buffers: reads of 64 KiB (drain) bypass them.
 	}
 }
 

@@ -5,9 +5,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 func TestBody(t *testing.T) {
@@ -146,6 +149,72 @@ func TestPongHead(t *testing.T) {
 	}
 	if resp.Header.Get("Content-Length") != "5000" {
 		t.Errorf("HEAD Content-Length %q, want 5000", resp.Header.Get("Content-Length"))
+	}
+}
+
+// TestPongSendfile exercises the file-backed path for large bodies: bytes,
+// lengths and concurrent use of the reader pool.
+func TestPongSendfile(t *testing.T) {
+	const max = 1 << 20
+	h := NewPongHandler(max).(*pongHandler)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+
+	resp, body := get(t, "GET", srv.URL+"/pong/1000")
+	if resp.StatusCode != 200 || len(body) != 1000 {
+		t.Fatalf("small body: %d, %d bytes", resp.StatusCode, len(body))
+	}
+	if h.file.ready.Load() {
+		t.Fatal("file created although no large body was asked for")
+	}
+	// The first large request is served from memory and starts the file.
+	resp, body = get(t, "GET", srv.URL+"/pong/"+strconv.Itoa(sendfileMin))
+	if resp.StatusCode != 200 || !bytes.Equal(body, Body(sendfileMin)) {
+		t.Fatalf("first large body: %d, %d bytes", resp.StatusCode, len(body))
+	}
+	for deadline := time.Now().Add(5 * time.Second); !h.file.ready.Load() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !h.file.ready.Load() {
+		if runtime.GOOS == "linux" {
+			t.Fatal("body file not ready after 5 s")
+		}
+		t.Skip("no body file on this system; memory path only")
+	}
+
+	sizes := []int{sendfileMin - 1, sendfileMin, sendfileMin + 1, 65537, 102400, max - 1, max}
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := range sizes {
+				n := sizes[(i+g)%len(sizes)]
+				resp, err := http.Get(srv.URL + "/pong/" + strconv.Itoa(n))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				body, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil || resp.StatusCode != 200 || resp.ContentLength != int64(n) || !bytes.Equal(body, Body(n)) {
+					t.Errorf("n=%d: status %d, Content-Length %d, %d bytes, err %v, equal %v",
+						n, resp.StatusCode, resp.ContentLength, len(body), err, bytes.Equal(body, Body(n)))
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+
+	resp, body = get(t, "HEAD", srv.URL+"/pong/"+strconv.Itoa(max))
+	if resp.StatusCode != 200 || len(body) != 0 || resp.ContentLength != max {
+		t.Errorf("HEAD large: %d, %d bytes, Content-Length %d", resp.StatusCode, len(body), resp.ContentLength)
+	}
+	h.file.mu.Lock()
+	idle := len(h.file.free)
+	h.file.mu.Unlock()
+	if idle < 1 || idle > maxFreeReaders {
+		t.Errorf("%d idle readers after the burst, want 1..%d", idle, maxFreeReaders)
 	}
 }
 
