@@ -53,8 +53,13 @@ func assertNothingLeft(t *testing.T, bin string) {
 			t.Errorf("link %s (alias %s) left in the root namespace", l.Attrs().Name, l.Attrs().Alias)
 		}
 	}
-	if out, err := exec.Command("iptables-save").Output(); err == nil && bytes.Contains(bytes.ToLower(out), []byte("cnperf")) {
-		t.Errorf("firewall rules mentioning cnperf left in the root namespace")
+	for _, fw := range [][]string{{"iptables-save"}, {"nft", "list", "ruleset"}} {
+		if _, err := exec.LookPath(fw[0]); err != nil {
+			continue
+		}
+		if out, err := exec.Command(fw[0], fw[1:]...).Output(); err == nil && bytes.Contains(bytes.ToLower(out), []byte("cnperf")) {
+			t.Errorf("%s: rules mentioning cnperf left in the root namespace", fw[0])
+		}
 	}
 	if m, _ := filepath.Glob("/sys/fs/cgroup/*/cnperf"); len(m) > 0 {
 		t.Errorf("cgroups left: %v", m)
