@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what cnperf needs on a Debian machine, only what is missing:
-# iproute2, iptables and ethtool for the labs, and a Go toolchain >= 1.23
+# iproute2, iptables and ethtool for the labs, and a Go toolchain >= 1.24
 # (from the Go module proxy, as `GOTOOLCHAIN` would fetch it, when the
 # machine has none or an older one). Prints the go binary to use.
 set -euo pipefail
@@ -24,7 +24,7 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >&2
 fi
 
-want=1.23
+want=1.24
 go_ok() {
   local v
   v=$("$1" env GOVERSION 2>/dev/null | sed 's/^go//') || return 1
@@ -37,7 +37,7 @@ for g in "$(command -v go || true)" /usr/local/go/bin/go /usr/local/cnperf-go/go
   fi
 done
 # No usable Go: fetch the toolchain module from the Go module proxy.
-ver=1.23.4
+ver=1.24.11
 arch=$(dpkg --print-architecture 2>/dev/null || echo amd64)
 url="https://proxy.golang.org/golang.org/toolchain/@v/v0.0.1-go${ver}.linux-${arch}.zip"
 echo "install-deps: fetching Go ${ver} from the Go module proxy" >&2

@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 go=$(scripts/install-deps.sh)
-unformatted=$("$(dirname "$go")/gofmt" -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+unformatted=$("$(dirname "$go")/gofmt" -l .)
 if [ -n "$unformatted" ]; then
   echo "gofmt would change: $unformatted" >&2
   exit 1

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/valyala/fasthttp"
 
 	"github.com/cnperf/cnperf/internal/pingpong"
 )
@@ -19,7 +20,7 @@ func newServeCmd(stderr io.Writer) *cobra.Command {
 	var listen, pongURL string
 	var maxSize, retries int
 	var timeout time.Duration
-	serve := func(h func() (pingpongHandler, error)) func(*cobra.Command, []string) error {
+	serve := func(h func() (fasthttp.RequestHandler, error)) func(*cobra.Command, []string) error {
 		return func(cmd *cobra.Command, _ []string) error {
 			handler, err := h()
 			if err != nil {
@@ -41,7 +42,7 @@ func newServeCmd(stderr io.Writer) *cobra.Command {
 		Use:   "pong --listen ADDR",
 		Short: "Answer GET /pong/{n} with an n-byte body",
 		Args:  cobra.NoArgs,
-		RunE: serve(func() (pingpongHandler, error) {
+		RunE: serve(func() (fasthttp.RequestHandler, error) {
 			if maxSize < 0 {
 				return nil, usagef("--max-size %d: must be >= 0", maxSize)
 			}
@@ -54,7 +55,7 @@ func newServeCmd(stderr io.Writer) *cobra.Command {
 		Use:   "ping --pong URL --listen ADDR",
 		Short: "Relay GET /ping/{n} to pong; time the relay for GET /mping/{n}",
 		Args:  cobra.NoArgs,
-		RunE: serve(func() (pingpongHandler, error) {
+		RunE: serve(func() (fasthttp.RequestHandler, error) {
 			if retries < 0 {
 				return nil, usagef("--retries %d: must be >= 0", retries)
 			}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -18,9 +17,6 @@ import (
 	"github.com/cnperf/cnperf/internal/export"
 	"github.com/cnperf/cnperf/internal/pingpong"
 )
-
-// pingpongHandler is what the serve commands build.
-type pingpongHandler = http.Handler
 
 func newSiegeCmd(stdout, stderr io.Writer) *cobra.Command {
 	var target, format, out, machine, experiment string

@@ -1,6 +1,7 @@
 package pingpong
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/valyala/fasthttp"
 )
 
 // Defaults for PingConfig zero values.
@@ -45,8 +48,17 @@ type pingHandler struct {
 }
 
 // NewPingHandler serves /ping/{n} (relay pong's body) and /mping/{n} (time
-// the exchange with pong and report it as JSON).
-func NewPingHandler(cfg PingConfig) (http.Handler, error) {
+// the exchange with pong and report it as JSON). Only the server side runs on
+// fasthttp; the client towards pong stays net/http (see newTransport).
+func NewPingHandler(cfg PingConfig) (fasthttp.RequestHandler, error) {
+	h, err := newPing(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return h.serve, nil
+}
+
+func newPing(cfg PingConfig) (*pingHandler, error) {
 	base, err := checkBaseURL(cfg.PongURL)
 	if err != nil {
 		return nil, fmt.Errorf("pong URL: %w", err)
@@ -104,39 +116,44 @@ func newTransport(timeout time.Duration, idlePerHost int) *http.Transport {
 	}
 }
 
-func (h *pingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var measure bool
-	arg, ok := strings.CutPrefix(r.URL.Path, "/ping/")
+func (h *pingHandler) serve(ctx *fasthttp.RequestCtx) {
+	path := ctx.Path()
+	measure := false
+	arg, ok := bytes.CutPrefix(path, prefixPing)
 	if !ok {
-		arg, ok = strings.CutPrefix(r.URL.Path, "/mping/")
+		arg, ok = bytes.CutPrefix(path, prefixMPing)
 		measure = true
 	}
-	if !ok || strings.IndexByte(arg, '/') >= 0 {
-		http.NotFound(w, r)
+	if !ok || bytes.IndexByte(arg, '/') >= 0 {
+		notFound(ctx)
 		return
 	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header()["Allow"] = allowGet
-		plainError(w, http.StatusMethodNotAllowed, "method not allowed: use GET or HEAD")
+	if !ctx.IsGet() && !ctx.IsHead() {
+		methodNotAllowed(ctx)
 		return
 	}
 	n, msg := parseSize(arg, math.MaxInt)
 	if msg != "" {
-		plainError(w, http.StatusBadRequest, msg)
+		plainError(ctx, fasthttp.StatusBadRequest, msg)
 		return
 	}
 	target := h.base + strconv.Itoa(n)
 	if measure {
-		h.mping(w, r, target)
+		h.mping(ctx, target)
 	} else {
-		h.ping(w, r, target)
+		h.ping(ctx, target)
 	}
 }
 
-// get is one attempt: a GET with its own deadline. The caller must call
-// cancel after it is done with the body.
-func (h *pingHandler) get(ctx context.Context, target string) (*http.Response, context.CancelFunc, error) {
-	actx, cancel := context.WithTimeout(ctx, h.timeout)
+// get is one attempt: a GET with its own deadline, which also bounds reading
+// the body. The caller must call cancel after it is done with the body.
+//
+// fasthttp's RequestCtx is no per-request context (it is only cancelled when
+// the server shuts down, and it is reused once the handler returns while a
+// relayed body may still be streaming), so attempts hang off Background and
+// the handlers check for a shutdown between attempts.
+func (h *pingHandler) get(target string) (*http.Response, context.CancelFunc, error) {
+	actx, cancel := context.WithTimeout(context.Background(), h.timeout)
 	req, err := http.NewRequestWithContext(actx, http.MethodGet, target, nil)
 	if err != nil {
 		cancel()
@@ -150,35 +167,85 @@ func (h *pingHandler) get(ctx context.Context, target string) (*http.Response, c
 	return resp, cancel, nil
 }
 
+// shuttingDown answers a request that a server shutdown cut short; it is no
+// measurement, so not the "gave up" answer either.
+func shuttingDown(ctx *fasthttp.RequestCtx) {
+	plainError(ctx, fasthttp.StatusServiceUnavailable, "ping is shutting down")
+}
+
 // ping relays pong's answer. Only failures before pong answers are retried:
 // once the status line is relayed, a broken body aborts the connection so the
 // client sees a truncated response rather than a silently short one.
-func (h *pingHandler) ping(w http.ResponseWriter, r *http.Request, target string) {
+func (h *pingHandler) ping(ctx *fasthttp.RequestCtx, target string) {
 	for i := 0; i <= h.retries; i++ {
-		resp, cancel, err := h.get(r.Context(), target)
+		if i > 0 && ctx.Err() != nil {
+			shuttingDown(ctx)
+			return
+		}
+		resp, cancel, err := h.get(target)
 		if err != nil {
-			if r.Context().Err() != nil {
-				return // our client left; nobody to answer
-			}
 			continue
 		}
-		hdr := w.Header()
+		ctx.SetStatusCode(resp.StatusCode)
 		if ct := resp.Header.Get("Content-Type"); ct != "" {
-			hdr.Set("Content-Type", ct)
+			ctx.Response.Header.SetContentType(ct)
+		} else {
+			ctx.Response.Header.SetNoDefaultContentType(true)
 		}
-		if resp.ContentLength >= 0 {
-			hdr.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
+		// fasthttp streams the body after the handler returns, with the
+		// Content-Length pong announced (chunked if it announced none), and
+		// closes the relay when done; a read error or short body makes it
+		// drop the connection.
+		size := int(resp.ContentLength)
+		if resp.ContentLength < 0 || int64(size) != resp.ContentLength {
+			size = -1
 		}
-		w.WriteHeader(resp.StatusCode)
-		_, err = io.Copy(w, resp.Body)
-		resp.Body.Close()
-		cancel()
-		if err != nil {
-			panic(http.ErrAbortHandler)
-		}
+		ctx.Response.SetBodyStream(&relayBody{body: resp.Body, cancel: cancel}, size)
 		return
 	}
-	plainError(w, http.StatusServiceUnavailable, "pong server is not answering")
+	plainError(ctx, fasthttp.StatusServiceUnavailable, "pong server is not answering")
+}
+
+// relayBody is pong's response body as ping's response stream. Close (called
+// by fasthttp once the response is written or dropped) closes pong's body and
+// ends the attempt's context.
+type relayBody struct {
+	body   io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (r *relayBody) Read(p []byte) (int, error) { return r.body.Read(p) }
+
+// WriteTo copies through a pooled 64 KiB buffer: without it the copy into
+// the connection would fall back to io.Copy with a fresh 32 KiB buffer per
+// response.
+func (r *relayBody) WriteTo(w io.Writer) (int64, error) {
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
+	buf := *bp
+	var n int64
+	for {
+		m, err := r.body.Read(buf)
+		if m > 0 {
+			wm, werr := w.Write(buf[:m])
+			n += int64(wm)
+			if werr != nil {
+				return n, werr
+			}
+		}
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+func (r *relayBody) Close() error {
+	err := r.body.Close()
+	r.cancel()
+	return err
 }
 
 // bufPool holds read buffers for draining pong bodies: large reads cut the
@@ -205,25 +272,23 @@ func drain(r io.Reader) (int64, error) {
 
 // mping times the whole inner exchange, retries included, from before the
 // first attempt to the last body byte, as the original ping does.
-func (h *pingHandler) mping(w http.ResponseWriter, r *http.Request, target string) {
+func (h *pingHandler) mping(ctx *fasthttp.RequestCtx, target string) {
 	start := time.Now()
 	res := MPing{Code: http.StatusServiceUnavailable, Retries: h.retries}
 	status := http.StatusServiceUnavailable
 	for i := 0; i <= h.retries; i++ {
-		resp, cancel, err := h.get(r.Context(), target)
+		if i > 0 && ctx.Err() != nil {
+			shuttingDown(ctx)
+			return
+		}
+		resp, cancel, err := h.get(target)
 		if err != nil {
-			if r.Context().Err() != nil {
-				return
-			}
 			continue
 		}
 		n, err := drain(resp.Body)
 		resp.Body.Close()
 		cancel()
 		if err != nil {
-			if r.Context().Err() != nil {
-				return
-			}
 			continue // a cut-off body counts as a failed attempt, like the original
 		}
 		res = MPing{Length: int(n), Code: resp.StatusCode, Retries: i}
@@ -231,15 +296,11 @@ func (h *pingHandler) mping(w http.ResponseWriter, r *http.Request, target strin
 		break
 	}
 	res.Duration = float64(time.Since(start).Nanoseconds()) / 1e6
-	body := appendMPing(make([]byte, 0, 96), res)
-	hdr := w.Header()
-	hdr["Content-Type"] = appJSON
-	hdr["Content-Length"] = []string{strconv.Itoa(len(body))}
-	w.WriteHeader(status)
-	w.Write(body)
+	ctx.SetStatusCode(status)
+	ctx.Response.Header.SetContentTypeBytes(appJSON)
+	var buf [128]byte // SetBody copies it into the response's pooled buffer
+	ctx.SetBody(appendMPing(buf[:0], res))
 }
-
-var appJSON = []string{"application/json"}
 
 // appendMPing writes the JSON in the original's key order and spacing
 // ({"length": L, "code": C, "retries": R, "duration": D}), byte-compatible

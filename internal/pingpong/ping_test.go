@@ -2,15 +2,18 @@ package pingpong
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/valyala/fasthttp"
 )
 
 // closedURL returns an http URL on 127.0.0.1 where nothing listens.
@@ -30,18 +33,15 @@ func pingPong(t *testing.T, pongMax int) (pingURL string, pongHits *atomic.Int64
 	t.Helper()
 	hits := new(atomic.Int64)
 	pong := NewPongHandler(pongMax)
-	pongSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	pongURL := serveOn(t, func(ctx *fasthttp.RequestCtx) {
 		hits.Add(1)
-		pong.ServeHTTP(w, r)
-	}))
-	t.Cleanup(pongSrv.Close)
-	ping, err := NewPingHandler(PingConfig{PongURL: pongSrv.URL + "/", Retries: 2, Timeout: 10 * time.Second})
+		pong(ctx)
+	})
+	ping, err := NewPingHandler(PingConfig{PongURL: pongURL + "/", Retries: 2, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pingSrv := httptest.NewServer(ping)
-	t.Cleanup(pingSrv.Close)
-	return pingSrv.URL, hits
+	return serveOn(t, ping), hits
 }
 
 func TestPingRelays(t *testing.T) {
@@ -57,6 +57,9 @@ func TestPingRelays(t *testing.T) {
 			}
 			if resp.ContentLength != int64(n) {
 				t.Errorf("Content-Length %d, want %d", resp.ContentLength, n)
+			}
+			if ct := resp.Header.Get("Content-Type"); ct != "text/plain" {
+				t.Errorf("Content-Type %q, want pong's text/plain", ct)
 			}
 		})
 	}
@@ -150,19 +153,87 @@ func TestPingGivesUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	url := serveOn(t, h)
 
-	m := getMPing(t, srv.URL+"/mping/100", 503)
+	m := getMPing(t, url+"/mping/100", 503)
 	if m.Length != 0 || m.Code != 503 || m.Retries != retries {
 		t.Errorf("mping gave up with %+v, want length 0 code 503 retries %d", m, retries)
 	}
 	if m.Duration <= 0 {
 		t.Errorf("duration %v, want > 0", m.Duration)
 	}
-	resp, body := get(t, "GET", srv.URL+"/ping/100")
+	resp, body := get(t, "GET", url+"/ping/100")
 	if resp.StatusCode != 503 || !strings.Contains(string(body), "pong server is not answering") {
 		t.Errorf("ping gave up with %d %q", resp.StatusCode, body)
+	}
+}
+
+// cutOff answers with raw, then closes the connection: a response cut off
+// mid-body when raw announces more than it carries.
+func cutOff(ctx *fasthttp.RequestCtx, raw string) {
+	ctx.HijackSetNoResponse(true)
+	ctx.Hijack(func(c net.Conn) { c.Write([]byte(raw)) }) // fasthttp closes c afterwards
+}
+
+// TestPingRelayCutOff: a pong body cut off mid-way after ping started its
+// relay must reach the client as a broken response, not a short one.
+func TestPingRelayCutOff(t *testing.T) {
+	pongURL := serveOn(t, func(ctx *fasthttp.RequestCtx) {
+		cutOff(ctx, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 50\r\n\r\npo")
+	})
+	h, err := NewPingHandler(PingConfig{PongURL: pongURL, Retries: 1, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := serveOn(t, h)
+	// fasthttp drops the connection on the failed body copy, before or
+	// after flushing the status line: the client sees an error either way.
+	resp, err := http.Get(url + "/ping/50")
+	if err == nil {
+		var body []byte
+		body, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err == nil {
+			t.Errorf("relayed cut-off body as a clean %d with %d bytes", resp.StatusCode, len(body))
+		}
+	}
+	// ping keeps serving; /mping counts each cut-off body as a failure.
+	m := getMPing(t, url+"/mping/50", 503)
+	if m.Code != 503 || m.Retries != 1 || m.Length != 0 {
+		t.Errorf("mping of cut-off bodies: %+v", m)
+	}
+}
+
+// TestPingRelayClosesPongBody: every relayed pong response is closed once
+// ping wrote it (or dropped it), so pong connections go back to the idle
+// pool instead of piling up.
+func TestPingRelayClosesPongBody(t *testing.T) {
+	var conns atomic.Int64
+	pong := NewPongHandler(1 << 20)
+	pongURL := serveOn(t, pong)
+	h, err := newPing(PingConfig{PongURL: pongURL, Retries: 1, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := h.rt.(*http.Transport)
+	dial := tr.DialContext
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conns.Add(1)
+		return dial(ctx, network, addr)
+	}
+	url := serveOn(t, h.serve)
+	for i := 0; i < 50; i++ {
+		for _, method := range []string{"GET", "HEAD"} {
+			resp, body := get(t, method, url+"/ping/100000")
+			if resp.StatusCode != 200 || method == "GET" && len(body) != 100000 {
+				t.Fatalf("%s: %d, %d bytes", method, resp.StatusCode, len(body))
+			}
+		}
+	}
+	// GETs read pong's body to the end and reuse the connection; a HEAD
+	// closes it unread, which costs that connection but must not leak it.
+	if n := conns.Load(); n > 51 {
+		t.Errorf("%d connections to pong for 50 GETs and 50 HEADs", n)
 	}
 }
 
@@ -184,23 +255,18 @@ func TestPingRetries(t *testing.T) {
 		t.Run(strconv.Itoa(tt.fail), func(t *testing.T) {
 			var calls atomic.Int64
 			pong := NewPongHandler(100)
-			pongSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			pongURL := serveOn(t, func(ctx *fasthttp.RequestCtx) {
 				if calls.Add(1) <= int64(tt.fail) {
-					w.Header().Set("Content-Length", "50")
-					w.Write([]byte("po"))
-					w.(http.Flusher).Flush()
-					panic(http.ErrAbortHandler) // close mid-body
+					cutOff(ctx, "HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\npo")
+					return
 				}
-				pong.ServeHTTP(w, r)
-			}))
-			defer pongSrv.Close()
-			h, err := NewPingHandler(PingConfig{PongURL: pongSrv.URL, Retries: tt.limit, Timeout: 5 * time.Second})
+				pong(ctx)
+			})
+			h, err := NewPingHandler(PingConfig{PongURL: pongURL, Retries: tt.limit, Timeout: 5 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv := httptest.NewServer(h)
-			defer srv.Close()
-			m := getMPing(t, srv.URL+"/mping/50", tt.status)
+			m := getMPing(t, serveOn(t, h)+"/mping/50", tt.status)
 			if m.Code != tt.code || m.Retries != tt.retries || m.Length != tt.length {
 				t.Errorf("got %+v, want code %d retries %d length %d", m, tt.code, tt.retries, tt.length)
 			}
@@ -212,11 +278,10 @@ func TestPingRetries(t *testing.T) {
 }
 
 func TestPingDefaults(t *testing.T) {
-	h, err := NewPingHandler(PingConfig{PongURL: "http://127.0.0.1:1"})
+	p, err := newPing(PingConfig{PongURL: "http://127.0.0.1:1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := h.(*pingHandler)
 	if p.retries != DefaultRetries || p.timeout != DefaultTimeout {
 		t.Errorf("defaults: retries %d timeout %v", p.retries, p.timeout)
 	}

@@ -1,21 +1,30 @@
 package pingpong
 
 import (
+	"bytes"
 	"io"
-	"net/http"
 	"strconv"
-	"strings"
+	"sync"
+
+	"github.com/valyala/fasthttp"
 )
 
 // DefaultMaxSize is the largest body pong serves unless told otherwise.
 const DefaultMaxSize = 16 << 20
 
-// Shared, never-mutated header values: assigning them directly to the header
-// map skips key canonicalisation and a slice allocation per request.
+// Shared, never-mutated header values and path prefixes.
 var (
-	textPlain = []string{"text/plain"}
-	allowGet  = []string{"GET, HEAD"}
-	nosniff   = []string{"nosniff"}
+	textPlain   = []byte("text/plain")
+	appJSON     = []byte("application/json")
+	hdrAllow    = []byte("Allow")
+	allowGet    = []byte("GET, HEAD")
+	hdrNosniff  = []byte("X-Content-Type-Options")
+	nosniff     = []byte("nosniff")
+	prefixPong  = []byte("/pong/")
+	prefixPing  = []byte("/ping/")
+	prefixMPing = []byte("/mping/")
+	bodyPNG     = []byte("png")
+	bodyNG      = []byte("ng")
 )
 
 // Body returns the pong body of n bytes: "p", n-3 "o", "ng"; for n < 3 the
@@ -38,119 +47,117 @@ func Body(n int) []byte {
 
 type pongHandler struct {
 	max int
-	// buf is "o"×(max-3) + "ng": every body of n >= 3 bytes is "p" followed
-	// by the last n-1 bytes of buf.
-	buf []byte
-	// cl caches Content-Length values for small sizes (the common ones in a
-	// plan), so those requests do not allocate a string and a slice.
-	cl [][]string
-	// file is buf's sendfile twin for bodies of at least sendfileMin bytes.
-	file bodyFile
+	// head is "p" + "o"×(max-3): every body of n >= 3 bytes is head[:n-2]
+	// followed by "ng".
+	head []byte
+	pool sync.Pool // of *pongBody
 }
 
-// sendfileMin is the body size from which pong uses sendfile: below it the
-// extra syscalls (lseek, a separate header write) cost more than the copy
-// they save. Chosen by measurement with bench/pong-vs-nginx.sh.
-const sendfileMin = 32 << 10
-
-// clCache bounds the Content-Length cache (built up front, read-only, so no
-// locking): 4096 entries cost ~200 KiB.
-const clCache = 1 << 12
-
 // NewPongHandler serves GET /pong/{n}. Every body is cut from one buffer
-// prepared here, so a request costs no body construction, only copying.
-func NewPongHandler(maxSize int) http.Handler {
+// prepared here and streamed to the connection from it, so a request costs
+// no body construction and no allocation, only copying.
+func NewPongHandler(maxSize int) fasthttp.RequestHandler {
+	return newPong(maxSize).serve
+}
+
+func newPong(maxSize int) *pongHandler {
 	if maxSize < 0 {
 		maxSize = 0
 	}
-	// tail = "o"×(maxSize-3) + "ng" (at least "ng"). The body for n >= 3 is
-	// "p" + tail[len(tail)-(n-1):], i.e. one 1-byte write followed by one
-	// contiguous write, which lets net/http hand the bulk to the socket
-	// without an extra flush for a trailing fragment.
-	tl := maxSize - 1
-	if tl < 2 {
-		tl = 2
+	head := make([]byte, max(maxSize-2, 1))
+	head[0] = 'p'
+	for i := 1; i < len(head); i++ {
+		head[i] = 'o'
 	}
-	tail := make([]byte, tl)
-	for i := range tail {
-		tail[i] = 'o'
-	}
-	tail[tl-2], tail[tl-1] = 'n', 'g'
-	h := &pongHandler{max: maxSize, buf: tail}
-	h.file.tail = tail
-	nc := min(maxSize+1, clCache)
-	h.cl = make([][]string, nc)
-	for i := range h.cl {
-		h.cl[i] = []string{strconv.Itoa(i)}
-	}
+	h := &pongHandler{max: maxSize, head: head}
+	h.pool.New = func() any { return &pongBody{h: h} }
 	return h
 }
 
-var (
-	bodyP   = []byte("p")
-	bodyPNG = []byte("png")
-)
+// pongBody streams one body of n >= 3 bytes: head[:n-2], then "ng".
+// fasthttp writes it with WriteTo (two writes into its buffered connection
+// writer, no copy through an intermediate buffer) and calls Close once the
+// response is written or dropped, which returns it to the pool.
+type pongBody struct {
+	h   *pongHandler
+	n   int // body length
+	off int // bytes already produced
+}
 
-func (h *pongHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	arg, ok := strings.CutPrefix(r.URL.Path, "/pong/")
-	if !ok || strings.IndexByte(arg, '/') >= 0 {
-		http.NotFound(w, r)
+func (b *pongBody) Read(p []byte) (int, error) {
+	if b.off >= b.n {
+		return 0, io.EOF
+	}
+	var m int
+	if split := b.n - 2; b.off < split {
+		m = copy(p, b.h.head[b.off:split])
+	} else {
+		m = copy(p, bodyNG[b.off-split:])
+	}
+	b.off += m
+	return m, nil
+}
+
+func (b *pongBody) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	if split := b.n - 2; b.off < split {
+		m, err := w.Write(b.h.head[b.off:split])
+		b.off += m
+		total += int64(m)
+		if err != nil {
+			return total, err
+		}
+	}
+	if b.off < b.n {
+		m, err := w.Write(bodyNG[b.off-(b.n-2):])
+		b.off += m
+		total += int64(m)
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+func (b *pongBody) Close() error {
+	b.n, b.off = 0, 0
+	b.h.pool.Put(b)
+	return nil
+}
+
+func (h *pongHandler) serve(ctx *fasthttp.RequestCtx) {
+	arg, ok := bytes.CutPrefix(ctx.Path(), prefixPong)
+	if !ok || bytes.IndexByte(arg, '/') >= 0 {
+		notFound(ctx)
 		return
 	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header()["Allow"] = allowGet
-		plainError(w, http.StatusMethodNotAllowed, "method not allowed: use GET or HEAD")
+	if !ctx.IsGet() && !ctx.IsHead() {
+		methodNotAllowed(ctx)
 		return
 	}
 	n, msg := parseSize(arg, h.max)
 	if msg != "" {
-		plainError(w, http.StatusBadRequest, msg)
+		plainError(ctx, fasthttp.StatusBadRequest, msg)
 		return
 	}
-
-	hdr := w.Header()
-	hdr["Content-Type"] = textPlain
-	if n < len(h.cl) {
-		hdr["Content-Length"] = h.cl[n]
-	} else {
-		hdr["Content-Length"] = []string{strconv.Itoa(n)}
-	}
-	if r.Method == http.MethodHead || n == 0 {
-		w.WriteHeader(http.StatusOK)
-		return
-	}
+	ctx.Response.Header.SetContentTypeBytes(textPlain)
 	if n < 3 {
-		w.Write(bodyPNG[:n])
+		ctx.Response.SetBodyRaw(bodyPNG[:n])
+		// Explicit, so a HEAD answer for 0 bytes carries "Content-Length: 0".
+		ctx.Response.Header.SetContentLength(n)
 		return
 	}
-	off := len(h.buf) - (n - 1)
-	// Write errors mean the client went away; nothing useful to do.
-	if n >= sendfileMin {
-		// net/http's ResponseWriter hands an *os.File behind an
-		// io.LimitedReader to sendfile(2) on the TCP connection.
-		if rf, ok := w.(io.ReaderFrom); ok {
-			if f := h.file.get(int64(off)); f != nil {
-				w.Write(bodyP)
-				// Flushing sends the header now; ReadFrom then skips its
-				// 512-byte sniffing read and goes straight to sendfile.
-				if fl, ok := w.(http.Flusher); ok {
-					fl.Flush()
-				}
-				rf.ReadFrom(&io.LimitedReader{R: f, N: int64(n - 1)})
-				h.file.put(f)
-				return
-			}
-		}
-	}
-	w.Write(bodyP)
-	w.Write(h.buf[off:])
+	// Content-Length n; for HEAD fasthttp skips the body and still closes it.
+	b := h.pool.Get().(*pongBody)
+	b.n = n
+	ctx.Response.SetBodyStream(b, n)
 }
 
 // parseSize accepts only plain decimal digits (no sign, no spaces) and
 // rejects values above max without overflowing. It returns a one-line reason
 // when the size is unacceptable.
-func parseSize(s string, max int) (int, string) {
-	if s == "" {
+func parseSize(s []byte, max int) (int, string) {
+	if len(s) == 0 {
 		return 0, "size missing: use /pong/{bytes}"
 	}
 	if s[0] == '-' && len(s) > 1 && allDigits(s[1:]) {
@@ -171,8 +178,8 @@ func parseSize(s string, max int) (int, string) {
 	return n, ""
 }
 
-func allDigits(s string) bool {
-	if s == "" {
+func allDigits(s []byte) bool {
+	if len(s) == 0 {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
@@ -183,12 +190,22 @@ func allDigits(s string) bool {
 	return true
 }
 
-// plainError is http.Error without the per-call header churn; the reason is
-// a single line so log scrapers and curl users see it whole.
-func plainError(w http.ResponseWriter, code int, msg string) {
-	h := w.Header()
-	h["Content-Type"] = textPlain
-	h["X-Content-Type-Options"] = nosniff
-	w.WriteHeader(code)
-	w.Write([]byte(msg + "\n"))
+// plainError answers code with a one-line reason, so log scrapers and curl
+// users see it whole.
+func plainError(ctx *fasthttp.RequestCtx, code int, msg string) {
+	ctx.SetStatusCode(code)
+	ctx.Response.Header.SetContentTypeBytes(textPlain)
+	ctx.Response.Header.SetBytesKV(hdrNosniff, nosniff)
+	ctx.Response.SetBodyString(msg)
+	ctx.Response.AppendBodyString("\n")
+}
+
+// notFound answers like net/http's NotFound did.
+func notFound(ctx *fasthttp.RequestCtx) {
+	plainError(ctx, fasthttp.StatusNotFound, "404 page not found")
+}
+
+func methodNotAllowed(ctx *fasthttp.RequestCtx) {
+	ctx.Response.Header.SetBytesKV(hdrAllow, allowGet)
+	plainError(ctx, fasthttp.StatusMethodNotAllowed, "method not allowed: use GET or HEAD")
 }

@@ -1,16 +1,18 @@
 package pingpong
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"io"
+	"net"
 	"net/http"
-	"net/http/httptest"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/valyala/fasthttp"
 )
 
 func TestBody(t *testing.T) {
@@ -46,6 +48,26 @@ func TestBody(t *testing.T) {
 	}
 }
 
+// serveOn serves h with Serve on a fresh 127.0.0.1 port until the test ends
+// and returns its base URL.
+func serveOn(t testing.TB, h fasthttp.RequestHandler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, ln, h) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
 func get(t *testing.T, method, url string) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, nil)
@@ -66,8 +88,7 @@ func get(t *testing.T, method, url string) (*http.Response, []byte) {
 
 func TestPongHandler(t *testing.T) {
 	const max = 100000
-	srv := httptest.NewServer(NewPongHandler(max))
-	defer srv.Close()
+	url := serveOn(t, NewPongHandler(max))
 
 	tests := []struct {
 		method, path string
@@ -102,7 +123,7 @@ func TestPongHandler(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.method+tt.path, func(t *testing.T) {
-			resp, body := get(t, tt.method, srv.URL+tt.path)
+			resp, body := get(t, tt.method, url+tt.path)
 			if resp.StatusCode != tt.code {
 				t.Fatalf("status %d, want %d (body %q)", resp.StatusCode, tt.code, body)
 			}
@@ -119,6 +140,9 @@ func TestPongHandler(t *testing.T) {
 				if len(resp.TransferEncoding) != 0 {
 					t.Errorf("Transfer-Encoding %v, want identity", resp.TransferEncoding)
 				}
+				if sv := resp.Header.Get("Server"); sv != "" {
+					t.Errorf("Server header %q, want none", sv)
+				}
 				return
 			}
 			if !strings.Contains(string(body), tt.errSub) {
@@ -134,55 +158,39 @@ func TestPongHandler(t *testing.T) {
 	}
 
 	// After all the bad requests the server must still serve.
-	resp, body := get(t, "GET", srv.URL+"/pong/4")
+	resp, body := get(t, "GET", url+"/pong/4")
 	if resp.StatusCode != 200 || string(body) != "pong" {
 		t.Fatalf("after errors: %d %q", resp.StatusCode, body)
 	}
 }
 
 func TestPongHead(t *testing.T) {
-	srv := httptest.NewServer(NewPongHandler(DefaultMaxSize))
-	defer srv.Close()
-	resp, body := get(t, "HEAD", srv.URL+"/pong/5000")
-	if resp.StatusCode != 200 || len(body) != 0 {
-		t.Fatalf("HEAD: %d, %d body bytes", resp.StatusCode, len(body))
+	url := serveOn(t, NewPongHandler(DefaultMaxSize))
+	for _, n := range []string{"5000", "2", "0"} {
+		resp, body := get(t, "HEAD", url+"/pong/"+n)
+		if resp.StatusCode != 200 || len(body) != 0 {
+			t.Fatalf("HEAD %s: %d, %d body bytes", n, resp.StatusCode, len(body))
+		}
+		if resp.Header.Get("Content-Length") != n {
+			t.Errorf("HEAD Content-Length %q, want %s", resp.Header.Get("Content-Length"), n)
+		}
+		if ct := resp.Header.Get("Content-Type"); ct != "text/plain" {
+			t.Errorf("HEAD %s: Content-Type %q, want text/plain", n, ct)
+		}
 	}
-	if resp.Header.Get("Content-Length") != "5000" {
-		t.Errorf("HEAD Content-Length %q, want 5000", resp.Header.Get("Content-Length"))
+	// The connection still carries a proper answer after HEADs.
+	resp, body := get(t, "GET", url+"/pong/5")
+	if resp.StatusCode != 200 || string(body) != "poong" {
+		t.Errorf("GET after HEAD: %d %q", resp.StatusCode, body)
 	}
 }
 
-// TestPongSendfile exercises the file-backed path for large bodies: bytes,
-// lengths and concurrent use of the reader pool.
-func TestPongSendfile(t *testing.T) {
+// TestPongStream serves large bodies from the pooled stream concurrently:
+// bytes and lengths must stay right while bodies are reused.
+func TestPongStream(t *testing.T) {
 	const max = 1 << 20
-	h := NewPongHandler(max).(*pongHandler)
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-
-	resp, body := get(t, "GET", srv.URL+"/pong/1000")
-	if resp.StatusCode != 200 || len(body) != 1000 {
-		t.Fatalf("small body: %d, %d bytes", resp.StatusCode, len(body))
-	}
-	if h.file.ready.Load() {
-		t.Fatal("file created although no large body was asked for")
-	}
-	// The first large request is served from memory and starts the file.
-	resp, body = get(t, "GET", srv.URL+"/pong/"+strconv.Itoa(sendfileMin))
-	if resp.StatusCode != 200 || !bytes.Equal(body, Body(sendfileMin)) {
-		t.Fatalf("first large body: %d, %d bytes", resp.StatusCode, len(body))
-	}
-	for deadline := time.Now().Add(5 * time.Second); !h.file.ready.Load() && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if !h.file.ready.Load() {
-		if runtime.GOOS == "linux" {
-			t.Fatal("body file not ready after 5 s")
-		}
-		t.Skip("no body file on this system; memory path only")
-	}
-
-	sizes := []int{sendfileMin - 1, sendfileMin, sendfileMin + 1, 65537, 102400, max - 1, max}
+	url := serveOn(t, NewPongHandler(max))
+	sizes := []int{3, 4, 1023, 4096, 4097, 65537, 102400, max - 1, max}
 	var wg sync.WaitGroup
 	for g := 0; g < 8; g++ {
 		wg.Add(1)
@@ -190,7 +198,7 @@ func TestPongSendfile(t *testing.T) {
 			defer wg.Done()
 			for i := range sizes {
 				n := sizes[(i+g)%len(sizes)]
-				resp, err := http.Get(srv.URL + "/pong/" + strconv.Itoa(n))
+				resp, err := http.Get(url + "/pong/" + strconv.Itoa(n))
 				if err != nil {
 					t.Error(err)
 					return
@@ -206,16 +214,66 @@ func TestPongSendfile(t *testing.T) {
 	}
 	wg.Wait()
 
-	resp, body = get(t, "HEAD", srv.URL+"/pong/"+strconv.Itoa(max))
+	resp, body := get(t, "HEAD", url+"/pong/"+strconv.Itoa(max))
 	if resp.StatusCode != 200 || len(body) != 0 || resp.ContentLength != max {
 		t.Errorf("HEAD large: %d, %d bytes, Content-Length %d", resp.StatusCode, len(body), resp.ContentLength)
 	}
-	h.file.mu.Lock()
-	idle := len(h.file.free)
-	h.file.mu.Unlock()
-	if idle < 1 || idle > maxFreeReaders {
-		t.Errorf("%d idle readers after the burst, want 1..%d", idle, maxFreeReaders)
+}
+
+// TestPongBodyRead checks the stream's Read (used when fasthttp does not
+// take WriteTo) and WriteTo after a partial Read, at awkward chunk sizes.
+func TestPongBodyRead(t *testing.T) {
+	h := newPong(1000)
+	for _, n := range []int{3, 4, 5, 10, 999, 1000} {
+		for _, chunk := range []int{1, 2, 3, 7, 4096} {
+			b := h.pool.Get().(*pongBody)
+			b.n = n
+			var got []byte
+			p := make([]byte, chunk)
+			for {
+				m, err := b.Read(p)
+				got = append(got, p[:m]...)
+				if err == io.EOF {
+					break
+				}
+				if err != nil || m == 0 {
+					t.Fatalf("n=%d chunk=%d: Read = %d, %v", n, chunk, m, err)
+				}
+			}
+			if !bytes.Equal(got, Body(n)) {
+				t.Errorf("n=%d chunk=%d: read %q", n, chunk, got)
+			}
+			b.Close()
+		}
+		for k := 0; k <= n; k++ {
+			b := h.pool.Get().(*pongBody)
+			b.n = n
+			got := make([]byte, k)
+			if _, err := io.ReadFull(b, got); err != nil {
+				t.Fatal(err)
+			}
+			var rest bytes.Buffer
+			if m, err := b.WriteTo(&rest); err != nil || m != int64(n-k) {
+				t.Fatalf("n=%d: WriteTo after %d = %d, %v", n, k, m, err)
+			}
+			if got = append(got, rest.Bytes()...); !bytes.Equal(got, Body(n)) {
+				t.Errorf("n=%d: Read %d + WriteTo gave %q", n, k, got)
+			}
+			b.Close()
+		}
 	}
+}
+
+// serveCtx runs h on a bare RequestCtx for a GET of path and returns the
+// status and body (streams are read to the end and closed).
+func serveCtx(h fasthttp.RequestHandler, path string) (int, []byte) {
+	var ctx fasthttp.RequestCtx
+	ctx.Request.SetRequestURI(path)
+	h(&ctx)
+	body := append([]byte(nil), ctx.Response.Body()...)
+	code := ctx.Response.StatusCode()
+	ctx.Response.Reset()
+	return code, body
 }
 
 // TestPongSmallMax checks degenerate maxima still build a valid buffer.
@@ -223,75 +281,81 @@ func TestPongSmallMax(t *testing.T) {
 	for max := 0; max <= 5; max++ {
 		h := NewPongHandler(max)
 		for n := 0; n <= max; n++ {
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, httptest.NewRequest("GET", "/pong/"+strconv.Itoa(n), nil))
-			if rec.Code != 200 || rec.Body.String() != string(Body(n)) {
-				t.Errorf("max %d, n %d: %d %q", max, n, rec.Code, rec.Body.String())
+			code, body := serveCtx(h, "/pong/"+strconv.Itoa(n))
+			if code != 200 || string(body) != string(Body(n)) {
+				t.Errorf("max %d, n %d: %d %q", max, n, code, body)
 			}
 		}
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest("GET", "/pong/"+strconv.Itoa(max+1), nil))
-		if rec.Code != 400 {
-			t.Errorf("max %d, n %d: status %d, want 400", max, max+1, rec.Code)
+		if code, _ := serveCtx(h, "/pong/"+strconv.Itoa(max+1)); code != 400 {
+			t.Errorf("max %d, n %d: status %d, want 400", max, max+1, code)
 		}
 	}
 }
 
-// TestPongNoAllocs guards the hot path: a size below the Content-Length
-// cache must not allocate in the handler.
+// countWriter counts and discards what it is given.
+type countWriter struct{ n int }
+
+func (c *countWriter) Write(p []byte) (int, error) { c.n += len(p); return len(p), nil }
+
+// pongOnCtx serves path with h on ctx and writes the response out to bw, as
+// fasthttp's connection loop does, then resets ctx's response (which returns
+// a streamed body to its pool).
+func pongOnCtx(h fasthttp.RequestHandler, ctx *fasthttp.RequestCtx, bw *bufio.Writer) {
+	h(ctx)
+	ctx.Response.Write(bw)
+	bw.Flush()
+	ctx.Response.Reset()
+}
+
+// TestPongNoAllocs guards the hot path: handler plus writing the response
+// must not allocate once the body pool is warm.
 func TestPongNoAllocs(t *testing.T) {
 	h := NewPongHandler(DefaultMaxSize)
-	w := &discardWriter{h: http.Header{}}
-	r := httptest.NewRequest("GET", "/pong/1024", nil)
-	allocs := testing.AllocsPerRun(100, func() {
-		clear(w.h)
-		w.n = 0
-		h.ServeHTTP(w, r)
-	})
-	if allocs != 0 {
-		t.Errorf("pong handler allocates %.1f times per 1 kB request, want 0", allocs)
-	}
-	if w.n != 1024 {
-		t.Errorf("wrote %d bytes, want 1024", w.n)
+	for _, n := range []int{2, 1024, 102400} {
+		var ctx fasthttp.RequestCtx
+		ctx.Request.SetRequestURI("/pong/" + strconv.Itoa(n))
+		cw := &countWriter{}
+		bw := bufio.NewWriterSize(cw, 4096)
+		pongOnCtx(h, &ctx, bw) // warm up
+		cw.n = 0
+		allocs := testing.AllocsPerRun(100, func() {
+			pongOnCtx(h, &ctx, bw)
+		})
+		if allocs != 0 {
+			t.Errorf("pong allocates %.1f times per %d-byte request, want 0", allocs, n)
+		}
+		if per := cw.n / 101; per < n || per > n+200 {
+			t.Errorf("wrote %d bytes per %d-byte response", per, n)
+		}
 	}
 }
-
-// discardWriter is a ResponseWriter that costs nothing, so benchmarks see
-// the handler's own work.
-type discardWriter struct {
-	h    http.Header
-	n    int
-	code int
-}
-
-func (d *discardWriter) Header() http.Header         { return d.h }
-func (d *discardWriter) WriteHeader(code int)        { d.code = code }
-func (d *discardWriter) Write(p []byte) (int, error) { d.n = len(p) + d.n; return len(p), nil }
 
 func benchPong(b *testing.B, n int) {
 	path := "/pong/" + strconv.Itoa(n)
+	// handler: the handler plus fasthttp writing the response into a
+	// discarding buffered writer, without a connection.
 	b.Run("handler", func(b *testing.B) {
 		h := NewPongHandler(DefaultMaxSize)
-		w := &discardWriter{h: http.Header{}}
-		r := httptest.NewRequest("GET", path, nil)
+		var ctx fasthttp.RequestCtx
+		ctx.Request.SetRequestURI(path)
+		cw := &countWriter{}
+		bw := bufio.NewWriterSize(cw, 4096)
 		b.ReportAllocs()
 		b.SetBytes(int64(n))
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
-			clear(w.h)
-			w.n = 0
-			h.ServeHTTP(w, r)
+			pongOnCtx(h, &ctx, bw)
 		}
-		if w.n != n {
-			b.Fatalf("wrote %d bytes, want %d", w.n, n)
+		if cw.n < b.N*n {
+			b.Fatalf("wrote %d bytes for %d responses of %d", cw.n, b.N, n)
 		}
 	})
-	// loopback includes net/http on both ends (client allocations too).
+	// loopback includes fasthttp serving and net/http as the client
+	// (client allocations too).
 	b.Run("loopback", func(b *testing.B) {
-		srv := httptest.NewServer(NewPongHandler(DefaultMaxSize))
-		defer srv.Close()
+		url := serveOn(b, NewPongHandler(DefaultMaxSize)) + path
 		client := &http.Client{Transport: newTransport(DefaultTimeout, 4)}
-		url := srv.URL + path
+		defer client.CloseIdleConnections()
 		b.ReportAllocs()
 		b.SetBytes(int64(n))
 		b.ResetTimer()

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"net"
-	"net/http"
+	"sync"
 	"time"
+
+	"github.com/valyala/fasthttp"
 )
 
 // ShutdownGrace bounds how long Serve waits for in-flight requests after ctx
@@ -13,27 +15,86 @@ import (
 // Retries × Timeout.
 const ShutdownGrace = 5 * time.Second
 
+// Server limits. Ping and pong only take GETs, so a request is a header and
+// nothing else; ReadTimeout covers reading all of it (no slowloris on a
+// benchmark port), IdleTimeout keeps connections across siege pauses.
+const (
+	readTimeout        = 10 * time.Second
+	idleTimeout        = 2 * time.Minute
+	maxRequestBodySize = 4 << 10
+)
+
+// errListenerClosed reports a listener that stopped accepting although
+// nobody asked Serve to stop (fasthttp returns nil for a closed listener).
+var errListenerClosed = errors.New("listener closed")
+
+// newServer is the fasthttp server both ping and pong run on.
+func newServer(h fasthttp.RequestHandler) *fasthttp.Server {
+	return &fasthttp.Server{
+		Handler:               h,
+		NoDefaultServerHeader: true,
+		ReadTimeout:           readTimeout,
+		IdleTimeout:           idleTimeout,
+		MaxRequestBodySize:    maxRequestBodySize,
+		CloseOnShutdown:       true, // "Connection: close" on answers during shutdown
+	}
+}
+
+// conns tracks a server's open connections so Serve can drop the ones still
+// busy when the shutdown grace expires (fasthttp leaves them running).
+type conns struct {
+	mu sync.Mutex
+	m  map[net.Conn]struct{}
+}
+
+func (c *conns) track(nc net.Conn, st fasthttp.ConnState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch st {
+	case fasthttp.StateNew:
+		if c.m == nil {
+			c.m = make(map[net.Conn]struct{})
+		}
+		c.m[nc] = struct{}{}
+	case fasthttp.StateClosed, fasthttp.StateHijacked:
+		delete(c.m, nc)
+	}
+}
+
+func (c *conns) closeAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for nc := range c.m {
+		nc.Close()
+		delete(c.m, nc)
+	}
+}
+
 // Serve runs h on ln until ctx is cancelled, then shuts down gracefully and
 // returns nil. Any other end of serving is returned as an error.
-func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second, // no slowloris on a benchmark port
-		IdleTimeout:       2 * time.Minute,  // keep-alive across siege pauses
-	}
+func Serve(ctx context.Context, ln net.Listener, h fasthttp.RequestHandler) error {
+	srv := newServer(h)
+	var open conns
+	srv.ConnState = open.track
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
-		return err // Serve never returns nil
+		if err == nil {
+			err = errListenerClosed
+		}
+		return err
 	case <-ctx.Done():
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		srv.Close() // grace expired: drop the stragglers
+	if err := srv.ShutdownWithContext(sctx); err != nil {
+		open.closeAll() // grace expired: drop the stragglers
 	}
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+	// ShutdownWithContext does nothing if srv.Serve has not registered ln
+	// yet; closing ln ourselves ends srv.Serve in every case.
+	ln.Close()
+	if err := <-errc; err != nil && !errors.Is(err, net.ErrClosed) {
 		return err
 	}
 	return nil

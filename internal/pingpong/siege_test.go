@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/valyala/fasthttp"
 )
 
 func TestSiege(t *testing.T) {
@@ -86,7 +88,7 @@ func TestSiegeConcurrency(t *testing.T) {
 	var waiting atomic.Int32
 	release := make(chan struct{})
 	pong := NewPongHandler(100)
-	pongSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	pongURL := serveOn(t, func(ctx *fasthttp.RequestCtx) {
 		if waiting.Add(1) == conc {
 			close(release)
 		}
@@ -94,20 +96,18 @@ func TestSiegeConcurrency(t *testing.T) {
 		case <-release:
 		case <-time.After(5 * time.Second):
 		}
-		pong.ServeHTTP(w, r)
-	}))
-	defer pongSrv.Close()
-	ping, err := NewPingHandler(PingConfig{PongURL: pongSrv.URL})
+		pong(ctx)
+	})
+	ping, err := NewPingHandler(PingConfig{PongURL: pongURL})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pingSrv := httptest.NewServer(ping)
-	defer pingSrv.Close()
+	pingURL := serveOn(t, ping)
 
 	reqs := Requests([]int{10, 20}, 2)
 	var n int
 	begin := time.Now()
-	err = Siege(context.Background(), SiegeConfig{Target: pingSrv.URL, Concurrency: conc}, reqs, func(s Sample) {
+	err = Siege(context.Background(), SiegeConfig{Target: pingURL, Concurrency: conc}, reqs, func(s Sample) {
 		n++
 		if !s.OK() {
 			t.Errorf("sample %+v", s)
@@ -166,10 +166,9 @@ func TestSiegePongDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pingSrv := httptest.NewServer(ping)
-	defer pingSrv.Close()
+	pingURL := serveOn(t, ping)
 	var samples []Sample
-	if err := Siege(context.Background(), SiegeConfig{Target: pingSrv.URL}, Requests([]int{64}, 2), func(s Sample) {
+	if err := Siege(context.Background(), SiegeConfig{Target: pingURL}, Requests([]int{64}, 2), func(s Sample) {
 		samples = append(samples, s)
 	}); err != nil {
 		t.Fatal(err)
