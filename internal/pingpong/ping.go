@@ -118,23 +118,13 @@ func newTransport(timeout time.Duration, idlePerHost int) *http.Transport {
 
 func (h *pingHandler) serve(ctx *fasthttp.RequestCtx) {
 	path := ctx.Path()
-	measure := false
 	arg, ok := bytes.CutPrefix(path, prefixPing)
-	if !ok {
+	measure := !ok
+	if measure {
 		arg, ok = bytes.CutPrefix(path, prefixMPing)
-		measure = true
 	}
-	if !ok || bytes.IndexByte(arg, '/') >= 0 {
-		notFound(ctx)
-		return
-	}
-	if !ctx.IsGet() && !ctx.IsHead() {
-		methodNotAllowed(ctx)
-		return
-	}
-	n, msg := parseSize(arg, math.MaxInt)
-	if msg != "" {
-		plainError(ctx, fasthttp.StatusBadRequest, msg)
+	n, ok := requestedSize(ctx, arg, ok, math.MaxInt)
+	if !ok {
 		return
 	}
 	target := h.base + strconv.Itoa(n)

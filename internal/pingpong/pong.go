@@ -125,19 +125,30 @@ func (b *pongBody) Close() error {
 	return nil
 }
 
-func (h *pongHandler) serve(ctx *fasthttp.RequestCtx) {
-	arg, ok := bytes.CutPrefix(ctx.Path(), prefixPong)
-	if !ok || bytes.IndexByte(arg, '/') >= 0 {
+// requestedSize checks a GET or HEAD of PREFIX{n}, where arg is what
+// follows the prefix (matched: the prefix was there), and returns n. On
+// anything else it answers 404, 405 or 400 and returns false.
+func requestedSize(ctx *fasthttp.RequestCtx, arg []byte, matched bool, max int) (int, bool) {
+	if !matched || bytes.IndexByte(arg, '/') >= 0 {
 		notFound(ctx)
-		return
+		return 0, false
 	}
 	if !ctx.IsGet() && !ctx.IsHead() {
 		methodNotAllowed(ctx)
-		return
+		return 0, false
 	}
-	n, msg := parseSize(arg, h.max)
+	n, msg := parseSize(arg, max)
 	if msg != "" {
 		plainError(ctx, fasthttp.StatusBadRequest, msg)
+		return 0, false
+	}
+	return n, true
+}
+
+func (h *pongHandler) serve(ctx *fasthttp.RequestCtx) {
+	arg, ok := bytes.CutPrefix(ctx.Path(), prefixPong)
+	n, ok := requestedSize(ctx, arg, ok, h.max)
+	if !ok {
 		return
 	}
 	ctx.Response.Header.SetContentTypeBytes(textPlain)
