@@ -10,7 +10,7 @@
 # Usage: bench/pong-vs-nginx.sh
 # Env:   CNPERF=./cnperf  binary offering `serve pong --listen ADDR`
 #        PONG_PORT=18081 NGINX_PORT=18082
-#        ROUNDS=3 DURATION=5s THREADS=2 CONNS=32
+#        ROUNDS=5 DURATION=5s THREADS=2 CONNS=32
 #        QUIET_WAIT=60  seconds to wait before each run for the CPUs to be
 #                       >= 90 % idle (0: don't wait); other load on the box
 #                       otherwise lands on whichever server runs at the time
@@ -21,7 +21,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CNPERF=${CNPERF:-./cnperf}
 PONG_PORT=${PONG_PORT:-18081}
 NGINX_PORT=${NGINX_PORT:-18082}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
 DURATION=${DURATION:-5s}
 THREADS=${THREADS:-2}
 CONNS=${CONNS:-32}

@@ -47,9 +47,9 @@ func Body(n int) []byte {
 
 type pongHandler struct {
 	max int
-	// head is "p" + "o"×(max-3): every body of n >= 3 bytes is head[:n-2]
-	// followed by "ng".
-	head []byte
+	// tail is "o"×(max-3) + "ng": every body of n >= 3 bytes is "p"
+	// followed by tail's last n-1 bytes, one contiguous slice.
+	tail []byte
 	pool sync.Pool // of *pongBody
 }
 
@@ -64,52 +64,46 @@ func newPong(maxSize int) *pongHandler {
 	if maxSize < 0 {
 		maxSize = 0
 	}
-	head := make([]byte, max(maxSize-2, 1))
-	head[0] = 'p'
-	for i := 1; i < len(head); i++ {
-		head[i] = 'o'
-	}
-	h := &pongHandler{max: maxSize, head: head}
+	tail := bytes.Repeat([]byte{'o'}, max(maxSize-1, 2))
+	copy(tail[len(tail)-2:], bodyNG)
+	h := &pongHandler{max: maxSize, tail: tail}
 	h.pool.New = func() any { return &pongBody{h: h} }
 	return h
 }
 
-// pongBody streams one body of n >= 3 bytes: head[:n-2], then "ng".
-// fasthttp writes it with WriteTo (two writes into its buffered connection
-// writer, no copy through an intermediate buffer) and calls Close once the
-// response is written or dropped, which returns it to the pool.
+// pongBody streams one body of n >= 3 bytes: "p", then the tail's last n-1
+// bytes. The "p" joins the headers in fasthttp's buffered writer and the
+// rest follows in one write, so a large body leaves in two sends with no
+// small trailing segment (writing "ng" on its own cost a third, 2-byte
+// segment per response). fasthttp calls Close once the response is written
+// or dropped, which returns the body to the pool.
 type pongBody struct {
 	h   *pongHandler
 	n   int // body length
 	off int // bytes already produced
 }
 
+// segment returns the unproduced part of the body's current segment.
+func (b *pongBody) segment() []byte {
+	if b.off == 0 {
+		return bodyPNG[:1] // "p"
+	}
+	return b.h.tail[len(b.h.tail)-(b.n-b.off):]
+}
+
 func (b *pongBody) Read(p []byte) (int, error) {
 	if b.off >= b.n {
 		return 0, io.EOF
 	}
-	var m int
-	if split := b.n - 2; b.off < split {
-		m = copy(p, b.h.head[b.off:split])
-	} else {
-		m = copy(p, bodyNG[b.off-split:])
-	}
+	m := copy(p, b.segment())
 	b.off += m
 	return m, nil
 }
 
 func (b *pongBody) WriteTo(w io.Writer) (int64, error) {
 	var total int64
-	if split := b.n - 2; b.off < split {
-		m, err := w.Write(b.h.head[b.off:split])
-		b.off += m
-		total += int64(m)
-		if err != nil {
-			return total, err
-		}
-	}
-	if b.off < b.n {
-		m, err := w.Write(bodyNG[b.off-(b.n-2):])
+	for b.off < b.n {
+		m, err := w.Write(b.segment())
 		b.off += m
 		total += int64(m)
 		if err != nil {
