@@ -209,28 +209,7 @@ func (r *relayBody) Read(p []byte) (int, error) { return r.body.Read(p) }
 // WriteTo copies through a pooled 64 KiB buffer: without it the copy into
 // the connection would fall back to io.Copy with a fresh 32 KiB buffer per
 // response.
-func (r *relayBody) WriteTo(w io.Writer) (int64, error) {
-	bp := bufPool.Get().(*[]byte)
-	defer bufPool.Put(bp)
-	buf := *bp
-	var n int64
-	for {
-		m, err := r.body.Read(buf)
-		if m > 0 {
-			wm, werr := w.Write(buf[:m])
-			n += int64(wm)
-			if werr != nil {
-				return n, werr
-			}
-		}
-		if err == io.EOF {
-			return n, nil
-		}
-		if err != nil {
-			return n, err
-		}
-	}
-}
+func (r *relayBody) WriteTo(w io.Writer) (int64, error) { return copyPooled(w, r.body) }
 
 func (r *relayBody) Close() error {
 	err := r.body.Close()
@@ -243,14 +222,23 @@ func (r *relayBody) Close() error {
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
 // drain reads r to EOF and returns the byte count.
-func drain(r io.Reader) (int64, error) {
+func drain(r io.Reader) (int64, error) { return copyPooled(io.Discard, r) }
+
+// copyPooled copies r to w through a pooled 64 KiB buffer.
+func copyPooled(w io.Writer, r io.Reader) (int64, error) {
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
 	buf := *bp
 	var n int64
 	for {
 		m, err := r.Read(buf)
-		n += int64(m)
+		if m > 0 {
+			wm, werr := w.Write(buf[:m])
+			n += int64(wm)
+			if werr != nil {
+				return n, werr
+			}
+		}
 		if err == io.EOF {
 			return n, nil
 		}
