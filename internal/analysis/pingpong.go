@@ -52,7 +52,9 @@ func PingPong(samples []pingpong.Sample, cellRates map[string][]float64, modes [
 		}
 		a.rate = append(a.rate, s.TransferRate()/1e6)
 		a.inner = append(a.inner, s.DurationMS)
-		a.outer = append(a.outer, s.LatencyMS)
+		if s.LatencyMS > 0 { // 0: not measured (imported ppbench or ab data)
+			a.outer = append(a.outer, s.LatencyMS)
+		}
 	}
 	var rows []ModeRow
 	for _, m := range modes {

@@ -1,0 +1,584 @@
+package analysis_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/cnperf/cnperf/internal/analysis"
+	"github.com/cnperf/cnperf/internal/pingpong"
+)
+
+// near reports whether a and b agree to 1e-9 (relative for large values),
+// or are both NaN.
+func near(a, b float64) bool {
+	if math.IsNaN(a) || math.IsNaN(b) {
+		return math.IsNaN(a) && math.IsNaN(b)
+	}
+	return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b))
+}
+
+// lat builds successful samples of one size whose latency metric
+// (DurationMS) takes the given values.
+func lat(size int, durs ...float64) []pingpong.Sample {
+	var out []pingpong.Sample
+	for _, d := range durs {
+		out = append(out, pingpong.Sample{Workload: "pingpong", Size: size, Length: size, Code: 200, DurationMS: d, LatencyMS: d + 1})
+	}
+	return out
+}
+
+func cat(parts ...[]pingpong.Sample) []pingpong.Sample { return slices.Concat(parts...) }
+
+func metric(t *testing.T, key string) analysis.Metric {
+	t.Helper()
+	m, ok := analysis.MetricByKey(key)
+	if !ok {
+		t.Fatalf("no metric %q", key)
+	}
+	return m
+}
+
+// fixture, latency values (ms) by size; MaxSize 40:
+//
+//	bare:    10: 1 2 3 4 5   20: 10   30: 20   40: 30 40
+//	bridge:  10: 2 4                  30: 50
+//	overlay: 10: 6                             40: 100
+func fixture(t *testing.T) analysis.Dataset {
+	t.Helper()
+	d, warns := analysis.NewDataset([]string{"bare", "bridge", "overlay"}, map[string][]pingpong.Sample{
+		"bare":    cat(lat(10, 1, 2, 3, 4, 5), lat(20, 10), lat(30, 20), lat(40, 30, 40)),
+		"bridge":  cat(lat(10, 4, 2), lat(30, 50)),
+		"overlay": cat(lat(40, 100), lat(10, 6)),
+	}, "bare")
+	if len(warns) != 0 || d.Reference != "bare" || d.MaxSize != 40 {
+		t.Fatalf("fixture: warns %v, reference %q, MaxSize %d", warns, d.Reference, d.MaxSize)
+	}
+	return d
+}
+
+func TestMetrics(t *testing.T) {
+	s := pingpong.Sample{Size: 500000, Length: 500000, Code: 200, DurationMS: 250, LatencyMS: 300}
+	want := []struct {
+		key, title, unit string
+		higher           bool
+		v                float64
+	}{
+		{"transfer", "Transfer rate", "MB/s", true, 2}, // 500000·1000/250/1e6
+		{"latency", "Latency", "ms", false, 250},
+		{"rps", "Requests per second", "req/s", true, 4}, // 1000/250
+		{"outer", "Siege latency", "ms", false, 300},
+	}
+	ms := analysis.PingPongMetrics()
+	if len(ms) != len(want) {
+		t.Fatalf("%d metrics, want %d", len(ms), len(want))
+	}
+	for i, w := range want {
+		m := ms[i]
+		if m.Key != w.key || m.Title != w.title || m.Unit != w.unit || m.HigherIsBetter != w.higher || m.Value(s) != w.v {
+			t.Errorf("metric %d = {%q %q %q %v %v}, want %+v", i, m.Key, m.Title, m.Unit, m.HigherIsBetter, m.Value(s), w)
+		}
+		if b, ok := analysis.MetricByKey(w.key); !ok || b.Key != w.key {
+			t.Errorf("MetricByKey(%q) = %q, %v", w.key, b.Key, ok)
+		}
+	}
+	if _, ok := analysis.MetricByKey("nope"); ok {
+		t.Error(`MetricByKey("nope") found a metric`)
+	}
+}
+
+func TestNewDataset(t *testing.T) {
+	failed := pingpong.Sample{Size: 99, Length: 0, Code: 503, DurationMS: 1}
+	noDur := pingpong.Sample{Size: 98, Length: 98, Code: 200}
+	samples := map[string][]pingpong.Sample{
+		"bare":   cat(lat(10, 1, 2), []pingpong.Sample{failed}),
+		"bridge": {failed, noDur},
+		"host":   lat(10, 1),
+	}
+	tests := []struct {
+		name       string
+		series     []string
+		ref        string
+		wantSeries []string
+		wantRef    string
+		wantWarns  []string
+	}{
+		{"reference not a series", []string{"bare", "bridge", "bare"}, "overlay", []string{"bare", "bridge"}, "", []string{
+			`series "bridge" has no successful samples`,
+			`samples of "host" are not in the series list: left out`,
+			`reference "overlay" is not among the series: ratios are left out`}},
+		{"reference without samples", []string{"bare", "x", "host", "bridge"}, "x", []string{"bare", "x", "host", "bridge"}, "", []string{
+			`series "bridge" has no successful samples`,
+			`reference "x" has no samples: ratios are left out`}},
+		{"reference without successful samples", []string{"bare", "bridge", "host"}, "bridge", []string{"bare", "bridge", "host"}, "", []string{
+			`reference "bridge" has no successful samples: ratios are left out`}},
+		{"fine", []string{"bare", "host"}, "bare", []string{"bare", "host"}, "bare", []string{
+			`samples of "bridge" are not in the series list: left out`}},
+		{"no series list: every key, sorted; no reference", nil, "", []string{"bare", "bridge", "host"}, "", []string{
+			`series "bridge" has no successful samples`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, warns := analysis.NewDataset(tt.series, samples, tt.ref)
+			if !reflect.DeepEqual(d.Series, tt.wantSeries) || d.Reference != tt.wantRef || !reflect.DeepEqual(warns, tt.wantWarns) {
+				t.Errorf("got series %q, reference %q, warnings\n%q\nwant %q, %q,\n%q", d.Series, d.Reference, warns, tt.wantSeries, tt.wantRef, tt.wantWarns)
+			}
+		})
+	}
+	d, _ := analysis.NewDataset([]string{"bare", "bridge"}, samples, "bare")
+	if len(d.OK["bare"]) != 2 || d.Failed["bare"] != 1 || len(d.OK["bridge"]) != 0 || d.Failed["bridge"] != 2 || d.MaxSize != 10 {
+		t.Errorf("OK %d/%d, Failed %v, MaxSize %d; want 2/0, bare 1 bridge 2, 10 (failed sizes don't count)",
+			len(d.OK["bare"]), len(d.OK["bridge"]), d.Failed, d.MaxSize)
+	}
+}
+
+func TestBins(t *testing.T) {
+	d := fixture(t)
+	lm := metric(t, "latency")
+	nan := math.NaN()
+	tests := []struct {
+		name   string
+		series string
+		n      int
+		want   []analysis.Bin
+	}{
+		// n=2: [0,20) holds size 10: 1..5; [20,40] holds sizes 20, 30, 40: 10 20 30 40.
+		// Type 7, h=(n-1)p. 1..5: P5 h=.2→1.2, P25 h=1→2, P50 h=2→3, P75 h=3→4, P95 h=3.8→4.8.
+		// 10..40: P5 h=.15→11.5, P25 h=.75→17.5, P50 h=1.5→25, P75 h=2.25→32.5, P95 h=2.85→38.5.
+		{"two bins", "bare", 2, []analysis.Bin{
+			{Lo: 0, Hi: 20, N: 5, P5: 1.2, P25: 2, Median: 3, P75: 4, P95: 4.8},
+			{Lo: 20, Hi: 40, N: 4, P5: 11.5, P25: 17.5, Median: 25, P75: 32.5, P95: 38.5},
+		}},
+		// n=4: [0,10) empty; [10,20) 1..5; [20,30) 10; [30,40] 20 30 40 (40 in the closed last bin).
+		// 20,30,40: P5 h=.1→21, P25 h=.5→25, P50 30, P75 h=1.5→35, P95 h=1.9→39.
+		{"empty bin, closed last bin", "bare", 4, []analysis.Bin{
+			{Lo: 0, Hi: 10, N: 0, P5: nan, P25: nan, Median: nan, P75: nan, P95: nan},
+			{Lo: 10, Hi: 20, N: 5, P5: 1.2, P25: 2, Median: 3, P75: 4, P95: 4.8},
+			{Lo: 20, Hi: 30, N: 1, P5: 10, P25: 10, Median: 10, P75: 10, P95: 10},
+			{Lo: 30, Hi: 40, N: 3, P5: 21, P25: 25, Median: 30, P75: 35, P95: 39},
+		}},
+		// bridge 2, 4 at size 10 (given unsorted): P5 2.1, P25 2.5, P50 3, P75 3.5, P95 3.9.
+		{"two values", "bridge", 2, []analysis.Bin{
+			{Lo: 0, Hi: 20, N: 2, P5: 2.1, P25: 2.5, Median: 3, P75: 3.5, P95: 3.9},
+			{Lo: 20, Hi: 40, N: 1, P5: 50, P25: 50, Median: 50, P75: 50, P95: 50},
+		}},
+		{"unknown series", "nope", 1, []analysis.Bin{{Lo: 0, Hi: 40, P5: nan, P25: nan, Median: nan, P75: nan, P95: nan}}},
+		{"no bins", "bare", 0, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := d.Bins(tt.series, lm, tt.n)
+			if !binsEqual(got, tt.want) {
+				t.Errorf("Bins(%q, %d) =\n%+v\nwant\n%+v", tt.series, tt.n, got, tt.want)
+			}
+		})
+	}
+	// A literal Dataset (no cache) gives the same bins as a cached one, twice.
+	lit := analysis.Dataset{Series: d.Series, Reference: d.Reference, OK: d.OK, Failed: d.Failed, MaxSize: d.MaxSize}
+	if a, b := d.Bins("bare", lm, 3), lit.Bins("bare", lm, 3); !binsEqual(a, b) || !binsEqual(a, d.Bins("bare", lm, 3)) {
+		t.Errorf("cached and literal datasets differ:\n%+v\n%+v", a, b)
+	}
+}
+
+func binsEqual(a, b []analysis.Bin) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if x.N != y.N || !near(x.Lo, y.Lo) || !near(x.Hi, y.Hi) || !near(x.P5, y.P5) || !near(x.P25, y.P25) ||
+			!near(x.Median, y.Median) || !near(x.P75, y.P75) || !near(x.P95, y.P95) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestSmoothBins(t *testing.T) {
+	nan := math.NaN()
+	// bin(i, v): quantiles v, v+1, ..., v+4 so that each field is checked.
+	bin := func(lo float64, n int, v float64) analysis.Bin {
+		if n == 0 {
+			return analysis.Bin{Lo: lo, Hi: lo + 10, P5: nan, P25: nan, Median: nan, P75: nan, P95: nan}
+		}
+		return analysis.Bin{Lo: lo, Hi: lo + 10, N: n, P5: v, P25: v + 1, Median: v + 2, P75: v + 3, P95: v + 4}
+	}
+	in := []analysis.Bin{bin(0, 1, 1), bin(10, 0, 0), bin(20, 1, 3), bin(30, 2, 8)}
+	orig := slices.Clone(in)
+	tests := []struct {
+		window int
+		want   []analysis.Bin
+	}{
+		{0, in},
+		{1, in},
+		// ±1: bin0 = mean(bin0) = 1 (bin1 empty); bin1 stays empty; bin2 = mean(3, 8) = 5.5; bin3 = mean(3, 8) = 5.5.
+		{3, []analysis.Bin{bin(0, 1, 1), bin(10, 0, 0), bin(20, 1, 5.5), bin(30, 2, 5.5)}},
+		// ±2: bin0 = mean(1, 3) = 2; bin2 = mean(1, 3, 8) = 4; bin3 = mean(3, 8) = 5.5.
+		{5, []analysis.Bin{bin(0, 1, 2), bin(10, 0, 0), bin(20, 1, 4), bin(30, 2, 5.5)}},
+		{4, []analysis.Bin{bin(0, 1, 2), bin(10, 0, 0), bin(20, 1, 4), bin(30, 2, 5.5)}},
+	}
+	for _, tt := range tests {
+		if got := analysis.SmoothBins(in, tt.window); !binsEqual(got, tt.want) {
+			t.Errorf("SmoothBins(window %d) =\n%+v\nwant\n%+v", tt.window, got, tt.want)
+		}
+	}
+	if !binsEqual(in, orig) {
+		t.Error("SmoothBins modified its input")
+	}
+}
+
+func lossEqual(a, b []analysis.LossBin) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].N != b[i].N || a[i].RefN != b[i].RefN || !near(a[i].Lo, b[i].Lo) || !near(a[i].Hi, b[i].Hi) || !near(a[i].Ratio, b[i].Ratio) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestLoss(t *testing.T) {
+	d := fixture(t)
+	lm := metric(t, "latency")
+	nan := math.NaN()
+	noRef := d
+	noRef.Reference = ""
+	tests := []struct {
+		name   string
+		d      analysis.Dataset
+		series string
+		n      int
+		want   []analysis.LossBin
+	}{
+		// bridge/bare: [0,20) median(2,4)=3 / median(1..5)=3 = 1; [20,40] 50 / median(10,20,30,40)=25 = 2.
+		{"two bins", d, "bridge", 2, []analysis.LossBin{{Lo: 0, Hi: 20, Ratio: 1, N: 2, RefN: 5}, {Lo: 20, Hi: 40, Ratio: 2, N: 1, RefN: 4}}},
+		// [0,10) both empty; [10,20) 3/3; [20,30) bridge empty; [30,40] 50/median(20,30,40)=50/30.
+		{"empty bins", d, "bridge", 4, []analysis.LossBin{
+			{Lo: 0, Hi: 10, Ratio: nan}, {Lo: 10, Hi: 20, Ratio: 1, N: 2, RefN: 5},
+			{Lo: 20, Hi: 30, Ratio: nan, N: 0, RefN: 1}, {Lo: 30, Hi: 40, Ratio: 5.0 / 3, N: 1, RefN: 3}}},
+		// overlay/bare: 6/3 = 2; 100/25 = 4.
+		{"overlay", d, "overlay", 2, []analysis.LossBin{{Lo: 0, Hi: 20, Ratio: 2, N: 1, RefN: 5}, {Lo: 20, Hi: 40, Ratio: 4, N: 1, RefN: 4}}},
+		{"reference itself", d, "bare", 1, []analysis.LossBin{{Lo: 0, Hi: 40, Ratio: 1, N: 9, RefN: 9}}},
+		{"no reference", noRef, "bridge", 2, []analysis.LossBin{{Lo: 0, Hi: 20, Ratio: nan, N: 2}, {Lo: 20, Hi: 40, Ratio: nan, N: 1}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.d.Loss(tt.series, lm, tt.n); !lossEqual(got, tt.want) {
+				t.Errorf("Loss(%q, %d) =\n%+v\nwant\n%+v", tt.series, tt.n, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestImpacts(t *testing.T) {
+	lm := metric(t, "latency")
+	type imp struct {
+		name, over, under string
+		median            float64
+	}
+	tests := []struct {
+		name    string
+		samples map[string][]pingpong.Sample
+		series  []string
+		want    []imp
+	}{
+		// container: bridge/bare = 1 (sizes 10: 3/3), 2 (size 40: 20/10) → median 1.5.
+		// overlay (SDN): overlay/bridge = 2 (6/3), 2 (40/20) → 2. No encrypted or userspace overlay.
+		{"one run", map[string][]pingpong.Sample{
+			"bare":    cat(lat(10, 1, 3, 5), lat(40, 10)),
+			"bridge":  cat(lat(10, 3), lat(40, 20)),
+			"overlay": cat(lat(10, 6), lat(40, 40)),
+			"host":    lat(10, 1),
+		}, []string{"bare", "host", "bridge", "overlay"}, []imp{
+			{"container", "bridge", "bare", 1.5},
+			{"overlay (SDN)", "overlay", "bridge", 2},
+		}},
+		// All four layers; every sample has size 40, so bin [0,20) is NaN and
+		// left out of the median.
+		{"every layer", map[string][]pingpong.Sample{
+			"bare":              lat(40, 1),
+			"bridge":            lat(40, 2),
+			"overlay":           lat(40, 8),
+			"overlay-encrypted": lat(40, 10),
+			"overlay-userspace": lat(40, 5),
+		}, []string{"bare", "bridge", "overlay", "overlay-encrypted", "overlay-userspace"}, []imp{
+			{"container", "bridge", "bare", 2},
+			{"overlay (SDN)", "overlay", "bridge", 4},
+			{"encryption", "overlay-encrypted", "overlay", 1.25},
+			{"overlay-userspace", "overlay-userspace", "bridge", 2.5},
+		}},
+		// Several runs: match within a run only. Run b has overlay but no
+		// bridge; run c has bridge but no bare; bridge in run d failed.
+		{"several runs", map[string][]pingpong.Sample{
+			"bare · a":    lat(40, 2),
+			"bridge · a":  lat(40, 3),
+			"overlay · b": lat(40, 9),
+			"bridge · c":  lat(40, 4),
+			"bare · d":    lat(40, 1),
+			"bridge · d":  {{Size: 40, Code: 503}},
+		}, []string{"bare · a", "bridge · a", "overlay · b", "bridge · c", "bare · d", "bridge · d"}, []imp{
+			{"container · a", "bridge · a", "bare · a", 1.5},
+		}},
+		{"nothing", map[string][]pingpong.Sample{"bare": lat(40, 1), "host": lat(40, 1)}, []string{"bare", "host"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, _ := analysis.NewDataset(tt.series, tt.samples, "")
+			got := d.Impacts(lm, 2)
+			var g []imp
+			for _, x := range got {
+				g = append(g, imp{x.Name, x.Over, x.Under, x.Median})
+				if len(x.Bins) != 2 || x.Formula == "" {
+					t.Errorf("%s: %d bins, formula %q", x.Name, len(x.Bins), x.Formula)
+				}
+			}
+			if len(g) != len(tt.want) {
+				t.Fatalf("Impacts = %+v, want %+v", g, tt.want)
+			}
+			for i := range g {
+				if g[i].name != tt.want[i].name || g[i].over != tt.want[i].over || g[i].under != tt.want[i].under || !near(g[i].median, tt.want[i].median) {
+					t.Errorf("impact %d = %+v, want %+v", i, g[i], tt.want[i])
+				}
+			}
+		})
+	}
+	// The bins are the ratio of the two series' bin medians.
+	d := fixture(t)
+	im := d.Impacts(lm, 2)
+	want := []analysis.LossBin{{Lo: 0, Hi: 20, Ratio: 2, N: 1, RefN: 2}, {Lo: 20, Hi: 40, Ratio: 2, N: 1, RefN: 1}} // overlay/bridge: 6/3, 100/50
+	if len(im) != 2 || !lossEqual(im[1].Bins, want) || im[1].Formula != "latency_overlay(m) / latency_bridge(m) (004 eq. 4)" {
+		t.Errorf("Impacts(fixture) = %+v", im)
+	}
+}
+
+func TestSmallBig(t *testing.T) {
+	d := fixture(t)
+	lm := metric(t, "latency")
+	nan := math.NaN()
+	noRef := d
+	noRef.Reference = ""
+	tests := []struct {
+		name  string
+		d     analysis.Dataset
+		split int
+		want  []analysis.SplitRow
+	}{
+		// split 30: bare small 1 2 3 4 5 10 → 3.5, big 20 30 40 → 30; bridge 2 4 → 3, 50;
+		// overlay 6, 100.
+		{"split 30", d, 30, []analysis.SplitRow{
+			{Series: "bare", SmallN: 6, BigN: 3, Small: 1, Big: 1},
+			{Series: "bridge", SmallN: 2, BigN: 1, Small: 3 / 3.5, Big: 50.0 / 30},
+			{Series: "overlay", SmallN: 1, BigN: 1, Small: 6 / 3.5, Big: 100.0 / 30},
+		}},
+		// split 11: bare small 1..5 → 3, big 10 20 30 40 → 25; bridge 3, 50; overlay 6, 100.
+		{"split 11", d, 11, []analysis.SplitRow{
+			{Series: "bare", SmallN: 5, BigN: 4, Small: 1, Big: 1},
+			{Series: "bridge", SmallN: 2, BigN: 1, Small: 1, Big: 2},
+			{Series: "overlay", SmallN: 1, BigN: 1, Small: 2, Big: 4},
+		}},
+		// split 41: everything small, big NaN.
+		{"all small", d, 41, []analysis.SplitRow{
+			{Series: "bare", SmallN: 9, Small: 1, Big: nan},
+			{Series: "bridge", SmallN: 3, Small: 4.0 / 5, Big: nan}, // median(2,4,50)=4 / median(1,2,3,4,5,10,20,30,40)=5
+			{Series: "overlay", SmallN: 2, Small: 53.0 / 5, Big: nan},
+		}},
+		{"no reference", noRef, 30, []analysis.SplitRow{
+			{Series: "bare", SmallN: 6, BigN: 3, Small: nan, Big: nan},
+			{Series: "bridge", SmallN: 2, BigN: 1, Small: nan, Big: nan},
+			{Series: "overlay", SmallN: 1, BigN: 1, Small: nan, Big: nan},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.d.SmallBig(lm, tt.split)
+			ok := len(got) == len(tt.want)
+			for i := 0; ok && i < len(got); i++ {
+				g, w := got[i], tt.want[i]
+				ok = g.Series == w.Series && g.SmallN == w.SmallN && g.BigN == w.BigN && near(g.Small, w.Small) && near(g.Big, w.Big)
+			}
+			if !ok {
+				t.Errorf("SmallBig(%d) =\n%+v\nwant\n%+v", tt.split, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSummary(t *testing.T) {
+	// a (reference): 2 4 6 → min 2, max 6, mean 4, median 4, SD 2, P5 2.2 (h=.1), P95 5.8 (h=1.9).
+	// b: 1 5 9 → min 1 (-50 %), max 9 (+50 %), mean 5 (+25 %), median 5 (+25 %), SD 4 (+100 %),
+	//    P5 1.4 (-36.36 %), P95 8.6 (+48.28 %).
+	// c: 2 4 6 → 0 % everywhere. e: 7 → SD NaN.
+	samples := map[string][]pingpong.Sample{
+		"a": lat(10, 2, 4, 6), "b": lat(10, 9, 1, 5), "c": lat(10, 6, 4, 2), "e": lat(10, 7),
+	}
+	d, _ := analysis.NewDataset([]string{"a", "b", "c", "e"}, samples, "a")
+	lower := metric(t, "latency")
+	higher := analysis.Metric{Key: "test-higher", HigherIsBetter: true, Value: func(s pingpong.Sample) float64 { return s.DurationMS }}
+	nan := math.NaN()
+	ch := func(v, p float64, class string) analysis.Change {
+		return analysis.Change{Value: v, Percent: p, Class: class}
+	}
+	pP5, pP95 := (1.4-2.2)/2.2*100, (8.6-5.8)/5.8*100
+	type row = analysis.SummaryRow
+	refRow := row{Series: "a", N: 3, Min: ch(2, 0, "ref"), Max: ch(6, 0, "ref"), Mean: ch(4, 0, "ref"), Median: ch(4, 0, "ref"),
+		SD: ch(2, 0, "ref"), P5: ch(2.2, 0, "ref"), P95: ch(5.8, 0, "ref")}
+	cRow := row{Series: "c", N: 3, Min: ch(2, 0, "same"), Max: ch(6, 0, "same"), Mean: ch(4, 0, "same"), Median: ch(4, 0, "same"),
+		SD: ch(2, 0, "same"), P5: ch(2.2, 0, "same"), P95: ch(5.8, 0, "same")}
+	// e: 7 vs min 2 +250 %, max 6 +16.67 %, mean 4 +75 %, median 4 +75 %, P5 2.2 +218.18 %, P95 5.8 +20.69 %.
+	// class: of the changes >= 25 %; small: of max and P95 (< 25 %).
+	eRow := func(class, small string) row {
+		return row{Series: "e", N: 1, Min: ch(7, 250, class), Max: ch(7, 100.0/6, small), Mean: ch(7, 75, class), Median: ch(7, 75, class),
+			SD: ch(nan, nan, ""), P5: ch(7, (7-2.2)/2.2*100, class), P95: ch(7, (7-5.8)/5.8*100, small)}
+	}
+	tests := []struct {
+		name string
+		d    analysis.Dataset
+		m    analysis.Metric
+		same float64
+		b    row
+		e    row
+	}{
+		{"lower is better", d, lower, 1,
+			row{Series: "b", N: 3, Min: ch(1, -50, "better"), Max: ch(9, 50, "worse"), Mean: ch(5, 25, "worse"), Median: ch(5, 25, "worse"),
+				SD: ch(4, 100, "worse"), P5: ch(1.4, pP5, "better"), P95: ch(8.6, pP95, "worse")}, eRow("worse", "worse")},
+		{"higher is better; SD still lower is better", d, higher, 1,
+			row{Series: "b", N: 3, Min: ch(1, -50, "worse"), Max: ch(9, 50, "better"), Mean: ch(5, 25, "better"), Median: ch(5, 25, "better"),
+				SD: ch(4, 100, "worse"), P5: ch(1.4, pP5, "worse"), P95: ch(8.6, pP95, "better")}, eRow("better", "better")},
+		// same = 25: |+25 %| >= 25 is still a change; same = 40: 25 % and 36 % are "same".
+		{"threshold at 25", d, higher, 25,
+			row{Series: "b", N: 3, Min: ch(1, -50, "worse"), Max: ch(9, 50, "better"), Mean: ch(5, 25, "better"), Median: ch(5, 25, "better"),
+				SD: ch(4, 100, "worse"), P5: ch(1.4, pP5, "worse"), P95: ch(8.6, pP95, "better")}, eRow("better", "same")},
+		{"threshold at 40", d, lower, 40,
+			row{Series: "b", N: 3, Min: ch(1, -50, "better"), Max: ch(9, 50, "worse"), Mean: ch(5, 25, "same"), Median: ch(5, 25, "same"),
+				SD: ch(4, 100, "worse"), P5: ch(1.4, pP5, "same"), P95: ch(8.6, pP95, "worse")},
+			eRow("worse", "same")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.d.Summary(tt.m, tt.same)
+			want := []row{refRow, tt.b, cRow, tt.e}
+			if len(got) != len(want) {
+				t.Fatalf("%d rows, want %d", len(got), len(want))
+			}
+			for i := range want {
+				if !rowEqual(got[i], want[i]) {
+					t.Errorf("row %d =\n%+v\nwant\n%+v", i, got[i], want[i])
+				}
+			}
+		})
+	}
+	// Without a reference: values only, Percent NaN, Class "".
+	noRef := d
+	noRef.Reference = ""
+	got := noRef.Summary(lower, 1)
+	want := row{Series: "b", N: 3, Min: ch(1, nan, ""), Max: ch(9, nan, ""), Mean: ch(5, nan, ""), Median: ch(5, nan, ""),
+		SD: ch(4, nan, ""), P5: ch(1.4, nan, ""), P95: ch(8.6, nan, "")}
+	if !rowEqual(got[1], want) || got[0].Mean.Class != "" {
+		t.Errorf("no reference: %+v, want %+v", got[1], want)
+	}
+}
+
+func rowEqual(a, b analysis.SummaryRow) bool {
+	if a.Series != b.Series || a.N != b.N {
+		return false
+	}
+	x := []analysis.Change{a.Min, a.Max, a.Mean, a.Median, a.SD, a.P5, a.P95}
+	y := []analysis.Change{b.Min, b.Max, b.Mean, b.Median, b.SD, b.P5, b.P95}
+	for i := range x {
+		if !near(x[i].Value, y[i].Value) || !near(x[i].Percent, y[i].Percent) || x[i].Class != y[i].Class {
+			return false
+		}
+	}
+	return true
+}
+
+func TestDeviation(t *testing.T) {
+	nan := math.NaN()
+	samples := map[string][]pingpong.Sample{
+		// size 100: 1 2 3 → SD 1, mean 2 → 50 %; size 200: 10 10 → 0 %; size 300: one value, left out.
+		"a": cat(lat(100, 1, 2, 3), lat(200, 10, 10), lat(300, 7)),
+		// size 100: 2 4 6 → SD 2 / mean 4 = 50 %; size 200: 1 3 → SD √2 / 2 = 70.71 %.
+		"b": cat(lat(100, 2, 6, 4), lat(200, 3, 1), []pingpong.Sample{{Size: 100, Code: 503}}),
+		"c": cat(lat(100, 1), lat(200, 1)), // no size with two samples
+	}
+	d, _ := analysis.NewDataset([]string{"a", "b", "c"}, samples, "a")
+	want := []analysis.DeviationRow{
+		{Series: "a", Samples: 6, Bytes: 3*100 + 2*200 + 300, Sizes: 2, MinRSD: 0, AvgRSD: 25, MaxRSD: 50},
+		{Series: "b", Samples: 5, Bytes: 3*100 + 2*200, Sizes: 2, MinRSD: 50, AvgRSD: (50 + 50*math.Sqrt2) / 2, MaxRSD: 50 * math.Sqrt2},
+		{Series: "c", Samples: 2, Bytes: 300, Sizes: 0, MinRSD: nan, AvgRSD: nan, MaxRSD: nan},
+	}
+	got := d.Deviation(metric(t, "latency"))
+	if len(got) != len(want) {
+		t.Fatalf("Deviation = %+v", got)
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Series != w.Series || g.Samples != w.Samples || g.Bytes != w.Bytes || g.Sizes != w.Sizes ||
+			!near(g.MinRSD, w.MinRSD) || !near(g.AvgRSD, w.AvgRSD) || !near(g.MaxRSD, w.MaxRSD) {
+			t.Errorf("row %d = %+v, want %+v", i, g, w)
+		}
+	}
+}
+
+// bigDataset has 200,000 samples over five modes and 100 sizes up to 500 kB.
+func bigDataset() (analysis.Dataset, []string) {
+	r := rand.New(rand.NewSource(1))
+	modes := []string{"bare", "host", "bridge", "overlay", "overlay-encrypted"}
+	samples := map[string][]pingpong.Sample{}
+	for i := range 200000 {
+		m := modes[i%len(modes)]
+		size := (1 + r.Intn(100)) * 5000
+		dur := float64(size)/50000 + r.ExpFloat64()
+		samples[m] = append(samples[m], pingpong.Sample{Mode: m, Size: size, Length: size, Code: 200, DurationMS: dur, LatencyMS: dur + 0.5})
+	}
+	return analysis.NewDataset(modes, samples, "bare")
+}
+
+// everything computes what the report needs from d.
+func everything(d analysis.Dataset) {
+	for _, m := range analysis.PingPongMetrics() {
+		for _, s := range d.Series {
+			analysis.SmoothBins(d.Bins(s, m, 100), 5)
+			d.Loss(s, m, 100)
+		}
+		d.Impacts(m, 100)
+		d.SmallBig(m, 3*87380)
+		d.Summary(m, 1)
+		d.Deviation(m)
+	}
+}
+
+func TestLargeDataset(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large data set")
+	}
+	d, _ := bigDataset()
+	everything(d) // must finish; the benchmark measures it
+	if got := d.Summary(metric(t, "latency"), 1); got[0].N != 40000 {
+		t.Errorf("N = %d, want 40000", got[0].N)
+	}
+}
+
+func BenchmarkReportStats200k(b *testing.B) {
+	for b.Loop() {
+		b.StopTimer()
+		d, _ := bigDataset()
+		b.StartTimer()
+		everything(d)
+	}
+}
+
+func ExampleSplitSeries() {
+	mode, run := analysis.SplitSeries("bridge · run2")
+	fmt.Printf("%q %q\n", mode, run)
+	mode, run = analysis.SplitSeries("bridge")
+	fmt.Printf("%q %q\n", mode, run)
+	// Output:
+	// "bridge" "run2"
+	// "bridge" ""
+}
