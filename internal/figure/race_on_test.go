@@ -1,0 +1,5 @@
+//go:build race
+
+package figure
+
+const raceEnabled = true

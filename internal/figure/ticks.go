@@ -1,0 +1,158 @@
+package figure
+
+import (
+	"math"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+)
+
+// niceTicks is a plot.Ticker with major ticks at every multiple of a nice
+// step (1, 2, 2.5 or 5 × 10^k) and unlabelled minor ticks between them.
+type niceTicks struct {
+	step    float64
+	minor   int // minor intervals per major interval (0 or 1: none)
+	percent bool
+}
+
+var _ plot.Ticker = niceTicks{}
+
+// Ticks implements plot.Ticker.
+func (t niceTicks) Ticks(min, max float64) []plot.Tick {
+	if !(t.step > 0) || !finite(min) || !finite(max) || max < min {
+		return nil
+	}
+	sub := t.step
+	if t.minor > 1 {
+		sub = t.step / float64(t.minor)
+	}
+	eps := sub * 1e-9
+	first := math.Ceil((min - eps) / sub)
+	last := math.Floor((max + eps) / sub)
+	if last-first > 10000 {
+		return nil
+	}
+	var ticks []plot.Tick
+	for k := first; k <= last; k++ {
+		v := k * sub
+		if v == 0 {
+			v = 0 // no -0
+		}
+		if t.minor > 1 && math.Mod(math.Abs(k), float64(t.minor)) != 0 {
+			ticks = append(ticks, plot.Tick{Value: v})
+			continue
+		}
+		ticks = append(ticks, plot.Tick{Value: v, Label: tickLabel(v, t.step, t.percent)})
+	}
+	return ticks
+}
+
+// tickLabel formats v with as many decimals as the step needs.
+func tickLabel(v, step float64, percent bool) string {
+	if percent {
+		v *= 100
+		step *= 100
+	}
+	dec := decimals(step)
+	// Round to the step's precision so 0.30000000000000004 prints as 0.3.
+	s := strconv.FormatFloat(v, 'f', dec, 64)
+	if s == "-0" || (len(s) > 1 && s[0] == '-' && isZero(s[1:])) {
+		s = s[1:]
+	}
+	if percent {
+		s += " %"
+	}
+	return s
+}
+
+func isZero(s string) bool {
+	for _, r := range s {
+		if r != '0' && r != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// decimals is the number of decimals needed to print multiples of step.
+func decimals(step float64) int {
+	for d := 0; d < 12; d++ {
+		s := step * math.Pow10(d)
+		if math.Abs(s-math.Round(s)) < 1e-6*math.Max(1, s) {
+			return d
+		}
+	}
+	return 12
+}
+
+// niceSteps lists candidate steps from small to large around the range.
+func niceSteps(span float64) []float64 {
+	if !(span > 0) || !finite(span) {
+		return []float64{1}
+	}
+	e := math.Floor(math.Log10(span)) - 3
+	var steps []float64
+	for k := e; k <= e+5; k++ {
+		p := math.Pow(10, k)
+		for _, m := range []float64{1, 2, 2.5, 5} {
+			steps = append(steps, m*p)
+		}
+	}
+	return steps
+}
+
+// minorFor gives the number of minor intervals for a step.
+func minorFor(step float64) int {
+	m := step / math.Pow(10, math.Floor(math.Log10(step)+1e-9))
+	switch {
+	case math.Abs(m-2.5) < 1e-6:
+		return 5 // 0.5 minor steps
+	case math.Abs(m-2) < 1e-6:
+		return 2
+	default:
+		return 2 // 1 → 0.5, 5 → 2.5
+	}
+}
+
+// chooseStep returns the smallest nice step whose labels do not crowd an
+// axis of the given length: horizontally, neighbouring labels keep a gap of
+// about one em (and ticks at least 36 pt apart); vertically, ticks are at
+// least three font heights apart.
+func chooseStep(min, max float64, length vg.Length, horizontal, percent bool, sty text.Style) float64 {
+	span := max - min
+	steps := niceSteps(span)
+	em := sty.Font.Size
+	for _, st := range steps {
+		n := span / st // intervals
+		if n > 40 {
+			continue
+		}
+		spacing := length / vg.Length(math.Max(n, 1e-9))
+		if horizontal {
+			var w vg.Length
+			for _, tk := range (niceTicks{step: st, percent: percent}).Ticks(min, max) {
+				if tw := sty.Width(tk.Label); tw > w {
+					w = tw
+				}
+			}
+			if spacing >= w+em && spacing >= vg.Points(36) {
+				return st
+			}
+		} else if spacing >= 3*em && spacing >= vg.Points(22) {
+			return st
+		}
+	}
+	return steps[len(steps)-1]
+}
+
+// niceCeil rounds v up to a multiple of step.
+func niceCeil(v, step float64) float64 {
+	return math.Ceil(v/step-1e-9) * step
+}
+
+// niceFloor rounds v down to a multiple of step.
+func niceFloor(v, step float64) float64 {
+	return math.Floor(v/step+1e-9) * step
+}
