@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs what cnperf needs on a Debian machine, only what is missing:
-# iproute2, iptables and ethtool for the labs, and a Go toolchain >= 1.24
+# iproute2, iptables and ethtool for the labs, and a Go toolchain >= 1.25
 # (from the Go module proxy, as `GOTOOLCHAIN` would fetch it, when the
-# machine has none or an older one). Prints the go binary to use.
+# machine has none or an older one). Arguments add extras: `bench` (wrk,
+# nginx) and `browser` (chromium, for the report's browser test).
+# Prints the go binary to use.
 set -euo pipefail
 
 need_pkgs=()
@@ -15,6 +17,7 @@ for extra in "$@"; do
   case "$extra" in
     bench) command -v wrk >/dev/null || need_pkgs+=(wrk)
            command -v nginx >/dev/null || need_pkgs+=(nginx-light) ;;
+    browser) command -v chromium >/dev/null || need_pkgs+=(chromium fonts-dejavu-core) ;;
   esac
 done
 if [ ${#need_pkgs[@]} -gt 0 ]; then
@@ -24,7 +27,7 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >&2
 fi
 
-want=1.24
+want=1.25
 go_ok() {
   local v
   v=$("$1" env GOVERSION 2>/dev/null | sed 's/^go//') || return 1
@@ -37,7 +40,7 @@ for g in "$(command -v go || true)" /usr/local/go/bin/go /usr/local/cnperf-go/go
   fi
 done
 # No usable Go: fetch the toolchain module from the Go module proxy.
-ver=1.24.11
+ver=1.25.5
 arch=$(dpkg --print-architecture 2>/dev/null || echo amd64)
 url="https://proxy.golang.org/golang.org/toolchain/@v/v0.0.1-go${ver}.linux-${arch}.zip"
 echo "install-deps: fetching Go ${ver} from the Go module proxy" >&2

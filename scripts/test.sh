@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, vet, unit tests, and as root the
 # integration tests (labs in throwaway namespaces) and the end-to-end test
-# (runs a preset, checks results, asserts nothing of cnperf is left).
+# (runs a preset, checks results, asserts nothing of cnperf is left), and the
+# report of a real quick run opened in headless Chromium.
 # Packages run one at a time (-p 1): the lab tests and the end-to-end test's
 # `cnperf clean` share the machine's namespaces.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-go=$(scripts/install-deps.sh)
+go=$(scripts/install-deps.sh browser)
 unformatted=$("$(dirname "$go")/gofmt" -l .)
 if [ -n "$unformatted" ]; then
   echo "gofmt would change: $unformatted" >&2

@@ -85,6 +85,8 @@ every sample with the system's description.`,
 		newSiegeCmd(stdout, stderr),
 		newExportCmd(stdout),
 		newSummaryCmd(stdout),
+		newReportCmd(stdout, stderr),
+		newImportCmd(stdout),
 		newVersionCmd(stdout),
 	)
 	return root

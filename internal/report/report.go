@@ -1,0 +1,303 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"html/template"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot/vg"
+
+	"github.com/cnperf/cnperf/internal/analysis"
+	"github.com/cnperf/cnperf/internal/figure"
+	"github.com/cnperf/cnperf/internal/pingpong"
+)
+
+// Options shape a report.
+type Options struct {
+	Reference string  // reference mode; "" takes the first run's spec reference
+	Bins      int     // size bins across [0, largest size]
+	SplitK    float64 // small/big split at SplitK x the TCP receive window
+	Same      float64 // |% change| below which a value counts as the same as the reference
+	Smooth    int     // bins averaged for the drawn lines and bands
+}
+
+// DefaultOptions are the papers' choices: 3 x the receive window (seed 001).
+func DefaultOptions() Options { return Options{Bins: 100, SplitK: 3, Same: 2, Smooth: 5} }
+
+// Figure is one chart, rendered as SVG for the page.
+type Figure struct {
+	ID, Title, Caption string
+	Chart              figure.Chart
+	SVG                template.HTML
+}
+
+// Cell is one table cell; Class colours it (better, same, worse, ref).
+type Cell struct {
+	Text  string
+	Class string
+}
+
+// Table is one table of the report.
+type Table struct {
+	ID, Title, Caption string
+	Columns            []string
+	Rows               [][]Cell
+}
+
+// Report is everything the page, the figure files and the table files show.
+type Report struct {
+	Title     string
+	Generated time.Time
+	Runs      []Run
+	Reference string
+	Window    int // TCP receive window in bytes (0: unknown)
+	Split     int // small/big split in bytes
+	Notes     []string
+	Figures   []Figure
+	Tables    []Table
+	Data      Data // the numbers, for tables.json
+
+	metricsShown []analysis.Metric // the metrics the data holds
+}
+
+// Figure sizes: the page shows SVG at this size; PNGs are rendered at 150 dpi.
+const (
+	figW = 7 * vg.Inch
+	figH = 4.5 * vg.Inch
+)
+
+// Build computes the report. It fails only when nothing can be shown.
+func Build(runs []Run, notes []string, o Options) (*Report, error) {
+	if o.Bins < 1 {
+		o.Bins = DefaultOptions().Bins
+	}
+	r := &Report{Title: "cnperf report", Generated: time.Now().UTC(), Runs: runs, Notes: notes}
+	if len(runs) == 0 {
+		return r, errors.New("no run could be read")
+	}
+	// Series: modes, or "mode · run" when several runs are compared.
+	samples := map[string][]pingpong.Sample{}
+	var series []string
+	ref := o.Reference
+	if ref == "" {
+		ref = runs[0].Meta.Spec.Reference
+	}
+	refSeries := ""
+	for _, run := range runs {
+		modes := run.Meta.Spec.Modes
+		seen := map[string]bool{}
+		for _, m := range modes {
+			seen[m] = true
+		}
+		for _, s := range run.Samples { // modes present in samples but not in the spec
+			if !seen[s.Mode] {
+				seen[s.Mode] = true
+				modes = append(modes, s.Mode)
+			}
+		}
+		for _, m := range modes {
+			name := m
+			if len(runs) > 1 {
+				name = m + " · " + run.Label
+			}
+			series = append(series, name)
+			if m == ref && refSeries == "" {
+				refSeries = name
+			}
+		}
+		for _, s := range run.Samples {
+			name := s.Mode
+			if len(runs) > 1 {
+				name = s.Mode + " · " + run.Label
+			}
+			samples[name] = append(samples[name], s)
+		}
+		if w := run.Meta.ReceiveWindow; w > 0 && r.Window == 0 {
+			r.Window = w
+		} else if w > 0 && w != r.Window {
+			r.Notes = append(r.Notes, fmt.Sprintf("%s: TCP receive window %d differs from %d; guides and the split use %d", run.Dir, w, r.Window, r.Window))
+		}
+	}
+	if ref != "" && refSeries == "" {
+		r.Notes = append(r.Notes, fmt.Sprintf("reference mode %q is not in the data: ratios and loss plots are left out", ref))
+	}
+	d, warns := analysis.NewDataset(series, samples, refSeries)
+	r.Notes = append(r.Notes, warns...)
+	r.Reference = d.Reference
+	total := 0
+	for _, s := range d.Series {
+		total += len(d.OK[s])
+	}
+	if total == 0 {
+		return r, errors.New("no successful samples in " + runDirs(runs))
+	}
+	if r.Window > 0 {
+		r.Split = int(math.Round(o.SplitK * float64(r.Window)))
+	}
+	r.addFigures(d, o)
+	r.addTables(d, o)
+	r.Data = buildData(r, d, o)
+	return r, nil
+}
+
+func runDirs(runs []Run) string {
+	var d []string
+	for _, r := range runs {
+		d = append(d, r.Dir)
+	}
+	return strings.Join(d, ", ")
+}
+
+// guides returns the multiples of the receive window up to max, in kB.
+func (r *Report) guides(max float64) []float64 {
+	if r.Window <= 0 {
+		return nil
+	}
+	var g []float64
+	for x := float64(r.Window); x <= max; x += float64(r.Window) {
+		g = append(g, x/1000)
+	}
+	return g
+}
+
+// binSeries turns bins into a drawable series (x in kB).
+func binSeries(name string, bins []analysis.Bin) figure.Series {
+	s := figure.Series{Name: name, Band50: &figure.Band{}, Band90: &figure.Band{}}
+	for _, b := range bins {
+		s.X = append(s.X, (b.Lo+b.Hi)/2/1000)
+		s.Median = append(s.Median, b.Median)
+		s.Band50.Lo = append(s.Band50.Lo, b.P25)
+		s.Band50.Hi = append(s.Band50.Hi, b.P75)
+		s.Band90.Lo = append(s.Band90.Lo, b.P5)
+		s.Band90.Hi = append(s.Band90.Hi, b.P95)
+	}
+	return s
+}
+
+// subtitle says which direction is better.
+func subtitle(m analysis.Metric) string {
+	if m.HigherIsBetter {
+		return "bigger is better"
+	}
+	return "smaller is better"
+}
+
+func (r *Report) add(id, title, caption string, c figure.Chart) {
+	c.IDPrefix = id + "-"
+	svg, err := c.SVG(figW, figH)
+	if err != nil {
+		r.Notes = append(r.Notes, fmt.Sprintf("figure %q not drawn: %v", title, err))
+		return
+	}
+	r.Figures = append(r.Figures, Figure{ID: id, Title: title, Caption: caption, Chart: c, SVG: template.HTML(svg)})
+}
+
+func (r *Report) addFigures(d analysis.Dataset, o Options) {
+	xl := "Message size (kB)"
+	maxSize := float64(d.MaxSize)
+	window := ""
+	if r.Window > 0 {
+		window = fmt.Sprintf(" Dashed lines: multiples of the TCP receive window (%d bytes).", r.Window)
+	}
+	bands := " Lines: median per size bin; dark band: 25th–75th percentile; light band: 5th–95th percentile."
+	for _, key := range []string{"transfer", "latency", "rps"} {
+		m, _ := analysis.MetricByKey(key)
+		c := figure.Chart{Title: m.Title, Subtitle: subtitle(m), XLabel: xl, YLabel: m.Title + " (" + m.Unit + ")", VLines: r.guides(maxSize)}
+		for _, s := range d.Series {
+			c.Series = append(c.Series, binSeries(s, analysis.SmoothBins(d.Bins(s, m, o.Bins), o.Smooth)))
+		}
+		r.add("fig-"+key, m.Title+" against message size", fmt.Sprintf("%s of every mode against message size, %d size bins.%s%s", m.Title, o.Bins, bands, window), c)
+	}
+	// One transfer plot per series, with the raw points (seed 001, Figure 3).
+	tm, _ := analysis.MetricByKey("transfer")
+	for i, s := range d.Series {
+		bs := binSeries(s, analysis.SmoothBins(d.Bins(s, tm, o.Bins), o.Smooth))
+		for _, smp := range d.OK[s] {
+			bs.PX = append(bs.PX, float64(smp.Size)/1000)
+			bs.PY = append(bs.PY, tm.Value(smp))
+		}
+		c := figure.Chart{Title: tm.Title + ": " + s, Subtitle: subtitle(tm), XLabel: xl, YLabel: tm.Title + " (" + tm.Unit + ")", VLines: r.guides(maxSize), Series: []figure.Series{bs}, ColourIndex: i}
+		r.add(fmt.Sprintf("fig-transfer-%d", i), tm.Title+": "+s, fmt.Sprintf("Every request of %s (translucent points), with the median and bands per size bin.%s", s, window), c)
+	}
+	if d.Reference == "" {
+		return
+	}
+	// Loss plots (seed 001, Figures 4 and 6): medians relative to the reference.
+	one := 1.0
+	for _, key := range []string{"transfer", "latency"} {
+		m, _ := analysis.MetricByKey(key)
+		c := figure.Chart{Title: m.Title + " relative to " + d.Reference, Subtitle: subtitle(m), XLabel: xl, YLabel: "Ratio to " + d.Reference, VLines: r.guides(maxSize), HLine: &one, YPercent: true}
+		for i, s := range d.Series {
+			if s == d.Reference {
+				continue
+			}
+			ls := lossSeries(s, d.Loss(s, m, o.Bins), o.Smooth)
+			ls.Color = figure.SeriesColor(i) // each mode keeps its colour from the comparison plots
+			c.Series = append(c.Series, ls)
+		}
+		if len(c.Series) == 0 {
+			continue
+		}
+		r.add("fig-loss-"+key, m.Title+" relative to "+d.Reference,
+			fmt.Sprintf("Per size bin, each mode's median %s divided by %s's median; 100 %% = no difference.%s", strings.ToLower(m.Title), d.Reference, window), c)
+	}
+	// Layered impacts (seed 004, equations 1-5).
+	imps := d.Impacts(tm, o.Bins)
+	if len(imps) > 0 {
+		c := figure.Chart{Title: "Layered impacts on transfer rate", Subtitle: "bigger is better", XLabel: xl, YLabel: "Ratio", VLines: r.guides(maxSize), HLine: &one, YPercent: true}
+		var parts []string
+		for _, im := range imps {
+			c.Series = append(c.Series, lossSeries(im.Name, im.Bins, o.Smooth))
+			parts = append(parts, fmt.Sprintf("%s = %s (median %.0f %%)", im.Name, im.Formula, im.Median*100))
+		}
+		r.add("fig-impacts", "Layered impacts on transfer rate", "Each layer's cost on top of the one below it: "+strings.Join(parts, "; ")+"."+window, c)
+	}
+}
+
+// lossSeries draws loss bins as a smoothed line (x in kB).
+func lossSeries(name string, bins []analysis.LossBin, smooth int) figure.Series {
+	s := figure.Series{Name: name}
+	ys := make([]float64, len(bins))
+	for i, b := range bins {
+		s.X = append(s.X, (b.Lo+b.Hi)/2/1000)
+		ys[i] = b.Ratio
+	}
+	s.Median = movingMean(ys, smooth)
+	return s
+}
+
+// movingMean averages the non-NaN values within ±w/2 of each point; NaN
+// points stay NaN so gaps show.
+func movingMean(ys []float64, w int) []float64 {
+	out := make([]float64, len(ys))
+	h := w / 2
+	for i := range ys {
+		if math.IsNaN(ys[i]) {
+			out[i] = math.NaN()
+			continue
+		}
+		sum, n := 0.0, 0
+		for j := max(0, i-h); j <= min(len(ys)-1, i+h); j++ {
+			if !math.IsNaN(ys[j]) {
+				sum += ys[j]
+				n++
+			}
+		}
+		out[i] = sum / float64(n)
+	}
+	return out
+}
+
+// sortedKeys returns a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	var k []string
+	for key := range m {
+		k = append(k, key)
+	}
+	sort.Strings(k)
+	return k
+}

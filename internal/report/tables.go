@@ -1,0 +1,143 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/cnperf/cnperf/internal/analysis"
+)
+
+// f formats a number for a table; "–" for NaN.
+func f(v float64, prec int) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "–"
+	}
+	return fmt.Sprintf("%.*f", prec, v)
+}
+
+// prec picks decimals so small values keep their digits.
+func prec(v float64) int {
+	switch a := math.Abs(v); {
+	case a >= 100:
+		return 1
+	case a >= 1:
+		return 2
+	default:
+		return 3
+	}
+}
+
+// change renders a value with its % change against the reference.
+func change(c analysis.Change) Cell {
+	t := f(c.Value, prec(c.Value))
+	if c.Class != "ref" && !math.IsNaN(c.Percent) {
+		t += fmt.Sprintf(" (%+.1f %%)", c.Percent)
+	}
+	return Cell{Text: t, Class: c.Class}
+}
+
+func (r *Report) addTables(d analysis.Dataset, o Options) {
+	// The runs compared, with what describes their systems.
+	runs := Table{ID: "tab-runs", Title: "Runs", Caption: "The runs in this report and the systems they measured.",
+		Columns: []string{"run", "status", "started", "machine", "CPUs", "kernel", "TCP rcv window", "modes", "samples"}}
+	for _, run := range r.Runs {
+		m := run.Meta
+		runs.Rows = append(runs.Rows, []Cell{{Text: run.Label}, {Text: m.Status}, {Text: m.Started.Format("2006-01-02 15:04")},
+			{Text: m.Machine.CPUModel}, {Text: fmt.Sprint(m.Machine.CPUs)}, {Text: m.Machine.Kernel},
+			{Text: fmt.Sprint(m.ReceiveWindow)}, {Text: strings.Join(m.Spec.Modes, ", ")}, {Text: fmt.Sprint(len(run.Samples))}})
+	}
+	r.Tables = append(r.Tables, runs)
+
+	// Summary tables (seed 000, Tables 7-15).
+	r.metricsShown = metrics(d, r)
+	for _, m := range r.metricsShown {
+		t := Table{ID: "tab-summary-" + m.Key, Title: fmt.Sprintf("%s (%s), %s", m.Title, m.Unit, subtitle(m)),
+			Caption: summaryCaption(d, o),
+			Columns: []string{"mode", "samples", "min", "max", "mean", "median", "SD", "5th pct", "95th pct"}}
+		for _, row := range d.Summary(m, o.Same) {
+			t.Rows = append(t.Rows, []Cell{{Text: row.Series}, {Text: fmt.Sprint(row.N)}, change(row.Min), change(row.Max),
+				change(row.Mean), change(row.Median), change(row.SD), change(row.P5), change(row.P95)})
+		}
+		r.Tables = append(r.Tables, t)
+	}
+
+	// Small and big messages (seed 001, Tables II and III).
+	if d.Reference != "" && r.Split > 0 {
+		t := Table{ID: "tab-smallbig", Title: "Small and big messages",
+			Caption: fmt.Sprintf("Median of each mode relative to %s's for messages below and from %g × the TCP receive window (%d bytes) up.", d.Reference, o.SplitK, r.Split),
+			Columns: []string{"mode", "metric", "small: samples", "small: ratio", "big: samples", "big: ratio"}}
+		for _, key := range []string{"transfer", "latency", "rps"} {
+			m, _ := analysis.MetricByKey(key)
+			for _, row := range d.SmallBig(m, r.Split) {
+				t.Rows = append(t.Rows, []Cell{{Text: row.Series}, {Text: m.Title}, {Text: fmt.Sprint(row.SmallN)}, ratioCell(row.Small, m, o, row.Series == d.Reference),
+					{Text: fmt.Sprint(row.BigN)}, ratioCell(row.Big, m, o, row.Series == d.Reference)})
+			}
+		}
+		r.Tables = append(r.Tables, t)
+	} else if r.Split == 0 {
+		r.Notes = append(r.Notes, "no TCP receive window in the runs' metadata: the small/big split is left out")
+	}
+
+	// Deviation (seed 004, Table I).
+	tm, _ := analysis.MetricByKey("transfer")
+	dev := Table{ID: "tab-deviation", Title: "Relative standard deviation of transfer rate",
+		Caption: "Per message size with at least two samples, the sample standard deviation over the mean; minimum, average and maximum over sizes, with the data volume.",
+		Columns: []string{"mode", "samples", "data volume (MB)", "sizes", "min RSD (%)", "avg RSD (%)", "max RSD (%)"}}
+	for _, row := range d.Deviation(tm) {
+		dev.Rows = append(dev.Rows, []Cell{{Text: row.Series}, {Text: fmt.Sprint(row.Samples)}, {Text: f(float64(row.Bytes)/1e6, 1)}, {Text: fmt.Sprint(row.Sizes)},
+			{Text: f(row.MinRSD, 1)}, {Text: f(row.AvgRSD, 1)}, {Text: f(row.MaxRSD, 1)}})
+	}
+	r.Tables = append(r.Tables, dev)
+}
+
+func summaryCaption(d analysis.Dataset, o Options) string {
+	if d.Reference == "" {
+		return "Per mode, over every successful request."
+	}
+	return fmt.Sprintf("Per mode, over every successful request; in brackets the change against %s, green where better, red where worse, grey within %g %%.", d.Reference, o.Same)
+}
+
+// ratioCell colours a ratio to the reference by the metric's direction.
+func ratioCell(v float64, m analysis.Metric, o Options, isRef bool) Cell {
+	c := Cell{Text: f(v*100, 1) + " %"}
+	if math.IsNaN(v) {
+		c.Text = "–"
+		return c
+	}
+	pct := (v - 1) * 100
+	switch {
+	case isRef:
+		c.Class = "ref"
+	case math.Abs(pct) < o.Same:
+		c.Class = "same"
+	case (pct > 0) == m.HigherIsBetter:
+		c.Class = "better"
+	default:
+		c.Class = "worse"
+	}
+	return c
+}
+
+// metrics are the metrics the data holds: imported ppbench and ab data
+// carry no siege latency (LatencyMS 0), so that table is left out for them.
+func metrics(d analysis.Dataset, r *Report) []analysis.Metric {
+	outer := false
+	for _, s := range d.Series {
+		for _, smp := range d.OK[s] {
+			if smp.LatencyMS > 0 {
+				outer = true
+				break
+			}
+		}
+	}
+	var ms []analysis.Metric
+	for _, m := range analysis.PingPongMetrics() {
+		if m.Key == "outer" && !outer {
+			r.Notes = append(r.Notes, "no siege latency in the data (imported runs do not have it): its table is left out")
+			continue
+		}
+		ms = append(ms, m)
+	}
+	return ms
+}

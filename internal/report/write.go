@@ -1,0 +1,129 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteHTML writes the self-contained page.
+func (r *Report) WriteHTML(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := page.Execute(f, r); err != nil {
+		f.Close()
+		return fmt.Errorf("render %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// WriteFigures writes every figure as SVG and PNG (150 dpi) into dir.
+func (r *Report) WriteFigures(dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var written []string
+	for _, fg := range r.Figures {
+		svgPath := filepath.Join(dir, fg.ID+".svg")
+		if err := os.WriteFile(svgPath, []byte(fg.SVG), 0o644); err != nil {
+			return written, err
+		}
+		png, err := fg.Chart.PNG(figW, figH, 150)
+		if err != nil {
+			return written, fmt.Errorf("figure %s as PNG: %w", fg.ID, err)
+		}
+		pngPath := filepath.Join(dir, fg.ID+".png")
+		if err := os.WriteFile(pngPath, png, 0o644); err != nil {
+			return written, err
+		}
+		written = append(written, svgPath, pngPath)
+	}
+	return written, nil
+}
+
+// WriteTables writes every table as CSV and all the numbers as tables.json.
+func (r *Report) WriteTables(dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var written []string
+	for _, t := range r.Tables {
+		p := filepath.Join(dir, t.ID+".csv")
+		f, err := os.Create(p)
+		if err != nil {
+			return written, err
+		}
+		w := csv.NewWriter(f)
+		_ = w.Write(t.Columns)
+		for _, row := range t.Rows {
+			var rec []string
+			for _, c := range row {
+				rec = append(rec, c.Text)
+			}
+			_ = w.Write(rec)
+		}
+		w.Flush()
+		if err := w.Error(); err != nil {
+			f.Close()
+			return written, err
+		}
+		if err := f.Close(); err != nil {
+			return written, err
+		}
+		written = append(written, p)
+	}
+	p := filepath.Join(dir, "tables.json")
+	b, err := json.MarshalIndent(r.Data, "", "  ")
+	if err != nil {
+		return written, fmt.Errorf("tables.json: %w", err)
+	}
+	if err := os.WriteFile(p, append(b, '\n'), 0o644); err != nil {
+		return written, err
+	}
+	return append(written, p), nil
+}
+
+// WriteSummary prints a one-screen text summary: per mode, the median
+// transfer rate and latency with their ratios, and what was skipped.
+func (r *Report) WriteSummary(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "mode\tsamples\ttransfer MB/s\tvs ref\tlatency ms\tvs ref\t")
+	tr, lat := r.Data.Summary["transfer"], r.Data.Summary["latency"]
+	for i, row := range tr {
+		l := DataSummary{}
+		if i < len(lat) {
+			l = lat[i]
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t\n", row.Series, row.N, num(row.Median.Value, 1), pct(row.Median.Percent), num(l.Median.Value, 3), pct(l.Median.Percent))
+	}
+	tw.Flush()
+	if r.Split > 0 && len(r.Data.SmallBig["transfer"]) > 0 {
+		fmt.Fprintf(w, "\ntransfer rate vs %s, small (< %d B) / big messages:", r.Reference, r.Split)
+		for _, s := range r.Data.SmallBig["transfer"] {
+			if s.Series != r.Reference {
+				fmt.Fprintf(w, "  %s %s/%s", s.Series, num(s.Small*100, 0)+"%", num(s.Big*100, 0)+"%")
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+}
+
+func num(v Num, prec int) string { return f(float64(v), prec) }
+
+func pct(v Num) string {
+	s := f(float64(v), 1)
+	if s == "–" || strings.HasPrefix(s, "-") {
+		return s + " %"
+	}
+	return "+" + s + " %"
+}
