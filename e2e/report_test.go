@@ -83,12 +83,12 @@ func TestReportOfQuickRunInChromium(t *testing.T) {
 		const w = s => { const e = document.querySelector(s); return e ? Math.round(e.getBoundingClientRect().width) : 0; };
 		return {
 			transfer: n("#fig-transfer svg"), latency: n("#fig-latency svg"), rps: n("#fig-rps svg"),
-			loss: n("#fig-loss-transfer svg"), impacts: n("#fig-impacts svg"), perMode: n("figure[id^='fig-transfer-'] svg"),
+			loss: n("#fig-loss-transfer svg"), impacts: n("#fig-impacts svg"), perMode: n("figure[id^='fig-transfer-'] svg, figure[id^='fig-latency-'] svg, figure[id^='fig-rps-'] svg"),
 			summaryRows: n("#tab-summary-transfer tbody tr"), smallBig: n("#tab-smallbig tbody tr"), deviation: n("#tab-deviation tbody tr"),
 			coloured: n("td.better, td.worse, td.same"), svgWidth: w("#fig-transfer svg"),
 		};
 	})()`, "#fig-transfer")
-	want := map[string]int{"transfer": 1, "latency": 1, "rps": 1, "loss": 1, "impacts": 1, "perMode": 5, "summaryRows": 5, "deviation": 5}
+	want := map[string]int{"transfer": 1, "latency": 1, "rps": 1, "loss": 1, "impacts": 1, "perMode": 15, "summaryRows": 5, "deviation": 5}
 	for k, v := range want {
 		if found[k] != v {
 			t.Errorf("%s: found %d, want %d (all: %v)", k, found[k], v, found)

@@ -64,6 +64,9 @@ type Report struct {
 	metricsShown []analysis.Metric // the metrics the data holds
 }
 
+// pagePoints caps the raw points per plot: each costs ~130 bytes of SVG.
+const pagePoints = 1500
+
 // Figure sizes: the page shows SVG at this size; PNGs are rendered at 150 dpi.
 const (
 	figW = 7 * vg.Inch
@@ -212,16 +215,20 @@ func (r *Report) addFigures(d analysis.Dataset, o Options) {
 		}
 		r.add("fig-"+key, m.Title+" against message size", fmt.Sprintf("%s of every mode against message size, %d size bins.%s%s", m.Title, o.Bins, bands, window), c)
 	}
-	// One transfer plot per series, with the raw points (seed 001, Figure 3).
-	tm, _ := analysis.MetricByKey("transfer")
-	for i, s := range d.Series {
-		bs := binSeries(s, analysis.SmoothBins(d.Bins(s, tm, o.Bins), o.Smooth))
-		for _, smp := range d.OK[s] {
-			bs.PX = append(bs.PX, float64(smp.Size)/1000)
-			bs.PY = append(bs.PY, tm.Value(smp))
+	// One plot per series and metric, with the raw points (seed 001, Figure 3).
+	for _, key := range []string{"transfer", "latency", "rps"} {
+		m, _ := analysis.MetricByKey(key)
+		for i, s := range d.Series {
+			bs := binSeries(s, analysis.SmoothBins(d.Bins(s, m, o.Bins), o.Smooth))
+			for _, smp := range d.OK[s] {
+				bs.PX = append(bs.PX, float64(smp.Size)/1000)
+				bs.PY = append(bs.PY, m.Value(smp))
+			}
+			c := figure.Chart{Title: m.Title + ": " + s, Subtitle: subtitle(m), XLabel: xl, YLabel: m.Title + " (" + m.Unit + ")",
+				VLines: r.guides(maxSize), Series: []figure.Series{bs}, ColourIndex: i, MaxPoints: pagePoints}
+			r.add(fmt.Sprintf("fig-%s-%d", key, i), m.Title+": "+s,
+				fmt.Sprintf("Requests of %s as translucent points (at most %d, evenly thinned), with the median and bands per size bin.%s", s, pagePoints, window), c)
 		}
-		c := figure.Chart{Title: tm.Title + ": " + s, Subtitle: subtitle(tm), XLabel: xl, YLabel: tm.Title + " (" + tm.Unit + ")", VLines: r.guides(maxSize), Series: []figure.Series{bs}, ColourIndex: i}
-		r.add(fmt.Sprintf("fig-transfer-%d", i), tm.Title+": "+s, fmt.Sprintf("Every request of %s (translucent points), with the median and bands per size bin.%s", s, window), c)
 	}
 	if d.Reference == "" {
 		return
@@ -246,6 +253,7 @@ func (r *Report) addFigures(d analysis.Dataset, o Options) {
 			fmt.Sprintf("Per size bin, each mode's median %s divided by %s's median; 100 %% = no difference.%s", strings.ToLower(m.Title), d.Reference, window), c)
 	}
 	// Layered impacts (seed 004, equations 1-5).
+	tm, _ := analysis.MetricByKey("transfer")
 	imps := d.Impacts(tm, o.Bins)
 	if len(imps) > 0 {
 		c := figure.Chart{Title: "Layered impacts on transfer rate", Subtitle: "bigger is better", XLabel: xl, YLabel: "Ratio", VLines: r.guides(maxSize), HLine: &one, YPercent: true}

@@ -48,7 +48,7 @@ func TestBuildHasTheFiguresAndTables(t *testing.T) {
 			t.Errorf("%s is not SVG", f.ID)
 		}
 	}
-	for _, want := range []string{"fig-transfer", "fig-latency", "fig-rps", "fig-loss-transfer", "fig-loss-latency", "fig-impacts", "fig-transfer-0", "fig-transfer-4"} {
+	for _, want := range []string{"fig-transfer", "fig-latency", "fig-rps", "fig-loss-transfer", "fig-loss-latency", "fig-impacts", "fig-transfer-0", "fig-transfer-4", "fig-latency-4", "fig-rps-0"} {
 		if !ids[want] {
 			t.Errorf("figure %s missing (have %v)", want, ids)
 		}
