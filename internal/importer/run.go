@@ -1,7 +1,6 @@
 package importer
 
 import (
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -138,7 +137,7 @@ func WriteRun(dir string, samples []pingpong.Sample, info Info, format string) (
 	meta := runner.Meta{
 		Format:   1,
 		Cnperf:   info.Cnperf,
-		ID:       newID(),
+		ID:       results.NewID("i"),
 		Status:   Status,
 		Started:  now,
 		Finished: &now,
@@ -172,13 +171,3 @@ func runName(source string) string {
 	return name
 }
 
-// newID returns a short random id like the runner's, starting with "i".
-func newID() string {
-	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)]
-	}
-	return "i" + string(b)
-}

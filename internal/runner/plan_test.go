@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"github.com/cnperf/cnperf/internal/results"
 	"regexp"
 	"testing"
 	"time"
@@ -107,9 +108,9 @@ func TestNewID(t *testing.T) {
 	re := regexp.MustCompile(`^r[a-z0-9]{4}$`)
 	seen := map[string]bool{}
 	for i := 0; i < 200; i++ {
-		id := newID()
+		id := results.NewID("r")
 		if len(id) != 5 || !re.MatchString(id) {
-			t.Fatalf("newID() = %q, want r and 4 of [a-z0-9]", id)
+			t.Fatalf("NewID(r) = %q, want r and 4 of [a-z0-9]", id)
 		}
 		for _, m := range modes.Names() {
 			if err := lab.ValidName(id + "_" + m); err != nil {

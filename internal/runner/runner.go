@@ -7,7 +7,6 @@ package runner
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -69,7 +68,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	defer run.Close()
-	meta := &Meta{Format: 1, Cnperf: o.Version, ID: newID(), Status: "running", Started: time.Now().UTC(), Spec: s, Machine: sysinfo.DescribeMachine()}
+	meta := &Meta{Format: 1, Cnperf: o.Version, ID: results.NewID("r"), Status: "running", Started: time.Now().UTC(), Spec: s, Machine: sysinfo.DescribeMachine()}
 	sizes := s.PingPong.Plan().Sizes()
 	meta.Sizes = len(sizes)
 	if err := run.WriteMeta(meta); err != nil {
@@ -319,16 +318,4 @@ func teardown(envs map[string]*env, meta *Meta, out io.Writer) {
 			_, _ = container.CleanCgroups(e.lab.Name)
 		}
 	}
-}
-
-// newID returns a short random run id: lab names embed it, so runs side by
-// side never collide.
-func newID() string {
-	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
-	b := make([]byte, 5)
-	_, _ = rand.Read(b)
-	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)]
-	}
-	return "r" + string(b[:4])
 }
