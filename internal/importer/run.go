@@ -170,4 +170,3 @@ func runName(source string) string {
 	}
 	return name
 }
-
