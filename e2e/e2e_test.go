@@ -97,8 +97,8 @@ func readSamples(t *testing.T, dir string) []pingpong.Sample {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		var s pingpong.Sample
-		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
-			continue // a line cut by a kill
+		if err := json.Unmarshal(sc.Bytes(), &s); err != nil || s.Workload != "pingpong" {
+			continue // a line cut by a kill, or the machine's CPU samples
 		}
 		out = append(out, s)
 	}
@@ -158,8 +158,19 @@ func TestQuickStyleRunOfTinyPreset(t *testing.T) {
 	if !sawOverlayMTU || !sawOffloads || !sawRmem || !sawFirewall {
 		t.Errorf("overlay description: mtu1450=%v offloads=%v tcp_rmem=%v firewall=%v", sawOverlayMTU, sawOffloads, sawRmem, sawFirewall)
 	}
-	if m.Modes[1].Usage["ping"].CPUSeconds <= 0 {
+	if m.Modes[1].Usage["ping"].CPUSeconds <= 0 || m.Modes[1].Usage["ping"].Source != "cgroup" {
 		t.Errorf("overlay ping's cgroup CPU not recorded: %+v", m.Modes[1].Usage)
+	}
+	// Pong builds a 16 MiB body buffer at start: its cgroup must be charged
+	// for it, which holds only if the server waited until it was moved in.
+	if peak := m.Modes[1].Usage["pong"].MemoryPeak; peak < 16<<20 {
+		t.Errorf("overlay pong's cgroup memory peak %d < its 16 MiB buffer: start-up was not charged", peak)
+	}
+	if u := m.Modes[0].Usage["pong"]; u.Source != "proc" || u.MemoryPeak < 16<<20 {
+		t.Errorf("bare pong's /proc usage: %+v", u)
+	}
+	if m.Memory == nil || m.Memory.CommittedBefore <= 0 || m.Modes[1].Bytes <= 0 {
+		t.Errorf("memory %+v, overlay bytes %d", m.Memory, m.Modes[1].Bytes)
 	}
 	// tiny: 20 sizes x 2 repetitions x 2 modes, cells of 5 sizes interleaved.
 	if len(m.Cells) != 8 || m.Cells[0].Mode == m.Cells[2].Mode {
@@ -210,7 +221,7 @@ func waitSamples(t *testing.T, dir string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(filepath.Join(dir, "samples.jsonl")); err == nil && bytes.Count(b, []byte("\n")) >= n {
+		if b, err := os.ReadFile(filepath.Join(dir, "samples.jsonl")); err == nil && bytes.Count(b, []byte(`"workload":"pingpong"`)) >= n {
 			return
 		}
 		time.Sleep(50 * time.Millisecond)

@@ -8,6 +8,10 @@ import (
 	"os"
 
 	"github.com/cnperf/cnperf/internal/cli"
+	"github.com/cnperf/cnperf/internal/container"
 )
 
-func main() { os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	container.AwaitStart() // a container's server waits until it is in its cgroups
+	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
+}

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/cost"
 	"github.com/cnperf/cnperf/internal/netnsutil"
 )
 
@@ -26,6 +27,29 @@ const CgroupRoot = "/sys/fs/cgroup"
 
 // controllers are the cgroup v1 controllers a container joins (those present).
 var controllers = []string{"cpu", "cpuacct", "memory", "pids"}
+
+// StartGateEnv names the descriptor a container's process reads one byte
+// from before it starts work (see AwaitStart).
+const StartGateEnv = "CNPERF_START_FD"
+
+// AwaitStart blocks until the parent has put this process into its cgroups,
+// when it was started as a container; it returns at once otherwise. cnperf's
+// main calls it first.
+func AwaitStart() {
+	v := os.Getenv(StartGateEnv)
+	if v == "" {
+		return
+	}
+	fd, err := strconv.Atoi(v)
+	if err != nil {
+		return
+	}
+	f := os.NewFile(uintptr(fd), "start-gate")
+	var b [1]byte
+	_, _ = f.Read(b[:]) // EOF (the parent died) also ends the wait
+	f.Close()
+	os.Unsetenv(StartGateEnv)
+}
 
 // Spec says what to start and where.
 type Spec struct {
@@ -62,29 +86,52 @@ func Start(s Spec) (*Process, error) {
 		cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWPID | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC | syscall.CLONE_NEWNS
 	}
 	p := &Process{Spec: s, cmd: cmd, done: make(chan struct{})}
+	var gate *os.File // write end of the start gate
 	if s.Container {
 		cgs, err := makeCgroups(s.Lab, s.Name)
 		if err != nil {
 			return nil, err
 		}
 		p.cgroups = cgs
+		// The child waits on a pipe until it is in its cgroups: memory is
+		// charged to the cgroup of the task that allocates it, so a server
+		// that built its buffers before the move would be undercounted.
+		r, w, err := os.Pipe()
+		if err != nil {
+			removeCgroups(cgs)
+			return nil, fmt.Errorf("start gate: %w", err)
+		}
+		defer r.Close()
+		gate = w
+		cmd.ExtraFiles = []*os.File{r}
+		cmd.Env = append(os.Environ(), StartGateEnv+"=3")
 	}
 	// The child inherits the network namespace of the thread that forks it.
 	// Pdeathsig is tied to that thread too, but Do's thread lives as long as
 	// the process that owns it, which is enough: Stop ends the child first.
 	if err := netnsutil.Do(s.NetNS, cmd.Start); err != nil {
+		if gate != nil {
+			gate.Close()
+		}
 		removeCgroups(p.cgroups)
 		return nil, fmt.Errorf("start %s in %s: %w", s.Name, s.NetNS, err)
 	}
 	// Join the cgroups right after the fork; the server has not served
 	// anything yet, so nothing it costs goes unaccounted.
 	for _, cg := range p.cgroups {
+		// Charges of pages the runtime touched before the move follow the task.
+		_ = os.WriteFile(filepath.Join(cg, "memory.move_charge_at_immigrate"), []byte("3"), 0o644)
 		if err := os.WriteFile(filepath.Join(cg, "cgroup.procs"), []byte(strconv.Itoa(p.PID())), 0o644); err != nil {
+			gate.Close()
 			_ = p.cmd.Process.Kill()
 			_ = p.cmd.Wait()
 			removeCgroups(p.cgroups)
 			return nil, fmt.Errorf("move %s into %s: %w", s.Name, cg, err)
 		}
+	}
+	if gate != nil {
+		_, _ = gate.Write([]byte{1}) // go
+		gate.Close()
 	}
 	go func() { p.waitErr = cmd.Wait(); close(p.done) }()
 	return p, nil
@@ -119,8 +166,11 @@ func (p *Process) Stop(grace time.Duration) error {
 	return nil
 }
 
-// Usage is a container's resource use from its cgroup.
+// Usage is a server's resource use: from its cgroup for a container, from
+// /proc for a plain process (Source says which; their memory differs: a
+// cgroup counts page cache too, /proc only the resident set).
 type Usage struct {
+	Source        string  `json:"source"`         // "cgroup" or "proc"
 	CPUSeconds    float64 `json:"cpu_seconds"`    // cpuacct.usage
 	UserSeconds   float64 `json:"user_seconds"`   // cpuacct.stat user
 	SystemSeconds float64 `json:"system_seconds"` // cpuacct.stat system
@@ -128,12 +178,18 @@ type Usage struct {
 	MemoryCurrent int64   `json:"memory_current"` // memory.usage_in_bytes
 }
 
-// Usage reads the container's cgroup counters; zero for a plain process.
+// Usage reads the server's counters; call it before Stop.
 func (p *Process) Usage() (Usage, error) {
 	var u Usage
 	if !p.Spec.Container {
-		return u, nil
+		pu, err := cost.ProcUsage(p.PID())
+		if err != nil {
+			return u, err
+		}
+		return Usage{Source: "proc", CPUSeconds: pu.UserSeconds + pu.SystemSeconds, UserSeconds: pu.UserSeconds,
+			SystemSeconds: pu.SystemSeconds, MemoryPeak: pu.PeakRSS, MemoryCurrent: pu.RSS}, nil
 	}
+	u.Source = "cgroup"
 	cg := func(ctrl, file string) string {
 		return filepath.Join(CgroupRoot, ctrl, "cnperf", p.Spec.Lab, p.Spec.Name, file)
 	}

@@ -4,9 +4,12 @@
 package report
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 
+	"github.com/cnperf/cnperf/internal/cost"
 	"github.com/cnperf/cnperf/internal/pingpong"
 	"github.com/cnperf/cnperf/internal/results"
 	"github.com/cnperf/cnperf/internal/runner"
@@ -18,6 +21,7 @@ type Run struct {
 	Label   string // how the run is named when several are compared
 	Meta    runner.Meta
 	Samples []pingpong.Sample
+	CPU     []cost.CPUSample // the machine's CPU per second while measuring
 }
 
 // Load reads run directories. A directory that cannot be read is skipped
@@ -49,6 +53,16 @@ func Load(dirs []string) ([]Run, []string) {
 			notes = append(notes, fmt.Sprintf("%s: the run's status is %q: it holds the samples measured before it stopped", dir, r.Meta.Status))
 		}
 		r.Samples = samples
+		cpuTag := []byte(`"workload":"cpu"`)
+		_, _ = rd.Samples(func(line []byte) error {
+			if bytes.Contains(line, cpuTag) {
+				var c cost.CPUSample
+				if json.Unmarshal(line, &c) == nil {
+					r.CPU = append(r.CPU, c)
+				}
+			}
+			return nil
+		})
 		r.Label = filepath.Base(filepath.Clean(dir))
 		runs = append(runs, r)
 	}

@@ -143,6 +143,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 	}
 	r.addFigures(d, o)
 	r.addTables(d, o)
+	r.addCost()
 	r.Data = buildData(r, d, o)
 	return r, nil
 }
@@ -309,3 +310,5 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(k)
 	return k
 }
+
+func secondsDur(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

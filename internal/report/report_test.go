@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/container"
+	"github.com/cnperf/cnperf/internal/cost"
 	"github.com/cnperf/cnperf/internal/pingpong"
 	"github.com/cnperf/cnperf/internal/results"
 	"github.com/cnperf/cnperf/internal/runner"
@@ -187,5 +189,44 @@ func BenchmarkReport200k(b *testing.B) {
 		if err := r.WriteHTML(filepath.Join(dir, "r.html")); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestCostTableAndCPUFigure(t *testing.T) {
+	run := synthetic([]string{"bare", "overlay"}, 200, 6)
+	run.Meta.Modes = []runner.ModeMeta{
+		{Mode: "bare", Bytes: 2e9, Usage: map[string]container.Usage{"ping": {Source: "proc", CPUSeconds: 3, UserSeconds: 1, SystemSeconds: 2, MemoryPeak: 20e6}, "pong": {Source: "proc", CPUSeconds: 1}}},
+		{Mode: "overlay", Bytes: 2e9, Usage: map[string]container.Usage{"ping": {Source: "cgroup", CPUSeconds: 4}, "pong": {Source: "cgroup", CPUSeconds: 2}}},
+	}
+	run.Meta.Memory = &runner.MemoryMeta{CommittedBefore: 100e6, CommittedPeak: 150e6, CommittedDelta: 50e6}
+	t0 := time.Unix(1000, 0)
+	for i := 0; i < 5; i++ {
+		run.CPU = append(run.CPU, cost.CPUSample{Workload: "cpu", Time: t0.Add(time.Duration(i+1) * time.Second), Seconds: 1, All: 50, Cores: []float64{100, 0}})
+	}
+	r, err := Build([]Run{run}, nil, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tab *Table
+	for i := range r.Tables {
+		if r.Tables[i].ID == "tab-cost" {
+			tab = &r.Tables[i]
+		}
+	}
+	if tab == nil || len(tab.Rows) != 2 {
+		t.Fatalf("cost table: %+v", tab)
+	}
+	// bare: (3 + 1) CPU s over 2 GB = 2.00 s/GB; overlay: 6 / 2 = 3.00.
+	if tab.Rows[0][4].Text != "2.00" || tab.Rows[1][4].Text != "3.00" || !strings.Contains(tab.Caption, "50.0 MB more") {
+		t.Errorf("cost rows %v, caption %q", tab.Rows, tab.Caption)
+	}
+	found := false
+	for _, f := range r.Figures {
+		if f.ID == "fig-cpu" {
+			found = len(f.Chart.Series) == 3 // all cores + 2 cores
+		}
+	}
+	if !found {
+		t.Error("no CPU-per-core figure with all + 2 cores")
 	}
 }

@@ -24,6 +24,16 @@ type Meta struct {
 	Sizes         int             `json:"sizes"`              // distinct message sizes in the plan
 	Modes         []ModeMeta      `json:"modes"`
 	Cells         []Cell          `json:"cells"` // in the order they ran
+	Memory        *MemoryMeta     `json:"memory,omitempty"`
+}
+
+// MemoryMeta is the machine's committed memory (Committed_AS, sar's
+// kbcommit) before the labs were built and at its peak while measuring; the
+// labs of all modes run side by side, so the delta is the run's, not a mode's.
+type MemoryMeta struct {
+	CommittedBefore int64 `json:"committed_before_bytes"`
+	CommittedPeak   int64 `json:"committed_peak_bytes"`
+	CommittedDelta  int64 `json:"committed_delta_bytes"`
 }
 
 // ModeMeta describes one mode's lab as it was measured.
@@ -32,7 +42,8 @@ type ModeMeta struct {
 	Summary    string                     `json:"summary"`
 	Lab        *lab.Lab                   `json:"lab"`
 	Namespaces []sysinfo.Netns            `json:"namespaces"`
-	Usage      map[string]container.Usage `json:"usage,omitempty"` // per server role, from its cgroup
+	Usage      map[string]container.Usage `json:"usage,omitempty"` // per server role
+	Bytes      int64                      `json:"bytes"`           // body bytes moved by successful requests
 }
 
 // Cell is one interleaved slice of the plan: a chunk of sizes on one mode.

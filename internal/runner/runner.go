@@ -15,9 +15,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/container"
+	"github.com/cnperf/cnperf/internal/cost"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/modes"
 	"github.com/cnperf/cnperf/internal/netnsutil"
@@ -94,6 +96,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return res, runErr
 	}
 
+	committedBefore, _ := cost.Committed()
 	logs := filepath.Join(o.Dir, "logs")
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		return finish(err)
@@ -134,6 +137,22 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 
 	cells := plan(s, len(sizes))
 	bar := progress.New(o.Out, len(cells), len(sizes)*s.PingPong.Repetitions*len(s.Modes))
+	// The machine's CPU per core each second, tagged with the mode whose cell
+	// ran, and the committed memory's peak.
+	var curMode atomic.Value
+	curMode.Store("")
+	peak := committedBefore
+	sctx, stopSampler := context.WithCancel(ctx)
+	samplerDone := make(chan struct{})
+	go func() {
+		defer close(samplerDone)
+		_ = cost.Sample(sctx, time.Second, func(c cost.CPUSample) {
+			c.Mode = curMode.Load().(string)
+			peak = max(peak, c.Committed)
+			_ = run.Append(c)
+		})
+	}()
+	bytesByMode := map[string]int64{}
 	var runErr error
 	for i, c := range cells {
 		if err := ctx.Err(); err != nil {
@@ -144,6 +163,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		lo, hi := c.chunk*s.PingPong.Chunk, min((c.chunk+1)*s.PingPong.Chunk, len(sizes))
 		reqs := pingpong.Requests(sizes[lo:hi], s.PingPong.Repetitions)
 		cell := Cell{Index: i, Mode: c.mode, Chunk: c.chunk, Start: time.Now().UTC()}
+		curMode.Store(c.mode)
 		var appendErr error
 		err := pingpong.Siege(ctx, pingpong.SiegeConfig{
 			Target:      "http://" + e.ping.External,
@@ -159,6 +179,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			cell.Samples++
 			if !smp.OK() {
 				cell.Failed++
+			} else {
+				bytesByMode[c.mode] += int64(smp.Length)
 			}
 			bar.Sample(!smp.OK())
 		})
@@ -183,6 +205,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 	bar.Done()
+	stopSampler()
+	<-samplerDone
+	if now, err := cost.Committed(); err == nil {
+		peak = max(peak, now)
+	}
+	if committedBefore > 0 {
+		meta.Memory = &MemoryMeta{CommittedBefore: committedBefore, CommittedPeak: peak, CommittedDelta: peak - committedBefore}
+	}
+	for i := range meta.Modes {
+		meta.Modes[i].Bytes = bytesByMode[meta.Modes[i].Mode]
+	}
 	return finish(runErr)
 }
 
@@ -299,7 +332,7 @@ func teardown(envs map[string]*env, meta *Meta, out io.Writer) {
 			continue
 		}
 		for role, p := range e.procs {
-			if u, err := p.Usage(); err == nil && p.Spec.Container {
+			if u, err := p.Usage(); err == nil {
 				if mm.Usage == nil {
 					mm.Usage = map[string]container.Usage{}
 				}
