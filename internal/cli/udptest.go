@@ -1,0 +1,225 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cnperf/cnperf/internal/udptest"
+)
+
+// newServeUDPCmd is `cnperf serve udp`: the listener of jitter and datagram.
+func newServeUDPCmd(stderr io.Writer) *cobra.Command {
+	var listen string
+	cmd := &cobra.Command{
+		Use:   "udp [--listen ADDR]",
+		Short: "Listen for jitter and datagram tests (TCP control and UDP data on one port)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if _, _, err := net.SplitHostPort(listen); err != nil {
+				return usagef("--listen %q: %v", listen, err)
+			}
+			pc, ln, err := udptest.Listen(listen)
+			if err != nil {
+				return fail(fmt.Errorf("listen on %s: %w", listen, err))
+			}
+			fmt.Fprintf(stderr, "cnperf serve udp: listening on %s (tcp and udp)\n", ln.Addr())
+			// As PID 1 of a container, signals without a handler are ignored.
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			s := &udptest.Server{Logf: func(format string, a ...any) {
+				fmt.Fprintf(stderr, "cnperf serve udp: "+format+"\n", a...)
+			}}
+			return fail(s.Serve(ctx, pc, ln))
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", fmt.Sprintf(":%d", udptest.DefaultPort), "address to listen on")
+	return cmd
+}
+
+func newJitterCmd(stdout, stderr io.Writer) *cobra.Command {
+	var c udptest.JitterConfig
+	var rate string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "jitter --server HOST[:PORT]",
+		Short: "Send UDP at a constant rate and report RFC 3550 jitter, loss and reordering, like iperf -u",
+		Example: `  cnperf jitter --server 198.18.0.2 -b 10M -l 1470 -t 120s
+  cnperf jitter --server 198.18.0.2:5203 --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			r, err := udptest.ParseRate(rate)
+			if err != nil {
+				return usagef("--bitrate %v", err)
+			}
+			c.Rate = r
+			if err := c.Validate(); err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			if !asJSON {
+				fmt.Fprintf(stdout, "cnperf jitter: %s of %d-byte datagrams to %s for %s\n",
+					fmtBits(float64(c.Rate)), c.Size, udptest.WithDefaultPort(c.Addr), c.Duration)
+			}
+			res, err := udptest.RunJitter(ctx, c)
+			if res.Total.Workload != "" {
+				if asJSON {
+					enc := json.NewEncoder(stdout)
+					for _, iv := range res.Intervals {
+						_ = enc.Encode(iv)
+					}
+					_ = enc.Encode(res.Total)
+				} else {
+					printJitter(stdout, res)
+				}
+			}
+			return runErr(ctx, err)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&c.Addr, "server", "", "the listener (cnperf serve udp), HOST[:PORT]")
+	f.StringVarP(&rate, "bitrate", "b", "10M", "target rate in bits/s (k, M, G: powers of 1000)")
+	f.IntVarP(&c.Size, "length", "l", udptest.DefaultJitterSize, "datagram size (UDP payload bytes)")
+	f.DurationVarP(&c.Duration, "time", "t", udptest.DefaultDuration, "how long to send")
+	f.DurationVar(&c.Interval, "interval", udptest.DefaultInterval, "report interval (0: total only)")
+	f.BoolVar(&asJSON, "json", false, "print one JSON record a line: intervals, then the total")
+	return cmd
+}
+
+func newDatagramCmd(stdout, stderr io.Writer) *cobra.Command {
+	var c udptest.DatagramConfig
+	var rate string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "datagram --server HOST[:PORT]",
+		Short: "Publish fixed-size UDP packets and report loss and reordering, like Coherence's Datagram Test",
+		Example: `  cnperf datagram --server 198.18.0.2 --count 2200000
+  cnperf datagram --server 198.18.0.2 --size 1418 --rate 100M -t 60s --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			r, err := udptest.ParseRate(rate)
+			if err != nil {
+				return usagef("--rate %v", err)
+			}
+			c.Rate = r
+			if c.Count == 0 && c.Duration == 0 && !cmd.Flags().Changed("time") {
+				c.Duration = udptest.DefaultDuration
+			}
+			if err := c.Validate(); err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			res, err := udptest.RunDatagram(ctx, c)
+			if res.Total.Workload != "" {
+				if asJSON {
+					enc := json.NewEncoder(stdout)
+					for _, iv := range res.Intervals {
+						_ = enc.Encode(iv)
+					}
+					_ = enc.Encode(res.Total)
+				} else {
+					printDatagram(stdout, udptest.WithDefaultPort(c.Addr), res)
+				}
+			}
+			return runErr(ctx, err)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&c.Addr, "server", "", "the listener (cnperf serve udp), HOST[:PORT]")
+	f.IntVar(&c.Size, "size", 0, "packet size (UDP payload bytes); 0: the route's MTU − 32 (1468 on 1500), else 1468")
+	f.StringVar(&rate, "rate", "0", "rate limit in bits/s (k, M, G: powers of 1000); 0: as fast as possible")
+	f.Int64Var(&c.Count, "count", 0, "packets to send (0: until --time)")
+	f.DurationVarP(&c.Duration, "time", "t", 0, "how long to send (0: until --count; 10s when neither is given)")
+	f.DurationVar(&c.Interval, "interval", udptest.DefaultInterval, "report interval (0: total only)")
+	f.BoolVar(&asJSON, "json", false, "print one JSON record a line: intervals, then the total")
+	return cmd
+}
+
+// runErr maps a workload's error: an interruption exits 130 (what was
+// measured has been printed), anything else is a failure.
+func runErr(ctx context.Context, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil || errors.Is(err, context.Canceled):
+		return fmt.Errorf("interrupted: %w", context.Canceled)
+	default:
+		return fail(err)
+	}
+}
+
+func fmtBits(bps float64) string {
+	switch {
+	case bps >= 1e9:
+		return fmt.Sprintf("%.2f Gbits/sec", bps/1e9)
+	case bps >= 1e6:
+		return fmt.Sprintf("%.2f Mbits/sec", bps/1e6)
+	default:
+		return fmt.Sprintf("%.2f Kbits/sec", bps/1e3)
+	}
+}
+
+func fmtBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GBytes", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.2f MBytes", float64(n)/(1<<20))
+	default:
+		return fmt.Sprintf("%.2f KBytes", float64(n)/(1<<10))
+	}
+}
+
+// printJitter prints iperf3's UDP table as its receiver would.
+func printJitter(w io.Writer, r udptest.JitterResult) {
+	fmt.Fprintf(w, "%-17s %-13s %-15s %-10s %-20s %s\n", "Interval", "Transfer", "Bitrate", "Jitter", "Lost/Total", "Out of order")
+	line := func(x udptest.JitterRecord, tag string) {
+		fmt.Fprintf(w, "%6.2f-%-6.2f sec  %-13s %-15s %-10s %-20s %d%s\n", x.StartS, x.EndS, fmtBytes(x.Bytes), fmtBits(x.BPS),
+			fmt.Sprintf("%.3f ms", x.JitterMS), fmt.Sprintf("%d/%d (%.2g%%)", x.Lost, x.Lost+x.Packets, x.LossPct), x.OutOfOrder, tag)
+	}
+	for _, x := range r.Intervals {
+		line(x, "")
+	}
+	fmt.Fprintln(w, "- - - - - - - - - - - - - - - - - - - - - - - - -")
+	line(r.Total, "  total")
+	if t := r.Total; t.Duplicates > 0 || t.Invalid > 0 {
+		fmt.Fprintf(w, "%d duplicate and %d invalid datagrams ignored\n", t.Duplicates, t.Invalid)
+	}
+}
+
+// printDatagram prints one row per interval, then the total as Coherence's
+// listener prints its lifetime report.
+func printDatagram(w io.Writer, server string, r udptest.DatagramResult) {
+	if len(r.Intervals) > 0 {
+		fmt.Fprintf(w, "%9s %8s %10s %12s %10s %9s %9s %12s %10s\n",
+			"Elapsed", "Size", "MB/s", "packets/s", "Received", "Missing", "Success", "Out of order", "Avg offset")
+		for _, x := range r.Intervals {
+			fmt.Fprintf(w, "%7.0fms %8d %10.2f %12.0f %10d %9d %9.5f %12d %10.1f\n",
+				(x.StartS+x.ElapsedS)*1000, x.PacketSize, x.MBPerS, x.PacketsPerS, x.Received, x.Missing, x.SuccessRate, x.OutOfOrder, x.AvgOffset)
+		}
+		fmt.Fprintln(w)
+	}
+	t := r.Total
+	fmt.Fprintf(w, "Lifetime, to %s:\n", server)
+	fmt.Fprintf(w, "%20s %.0fms\n", "elapsed:", t.ElapsedS*1000)
+	fmt.Fprintf(w, "%20s %d\n", "packet size:", t.PacketSize)
+	fmt.Fprintf(w, "%20s %.2f MB/sec\n", "throughput:", t.MBPerS)
+	fmt.Fprintf(w, "%20s %.0f packets/sec\n", "", t.PacketsPerS)
+	fmt.Fprintf(w, "%20s %d of %d\n", "received:", t.Received, t.Received+t.Missing)
+	fmt.Fprintf(w, "%20s %d\n", "missing:", t.Missing)
+	fmt.Fprintf(w, "%20s %.7f\n", "success rate:", t.SuccessRate)
+	fmt.Fprintf(w, "%20s %d\n", "out of order:", t.OutOfOrder)
+	fmt.Fprintf(w, "%20s %.1f\n", "avg offset:", t.AvgOffset)
+	if t.Duplicates > 0 || t.Invalid > 0 {
+		fmt.Fprintf(w, "%20s %d duplicate, %d invalid\n", "ignored:", t.Duplicates, t.Invalid)
+	}
+}

@@ -1,0 +1,493 @@
+package rr
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// worker is one connection's (or, crr, one sequence of connections') state.
+type worker struct {
+	// Interval data, swapped out by the reporter under mu: [0] warm-up,
+	// [1] measured, so the measured intervals add up to the Result.
+	mu      sync.Mutex
+	cur     [2]*hdr.Histogram
+	curLost [2]int64
+
+	total *hdr.Histogram // measured round trips; the worker's own until it ends
+	lost  int64          // measured losses (udp)
+
+	cmu     sync.Mutex
+	sock    *sock       // the connection in use, for stop to unblock
+	stopped atomic.Bool // checked once per transaction: a deadline set after stop's would undo it
+}
+
+// setSock records the connection in use; false if the run is stopping.
+func (w *worker) setSock(s *sock) bool {
+	w.cmu.Lock()
+	defer w.cmu.Unlock()
+	if w.stopped.Load() {
+		return false
+	}
+	w.sock = s
+	return true
+}
+
+// stop unblocks the worker's I/O for good.
+func (w *worker) stop() {
+	w.cmu.Lock()
+	w.stopped.Store(true)
+	if w.sock != nil {
+		w.sock.unblock()
+	}
+	w.cmu.Unlock()
+}
+
+func (w *worker) isStopped() bool { return w.stopped.Load() }
+
+// run carries the timing shared by the workers.
+type run struct {
+	cfg          Config
+	dial         func(ctx context.Context, network, addr string) (net.Conn, error)
+	start        time.Time // the clock starts (warm-up begins)
+	measureStart time.Time // warm-up over
+	end          time.Time
+}
+
+// add records one transaction that ended at t1 (unless after the end).
+func (r *run) add(w *worker, t1 time.Time, rt time.Duration) {
+	if t1.After(r.end) {
+		return
+	}
+	measured := !t1.Before(r.measureStart)
+	slot := 0
+	if measured {
+		slot = 1
+	}
+	w.mu.Lock()
+	record(w.cur[slot], rt)
+	w.mu.Unlock()
+	if measured {
+		record(w.total, rt)
+	}
+}
+
+func (r *run) addLost(w *worker, t time.Time) {
+	measured := !t.Before(r.measureStart)
+	slot := 0
+	if measured {
+		slot = 1
+	}
+	w.mu.Lock()
+	w.curLost[slot]++
+	w.mu.Unlock()
+	if measured {
+		w.lost++
+	}
+}
+
+// Run runs the rr client described by cfg, calling emit (if not nil) after
+// every interval from the calling goroutine, and returns the result of the
+// measured part. If ctx ends first, it returns what was measured so far and
+// ctx's error; if a worker fails, what was measured and that error.
+func Run(ctx context.Context, cfg Config, emit func(Interval)) (Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return Result{}, err
+	}
+	cfg = cfg.withDefaults()
+	r := &run{cfg: cfg, dial: cfg.Dial}
+	if r.dial == nil {
+		d := &net.Dialer{Timeout: cfg.Timeout}
+		r.dial = d.DialContext
+	}
+	res := Result{Workload: "rr", Type: "result", Mode: cfg.Mode, RequestSize: cfg.RequestSize,
+		ResponseSize: cfg.ResponseSize, Parallel: cfg.Parallel}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ws := make([]*worker, cfg.Parallel)
+	for i := range ws {
+		ws[i] = &worker{cur: [2]*hdr.Histogram{newHist(), newHist()}, total: newHist()}
+	}
+	stopAll := func() {
+		for _, w := range ws {
+			w.stop()
+		}
+	}
+	defer context.AfterFunc(ctx, stopAll)()
+
+	// Connect every worker before the clock starts.
+	conns := make([]*sock, cfg.Parallel)
+	closeAll := func() {
+		for _, c := range conns {
+			if c != nil {
+				c.c.Close()
+			}
+		}
+	}
+	if cfg.Mode != ModeCRR {
+		for i := range conns {
+			c, err := r.connect(ctx)
+			if err != nil {
+				closeAll()
+				if ctx.Err() != nil {
+					return res, ctx.Err()
+				}
+				return res, err
+			}
+			conns[i] = c
+			if !ws[i].setSock(c) {
+				closeAll()
+				return res, ctx.Err()
+			}
+		}
+	}
+	defer closeAll()
+
+	r.start = time.Now()
+	r.measureStart = r.start.Add(cfg.Omit)
+	r.end = r.measureStart.Add(cfg.Duration)
+	res.Time = r.measureStart
+	// Blocking system calls ignore deadlines: stop the workers at the end.
+	endTimer := time.AfterFunc(time.Until(r.end), stopAll)
+	defer endTimer.Stop()
+
+	var (
+		wg      sync.WaitGroup
+		errOnce sync.Once
+		runErr  error
+		running atomic.Int32
+	)
+	allDone := make(chan struct{})
+	running.Store(int32(cfg.Parallel))
+	for i, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var err error
+			switch cfg.Mode {
+			case ModeTCP:
+				err = r.tcpWorker(w, conns[i])
+			case ModeUDP:
+				err = r.udpWorker(w, conns[i])
+			case ModeCRR:
+				err = r.crrWorker(ctx, w)
+			}
+			if err != nil && !w.isStopped() {
+				errOnce.Do(func() { runErr = err })
+				cancel()
+			}
+			if running.Add(-1) == 0 {
+				close(allDone)
+			}
+		}()
+	}
+
+	// Report intervals until the workers are done.
+	agg := newHist()
+	spares := make([]*hdr.Histogram, len(ws))
+	for i := range spares {
+		spares[i] = newHist()
+	}
+	from := r.start
+	report := func(to time.Time, final bool) {
+		agg.Reset()
+		var lost int64
+		slot := 0
+		if to.After(r.measureStart) {
+			slot = 1
+		}
+		for i, w := range ws {
+			w.mu.Lock()
+			h := w.cur[slot]
+			w.cur[slot], spares[i] = spares[i], h
+			lost += w.curLost[slot]
+			w.curLost = [2]int64{}
+			if slot == 1 && w.cur[0].TotalCount() > 0 {
+				w.cur[0].Reset() // warm-up stragglers, after its last interval
+			}
+			w.mu.Unlock()
+			agg.Merge(h)
+			h.Reset()
+		}
+		span := to.Sub(from)
+		n := agg.TotalCount()
+		if emit != nil && span > 0 && !(final && n == 0 && lost == 0) {
+			iv := Interval{Workload: "rr", Type: "interval", RRMode: cfg.Mode,
+				Start: from.Sub(r.start).Seconds(), End: to.Sub(r.start).Seconds(),
+				Omitted: !to.After(r.measureStart), Transactions: n, Lost: lost,
+				TransPerSec: float64(n) / span.Seconds(),
+				P50:         us(agg.ValueAtQuantile(50)), P99: us(agg.ValueAtQuantile(99))}
+			emit(iv)
+		}
+		from = to
+	}
+	next := func() time.Time {
+		if from.Before(r.measureStart) {
+			return minTime(from.Add(cfg.Interval), r.measureStart)
+		}
+		return minTime(from.Add(cfg.Interval), r.end)
+	}
+	timer := time.NewTimer(time.Until(next()))
+loop:
+	for {
+		select {
+		case <-timer.C:
+			b := next()
+			if !b.Before(r.end) {
+				<-allDone // the workers stop at the end: all in the last interval
+				report(b, false)
+				break loop
+			}
+			report(b, false)
+			timer.Reset(time.Until(next()))
+		case <-allDone:
+			timer.Stop()
+			report(minTime(time.Now(), r.end), true)
+			break loop
+		}
+	}
+	wg.Wait()
+
+	total := newHist()
+	for _, w := range ws {
+		total.Merge(w.total)
+		res.Lost += w.lost
+	}
+	stopped := minTime(time.Now(), r.end)
+	if d := stopped.Sub(r.measureStart); d > 0 {
+		res.Duration = d.Seconds()
+		res.TransPerSec = float64(total.TotalCount()) / d.Seconds()
+	}
+	res.Transactions = total.TotalCount()
+	res.RoundTrip = latency(total)
+	res.OneWay = res.RoundTrip.Half()
+	res.Histogram = buckets(total)
+	if runErr != nil {
+		return res, runErr
+	}
+	return res, ctx.Err()
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// connect opens one tcp (with its hello) or udp connection.
+func (r *run) connect(ctx context.Context) (*sock, error) {
+	network := "tcp"
+	if r.cfg.Mode == ModeUDP {
+		network = "udp"
+	}
+	dctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	c, err := r.dial(dctx, network, r.cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("rr %s: connect to %s: %w", r.cfg.Mode, r.cfg.Addr, err)
+	}
+	if network == "udp" {
+		s := newSock(c, true)
+		s.setRecvTimeout(r.cfg.Timeout)
+		return s, nil
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+	}
+	var hb [helloLen]byte
+	hello{0, uint32(r.cfg.RequestSize), uint32(r.cfg.ResponseSize)}.put(hb[:])
+	_ = c.SetWriteDeadline(time.Now().Add(r.cfg.Timeout))
+	if _, err := c.Write(hb[:]); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("rr tcp: hello to %s: %w", r.cfg.Addr, err)
+	}
+	_ = c.SetWriteDeadline(time.Time{})
+	return newSock(c, true), nil
+}
+
+// over reports whether an I/O error just means the run is over.
+func (r *run) over(w *worker) bool {
+	return w.isStopped() || !time.Now().Before(r.end)
+}
+
+func (r *run) tcpWorker(w *worker, s *sock) error {
+	req, resp := r.cfg.RequestSize, r.cfg.ResponseSize
+	buf := make([]byte, min(resp, chunk))
+	if err := s.c.SetDeadline(r.end); err != nil {
+		return err
+	}
+	stop := w.isStopped
+	for !w.isStopped() {
+		t0 := time.Now()
+		err := s.writeN(req, stop)
+		if err == nil {
+			err = s.readN(buf, resp, stop)
+		}
+		t1 := time.Now()
+		if err != nil {
+			if r.over(w) {
+				return nil
+			}
+			return fmt.Errorf("rr tcp: %w", err)
+		}
+		r.add(w, t1, t1.Sub(t0))
+	}
+	return nil
+}
+
+func (r *run) udpWorker(w *worker, s *sock) error {
+	req, resp := r.cfg.RequestSize, r.cfg.ResponseSize
+	out := make([]byte, req)
+	in := make([]byte, MaxUDPSize+1)
+	if req >= 4 {
+		binary.BigEndian.PutUint32(out, uint32(resp))
+	}
+	useSeq := req >= 8 && resp >= 8
+	var seq uint32
+	shortened := false // the receive timeout, after a late answer
+	for !w.isStopped() {
+		seq++
+		if useSeq {
+			binary.BigEndian.PutUint32(out[4:], seq)
+		}
+		if s.rc == nil { // on the netpoller: a deadline per transaction
+			if err := s.c.SetReadDeadline(minTime(time.Now().Add(r.cfg.Timeout), r.end)); err != nil {
+				return err
+			}
+		}
+		t0 := time.Now()
+		if err := s.write(out, nil); err != nil {
+			if r.over(w) {
+				return nil
+			}
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				return fmt.Errorf("rr udp: %s refused (is cnperf serve rr running there?): %w", r.cfg.Addr, err)
+			}
+			return fmt.Errorf("rr udp: send to %s: %w", r.cfg.Addr, err)
+		}
+		for {
+			n, err := s.read(in)
+			if err != nil {
+				if r.over(w) {
+					return nil
+				}
+				if err == errAgain || errors.Is(err, os.ErrDeadlineExceeded) {
+					r.addLost(w, time.Now())
+					drain(s.c, in)
+					break
+				}
+				if errors.Is(err, syscall.ECONNREFUSED) {
+					return fmt.Errorf("rr udp: %s refused (is cnperf serve rr running there?): %w", r.cfg.Addr, err)
+				}
+				return fmt.Errorf("rr udp: %w", err)
+			}
+			t1 := time.Now()
+			late := t1.Sub(t0) > r.cfg.Timeout
+			if !late && (n != resp || (useSeq && binary.BigEndian.Uint32(in[4:]) != seq)) {
+				// A late answer to a request counted as lost: wait
+				// for this one's for the rest of the timeout only.
+				if s.rc != nil {
+					s.setRecvTimeout(r.cfg.Timeout - t1.Sub(t0))
+					shortened = true
+				}
+				continue
+			}
+			if late {
+				r.addLost(w, t1)
+				drain(s.c, in)
+			} else {
+				r.add(w, t1, t1.Sub(t0))
+			}
+			break
+		}
+		if shortened {
+			s.setRecvTimeout(r.cfg.Timeout)
+			shortened = false
+		}
+	}
+	return nil
+}
+
+// drain discards the datagrams queued on c (late answers), when c gives
+// access to its socket.
+func drain(c net.Conn, buf []byte) {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = raw.Read(func(fd uintptr) bool {
+		for {
+			if _, _, err := syscall.Recvfrom(int(fd), buf, syscall.MSG_DONTWAIT); err != nil {
+				return true
+			}
+		}
+	})
+}
+
+func (r *run) crrWorker(ctx context.Context, w *worker) error {
+	req, resp := r.cfg.RequestSize, r.cfg.ResponseSize
+	first := make([]byte, helloLen+min(req, chunk))
+	hello{flagOnce, uint32(req), uint32(resp)}.put(first)
+	rest := req - (len(first) - helloLen)
+	buf := make([]byte, min(resp, chunk))
+	dctx, cancel := context.WithDeadline(ctx, r.end)
+	defer cancel()
+	var one [1]byte
+	for !w.isStopped() {
+		t0 := time.Now()
+		c, err := r.dial(dctx, "tcp", r.cfg.Addr)
+		if err != nil {
+			if r.over(w) || dctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("rr crr: connect to %s: %w", r.cfg.Addr, err)
+		}
+		deadline := minTime(t0.Add(r.cfg.Timeout), r.end)
+		_ = c.SetDeadline(deadline)
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetNoDelay(true)
+		}
+		s := newSock(c, true)
+		if !w.setSock(s) {
+			c.Close()
+			return nil
+		}
+		stop := func() bool { return w.isStopped() || time.Now().After(deadline) }
+		err = s.write(first, stop)
+		if err == nil && rest > 0 {
+			err = s.writeN(rest, stop)
+		}
+		if err == nil {
+			err = s.readN(buf, resp, stop)
+		}
+		t1 := time.Now()
+		if err != nil {
+			c.Close()
+			if r.over(w) {
+				return nil
+			}
+			return fmt.Errorf("rr crr: %w", err)
+		}
+		r.add(w, t1, t1.Sub(t0))
+		// The server closes first: wait for its FIN, so this side does
+		// not keep the port in TIME_WAIT.
+		_, _ = s.read(one[:])
+		c.Close()
+	}
+	return nil
+}

@@ -1,0 +1,208 @@
+// Package rr implements the request/response workload in the style of
+// netperf's TCP_RR, UDP_RR and TCP_CRR: a server answering every request of
+// RequestSize bytes with ResponseSize bytes, and a client timing each
+// transaction into an HDR histogram.
+//
+// Wire protocol (TCP, both tcp and crr modes): the client opens a connection
+// with a 16-byte hello (magic "cnRR", flags, request size, response size; big
+// endian uint32s), then sends requests of exactly the request size; the
+// server answers each with exactly the response size. With flagOnce (crr) the
+// server closes the connection after the first response, so the TIME_WAIT
+// state lands on the server, not on the client's ephemeral ports.
+//
+// UDP: every request datagram carries the response size in its first 4
+// bytes (a datagram shorter than 4 bytes is answered with as many bytes as it
+// had) and, from 8 bytes on, a sequence number in bytes 4..8; the response
+// echoes the request's first min(8, request, response) bytes, so the client
+// can discard a late answer to a request it already counted as lost.
+package rr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+)
+
+// DefaultPort is the port of cnperf serve rr (TCP and UDP).
+const DefaultPort = "5202"
+
+// Limits on message sizes.
+const (
+	MaxUDPSize  = 65507    // largest UDP payload over IPv4
+	MaxTCPSize  = 16 << 20 // 16 MiB
+	MaxParallel = 256
+)
+
+// Modes.
+const (
+	ModeTCP = "tcp" // TCP_RR: one connection per worker, many transactions
+	ModeUDP = "udp" // UDP_RR: one socket per worker; a lost datagram times out
+	ModeCRR = "crr" // TCP_CRR: connect, request, response, close per transaction
+)
+
+// Config describes one rr client run. Zero values take the defaults noted.
+type Config struct {
+	Addr         string        // server HOST[:PORT]; the port defaults to 5202
+	Mode         string        // "tcp" (default), "udp" or "crr"
+	Duration     time.Duration // measured time, after the omitted warm-up
+	Omit         time.Duration // warm-up before Duration, not counted in the Result
+	Interval     time.Duration // reporting interval, default 1 s
+	RequestSize  int           // bytes per request, default 1
+	ResponseSize int           // bytes per response, default 1
+	Parallel     int           // workers, one connection (socket) each; default 1
+	// Timeout: udp, a response not back within it is counted as lost and the
+	// worker goes on (default 1 s); tcp and crr, the bound on connecting and
+	// (crr) on one whole transaction (default 10 s).
+	Timeout time.Duration
+	// Dial opens the client's connections (the runner dials from inside a
+	// namespace); nil uses net.Dialer. crr dials once per transaction.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// withDefaults returns c with the zero fields set to their defaults.
+func (c Config) withDefaults() Config {
+	if c.Mode == "" {
+		c.Mode = ModeTCP
+	}
+	if c.Interval == 0 {
+		c.Interval = time.Second
+	}
+	if c.RequestSize == 0 {
+		c.RequestSize = 1
+	}
+	if c.ResponseSize == 0 {
+		c.ResponseSize = 1
+	}
+	if c.Parallel == 0 {
+		c.Parallel = 1
+	}
+	if c.Timeout == 0 {
+		if c.Mode == ModeUDP {
+			c.Timeout = time.Second
+		} else {
+			c.Timeout = 10 * time.Second
+		}
+	}
+	c.Addr = WithDefaultPort(c.Addr)
+	return c
+}
+
+// Validate checks c (zero fields taking their defaults) and returns a
+// one-line error naming the command-line flag at fault.
+func (c Config) Validate() error {
+	if c.Addr == "" {
+		return errors.New("--server: give the rr server's HOST[:PORT]")
+	}
+	c = c.withDefaults()
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		return fmt.Errorf("--server %q: want HOST[:PORT]", c.Addr)
+	}
+	max := MaxTCPSize
+	switch c.Mode {
+	case ModeTCP, ModeCRR:
+	case ModeUDP:
+		max = MaxUDPSize
+	default:
+		return fmt.Errorf("--mode %q: want tcp, udp or crr", c.Mode)
+	}
+	if c.Duration <= 0 {
+		return fmt.Errorf("--time %s: must be > 0", c.Duration)
+	}
+	if c.Omit < 0 {
+		return fmt.Errorf("--omit %s: must be >= 0", c.Omit)
+	}
+	if c.Interval < time.Millisecond {
+		return fmt.Errorf("--interval %s: must be >= 1ms", c.Interval)
+	}
+	if c.RequestSize < 1 || c.RequestSize > max {
+		return fmt.Errorf("--request %d: must be in 1..%d for %s", c.RequestSize, max, c.Mode)
+	}
+	if c.ResponseSize < 1 || c.ResponseSize > max {
+		return fmt.Errorf("--response %d: must be in 1..%d for %s", c.ResponseSize, max, c.Mode)
+	}
+	if c.Mode == ModeUDP && c.RequestSize < 4 && c.ResponseSize != c.RequestSize {
+		return fmt.Errorf("--response %d: a UDP request under 4 bytes cannot carry the response size; use --request >= 4 or --response %d", c.ResponseSize, c.RequestSize)
+	}
+	if c.Parallel < 1 || c.Parallel > MaxParallel {
+		return fmt.Errorf("--parallel %d: must be in 1..%d", c.Parallel, MaxParallel)
+	}
+	if c.Timeout < 0 {
+		return fmt.Errorf("--timeout %s: must be > 0", c.Timeout)
+	}
+	return nil
+}
+
+// WithDefaultPort adds the default port to an address without one.
+func WithDefaultPort(addr string) string {
+	if addr == "" {
+		return addr
+	}
+	if _, _, err := net.SplitHostPort(addr); err == nil {
+		return addr
+	}
+	if len(addr) > 1 && addr[0] == '[' && addr[len(addr)-1] == ']' { // [v6]
+		addr = addr[1 : len(addr)-1]
+	}
+	return net.JoinHostPort(addr, DefaultPort)
+}
+
+// Latency summarises a latency distribution, in microseconds.
+type Latency struct {
+	Min  float64 `json:"min"`
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p99_9"`
+	Max  float64 `json:"max"`
+}
+
+// Half returns l with every figure halved (one-way = round trip / 2).
+func (l Latency) Half() Latency {
+	return Latency{Min: l.Min / 2, Mean: l.Mean / 2, P50: l.P50 / 2, P90: l.P90 / 2, P99: l.P99 / 2, P999: l.P999 / 2, Max: l.Max / 2}
+}
+
+// Bucket is one point of the round-trip distribution: Count transactions
+// took at most ValueUS, which is the Percentile-th percentile.
+type Bucket struct {
+	ValueUS    float64 `json:"value_us"`
+	Percentile float64 `json:"percentile"`
+	Count      int64   `json:"count"` // cumulative
+}
+
+// Interval is one reporting interval of a run.
+type Interval struct {
+	Workload     string  `json:"workload"` // "rr"
+	Type         string  `json:"type"`     // "interval"
+	RRMode       string  `json:"rr_mode"`  // tcp, udp or crr
+	Start        float64 `json:"start_s"`  // seconds since the run began (warm-up included)
+	End          float64 `json:"end_s"`
+	Omitted      bool    `json:"omitted,omitempty"` // inside the warm-up
+	Transactions int64   `json:"transactions"`
+	TransPerSec  float64 `json:"trans_per_s"`
+	Lost         int64   `json:"lost,omitempty"` // udp: requests whose response timed out
+	P50          float64 `json:"round_trip_p50_us"`
+	P99          float64 `json:"round_trip_p99_us"`
+}
+
+// Result is the outcome of a run, warm-up excluded.
+type Result struct {
+	Workload     string    `json:"workload"` // "rr"
+	Type         string    `json:"type"`     // "result"
+	Mode         string    `json:"rr_mode"`  // tcp, udp or crr (not the network mode)
+	Time         time.Time `json:"ts"`       // when measuring began (after the warm-up)
+	Duration     float64   `json:"duration_s"`
+	RequestSize  int       `json:"request_size"`
+	ResponseSize int       `json:"response_size"`
+	Parallel     int       `json:"parallel"`
+	Transactions int64     `json:"transactions"`
+	TransPerSec  float64   `json:"trans_per_s"`
+	Lost         int64     `json:"lost"` // udp only
+	RoundTrip    Latency   `json:"round_trip_us"`
+	// OneWay is RoundTrip / 2, as netperf users and sockperf report it: not
+	// a measured one-way delay.
+	OneWay    Latency  `json:"one_way_us_half_rtt"`
+	Histogram []Bucket `json:"round_trip_histogram,omitempty"`
+}

@@ -1,0 +1,532 @@
+package rr
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// startServer runs an rr server on a free loopback port until the test ends.
+func startServer(t *testing.T) string {
+	t.Helper()
+	s, err := Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, io.Discard) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Error("Serve did not return after cancel")
+		}
+	})
+	return s.Addr()
+}
+
+func TestValidate(t *testing.T) {
+	ok := Config{Addr: "127.0.0.1", Duration: time.Second}
+	for _, tc := range []struct {
+		name string
+		mod  func(*Config)
+		want string // substring of the error; "" for none
+	}{
+		{"defaults", func(*Config) {}, ""},
+		{"no server", func(c *Config) { c.Addr = "" }, "--server"},
+		{"unknown mode", func(c *Config) { c.Mode = "sctp" }, `--mode "sctp"`},
+		{"zero duration", func(c *Config) { c.Duration = 0 }, "--time"},
+		{"negative duration", func(c *Config) { c.Duration = -time.Second }, "--time -1s"},
+		{"negative omit", func(c *Config) { c.Omit = -1 }, "--omit"},
+		{"tiny interval", func(c *Config) { c.Interval = time.Microsecond }, "--interval"},
+		{"negative request", func(c *Config) { c.RequestSize = -1 }, "--request -1"},
+		{"udp request too big", func(c *Config) { c.Mode = "udp"; c.RequestSize = 65508 }, "--request 65508"},
+		{"udp response too big", func(c *Config) { c.Mode = "udp"; c.RequestSize = 8; c.ResponseSize = 70000 }, "--response 70000"},
+		{"udp largest", func(c *Config) { c.Mode = "udp"; c.RequestSize = 65507; c.ResponseSize = 65507 }, ""},
+		{"udp small request, other response", func(c *Config) { c.Mode = "udp"; c.RequestSize = 2; c.ResponseSize = 100 }, "--response 100"},
+		{"tcp 16 MiB", func(c *Config) { c.RequestSize = 16 << 20; c.ResponseSize = 16 << 20 }, ""},
+		{"tcp above 16 MiB", func(c *Config) { c.ResponseSize = 16<<20 + 1 }, "--response"},
+		{"crr", func(c *Config) { c.Mode = "crr" }, ""},
+		{"parallel 0 is 1", func(c *Config) { c.Parallel = 0 }, ""},
+		{"parallel too many", func(c *Config) { c.Parallel = 257 }, "--parallel 257"},
+		{"negative parallel", func(c *Config) { c.Parallel = -2 }, "--parallel -2"},
+		{"negative timeout", func(c *Config) { c.Timeout = -time.Second }, "--timeout"},
+		{"bad address", func(c *Config) { c.Addr = "a:b:c:d" }, ""}, // an IPv6 literal without port: gets 5202
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := ok
+			tc.mod(&c)
+			err := c.Validate()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case tc.want != "" && err == nil:
+				t.Fatalf("no error, want %q", tc.want)
+			case err != nil && (!strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n")):
+				t.Fatalf("error %q: want one line containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestWithDefaultPort(t *testing.T) {
+	for in, want := range map[string]string{
+		"10.0.0.1": "10.0.0.1:5202", "10.0.0.1:80": "10.0.0.1:80", "host": "host:5202",
+		"::1": "[::1]:5202", "[::1]": "[::1]:5202", "[::1]:7": "[::1]:7", "": "",
+	} {
+		if got := WithDefaultPort(in); got != want {
+			t.Errorf("WithDefaultPort(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func checkResult(t *testing.T, res Result, mode string) {
+	t.Helper()
+	rt := res.RoundTrip
+	if res.Workload != "rr" || res.Mode != mode {
+		t.Errorf("workload/mode = %q/%q", res.Workload, res.Mode)
+	}
+	if res.Transactions <= 0 || res.TransPerSec <= 0 {
+		t.Fatalf("transactions %d, %.0f/s: want > 0", res.Transactions, res.TransPerSec)
+	}
+	if !(rt.P50 > 0 && rt.Min <= rt.P50 && rt.P50 <= rt.P90 && rt.P90 <= rt.P99 && rt.P99 <= rt.P999 && rt.P999 <= rt.Max) {
+		t.Errorf("round trip not ordered: %+v", rt)
+	}
+	if !(rt.Min <= rt.Mean && rt.Mean <= rt.Max) {
+		t.Errorf("mean outside [min, max]: %+v", rt)
+	}
+	if res.OneWay.P50 != rt.P50/2 || res.OneWay.P99 != rt.P99/2 || res.OneWay.Max != rt.Max/2 {
+		t.Errorf("one way %+v is not round trip / 2 (%+v)", res.OneWay, rt)
+	}
+	if len(res.Histogram) == 0 || len(res.Histogram) > maxBuckets {
+		t.Fatalf("histogram has %d buckets", len(res.Histogram))
+	}
+	last := res.Histogram[len(res.Histogram)-1]
+	if last.Count != res.Transactions || last.Percentile != 100 {
+		t.Errorf("last bucket %+v: want count %d at 100", last, res.Transactions)
+	}
+	for i := 1; i < len(res.Histogram); i++ {
+		a, b := res.Histogram[i-1], res.Histogram[i]
+		if b.ValueUS < a.ValueUS || b.Percentile < a.Percentile || b.Count < a.Count {
+			t.Fatalf("histogram not monotone at %d: %+v, %+v", i, a, b)
+		}
+	}
+	if math.Abs(res.TransPerSec*res.Duration-float64(res.Transactions)) > 1 {
+		t.Errorf("trans/s %.1f × %.3f s != %d", res.TransPerSec, res.Duration, res.Transactions)
+	}
+}
+
+func TestRunModes(t *testing.T) {
+	addr := startServer(t)
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"tcp", Config{Mode: "tcp"}},
+		{"tcp parallel", Config{Mode: "tcp", Parallel: 4, RequestSize: 64, ResponseSize: 1024}},
+		{"tcp 100 kB response", Config{Mode: "tcp", RequestSize: 3, ResponseSize: 100_000}},
+		{"tcp 100 kB request", Config{Mode: "tcp", RequestSize: 100_000, ResponseSize: 1}},
+		{"tcp 2 MiB both", Config{Mode: "tcp", RequestSize: 2 << 20, ResponseSize: 2 << 20}},
+		{"udp", Config{Mode: "udp"}},
+		{"udp seq", Config{Mode: "udp", RequestSize: 100, ResponseSize: 1400, Parallel: 2}},
+		{"udp largest", Config{Mode: "udp", RequestSize: 65507, ResponseSize: 65507}},
+		{"crr", Config{Mode: "crr"}},
+		{"crr 100 kB response", Config{Mode: "crr", RequestSize: 100_000, ResponseSize: 100_000, Parallel: 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Addr = addr
+			cfg.Duration = time.Second
+			cfg.Interval = 250 * time.Millisecond
+			var ivs []Interval
+			res, err := Run(context.Background(), cfg, func(iv Interval) { ivs = append(ivs, iv) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkResult(t, res, cfg.Mode)
+			if res.Lost != 0 {
+				t.Errorf("lost %d on loopback", res.Lost)
+			}
+			if d := res.Duration; d < 0.95 || d > 1.05 {
+				t.Errorf("duration %.3f s, want 1", d)
+			}
+			if len(ivs) != 4 {
+				t.Errorf("%d intervals, want 4: %+v", len(ivs), ivs)
+			}
+			var n int64
+			for _, iv := range ivs {
+				n += iv.Transactions
+			}
+			if n != res.Transactions {
+				t.Errorf("intervals sum to %d transactions, result %d", n, res.Transactions)
+			}
+			t.Logf("%s: %d transactions, %.0f/s, rtt p50 %.1f µs p99 %.1f µs", tc.name, res.Transactions, res.TransPerSec, res.RoundTrip.P50, res.RoundTrip.P99)
+		})
+	}
+}
+
+func TestOmitAndIntervals(t *testing.T) {
+	addr := startServer(t)
+	var ivs []Interval
+	res, err := Run(context.Background(), Config{Addr: addr, Duration: 600 * time.Millisecond,
+		Omit: 300 * time.Millisecond, Interval: 200 * time.Millisecond}, func(iv Interval) { ivs = append(ivs, iv) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 0-0.2, 0.2-0.3 omitted; 0.3-0.5, 0.5-0.7, 0.7-0.9 measured.
+	want := []struct {
+		start, end float64
+		omitted    bool
+	}{{0, 0.2, true}, {0.2, 0.3, true}, {0.3, 0.5, false}, {0.5, 0.7, false}, {0.7, 0.9, false}}
+	if len(ivs) != len(want) {
+		t.Fatalf("intervals %+v", ivs)
+	}
+	var measured int64
+	for i, w := range want {
+		iv := ivs[i]
+		if math.Abs(iv.Start-w.start) > 1e-9 || math.Abs(iv.End-w.end) > 1e-9 || iv.Omitted != w.omitted {
+			t.Errorf("interval %d = %+v, want %+v", i, iv, w)
+		}
+		if iv.Transactions <= 0 || iv.P50 <= 0 || iv.P99 < iv.P50 {
+			t.Errorf("interval %d = %+v", i, iv)
+		}
+		if !iv.Omitted {
+			measured += iv.Transactions
+		}
+	}
+	if measured != res.Transactions {
+		t.Errorf("measured intervals %d transactions, result %d", measured, res.Transactions)
+	}
+	if math.Abs(res.Duration-0.6) > 0.03 {
+		t.Errorf("duration %.3f, want 0.6", res.Duration)
+	}
+}
+
+// TestUDPLoss: a server that reads but never answers.
+func TestUDPLoss(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	go func() {
+		buf := make([]byte, 70000)
+		for {
+			if _, _, err := pc.ReadFrom(buf); err != nil {
+				return
+			}
+		}
+	}()
+	for _, tc := range []struct {
+		req, resp int
+	}{{1, 1}, {64, 64}} {
+		began := time.Now()
+		var ivLost int64
+		res, err := Run(context.Background(), Config{Addr: pc.LocalAddr().String(), Mode: "udp",
+			RequestSize: tc.req, ResponseSize: tc.resp, Parallel: 2,
+			Duration: 500 * time.Millisecond, Timeout: 50 * time.Millisecond, Interval: 100 * time.Millisecond},
+			func(iv Interval) { ivLost += iv.Lost })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(began); took > 2*time.Second {
+			t.Errorf("took %s", took)
+		}
+		// 2 workers × 500 ms / 50 ms ≈ 20 losses (the last one cut by the end).
+		if res.Transactions != 0 || res.Lost < 14 || res.Lost > 20 {
+			t.Errorf("transactions %d, lost %d: want 0 and about 18", res.Transactions, res.Lost)
+		}
+		if ivLost != res.Lost {
+			t.Errorf("intervals lost %d, result %d", ivLost, res.Lost)
+		}
+	}
+}
+
+// TestUDPLateAnswers: a server that answers only every other request, late:
+// the client counts the unanswered ones as lost and does not take a late
+// answer for the next request's.
+func TestUDPLateAnswers(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	go func() {
+		buf := make([]byte, 70000)
+		for i := 0; ; i++ {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			if i%2 == 0 {
+				go func(b []byte) {
+					time.Sleep(30 * time.Millisecond) // after the client's 20 ms timeout
+					pc.WriteTo(b, from)
+				}(append([]byte(nil), buf[:n]...))
+			} else {
+				pc.WriteTo(buf[:n], from)
+			}
+		}
+	}()
+	res, err := Run(context.Background(), Config{Addr: pc.LocalAddr().String(), Mode: "udp",
+		RequestSize: 16, ResponseSize: 16, Duration: 400 * time.Millisecond, Timeout: 20 * time.Millisecond}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Lost == 0 || res.Transactions == 0 {
+		t.Fatalf("lost %d, transactions %d", res.Lost, res.Transactions)
+	}
+	if d := res.Lost - res.Transactions; d < -1 || d > 1 {
+		t.Errorf("lost %d, transactions %d: want every other", res.Lost, res.Transactions)
+	}
+	if res.RoundTrip.Max > 10_000 {
+		t.Errorf("max round trip %.0f µs: a late answer was counted", res.RoundTrip.Max)
+	}
+}
+
+func TestUDPNoServer(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := pc.LocalAddr().String()
+	pc.Close()
+	_, err = Run(context.Background(), Config{Addr: addr, Mode: "udp", Duration: time.Second, Timeout: 50 * time.Millisecond}, nil)
+	if err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("err = %v, want refused", err)
+	}
+}
+
+func TestTCPNoServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	for _, mode := range []string{"tcp", "crr"} {
+		if _, err := Run(context.Background(), Config{Addr: addr, Mode: mode, Duration: time.Second}, nil); err == nil {
+			t.Errorf("%s: no error without a server", mode)
+		}
+	}
+}
+
+// TestServerExactSizes talks the protocol by hand: the server reads exactly
+// the request size and writes exactly the response size, transaction after
+// transaction.
+func TestServerExactSizes(t *testing.T) {
+	addr := startServer(t)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var hb [helloLen]byte
+	hello{0, 5, 100_000}.put(hb[:])
+	if _, err := c.Write(hb[:]); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 200_000)
+	for i := 0; i < 3; i++ {
+		// The request in two pieces: no answer before the 5th byte.
+		c.Write([]byte{1, 2, 3})
+		c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		if n, err := c.Read(buf); n != 0 || err == nil {
+			t.Fatalf("answer after 3 of 5 bytes: %d, %v", n, err)
+		}
+		c.Write([]byte{4, 5})
+		c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		if _, err := io.ReadFull(c, buf[:100_000]); err != nil {
+			t.Fatal(err)
+		}
+		c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		if n, err := c.Read(buf); n != 0 || err == nil {
+			t.Fatalf("%d bytes beyond the response", n)
+		}
+	}
+	// UDP: the response size from the first 4 bytes; the first 8 echoed.
+	u, err := net.Dial("udp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	for _, tc := range []struct {
+		req  []byte
+		want int
+	}{{[]byte{0, 0, 0x05, 0xdc, 0, 0, 0, 7, 9}, 1500}, {[]byte{1}, 1}, {[]byte{1, 2}, 2}, {[]byte{0, 0, 0, 3}, 3}} {
+		u.Write(tc.req)
+		u.SetReadDeadline(time.Now().Add(2 * time.Second))
+		n, err := u.Read(buf)
+		if err != nil || n != tc.want {
+			t.Fatalf("udp %v: %d bytes, %v; want %d", tc.req, n, err, tc.want)
+		}
+		if k := min(8, len(tc.req), n); string(buf[:k]) != string(tc.req[:k]) {
+			t.Errorf("udp %v: response starts %v", tc.req, buf[:k])
+		}
+	}
+}
+
+// TestServerSurvivesBadClients: garbage, a client gone mid-request, a client
+// killed mid-run, a bad UDP size: the server keeps serving.
+func TestServerSurvivesBadClients(t *testing.T) {
+	addr := startServer(t)
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	var hb [helloLen]byte
+	// Garbage hello.
+	c := dial()
+	c.Write([]byte("GET / HTTP/1.0\r\n\r\n"))
+	c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Read(hb[:]); err == nil {
+		t.Error("garbage got an answer")
+	}
+	c.Close()
+	// Sizes out of range.
+	c = dial()
+	hello{0, 0, MaxTCPSize + 1}.put(hb[:])
+	c.Write(hb[:])
+	c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Read(hb[:]); err == nil {
+		t.Error("bad sizes got an answer")
+	}
+	c.Close()
+	// Half a hello, half a request, a response not read.
+	c = dial()
+	c.Write(hb[:7])
+	c.Close()
+	c = dial()
+	hello{0, 1000, 1 << 20}.put(hb[:])
+	c.Write(hb[:])
+	c.Write(make([]byte, 500))
+	c.Close()
+	c = dial()
+	c.Write(hb[:])
+	c.Write(make([]byte, 1000)) // the server writes 1 MiB nobody reads
+	time.Sleep(20 * time.Millisecond)
+	c.Close()
+	// Bad UDP size.
+	u, _ := net.Dial("udp", addr)
+	u.Write([]byte{0xff, 0xff, 0xff, 0xff, 0})
+	u.Close()
+
+	// A client "killed" mid-run: its connections vanish under it.
+	var mu sync.Mutex
+	var conns []net.Conn
+	ctx, cancel := context.WithCancel(context.Background())
+	dialKeep := func(ctx context.Context, network, a string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, a)
+		if err == nil {
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+		return c, err
+	}
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		mu.Lock()
+		for _, c := range conns {
+			c.(*net.TCPConn).SetLinger(0) // reset, as a dead process's kernel may
+			c.Close()
+		}
+		mu.Unlock()
+	}()
+	_, err := Run(ctx, Config{Addr: addr, Duration: 2 * time.Second, Parallel: 3, Dial: dialKeep}, nil)
+	cancel()
+	if err == nil {
+		t.Error("a client whose connections were closed under it reported no error")
+	}
+
+	// And the server still serves.
+	for _, mode := range []string{"tcp", "udp", "crr"} {
+		res, err := Run(context.Background(), Config{Addr: addr, Mode: mode, Duration: 200 * time.Millisecond}, nil)
+		if err != nil || res.Transactions == 0 {
+			t.Fatalf("%s after bad clients: %d transactions, %v", mode, res.Transactions, err)
+		}
+	}
+}
+
+func TestCancel(t *testing.T) {
+	addr := startServer(t)
+	for _, mode := range []string{"tcp", "udp", "crr"} {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(300*time.Millisecond, cancel)
+		began := time.Now()
+		res, err := Run(ctx, Config{Addr: addr, Mode: mode, Duration: 10 * time.Second, Omit: 100 * time.Millisecond}, nil)
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: err = %v, want context.Canceled", mode, err)
+		}
+		if took := time.Since(began); took > time.Second {
+			t.Errorf("%s: took %s after cancel", mode, took)
+		}
+		if res.Transactions == 0 || res.Duration < 0.15 || res.Duration > 0.3 {
+			t.Errorf("%s: partial result %d transactions over %.3f s", mode, res.Transactions, res.Duration)
+		}
+	}
+}
+
+func TestHistogramArithmetic(t *testing.T) {
+	h := newHist()
+	for v := 1; v <= 100; v++ {
+		record(h, time.Duration(v)*time.Microsecond)
+	}
+	l := latency(h)
+	near := func(name string, got, want, tol float64) {
+		if math.Abs(got-want) > tol {
+			t.Errorf("%s = %v, want %v ± %v", name, got, want, tol)
+		}
+	}
+	// 3 significant digits: within 0.1 % (HDR reports a bucket's top for
+	// percentiles and max, its bottom for min, its middle for the mean).
+	near("min", l.Min, 1, 0.001)
+	near("p50", l.P50, 50, 0.05)
+	near("p90", l.P90, 90, 0.09)
+	near("p99", l.P99, 99, 0.1)
+	near("p99.9", l.P999, 100, 0.1)
+	near("max", l.Max, 100, 0.1)
+	near("mean", l.Mean, 50.5, 0.05)
+	half := l.Half()
+	if half.P50 != l.P50/2 || half.Mean != l.Mean/2 || half.Min != l.Min/2 {
+		t.Errorf("Half %+v of %+v", half, l)
+	}
+	b := buckets(h)
+	if len(b) == 0 || len(b) > maxBuckets || b[0].Count != 1 || b[len(b)-1].Count != 100 || b[len(b)-1].Percentile != 100 {
+		t.Errorf("buckets %+v", b)
+	}
+	for _, x := range b {
+		// Count values are ≤ ValueUS: with 1..100 µs that is floor(ValueUS).
+		if want := int64(math.Floor(x.ValueUS + 0.001)); x.Count != want {
+			t.Errorf("bucket %+v: count want %d", x, want)
+		}
+	}
+	// Out of range values are clamped, not lost; an empty histogram gives zeros.
+	record(h, 0)
+	record(h, time.Hour)
+	if h.TotalCount() != 102 || latency(newHist()) != (Latency{}) || buckets(newHist()) != nil {
+		t.Error("clamping or the empty histogram")
+	}
+	// A wide distribution stays within maxBuckets.
+	w := newHist()
+	for v := int64(1); v < int64(50*time.Second); v = v*11/10 + 1 {
+		record(w, time.Duration(v))
+	}
+	if n := len(buckets(w)); n == 0 || n > maxBuckets {
+		t.Errorf("%d buckets", n)
+	}
+}

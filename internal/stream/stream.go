@@ -1,0 +1,177 @@
+// Package stream implements cnperf's bulk-throughput workload, in the style
+// of iperf3: a server that receives TCP or UDP streams and a client that
+// sends them for a fixed time, reporting per-interval sender-side numbers
+// (bytes, TCP retransmits from TCP_INFO) and, from the server at the end,
+// receiver-side numbers (bytes, UDP datagrams received, lost and out of order
+// by sequence number).
+//
+// Like iperf3, control and data share one port: TCP data connections are
+// accepted on the control listener and UDP datagrams go to the same port
+// number over UDP, so a server behind a published (DNAT) port needs that port
+// published for both TCP and UDP.
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+)
+
+// Defaults and limits.
+const (
+	DefaultPort       = 5201
+	DefaultTCPLength  = 128 << 10 // TCP write size, as iperf3
+	DefaultUDPLength  = 1470      // UDP datagram payload, as iperf3
+	MaxUDPLength      = 65507     // largest UDP payload over IPv4
+	MaxTCPLength      = 16 << 20
+	DefaultUDPRate    = 1_000_000 // bits/s per stream, as iperf3
+	DefaultInterval   = time.Second
+	MinInterval       = 10 * time.Millisecond
+	MaxParallel       = 128
+	MaxDuration       = 24 * time.Hour
+	udpHeaderLen      = 24 // seq (8) + send time (8) + test id (4) + stream (4)
+	WorkloadName      = "stream"
+	SideSender        = "sender"
+	SideReceiver      = "receiver"
+	StreamSum         = -1
+	UnlimitedRate     = int64(1) << 62 // a Rate that no path reaches: send as fast as possible
+	controlTimeout    = 10 * time.Second
+	endGrace          = 10 * time.Second
+	udpDrain          = 250 * time.Millisecond
+	maxControlMessage = 1 << 20
+)
+
+// ErrBusy is returned by Run when the server is running another test.
+var ErrBusy = errors.New("server busy: another test is running, try again when it is done")
+
+// Interval is the traffic of one stream (or the sum of all, Stream = -1) in
+// one reporting interval, as the sender or the receiver saw it.
+type Interval struct {
+	Workload      string  `json:"workload"` // always "stream"
+	Protocol      string  `json:"protocol"` // tcp or udp
+	Stream        int     `json:"stream"`   // from 0; -1 is the sum over streams
+	Start         float64 `json:"start"`    // seconds from the test's start (warm-up included)
+	End           float64 `json:"end"`
+	Bytes         int64   `json:"bytes"`
+	BitsPerSecond float64 `json:"bits_per_second"`
+	Retransmits   int64   `json:"retransmits"`  // TCP, sender side, from TCP_INFO
+	Packets       int64   `json:"packets"`      // UDP: datagrams sent (sender) or received (receiver)
+	Lost          int64   `json:"lost"`         // UDP, receiver: missing by sequence number
+	OutOfOrder    int64   `json:"out_of_order"` // UDP, receiver: arrived after a later one
+	Omitted       bool    `json:"omitted"`      // in the warm-up: excluded from Result
+	Side          string  `json:"side"`         // sender or receiver
+}
+
+// Result sums the intervals that were not omitted.
+type Result struct {
+	Workload              string  `json:"workload"` // always "stream"
+	Protocol              string  `json:"protocol"`
+	Duration              float64 `json:"duration_s"` // measured seconds (sender, warm-up excluded)
+	Streams               int     `json:"streams"`
+	SenderBytes           int64   `json:"sender_bytes"`
+	ReceiverBytes         int64   `json:"receiver_bytes"`
+	SenderBitsPerSecond   float64 `json:"sender_bits_per_second"`
+	ReceiverBitsPerSecond float64 `json:"receiver_bits_per_second"`
+	Retransmits           int64   `json:"retransmits"`
+	Packets               int64   `json:"packets"` // UDP: datagrams the receiver expected (received + lost)
+	Lost                  int64   `json:"lost"`
+	LossPercent           float64 `json:"loss_percent"`
+	OutOfOrder            int64   `json:"out_of_order"`
+}
+
+// Config is one test as the client runs it.
+type Config struct {
+	Addr     string        // host:port of the server's control port
+	Protocol string        // "tcp" (default) or "udp"
+	Duration time.Duration // measured time, after the warm-up
+	Omit     time.Duration // warm-up, sent but excluded from the Result
+	Interval time.Duration // reporting interval; 0: 1 s
+	Parallel int           // streams; 0: 1
+	Length   int           // TCP write size or UDP datagram payload; 0: 128 KiB (TCP), 1470 (UDP)
+	// Rate is the target bit rate of each stream (as iperf3's -b). 0: TCP
+	// unlimited, UDP 1 Mbit/s; UnlimitedRate: as fast as possible.
+	Rate int64
+	// Dial opens the control and TCP data connections ("tcp") and the UDP
+	// sockets ("udp", used connected); nil: a net.Dialer. The runner sets it
+	// to dial from inside a network namespace.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// withDefaults fills the zero fields.
+func (c Config) withDefaults() Config {
+	if c.Protocol == "" {
+		c.Protocol = "tcp"
+	}
+	if c.Interval == 0 {
+		c.Interval = DefaultInterval
+	}
+	if c.Parallel == 0 {
+		c.Parallel = 1
+	}
+	if c.Length == 0 {
+		if c.Protocol == "udp" {
+			c.Length = DefaultUDPLength
+		} else {
+			c.Length = DefaultTCPLength
+		}
+	}
+	if c.Rate == 0 && c.Protocol == "udp" {
+		c.Rate = DefaultUDPRate
+	}
+	return c
+}
+
+// Validate checks the configuration (after defaults) and names the
+// offending flag in a one-line error.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	switch {
+	case c.Protocol != "tcp" && c.Protocol != "udp":
+		return fmt.Errorf("--protocol %q: want tcp or udp", c.Protocol)
+	case c.Duration <= 0:
+		return fmt.Errorf("--time %s: must be > 0", c.Duration)
+	case c.Duration > MaxDuration:
+		return fmt.Errorf("--time %s: must be <= %s", c.Duration, MaxDuration)
+	case c.Omit < 0:
+		return fmt.Errorf("--omit %s: must be >= 0", c.Omit)
+	case c.Omit > MaxDuration:
+		return fmt.Errorf("--omit %s: must be <= %s", c.Omit, MaxDuration)
+	case c.Interval < MinInterval:
+		return fmt.Errorf("--interval %s: must be >= %s", c.Interval, MinInterval)
+	case c.Parallel < 1 || c.Parallel > MaxParallel:
+		return fmt.Errorf("--parallel %d: must be in [1, %d]", c.Parallel, MaxParallel)
+	case c.Rate < 0:
+		return fmt.Errorf("--bitrate %d: must be >= 0", c.Rate)
+	case c.Length < 0:
+		return fmt.Errorf("--length %d: must be > 0", c.Length)
+	case c.Protocol == "udp" && c.Length > MaxUDPLength:
+		return fmt.Errorf("--length %d: a UDP datagram carries at most %d bytes", c.Length, MaxUDPLength)
+	case c.Protocol == "udp" && c.Length < udpHeaderLen:
+		return fmt.Errorf("--length %d: a UDP datagram needs at least %d bytes for its header", c.Length, udpHeaderLen)
+	case c.Protocol == "tcp" && c.Length > MaxTCPLength:
+		return fmt.Errorf("--length %d: must be <= %d", c.Length, MaxTCPLength)
+	}
+	if (c.Omit+c.Duration)/c.Interval > 1_000_000 {
+		return fmt.Errorf("--interval %s: more than a million intervals in %s", c.Interval, c.Omit+c.Duration)
+	}
+	return nil
+}
+
+// boundaries are the interval edges in time since the test's start: the
+// warm-up cut into intervals, then the measured time, so no interval
+// straddles the end of the warm-up.
+func boundaries(omit, duration, interval time.Duration) []time.Duration {
+	b := []time.Duration{0}
+	for t := interval; t < omit; t += interval {
+		b = append(b, t)
+	}
+	if omit > 0 {
+		b = append(b, omit)
+	}
+	for t := omit + interval; t < omit+duration; t += interval {
+		b = append(b, t)
+	}
+	return append(b, omit+duration)
+}

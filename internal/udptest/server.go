@@ -1,0 +1,332 @@
+package udptest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Listener defaults.
+const (
+	DefaultGrace       = 250 * time.Millisecond
+	DefaultIdleTimeout = 30 * time.Second
+	MinInterval        = 10 * time.Millisecond
+	maxControlLine     = 64 << 10
+	readBuffer         = 8 << 20 // asked for; the kernel caps it at rmem_max
+)
+
+// Control protocol: one JSON object per line over TCP. The client sends
+// {"op":"start",...}, the listener answers {"test_id":N}; the client sends
+// datagrams carrying N, then {"op":"stop","sent":S} and gets {"report":...}.
+// Any failure is answered with {"error":"..."}.
+type request struct {
+	Op       string        `json:"op"`
+	Workload string        `json:"workload,omitempty"`
+	Size     int           `json:"size,omitempty"`
+	Interval time.Duration `json:"interval_ns,omitempty"`
+	Sent     int64         `json:"sent,omitempty"`
+}
+
+type response struct {
+	Error  string  `json:"error,omitempty"`
+	TestID uint32  `json:"test_id,omitempty"`
+	Report *Report `json:"report,omitempty"`
+}
+
+// Server is the listener of both workloads: it serves one test at a time.
+// A client that disappears (its control connection closes, or neither it
+// nor its datagrams are heard of for IdleTimeout) ends its test, and the
+// server goes on serving. The zero value uses the defaults.
+type Server struct {
+	Grace       time.Duration // after stop, how long to wait for datagrams in flight
+	IdleTimeout time.Duration
+	Logf        func(format string, a ...any) // optional
+
+	active  atomic.Pointer[test]
+	invalid atomic.Int64 // corrupt datagrams outside of any test
+	stray   atomic.Int64 // well-formed datagrams of no running test
+	lastID  atomic.Uint32
+}
+
+// Ignored returns the datagrams the server ignored outside of tests:
+// corrupt ones (short, wrong magic) and well-formed ones of no running test.
+func (s *Server) Ignored() (invalid, stray int64) { return s.invalid.Load(), s.stray.Load() }
+
+type test struct {
+	id       uint32
+	workload string
+	origin   time.Time
+
+	mu     sync.Mutex
+	meter  *Meter
+	end    time.Duration // set at stop: later arrivals count at end
+	ending bool
+	done   bool      // reported: the meter is no longer touched
+	heard  time.Time // last datagram or control message
+}
+
+func (s *Server) logf(format string, a ...any) {
+	if s.Logf != nil {
+		s.Logf(format, a...)
+	}
+}
+
+// Listen binds addr's port for both the control (TCP) and the data (UDP)
+// sockets; with port 0 both get the same free port.
+func Listen(addr string) (net.PacketConn, net.Listener, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	for try := 0; ; try++ {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, nil, err
+		}
+		p := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+		pc, err := net.ListenPacket("udp", net.JoinHostPort(host, p))
+		if err == nil {
+			if u, ok := pc.(*net.UDPConn); ok {
+				_ = u.SetReadBuffer(readBuffer)
+			}
+			return pc, ln, nil
+		}
+		ln.Close()
+		if port != "0" || try == 10 {
+			return nil, nil, err
+		}
+	}
+}
+
+// Serve answers control connections on ln and measures datagrams on pc
+// until ctx is cancelled (then it returns nil) or ln fails. It closes both.
+func (s *Server) Serve(ctx context.Context, pc net.PacketConn, ln net.Listener) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		<-ctx.Done()
+		ln.Close()
+		pc.Close()
+	}()
+	go func() {
+		defer wg.Done()
+		s.receive(ctx, pc)
+	}()
+	var err error
+	for {
+		c, aerr := ln.Accept()
+		if aerr != nil {
+			if ctx.Err() == nil {
+				err = fmt.Errorf("accept: %w", aerr)
+			}
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.control(ctx, c)
+		}()
+	}
+	cancel()
+	wg.Wait()
+	return err
+}
+
+func (s *Server) receive(ctx context.Context, pc net.PacketConn) {
+	buf := make([]byte, 1<<16)
+	for {
+		n, _, err := pc.ReadFrom(buf)
+		now := time.Now()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue // e.g. a truncated or refused datagram
+		}
+		h, herr := ParseHeader(buf[:n])
+		t := s.active.Load()
+		switch {
+		case herr != nil && t != nil:
+			t.mu.Lock()
+			if !t.done {
+				t.meter.Invalid()
+			} else {
+				s.invalid.Add(1)
+			}
+			t.mu.Unlock()
+		case herr != nil:
+			s.invalid.Add(1)
+		case t == nil || h.TestID != t.id:
+			s.stray.Add(1)
+		default:
+			t.mu.Lock()
+			if t.done {
+				t.mu.Unlock()
+				s.stray.Add(1)
+				continue
+			}
+			at := now.Sub(t.origin)
+			if t.ending && at > t.end {
+				at = t.end
+			}
+			t.meter.Add(at, h.Seq, n, time.Duration(now.UnixNano()-h.SendNS))
+			t.heard = now
+			t.mu.Unlock()
+		}
+	}
+}
+
+// control serves one control connection.
+func (s *Server) control(ctx context.Context, c net.Conn) {
+	defer c.Close()
+	lines := make(chan []byte)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(c)
+		sc.Buffer(make([]byte, 4096), maxControlLine)
+		for sc.Scan() {
+			select {
+			case lines <- append([]byte(nil), sc.Bytes()...):
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	idle := s.IdleTimeout
+	if idle <= 0 {
+		idle = DefaultIdleTimeout
+	}
+	tick := time.NewTicker(min(time.Second, idle))
+	defer tick.Stop()
+	enc := json.NewEncoder(c)
+	reply := func(r response) bool {
+		_ = c.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		return enc.Encode(r) == nil
+	}
+	var cur *test
+	heard := time.Now()
+	defer func() {
+		if cur != nil && s.active.CompareAndSwap(cur, nil) {
+			s.logf("test %d (%s) from %s ended: client gone", cur.id, cur.workload, c.RemoteAddr())
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			last := heard
+			if cur != nil {
+				cur.mu.Lock()
+				if cur.heard.After(last) {
+					last = cur.heard
+				}
+				cur.mu.Unlock()
+			}
+			if time.Since(last) > idle {
+				return
+			}
+		case line, ok := <-lines:
+			if !ok {
+				return
+			}
+			heard = time.Now()
+			var req request
+			if err := json.Unmarshal(line, &req); err != nil {
+				reply(response{Error: "bad request: " + err.Error()})
+				return
+			}
+			switch req.Op {
+			case "start":
+				if cur != nil {
+					reply(response{Error: "a test is already running on this connection"})
+					return
+				}
+				if req.Interval != 0 && req.Interval < MinInterval {
+					reply(response{Error: fmt.Sprintf("interval %s: must be 0 or >= %s", req.Interval, MinInterval)})
+					return
+				}
+				t := s.begin(req)
+				if t == nil {
+					reply(response{Error: "busy: another test is running"})
+					return
+				}
+				cur = t
+				s.logf("test %d (%s, %d-byte datagrams) from %s started", t.id, t.workload, req.Size, c.RemoteAddr())
+				if !reply(response{TestID: t.id}) {
+					return
+				}
+			case "stop":
+				if cur == nil {
+					reply(response{Error: "stop without a running test"})
+					return
+				}
+				rep, ok := s.finish(ctx, cur, req.Sent)
+				t := cur
+				cur = nil
+				if !ok {
+					return
+				}
+				s.logf("test %d (%s) from %s: %d of %d datagrams received, %d lost, %d out of order",
+					t.id, t.workload, c.RemoteAddr(), rep.Total.Packets, rep.Sent, rep.Total.Lost, rep.Total.OutOfOrder)
+				if !reply(response{Report: &rep}) {
+					return
+				}
+			default:
+				reply(response{Error: fmt.Sprintf("unknown op %q", req.Op)})
+				return
+			}
+		}
+	}
+}
+
+// begin makes req's test the running one; nil when another runs.
+func (s *Server) begin(req request) *test {
+	id := rand.Uint32()
+	for id == 0 || id == s.lastID.Load() {
+		id = rand.Uint32()
+	}
+	now := time.Now()
+	t := &test{id: id, workload: req.Workload, origin: now, heard: now, meter: NewMeter(req.Interval)}
+	if !s.active.CompareAndSwap(nil, t) {
+		return nil
+	}
+	s.lastID.Store(id)
+	return t
+}
+
+// finish ends t: its clock stops now, datagrams in flight get Grace to land.
+func (s *Server) finish(ctx context.Context, t *test, sent int64) (Report, bool) {
+	t.mu.Lock()
+	t.end = time.Since(t.origin)
+	t.ending = true
+	t.mu.Unlock()
+	grace := s.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+		s.active.CompareAndSwap(t, nil)
+		return Report{}, false
+	}
+	s.active.CompareAndSwap(t, nil)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.done = true
+	return t.meter.Report(t.end, sent), true
+}
