@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/udpseq"
 	"golang.org/x/sys/unix"
 )
 
@@ -245,7 +246,7 @@ func (r *runner) send(c net.Conn, stream int, id uint32, ctr *counter, t0, end t
 		binary.BigEndian.PutUint32(buf[16:20], id)
 		binary.BigEndian.PutUint32(buf[20:24], uint32(stream))
 	}
-	var p *pacer
+	var p *udpseq.Pacer
 	if cfg.Rate > 0 && cfg.Rate < UnlimitedRate {
 		p = newPacer(t0, cfg.Rate, cfg.Length)
 	}
@@ -259,7 +260,7 @@ func (r *runner) send(c net.Conn, stream int, id uint32, ctr *counter, t0, end t
 				return seq, nil
 			}
 			if p != nil {
-				if d := p.wait(now); d > 0 {
+				if d := p.Wait(now); d > 0 {
 					sleep.Reset(min(d, end.Sub(now)))
 					select {
 					case <-sleep.C:
@@ -268,7 +269,7 @@ func (r *runner) send(c net.Conn, stream int, id uint32, ctr *counter, t0, end t
 					}
 					continue
 				}
-				p.sent(cfg.Length)
+				p.Sent()
 			}
 			if udp {
 				binary.BigEndian.PutUint64(buf[0:8], seq)
@@ -299,38 +300,16 @@ func (r *runner) send(c net.Conn, stream int, id uint32, ctr *counter, t0, end t
 	}
 }
 
-// pacer is a token bucket: credit grows at the target rate and is capped at
-// a few milliseconds' worth (at least one write), so a late wake-up sends a
-// short burst and a slow path does not build up a backlog.
-type pacer struct {
-	t0          time.Time
-	bytesPerSec float64
-	burst       float64
-	spent       float64
-	n           float64
-}
-
+// pacerBurst caps a pacer's credit at a few milliseconds' worth (at least
+// one write), so a late wake-up sends a short burst and a slow path does not
+// build up a backlog.
 const pacerBurst = 4 * time.Millisecond
 
-func newPacer(t0 time.Time, bitsPerSec int64, n int) *pacer {
-	bps := float64(bitsPerSec) / 8
-	return &pacer{t0: t0, bytesPerSec: bps, burst: max(float64(n), bps*pacerBurst.Seconds()), spent: -float64(n), n: float64(n)}
+// newPacer paces writes of n bytes at bitsPerSec from t0, with no minimum
+// sleep.
+func newPacer(t0 time.Time, bitsPerSec int64, n int) *udpseq.Pacer {
+	return udpseq.NewPacer(t0, bitsPerSec, n, pacerBurst, 0)
 }
-
-// wait is how long to wait before the next write of n bytes.
-func (p *pacer) wait(now time.Time) time.Duration {
-	earned := p.bytesPerSec * now.Sub(p.t0).Seconds()
-	if earned-p.spent > p.burst {
-		p.spent = earned - p.burst
-	}
-	credit := earned - p.spent
-	if credit >= p.n {
-		return 0
-	}
-	return time.Duration((p.n - credit) / p.bytesPerSec * 1e9)
-}
-
-func (p *pacer) sent(n int) { p.spent += float64(n) }
 
 // omitBins is the number of bins in the warm-up.
 func omitBins(edges []time.Duration, omit time.Duration) int {

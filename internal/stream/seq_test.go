@@ -6,40 +6,6 @@ import (
 	"time"
 )
 
-func TestSeqTracker(t *testing.T) {
-	tests := []struct {
-		name                      string
-		seqs                      []uint64
-		sent                      uint64 // for Finish; 0: not called
-		received, lost, ooo, want uint64
-	}{
-		{name: "in order", seqs: []uint64{0, 1, 2, 3}, received: 4, want: 4},
-		{name: "gap and late", seqs: []uint64{0, 1, 2, 4, 3, 7}, received: 6, lost: 2, ooo: 1, want: 8},
-		{name: "first lost", seqs: []uint64{1, 2}, received: 2, lost: 1, want: 3},
-		{name: "swap", seqs: []uint64{1, 0, 3, 2}, received: 4, lost: 0, ooo: 2, want: 4},
-		{name: "tail lost", seqs: []uint64{0, 1}, sent: 5, received: 2, lost: 3, want: 5},
-		{name: "all lost", sent: 4, lost: 4, want: 4},
-		{name: "big gap, late fill", seqs: []uint64{0, 10, 5}, received: 3, lost: 8, ooo: 1, want: 11},
-		{name: "duplicate does not go negative", seqs: []uint64{0, 0, 0}, received: 3, ooo: 2, want: 1},
-		{name: "finish below highest", seqs: []uint64{0, 1, 2}, sent: 2, received: 3, want: 3},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var s SeqTracker
-			for _, q := range tt.seqs {
-				s.Add(q)
-			}
-			if tt.sent > 0 {
-				s.Finish(tt.sent)
-			}
-			if s.Received() != tt.received || s.Lost() != tt.lost || s.OutOfOrder() != tt.ooo || s.Expected() != tt.want {
-				t.Errorf("received %d lost %d ooo %d expected %d; want %d %d %d %d",
-					s.Received(), s.Lost(), s.OutOfOrder(), s.Expected(), tt.received, tt.lost, tt.ooo, tt.want)
-			}
-		})
-	}
-}
-
 func TestBoundaries(t *testing.T) {
 	s := time.Second
 	ms := time.Millisecond
@@ -75,18 +41,18 @@ func TestBoundaries(t *testing.T) {
 func TestPacer(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	p := newPacer(t0, 8_000_000, 1000) // 1 MB/s, 1000-byte writes: one per ms
-	if d := p.wait(t0); d != 0 {
+	if d := p.Wait(t0); d != 0 {
 		t.Fatalf("first write waits %s, want 0", d)
 	}
-	p.sent(1000)
-	if d := p.wait(t0); d < 900*time.Microsecond || d > 1100*time.Microsecond {
+	p.Sent()
+	if d := p.Wait(t0); d < 900*time.Microsecond || d > 1100*time.Microsecond {
 		t.Fatalf("second write waits %s, want ~1ms", d)
 	}
 	// After a long stall, credit is capped at the burst (4 ms = 4 writes).
 	now := t0.Add(time.Second)
 	n := 0
-	for p.wait(now) == 0 {
-		p.sent(1000)
+	for p.Wait(now) == 0 {
+		p.Sent()
 		n++
 	}
 	if n != 4 {

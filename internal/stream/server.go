@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/udpseq"
 )
 
 const (
@@ -368,16 +370,21 @@ type receiver struct {
 	bytes, packets []int64
 	lostAt, oooAt  []uint64 // UDP: cumulative lost and out of order at the end of each bin
 	cur            int
-	last           time.Duration // arrival of the last data
-	seq            SeqTracker
+	last           time.Duration  // arrival of the last data
+	seq            udpseq.Tracker // zero: like iperf3, a duplicate counts as out of order
+}
+
+// seqCounts are the stream's lost and out-of-order datagrams so far.
+func (r *receiver) seqCounts() (lost, ooo uint64) {
+	c := r.seq.Counts()
+	return uint64(c.Lost), uint64(c.OutOfOrder)
 }
 
 // bin returns the bin of elapsed time el (monotonic per receiver).
 func (r *receiver) bin(el time.Duration, edges []time.Duration) int {
 	for r.cur < len(r.bytes)-1 && el >= edges[r.cur+1] {
 		if r.lostAt != nil {
-			r.lostAt[r.cur] = r.seq.Lost()
-			r.oooAt[r.cur] = r.seq.OutOfOrder()
+			r.lostAt[r.cur], r.oooAt[r.cur] = r.seqCounts()
 		}
 		r.cur++
 	}
@@ -420,7 +427,7 @@ func (t *test) readUDP(t0 time.Time) {
 		r := t.recv[st]
 		el := time.Since(t0)
 		k := r.bin(el, t.edges)
-		r.seq.Add(binary.BigEndian.Uint64(buf[0:8]))
+		r.seq.Observe(binary.BigEndian.Uint64(buf[0:8]))
 		r.bytes[k] += int64(n)
 		r.packets[k]++
 		r.last = el
@@ -450,8 +457,7 @@ func (t *test) results(elapsed time.Duration, sent []uint64) message {
 				r.seq.Finish(sent[i])
 			}
 			for k := r.cur; k < nb; k++ {
-				r.lostAt[k] = r.seq.Lost()
-				r.oooAt[k] = r.seq.OutOfOrder()
+				r.lostAt[k], r.oooAt[k] = r.seqCounts()
 			}
 			b.Packets = fold(r.packets, last)
 			b.Lost = deltas(r.lostAt[:last+1])

@@ -8,55 +8,6 @@ import (
 	"time"
 )
 
-func TestTracker(t *testing.T) {
-	tests := []struct {
-		name string
-		seqs []uint64
-		want Counts
-		next uint64
-	}{
-		{"in order", []uint64{0, 1, 2, 3}, Counts{Received: 4}, 4},
-		{"brief's example", []uint64{0, 1, 2, 4, 3, 7}, Counts{Received: 6, Lost: 2, OutOfOrder: 1, OffsetSum: 1}, 8},
-		{"lost first", []uint64{3, 4}, Counts{Received: 2, Lost: 3}, 5},
-		{"duplicates", []uint64{0, 1, 1, 2, 0}, Counts{Received: 3, Duplicates: 2}, 3},
-		{"reversed", []uint64{4, 3, 2, 1, 0}, Counts{Received: 5, OutOfOrder: 4, OffsetSum: 1 + 2 + 3 + 4}, 5},
-		{"late then duplicate of late", []uint64{0, 5, 2, 2}, Counts{Received: 3, Lost: 3, OutOfOrder: 1, Duplicates: 1, OffsetSum: 3}, 6},
-		{"implausible jump rejected", []uint64{0, 1 << 40, 1}, Counts{Received: 2}, 2},
-		{"window wraps", []uint64{0, TrackWindow + 5, TrackWindow + 4}, Counts{Received: 3, Lost: TrackWindow + 3, OutOfOrder: 1, OffsetSum: 1}, TrackWindow + 6},
-		{"older than the window", []uint64{0, 2, TrackWindow + 10, 1}, Counts{Received: 4, Lost: TrackWindow + 7, OutOfOrder: 1, OffsetSum: TrackWindow + 9}, TrackWindow + 11},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			var tr Tracker
-			for _, s := range tc.seqs {
-				tr.Observe(s)
-			}
-			if got := tr.Counts(); got != tc.want {
-				t.Errorf("counts = %+v, want %+v", got, tc.want)
-			}
-			if tr.Next() != tc.next {
-				t.Errorf("next = %d, want %d", tr.Next(), tc.next)
-			}
-		})
-	}
-}
-
-func TestTrackerObservations(t *testing.T) {
-	var tr Tracker
-	want := []Observation{
-		{Kind: InOrder},
-		{Kind: InOrder, Gap: 2},
-		{Kind: Late, Offset: 2, Filled: true},
-		{Kind: Duplicate},
-		{Kind: Rejected},
-	}
-	for i, s := range []uint64{0, 3, 1, 1, 3 + MaxJump + 2} {
-		if got := tr.Observe(s); got != want[i] {
-			t.Errorf("Observe(%d) = %+v, want %+v", s, got, want[i])
-		}
-	}
-}
-
 func TestJitter(t *testing.T) {
 	ms := time.Millisecond
 	// D: 2, 1, 4 ms. J1 = 2/16 = 0.125; J2 = 0.125 + (1 − 0.125)/16 =
@@ -187,61 +138,6 @@ func TestRecords(t *testing.T) {
 	empty := DatagramRecords(Report{}, 1000, 0)
 	if empty.Total.SuccessRate != 0 || empty.Total.MBPerS != 0 || empty.Total.AvgOffset != 0 {
 		t.Errorf("empty report = %+v", empty.Total)
-	}
-}
-
-func TestPacer(t *testing.T) {
-	// 10 Mbit/s of 1250-byte packets: 1000 packets/s.
-	tests := []struct {
-		name     string
-		oversl   time.Duration // how late each sleep wakes
-		stallAt  int           // a 1 s stall after this many wake-ups (0: none)
-		min, max int
-	}{
-		{"exact sleeps", 0, 0, 995, 1005},
-		{"late wake-ups", 700 * time.Microsecond, 0, 995, 1005},
-		{"stall not paid back", 0, 100, 0, 0},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t0 := time.Unix(0, 0)
-			now := t0
-			p := NewPacer(10_000_000, 1250, now)
-			sent, wakes, maxBurst := 0, 0, 0
-			end := t0.Add(time.Second)
-			if tc.stallAt > 0 {
-				end = t0.Add(2 * time.Second)
-			}
-			for now.Before(end) {
-				n, wait := p.Next(now)
-				if n > 0 {
-					sent += n
-					maxBurst = max(maxBurst, n)
-					continue
-				}
-				if wait < MinSleep {
-					t.Fatalf("wait %s below %s", wait, MinSleep)
-				}
-				wakes++
-				now = now.Add(wait + tc.oversl)
-				if wakes == tc.stallAt {
-					now = now.Add(time.Second)
-				}
-			}
-			if maxBurst > 5 { // BurstWindow (5 ms) at 1000 packets/s
-				t.Errorf("burst of %d packets", maxBurst)
-			}
-			if tc.stallAt > 0 {
-				// One second lost to the stall: about 1000 packets, not 2000.
-				if sent < 990 || sent > 1010 {
-					t.Errorf("sent %d over 2 s with a 1 s stall, want about 1000", sent)
-				}
-				return
-			}
-			if sent < tc.min || sent > tc.max {
-				t.Errorf("sent %d in 1 s, want %d..%d", sent, tc.min, tc.max)
-			}
-		})
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/udpseq"
 )
 
 // DialFunc dials the listener: "tcp" for the control connection, "udp" for
@@ -119,9 +121,9 @@ func send(ctx context.Context, c net.Conn, id uint32, f flow, size int) (int64, 
 		// A write blocked on a full path cannot outlast the test.
 		_ = c.SetWriteDeadline(deadline.Add(time.Second))
 	}
-	var pacer *Pacer
+	var pacer *udpseq.Pacer
 	if f.rate > 0 {
-		pacer = NewPacer(f.rate, size, start)
+		pacer = udpseq.NewPacer(start, f.rate, size, udpseq.BurstWindow, udpseq.MinSleep)
 	}
 	done := ctx.Done()
 	var sent int64

@@ -3,6 +3,8 @@ package udptest
 import (
 	"sort"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/udpseq"
 )
 
 // Stats are a listener's counts over one interval or a whole test. Times are
@@ -34,7 +36,7 @@ type Report struct {
 // it is pure and not safe for concurrent use.
 type Meter struct {
 	interval time.Duration // 0: total only
-	tr       Tracker
+	tr       udpseq.Tracker
 	jit      Jitter
 	bytes    int64
 	invalid  int64
@@ -45,7 +47,12 @@ type Meter struct {
 
 // NewMeter returns a meter reporting every interval (0: only the total).
 func NewMeter(interval time.Duration) *Meter {
-	return &Meter{interval: interval, cur: Stats{End: interval}}
+	return &Meter{
+		interval: interval,
+		// Duplicates told apart from late arrivals; corrupt jumps rejected.
+		tr:  udpseq.Tracker{Window: udpseq.TrackWindow, MaxJump: udpseq.MaxJump},
+		cur: Stats{End: interval},
+	}
 }
 
 // Add records one datagram of size bytes with sequence seq that arrived at
@@ -58,15 +65,15 @@ func (m *Meter) Add(at time.Duration, seq uint64, size int, transit time.Duratio
 	}
 	o := m.tr.Observe(seq)
 	switch o.Kind {
-	case Rejected:
+	case udpseq.Rejected:
 		m.invalid++
 		return
-	case Duplicate:
+	case udpseq.Duplicate:
 		m.cur.Duplicates++
 		return
-	case InOrder:
+	case udpseq.InOrder:
 		m.cur.Lost += int64(o.Gap)
-	case Late:
+	case udpseq.Late:
 		m.cur.OutOfOrder++
 		m.cur.OffsetSum += int64(o.Offset)
 		if o.Filled {
