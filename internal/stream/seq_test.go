@@ -38,17 +38,11 @@ func TestBoundaries(t *testing.T) {
 	}
 }
 
+// TestPacer checks only stream's wiring of the shared pacer (udpseq tests
+// the pacer itself): after a stall, stream allows a 4 ms burst.
 func TestPacer(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	p := newPacer(t0, 8_000_000, 1000) // 1 MB/s, 1000-byte writes: one per ms
-	if d := p.Wait(t0); d != 0 {
-		t.Fatalf("first write waits %s, want 0", d)
-	}
-	p.Sent()
-	if d := p.Wait(t0); d < 900*time.Microsecond || d > 1100*time.Microsecond {
-		t.Fatalf("second write waits %s, want ~1ms", d)
-	}
-	// After a long stall, credit is capped at the burst (4 ms = 4 writes).
 	now := t0.Add(time.Second)
 	n := 0
 	for p.Wait(now) == 0 {
@@ -56,7 +50,7 @@ func TestPacer(t *testing.T) {
 		n++
 	}
 	if n != 4 {
-		t.Fatalf("burst after a stall: %d writes, want 4", n)
+		t.Fatalf("burst after a stall: %d writes, want 4 (stream's 4 ms burst)", n)
 	}
 }
 
