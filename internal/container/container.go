@@ -178,9 +178,23 @@ type Usage struct {
 	MemoryCurrent int64   `json:"memory_current"` // memory.usage_in_bytes
 }
 
-// Usage reads the server's counters; call it before Stop.
+// Done is closed when the process has ended.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Usage reads the process's counters; call it before Stop. A plain process
+// that has ended is read from its rusage, as /proc has forgotten it.
 func (p *Process) Usage() (Usage, error) {
 	var u Usage
+	if done, _ := p.Exited(); done && !p.Spec.Container {
+		ru, ok := p.cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		if !ok {
+			return u, errors.New("no rusage")
+		}
+		user := time.Duration(ru.Utime.Nano()).Seconds()
+		sys := time.Duration(ru.Stime.Nano()).Seconds()
+		return Usage{Source: "rusage", CPUSeconds: user + sys, UserSeconds: user, SystemSeconds: sys,
+			MemoryPeak: ru.Maxrss * 1024}, nil // Maxrss is in KiB
+	}
 	if !p.Spec.Container {
 		pu, err := cost.ProcUsage(p.PID())
 		if err != nil {

@@ -75,6 +75,15 @@ type Lab struct {
 	Switch    string     `json:"switch_netns"`
 	Hosts     []Host     `json:"hosts"`
 	Endpoints []Endpoint `json:"endpoints"`
+	// Publish lists the ports a mode with NAT publishes, like docker -p:
+	// the endpoint's port over TCP first, then Config.Publish.
+	Publish []Port `json:"publish"`
+}
+
+// Port is a port number and its protocol ("tcp" or "udp").
+type Port struct {
+	Number   int    `json:"port"`
+	Protocol string `json:"protocol"`
 }
 
 // Config says what to build.
@@ -82,7 +91,14 @@ type Config struct {
 	Name  string
 	Mode  Mode
 	Hosts []string // first: the client; the rest: servers
-	Port  int
+	Port  int      // the endpoints' port, published over TCP
+	// Publish adds ports (e.g. UDP, or other workloads' servers) that modes
+	// with NAT publish besides Port.
+	Publish []Port
+	// Peers builds a container on every host, the first included: the
+	// client is then a container too (container to container traffic, as
+	// iperf between two containers), not a machine outside the cluster.
+	Peers bool
 }
 
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_]{0,31}$`)
@@ -102,6 +118,15 @@ func NS(lab, host string) string { return Prefix + lab + "-" + host }
 
 // ContainerNS returns the namespace name of the container on a host.
 func ContainerNS(lab, host string) string { return NS(lab, host) + "-c" }
+
+// PublishPorts returns the ports to publish, for netbuild.Publish.
+func (l *Lab) PublishPorts() []netbuild.Port {
+	var ps []netbuild.Port
+	for _, p := range l.Publish {
+		ps = append(ps, netbuild.Port{Number: p.Number, Protocol: p.Protocol})
+	}
+	return ps
+}
 
 // Builder returns the building blocks bound to this lab.
 func (l *Lab) Builder() netbuild.B { return netbuild.B{Lab: l.Name} }
@@ -151,7 +176,13 @@ func Up(cfg Config) (l *Lab, err error) {
 	if len(existing) > 0 {
 		return nil, fmt.Errorf("lab %s already exists (%s); remove it with `cnperf lab down %s`", cfg.Name, existing[0], cfg.Name)
 	}
-	l = &Lab{Name: cfg.Name, Mode: cfg.Mode.Name(), Switch: NS(cfg.Name, switchHost)}
+	l = &Lab{Name: cfg.Name, Mode: cfg.Mode.Name(), Switch: NS(cfg.Name, switchHost),
+		Publish: append([]Port{{Number: cfg.Port, Protocol: "tcp"}}, cfg.Publish...)}
+	for _, p := range l.Publish {
+		if p.Number < 1 || p.Number > 65535 || (p.Protocol != "tcp" && p.Protocol != "udp") {
+			return nil, fmt.Errorf("lab: bad port %d/%s", p.Number, p.Protocol)
+		}
+	}
 	defer func() {
 		if err != nil {
 			if derr := Down(cfg.Name); derr != nil {
@@ -193,7 +224,11 @@ func Up(cfg Config) (l *Lab, err error) {
 		}
 		l.Hosts = append(l.Hosts, h)
 	}
-	eps, err := cfg.Mode.Build(l, l.Hosts[1:], cfg.Port)
+	servers := l.Hosts[1:]
+	if cfg.Peers {
+		servers = l.Hosts
+	}
+	eps, err := cfg.Mode.Build(l, servers, cfg.Port)
 	if err != nil {
 		return nil, fmt.Errorf("build mode %s: %w", l.Mode, err)
 	}

@@ -251,14 +251,13 @@ func (b B) SysctlIfPresent(ns, key, value string) error {
 	return b.Sysctl(ns, key, value)
 }
 
-// Publish publishes a container's TCP port on the host as Docker's default
+// Publish publishes a container's ports on the host as Docker's default
 // bridge driver does (userland proxy off): a DNAT in a CNPERF nat chain
 // reached from PREROUTING and OUTPUT for local destinations, a filter chain
 // that accepts the forwarded traffic, and masquerade for the container subnet
 // on the way out.
-func (b B) Publish(ns, bridge, subnet string, ctr net.IP, hostPort, ctrPort int) error {
+func (b B) Publish(ns, bridge, subnet string, ctr net.IP, ports ...Port) error {
 	fw := firewall.New(ns, "cnperf:"+b.Lab)
-	dst := fmt.Sprintf("%s:%d", ctr, ctrPort)
 	steps := []func() error{
 		func() error { return fw.NewChain("nat", "CNPERF") },
 		func() error {
@@ -270,9 +269,14 @@ func (b B) Publish(ns, bridge, subnet string, ctr net.IP, hostPort, ctrPort int)
 		func() error {
 			return fw.Append("nat", "POSTROUTING", "-s", subnet, "!", "-o", bridge, "-j", "MASQUERADE")
 		},
-		func() error {
-			return fw.Append("nat", "CNPERF", "!", "-i", bridge, "-p", "tcp", "--dport", fmt.Sprint(hostPort), "-j", "DNAT", "--to-destination", dst)
-		},
+	}
+	for _, p := range ports {
+		dst := fmt.Sprintf("%s:%d", ctr, p.Number)
+		steps = append(steps, func() error {
+			return fw.Append("nat", "CNPERF", "!", "-i", bridge, "-p", p.Protocol, "--dport", fmt.Sprint(p.Number), "-j", "DNAT", "--to-destination", dst)
+		})
+	}
+	steps = append(steps,
 		func() error { return fw.NewChain("filter", "CNPERF") },
 		func() error { return fw.Append("filter", "FORWARD", "-o", bridge, "-j", "CNPERF") },
 		func() error {
@@ -280,17 +284,25 @@ func (b B) Publish(ns, bridge, subnet string, ctr net.IP, hostPort, ctrPort int)
 		},
 		func() error { return fw.Append("filter", "FORWARD", "-i", bridge, "!", "-o", bridge, "-j", "ACCEPT") },
 		func() error { return fw.Append("filter", "FORWARD", "-i", bridge, "-o", bridge, "-j", "ACCEPT") },
-		func() error {
-			return fw.Append("filter", "CNPERF", "-d", ctr.String()+"/32", "!", "-i", bridge, "-o", bridge, "-p", "tcp", "--dport", fmt.Sprint(ctrPort), "-j", "ACCEPT")
-		},
-		func() error { return b.Sysctl(ns, "net.ipv4.ip_forward", "1") },
+	)
+	for _, p := range ports {
+		steps = append(steps, func() error {
+			return fw.Append("filter", "CNPERF", "-d", ctr.String()+"/32", "!", "-i", bridge, "-o", bridge, "-p", p.Protocol, "--dport", fmt.Sprint(p.Number), "-j", "ACCEPT")
+		})
 	}
+	steps = append(steps, func() error { return b.Sysctl(ns, "net.ipv4.ip_forward", "1") })
 	for _, s := range steps {
 		if err := s(); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// Port is a published port: the same number on the host and in the container.
+type Port struct {
+	Number   int
+	Protocol string // tcp or udp
 }
 
 // BridgedContainer creates bridge br in hostNS with address gwCIDR (skipped

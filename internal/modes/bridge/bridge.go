@@ -30,7 +30,7 @@ func (Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, err
 		if err := b.BridgedContainer(h.NS, "cnbr0", "veth0", ctr, "eth0", gw, ctrCIDR, lab.UnderlayMTU, true); err != nil {
 			return nil, err
 		}
-		if err := b.Publish(h.NS, "cnbr0", subnet, lab.IP(ctrCIDR), port, port); err != nil {
+		if err := b.Publish(h.NS, "cnbr0", subnet, lab.IP(ctrCIDR), l.PublishPorts()...); err != nil {
 			return nil, err
 		}
 		addr := lab.HostPort(h.Addr, port)

@@ -57,7 +57,7 @@ func (Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, err
 		if err := b.BridgedContainer(h.NS, "cngw0", "vethgw", ctr, "eth1", gw, ctrCIDR, lab.UnderlayMTU, true); err != nil {
 			return nil, err
 		}
-		if err := b.Publish(h.NS, "cngw0", subnet, lab.IP(ctrCIDR), port, port); err != nil {
+		if err := b.Publish(h.NS, "cngw0", subnet, lab.IP(ctrCIDR), l.PublishPorts()...); err != nil {
 			return nil, err
 		}
 		eps = append(eps, lab.Endpoint{
