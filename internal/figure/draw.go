@@ -39,14 +39,35 @@ func textStyle(size vg.Length, bold bool, col color.Color) text.Style {
 
 // draw renders the whole figure on c.
 func (pc *prepared) draw(c draw.Canvas) {
+	drawFigure(c, pc, pc.fs, pc.c.Title, pc.c.Subtitle, pc.legend(), pc.c.Legend)
+}
+
+// plotLayout is what drawFigure needs of a chart type.
+type plotLayout interface {
+	// layout builds the plot for the area and returns it with its data
+	// canvas.
+	layout(area draw.Canvas) (*plot.Plot, draw.Canvas)
+	// autoPlace picks the first free inside corner for a legend of the
+	// given size (ok = true), else the least covered one.
+	autoPlace(p *plot.Plot, dc draw.Canvas, size vg.Point) (place LegendPlacement, ok bool)
+	// yFixed reports a fixed y range (no headroom can be added).
+	yFixed() bool
+	// setHeadroom sets the extra y steps above the data.
+	setHeadroom(h int)
+	// drawFrame draws the frame and tick marks around the data area.
+	drawFrame(dc draw.Canvas, p *plot.Plot)
+}
+
+// drawFigure draws the background, title and subtitle, the plot and its
+// legend, placed as documented at LegendPlacement.
+func drawFigure(c draw.Canvas, f plotLayout, fs vg.Length, title, subtitle string, leg legend, place LegendPlacement) {
 	c.SetColor(color.White)
 	c.Fill(c.Rectangle.Path())
 
-	fs := pc.fs
 	area := draw.Crop(c, fs*0.5, -fs*1.2, fs*0.4, -fs*0.6)
 
 	// Title and subtitle, centred, shrunk to fit the width.
-	for i, t := range []string{pc.c.Title, pc.c.Subtitle} {
+	for i, t := range []string{title, subtitle} {
 		if t == "" {
 			continue
 		}
@@ -62,36 +83,34 @@ func (pc *prepared) draw(c draw.Canvas) {
 		c.FillText(sty, vg.Point{X: c.Center().X, Y: area.Max.Y}, t)
 		area.Max.Y -= sty.Height(t) + fs*0.15
 	}
-	if pc.c.Title != "" || pc.c.Subtitle != "" {
+	if title != "" || subtitle != "" {
 		area.Max.Y -= fs * 0.5
 	}
 
-	leg := pc.legend()
-	place := pc.c.Legend
 	if len(leg.entries) == 0 {
 		place = LegendNone
 	}
-	p, dc := pc.layout(area)
+	p, dc := f.layout(area)
 	if place == LegendAuto {
 		var ok bool
-		place, ok = pc.autoPlace(p, dc, leg.size)
-		if !ok && !pc.yfixed {
+		place, ok = f.autoPlace(p, dc, leg.size)
+		if !ok && !f.yFixed() {
 			// Make room above the data: up to three more y steps, at most
 			// 45 % of the range.
 			base := p.Y.Max - p.Y.Min
 			for h := 1; h <= 3; h++ {
-				pc.headroom = h
-				p2, dc2 := pc.layout(area)
+				f.setHeadroom(h)
+				p2, dc2 := f.layout(area)
 				if p2.Y.Max-p2.Y.Min > 1.45*base {
 					break
 				}
-				if pl, ok2 := pc.autoPlace(p2, dc2, leg.size); ok2 {
+				if pl, ok2 := f.autoPlace(p2, dc2, leg.size); ok2 {
 					p, dc, place, ok = p2, dc2, pl, true
 					break
 				}
 			}
 			if !ok {
-				pc.headroom = 0
+				f.setHeadroom(0)
 			}
 		}
 		if !ok {
@@ -106,39 +125,48 @@ func (pc *prepared) draw(c draw.Canvas) {
 	switch place {
 	case LegendRight:
 		area.Max.X -= leg.size.X + gap
-		p, dc = pc.layout(area)
+		p, dc = f.layout(area)
 	case LegendBelow:
 		area.Min.Y += leg.flow(c.Size().X-2*fs).size.Y + gap*0.5
-		p, dc = pc.layout(area)
+		p, dc = f.layout(area)
 	}
 
 	p.Draw(area)
-	pc.drawFrame(dc, p)
+	f.drawFrame(dc, p)
 
 	switch place {
 	case LegendNone:
 	case LegendRight:
-		leg.draw(c, vg.Point{X: area.Max.X + gap, Y: dc.Max.Y}, leg.column(), pc)
+		leg.draw(c, vg.Point{X: area.Max.X + gap, Y: dc.Max.Y}, leg.column())
 	case LegendBelow:
 		a := leg.flow(c.Size().X - 2*fs)
 		w := a.size.X
 		x := min(max(dc.Center().X-w/2, c.Min.X+fs*0.5), c.Max.X-fs*0.5-w)
-		leg.draw(c, vg.Point{X: x, Y: area.Min.Y - gap*0.5}, a, pc)
+		leg.draw(c, vg.Point{X: x, Y: area.Min.Y - gap*0.5}, a)
 	default:
 		r := legendRect(dc, place, leg.size, fs)
-		leg.draw(c, vg.Point{X: r.Min.X, Y: r.Max.Y}, leg.column(), pc)
+		leg.draw(c, vg.Point{X: r.Min.X, Y: r.Max.Y}, leg.column())
 	}
 }
+
+func (pc *prepared) yFixed() bool      { return pc.yfixed }
+func (pc *prepared) setHeadroom(h int) { pc.headroom = h }
 
 // layout builds the plot for the area, choosing ticks for the data
 // area's real size (two passes: the tick labels change that size).
 func (pc *prepared) layout(area draw.Canvas) (*plot.Plot, draw.Canvas) {
-	xlen := area.Size().X - 6*pc.fs
-	ylen := area.Size().Y - 4*pc.fs
+	return layoutPlot(area, pc.fs, pc.newPlot)
+}
+
+// layoutPlot builds the plot with newPlot for the data area's lengths,
+// in two passes (the tick labels change them).
+func layoutPlot(area draw.Canvas, fs vg.Length, newPlot func(xlen, ylen vg.Length) *plot.Plot) (*plot.Plot, draw.Canvas) {
+	xlen := area.Size().X - 6*fs
+	ylen := area.Size().Y - 4*fs
 	var p *plot.Plot
 	var dc draw.Canvas
 	for range 2 {
-		p = pc.newPlot(xlen, ylen)
+		p = newPlot(xlen, ylen)
 		dc = p.DataCanvas(area)
 		xlen, ylen = dc.Size().X, dc.Size().Y
 	}
@@ -180,6 +208,15 @@ func (pc *prepared) newPlot(xlen, ylen vg.Length) *plot.Plot {
 	p.X.Tick.Marker = niceTicks{step: xstep, minor: minorFor(xstep)}
 	p.Y.Tick.Marker = niceTicks{step: ystep, minor: minorFor(ystep), percent: pc.c.YPercent}
 
+	styleAxes(p, fs, xlen, ylen, pc.c.XLabel, pc.c.YLabel)
+	p.Add(dataPlotter{pc})
+	return p
+}
+
+// styleAxes sets the axes' fonts, paddings and labels (shrunk to the
+// axes' lengths) and switches off gonum's axis lines and tick marks.
+func styleAxes(p *plot.Plot, fs, xlen, ylen vg.Length, xlabel, ylabel string) {
+	tick := textStyle(fs, false, black)
 	label := textStyle(fs*1.1, false, black)
 	for _, a := range []*plot.Axis{&p.X, &p.Y} {
 		// Axis lines and tick marks are drawn by drawFrame (inward ticks
@@ -194,8 +231,8 @@ func (pc *prepared) newPlot(xlen, ylen vg.Length) *plot.Plot {
 		a.Label.TextStyle.Color = black
 		a.Label.Padding = fs * 0.35
 	}
-	p.X.Label.Text = pc.c.XLabel
-	p.Y.Label.Text = pc.c.YLabel
+	p.X.Label.Text = xlabel
+	p.Y.Label.Text = ylabel
 	// Shrink axis labels longer than their axis.
 	for _, a := range []struct {
 		ax  *plot.Axis
@@ -205,17 +242,25 @@ func (pc *prepared) newPlot(xlen, ylen vg.Length) *plot.Plot {
 			a.ax.Label.TextStyle.Font.Size *= 0.92
 		}
 	}
-	p.Add(dataPlotter{pc})
-	return p
 }
 
 // drawFrame draws the box around the data area and inward tick marks.
 func (pc *prepared) drawFrame(dc draw.Canvas, p *plot.Plot) {
+	drawFrame(dc, p, pc.fs, true)
+}
+
+// drawFrame draws the box around the data area and inward tick marks on
+// the y axis and, if xMarks, on the x axis.
+func drawFrame(dc draw.Canvas, p *plot.Plot, fs vg.Length, xMarks bool) {
 	w := vg.Points(0.6)
 	sty := draw.LineStyle{Color: black, Width: w}
 	trX, trY := p.Transforms(&dc)
-	major, minor := pc.fs*0.45, pc.fs*0.25
-	for _, t := range p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max) {
+	major, minor := fs*0.45, fs*0.25
+	var xTicks []plot.Tick
+	if xMarks {
+		xTicks = p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max)
+	}
+	for _, t := range xTicks {
 		x := trX(t.Value)
 		if x <= dc.Min.X+w || x >= dc.Max.X-w {
 			continue

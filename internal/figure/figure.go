@@ -157,15 +157,20 @@ func (c Chart) SVG(width, height vg.Length) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	cv := vgsvg.NewWith(vgsvg.UseWH(width, height), vgsvg.EmbedFonts(c.EmbedFonts))
-	if err := pc.drawSafe(draw.New(cv)); err != nil {
+	return renderSVG(width, height, c.EmbedFonts, c.IDPrefix, pc.draw)
+}
+
+// renderSVG draws with fn on an SVG canvas and returns the cleaned SVG.
+func renderSVG(width, height vg.Length, embedFonts bool, idPrefix string, fn func(draw.Canvas)) ([]byte, error) {
+	cv := vgsvg.NewWith(vgsvg.UseWH(width, height), vgsvg.EmbedFonts(embedFonts))
+	if err := drawSafe(draw.New(cv), fn); err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
 	if _, err := cv.WriteTo(&buf); err != nil {
 		return nil, fmt.Errorf("figure: writing SVG: %w", err)
 	}
-	return prefixIDs(cleanSVG(buf.Bytes()), c.IDPrefix), nil
+	return prefixIDs(cleanSVG(buf.Bytes()), idPrefix), nil
 }
 
 // prefixIDs puts prefix before every id="…" and every local reference to
@@ -183,21 +188,34 @@ func prefixIDs(b []byte, prefix string) []byte {
 // PNG renders the chart as a PNG image of width×height at dpi dots per
 // inch (e.g. 6×4 inch at 300 dpi is 1800×1200 pixels).
 func (c Chart) PNG(width, height vg.Length, dpi int) ([]byte, error) {
-	if err := checkSize(width, height); err != nil {
+	if err := checkPNG(width, height, dpi); err != nil {
 		return nil, err
-	}
-	if dpi <= 0 {
-		return nil, fmt.Errorf("figure: dpi must be > 0, got %d", dpi)
-	}
-	if px := float64(max(width, height)/vg.Inch) * float64(dpi); px > maxPixels {
-		return nil, fmt.Errorf("figure: PNG would be %.0f pixels wide or high (max %d)", px, maxPixels)
 	}
 	pc, err := c.prepare()
 	if err != nil {
 		return nil, err
 	}
+	return renderPNG(width, height, dpi, pc.draw)
+}
+
+// checkPNG checks the size and resolution of a PNG.
+func checkPNG(width, height vg.Length, dpi int) error {
+	if err := checkSize(width, height); err != nil {
+		return err
+	}
+	if dpi <= 0 {
+		return fmt.Errorf("figure: dpi must be > 0, got %d", dpi)
+	}
+	if px := float64(max(width, height)/vg.Inch) * float64(dpi); px > maxPixels {
+		return fmt.Errorf("figure: PNG would be %.0f pixels wide or high (max %d)", px, maxPixels)
+	}
+	return nil
+}
+
+// renderPNG draws with fn on an image canvas and encodes it as PNG.
+func renderPNG(width, height vg.Length, dpi int, fn func(draw.Canvas)) ([]byte, error) {
 	cv := vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(dpi))
-	if err := pc.drawSafe(draw.New(cv)); err != nil {
+	if err := drawSafe(draw.New(cv), fn); err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
@@ -428,14 +446,15 @@ func percentile(v []float64, p float64) float64 {
 	return s[i] + f*(s[i+1]-s[i])
 }
 
-// drawSafe draws and turns a panic inside gonum/plot into an error.
-func (pc *prepared) drawSafe(c draw.Canvas) (err error) {
+// drawSafe draws with fn and turns a panic inside gonum/plot into an
+// error.
+func drawSafe(c draw.Canvas, fn func(draw.Canvas)) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("figure: rendering failed: %v", r)
 		}
 	}()
-	pc.draw(c)
+	fn(c)
 	return nil
 }
 

@@ -17,6 +17,7 @@ const (
 	entryVLine
 	entryHLine
 	entryNote // text only, grey
+	entryBar  // a filled box with an outline (bar charts)
 )
 
 type legendEntry struct {
@@ -37,6 +38,8 @@ type legend struct {
 	gap     vg.Length   // between swatch and text
 	widths  []vg.Length // per entry: swatch, gap, text
 	colGap  vg.Length
+
+	alpha50, alpha90 float64 // of the band swatches
 }
 
 // legend lists the legend's entries and measures the box.
@@ -67,12 +70,20 @@ func (pc *prepared) legend() legend {
 	if pc.c.HLine != nil && pc.c.HLineLabel != "" {
 		l.entries = append(l.entries, legendEntry{kind: entryHLine, label: pc.c.HLineLabel, col: refGrey})
 	}
-	fs := pc.fs
+	l.alpha50, l.alpha90 = pc.alpha50, pc.alpha90
+	l.measure(pc.fs, pc.fs*2.4)
+	return l
+}
+
+// measure sets the legend's metrics for font size fs and swatches swatchW
+// wide, and measures the box.
+func (l *legend) measure(fs, swatchW vg.Length) {
 	l.rowH = fs * 1.45
 	l.pad = fs * 0.5
-	l.swatchW = fs * 2.4
+	l.swatchW = swatchW
 	l.gap = fs * 0.55
 	l.colGap = fs * 1.5
+	l.widths = nil
 	for _, e := range l.entries {
 		w := l.swatchW + l.gap + l.sty.Width(e.label)
 		if e.kind == entryNote {
@@ -81,7 +92,6 @@ func (pc *prepared) legend() legend {
 		l.widths = append(l.widths, w)
 	}
 	l.size = l.column().size
-	return l
 }
 
 func (l legend) noteStyle() text.Style {
@@ -126,7 +136,7 @@ func (l legend) flow(width vg.Length) arrangement {
 }
 
 // draw draws the legend box arranged as a, with its top-left corner at tl.
-func (l legend) draw(c draw.Canvas, tl vg.Point, a arrangement, pc *prepared) {
+func (l legend) draw(c draw.Canvas, tl vg.Point, a arrangement) {
 	size := a.size
 	r := vg.Rectangle{Min: vg.Point{X: tl.X, Y: tl.Y - size.Y}, Max: vg.Point{X: tl.X + size.X, Y: tl.Y}}
 	box := []vg.Point{r.Min, {X: r.Max.X, Y: r.Min.Y}, r.Max, {X: r.Min.X, Y: r.Max.Y}}
@@ -143,17 +153,21 @@ func (l legend) draw(c draw.Canvas, tl vg.Point, a arrangement, pc *prepared) {
 		switch e.kind {
 		case entrySeries:
 			if e.b90 {
-				c.FillPolygon(withAlpha(e.col, pc.alpha90), rect(x0, yc-h90, x1, yc+h90))
+				c.FillPolygon(withAlpha(e.col, l.alpha90), rect(x0, yc-h90, x1, yc+h90))
 				edge := draw.LineStyle{Color: withAlpha(e.col, 0.75), Width: vg.Points(0.5), Dashes: []vg.Length{vg.Points(2), vg.Points(1.5)}}
 				c.StrokeLine2(edge, x0, yc-h90, x1, yc-h90)
 				c.StrokeLine2(edge, x0, yc+h90, x1, yc+h90)
 			}
 			if e.b50 {
-				c.FillPolygon(withAlpha(e.col, pc.alpha50), rect(x0, yc-h50, x1, yc+h50))
+				c.FillPolygon(withAlpha(e.col, l.alpha50), rect(x0, yc-h50, x1, yc+h50))
 			}
 			if e.line || (!e.b50 && !e.b90) {
 				c.StrokeLine2(draw.LineStyle{Color: e.col, Width: vg.Points(1.6)}, x0, yc, x1, yc)
 			}
+		case entryBar:
+			h := l.rowH * 0.3
+			c.FillPolygon(barFill(e.col), rect(x0, yc-h, x1, yc+h))
+			c.StrokeLines(draw.LineStyle{Color: e.col, Width: barLineW}, append(rect(x0, yc-h, x1, yc+h), vg.Point{X: x0, Y: yc - h}))
 		case entryVLine:
 			c.StrokeLine2(draw.LineStyle{Color: e.col, Width: vg.Points(0.7), Dashes: []vg.Length{vg.Points(3), vg.Points(2.5)}}, x0, yc, x1, yc)
 		case entryHLine:
