@@ -48,7 +48,7 @@ func TestFailures(t *testing.T) {
 		{"unknown command", []string{"nosuch"}, 2, []string{`unknown command "nosuch"`}},
 		{"unknown flag on run", []string{"run", "--nosuch"}, 2, []string{"--nosuch"}},
 		{"unknown flag on root", []string{"--nosuch"}, 2, []string{"--nosuch"}},
-		{"run without spec or preset", []string{"run"}, 2, []string{"--preset", "quick", "seeds", "tiny"}},
+		{"run without spec or preset", []string{"run"}, 2, []string{"--preset", "quick", "seed001", "tiny"}},
 		{"run unknown preset", []string{"run", "--preset", "nosuch"}, 2, []string{`"nosuch"`}},
 		{"run spec and preset", []string{"run", good, "--preset", "quick"}, 2, []string{"not both"}},
 		{"run two specs", []string{"run", good, good}, 2, []string{"accepts at most 1 arg"}},
@@ -58,6 +58,8 @@ func TestFailures(t *testing.T) {
 		{"run wrong type", []string{"run", wrongType}, 2, []string{"type.yaml", "modes"}},
 		{"run empty spec", []string{"run", empty}, 2, []string{"empty.yaml", "empty spec"}},
 		{"run unknown mode", []string{"run", "--preset", "quick", "--modes", "bare,nosuch"}, 2, []string{"modes", `"nosuch"`}},
+		{"run duration on ping-pong", []string{"run", "--preset", "quick", "--duration", "5s"}, 2, []string{"--duration", "only for socket tests"}},
+		{"run negative duration", []string{"run", "--preset", "seed000", "--duration", "-5s"}, 2, []string{"--duration -5s"}},
 		{"run duplicate mode", []string{"run", "--preset", "quick", "--modes", "bare,bare"}, 2, []string{"modes", `"bare" is listed twice`}},
 		{"run empty mode", []string{"run", "--preset", "quick", "--modes", "bare,"}, 2, []string{"modes", `unknown mode ""`}},
 		{"run label without value", []string{"run", "--preset", "quick", "--label", "novalue"}, 2, []string{"--label", `"novalue"`, "KEY=VALUE"}},
@@ -149,13 +151,13 @@ func TestPresets(t *testing.T) {
 		}
 		names = append(names, f[0])
 	}
-	if got := strings.Join(names, " "); got != "quick seeds tiny" {
-		t.Errorf("presets listed %q, want \"quick seeds tiny\":\n%s", got, stdout)
+	if got := strings.Join(names, " "); got != "quick seed000 seed001 seed002 sockets-tiny tiny" {
+		t.Errorf("presets listed %q, want all six presets:\n%s", got, stdout)
 	}
 }
 
 func TestPresetsShow(t *testing.T) {
-	for _, name := range []string{"quick", "seeds", "tiny"} {
+	for _, name := range []string{"quick", "seed000", "seed001", "seed002", "sockets-tiny", "tiny"} {
 		t.Run(name, func(t *testing.T) {
 			code, stdout, stderr := run("presets", name)
 			if code != 0 || stderr != "" {

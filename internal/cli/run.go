@@ -22,6 +22,7 @@ import (
 
 func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	var preset, out, modesFlag string
+	var duration time.Duration
 	var labels []string
 	cmd := &cobra.Command{
 		Use:   "run [SPEC.yaml] [--preset NAME]",
@@ -49,6 +50,17 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 				s.Modes = strings.Split(modesFlag, ",")
 				if !slices.Contains(s.Modes, s.Reference) {
 					s.Reference = s.Modes[0]
+				}
+			}
+			if cmd.Flags().Changed("duration") {
+				if !s.Socket() {
+					return usagef("--duration: only for socket tests (the spec has no tests)")
+				}
+				if duration <= 0 {
+					return usagef("--duration %s: must be > 0", duration)
+				}
+				for i := range s.Tests {
+					s.Tests[i].Duration = duration
 				}
 			}
 			for _, kv := range labels {
@@ -101,6 +113,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd.Flags().StringVarP(&out, "out", "o", "", "run directory to create (default runs/NAME-TIME)")
 	cmd.Flags().StringVar(&modesFlag, "modes", "", "comma-separated modes, overriding the spec's")
 	cmd.Flags().StringArrayVar(&labels, "label", nil, "KEY=VALUE stored with every sample (repeatable)")
+	cmd.Flags().DurationVar(&duration, "duration", 0, "socket tests: measure each test this long instead of the spec's durations (stored in the run's spec)")
 	return cmd
 }
 
@@ -123,7 +136,7 @@ func newPresetsCmd(stdout io.Writer) *cobra.Command {
 				if err != nil {
 					return fail(err)
 				}
-				fmt.Fprintf(stdout, "%-8s %s\n", n, s.Description)
+				fmt.Fprintf(stdout, "%-13s %s\n", n, s.Description)
 			}
 			return nil
 		},

@@ -18,6 +18,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/modes"
 	"github.com/cnperf/cnperf/internal/pingpong"
+	"github.com/cnperf/cnperf/internal/suite"
 	"github.com/cnperf/cnperf/presets"
 )
 
@@ -29,8 +30,17 @@ type Spec struct {
 	Modes       []string          `yaml:"modes" json:"modes"`
 	Reference   string            `yaml:"reference" json:"reference"`
 	Labels      map[string]string `yaml:"labels,omitempty" json:"labels,omitempty"`
-	PingPong    PingPong          `yaml:"pingpong" json:"pingpong"`
+	PingPong    PingPong          `yaml:"pingpong,omitempty" json:"pingpong"`
+	// Tests, when given, are socket workloads (stream, rr, jitter,
+	// datagram) run instead of ping-pong, each in every mode.
+	Tests []suite.Test `yaml:"tests,omitempty" json:"tests,omitempty"`
 }
+
+// Socket reports whether the spec runs socket tests rather than ping-pong.
+func (s Spec) Socket() bool { return len(s.Tests) > 0 }
+
+// Cases returns the socket tests' cases in order.
+func (s Spec) Cases() ([]suite.Case, error) { return suite.Expand(s.Tests) }
 
 // PingPong holds the ping-pong workload's parameters (ppbench's, plus how
 // the cells are interleaved).
@@ -88,6 +98,14 @@ func Parse(r io.Reader, source string) (Spec, error) {
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return s, fmt.Errorf("%s: more than one YAML document (---): a spec is one document", source)
 	}
+	if s.Socket() {
+		var top map[string]yaml.Node
+		if yaml.Unmarshal(doc, &top) == nil {
+			if _, ok := top["pingpong"]; ok {
+				return s, fmt.Errorf("%s: pingpong and tests: a spec runs either ping-pong or socket tests, not both", source)
+			}
+		}
+	}
 	if err := s.Validate(); err != nil {
 		return s, fmt.Errorf("%s: %w", source, err)
 	}
@@ -98,7 +116,7 @@ var fieldRE = regexp.MustCompile(`field (\S+) not found in type (\S+)`)
 
 // sections maps the Go types of nested spec sections to their YAML keys, so
 // an unknown field is named with its path ("pingpong.colour").
-var sections = map[string]string{"spec.PingPong": "pingpong."}
+var sections = map[string]string{"spec.PingPong": "pingpong.", "suite.Test": "tests[].", "suite.Sweep": "tests[].sweep."}
 
 // yamlMessage turns yaml.v3's errors into one line that names the field.
 func yamlMessage(err error) string {
@@ -250,6 +268,10 @@ func (s Spec) Validate() error {
 			return errors.New("labels: empty key")
 		}
 	}
+	if s.Socket() {
+		_, err := s.Cases()
+		return err
+	}
 	p := s.PingPong
 	if err := p.Plan().Validate(); err != nil {
 		return fmt.Errorf("pingpong.%w", err)
@@ -274,4 +296,10 @@ func (s Spec) Validate() error {
 }
 
 // YAML renders the spec as YAML, as stored and as `cnperf presets NAME` shows.
-func (s Spec) YAML() ([]byte, error) { return yaml.Marshal(s) }
+// A socket spec leaves the (unused) pingpong section out, as it must.
+func (s Spec) YAML() ([]byte, error) {
+	if s.Socket() {
+		s.PingPong = PingPong{}
+	}
+	return yaml.Marshal(s)
+}

@@ -17,7 +17,7 @@ func parse(doc string) (spec.Spec, error) {
 
 func TestPresetsParseAndValidate(t *testing.T) {
 	names := presets.Names()
-	if want := []string{"quick", "seeds", "tiny"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"quick", "seed000", "seed001", "seed002", "sockets-tiny", "tiny"}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("presets.Names() = %v, want %v", names, want)
 	}
 	for _, n := range names {
@@ -178,6 +178,15 @@ func TestParseErrors(t *testing.T) {
 		{"empty document", "", []string{"empty spec"}},
 		{"comment only", "# nothing here\n", []string{"empty spec"}},
 		{"not yaml", "name: [x\n", []string{"test.yaml"}},
+		{"pingpong and tests", "name: x\npingpong: {port: 80}\ntests: [{workload: rr}]\n", []string{"pingpong and tests"}},
+		{"unknown test field", "name: x\ntests: [{workload: rr, colour: 1}]\n", []string{`unknown field "tests[].colour"`}},
+		{"unknown sweep field", "name: x\ntests: [{workload: rr, sweep: {param: request, by: 2}}]\n", []string{`unknown field "tests[].sweep.by"`}},
+		{"unknown workload", "name: x\ntests: [{workload: iperf}]\n", []string{`tests[0]: workload "iperf"`}},
+		{"datagram too big", "name: x\ntests: [{workload: rr}, {workload: datagram, length: 65508}]\n", []string{"tests[1]", "65508"}},
+		{"negative test duration", "name: x\ntests: [{workload: stream, duration: -5s}]\n", []string{"tests[0]: duration -5s"}},
+		{"unknown protocol", "name: x\ntests: [{workload: stream, protocol: sctp}]\n", []string{"tests[0]", `"sctp"`}},
+		{"fit_mtu with sizes", "name: x\ntests: [{workload: rr, fit_mtu: true, request: 10}]\n", []string{"tests[0]: fit_mtu"}},
+		{"test duration type", "name: x\ntests:\n  - workload: rr\n    duration: 10\n", []string{"line 4: tests[0].duration: cannot unmarshal"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -234,5 +243,30 @@ func TestValidateBoundaries(t *testing.T) {
 				t.Errorf("error is not one line: %q", err)
 			}
 		})
+	}
+}
+
+func TestSocketSpec(t *testing.T) {
+	s, err := parse("name: x\nmodes: [bare, overlay]\ntests:\n  - workload: stream\n    protocol: udp\n    rate: 1G\n    duration: 2s\n    sweep: {param: length, from: 1000, to: 2000, step: 100}\n  - {workload: rr, fit_mtu: true, repetitions: 3}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Socket() {
+		t.Fatal("a spec with tests is not a socket spec")
+	}
+	cases, err := s.Cases()
+	if err != nil || len(cases) != 12 {
+		t.Fatalf("Cases: %d, %v; want 12", len(cases), err)
+	}
+	if cases[0].Test.Duration != 2*time.Second || cases[11].Test.Repetitions != 3 || !cases[11].Test.FitMTU {
+		t.Errorf("cases: %+v ... %+v", cases[0], cases[11])
+	}
+	// Its YAML leaves the pingpong section out and parses back.
+	b, err := s.YAML()
+	if err != nil || strings.Contains(string(b), "pingpong") {
+		t.Fatalf("YAML: %v\n%s", err, b)
+	}
+	if _, err := spec.Parse(bytes.NewReader(b), "roundtrip"); err != nil {
+		t.Fatalf("round trip: %v\n%s", err, b)
 	}
 }
