@@ -67,8 +67,8 @@ func assertNothingLeft(t *testing.T, bin string) {
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range procs {
 		b, _ := os.ReadFile(p)
-		if bytes.HasPrefix(b, []byte(bin+"\x00serve")) {
-			t.Errorf("server process left: %s %q", p, bytes.ReplaceAll(b, []byte{0}, []byte{' '}))
+		if bytes.HasPrefix(b, []byte(bin+"\x00")) { // a server or a client
+			t.Errorf("cnperf process left: %s %q", p, bytes.ReplaceAll(b, []byte{0}, []byte{' '}))
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/export"
 	"github.com/cnperf/cnperf/internal/pingpong"
+	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/results"
 	"github.com/cnperf/cnperf/internal/runner"
 )
@@ -97,6 +98,21 @@ func printSummary(stdout, stderr io.Writer, dir string, header bool) error {
 	if header {
 		fmt.Fprintf(stdout, "%s  %s  status %s  %s, %d CPUs, kernel %s\n\n", meta.Spec.Name, meta.Started.Format("2006-01-02 15:04"), meta.Status,
 			meta.Machine.CPUModel, meta.Machine.CPUs, meta.Machine.Kernel)
+	}
+	if meta.Spec.Socket() {
+		runs, notes := report.Load([]string{dir})
+		for _, n := range notes {
+			fmt.Fprintf(stderr, "cnperf: %s\n", n)
+		}
+		if len(runs) == 0 {
+			return fail(fmt.Errorf("%s: cannot read the run", dir))
+		}
+		cases := report.SocketCases(runs, meta.Spec.Reference, report.DefaultOptions().Same)
+		if len(cases) == 0 {
+			fmt.Fprintln(stdout, "no socket test finished in this run")
+			return nil
+		}
+		return fail(analysis.WriteSocketTables(stdout, cases, meta.Spec.Reference))
 	}
 	rows := analysis.PingPong(samples, meta.CellRates(), meta.Spec.Modes, meta.Spec.Reference)
 	return fail(analysis.WriteTable(stdout, rows, meta.Spec.Reference))

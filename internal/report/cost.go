@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/cnperf/cnperf/internal/figure"
 )
@@ -14,21 +15,43 @@ func (r *Report) addCost() {
 		if len(r.Runs) > 1 {
 			suffix, idSuffix = " · "+run.Label, fmt.Sprintf("-%d", ri)
 		}
-		t := Table{ID: "tab-cost" + idSuffix, Title: "CPU and memory per mode" + suffix,
-			Caption: "The servers' CPU (user + system seconds, from their cgroup for containers, /proc for plain processes) over the whole run, the CPU seconds per GB of message bodies moved, and each server's peak memory (cgroup: with page cache; /proc: resident set).",
-			Columns: []string{"mode", "ping CPU s (user/sys)", "pong CPU s (user/sys)", "data moved (GB)", "CPU s per GB", "ping peak memory (MB)", "pong peak memory (MB)"}}
+		// The servers' roles: ping and pong, or the socket tests' servers.
+		var roles []string
 		for _, m := range run.Meta.Modes {
-			ping, pong := m.Usage["ping"], m.Usage["pong"]
-			if ping.Source == "" && pong.Source == "" {
+			for role := range m.Usage {
+				if !containsSeries(roles, role) {
+					roles = append(roles, role)
+				}
+			}
+		}
+		sort.Strings(roles)
+		t := Table{ID: "tab-cost" + idSuffix, Title: "Servers' CPU and memory per mode" + suffix,
+			Caption: "The servers' CPU (user + system seconds, from their cgroup for containers, /proc for plain processes) over the whole run, the CPU seconds per GB of payload moved, and each server's peak memory (cgroup: with page cache; /proc: resident set).",
+			Columns: []string{"mode"}}
+		for _, role := range roles {
+			t.Columns = append(t.Columns, role+" CPU s (user/sys)")
+		}
+		t.Columns = append(t.Columns, "data moved (GB)", "servers' CPU s per GB")
+		for _, role := range roles {
+			t.Columns = append(t.Columns, role+" peak memory (MB)")
+		}
+		for _, m := range run.Meta.Modes {
+			if len(m.Usage) == 0 {
 				continue
 			}
+			row := []Cell{{Text: m.Mode}}
+			var cpu float64
+			for _, role := range roles {
+				u := m.Usage[role]
+				cpu += u.CPUSeconds
+				row = append(row, Cell{Text: fmt.Sprintf("%.2f (%.2f/%.2f)", u.CPUSeconds, u.UserSeconds, u.SystemSeconds)})
+			}
 			gb := float64(m.Bytes) / 1e9
-			perGB := (ping.CPUSeconds + pong.CPUSeconds) / gb
-			t.Rows = append(t.Rows, []Cell{{Text: m.Mode},
-				{Text: fmt.Sprintf("%.2f (%.2f/%.2f)", ping.CPUSeconds, ping.UserSeconds, ping.SystemSeconds)},
-				{Text: fmt.Sprintf("%.2f (%.2f/%.2f)", pong.CPUSeconds, pong.UserSeconds, pong.SystemSeconds)},
-				{Text: f(gb, 2)}, {Text: f(perGB, 2)},
-				{Text: f(float64(ping.MemoryPeak)/1e6, 1)}, {Text: f(float64(pong.MemoryPeak)/1e6, 1)}})
+			row = append(row, Cell{Text: f(gb, 2)}, Cell{Text: f(cpu/gb, 2)})
+			for _, role := range roles {
+				row = append(row, Cell{Text: f(float64(m.Usage[role].MemoryPeak)/1e6, 1)})
+			}
+			t.Rows = append(t.Rows, row)
 		}
 		if mem := run.Meta.Memory; mem != nil {
 			t.Caption += fmt.Sprintf(" The machine committed %.1f MB more memory at its peak than before the labs were built (Committed_AS %.1f → %.1f MB; all modes' labs ran side by side).",
@@ -61,6 +84,6 @@ func (r *Report) addCost() {
 		c := figure.Chart{Title: "CPU per core" + suffix, Subtitle: "busy share of each second (100 - idle)", XLabel: "Time since measuring began (s)", YLabel: "Busy (%)",
 			Series: append([]figure.Series{all}, cores...), YMin: &zero, YMax: &hundred}
 		r.add("fig-cpu"+idSuffix, "CPU per core over time"+suffix,
-			"The whole machine's CPU each second while the cells ran (siege, ping and pong of every mode share it), per core and on average.", c)
+			"The whole machine's CPU each second while the cells ran (clients and servers of every mode share it), per core and on average.", c)
 	}
 }

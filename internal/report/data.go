@@ -33,7 +33,51 @@ type Data struct {
 	Deviation  []DataDeviation                  `json:"deviation"` // transfer rate
 	Loss       map[string]map[string][]DataLoss `json:"loss"`      // metric key → series → bins
 	Impacts    []DataImpact                     `json:"impacts"`   // transfer rate
+	Sockets    []DataSocketCase                 `json:"sockets,omitempty"`
 	Notes      []string                         `json:"notes"`
+}
+
+// DataSocketCase is one socket-test case's statistics per series.
+type DataSocketCase struct {
+	Label    string          `json:"label"`
+	Workload string          `json:"workload"`
+	Param    string          `json:"param,omitempty"`
+	Value    string          `json:"value,omitempty"`
+	Metrics  []DataMetric    `json:"metrics"`
+	Rows     []DataSocketRow `json:"rows"`
+}
+
+type DataSocketRow struct {
+	Series string                    `json:"series"`
+	N      int                       `json:"repetitions"`
+	Stats  map[string]DataSocketStat `json:"stats"` // by metric key
+}
+
+type DataSocketStat struct {
+	N    int      `json:"n"`
+	Min  DataStat `json:"min"`
+	Max  DataStat `json:"max"`
+	Mean DataStat `json:"mean"`
+	SD   DataStat `json:"sd"`
+}
+
+func socketData(cases []analysis.SocketCase) []DataSocketCase {
+	var out []DataSocketCase
+	for _, c := range cases {
+		dc := DataSocketCase{Label: c.Label, Workload: c.Workload, Param: c.Param, Value: c.Value}
+		for _, m := range c.Metrics {
+			dc.Metrics = append(dc.Metrics, DataMetric{Key: m.Key, Title: m.Title, Unit: m.Unit, HigherIsBetter: m.HigherIsBetter})
+		}
+		for _, row := range c.Rows {
+			dr := DataSocketRow{Series: row.Series, N: row.N, Stats: map[string]DataSocketStat{}}
+			for k, st := range row.Stats {
+				dr.Stats[k] = DataSocketStat{N: st.N, Min: stat(st.Min), Max: stat(st.Max), Mean: stat(st.Mean), SD: stat(st.SD)}
+			}
+			dc.Rows = append(dc.Rows, dr)
+		}
+		out = append(out, dc)
+	}
+	return out
 }
 
 type DataRun struct {

@@ -4,9 +4,8 @@
 package report
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
+	"github.com/cnperf/cnperf/internal/analysis"
 	"path/filepath"
 
 	"github.com/cnperf/cnperf/internal/cost"
@@ -22,6 +21,38 @@ type Run struct {
 	Meta    runner.Meta
 	Samples []pingpong.Sample
 	CPU     []cost.CPUSample // the machine's CPU per second while measuring
+	Sockets results.Sockets  // socket tests' records and costs
+}
+
+// Socket reports whether the run measured socket tests.
+func (r Run) Socket() bool { return len(r.Sockets.Records) > 0 || r.Meta.Spec.Socket() }
+
+// SocketCases summarises the socket tests of runs per case and series
+// (modes, or "mode · run" for several runs) against the reference mode.
+func SocketCases(runs []Run, ref string, same float64) []analysis.SocketCase {
+	var obs []analysis.SocketObs
+	var series []string
+	refSeries := ""
+	for _, run := range runs {
+		name := func(mode string) string {
+			if len(runs) > 1 {
+				return mode + " · " + run.Label
+			}
+			return mode
+		}
+		for _, m := range run.Meta.Spec.Modes {
+			series = append(series, name(m))
+			if m == ref && refSeries == "" {
+				refSeries = name(m)
+			}
+		}
+		cells := map[int]analysis.Window{}
+		for _, c := range run.Meta.Cells {
+			cells[c.Index] = analysis.Window{Start: c.Start, End: c.End}
+		}
+		obs = append(obs, analysis.SocketObservations(run.Sockets.Records, run.Sockets.Costs, run.CPU, cells, name)...)
+	}
+	return analysis.SocketCases(obs, series, refSeries, same)
 }
 
 // Load reads run directories. A directory that cannot be read is skipped
@@ -41,6 +72,15 @@ func Load(dirs []string) ([]Run, []string) {
 			notes = append(notes, fmt.Sprintf("skipped %s: run.json: %v", dir, err))
 			continue
 		}
+		sockets, rep, err := rd.Sockets()
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("skipped %s: samples: %v", dir, err))
+			continue
+		}
+		for _, p := range rep.Problems {
+			notes = append(notes, fmt.Sprintf("%s: %s", dir, p))
+		}
+		r.Sockets = sockets
 		samples, rep, err := rd.PingPong()
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("skipped %s: samples: %v", dir, err))
@@ -53,16 +93,7 @@ func Load(dirs []string) ([]Run, []string) {
 			notes = append(notes, fmt.Sprintf("%s: the run's status is %q: it holds the samples measured before it stopped", dir, r.Meta.Status))
 		}
 		r.Samples = samples
-		cpuTag := []byte(`"workload":"cpu"`)
-		_, _ = rd.Samples(func(line []byte) error {
-			if bytes.Contains(line, cpuTag) {
-				var c cost.CPUSample
-				if json.Unmarshal(line, &c) == nil {
-					r.CPU = append(r.CPU, c)
-				}
-			}
-			return nil
-		})
+		r.CPU = sockets.CPU
 		r.Label = filepath.Base(filepath.Clean(dir))
 		runs = append(runs, r)
 	}

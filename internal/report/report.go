@@ -31,9 +31,17 @@ func DefaultOptions() Options { return Options{Bins: 100, SplitK: 3, Same: 2, Sm
 // Figure is one chart, rendered as SVG for the page.
 type Figure struct {
 	ID, Title, Caption string
-	Chart              figure.Chart
+	Chart              Chart
 	SVG                template.HTML
 }
+
+// Chart is a figure that renders itself: figure.Chart or figure.BarChart.
+type Chart interface {
+	SVG(width, height vg.Length) ([]byte, error)
+	PNG(width, height vg.Length, dpi int) ([]byte, error)
+}
+
+func svgHTML(b []byte) template.HTML { return template.HTML(b) } // our own renderer's output
 
 // Cell is one table cell; Class colours it (better, same, worse, ref).
 type Cell struct {
@@ -61,7 +69,8 @@ type Report struct {
 	Tables    []Table
 	Data      Data // the numbers, for tables.json
 
-	metricsShown []analysis.Metric // the metrics the data holds
+	metricsShown []analysis.Metric     // the metrics the data holds
+	socketCases  []analysis.SocketCase // socket tests, per case
 }
 
 // pagePoints caps the raw points per plot: each costs ~130 bytes of SVG.
@@ -82,15 +91,74 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 	if len(runs) == 0 {
 		return r, errors.New("no run could be read")
 	}
-	// Series: modes, or "mode · run" when several runs are compared.
-	samples := map[string][]pingpong.Sample{}
-	var series []string
 	ref := o.Reference
 	if ref == "" {
 		ref = runs[0].Meta.Spec.Reference
 	}
+	pingPong, sockets := false, false
+	for _, run := range runs {
+		sockets = sockets || run.Socket()
+		pingPong = pingPong || !run.Socket()
+	}
+	r.addRunsTable()
+	if sockets {
+		var series []string
+		for _, run := range runs {
+			for _, m := range run.Meta.Spec.Modes {
+				if len(runs) > 1 {
+					m += " · " + run.Label
+				}
+				series = append(series, m)
+			}
+		}
+		cases := SocketCases(runs, ref, o.Same)
+		if len(cases) == 0 && !pingPong {
+			return r, errors.New("no socket test finished in " + runDirs(runs))
+		}
+		r.Reference = ref
+		if !containsSeries(series, ref) {
+			r.Reference = ""
+		}
+		r.socketCases = cases
+		r.addSockets(cases, series, o)
+	}
+	if pingPong {
+		if err := r.addPingPong(ref, o); err != nil {
+			return r, err
+		}
+	}
+	r.addCost()
+	if !pingPong {
+		r.Data = Data{Generated: r.Generated, Reference: r.Reference}
+		for _, run := range r.Runs {
+			r.Data.Runs = append(r.Data.Runs, DataRun{Dir: run.Dir, Label: run.Label, Status: run.Meta.Status, Modes: run.Meta.Spec.Modes, Samples: len(run.Sockets.Records)})
+		}
+	}
+	r.Data.Sockets = socketData(r.socketCases)
+	r.Data.Notes = r.Notes
+	return r, nil
+}
+
+func containsSeries(series []string, s string) bool {
+	for _, x := range series {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// addPingPong adds the ping-pong figures and tables.
+func (r *Report) addPingPong(ref string, o Options) error {
+	runs := r.Runs
+	// Series: modes, or "mode · run" when several runs are compared.
+	samples := map[string][]pingpong.Sample{}
+	var series []string
 	refSeries := ""
 	for _, run := range runs {
+		if run.Socket() {
+			continue
+		}
 		modes := run.Meta.Spec.Modes
 		seen := map[string]bool{}
 		for _, m := range modes {
@@ -136,16 +204,15 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 		total += len(d.OK[s])
 	}
 	if total == 0 {
-		return r, errors.New("no successful samples in " + runDirs(runs))
+		return errors.New("no successful samples in " + runDirs(runs))
 	}
 	if r.Window > 0 {
 		r.Split = int(math.Round(o.SplitK * float64(r.Window)))
 	}
 	r.addFigures(d, o)
 	r.addTables(d, o)
-	r.addCost()
 	r.Data = buildData(r, d, o)
-	return r, nil
+	return nil
 }
 
 func runDirs(runs []Run) string {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/container"
 	"github.com/cnperf/cnperf/internal/cost"
+	"github.com/cnperf/cnperf/internal/figure"
 	"github.com/cnperf/cnperf/internal/pingpong"
 	"github.com/cnperf/cnperf/internal/results"
 	"github.com/cnperf/cnperf/internal/runner"
@@ -223,7 +224,8 @@ func TestCostTableAndCPUFigure(t *testing.T) {
 	found := false
 	for _, f := range r.Figures {
 		if f.ID == "fig-cpu" {
-			found = len(f.Chart.Series) == 3 // all cores + 2 cores
+			c, ok := f.Chart.(figure.Chart)
+			found = ok && len(c.Series) == 3 // all cores + 2 cores
 		}
 	}
 	if !found {

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"github.com/cnperf/cnperf/internal/analysis"
 	"io"
 	"os"
 	"path/filepath"
@@ -93,6 +94,18 @@ func (r *Report) WriteTables(dir string) ([]string, error) {
 // WriteSummary prints a one-screen text summary: per mode, the median
 // transfer rate and latency with their ratios, and what was skipped.
 func (r *Report) WriteSummary(w io.Writer) {
+	if len(r.socketCases) > 0 {
+		_ = analysis.WriteSocketTables(w, r.socketCases, r.Reference)
+	}
+	if len(r.Data.Summary["transfer"]) > 0 {
+		r.writePingPongSummary(w)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+}
+
+func (r *Report) writePingPongSummary(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "mode\tsamples\ttransfer MB/s\tvs ref\tlatency ms\tvs ref\t")
 	tr, lat := r.Data.Summary["transfer"], r.Data.Summary["latency"]
@@ -112,9 +125,6 @@ func (r *Report) WriteSummary(w io.Writer) {
 			}
 		}
 		fmt.Fprintln(w)
-	}
-	for _, n := range r.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
 	}
 }
 

@@ -21,7 +21,9 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/cnperf/cnperf/internal/cost"
 	"github.com/cnperf/cnperf/internal/pingpong"
+	"github.com/cnperf/cnperf/internal/suite"
 )
 
 // File names inside a run directory.
@@ -283,6 +285,54 @@ func (rd *Reader) PingPong() ([]pingpong.Sample, ReadReport, error) {
 			return fmt.Errorf("bad pingpong sample: %w", err)
 		}
 		out = append(out, s)
+		return nil
+	})
+	return out, rep, err
+}
+
+// Sockets holds a run's socket-test lines.
+type Sockets struct {
+	Records []suite.Record
+	Costs   []suite.Cost
+	CPU     []cost.CPUSample
+}
+
+// Sockets returns the run's socket-test records, their cells' costs and the
+// machine's CPU samples, in file order; other lines are skipped silently,
+// undecodable ones skipped and reported.
+func (rd *Reader) Sockets() (Sockets, ReadReport, error) {
+	var out Sockets
+	pingTag := []byte(`"workload":"pingpong"`)
+	rep, err := rd.Samples(func(line []byte) error {
+		if bytes.Contains(line, pingTag) {
+			return nil // the bulk of a ping-pong run: skip without decoding
+		}
+		var probe struct {
+			Workload string `json:"workload"`
+		}
+		if err := json.Unmarshal(line, &probe); err != nil {
+			return fmt.Errorf("not a JSON object: %w", err)
+		}
+		switch probe.Workload {
+		case "stream", "rr", "jitter", "datagram":
+			var r suite.Record
+			if err := json.Unmarshal(line, &r); err != nil {
+				return fmt.Errorf("bad %s record: %w", probe.Workload, err)
+			}
+			out.Records = append(out.Records, r)
+		case "cost":
+			var c suite.Cost
+			if err := json.Unmarshal(line, &c); err != nil {
+				return fmt.Errorf("bad cost record: %w", err)
+			}
+			out.Costs = append(out.Costs, c)
+		case "cpu":
+			var c cost.CPUSample
+			if err := json.Unmarshal(line, &c); err != nil {
+				return fmt.Errorf("bad cpu record: %w", err)
+			}
+			out.CPU = append(out.CPU, c)
+		}
 		return nil
 	})
 	return out, rep, err

@@ -46,11 +46,15 @@ type ModeMeta struct {
 	Bytes      int64                      `json:"bytes"`           // body bytes moved by successful requests
 }
 
-// Cell is one interleaved slice of the plan: a chunk of sizes on one mode.
+// Cell is one interleaved slice of the plan on one mode: a chunk of sizes
+// (ping-pong) or one repetition of a test case (socket tests).
 type Cell struct {
 	Index   int       `json:"index"`
 	Mode    string    `json:"mode"`
-	Chunk   int       `json:"chunk"`
+	Chunk   int       `json:"chunk"`          // the unit: chunk of sizes, or case repetition
+	Case    string    `json:"case,omitempty"` // socket tests: the case's label
+	Rep     int       `json:"rep,omitempty"`  // socket tests: the repetition, from 0
+	Error   string    `json:"error,omitempty"`
 	Start   time.Time `json:"start"`
 	End     time.Time `json:"end"`
 	Samples int       `json:"samples"`

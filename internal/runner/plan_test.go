@@ -12,17 +12,22 @@ import (
 	"github.com/cnperf/cnperf/internal/spec"
 )
 
-func specWith(ms []string, chunk int) spec.Spec {
+// specWith returns a spec whose size plan has exactly sizes sizes.
+func specWith(ms []string, chunk, sizes int) spec.Spec {
 	s := spec.Default()
 	s.Name = "t"
 	s.Modes = ms
 	s.PingPong.Chunk = chunk
+	s.PingPong.MinSize, s.PingPong.MaxSize, s.PingPong.Coverage = 1, max(sizes, 1), 1
+	if sizes == 0 {
+		s.PingPong.Coverage = 0
+	}
 	return s
 }
 
 func TestPlanExample(t *testing.T) {
 	// 3 modes, 7 sizes, chunk 3: chunks {0,1,2}, {3,4,5}, {6}.
-	got := plan(specWith([]string{"a", "b", "c"}, 3), 7)
+	got := interleave([]string{"a", "b", "c"}, 3)
 	want := []cellPlan{
 		{"a", 0}, {"b", 0}, {"c", 0},
 		{"b", 1}, {"c", 1}, {"a", 1},
@@ -59,7 +64,7 @@ func TestPlanProperties(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%d modes %d sizes chunk %d", len(tc.modes), tc.sizes, tc.chunk), func(t *testing.T) {
-			cells := plan(specWith(tc.modes, tc.chunk), tc.sizes)
+			cells := interleave(tc.modes, newPingPong(specWith(tc.modes, tc.chunk, tc.sizes)).units())
 			n := len(tc.modes)
 			if len(cells) != tc.chunks*n {
 				t.Fatalf("%d cells, want %d chunks × %d modes = %d", len(cells), tc.chunks, n, tc.chunks*n)
@@ -69,13 +74,13 @@ func TestPlanProperties(t *testing.T) {
 				seen[c]++
 				// Chunk k occupies cells [k*n, (k+1)*n): every cell of chunk
 				// k comes before every cell of chunk k+1.
-				if c.chunk != i/n {
-					t.Errorf("cell %d has chunk %d, want %d", i, c.chunk, i/n)
+				if c.unit != i/n {
+					t.Errorf("cell %d has chunk %d, want %d", i, c.unit, i/n)
 				}
 				// Rotation: chunk k starts with Modes[k % n] and keeps the
 				// spec's cyclic order.
-				if want := tc.modes[(c.chunk+i%n)%n]; c.mode != want {
-					t.Errorf("cell %d (chunk %d) mode %s, want %s", i, c.chunk, c.mode, want)
+				if want := tc.modes[(c.unit+i%n)%n]; c.mode != want {
+					t.Errorf("cell %d (chunk %d) mode %s, want %s", i, c.unit, c.mode, want)
 				}
 			}
 			for k := 0; k < tc.chunks; k++ {

@@ -10,10 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -23,7 +21,6 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/modes"
 	"github.com/cnperf/cnperf/internal/netnsutil"
-	"github.com/cnperf/cnperf/internal/pingpong"
 	"github.com/cnperf/cnperf/internal/progress"
 	"github.com/cnperf/cnperf/internal/results"
 	"github.com/cnperf/cnperf/internal/spec"
@@ -46,16 +43,47 @@ type Result struct {
 	Samples int
 }
 
-// Hosts of a ping-pong lab: siege is the client outside the cluster.
-var pingPongHosts = []string{"siege", "ping", "pong"}
-
 // env is one mode's running lab.
 type env struct {
 	mode  lab.Mode
 	lab   *lab.Lab
 	procs map[string]*container.Process
-	siege lab.Host
-	ping  lab.Endpoint
+}
+
+// workload is what the runner needs of a workload: the lab it runs on, its
+// servers, its plan of units, and how to measure one cell.
+type workload interface {
+	// labConfig says which hosts and ports a lab needs (name and mode are
+	// filled in by the runner).
+	labConfig() lab.Config
+	// start starts the servers in e and returns once they answer.
+	start(ctx context.Context, e *env, exe, logs string) error
+	// units is the number of units of work each mode runs; unitsSamples the
+	// number of samples the progress bar expects over all modes.
+	units() int
+	expectedSamples(modes int) int
+	// runCell measures unit u on e as cell cell; it appends its samples
+	// with app and counts them (and failures) in cell.
+	runCell(ctx context.Context, e *env, u int, cell *Cell, app *appender) error
+	// describeCell fills what the cell plan says about unit u.
+	describeCell(u int, cell *Cell)
+}
+
+// appender stores samples and keeps the first error.
+type appender struct {
+	run   *results.Run
+	bar   *progress.Bar
+	err   error
+	total int
+	bytes map[string]int64 // payload bytes moved per mode
+}
+
+func (a *appender) add(v any, failed bool) {
+	if err := a.run.Append(v); err != nil && a.err == nil {
+		a.err = err
+	}
+	a.total++
+	a.bar.Sample(failed)
 }
 
 // Run carries out the spec. When ctx is cancelled it stops measuring, keeps
@@ -65,14 +93,25 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
+	var w workload
+	if s.Socket() {
+		cases, err := s.Cases()
+		if err != nil {
+			return nil, err
+		}
+		w = newSocketTests(s, cases)
+	} else {
+		w = newPingPong(s)
+	}
 	run, err := results.Create(o.Dir)
 	if err != nil {
 		return nil, err
 	}
 	defer run.Close()
 	meta := &Meta{Format: 1, Cnperf: o.Version, ID: results.NewID("r"), Status: "running", Started: time.Now().UTC(), Spec: s, Machine: sysinfo.DescribeMachine()}
-	sizes := s.PingPong.Plan().Sizes()
-	meta.Sizes = len(sizes)
+	if pp, ok := w.(*pingPong); ok {
+		meta.Sizes = len(pp.sizes)
+	}
 	if err := run.WriteMeta(meta); err != nil {
 		return nil, err
 	}
@@ -110,7 +149,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if err != nil {
 			return finish(err)
 		}
-		e, err := startMode(ctx, meta.ID, m, s, o.Exe, logs)
+		e, err := startMode(ctx, meta.ID, m, w, o.Exe, logs)
 		if e != nil {
 			envs[name] = e
 		}
@@ -118,6 +157,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return finish(fmt.Errorf("mode %s: %w", name, err))
 		}
 		mm := ModeMeta{Mode: name, Summary: m.Summary(), Lab: e.lab}
+		first := e.lab.Hosts[0].NS
 		nss, _ := netnsutil.List(lab.Prefix + e.lab.Name + "-")
 		for _, ns := range nss {
 			d, err := sysinfo.DescribeNetns(ns, true)
@@ -125,7 +165,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 				return finish(err)
 			}
 			mm.Namespaces = append(mm.Namespaces, d)
-			if ns == e.siege.NS && meta.ReceiveWindow == 0 {
+			if ns == first && meta.ReceiveWindow == 0 {
 				meta.ReceiveWindow = sysinfo.ReceiveWindow(d.Sysctls)
 			}
 		}
@@ -135,8 +175,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return finish(err)
 	}
 
-	cells := plan(s, len(sizes))
-	bar := progress.New(o.Out, len(cells), len(sizes)*s.PingPong.Repetitions*len(s.Modes))
+	cells := interleave(s.Modes, w.units())
+	bar := progress.New(o.Out, len(cells), w.expectedSamples(len(s.Modes)))
+	app := &appender{run: run, bar: bar, bytes: map[string]int64{}}
 	// The machine's CPU per core each second, tagged with the mode whose cell
 	// ran, and the committed memory's peak.
 	var curMode atomic.Value
@@ -152,7 +193,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			_ = run.Append(c)
 		})
 	}()
-	bytesByMode := map[string]int64{}
 	var runErr error
 	for i, c := range cells {
 		if err := ctx.Err(); err != nil {
@@ -160,35 +200,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			break
 		}
 		e := envs[c.mode]
-		lo, hi := c.chunk*s.PingPong.Chunk, min((c.chunk+1)*s.PingPong.Chunk, len(sizes))
-		reqs := pingpong.Requests(sizes[lo:hi], s.PingPong.Repetitions)
-		cell := Cell{Index: i, Mode: c.mode, Chunk: c.chunk, Start: time.Now().UTC()}
+		cell := Cell{Index: i, Mode: c.mode, Chunk: c.unit, Start: time.Now().UTC()}
+		w.describeCell(c.unit, &cell)
 		curMode.Store(c.mode)
-		var appendErr error
-		err := pingpong.Siege(ctx, pingpong.SiegeConfig{
-			Target:      "http://" + e.ping.External,
-			Concurrency: s.PingPong.Concurrency,
-			Timeout:     s.PingPong.Timeout,
-			Dial:        netnsutil.Dialer(e.siege.NS),
-		}, reqs, func(smp pingpong.Sample) {
-			smp.Mode, smp.Labels, smp.Cell = c.mode, s.Labels, i
-			if err := run.Append(smp); err != nil && appendErr == nil {
-				appendErr = err
-			}
-			res.Samples++
-			cell.Samples++
-			if !smp.OK() {
-				cell.Failed++
-			} else {
-				bytesByMode[c.mode] += int64(smp.Length)
-			}
-			bar.Sample(!smp.OK())
-		})
+		before := app.total
+		err := w.runCell(ctx, e, c.unit, &cell, app)
+		res.Samples += app.total - before
 		cell.End = time.Now().UTC()
 		meta.Cells = append(meta.Cells, cell)
 		bar.Cell()
-		if appendErr != nil {
-			runErr = fmt.Errorf("store samples: %w", appendErr)
+		if app.err != nil {
+			runErr = fmt.Errorf("store samples: %w", app.err)
 			break
 		}
 		if err := run.WriteMeta(meta); err != nil {
@@ -214,103 +236,59 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		meta.Memory = &MemoryMeta{CommittedBefore: committedBefore, CommittedPeak: peak, CommittedDelta: peak - committedBefore}
 	}
 	for i := range meta.Modes {
-		meta.Modes[i].Bytes = bytesByMode[meta.Modes[i].Mode]
+		meta.Modes[i].Bytes = app.bytes[meta.Modes[i].Mode]
 	}
 	return finish(runErr)
 }
 
-// cellPlan is one cell before it runs.
+// cellPlan is one cell before it runs: a unit of work (a chunk of sizes,
+// or a repetition of a test case) on one mode.
 type cellPlan struct {
-	mode  string
-	chunk int
+	mode string
+	unit int
 }
 
-// plan interleaves the chunks over the modes: chunk k runs on every mode
-// before chunk k+1, with the modes' order rotated by k so no mode always
-// goes first after a pause.
-func plan(s spec.Spec, nSizes int) []cellPlan {
-	chunks := (nSizes + s.PingPong.Chunk - 1) / s.PingPong.Chunk
+// interleave runs every unit on every mode before the next unit, with the
+// modes' order rotated by the unit so that no mode always goes first after
+// a pause: drift on a shared machine hits every mode alike.
+func interleave(modes []string, units int) []cellPlan {
 	var cells []cellPlan
-	n := len(s.Modes)
-	for k := 0; k < chunks; k++ {
+	n := len(modes)
+	for k := 0; k < units; k++ {
 		for j := 0; j < n; j++ {
-			cells = append(cells, cellPlan{mode: s.Modes[(k+j)%n], chunk: k})
+			cells = append(cells, cellPlan{mode: modes[(k+j)%n], unit: k})
 		}
 	}
 	return cells
 }
 
-// startMode builds a mode's lab and starts pong and ping in it.
-func startMode(ctx context.Context, id string, m lab.Mode, s spec.Spec, exe, logs string) (*env, error) {
-	name := id + "_" + m.Name()
-	l, err := lab.Up(lab.Config{Name: name, Mode: m, Hosts: pingPongHosts, Port: s.PingPong.Port})
+// startMode builds a mode's lab and starts the workload's servers in it.
+func startMode(ctx context.Context, id string, m lab.Mode, w workload, exe, logs string) (*env, error) {
+	cfg := w.labConfig()
+	cfg.Name, cfg.Mode = id+"_"+m.Name(), m
+	l, err := lab.Up(cfg)
 	if err != nil {
 		return nil, err
 	}
 	e := &env{mode: m, lab: l, procs: map[string]*container.Process{}}
-	if e.siege, err = l.Host("siege"); err != nil {
-		return e, err
-	}
-	pong, err := l.Endpoint("pong")
-	if err != nil {
-		return e, err
-	}
-	if e.ping, err = l.Endpoint("ping"); err != nil {
-		return e, err
-	}
-	p := s.PingPong
-	servers := []struct {
-		role string
-		ep   lab.Endpoint
-		args []string
-	}{
-		{"pong", pong, []string{exe, "serve", "pong", "--listen", pong.Listen, "--max-size", strconv.Itoa(p.MaxBody)}},
-		{"ping", e.ping, []string{exe, "serve", "ping", "--listen", e.ping.Listen, "--pong", "http://" + pong.Internal,
-			"--retries", strconv.Itoa(p.Retries), "--timeout", p.Timeout.String()}},
-	}
-	for _, sv := range servers {
-		logf, err := os.Create(filepath.Join(logs, m.Name()+"-"+sv.role+".log"))
-		if err != nil {
-			return e, err
-		}
-		proc, err := container.Start(container.Spec{Lab: name, Name: sv.role, NetNS: sv.ep.NS, Container: sv.ep.Container,
-			Args: sv.args, Stdout: logf, Stderr: logf})
-		logf.Close() // the child holds its own descriptor
-		if err != nil {
-			return e, err
-		}
-		e.procs[sv.role] = proc
-	}
-	return e, e.waitReady(ctx)
+	return e, w.start(ctx, e, exe, logs)
 }
 
-// waitReady polls ping's /ping/4 from the siege host until pong answers
-// through ping: the whole path works.
-func (e *env) waitReady(ctx context.Context) error {
-	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil, DialContext: netnsutil.Dialer(e.siege.NS), DisableKeepAlives: true}}
-	url := "http://" + e.ping.External + "/ping/4"
-	deadline := time.Now().Add(15 * time.Second)
-	var last error
-	for time.Now().Before(deadline) {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := e.check(); err != nil {
-			return err
-		}
-		resp, err := client.Get(url)
-		if err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == 200 && string(b) == "pong" {
-				return nil
-			}
-			err = fmt.Errorf("GET %s: %d %q", url, resp.StatusCode, b)
-		}
-		last = err
-		time.Sleep(50 * time.Millisecond)
+// startServer starts one server process of role on endpoint ep, logging to
+// logs/MODE-ROLE.log.
+func (e *env) startServer(role string, ep lab.Endpoint, args []string, logs string) error {
+	logf, err := os.Create(filepath.Join(logs, e.mode.Name()+"-"+role+".log"))
+	if err != nil {
+		return err
 	}
-	return fmt.Errorf("ping and pong did not answer within 15s: %v", last)
+	defer logf.Close() // the child holds its own descriptor
+	proc, err := container.Start(container.Spec{Lab: e.lab.Name, Name: role, NetNS: ep.NS, Container: ep.Container,
+		Args: args, Stdout: logf, Stderr: logf})
+	if err != nil {
+		return err
+	}
+	e.procs[role] = proc
+	return nil
 }
 
 // check reports a server that has died.

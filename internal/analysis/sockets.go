@@ -1,0 +1,389 @@
+package analysis
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cnperf/cnperf/internal/cost"
+	"github.com/cnperf/cnperf/internal/rr"
+	"github.com/cnperf/cnperf/internal/stats"
+	"github.com/cnperf/cnperf/internal/stream"
+	"github.com/cnperf/cnperf/internal/suite"
+	"github.com/cnperf/cnperf/internal/udptest"
+)
+
+// SocketMetric is one figure of a socket test's repetition.
+type SocketMetric struct {
+	Key, Title, Unit string
+	HigherIsBetter   bool
+	Short            string // column head in the terminal summary
+}
+
+// The socket tests' metrics, in the order tables show them.
+var socketMetrics = []SocketMetric{
+	{"throughput", "Throughput", "Mbit/s", true, "Mbit/s"},
+	{"retransmits", "TCP retransmits", "segments", false, "retrans"},
+	{"loss", "Loss", "%", false, "loss %"},
+	{"out_of_order", "Out of order", "datagrams", false, "out of order"},
+	{"trans_per_s", "Transactions", "1/s", true, "trans/s"},
+	{"rtt_p50", "Round trip, median", "µs", false, "RTT p50 µs"},
+	{"rtt_p99", "Round trip, 99th pct", "µs", false, "RTT p99 µs"},
+	{"one_way_p50", "One way (round trip / 2), median", "µs", false, "1-way p50 µs (RTT/2)"},
+	{"rr_lost", "Lost transactions", "count", false, "lost"},
+	{"jitter", "Jitter (RFC 3550)", "ms", false, "jitter ms"},
+	{"mb_per_s", "Throughput", "MB/s", true, "MB/s"},
+	{"packets_per_s", "Packets", "1/s", true, "packets/s"},
+	{"success", "Success rate", "%", true, "success %"},
+	{"avg_offset", "Average offset", "packets", false, "avg offset"},
+	{"client_cpu", "Client CPU", "s", false, "client CPU s"},
+	{"server_cpu", "Server CPU", "s", false, "server CPU s"},
+	{"cpu_per_gb", "CPU per GB moved (client + server)", "s/GB", false, "CPU s/GB"},
+	{"client_mem", "Client peak memory", "MB", false, "client MB"},
+	{"server_mem", "Server peak memory", "MB", false, "server MB"},
+	{"machine_cpu", "Machine CPU, all cores", "% busy", false, "machine CPU %"},
+	{"busiest_core", "Machine CPU, busiest core", "% busy", false, "busiest core %"},
+}
+
+// SocketMetricByKey returns a socket metric by key.
+func SocketMetricByKey(key string) (SocketMetric, bool) {
+	for _, m := range socketMetrics {
+		if m.Key == key {
+			return m, true
+		}
+	}
+	return SocketMetric{}, false
+}
+
+// SocketObs is one repetition of one case on one series: its figures.
+type SocketObs struct {
+	Series string
+	Case   string
+	Test   int
+	Param  string
+	Value  string
+	Work   string // workload
+	Proto  string // stream: tcp or udp; rr: tcp, udp or crr
+	Rep    int
+	Cell   int
+	Values map[string]float64
+}
+
+// Window is when a cell ran.
+type Window struct{ Start, End time.Time }
+
+// SocketObservations turns one run's stored records into observations:
+// one per cell that printed a total, with the cell's cost and the machine's
+// CPU while it ran. series maps a record's mode to its series name.
+func SocketObservations(recs []suite.Record, costs []suite.Cost, cpu []cost.CPUSample, cells map[int]Window, series func(mode string) string) []SocketObs {
+	byCell := map[int]*SocketObs{}
+	var order []int
+	for _, r := range recs {
+		if r.Kind != "total" {
+			continue
+		}
+		v := totalValues(r.Workload, r.Data)
+		if v == nil {
+			continue
+		}
+		var proto struct {
+			Protocol string `json:"protocol"`
+			RRMode   string `json:"rr_mode"`
+		}
+		_ = json.Unmarshal(r.Data, &proto)
+		o := &SocketObs{Series: series(r.Mode), Case: r.Case, Test: r.Test, Param: r.Param, Value: r.Value, Work: r.Workload,
+			Proto: proto.Protocol + proto.RRMode, Rep: r.Rep, Cell: r.Cell, Values: v}
+		if _, dup := byCell[r.Cell]; !dup {
+			order = append(order, r.Cell)
+		}
+		byCell[r.Cell] = o
+		if w, ok := cells[r.Cell]; ok {
+			all, busiest := cpuOver(cpu, w)
+			o.Values["machine_cpu"], o.Values["busiest_core"] = all, busiest
+		}
+		if moved := suite.MovedBytes(r.Data); moved > 0 {
+			o.Values["_bytes"] = float64(moved)
+		}
+	}
+	for _, c := range costs {
+		o := byCell[c.Cell]
+		if o == nil {
+			continue
+		}
+		o.Values["client_cpu"] = c.Client.CPUSeconds
+		o.Values["server_cpu"] = c.Server.CPUSeconds
+		o.Values["client_mem"] = float64(c.Client.MemoryPeak) / 1e6
+		o.Values["server_mem"] = float64(c.Server.MemoryPeak) / 1e6
+		if b := o.Values["_bytes"]; b > 0 {
+			o.Values["cpu_per_gb"] = (c.Client.CPUSeconds + c.Server.CPUSeconds) / (b / 1e9)
+		}
+	}
+	out := make([]SocketObs, 0, len(order))
+	for _, cell := range order {
+		o := byCell[cell]
+		delete(o.Values, "_bytes")
+		out = append(out, *o)
+	}
+	return out
+}
+
+// cpuOver averages the machine's per-second CPU samples that ended inside w
+// (the first second after the start is the cell's too): all cores, and the
+// busiest core of each second.
+func cpuOver(cpu []cost.CPUSample, w Window) (all, busiest float64) {
+	var a, b []float64
+	for _, c := range cpu {
+		if c.Time.After(w.Start) && !c.Time.After(w.End.Add(500*time.Millisecond)) {
+			a = append(a, c.All)
+			if len(c.Cores) > 0 {
+				b = append(b, slices.Max(c.Cores))
+			}
+		}
+	}
+	return stats.Mean(a), stats.Mean(b)
+}
+
+// totalValues extracts a total record's figures; nil when it cannot be read.
+func totalValues(workload string, data json.RawMessage) map[string]float64 {
+	v := map[string]float64{}
+	switch workload {
+	case "stream":
+		var r stream.Result
+		if json.Unmarshal(data, &r) != nil {
+			return nil
+		}
+		v["throughput"] = r.ReceiverBitsPerSecond / 1e6
+		if r.Protocol == "udp" {
+			v["loss"] = r.LossPercent
+			v["out_of_order"] = float64(r.OutOfOrder)
+		} else {
+			v["retransmits"] = float64(r.Retransmits)
+		}
+	case "rr":
+		var r rr.Result
+		if json.Unmarshal(data, &r) != nil {
+			return nil
+		}
+		v["trans_per_s"] = r.TransPerSec
+		v["rtt_p50"], v["rtt_p99"], v["one_way_p50"] = r.RoundTrip.P50, r.RoundTrip.P99, r.OneWay.P50
+		if r.Mode == rr.ModeUDP {
+			v["rr_lost"] = float64(r.Lost)
+		}
+	case "jitter":
+		var r udptest.JitterRecord
+		if json.Unmarshal(data, &r) != nil {
+			return nil
+		}
+		v["jitter"], v["loss"], v["out_of_order"], v["throughput"] = r.JitterMS, r.LossPct, float64(r.OutOfOrder), r.BPS/1e6
+	case "datagram":
+		var r udptest.DatagramRecord
+		if json.Unmarshal(data, &r) != nil {
+			return nil
+		}
+		v["mb_per_s"], v["packets_per_s"], v["success"] = r.MBPerS, r.PacketsPerS, r.SuccessRate*100
+		v["out_of_order"], v["avg_offset"] = float64(r.OutOfOrder), r.AvgOffset
+	default:
+		return nil
+	}
+	return v
+}
+
+// SocketStat is a metric's statistics over a series' repetitions, each
+// with its change against the reference series (seed 000's tables).
+type SocketStat struct {
+	N                  int
+	Min, Max, Mean, SD Change
+}
+
+// SocketRow is one series of a case.
+type SocketRow struct {
+	Series string
+	N      int // repetitions
+	Stats  map[string]SocketStat
+}
+
+// SocketCase is one case (a test with its swept value) over the series.
+type SocketCase struct {
+	Label, Workload string
+	Protocol        string // stream: tcp or udp; rr: tcp, udp or crr
+	Test            int
+	Param, Value    string
+	Metrics         []SocketMetric // those some series has
+	Rows            []SocketRow    // in series order; series without data left out
+}
+
+// SocketCases groups observations by case (in the order they first ran,
+// by test and sweep value) and summarises each metric per series over the
+// repetitions, comparing with ref's statistics ("" for none); same is the
+// threshold in percent below which a change counts as "same".
+func SocketCases(obs []SocketObs, series []string, ref string, same float64) []SocketCase {
+	var cases []*SocketCase
+	byLabel := map[string]*SocketCase{}
+	vals := map[string]map[string]map[string][]float64{} // case → series → metric → values
+	for _, o := range obs {
+		c := byLabel[o.Case]
+		if c == nil {
+			c = &SocketCase{Label: o.Case, Workload: o.Work, Protocol: o.Proto, Test: o.Test, Param: o.Param, Value: o.Value}
+			byLabel[o.Case] = c
+			cases = append(cases, c)
+			vals[o.Case] = map[string]map[string][]float64{}
+		}
+		if vals[o.Case][o.Series] == nil {
+			vals[o.Case][o.Series] = map[string][]float64{}
+		}
+		for k, x := range o.Values {
+			if !math.IsNaN(x) && !math.IsInf(x, 0) {
+				vals[o.Case][o.Series][k] = append(vals[o.Case][o.Series][k], x)
+			}
+		}
+	}
+	slices.SortStableFunc(cases, func(a, b *SocketCase) int { return a.Test - b.Test })
+	var out []SocketCase
+	for _, c := range cases {
+		per := vals[c.Label]
+		for _, m := range socketMetrics {
+			for _, s := range series {
+				if len(per[s][m.Key]) > 0 {
+					c.Metrics = append(c.Metrics, m)
+					break
+				}
+			}
+		}
+		_, hasRef := per[ref]
+		for _, s := range series {
+			if per[s] == nil {
+				continue
+			}
+			row := SocketRow{Series: s, Stats: map[string]SocketStat{}}
+			isRef := hasRef && s == ref
+			for _, m := range c.Metrics {
+				x, r := per[s][m.Key], per[ref][m.Key]
+				row.N = max(row.N, len(x))
+				hr := hasRef && len(r) > 0
+				hb := m.HigherIsBetter
+				row.Stats[m.Key] = SocketStat{N: len(x),
+					Min:  change(minOf(x), minOf(r), isRef, hr, hb, same),
+					Max:  change(maxOf(x), maxOf(r), isRef, hr, hb, same),
+					Mean: change(stats.Mean(x), stats.Mean(r), isRef, hr, hb, same),
+					SD:   change(stats.StdDev(x), stats.StdDev(r), isRef, hr, false, same),
+				}
+			}
+			c.Rows = append(c.Rows, row)
+		}
+		out = append(out, *c)
+	}
+	return out
+}
+
+func minOf(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	return slices.Min(x)
+}
+
+func maxOf(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	return slices.Max(x)
+}
+
+// SummaryMetrics are the metrics a one-screen summary shows for a case:
+// the workload's own figures, then CPU per GB and the busiest core.
+func (c SocketCase) SummaryMetrics() []SocketMetric {
+	var out []SocketMetric
+	for _, m := range c.Metrics {
+		switch m.Key {
+		case "client_cpu", "server_cpu", "client_mem", "server_mem", "machine_cpu", "out_of_order", "avg_offset", "rtt_p99", "packets_per_s":
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// WriteSocketTables prints one table per case: per series the mean ± SD
+// over repetitions of each summary metric, and its change against ref.
+func WriteSocketTables(w io.Writer, cases []SocketCase, ref string) error {
+	var sb strings.Builder
+	for i, c := range cases {
+		if i > 0 {
+			sb.WriteString("\n")
+		}
+		ms := c.SummaryMetrics()
+		reps := 0
+		for _, r := range c.Rows {
+			reps = max(reps, r.N)
+		}
+		fmt.Fprintf(&sb, "%s (%d repetition(s); mean ± SD", c.Label, reps)
+		if ref != "" {
+			fmt.Fprintf(&sb, ", %% against %s", ref)
+		}
+		sb.WriteString(")\n")
+		head := []string{"mode"}
+		for _, m := range ms {
+			head = append(head, m.Short)
+		}
+		table := [][]string{head}
+		for _, r := range c.Rows {
+			row := []string{r.Series}
+			for _, m := range ms {
+				st := r.Stats[m.Key]
+				cell := num(st.Mean.Value, prec(st.Mean.Value))
+				if !math.IsNaN(st.SD.Value) {
+					cell += " ±" + num(st.SD.Value, prec(st.SD.Value))
+				}
+				if st.Mean.Class != "ref" && !math.IsNaN(st.Mean.Percent) {
+					cell += fmt.Sprintf(" (%+.1f%%)", st.Mean.Percent)
+				}
+				row = append(row, cell)
+			}
+			table = append(table, row)
+		}
+		writeAligned(&sb, table)
+	}
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
+
+// prec is the number of decimals that shows v with about three significant
+// digits.
+func prec(v float64) int {
+	a := math.Abs(v)
+	switch {
+	case math.IsNaN(a) || a >= 100 || a == 0:
+		return 0
+	case a >= 10:
+		return 1
+	case a >= 1:
+		return 2
+	default:
+		return 3
+	}
+}
+
+func writeAligned(sb *strings.Builder, table [][]string) {
+	widths := make([]int, len(table[0]))
+	for _, row := range table {
+		for i, c := range row {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, row := range table {
+		for i, c := range row {
+			pad := widths[i] - utf8.RuneCountInString(c)
+			if i == 0 {
+				sb.WriteString(c + strings.Repeat(" ", pad))
+			} else {
+				sb.WriteString("  " + strings.Repeat(" ", pad) + c)
+			}
+		}
+		sb.WriteString("\n")
+	}
+}

@@ -1,0 +1,171 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/cnperf/cnperf/internal/analysis"
+	"github.com/cnperf/cnperf/internal/figure"
+)
+
+// addSockets adds the socket tests' figures and tables: per test, bar
+// charts of each metric's mean ± SD per mode and swept value (seed 002),
+// and per case a table with every metric's change against the reference
+// (seed 000, Tables 7-15).
+func (r *Report) addSockets(cases []analysis.SocketCase, series []string, o Options) {
+	// Cases of one test, in order: a test's sweep values form one chart.
+	var tests [][]analysis.SocketCase
+	for _, c := range cases {
+		if n := len(tests); n > 0 && tests[n-1][0].Test == c.Test && testLabel(tests[n-1][0]) == testLabel(c) {
+			tests[n-1] = append(tests[n-1], c)
+			continue
+		}
+		tests = append(tests, []analysis.SocketCase{c})
+	}
+	colour := map[string]int{}
+	for i, s := range series {
+		colour[s] = i
+	}
+	against := ""
+	if r.Reference != "" {
+		against = "; in brackets the change of the mean against " + r.Reference + ", green where better, red where worse, grey within " + fmt.Sprint(o.Same) + " %"
+	}
+	for ti, group := range tests {
+		label := testLabel(group[0])
+		param := group[0].Param
+		groups := make([]string, len(group))
+		for i, c := range group {
+			groups[i] = c.Value
+		}
+		for _, m := range group[0].SummaryMetrics() {
+			bc := figure.BarChart{Title: label + ": " + m.Title, Subtitle: betterWord(m.HigherIsBetter), XLabel: paramLabel(group[0]),
+				YLabel: m.Title + " (" + m.Unit + ")", Groups: groups}
+			for _, s := range series {
+				bs := figure.BarSeries{Name: s, Mean: make([]float64, len(group)), SD: make([]float64, len(group)),
+					Color: figure.SeriesColor(colour[s])}
+				has := false
+				for i, c := range group {
+					bs.Mean[i], bs.SD[i] = math.NaN(), math.NaN()
+					for _, row := range c.Rows {
+						if row.Series == s {
+							st := row.Stats[m.Key]
+							bs.Mean[i], bs.SD[i] = st.Mean.Value, st.SD.Value
+							has = has || !math.IsNaN(st.Mean.Value)
+						}
+					}
+				}
+				if has {
+					bc.Series = append(bc.Series, bs)
+				}
+			}
+			if len(bc.Series) == 0 {
+				continue
+			}
+			what := "per mode"
+			if param != "" {
+				what = "per mode and " + param
+			}
+			r.addBars(fmt.Sprintf("fig-test%d-%s", ti, m.Key), bc.Title,
+				fmt.Sprintf("Mean %s with its sample standard deviation (error bar) over the repetitions, %s.", strings.ToLower(m.Title), what), bc)
+		}
+		for ci, c := range group {
+			reps := 0
+			for _, row := range c.Rows {
+				reps = max(reps, row.N)
+			}
+			t := Table{ID: fmt.Sprintf("tab-test%d-%d", ti, ci), Title: c.Label,
+				Caption: fmt.Sprintf("Mean ± sample standard deviation over %d repetition(s)%s. CPU and memory: the client's process and the server's over the cell, from their cgroups (containers) or rusage and /proc (plain processes); machine CPU: busy share of all cores and of the busiest core each second while the cell ran.", reps, against),
+				Columns: []string{"mode", "repetitions"}}
+			for _, m := range c.Metrics {
+				t.Columns = append(t.Columns, m.Title+" ("+m.Unit+")")
+			}
+			for _, row := range c.Rows {
+				cells := []Cell{{Text: row.Series}, {Text: fmt.Sprint(row.N)}}
+				for _, m := range c.Metrics {
+					cells = append(cells, meanSD(row.Stats[m.Key]))
+				}
+				t.Rows = append(t.Rows, cells)
+			}
+			r.Tables = append(r.Tables, t)
+		}
+	}
+	// Seed 000's summary: min, max, mean and SD per metric and mode.
+	for i, c := range cases {
+		t := Table{ID: fmt.Sprintf("tab-summary-case%d", i), Title: "Summary: " + c.Label,
+			Caption: "Over the repetitions, per metric and mode: minimum, maximum, mean and sample standard deviation, each with its change against the reference's same statistic (as seed 000's Tables 7-15).",
+			Columns: []string{"metric", "mode", "n", "min", "max", "mean", "SD"}}
+		for _, m := range c.Metrics {
+			for _, row := range c.Rows {
+				st := row.Stats[m.Key]
+				t.Rows = append(t.Rows, []Cell{{Text: m.Title + " (" + m.Unit + ")"}, {Text: row.Series}, {Text: fmt.Sprint(st.N)},
+					change(st.Min), change(st.Max), change(st.Mean), change(st.SD)})
+			}
+		}
+		r.Tables = append(r.Tables, t)
+	}
+}
+
+// paramLabel names a swept parameter on an axis, with its unit.
+func paramLabel(c analysis.SocketCase) string {
+	switch c.Param {
+	case "":
+		return ""
+	case "length":
+		if c.Workload == "stream" && c.Protocol == "tcp" {
+			return "Write size (bytes)"
+		}
+		return "Datagram size (bytes)"
+	case "parallel":
+		return "Parallel streams"
+	case "rate":
+		return "Target rate (bits/s)"
+	case "request":
+		return "Request size (bytes)"
+	case "response":
+		return "Response size (bytes)"
+	}
+	return c.Param
+}
+
+// testLabel is a case's test without its swept value.
+func testLabel(c analysis.SocketCase) string {
+	if c.Param == "" {
+		return c.Label
+	}
+	return strings.TrimSuffix(c.Label, " "+c.Param+"="+c.Value)
+}
+
+func betterWord(higher bool) string {
+	if higher {
+		return "bigger is better"
+	}
+	return "smaller is better"
+}
+
+// meanSD renders "mean ± SD (change)", coloured by the mean's change.
+func meanSD(st analysis.SocketStat) Cell {
+	m := st.Mean
+	if math.IsNaN(m.Value) {
+		return Cell{Text: "–"}
+	}
+	t := f(m.Value, prec(m.Value))
+	if sd := st.SD.Value; !math.IsNaN(sd) {
+		t += " ± " + f(sd, prec(sd))
+	}
+	if m.Class != "ref" && !math.IsNaN(m.Percent) {
+		t += fmt.Sprintf(" (%+.1f %%)", m.Percent)
+	}
+	return Cell{Text: t, Class: m.Class}
+}
+
+// addBars adds a bar chart.
+func (r *Report) addBars(id, title, caption string, c figure.BarChart) {
+	c.IDPrefix = id + "-"
+	svg, err := c.SVG(figW, figH)
+	if err != nil {
+		r.Notes = append(r.Notes, fmt.Sprintf("figure %q not drawn: %v", title, err))
+		return
+	}
+	r.Figures = append(r.Figures, Figure{ID: id, Title: title, Caption: caption, Chart: c, SVG: svgHTML(svg)})
+}

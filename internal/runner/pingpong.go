@@ -1,0 +1,133 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/netnsutil"
+	"github.com/cnperf/cnperf/internal/pingpong"
+	"github.com/cnperf/cnperf/internal/spec"
+)
+
+// Hosts of a ping-pong lab: siege is the client outside the cluster.
+var pingPongHosts = []string{"siege", "ping", "pong"}
+
+// pingPong is the HTTP ping-pong benchmark: siege outside the cluster
+// sends requests to ping, which asks pong for the message; a unit is a chunk
+// of the size plan.
+type pingPong struct {
+	s     spec.Spec
+	sizes []int
+}
+
+func newPingPong(s spec.Spec) *pingPong {
+	return &pingPong{s: s, sizes: s.PingPong.Plan().Sizes()}
+}
+
+func (p *pingPong) labConfig() lab.Config {
+	return lab.Config{Hosts: pingPongHosts, Port: p.s.PingPong.Port}
+}
+
+func (p *pingPong) units() int {
+	return (len(p.sizes) + p.s.PingPong.Chunk - 1) / p.s.PingPong.Chunk
+}
+
+func (p *pingPong) expectedSamples(modes int) int {
+	return len(p.sizes) * p.s.PingPong.Repetitions * modes
+}
+
+func (p *pingPong) describeCell(int, *Cell) {}
+
+// start starts pong and ping and waits until the whole path answers.
+func (p *pingPong) start(ctx context.Context, e *env, exe, logs string) error {
+	pong, err := e.lab.Endpoint("pong")
+	if err != nil {
+		return err
+	}
+	ping, err := e.lab.Endpoint("ping")
+	if err != nil {
+		return err
+	}
+	pp := p.s.PingPong
+	if err := e.startServer("pong", pong, []string{exe, "serve", "pong", "--listen", pong.Listen, "--max-size", strconv.Itoa(pp.MaxBody)}, logs); err != nil {
+		return err
+	}
+	if err := e.startServer("ping", ping, []string{exe, "serve", "ping", "--listen", ping.Listen, "--pong", "http://" + pong.Internal,
+		"--retries", strconv.Itoa(pp.Retries), "--timeout", pp.Timeout.String()}, logs); err != nil {
+		return err
+	}
+	return p.waitReady(ctx, e)
+}
+
+// runCell sends one chunk of sizes, every repetition, through siege.
+func (p *pingPong) runCell(ctx context.Context, e *env, chunk int, cell *Cell, app *appender) error {
+	siege, err := e.lab.Host("siege")
+	if err != nil {
+		return err
+	}
+	ping, err := e.lab.Endpoint("ping")
+	if err != nil {
+		return err
+	}
+	pp := p.s.PingPong
+	lo, hi := chunk*pp.Chunk, min((chunk+1)*pp.Chunk, len(p.sizes))
+	reqs := pingpong.Requests(p.sizes[lo:hi], pp.Repetitions)
+	mode := e.mode.Name()
+	return pingpong.Siege(ctx, pingpong.SiegeConfig{
+		Target:      "http://" + ping.External,
+		Concurrency: pp.Concurrency,
+		Timeout:     pp.Timeout,
+		Dial:        netnsutil.Dialer(siege.NS),
+	}, reqs, func(smp pingpong.Sample) {
+		smp.Mode, smp.Labels, smp.Cell = mode, p.s.Labels, cell.Index
+		cell.Samples++
+		if !smp.OK() {
+			cell.Failed++
+		} else {
+			app.bytes[mode] += int64(smp.Length)
+		}
+		app.add(smp, !smp.OK())
+	})
+}
+
+// waitReady polls ping's /ping/4 from the siege host until pong answers
+// through ping: the whole path works.
+func (p *pingPong) waitReady(ctx context.Context, e *env) error {
+	siege, err := e.lab.Host("siege")
+	if err != nil {
+		return err
+	}
+	ping, err := e.lab.Endpoint("ping")
+	if err != nil {
+		return err
+	}
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil, DialContext: netnsutil.Dialer(siege.NS), DisableKeepAlives: true}}
+	url := "http://" + ping.External + "/ping/4"
+	deadline := time.Now().Add(15 * time.Second)
+	var last error
+	for time.Now().Before(deadline) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := e.check(); err != nil {
+			return err
+		}
+		resp, err := client.Get(url)
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == 200 && string(b) == "pong" {
+				return nil
+			}
+			err = fmt.Errorf("GET %s: %d %q", url, resp.StatusCode, b)
+		}
+		last = err
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("ping and pong did not answer within 15s: %v", last)
+}

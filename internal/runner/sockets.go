@@ -1,0 +1,344 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/container"
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/netnsutil"
+	"github.com/cnperf/cnperf/internal/spec"
+	"github.com/cnperf/cnperf/internal/suite"
+	"github.com/cnperf/cnperf/internal/udptest"
+)
+
+// Hosts of a socket lab: a container on each, client to server, as iperf or
+// netperf between two containers on two hosts.
+var socketHosts = []string{"client", "server"}
+
+// socketTests runs a spec's socket tests: the servers run for the whole run
+// in the server's container; each cell starts the client (the same `cnperf
+// stream|rr|jitter|datagram --json` people run) in the client's container,
+// stores every line it prints and what the cell cost both sides.
+type socketTests struct {
+	s       spec.Spec
+	cases   []suite.Case
+	plan    []socketUnit
+	servers []suite.Server
+	exe     string
+	logs    string
+}
+
+// socketUnit is one repetition of one case.
+type socketUnit struct {
+	c   suite.Case
+	rep int
+}
+
+func newSocketTests(s spec.Spec, cases []suite.Case) *socketTests {
+	t := &socketTests{s: s, cases: cases}
+	// Repetition r of every case runs before repetition r+1, so the
+	// repetitions spread over the run like ping-pong's chunks.
+	for r := 0; ; r++ {
+		added := false
+		for _, c := range cases {
+			if r < max(c.Test.Repetitions, 1) {
+				t.plan = append(t.plan, socketUnit{c: c, rep: r})
+				added = true
+			}
+		}
+		if !added {
+			break
+		}
+	}
+	seen := map[string]bool{}
+	for _, c := range cases {
+		srv := suite.ServerFor(c.Test.Workload)
+		if !seen[srv.Role] {
+			seen[srv.Role] = true
+			t.servers = append(t.servers, srv)
+		}
+	}
+	return t
+}
+
+func (t *socketTests) labConfig() lab.Config {
+	cfg := lab.Config{Hosts: socketHosts, Peers: true, Port: t.servers[0].Port}
+	for _, srv := range t.servers {
+		for _, proto := range srv.Protocols {
+			if srv.Port == cfg.Port && proto == "tcp" {
+				continue // published as the lab's port
+			}
+			cfg.Publish = append(cfg.Publish, lab.Port{Number: srv.Port, Protocol: proto})
+		}
+	}
+	return cfg
+}
+
+func (t *socketTests) units() int { return len(t.plan) }
+
+func (t *socketTests) expectedSamples(modes int) int {
+	n := 0
+	for _, u := range t.plan {
+		iv := u.c.Test.Interval
+		if iv == 0 {
+			iv = time.Second
+		}
+		n += int((u.c.Test.Omit+u.c.Test.Duration)/iv) + 1
+	}
+	return n * modes
+}
+
+func (t *socketTests) describeCell(u int, cell *Cell) {
+	cell.Case, cell.Rep = t.plan[u].c.Label, t.plan[u].rep
+}
+
+// start starts each server the tests need in the server's container and
+// waits until each has bound its port.
+func (t *socketTests) start(ctx context.Context, e *env, exe, logs string) error {
+	t.exe, t.logs = exe, logs
+	ep, err := e.lab.Endpoint("server")
+	if err != nil {
+		return err
+	}
+	for _, srv := range t.servers {
+		if err := e.startServer(srv.Role, ep, append([]string{exe}, srv.Args...), logs); err != nil {
+			return err
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, srv := range t.servers {
+		for {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := e.check(); err != nil {
+				return err
+			}
+			if bound(e.procs[srv.Role].PID(), srv.Port, srv.Protocols) {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%s did not bind port %d within 10s; see logs/%s-%s.log", srv.Role, srv.Port, e.mode.Name(), srv.Role)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
+// bound reports whether the network namespace of pid has a socket on port
+// for every protocol (TCP listening, UDP bound; IPv4 or dual-stack IPv6),
+// from /proc/PID/net.
+func bound(pid, port int, protocols []string) bool {
+	for _, proto := range protocols {
+		found := false
+		for _, table := range []string{proto, proto + "6"} {
+			b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "net", table))
+			found = found || (err == nil && hasPort(b, port, proto == "tcp"))
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// hasPort scans a /proc/net/{tcp,udp} table for a local port (state 0A,
+// LISTEN, for TCP).
+func hasPort(table []byte, port int, listen bool) bool {
+	want := fmt.Sprintf(":%04X", port)
+	for _, line := range strings.Split(string(table), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) < 4 || !strings.HasSuffix(f[1], want) {
+			continue
+		}
+		if !listen || f[3] == "0A" {
+			return true
+		}
+	}
+	return false
+}
+
+// runCell runs the client of one repetition of a case and stores its lines
+// and the cell's cost. A client that fails marks the cell failed with its
+// reason; the run goes on.
+func (t *socketTests) runCell(ctx context.Context, e *env, u int, cell *Cell, app *appender) error {
+	unit := t.plan[u]
+	c := unit.c
+	clientEP, err := e.lab.Endpoint("client")
+	if err != nil {
+		return err
+	}
+	serverEP, err := e.lab.Endpoint("server")
+	if err != nil {
+		return err
+	}
+	host, _, err := net.SplitHostPort(serverEP.Internal)
+	if err != nil {
+		return fmt.Errorf("server endpoint %q: %w", serverEP.Internal, err)
+	}
+	if c.Test.FitMTU {
+		mtu, err := pathMTU(clientEP.NS, host)
+		if err != nil {
+			return fmt.Errorf("path MTU from the client to %s: %w", host, err)
+		}
+		c = c.FitTo(mtu)
+	}
+	srv := suite.ServerFor(c.Test.Workload)
+	server := e.procs[srv.Role]
+	serverBefore, _ := server.Usage()
+
+	mode := e.mode.Name()
+	var mu sync.Mutex
+	var badLine error
+	out := &lineWriter{fn: func(line []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		rec, err := suite.Wrap(c, line)
+		if err != nil {
+			if badLine == nil {
+				badLine = err
+			}
+			return
+		}
+		rec.Mode, rec.Labels, rec.Cell, rec.Rep = mode, t.s.Labels, cell.Index, unit.rep
+		if rec.Kind == "total" {
+			app.bytes[mode] += suite.MovedBytes(rec.Data)
+		}
+		cell.Samples++
+		app.add(rec, false)
+	}}
+	logf, err := os.OpenFile(filepath.Join(t.logs, mode+"-client.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	args := append([]string{t.exe}, c.ClientArgs(host)...)
+	fmt.Fprintf(logf, "# cell %d: %s\n", cell.Index, strings.Join(args[1:], " "))
+	var stderr bytes.Buffer
+	client, err := container.Start(container.Spec{Lab: e.lab.Name, Name: "client", NetNS: clientEP.NS, Container: clientEP.Container,
+		Args: args, Stdout: out, Stderr: &teeWriter{logf, &stderr}})
+	if err != nil {
+		return err
+	}
+	// A test that runs far past its planned time is stopped, not waited on.
+	limit := c.Test.Omit + c.Test.Duration + 30*time.Second
+	if c.Test.Duration == 0 {
+		limit = 10*time.Minute + 30*time.Second
+	}
+	var stopReason string
+	select {
+	case <-client.Done():
+	case <-ctx.Done():
+		stopReason = "interrupted"
+	case <-time.After(limit):
+		stopReason = fmt.Sprintf("client still running %s after it started: stopped", limit)
+	}
+	if stopReason != "" {
+		_ = waitStop(client)
+	}
+	_, exitErr := client.Exited()
+	cu, _ := client.Usage()
+	_ = client.Stop(0)
+	out.flush()
+	su, _ := server.Usage()
+	su.CPUSeconds -= serverBefore.CPUSeconds
+	su.UserSeconds -= serverBefore.UserSeconds
+	su.SystemSeconds -= serverBefore.SystemSeconds
+	app.add(suite.Cost{Workload: "cost", Test: c.Test.Workload, Mode: mode, Labels: t.s.Labels, Cell: cell.Index, Case: c.Label, Rep: unit.rep,
+		Seconds: time.Since(cell.Start).Seconds(), Client: cu, Server: su}, false)
+
+	mu.Lock()
+	defer mu.Unlock()
+	switch {
+	case stopReason == "interrupted":
+		return ctx.Err()
+	case stopReason != "":
+		cell.Error = stopReason
+	case exitErr != nil:
+		cell.Error = fmt.Sprintf("client: %v: %s", exitErr, lastLine(stderr.String()))
+	case badLine != nil:
+		cell.Error = badLine.Error()
+	}
+	if cell.Error != "" {
+		cell.Failed++
+	}
+	return nil
+}
+
+// pathMTU is the MTU of the interface the client's route to host leaves
+// by: a connected UDP socket picks the route and sends nothing.
+func pathMTU(ns, host string) (int, error) {
+	var mtu int
+	err := netnsutil.Do(ns, func() error {
+		c, err := net.Dial("udp", net.JoinHostPort(host, "9"))
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		mtu = udptest.LocalMTU(c.LocalAddr())
+		return nil
+	})
+	if err == nil && mtu == 0 {
+		err = errors.New("no interface holds the socket's address")
+	}
+	return mtu, err
+}
+
+// waitStop asks the client to stop (SIGTERM, so it prints what it has),
+// then kills it.
+func waitStop(p *container.Process) error {
+	return p.Stop(5 * time.Second)
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+// lineWriter calls fn with every complete line written to it.
+type lineWriter struct {
+	buf []byte
+	fn  func([]byte)
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		if line := bytes.TrimSpace(w.buf[:i]); len(line) > 0 {
+			w.fn(line)
+		}
+		w.buf = w.buf[i+1:]
+	}
+}
+
+// flush passes on a last line without a newline.
+func (w *lineWriter) flush() {
+	if line := bytes.TrimSpace(w.buf); len(line) > 0 {
+		w.fn(line)
+	}
+	w.buf = nil
+}
+
+type teeWriter struct {
+	a, b interface{ Write([]byte) (int, error) }
+}
+
+func (t *teeWriter) Write(p []byte) (int, error) {
+	_, _ = t.a.Write(p)
+	return t.b.Write(p)
+}
