@@ -162,15 +162,31 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	errs := make([]error, cfg.Parallel)
 	seqs := make([]uint64, cfg.Parallel)
 	var wg sync.WaitGroup
-	for i, c := range conns {
-		wg.Go(func() { seqs[i], errs[i] = r.send(c, i, id, &ctrs[i], t0, end, stopCh) })
-	}
 	writersDone := make(chan struct{})
+	var loop *tcpLoop
+	if cfg.Protocol == "tcp" && (cfg.Rate == 0 || cfg.Rate >= UnlimitedRate) {
+		loop = newTCPLoop(conns)
+	}
+	if loop != nil {
+		buf := make([]byte, cfg.Length)
+		wg.Go(func() { loop.run(buf, ctrs, end, errs) })
+		go func() {
+			select {
+			case <-stopCh: // interrupted
+				loop.stop.Store(true)
+			case <-writersDone:
+			}
+		}()
+	} else {
+		for i, c := range conns {
+			wg.Go(func() { seqs[i], errs[i] = r.send(c, i, id, &ctrs[i], t0, end, stopCh) })
+		}
+	}
 	go func() { wg.Wait(); close(writersDone) }()
 
 	edges := boundaries(cfg.Omit, cfg.Duration, cfg.Interval)
 	nOmit := omitBins(edges, cfg.Omit)
-	clock := &senderClock{r: r, conns: conns, ctrs: ctrs, nOmit: nOmit,
+	clock := &senderClock{r: r, conns: conns, loop: loop, ctrs: ctrs, nOmit: nOmit,
 		prevBytes: make([]int64, cfg.Parallel), prevPkts: make([]int64, cfg.Parallel), prevRetr: make([]int64, cfg.Parallel)}
 	k := 0
 	timer := time.NewTimer(time.Hour)
@@ -192,6 +208,9 @@ ticks:
 	clock.snap(k, elapsed)
 	wasInterrupted := !interrupted()
 	closeConns()
+	if loop != nil {
+		loop.close() // the receiver reads the end of the streams
+	}
 	conns = conns[:0]
 
 	res := clock.result(cfg)
@@ -324,6 +343,7 @@ func omitBins(edges []time.Duration, omit time.Duration) int {
 type senderClock struct {
 	r                             *runner
 	conns                         []net.Conn
+	loop                          *tcpLoop // when it drives the streams, conns are closed
 	ctrs                          []counter
 	nOmit                         int
 	prevT                         time.Duration
@@ -339,7 +359,13 @@ func (s *senderClock) snap(k int, now time.Duration) {
 		iv := Interval{Stream: i, Bytes: b - s.prevBytes[i], Packets: p - s.prevPkts[i]}
 		s.prevBytes[i], s.prevPkts[i] = b, p
 		if cfg.Protocol == "tcp" {
-			if rt, ok := retransmits(s.conns[i]); ok {
+			rt, ok := int64(0), false
+			if s.loop != nil {
+				rt, ok = s.loop.retransmits(i)
+			} else {
+				rt, ok = retransmits(s.conns[i])
+			}
+			if ok {
 				iv.Retransmits = rt - s.prevRetr[i]
 				s.prevRetr[i] = rt
 			}

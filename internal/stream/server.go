@@ -18,7 +18,10 @@ import (
 )
 
 const (
-	tcpReadBuffer = 256 << 10
+	// tcpReadBuffer is one read's size. Small reads keep the received data
+	// in cache while the sender refills the same pages: on a veth path,
+	// 32 KiB moved 1.3-1.5x as much as 256 KiB (bench/anchors.sh).
+	tcpReadBuffer = 32 << 10
 	udpSocketBuf  = 4 << 20
 )
 
