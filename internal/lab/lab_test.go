@@ -183,3 +183,70 @@ func TestDownIsIdempotent(t *testing.T) {
 		t.Errorf("left behind: %v", left)
 	}
 }
+
+// TestPeersWithPublishedUDP builds a peer lab (a container on the client
+// host too) in every mode and checks that a UDP datagram from the client's
+// container reaches a server in the server's container on a published UDP
+// port: through DNAT and masquerade in bridge mode, across VXLAN in overlay.
+func TestPeersWithPublishedUDP(t *testing.T) {
+	testutil.RequireRoot(t)
+	for _, name := range modes.Names() {
+		t.Run(name, func(t *testing.T) {
+			m, _ := modes.Lookup(name)
+			labName := "tpeer_" + name
+			l, err := lab.Up(lab.Config{Name: labName, Mode: m, Hosts: []string{"c", "s"}, Peers: true, Port: 9100,
+				Publish: []lab.Port{{Number: 9101, Protocol: "udp"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				if err := lab.Down(labName); err != nil {
+					t.Error(err)
+				}
+			}()
+			if len(l.Endpoints) != 2 || len(l.Publish) != 2 || l.Publish[1] != (lab.Port{Number: 9101, Protocol: "udp"}) {
+				t.Fatalf("endpoints %+v, publish %+v", l.Endpoints, l.Publish)
+			}
+			client, _ := l.Endpoint("c")
+			server, _ := l.Endpoint("s")
+			if (name != "bare") != client.Container {
+				t.Errorf("client endpoint %+v: container should be %v", client, name != "bare")
+			}
+			host, _, _ := net.SplitHostPort(server.Internal)
+			var pc net.PacketConn
+			if err := netnsutil.Do(server.NS, func() error {
+				var err error
+				pc, err = net.ListenPacket("udp4", ":9101")
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			defer pc.Close()
+			got := make(chan string, 1)
+			go func() {
+				buf := make([]byte, 64)
+				_ = pc.SetReadDeadline(time.Now().Add(5 * time.Second))
+				n, _, err := pc.ReadFrom(buf)
+				if err != nil {
+					got <- err.Error()
+					return
+				}
+				got <- string(buf[:n])
+			}()
+			if err := netnsutil.Do(client.NS, func() error {
+				c, err := net.Dial("udp4", net.JoinHostPort(host, "9101"))
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				_, err = c.Write([]byte("hello"))
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if g := <-got; g != "hello" {
+				t.Errorf("server got %q, want hello", g)
+			}
+		})
+	}
+}

@@ -30,7 +30,9 @@ type Bar struct {
 	lastWidth   int
 }
 
-// New returns a bar for cells cells and samples expected samples, drawn on w.
+// New returns a bar for cells cells and samples expected samples, drawn on
+// w. With samples 0 the bar counts cells: for workloads whose samples
+// arrive in bursts (a socket test prints its intervals as it ends).
 func New(w io.Writer, cells, samples int) *Bar {
 	b := &Bar{w: w, cells: cells, samples: samples, start: time.Now(), every: 5 * time.Second}
 	if f, ok := w.(*os.File); ok {
@@ -78,9 +80,12 @@ func (b *Bar) Line() string {
 }
 
 func (b *Bar) lineLocked() string {
-	frac := 0.0
-	if b.samples > 0 {
+	frac, done := 0.0, b.doneSamples
+	switch {
+	case b.samples > 0:
 		frac = float64(b.doneSamples) / float64(b.samples)
+	case b.cells > 0:
+		frac, done = float64(b.doneCells)/float64(b.cells), b.doneCells
 	}
 	if frac > 1 {
 		frac = 1
@@ -89,13 +94,16 @@ func (b *Bar) lineLocked() string {
 	fill := int(frac * width)
 	bar := strings.Repeat("=", fill) + strings.Repeat(" ", width-fill)
 	eta := "?"
-	if el := time.Since(b.start); b.doneSamples > 0 && frac < 1 {
+	if el := time.Since(b.start); done > 0 && frac < 1 {
 		left := time.Duration(float64(el) / frac * (1 - frac))
 		eta = left.Round(time.Second).String()
 	} else if frac >= 1 {
 		eta = "0s"
 	}
 	s := fmt.Sprintf("[%s] %3.0f%%  cells %d/%d  samples %d/%d", bar, frac*100, b.doneCells, b.cells, b.doneSamples, b.samples)
+	if b.samples == 0 {
+		s = fmt.Sprintf("[%s] %3.0f%%  cells %d/%d  records %d", bar, frac*100, b.doneCells, b.cells, b.doneSamples)
+	}
 	if b.failed > 0 {
 		s += fmt.Sprintf("  failed %d", b.failed)
 	}

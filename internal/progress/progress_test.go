@@ -38,8 +38,10 @@ func TestLine(t *testing.T) {
 			"[========================] 100%  cells 2/2  samples 10/10  ETA 0s"},
 		{"more samples than planned", 1, 10, 12, 12, 1, time.Second,
 			"[========================] 100%  cells 1/1  samples 12/10  failed 12  ETA 0s"},
-		{"no samples planned", 0, 0, 0, 0, 0, 0,
-			"[                        ]   0%  cells 0/0  samples 0/0  ETA ?"},
+		{"nothing planned", 0, 0, 0, 0, 0, 0,
+			"[                        ]   0%  cells 0/0  records 0  ETA ?"},
+		{"counted by cells", 4, 0, 7, 0, 1, 30 * time.Second,
+			"[======                  ]  25%  cells 1/4  records 7  ETA 1m30s"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -208,6 +208,15 @@ func (t Test) duration() time.Duration {
 	return t.Duration
 }
 
+// Planned is how long the client should run: warm-up and duration; 0 when
+// a datagram test runs until its count.
+func (t Test) Planned() time.Duration {
+	if d := t.duration(); d > 0 {
+		return t.Omit + d
+	}
+	return 0
+}
+
 func (t Test) interval() time.Duration {
 	if t.Interval == 0 {
 		return time.Second

@@ -155,3 +155,19 @@ func TestMovedBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestPlanned(t *testing.T) {
+	for _, tc := range []struct {
+		test Test
+		want time.Duration
+	}{
+		{Test{Workload: "stream"}, 10 * time.Second},
+		{Test{Workload: "stream", Duration: 5 * time.Second, Omit: time.Second}, 6 * time.Second},
+		{Test{Workload: "datagram", Count: 100}, 0},
+		{Test{Workload: "datagram", Count: 100, Duration: 3 * time.Second}, 3 * time.Second},
+	} {
+		if got := tc.test.Planned(); got != tc.want {
+			t.Errorf("%+v: Planned() = %s, want %s", tc.test, got, tc.want)
+		}
+	}
+}
