@@ -44,8 +44,10 @@ var socketMetrics = []SocketMetric{
 	{"client_cpu", "Client CPU", "s", false, "client CPU s"},
 	{"server_cpu", "Server CPU", "s", false, "server CPU s"},
 	{"cpu_per_gb", "CPU per GB moved (client + server)", "s/GB", false, "CPU s/GB"},
-	{"client_mem", "Client peak memory", "MB", false, "client MB"},
-	{"server_mem", "Server peak memory", "MB", false, "server MB"},
+	{"client_mem", "Client peak memory (cgroup)", "MB", false, "client MB"},
+	{"server_mem", "Server peak memory (cgroup)", "MB", false, "server MB"},
+	{"client_rss", "Client peak RSS (plain process)", "MB", false, "client RSS MB"},
+	{"server_rss", "Server peak RSS (plain process)", "MB", false, "server RSS MB"},
 	{"machine_cpu", "Machine CPU, all cores", "% busy", false, "machine CPU %"},
 	{"busiest_core", "Machine CPU, busiest core", "% busy", false, "busiest core %"},
 }
@@ -117,8 +119,10 @@ func SocketObservations(recs []suite.Record, costs []suite.Cost, cpu []cost.CPUS
 		}
 		o.Values["client_cpu"] = c.Client.CPUSeconds
 		o.Values["server_cpu"] = c.Server.CPUSeconds
-		o.Values["client_mem"] = float64(c.Client.MemoryPeak) / 1e6
-		o.Values["server_mem"] = float64(c.Server.MemoryPeak) / 1e6
+		// A cgroup counts page cache and kernel memory, a process's RSS
+		// neither: keep them apart so no change compares one with the other.
+		o.Values[memKey("client", c.Client.Source)] = float64(c.Client.MemoryPeak) / 1e6
+		o.Values[memKey("server", c.Server.Source)] = float64(c.Server.MemoryPeak) / 1e6
 		if b := o.Values["_bytes"]; b > 0 {
 			o.Values["cpu_per_gb"] = (c.Client.CPUSeconds + c.Server.CPUSeconds) / (b / 1e9)
 		}
@@ -130,6 +134,13 @@ func SocketObservations(recs []suite.Record, costs []suite.Cost, cpu []cost.CPUS
 		out = append(out, *o)
 	}
 	return out
+}
+
+func memKey(role, source string) string {
+	if source == "cgroup" {
+		return role + "_mem"
+	}
+	return role + "_rss"
 }
 
 // cpuOver averages the machine's per-second CPU samples that ended inside w
@@ -300,7 +311,7 @@ func (c SocketCase) SummaryMetrics() []SocketMetric {
 	var out []SocketMetric
 	for _, m := range c.Metrics {
 		switch m.Key {
-		case "client_cpu", "server_cpu", "client_mem", "server_mem", "machine_cpu", "out_of_order", "avg_offset", "rtt_p99", "packets_per_s":
+		case "client_cpu", "server_cpu", "client_mem", "server_mem", "client_rss", "server_rss", "machine_cpu", "out_of_order", "avg_offset", "rtt_p99", "packets_per_s":
 			continue
 		}
 		out = append(out, m)

@@ -39,7 +39,7 @@ func TestSocketCases(t *testing.T) {
 			"trans_per_s": 1000, "transactions": 100, "request_size": 10, "response_size": 10, "lost": 3,
 			"round_trip_us": map[string]any{"p50": 40, "p99": 90}, "one_way_us_half_rtt": map[string]any{"p50": 20}}),
 	}
-	use := func(cpu float64) container.Usage { return container.Usage{CPUSeconds: cpu, MemoryPeak: 2e6} }
+	use := func(cpu float64) container.Usage { return container.Usage{Source: "proc", CPUSeconds: cpu, MemoryPeak: 2e6} }
 	costs := []suite.Cost{
 		{Workload: "cost", Cell: 0, Client: use(1), Server: use(1)},
 		{Workload: "cost", Cell: 1, Client: use(2), Server: use(2)},
@@ -57,7 +57,7 @@ func TestSocketCases(t *testing.T) {
 		t.Fatalf("%d observations, want 5 (one per total)", len(obs))
 	}
 	o := obs[0]
-	if o.Values["throughput"] != 1000 || o.Values["cpu_per_gb"] != 2 || o.Values["client_mem"] != 2 ||
+	if o.Values["throughput"] != 1000 || o.Values["cpu_per_gb"] != 2 || o.Values["client_rss"] != 2 || o.Values["client_mem"] != 0 ||
 		o.Values["machine_cpu"] != 60 || o.Values["busiest_core"] != 90 {
 		t.Errorf("first observation: %+v", o.Values)
 	}
