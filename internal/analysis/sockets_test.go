@@ -39,7 +39,9 @@ func TestSocketCases(t *testing.T) {
 			"trans_per_s": 1000, "transactions": 100, "request_size": 10, "response_size": 10, "lost": 3,
 			"round_trip_us": map[string]any{"p50": 40, "p99": 90}, "one_way_us_half_rtt": map[string]any{"p50": 20}}),
 	}
-	use := func(cpu float64) container.Usage { return container.Usage{Source: "proc", CPUSeconds: cpu, MemoryPeak: 2e6} }
+	use := func(cpu float64) container.Usage {
+		return container.Usage{Source: "proc", CPUSeconds: cpu, MemoryPeak: 2e6}
+	}
 	costs := []suite.Cost{
 		{Workload: "cost", Cell: 0, Client: use(1), Server: use(1)},
 		{Workload: "cost", Cell: 1, Client: use(2), Server: use(2)},
