@@ -18,10 +18,10 @@ import (
 )
 
 const (
-	// tcpReadBuffer is one read's size. Small reads keep the received data
-	// in cache while the sender refills the same pages: on a veth path,
-	// 32 KiB moved 1.3-1.5x as much as 256 KiB (bench/anchors.sh).
-	tcpReadBuffer = 32 << 10
+	// tcpReadBuffer is one read's size, iperf3's default block. Reads from
+	// one loop over all streams (readTCPStreams) keep each read short of
+	// its buffer and the data warm in cache; see docs/benchmarks.md.
+	tcpReadBuffer = 128 << 10
 	udpSocketBuf  = 4 << 20
 )
 
@@ -241,7 +241,8 @@ type test struct {
 	closed  bool
 	allConn chan struct{} // closed when all TCP data connections arrived
 
-	recv []*receiver
+	recv     []*receiver
+	deadline atomic.Int64 // unix ns: when the TCP read loop stops
 }
 
 func newTest(cfg Config, cookie [cookieLen]byte, udp *net.UDPConn) *test {
@@ -293,7 +294,10 @@ func (t *test) closeConns() {
 	}
 }
 
+func (t *test) dataDeadline() time.Time { return time.Unix(0, t.deadline.Load()) }
+
 func (t *test) setDataDeadline(d time.Time) {
+	t.deadline.Store(d.UnixNano())
 	if t.cfg.Protocol == "udp" {
 		_ = t.udp.SetReadDeadline(d)
 		return
@@ -336,10 +340,7 @@ func (t *test) run(ctx context.Context, c net.Conn, dec *json.Decoder, reply fun
 	t.setDataDeadline(t0.Add(total + endGrace))
 	var wg sync.WaitGroup
 	if t.cfg.Protocol == "tcp" {
-		for i, conn := range t.conns {
-			r := t.recv[i]
-			wg.Go(func() { r.readTCP(conn, t0, t.edges) })
-		}
+		wg.Go(func() { t.readTCPStreams(t0) })
 	} else {
 		wg.Go(func() { t.readUDP(t0) })
 	}
