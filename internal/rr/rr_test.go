@@ -271,7 +271,10 @@ func TestUDPLateAnswers(t *testing.T) {
 			}
 			if i%2 == 0 {
 				go func(b []byte) {
-					time.Sleep(30 * time.Millisecond) // after the client's 20 ms timeout
+					// Well after the client's timeout, and the timeout well above
+					// a busy machine's scheduling delays, so that only the
+					// late answers count as lost.
+					time.Sleep(250 * time.Millisecond)
 					pc.WriteTo(b, from)
 				}(append([]byte(nil), buf[:n]...))
 			} else {
@@ -280,7 +283,7 @@ func TestUDPLateAnswers(t *testing.T) {
 		}
 	}()
 	res, err := Run(context.Background(), Config{Addr: pc.LocalAddr().String(), Mode: "udp",
-		RequestSize: 16, ResponseSize: 16, Duration: 400 * time.Millisecond, Timeout: 20 * time.Millisecond}, nil)
+		RequestSize: 16, ResponseSize: 16, Duration: 1500 * time.Millisecond, Timeout: 100 * time.Millisecond}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +293,7 @@ func TestUDPLateAnswers(t *testing.T) {
 	if d := res.Lost - res.Transactions; d < -1 || d > 1 {
 		t.Errorf("lost %d, transactions %d: want every other", res.Lost, res.Transactions)
 	}
-	if res.RoundTrip.Max > 10_000 {
+	if res.RoundTrip.Max > 100_000 {
 		t.Errorf("max round trip %.0f µs: a late answer was counted", res.RoundTrip.Max)
 	}
 }
