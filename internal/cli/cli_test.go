@@ -36,6 +36,7 @@ func TestFailures(t *testing.T) {
 	minMax := writeSpec(t, specs, "minmax.yaml", "name: x\nmodes: [bare]\npingpong:\n  min_size: 100\n  max_size: 10\n")
 	wrongType := writeSpec(t, specs, "type.yaml", "name: x\nmodes: 3\n")
 	empty := writeSpec(t, specs, "empty.yaml", "")
+	bigDatagram := writeSpec(t, specs, "dgram.yaml", "name: x\nmodes: [bare]\ntests:\n  - {workload: datagram, length: 70000}\n")
 	good := writeSpec(t, specs, "good.yaml", "name: x\nmodes: [bare]\n")
 	noRun := t.TempDir() // a directory without run.json
 
@@ -57,6 +58,7 @@ func TestFailures(t *testing.T) {
 		{"run min above max", []string{"run", minMax}, 2, []string{"minmax.yaml", "pingpong.max_size", "min_size"}},
 		{"run wrong type", []string{"run", wrongType}, 2, []string{"type.yaml", "modes"}},
 		{"run empty spec", []string{"run", empty}, 2, []string{"empty.yaml", "empty spec"}},
+		{"run datagram too big", []string{"run", bigDatagram}, 2, []string{"dgram.yaml", "tests[0]", "70000"}},
 		{"run unknown mode", []string{"run", "--preset", "quick", "--modes", "bare,nosuch"}, 2, []string{"modes", `"nosuch"`}},
 		{"run duration on ping-pong", []string{"run", "--preset", "quick", "--duration", "5s"}, 2, []string{"--duration", "only for socket tests"}},
 		{"run negative duration", []string{"run", "--preset", "seed000", "--duration", "-5s"}, 2, []string{"--duration -5s"}},

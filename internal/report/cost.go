@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/cnperf/cnperf/internal/figure"
@@ -19,7 +20,7 @@ func (r *Report) addCost() {
 		var roles []string
 		for _, m := range run.Meta.Modes {
 			for role := range m.Usage {
-				if !containsSeries(roles, role) {
+				if !slices.Contains(roles, role) {
 					roles = append(roles, role)
 				}
 			}

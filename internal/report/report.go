@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -40,8 +41,6 @@ type Chart interface {
 	SVG(width, height vg.Length) ([]byte, error)
 	PNG(width, height vg.Length, dpi int) ([]byte, error)
 }
-
-func svgHTML(b []byte) template.HTML { return template.HTML(b) } // our own renderer's output
 
 // Cell is one table cell; Class colours it (better, same, worse, ref).
 type Cell struct {
@@ -116,7 +115,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 			return r, errors.New("no socket test finished in " + runDirs(runs))
 		}
 		r.Reference = ref
-		if !containsSeries(series, ref) {
+		if !slices.Contains(series, ref) {
 			r.Reference = ""
 		}
 		r.socketCases = cases
@@ -137,15 +136,6 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 	r.Data.Sockets = socketData(r.socketCases)
 	r.Data.Notes = r.Notes
 	return r, nil
-}
-
-func containsSeries(series []string, s string) bool {
-	for _, x := range series {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // addPingPong adds the ping-pong figures and tables.
@@ -259,6 +249,11 @@ func subtitle(m analysis.Metric) string {
 
 func (r *Report) add(id, title, caption string, c figure.Chart) {
 	c.IDPrefix = id + "-"
+	r.addChart(id, title, caption, c)
+}
+
+// addChart renders c for the page, or notes why it could not.
+func (r *Report) addChart(id, title, caption string, c Chart) {
 	svg, err := c.SVG(figW, figH)
 	if err != nil {
 		r.Notes = append(r.Notes, fmt.Sprintf("figure %q not drawn: %v", title, err))

@@ -162,10 +162,5 @@ func meanSD(st analysis.SocketStat) Cell {
 // addBars adds a bar chart.
 func (r *Report) addBars(id, title, caption string, c figure.BarChart) {
 	c.IDPrefix = id + "-"
-	svg, err := c.SVG(figW, figH)
-	if err != nil {
-		r.Notes = append(r.Notes, fmt.Sprintf("figure %q not drawn: %v", title, err))
-		return
-	}
-	r.Figures = append(r.Figures, Figure{ID: id, Title: title, Caption: caption, Chart: c, SVG: svgHTML(svg)})
+	r.addChart(id, title, caption, c)
 }

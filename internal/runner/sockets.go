@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -219,7 +220,7 @@ func (t *socketTests) runCell(ctx context.Context, e *env, u int, cell *Cell, ap
 	fmt.Fprintf(logf, "# cell %d: %s\n", cell.Index, strings.Join(args[1:], " "))
 	var stderr bytes.Buffer
 	client, err := container.Start(container.Spec{Lab: e.lab.Name, Name: "client", NetNS: clientEP.NS, Container: clientEP.Container,
-		Args: args, Stdout: out, Stderr: &teeWriter{logf, &stderr}})
+		Args: args, Stdout: out, Stderr: io.MultiWriter(logf, &stderr)})
 	if err != nil {
 		return err
 	}
@@ -237,7 +238,7 @@ func (t *socketTests) runCell(ctx context.Context, e *env, u int, cell *Cell, ap
 		stopReason = fmt.Sprintf("client still running %s after it started: stopped", limit)
 	}
 	if stopReason != "" {
-		_ = waitStop(client)
+		_ = client.Stop(5 * time.Second) // SIGTERM first: the client prints what it has
 	}
 	_, exitErr := client.Exited()
 	cu, _ := client.Usage()
@@ -287,12 +288,6 @@ func pathMTU(ns, host string) (int, error) {
 	return mtu, err
 }
 
-// waitStop asks the client to stop (SIGTERM, so it prints what it has),
-// then kills it.
-func waitStop(p *container.Process) error {
-	return p.Stop(5 * time.Second)
-}
-
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
@@ -324,13 +319,4 @@ func (w *lineWriter) flush() {
 		w.fn(line)
 	}
 	w.buf = nil
-}
-
-type teeWriter struct {
-	a, b interface{ Write([]byte) (int, error) }
-}
-
-func (t *teeWriter) Write(p []byte) (int, error) {
-	_, _ = t.a.Write(p)
-	return t.b.Write(p)
 }

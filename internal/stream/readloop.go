@@ -2,6 +2,7 @@ package stream
 
 import (
 	"runtime"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -85,12 +86,10 @@ func (t *test) readTCPStreams(t0 time.Time) {
 
 // readTCPGoroutines reads each stream in its own goroutine.
 func (t *test) readTCPGoroutines(t0 time.Time) {
-	done := make(chan struct{}, len(t.conns))
+	var wg sync.WaitGroup
 	for i, conn := range t.conns {
 		r := t.recv[i]
-		go func() { r.readTCP(conn, t0, t.edges); done <- struct{}{} }()
+		wg.Go(func() { r.readTCP(conn, t0, t.edges) })
 	}
-	for range t.conns {
-		<-done
-	}
+	wg.Wait()
 }

@@ -8,6 +8,7 @@ package suite
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -91,7 +92,7 @@ func Expand(tests []Test) ([]Case, error) {
 }
 
 func (t Test) cases(i int) ([]Case, error) {
-	if !contains(Workloads, t.Workload) {
+	if !slices.Contains(Workloads, t.Workload) {
 		return nil, fmt.Errorf("workload %q: unknown (known: %s)", t.Workload, strings.Join(Workloads, ", "))
 	}
 	if t.Repetitions < 0 {
@@ -109,7 +110,7 @@ func (t Test) cases(i int) ([]Case, error) {
 		return []Case{c}, c.Validate()
 	}
 	sw := *t.Sweep
-	if !contains(sweepable[t.Workload], sw.Param) {
+	if !slices.Contains(sweepable[t.Workload], sw.Param) {
 		return nil, fmt.Errorf("sweep.param %q: %s sweeps %s", sw.Param, t.Workload, strings.Join(sweepable[t.Workload], ", "))
 	}
 	values := sw.Values
@@ -192,7 +193,7 @@ func (t Test) onlyKnown() error {
 		"datagram": {"length", "rate", "count"},
 	}[t.Workload]
 	for _, k := range []string{"protocol", "omit", "parallel", "length", "rate", "request", "response", "count", "timeout", "fit_mtu"} {
-		if set[k] && !contains(allowed, k) {
+		if set[k] && !slices.Contains(allowed, k) {
 			return fmt.Errorf("%s: not a parameter of %s (it has %s)", k, t.Workload, strings.Join(allowed, ", "))
 		}
 	}
@@ -350,13 +351,4 @@ func (c Case) ClientArgs(host string) []string {
 		}
 	}
 	return a
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
