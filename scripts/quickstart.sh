@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # The main job on a fresh Debian machine: install what is missing, build
-# cnperf, run the quick preset (all five modes, about a minute) and print
-# where the results are. Needs root (the labs are network namespaces).
+# cnperf, run the quick preset (all five modes, about a minute), write its
+# report (one offline HTML page) and print where both are. Needs root (the
+# labs are network namespaces).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 go=$(scripts/install-deps.sh)
 CGO_ENABLED=0 "$go" build -trimpath -o cnperf ./cmd/cnperf
 echo "built ./cnperf ($(./cnperf version))"
-exec ./cnperf run --preset quick "$@"
+out=runs/quick-$(date +%Y%m%d-%H%M%S)
+./cnperf run --preset quick -o "$out" "$@"
+if [[ -f $out/run.json ]]; then # not when "$@" chose another -o
+	./cnperf report "$out" >/dev/null
+	echo "report: $out/report.html (open it in a browser; no network needed)"
+fi
