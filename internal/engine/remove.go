@@ -1,0 +1,307 @@
+package engine
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+	"golang.org/x/sys/unix"
+)
+
+// LabLabel marks every container and network cnperf creates on an engine,
+// with the lab's name as its value.
+const LabLabel = "cnperf.lab"
+
+// removeContainers removes, by force, the lab's containers on the engine
+// answering at sock, if one does.
+func removeContainers(sock, lab string) {
+	cli, err := client.NewClientWithOpts(client.WithHost("unix://"+sock), client.WithAPIVersionNegotiation())
+	if err != nil {
+		return
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	list, err := cli.ContainerList(ctx, container.ListOptions{All: true,
+		Filters: filters.NewArgs(filters.Arg("label", LabLabel+"="+lab))})
+	if err != nil {
+		return
+	}
+	for _, c := range list {
+		_ = cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true})
+	}
+}
+
+// Labs lists the labs that have engine state on this machine.
+func Labs() ([]string, error) {
+	entries, err := os.ReadDir(RunRoot)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var labs []string
+	for _, e := range entries {
+		if e.IsDir() {
+			labs = append(labs, e.Name())
+		}
+	}
+	return labs, nil
+}
+
+// Remove deletes every trace of a lab's engines, also after cnperf was
+// killed: processes started with the lab's paths (dockerd, containerd and
+// its shims) by PID, mounts under the lab's directories, the shims' sockets
+// and libnetwork's files for the lab's networks (both at paths Docker fixes),
+// and the directories. Removing what is not there is not an error.
+func Remove(lab string) error {
+	if lab == "" || strings.ContainsAny(lab, "/.") {
+		return fmt.Errorf("engine: bad lab name %q", lab)
+	}
+	run, data := RunDir(lab), DataDir(lab)
+	if _, err := os.Stat(run); errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(data); errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+	}
+	var errs []error
+	// Through the API first, where a dockerd still answers: removing the
+	// containers by force is quicker than its shutdown's stop timeouts.
+	socks, _ := filepath.Glob(filepath.Join(run, "*", "docker.sock"))
+	var wg sync.WaitGroup
+	for _, sock := range socks {
+		wg.Add(1)
+		go func() { defer wg.Done(); removeContainers(sock, lab) }()
+	}
+	wg.Wait()
+	// dockerd next, so that it can still clean up, then the rest.
+	killMatching(run, dockerdName)
+	killMatching(run, "")
+	shimSockets := shimSockets(run)
+	if err := unmountUnder(run, data); err != nil {
+		errs = append(errs, err)
+	}
+	for _, p := range shimSockets {
+		_ = os.Remove(p)
+	}
+	for _, id := range readLines(filepath.Join(run, networksFile)) {
+		if id != "" && !strings.ContainsAny(id, "/.") {
+			_ = os.RemoveAll(filepath.Join(libnetworkFiles, "lb_"+id))
+		}
+	}
+	for _, d := range []string{run, data} {
+		if err := os.RemoveAll(d); err != nil {
+			errs = append(errs, fmt.Errorf("remove %s: %w", d, err))
+		}
+	}
+	if labs, _ := Labs(); len(labs) == 0 {
+		removeDefaultPaths()
+	}
+	return errors.Join(errs...)
+}
+
+// killMatching ends, by PID, the processes whose command line mentions dir
+// (and whose program is named bin, when given): SIGTERM, then SIGKILL.
+func killMatching(dir, bin string) {
+	pids := pidsMentioning(dir, bin)
+	if len(pids) == 0 {
+		return
+	}
+	for _, p := range pids {
+		_ = syscall.Kill(p, syscall.SIGTERM)
+	}
+	deadline := time.Now().Add(stopWithin)
+	for time.Now().Before(deadline) && len(pidsMentioning(dir, bin)) > 0 {
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, p := range pidsMentioning(dir, bin) {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
+	time.Sleep(100 * time.Millisecond)
+}
+
+// pidsMentioning scans /proc for command lines holding dir+"/".
+func pidsMentioning(dir, bin string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		if bin != "" && filepath.Base(args[0]) != bin {
+			continue
+		}
+		if strings.Contains(string(b), dir+"/") {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// shimSockets reads where containerd's shims of the lab put their sockets:
+// containerd 1.6 puts them under /run/containerd/s whatever its state dir.
+func shimSockets(run string) []string {
+	files, _ := filepath.Glob(filepath.Join(run, "containerd", "state", "io.containerd.runtime.v2.task", "*", "*", "address"))
+	var out []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		p := strings.TrimPrefix(strings.TrimSpace(string(b)), "unix://")
+		if strings.HasPrefix(p, "/run/containerd/s/") && !strings.Contains(p, "..") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// unmountUnder detaches every mount below the given directories, deepest
+// first: the daemons' network namespace files, overlay roots, shm.
+func unmountUnder(dirs ...string) error {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var points []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 {
+			continue
+		}
+		p := unescapeMount(fields[4])
+		for _, d := range dirs {
+			if strings.HasPrefix(p, d+"/") {
+				points = append(points, p)
+			}
+		}
+	}
+	sort.Slice(points, func(i, j int) bool { return len(points[i]) > len(points[j]) })
+	var errs []error
+	for _, p := range points {
+		if err := unix.Unmount(p, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+			errs = append(errs, fmt.Errorf("unmount %s: %w", p, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func readLines(path string) []string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
+}
+
+// Paths Docker and containerd use whatever their flags say. cnperf notes
+// which of them it made (they were missing when it started its first
+// engine) and removes them, once empty, when its last lab is gone.
+var defaultPaths = []string{
+	"/etc/docker",
+	"/var/lib/docker", "/var/lib/docker/network", libnetworkFiles,
+	"/run/docker", "/run/docker/plugins",
+	"/run/containerd", "/run/containerd/s",
+}
+
+const (
+	libnetworkFiles = "/var/lib/docker/network/files" // overlay load-balancer sandboxes
+	networksFile    = "networks"                      // the lab's network IDs, in its run dir
+)
+
+func createdPathsFile() string { return filepath.Join(filepath.Dir(DataRoot), "docker-created-paths") }
+
+// noteDefaultPaths records which default paths do not exist yet.
+func noteDefaultPaths() error {
+	have := map[string]bool{}
+	for _, p := range readLines(createdPathsFile()) {
+		have[p] = true
+	}
+	var add []string
+	for _, p := range defaultPaths {
+		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) && !have[p] {
+			add = append(add, p)
+		}
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(createdPathsFile()), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(createdPathsFile(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.WriteString(strings.Join(add, "\n") + "\n")
+	return err
+}
+
+// removeDefaultPaths removes the default paths cnperf made, deepest first,
+// each only if empty, and then cnperf's own roots if empty.
+func removeDefaultPaths() {
+	paths := readLines(createdPathsFile())
+	sort.Slice(paths, func(i, j int) bool { return len(paths[i]) > len(paths[j]) })
+	for _, p := range paths {
+		if p != "" {
+			_ = os.Remove(p) // fails, harmlessly, when not empty
+		}
+	}
+	_ = os.Remove(createdPathsFile())
+	for _, d := range []string{RunRoot, filepath.Dir(RunRoot), DataRoot, filepath.Dir(DataRoot)} {
+		_ = os.Remove(d)
+	}
+}
+
+// RecordNetwork notes a network the lab created, so that Remove can find
+// libnetwork's files for it.
+func (s *Set) RecordNetwork(id string) error {
+	f, err := os.OpenFile(filepath.Join(RunDir(s.Lab), networksFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.WriteString(id + "\n")
+	return err
+}
