@@ -92,6 +92,7 @@ every sample with the system's description.`,
 		newReportCmd(stdout, stderr),
 		newImportCmd(stdout),
 		newVersionCmd(stdout),
+		newPauseCmd(),
 	)
 	return root
 }

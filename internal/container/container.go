@@ -203,9 +203,15 @@ func (p *Process) Usage() (Usage, error) {
 		return Usage{Source: "proc", CPUSeconds: pu.UserSeconds + pu.SystemSeconds, UserSeconds: pu.UserSeconds,
 			SystemSeconds: pu.SystemSeconds, MemoryPeak: pu.PeakRSS, MemoryCurrent: pu.RSS}, nil
 	}
-	u.Source = "cgroup"
+	return CgroupUsage(filepath.Join("cnperf", p.Spec.Lab, p.Spec.Name)), nil
+}
+
+// CgroupUsage reads the counters of the cgroup at rel under each controller
+// (a container of either driver); counters that cannot be read stay 0.
+func CgroupUsage(rel string) Usage {
+	u := Usage{Source: "cgroup"}
 	cg := func(ctrl, file string) string {
-		return filepath.Join(CgroupRoot, ctrl, "cnperf", p.Spec.Lab, p.Spec.Name, file)
+		return filepath.Join(CgroupRoot, ctrl, rel, file)
 	}
 	if v, err := readInt(cg("cpuacct", "cpuacct.usage")); err == nil {
 		u.CPUSeconds = float64(v) / 1e9
@@ -231,7 +237,13 @@ func (p *Process) Usage() (Usage, error) {
 	if v, err := readInt(cg("memory", "memory.usage_in_bytes")); err == nil {
 		u.MemoryCurrent = v
 	}
-	return u, nil
+	return u
+}
+
+// ResetMemoryPeak restarts the memory peak of the cgroup at rel from its
+// current usage, so that a peak read later covers what came after.
+func ResetMemoryPeak(rel string) error {
+	return os.WriteFile(filepath.Join(CgroupRoot, "memory", rel, "memory.max_usage_in_bytes"), []byte("0"), 0o644)
 }
 
 func readInt(path string) (int64, error) {

@@ -13,10 +13,13 @@ import (
 	"fmt"
 	"net"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/dockerbuild"
+	"github.com/cnperf/cnperf/internal/engine"
 	"github.com/cnperf/cnperf/internal/netbuild"
 	"github.com/cnperf/cnperf/internal/netnsutil"
 )
@@ -54,6 +57,28 @@ type Endpoint struct {
 	External  string   `json:"external"`  // host:port a client outside the cluster dials
 	Internal  string   `json:"internal"`  // host:port a peer inside the cluster dials
 	Path      []string `json:"path"`      // the devices a packet crosses, for people
+	// Docker is set on the docker driver: the endpoint is a sandbox
+	// container on the host's engine.
+	Docker *DockerEndpoint `json:"docker,omitempty"`
+}
+
+// DockerEndpoint says where an endpoint lives on the docker driver: the
+// engine, its sandbox container (servers run in its network namespace) and
+// the network it is attached to, as the engine describes them.
+type DockerEndpoint struct {
+	DockerHost   string                   `json:"docker_host"`
+	Version      string                   `json:"engine_version"`
+	API          string                   `json:"api_version"`
+	Sandbox      string                   `json:"sandbox"`
+	Image        string                   `json:"image"`
+	CgroupParent string                   `json:"cgroup_parent"`
+	Network      *dockerbuild.NetworkInfo `json:"network,omitempty"`
+}
+
+// DockerEndpointOf describes a sandbox for an Endpoint.
+func DockerEndpointOf(sb dockerbuild.Sandbox, net *dockerbuild.NetworkInfo) *DockerEndpoint {
+	return &DockerEndpoint{DockerHost: sb.Engine.DockerHost(), Version: sb.Engine.Version, API: sb.Engine.API,
+		Sandbox: sb.ID, Image: sb.Image, CgroupParent: sb.Engine.CgroupParent, Network: net}
 }
 
 // Mode adds a network setup to a lab whose hosts are up. Every device it
@@ -68,6 +93,19 @@ type Mode interface {
 	Build(l *Lab, servers []Host, port int) ([]Endpoint, error)
 }
 
+// DockerMode is a mode that can also be built on real Docker Engines (the
+// docker driver): each host runs its own dockerd, and the mode makes
+// Docker's own networks and containers instead of devices by hand.
+type DockerMode interface {
+	BuildDocker(l *Lab, servers []Host, port int) ([]Endpoint, error)
+}
+
+// Drivers build labs: by hand in namespaces, or on Docker Engines.
+const (
+	DriverNetns  = "netns"
+	DriverDocker = "docker"
+)
+
 // Lab is a built lab.
 type Lab struct {
 	Name      string     `json:"name"`
@@ -78,6 +116,10 @@ type Lab struct {
 	// Publish lists the ports a mode with NAT publishes, like docker -p:
 	// the endpoint's port over TCP first, then Config.Publish.
 	Publish []Port `json:"publish"`
+	Driver  string `json:"driver"`
+
+	engines *engine.Set
+	exe     string
 }
 
 // Port is a port number and its protocol ("tcp" or "udp").
@@ -99,6 +141,10 @@ type Config struct {
 	// client is then a container too (container to container traffic, as
 	// iperf between two containers), not a machine outside the cluster.
 	Peers bool
+	// Driver is DriverNetns (the default) or DriverDocker; Exe is the
+	// binary the docker driver's workload image holds.
+	Driver string
+	Exe    string
 }
 
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_]{0,31}$`)
@@ -131,6 +177,22 @@ func (l *Lab) PublishPorts() []netbuild.Port {
 // Builder returns the building blocks bound to this lab.
 func (l *Lab) Builder() netbuild.B { return netbuild.B{Lab: l.Name} }
 
+// DockerBuilder returns the docker driver's building blocks bound to this
+// lab's engines.
+func (l *Lab) DockerBuilder() dockerbuild.B { return dockerbuild.B{Set: l.engines, Exe: l.exe} }
+
+// Engines returns the lab's Docker Engines (nil on the netns driver).
+func (l *Lab) Engines() *engine.Set { return l.engines }
+
+// EngineHosts returns hosts as the engines take them.
+func EngineHosts(hosts []Host) []engine.Host {
+	var out []engine.Host
+	for _, h := range hosts {
+		out = append(out, engine.Host{Name: h.Name, NS: h.NS, Addr: h.Addr})
+	}
+	return out
+}
+
 // Endpoint returns the endpoint on the named host.
 func (l *Lab) Endpoint(host string) (Endpoint, error) {
 	for _, e := range l.Endpoints {
@@ -159,6 +221,22 @@ func Up(cfg Config) (l *Lab, err error) {
 	if cfg.Mode == nil {
 		return nil, errors.New("lab: no mode given")
 	}
+	switch cfg.Driver {
+	case "", DriverNetns:
+		cfg.Driver = DriverNetns
+	case DriverDocker:
+		if _, ok := cfg.Mode.(DockerMode); !ok {
+			return nil, fmt.Errorf("lab: mode %s cannot be built on the docker driver", cfg.Mode.Name())
+		}
+		if cfg.Exe == "" {
+			return nil, errors.New("lab: the docker driver needs the cnperf binary for its image")
+		}
+		if err := engine.Usable(cfg.Exe); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("lab: unknown driver %q (known: netns, docker)", cfg.Driver)
+	}
 	if len(cfg.Hosts) < 2 {
 		return nil, errors.New("lab: need a client host and at least one server host")
 	}
@@ -177,7 +255,7 @@ func Up(cfg Config) (l *Lab, err error) {
 		return nil, fmt.Errorf("lab %s already exists (%s); remove it with `cnperf lab down %s`", cfg.Name, existing[0], cfg.Name)
 	}
 	l = &Lab{Name: cfg.Name, Mode: cfg.Mode.Name(), Switch: NS(cfg.Name, switchHost),
-		Publish: append([]Port{{Number: cfg.Port, Protocol: "tcp"}}, cfg.Publish...)}
+		Publish: append([]Port{{Number: cfg.Port, Protocol: "tcp"}}, cfg.Publish...), Driver: cfg.Driver, exe: cfg.Exe}
 	for _, p := range l.Publish {
 		if p.Number < 1 || p.Number > 65535 || (p.Protocol != "tcp" && p.Protocol != "udp") {
 			return nil, fmt.Errorf("lab: bad port %d/%s", p.Number, p.Protocol)
@@ -228,7 +306,13 @@ func Up(cfg Config) (l *Lab, err error) {
 	if cfg.Peers {
 		servers = l.Hosts
 	}
-	eps, err := cfg.Mode.Build(l, servers, cfg.Port)
+	var eps []Endpoint
+	if cfg.Driver == DriverDocker {
+		l.engines = engine.NewSet(l.Name, l.Switch)
+		eps, err = cfg.Mode.(DockerMode).BuildDocker(l, servers, cfg.Port)
+	} else {
+		eps, err = cfg.Mode.Build(l, servers, cfg.Port)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("build mode %s: %w", l.Mode, err)
 	}
@@ -251,11 +335,16 @@ func Down(name string) error {
 	if err := ValidName(name); err != nil {
 		return err
 	}
+	// Docker Engines first, while their namespaces still exist: they stop
+	// their containers and unmount what they mounted.
+	var errs []error
+	if err := engine.Remove(name); err != nil {
+		errs = append(errs, err)
+	}
 	nss, err := namespaces(name)
 	if err != nil {
 		return err
 	}
-	var errs []error
 	for _, ns := range nss {
 		if err := killIn(ns); err != nil {
 			errs = append(errs, err)
@@ -344,6 +433,21 @@ func Clean() ([]string, error) {
 			continue
 		}
 		removed = append(removed, l.Name)
+	}
+	// Engines whose lab's namespaces are already gone (a run killed while
+	// it tore down).
+	engLabs, err := engine.Labs()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, name := range engLabs {
+		if err := engine.Remove(name); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !slices.Contains(removed, name) {
+			removed = append(removed, name)
+		}
 	}
 	return removed, errors.Join(errs...)
 }

@@ -23,8 +23,15 @@ import (
 // Dir is where named namespaces are bind-mounted (iproute2's convention).
 const Dir = "/run/netns"
 
-// Path returns the bind-mount path of the named namespace.
-func Path(name string) string { return filepath.Join(Dir, name) }
+// Path returns the bind-mount path of the named namespace. An absolute
+// path (e.g. /proc/PID/ns/net of a Docker container) is taken as it is, so
+// every function here also works on namespaces cnperf did not name.
+func Path(name string) string {
+	if filepath.IsAbs(name) {
+		return name
+	}
+	return filepath.Join(Dir, name)
+}
 
 // Exists reports whether the named namespace exists.
 func Exists(name string) bool {

@@ -31,3 +31,8 @@ func Endpoints(servers []lab.Host, port int, container bool) []lab.Endpoint {
 	}
 	return eps
 }
+
+// BuildDocker is Build: the reference needs no engine on either driver.
+func (m Mode) BuildDocker(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, error) {
+	return m.Build(l, servers, port)
+}

@@ -1,0 +1,179 @@
+// Package dockerbuild holds the building blocks modes use on the docker
+// driver, as netbuild holds those of the netns driver: engines on hosts with
+// the workload image, labelled networks, and sandbox containers. A sandbox
+// is a container running `cnperf pause` that owns a network attachment and
+// published ports, as Kubernetes' pause container owns a pod's; servers
+// then run as containers in its network namespace and clients as execs in
+// it, so each keeps its own cgroup while all share the sandbox's network.
+package dockerbuild
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/go-connections/nat"
+
+	"github.com/cnperf/cnperf/internal/engine"
+)
+
+// callTimeout bounds one step's API calls; attaching to an overlay waits
+// on the swarm manager.
+const callTimeout = 60 * time.Second
+
+// B binds the blocks to a lab's engines and the binary its image holds.
+type B struct {
+	Set *engine.Set
+	Exe string
+}
+
+// Start runs an engine on every host that has none yet and makes the
+// workload image on each; it returns the image reference.
+func (b B) Start(hosts []engine.Host) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*callTimeout)
+	defer cancel()
+	if err := b.Set.Start(ctx, hosts); err != nil {
+		return "", err
+	}
+	var ref string
+	for _, h := range hosts {
+		e := b.Set.Engine(h.Name)
+		r, err := engine.ImportImage(ctx, e.Client, b.Exe)
+		if err != nil {
+			return "", fmt.Errorf("engine on %s: %w", h.Name, err)
+		}
+		ref = r
+	}
+	return ref, nil
+}
+
+func (b B) engine(host string) (*engine.Engine, error) {
+	e := b.Set.Engine(host)
+	if e == nil {
+		return nil, fmt.Errorf("no engine on host %s", host)
+	}
+	return e, nil
+}
+
+// Network creates a network on host's engine, labelled as the lab's, and
+// returns its ID.
+func (b B) Network(host, name string, opts network.CreateOptions) (string, error) {
+	e, err := b.engine(host)
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	if opts.Labels == nil {
+		opts.Labels = map[string]string{}
+	}
+	opts.Labels[engine.LabLabel] = b.Set.Lab
+	r, err := e.Client.NetworkCreate(ctx, name, opts)
+	if err != nil {
+		return "", fmt.Errorf("create network %s on %s: %w", name, host, err)
+	}
+	if err := b.Set.RecordNetwork(r.ID); err != nil {
+		return "", err
+	}
+	return r.ID, nil
+}
+
+// Attach says how a sandbox joins the network: a network mode ("host", or
+// a network's name) with an optional fixed address, and the ports to
+// publish on the host (docker run -p PORT:PORT/PROTO).
+type Attach struct {
+	Network string
+	IP      string
+	Publish []Port
+}
+
+// Port is a port to publish.
+type Port struct {
+	Number   int
+	Protocol string
+}
+
+// Sandbox is a running sandbox container.
+type Sandbox struct {
+	Engine *engine.Engine
+	ID     string
+	PID    int    // its process, in the root pid namespace
+	NetNS  string // /proc/PID/ns/net
+	Image  string
+}
+
+// Sandbox starts the sandbox container of host.
+func (b B) Sandbox(host, image string, a Attach) (Sandbox, error) {
+	e, err := b.engine(host)
+	if err != nil {
+		return Sandbox{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	cfg := &container.Config{Image: image, Cmd: []string{"pause"},
+		Labels: map[string]string{engine.LabLabel: b.Set.Lab, "cnperf.role": "sandbox"}}
+	hc := &container.HostConfig{NetworkMode: container.NetworkMode(a.Network)}
+	if len(a.Publish) > 0 {
+		cfg.ExposedPorts = nat.PortSet{}
+		hc.PortBindings = nat.PortMap{}
+		for _, p := range a.Publish {
+			port := nat.Port(strconv.Itoa(p.Number) + "/" + p.Protocol)
+			cfg.ExposedPorts[port] = struct{}{}
+			hc.PortBindings[port] = []nat.PortBinding{{HostIP: "0.0.0.0", HostPort: strconv.Itoa(p.Number)}}
+		}
+	}
+	var nc *network.NetworkingConfig
+	if a.IP != "" {
+		nc = &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{
+			a.Network: {IPAMConfig: &network.EndpointIPAMConfig{IPv4Address: a.IP}},
+		}}
+	}
+	r, err := e.Client.ContainerCreate(ctx, cfg, hc, nc, nil, "cnperf-sandbox")
+	if err != nil {
+		return Sandbox{}, fmt.Errorf("create sandbox on %s: %w", host, err)
+	}
+	if err := e.Client.ContainerStart(ctx, r.ID, container.StartOptions{}); err != nil {
+		return Sandbox{}, fmt.Errorf("start sandbox on %s: %w", host, err)
+	}
+	in, err := e.Client.ContainerInspect(ctx, r.ID)
+	if err != nil {
+		return Sandbox{}, fmt.Errorf("inspect sandbox on %s: %w", host, err)
+	}
+	if in.State == nil || in.State.Pid == 0 {
+		return Sandbox{}, fmt.Errorf("sandbox on %s is not running", host)
+	}
+	return Sandbox{Engine: e, ID: r.ID, PID: in.State.Pid, NetNS: fmt.Sprintf("/proc/%d/ns/net", in.State.Pid), Image: image}, nil
+}
+
+// NetworkInfo is what a run records of a network: its driver, options and
+// addressing, as the engine reports them.
+type NetworkInfo struct {
+	Name    string            `json:"name"`
+	ID      string            `json:"id"`
+	Driver  string            `json:"driver"`
+	Scope   string            `json:"scope"`
+	Options map[string]string `json:"options,omitempty"`
+	Subnets []string          `json:"subnets,omitempty"`
+}
+
+// Inspect describes a network as host's engine sees it.
+func (b B) Inspect(host, name string) (NetworkInfo, error) {
+	e, err := b.engine(host)
+	if err != nil {
+		return NetworkInfo{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	n, err := e.Client.NetworkInspect(ctx, name, network.InspectOptions{})
+	if err != nil {
+		return NetworkInfo{}, fmt.Errorf("inspect network %s on %s: %w", name, host, err)
+	}
+	info := NetworkInfo{Name: n.Name, ID: n.ID, Driver: n.Driver, Scope: n.Scope, Options: n.Options}
+	for _, c := range n.IPAM.Config {
+		info.Subnets = append(info.Subnets, c.Subnet)
+	}
+	return info, nil
+}
