@@ -114,6 +114,6 @@ func printSummary(stdout, stderr io.Writer, dir string, header bool) error {
 		}
 		return fail(analysis.WriteSocketTables(stdout, cases, meta.Spec.Reference))
 	}
-	rows := analysis.PingPong(samples, meta.CellRates(), meta.Spec.Modes, meta.Spec.Reference)
+	rows := analysis.PingPong(samples, meta.CellRates(), meta.Spec.ModeKeys(), meta.Spec.Reference)
 	return fail(analysis.WriteTable(stdout, rows, meta.Spec.Reference))
 }

@@ -14,14 +14,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cnperf/cnperf/internal/engine"
 	"github.com/cnperf/cnperf/internal/firewall"
+	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/presets"
 )
 
 func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
-	var preset, out, modesFlag string
+	var preset, out, modesFlag, driver string
 	var duration time.Duration
 	var labels []string
 	cmd := &cobra.Command{
@@ -51,6 +53,9 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 				if !slices.Contains(s.Modes, s.Reference) {
 					s.Reference = s.Modes[0]
 				}
+			}
+			if cmd.Flags().Changed("driver") {
+				s.Driver, s.Drivers = driver, nil
 			}
 			if cmd.Flags().Changed("duration") {
 				if !s.Socket() {
@@ -82,12 +87,17 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err := firewall.Available(); err != nil {
 				return fail(err)
 			}
-			if out == "" {
-				out = filepath.Join("runs", s.Name+"-"+time.Now().Format("20060102-150405"))
-			}
 			exe, err := os.Executable()
 			if err != nil {
 				return fail(fmt.Errorf("find cnperf's own binary: %w", err))
+			}
+			if slices.Contains(s.RunDrivers(), lab.DriverDocker) {
+				if err := engine.Usable(exe); err != nil {
+					return fail(err)
+				}
+			}
+			if out == "" {
+				out = filepath.Join("runs", s.Name+"-"+time.Now().Format("20060102-150405"))
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
@@ -112,6 +122,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd.Flags().StringVar(&preset, "preset", "", "run an embedded preset (list them with: cnperf presets)")
 	cmd.Flags().StringVarP(&out, "out", "o", "", "run directory to create (default runs/NAME-TIME)")
 	cmd.Flags().StringVar(&modesFlag, "modes", "", "comma-separated modes, overriding the spec's")
+	cmd.Flags().StringVar(&driver, "driver", "netns", "build the labs with: netns (by hand, in namespaces) or docker (real Docker Engines, one per host), overriding the spec's")
 	cmd.Flags().StringArrayVar(&labels, "label", nil, "KEY=VALUE stored with every sample (repeatable)")
 	cmd.Flags().DurationVar(&duration, "duration", 0, "socket tests: measure each test this long instead of the spec's durations (stored in the run's spec)")
 	return cmd

@@ -40,7 +40,7 @@ func SocketCases(runs []Run, ref string, same float64) []analysis.SocketCase {
 			}
 			return mode
 		}
-		for _, m := range run.Meta.Spec.Modes {
+		for _, m := range run.Meta.Spec.ModeKeys() {
 			series = append(series, name(m))
 			if m == ref && refSeries == "" {
 				refSeries = name(m)

@@ -103,7 +103,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 	if sockets {
 		var series []string
 		for _, run := range runs {
-			for _, m := range run.Meta.Spec.Modes {
+			for _, m := range run.Meta.Spec.ModeKeys() {
 				if len(runs) > 1 {
 					m += " · " + run.Label
 				}
@@ -130,7 +130,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 	if !pingPong {
 		r.Data = Data{Generated: r.Generated, Reference: r.Reference}
 		for _, run := range r.Runs {
-			r.Data.Runs = append(r.Data.Runs, DataRun{Dir: run.Dir, Label: run.Label, Status: run.Meta.Status, Modes: run.Meta.Spec.Modes, Samples: len(run.Sockets.Records)})
+			r.Data.Runs = append(r.Data.Runs, DataRun{Dir: run.Dir, Label: run.Label, Status: run.Meta.Status, Modes: run.Meta.Spec.ModeKeys(), Samples: len(run.Sockets.Records)})
 		}
 	}
 	r.Data.Sockets = socketData(r.socketCases)
@@ -149,7 +149,7 @@ func (r *Report) addPingPong(ref string, o Options) error {
 		if run.Socket() {
 			continue
 		}
-		modes := run.Meta.Spec.Modes
+		modes := run.Meta.Spec.ModeKeys()
 		seen := map[string]bool{}
 		for _, m := range modes {
 			seen[m] = true

@@ -39,6 +39,7 @@ type MemoryMeta struct {
 // ModeMeta describes one mode's lab as it was measured.
 type ModeMeta struct {
 	Mode       string                     `json:"mode"`
+	Driver     string                     `json:"driver,omitempty"`
 	Summary    string                     `json:"summary"`
 	Lab        *lab.Lab                   `json:"lab"`
 	Namespaces []sysinfo.Netns            `json:"namespaces"`

@@ -77,7 +77,7 @@ func (p *pingPong) runCell(ctx context.Context, e *env, chunk int, cell *Cell, a
 	pp := p.s.PingPong
 	lo, hi := chunk*pp.Chunk, min((chunk+1)*pp.Chunk, len(p.sizes))
 	reqs := pingpong.Requests(p.sizes[lo:hi], pp.Repetitions)
-	mode := e.mode.Name()
+	mode := e.key
 	return pingpong.Siege(ctx, pingpong.SiegeConfig{
 		Target:      "http://" + ping.External,
 		Concurrency: pp.Concurrency,

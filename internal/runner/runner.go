@@ -12,12 +12,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/container"
 	"github.com/cnperf/cnperf/internal/cost"
+	"github.com/cnperf/cnperf/internal/dockerrun"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/modes"
 	"github.com/cnperf/cnperf/internal/netnsutil"
@@ -45,9 +47,22 @@ type Result struct {
 
 // env is one mode's running lab.
 type env struct {
-	mode  lab.Mode
-	lab   *lab.Lab
-	procs map[string]*container.Process
+	key    string // the mode's key in the run: MODE, or MODE@DRIVER
+	mode   lab.Mode
+	driver string
+	lab    *lab.Lab
+	procs  map[string]proc
+}
+
+// proc is a server or client process of either driver: a process or
+// container in a namespace (container.Process), or a Docker container or
+// exec (dockerrun).
+type proc interface {
+	PID() int
+	Done() <-chan struct{}
+	Exited() (bool, error)
+	Stop(grace time.Duration) error
+	Usage() (container.Usage, error)
 }
 
 // workload is what the runner needs of a workload: the lab it runs on, its
@@ -140,25 +155,33 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		return finish(err)
 	}
-	fmt.Fprintf(o.Out, "cnperf: building %d labs (%s)\n", len(s.Modes), strings.Join(s.Modes, ", "))
-	for _, name := range s.Modes {
+	keys := s.ModeKeys()
+	fmt.Fprintf(o.Out, "cnperf: building %d labs (%s)\n", len(keys), strings.Join(keys, ", "))
+	for _, key := range keys {
 		if err := ctx.Err(); err != nil {
 			return finish(err)
 		}
+		name, driver := s.SplitModeKey(key)
 		m, err := modes.Lookup(name)
 		if err != nil {
 			return finish(err)
 		}
-		e, err := startMode(ctx, meta.ID, m, w, o.Exe, logs)
+		e, err := startMode(ctx, meta.ID, key, driver, m, w, o.Exe, logs)
 		if e != nil {
-			envs[name] = e
+			envs[key] = e
 		}
 		if err != nil {
-			return finish(fmt.Errorf("mode %s: %w", name, err))
+			return finish(fmt.Errorf("mode %s: %w", key, err))
 		}
-		mm := ModeMeta{Mode: name, Summary: m.Summary(), Lab: e.lab}
+		mm := ModeMeta{Mode: key, Driver: driver, Summary: m.Summary(), Lab: e.lab}
 		first := e.lab.Hosts[0].NS
 		nss, _ := netnsutil.List(lab.Prefix + e.lab.Name + "-")
+		// On the docker driver the containers' namespaces are Docker's.
+		for _, ep := range e.lab.Endpoints {
+			if ep.Docker != nil && !slices.Contains(nss, ep.NS) {
+				nss = append(nss, ep.NS)
+			}
+		}
 		for _, ns := range nss {
 			d, err := sysinfo.DescribeNetns(ns, true)
 			if err != nil {
@@ -175,8 +198,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return finish(err)
 	}
 
-	cells := interleave(s.Modes, w.units())
-	bar := progress.New(o.Out, len(cells), w.expectedSamples(len(s.Modes)))
+	cells := interleave(keys, w.units())
+	bar := progress.New(o.Out, len(cells), w.expectedSamples(len(keys)))
 	app := &appender{run: run, bar: bar, bytes: map[string]int64{}}
 	// The machine's CPU per core each second, tagged with the mode whose cell
 	// ran, and the committed memory's peak.
@@ -262,22 +285,63 @@ func interleave(modes []string, units int) []cellPlan {
 	return cells
 }
 
-// startMode builds a mode's lab and starts the workload's servers in it.
-func startMode(ctx context.Context, id string, m lab.Mode, w workload, exe, logs string) (*env, error) {
+// startMode builds a mode's lab on a driver and starts the workload's
+// servers in it.
+func startMode(ctx context.Context, id, key, driver string, m lab.Mode, w workload, exe, logs string) (*env, error) {
 	cfg := w.labConfig()
-	cfg.Name, cfg.Mode = id+"_"+m.Name(), m
+	cfg.Name, cfg.Mode, cfg.Driver, cfg.Exe = id+"_"+m.Name(), m, driver, exe
+	if driver != lab.DriverNetns {
+		cfg.Name = id + "_" + driver + "_" + m.Name()
+	}
 	l, err := lab.Up(cfg)
 	if err != nil {
 		return nil, err
 	}
-	e := &env{mode: m, lab: l, procs: map[string]*container.Process{}}
+	e := &env{key: key, mode: m, driver: driver, lab: l, procs: map[string]proc{}}
 	return e, w.start(ctx, e, exe, logs)
+}
+
+// where says where a docker endpoint's processes run.
+func (e *env) where(ep lab.Endpoint) (dockerrun.Where, error) {
+	eng := e.lab.Engines().Engine(ep.Host)
+	if eng == nil || ep.Docker == nil {
+		return dockerrun.Where{}, fmt.Errorf("no engine on host %s", ep.Host)
+	}
+	return dockerrun.Where{Client: eng.Client, Lab: e.lab.Name, Sandbox: ep.Docker.Sandbox,
+		Image: ep.Docker.Image, CgroupParent: ep.Docker.CgroupParent}, nil
+}
+
+// startClient starts a client process on an endpoint: in its namespace, or
+// as an exec in its sandbox on the docker driver.
+func (e *env) startClient(ep lab.Endpoint, args []string, stdout, stderr io.Writer) (proc, error) {
+	if ep.Docker != nil {
+		w, err := e.where(ep)
+		if err != nil {
+			return nil, err
+		}
+		return dockerrun.StartExec(w, args[1:], stdout, stderr)
+	}
+	return container.Start(container.Spec{Lab: e.lab.Name, Name: "client", NetNS: ep.NS, Container: ep.Container,
+		Args: args, Stdout: stdout, Stderr: stderr})
 }
 
 // startServer starts one server process of role on endpoint ep, logging to
 // logs/MODE-ROLE.log.
 func (e *env) startServer(role string, ep lab.Endpoint, args []string, logs string) error {
-	logf, err := os.Create(filepath.Join(logs, e.mode.Name()+"-"+role+".log"))
+	logPath := filepath.Join(logs, e.key+"-"+role+".log")
+	if ep.Docker != nil {
+		w, err := e.where(ep)
+		if err != nil {
+			return err
+		}
+		srv, err := dockerrun.StartServer(w, role, args[1:], logPath)
+		if err != nil {
+			return err
+		}
+		e.procs[role] = srv
+		return nil
+	}
+	logf, err := os.Create(logPath)
 	if err != nil {
 		return err
 	}
@@ -291,11 +355,16 @@ func (e *env) startServer(role string, ep lab.Endpoint, args []string, logs stri
 	return nil
 }
 
-// check reports a server that has died.
+// check reports a server, or a Docker daemon, that has died.
 func (e *env) check() error {
+	if set := e.lab.Engines(); set != nil {
+		if err := set.Check(); err != nil {
+			return err
+		}
+	}
 	for role, p := range e.procs {
 		if done, err := p.Exited(); done {
-			return fmt.Errorf("%s server exited (%v); see logs/%s-%s.log", role, err, e.mode.Name(), role)
+			return fmt.Errorf("%s server exited (%v); see logs/%s-%s.log", role, err, e.key, role)
 		}
 	}
 	return nil

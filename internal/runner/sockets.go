@@ -14,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/container"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netnsutil"
 	"github.com/cnperf/cnperf/internal/spec"
@@ -121,7 +120,7 @@ func (t *socketTests) start(ctx context.Context, e *env, exe, logs string) error
 				break
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("%s did not bind port %d within 10s; see logs/%s-%s.log", srv.Role, srv.Port, e.mode.Name(), srv.Role)
+				return fmt.Errorf("%s did not bind port %d within 10s; see logs/%s-%s.log", srv.Role, srv.Port, e.key, srv.Role)
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -191,7 +190,7 @@ func (t *socketTests) runCell(ctx context.Context, e *env, u int, cell *Cell, ap
 	server := e.procs[srv.Role]
 	serverBefore, _ := server.Usage()
 
-	mode := e.mode.Name()
+	mode := e.key
 	var mu sync.Mutex
 	var badLine error
 	out := &lineWriter{fn: func(line []byte) {
@@ -219,8 +218,7 @@ func (t *socketTests) runCell(ctx context.Context, e *env, u int, cell *Cell, ap
 	args := append([]string{t.exe}, c.ClientArgs(host)...)
 	fmt.Fprintf(logf, "# cell %d: %s\n", cell.Index, strings.Join(args[1:], " "))
 	var stderr bytes.Buffer
-	client, err := container.Start(container.Spec{Lab: e.lab.Name, Name: "client", NetNS: clientEP.NS, Container: clientEP.Container,
-		Args: args, Stdout: out, Stderr: io.MultiWriter(logf, &stderr)})
+	client, err := e.startClient(clientEP, args, out, io.MultiWriter(logf, &stderr))
 	if err != nil {
 		return err
 	}

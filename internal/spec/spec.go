@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,6 +28,9 @@ type Spec struct {
 	Name        string            `yaml:"name" json:"name"`
 	Description string            `yaml:"description,omitempty" json:"description,omitempty"`
 	Driver      string            `yaml:"driver" json:"driver"`
+	// Drivers, when given, compares drivers: every mode runs on each, side
+	// by side in one run (see ModeKeys).
+	Drivers []string `yaml:"drivers,omitempty" json:"drivers,omitempty"`
 	Modes       []string          `yaml:"modes" json:"modes"`
 	Reference   string            `yaml:"reference" json:"reference"`
 	Labels      map[string]string `yaml:"labels,omitempty" json:"labels,omitempty"`
@@ -34,6 +38,40 @@ type Spec struct {
 	// Tests, when given, are socket workloads (stream, rr, jitter,
 	// datagram) run instead of ping-pong, each in every mode.
 	Tests []suite.Test `yaml:"tests,omitempty" json:"tests,omitempty"`
+}
+
+var knownDrivers = []string{"netns", "docker"}
+
+// RunDrivers returns the drivers a run uses, the first the reference.
+func (s Spec) RunDrivers() []string {
+	if len(s.Drivers) > 0 {
+		return s.Drivers
+	}
+	return []string{s.Driver}
+}
+
+// ModeKeys names the labs of a run, in order: the modes, and when drivers
+// are compared, the modes again on each further driver as MODE@DRIVER
+// (except bare, which is the same plain process on every driver).
+// Samples, cells and tables carry these keys as their mode.
+func (s Spec) ModeKeys() []string {
+	keys := slices.Clone(s.Modes)
+	for _, d := range s.RunDrivers()[1:] {
+		for _, m := range s.Modes {
+			if m != "bare" {
+				keys = append(keys, m+"@"+d)
+			}
+		}
+	}
+	return keys
+}
+
+// SplitModeKey returns a mode key's mode and driver.
+func (s Spec) SplitModeKey(key string) (mode, driver string) {
+	if m, d, ok := strings.Cut(key, "@"); ok {
+		return m, d
+	}
+	return key, s.RunDrivers()[0]
 }
 
 // Socket reports whether the spec runs socket tests rather than ping-pong.
@@ -244,8 +282,16 @@ func (s Spec) Validate() error {
 	if !regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`).MatchString(s.Name) {
 		return fmt.Errorf("name %q: use letters, digits, '.', '_' and '-'", s.Name)
 	}
-	if s.Driver != "netns" {
-		return fmt.Errorf("driver %q: unknown (known: netns)", s.Driver)
+	if !slices.Contains(knownDrivers, s.Driver) {
+		return fmt.Errorf("driver %q: unknown (known: %s)", s.Driver, strings.Join(knownDrivers, ", "))
+	}
+	for i, d := range s.Drivers {
+		if !slices.Contains(knownDrivers, d) {
+			return fmt.Errorf("drivers[%d] %q: unknown (known: %s)", i, d, strings.Join(knownDrivers, ", "))
+		}
+		if slices.Contains(s.Drivers[:i], d) {
+			return fmt.Errorf("drivers: %q is listed twice", d)
+		}
 	}
 	if len(s.Modes) == 0 {
 		return errors.New("modes: list at least one mode")
