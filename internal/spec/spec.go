@@ -25,16 +25,16 @@ import (
 
 // Spec is one experiment.
 type Spec struct {
-	Name        string            `yaml:"name" json:"name"`
-	Description string            `yaml:"description,omitempty" json:"description,omitempty"`
-	Driver      string            `yaml:"driver" json:"driver"`
+	Name        string `yaml:"name" json:"name"`
+	Description string `yaml:"description,omitempty" json:"description,omitempty"`
+	Driver      string `yaml:"driver" json:"driver"`
 	// Drivers, when given, compares drivers: every mode runs on each, side
 	// by side in one run (see ModeKeys).
-	Drivers []string `yaml:"drivers,omitempty" json:"drivers,omitempty"`
-	Modes       []string          `yaml:"modes" json:"modes"`
-	Reference   string            `yaml:"reference" json:"reference"`
-	Labels      map[string]string `yaml:"labels,omitempty" json:"labels,omitempty"`
-	PingPong    PingPong          `yaml:"pingpong,omitempty" json:"pingpong"`
+	Drivers   []string          `yaml:"drivers,omitempty" json:"drivers,omitempty"`
+	Modes     []string          `yaml:"modes" json:"modes"`
+	Reference string            `yaml:"reference" json:"reference"`
+	Labels    map[string]string `yaml:"labels,omitempty" json:"labels,omitempty"`
+	PingPong  PingPong          `yaml:"pingpong,omitempty" json:"pingpong"`
 	// Tests, when given, are socket workloads (stream, rr, jitter,
 	// datagram) run instead of ping-pong, each in every mode.
 	Tests []suite.Test `yaml:"tests,omitempty" json:"tests,omitempty"`

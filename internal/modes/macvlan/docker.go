@@ -24,7 +24,7 @@ func (Mode) BuildDocker(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoin
 	for _, h := range servers {
 		if _, err := b.Network(h.Name, dockerNet, network.CreateOptions{Driver: "macvlan",
 			Options: map[string]string{"parent": "eth0", "macvlan_mode": "bridge"},
-			IPAM: &network.IPAM{Config: []network.IPAMConfig{{Subnet: lab.Underlay, IPRange: "198.18.0.192/26", Gateway: "198.18.0.254"}}}}); err != nil {
+			IPAM:    &network.IPAM{Config: []network.IPAMConfig{{Subnet: lab.Underlay, IPRange: "198.18.0.192/26", Gateway: "198.18.0.254"}}}}); err != nil {
 			return nil, err
 		}
 		ip := lab.MacvlanIP(h.Index).String()
