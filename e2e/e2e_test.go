@@ -19,6 +19,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/cnperf/cnperf/internal/engine"
 	"github.com/cnperf/cnperf/internal/netnsutil"
 	"github.com/cnperf/cnperf/internal/pingpong"
 	"github.com/cnperf/cnperf/internal/runner"
@@ -67,11 +68,45 @@ func assertNothingLeft(t *testing.T, bin string) {
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range procs {
 		b, _ := os.ReadFile(p)
-		if bytes.HasPrefix(b, []byte(bin+"\x00")) { // a server or a client
-			t.Errorf("cnperf process left: %s %q", p, bytes.ReplaceAll(b, []byte{0}, []byte{' '}))
+		args := bytes.ReplaceAll(b, []byte{0}, []byte{' '})
+		switch {
+		case bytes.HasPrefix(b, []byte(bin+"\x00")), // a server or a client
+			bytes.HasPrefix(b, []byte("/cnperf\x00")): // the same in a Docker container
+			t.Errorf("cnperf process left: %s %q", p, args)
+		case bytes.Contains(b, []byte("/run/cnperf/")): // dockerd, containerd, shims
+			t.Errorf("Docker daemon of cnperf's left: %s %q", p, args)
+		case bytes.Contains(b, []byte("docker-proxy")) && bytes.Contains(b, []byte("198.1")):
+			t.Errorf("Docker userland proxy of cnperf's left: %s %q", p, args)
+		}
+	}
+	for _, d := range []string{engine.RunRoot, engine.DataRoot} {
+		if _, err := os.Stat(d); err == nil {
+			t.Errorf("Docker engine state left: %s", d)
+		}
+	}
+	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil && bytes.Contains(b, []byte("/cnperf/")) {
+		t.Errorf("mounts of cnperf's left:\n%s", b)
+	}
+	// Paths Docker uses whatever its flags say: those missing when the tests
+	// started must be missing again.
+	for _, p := range dockerDefaultsAbsent {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s left by cnperf's Docker engines", p)
 		}
 	}
 }
+
+// dockerDefaultsAbsent are the paths Docker and containerd use whatever
+// their flags say that did not exist when the tests started.
+var dockerDefaultsAbsent = func() []string {
+	var out []string
+	for _, p := range []string{"/etc/docker/key.json", "/var/lib/docker", "/run/docker", "/run/containerd"} {
+		if _, err := os.Stat(p); err != nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}()
 
 func readMeta(t *testing.T, dir string) runner.Meta {
 	t.Helper()

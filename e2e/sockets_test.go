@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/suite"
 	"github.com/cnperf/cnperf/internal/testutil"
 )
@@ -54,14 +55,28 @@ func readRecords(t *testing.T, dir string) ([]suite.Record, []suite.Cost) {
 }
 
 // TestSocketPresetOnEveryMode runs every socket workload from a preset on
-// all five modes, then reads the run back through summary and report.
+// all five modes, on each driver (the docker driver on real Docker Engines,
+// one per emulated host), then reads the run back through summary and
+// report.
 func TestSocketPresetOnEveryMode(t *testing.T) {
+	for _, driver := range []string{"netns", "docker"} {
+		t.Run(driver, func(t *testing.T) { socketPresetOnEveryMode(t, driver) })
+	}
+}
+
+func socketPresetOnEveryMode(t *testing.T, driver string) {
 	testutil.RequireRoot(t)
-	browser := chromium(t)
+	if driver == "docker" {
+		testutil.RequireDocker(t)
+	}
+	var browser string
+	if driver == "netns" {
+		browser = chromium(t)
+	}
 	bin := build(t)
 	tmp := t.TempDir()
 	dir := filepath.Join(tmp, "run")
-	cmd := exec.Command(bin, "run", "--preset", "sockets-tiny", "-o", dir)
+	cmd := exec.Command(bin, "run", "--preset", "sockets-tiny", "-o", dir, "--driver", driver)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -118,6 +133,10 @@ func TestSocketPresetOnEveryMode(t *testing.T) {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("run's summary lacks %q:\n%s", want, stdout.String())
 		}
+	}
+	if driver == "docker" {
+		checkDockerEndpoints(t, m)
+		return
 	}
 
 	html := filepath.Join(tmp, "report.html")
@@ -199,5 +218,39 @@ func TestInterruptedSocketRun(t *testing.T) {
 	recs, costs := readRecords(t, dir)
 	if m.Status != "interrupted" || len(m.Cells) != 1 || len(recs) < 3 || len(costs) != 1 {
 		t.Errorf("status %q, %d cells, %d records, %d cost lines", m.Status, len(m.Cells), len(recs), len(costs))
+	}
+}
+
+// checkDockerEndpoints checks that each mode but bare ran on real engines
+// and that the run recorded them: engine version, sandbox, and the network
+// Docker made with its driver.
+func checkDockerEndpoints(t *testing.T, m runner.Meta) {
+	t.Helper()
+	wantDriver := map[string]string{"host": "", "bridge": "bridge", "macvlan": "macvlan", "overlay": "overlay"}
+	for _, mm := range m.Modes {
+		mode, _, _ := strings.Cut(mm.Mode, "@")
+		if mm.Driver != "docker" || mm.Lab.Driver != "docker" {
+			continue
+		}
+		for _, ep := range mm.Lab.Endpoints {
+			if mode == "bare" {
+				if ep.Docker != nil {
+					t.Errorf("bare on the docker driver has a sandbox: %+v", ep.Docker)
+				}
+				continue
+			}
+			d := ep.Docker
+			if d == nil || d.Version == "" || d.Sandbox == "" || !strings.HasPrefix(d.Image, "cnperf/workload:") {
+				t.Errorf("%s on %s: docker endpoint %+v", mm.Mode, ep.Host, d)
+				continue
+			}
+			got := ""
+			if d.Network != nil {
+				got = d.Network.Driver
+			}
+			if got != wantDriver[mode] {
+				t.Errorf("%s on %s: network driver %q, want %q", mm.Mode, ep.Host, got, wantDriver[mode])
+			}
+		}
 	}
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what cnperf needs on a Debian machine, only what is missing:
-# iproute2, iptables and ethtool for the labs, and a Go toolchain >= 1.25
+# iproute2, iptables and ethtool for the labs, docker.io for the docker
+# driver, and a Go toolchain >= 1.25
 # (from the Go module proxy, as `GOTOOLCHAIN` would fetch it, when the
 # machine has none or an older one). Arguments add extras: `bench` (wrk,
 # nginx) and `browser` (chromium, for the report's browser test).
@@ -13,6 +14,8 @@ command -v iptables >/dev/null || need_pkgs+=(iptables)
 command -v ethtool >/dev/null || need_pkgs+=(ethtool)
 command -v curl >/dev/null || need_pkgs+=(curl)
 command -v unzip >/dev/null || need_pkgs+=(unzip)
+# The docker driver: dockerd, containerd and runc (Debian's docker.io).
+command -v dockerd >/dev/null || need_pkgs+=(docker.io)
 for extra in "$@"; do
   case "$extra" in
     bench) command -v wrk >/dev/null || need_pkgs+=(wrk)

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cnperf/cnperf/internal/container"
+	"github.com/cnperf/cnperf/internal/engine"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/modes"
 	"github.com/cnperf/cnperf/internal/netnsutil"
@@ -19,7 +20,7 @@ import (
 
 func newLabCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{Use: "lab", Short: "Build, list, enter and remove labs by hand"}
-	var mode, hosts string
+	var mode, hosts, driver string
 	var port int
 	up := &cobra.Command{
 		Use:   "up NAME --mode MODE",
@@ -38,19 +39,34 @@ func newLabCmd(stdout, stderr io.Writer) *cobra.Command {
 			if port < 1 || port > 65535 {
 				return usagef("--port %d: must be in 1..65535", port)
 			}
+			if driver != lab.DriverNetns && driver != lab.DriverDocker {
+				return usagef("--driver %q: unknown (known: netns, docker)", driver)
+			}
 			if err := needNetAdmin(); err != nil {
 				return err
 			}
-			l, err := lab.Up(lab.Config{Name: args[0], Mode: m, Hosts: strings.Split(hosts, ","), Port: port})
+			cfg := lab.Config{Name: args[0], Mode: m, Hosts: strings.Split(hosts, ","), Port: port, Driver: driver}
+			if driver == lab.DriverDocker {
+				if cfg.Exe, err = os.Executable(); err != nil {
+					return fail(err)
+				}
+				if err := engine.Usable(cfg.Exe); err != nil {
+					return fail(err)
+				}
+			}
+			l, err := lab.Up(cfg)
 			if err != nil {
 				return fail(err)
 			}
-			fmt.Fprintf(stdout, "lab %s (%s): %s\n", l.Name, l.Mode, m.Summary())
+			fmt.Fprintf(stdout, "lab %s (%s, %s driver): %s\n", l.Name, l.Mode, l.Driver, m.Summary())
 			for _, h := range l.Hosts {
 				fmt.Fprintf(stdout, "  host %-6s netns %-28s eth0 %s\n", h.Name, h.NS, h.Addr)
 			}
 			for _, e := range l.Endpoints {
 				fmt.Fprintf(stdout, "  endpoint on %-6s netns %-28s listen %s  external %s  internal %s\n", e.Host, e.NS, e.Listen, e.External, e.Internal)
+				if e.Docker != nil {
+					fmt.Fprintf(stdout, "    docker -H %s (engine %s), sandbox %.12s\n", e.Docker.DockerHost, e.Docker.Version, e.Docker.Sandbox)
+				}
 			}
 			return nil
 		},
@@ -58,6 +74,7 @@ func newLabCmd(stdout, stderr io.Writer) *cobra.Command {
 	up.Flags().StringVar(&mode, "mode", "bare", "network mode: "+strings.Join(modes.Names(), ", "))
 	up.Flags().StringVar(&hosts, "hosts", "client,server1,server2", "comma-separated host names; the first is the client outside the cluster")
 	up.Flags().IntVar(&port, "port", 8080, "port the servers' endpoints are published on")
+	up.Flags().StringVar(&driver, "driver", lab.DriverNetns, "netns (devices by hand) or docker (a dockerd per host, Docker's own networks)")
 
 	down := &cobra.Command{
 		Use:   "down NAME...",

@@ -285,7 +285,16 @@ func removeCgroups(dirs []string) {
 func CleanCgroups(lab string) ([]string, error) {
 	var removed []string
 	var errs []error
-	for _, c := range controllers {
+	// Every hierarchy, not just the controllers cnperf joins: Docker
+	// engines put their containers under cnperf's path in all of them.
+	hierarchies := controllers
+	if entries, err := os.ReadDir(CgroupRoot); err == nil {
+		hierarchies = nil
+		for _, e := range entries {
+			hierarchies = append(hierarchies, e.Name())
+		}
+	}
+	for _, c := range hierarchies {
 		root := filepath.Join(CgroupRoot, c, "cnperf")
 		if lab != "" {
 			root = filepath.Join(root, lab)
@@ -327,7 +336,7 @@ func CleanCgroups(lab string) ([]string, error) {
 	}
 	// The top "cnperf" directories once their labs are gone.
 	if lab != "" {
-		for _, c := range controllers {
+		for _, c := range hierarchies {
 			_ = os.Remove(filepath.Join(CgroupRoot, c, "cnperf"))
 		}
 	}

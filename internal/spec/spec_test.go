@@ -160,7 +160,9 @@ func TestParseErrors(t *testing.T) {
 		{"max_body 0", "name: x\npingpong: {max_size: 0, min_size: 0, max_body: 0}\n", []string{"pingpong.max_body 0"}},
 		{"port 0", "name: x\npingpong: {port: 0}\n", []string{"pingpong.port 0"}},
 		{"port 70000", "name: x\npingpong: {port: 70000}\n", []string{"pingpong.port 70000"}},
-		{"driver docker", "name: x\ndriver: docker\n", []string{"driver", `"docker"`}},
+		{"driver lxd", "name: x\ndriver: lxd\n", []string{"driver", `"lxd"`, "netns, docker"}},
+		{"drivers unknown", "name: x\ndrivers: [netns, kvm]\n", []string{"drivers[1]", `"kvm"`}},
+		{"drivers twice", "name: x\ndrivers: [docker, docker]\n", []string{"drivers", `"docker" is listed twice`}},
 		{"empty name", "name: \"\"\n", []string{"name"}},
 		{"no name", "modes: [bare]\n", []string{"name"}},
 		{"bad name", "name: \"a b\"\n", []string{`name "a b"`}},
@@ -268,5 +270,40 @@ func TestSocketSpec(t *testing.T) {
 	}
 	if _, err := spec.Parse(bytes.NewReader(b), "roundtrip"); err != nil {
 		t.Fatalf("round trip: %v\n%s", err, b)
+	}
+}
+
+func TestModeKeys(t *testing.T) {
+	tests := []struct {
+		name    string
+		driver  string
+		drivers []string
+		modes   []string
+		want    []string
+	}{
+		{"netns", "netns", nil, []string{"bare", "bridge"}, []string{"bare", "bridge"}},
+		{"docker alone keeps plain names", "docker", nil, []string{"bare", "overlay"}, []string{"bare", "overlay"}},
+		{"comparison: bare once", "netns", []string{"netns", "docker"}, []string{"bare", "host", "bridge"},
+			[]string{"bare", "host", "bridge", "host@docker", "bridge@docker"}},
+		{"docker first", "netns", []string{"docker", "netns"}, []string{"bridge"}, []string{"bridge", "bridge@netns"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := spec.Spec{Driver: tc.driver, Drivers: tc.drivers, Modes: tc.modes}
+			got := s.ModeKeys()
+			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+				t.Fatalf("ModeKeys = %v, want %v", got, tc.want)
+			}
+			for _, k := range got {
+				m, d := s.SplitModeKey(k)
+				want := s.RunDrivers()[0]
+				if strings.Contains(k, "@") {
+					want = k[strings.Index(k, "@")+1:]
+				}
+				if d != want || !strings.HasPrefix(k, m) {
+					t.Errorf("SplitModeKey(%q) = %q, %q", k, m, d)
+				}
+			}
+		})
 	}
 }
