@@ -379,7 +379,11 @@ func prec(v float64) int {
 	}
 }
 
-func writeAligned(sb *strings.Builder, table [][]string) {
+func writeAligned(sb *strings.Builder, table [][]string) { writeAlignedLeft(sb, table, 1) }
+
+// writeAlignedLeft pads the table's columns to their widest cell: the first
+// left columns (labels) to the left, the rest (numbers) to the right.
+func writeAlignedLeft(sb *strings.Builder, table [][]string, left int) {
 	widths := make([]int, len(table[0]))
 	for _, row := range table {
 		for i, c := range row {
@@ -389,9 +393,12 @@ func writeAligned(sb *strings.Builder, table [][]string) {
 	for _, row := range table {
 		for i, c := range row {
 			pad := widths[i] - utf8.RuneCountInString(c)
-			if i == 0 {
+			switch {
+			case i == 0:
 				sb.WriteString(c + strings.Repeat(" ", pad))
-			} else {
+			case i < left:
+				sb.WriteString("  " + c + strings.Repeat(" ", pad))
+			default:
 				sb.WriteString("  " + strings.Repeat(" ", pad) + c)
 			}
 		}

@@ -112,8 +112,16 @@ func printSummary(stdout, stderr io.Writer, dir string, header bool) error {
 			fmt.Fprintln(stdout, "no socket test finished in this run")
 			return nil
 		}
-		return fail(analysis.WriteSocketTables(stdout, cases, meta.Spec.Reference))
+		if err := analysis.WriteSocketTables(stdout, cases, meta.Spec.Reference); err != nil {
+			return fail(err)
+		}
+		// A driver comparison adds docker against netns per mode.
+		return fail(analysis.WriteDriverTable(stdout, report.DriverRows(runs[0], report.DefaultOptions().Same)))
 	}
 	rows := analysis.PingPong(samples, meta.CellRates(), meta.Spec.ModeKeys(), meta.Spec.Reference)
-	return fail(analysis.WriteTable(stdout, rows, meta.Spec.Reference))
+	if err := analysis.WriteTable(stdout, rows, meta.Spec.Reference); err != nil {
+		return fail(err)
+	}
+	pairs := analysis.DriverPairs(meta.Spec.ModeKeys(), meta.Spec.SplitModeKey)
+	return fail(analysis.WriteDriverTable(stdout, analysis.PingPongDrivers(rows, pairs)))
 }

@@ -41,14 +41,19 @@ td.ref { font-weight: bold; }
 {{if .Notes}}<div class="notes" id="notes"><b>What was skipped, and why</b><ul>
 {{range .Notes}}<li>{{.}}</li>
 {{end}}</ul></div>{{end}}
-<h2>Figures</h2>
+{{with .SectionTables "drivers"}}<h2 id="drivers">Drivers</h2>
+{{range .}}{{template "table" .}}{{end}}
+{{end}}<h2>Figures</h2>
 {{range .Figures}}<figure id="{{.ID}}">
 {{.SVG}}
 <figcaption><b>{{.Title}}.</b> {{.Caption}}</figcaption>
 </figure>
 {{end}}
 <h2>Tables</h2>
-{{range .Tables}}<section id="{{.ID}}">
+{{range .SectionTables ""}}{{template "table" .}}{{end}}
+</body>
+</html>
+{{define "table"}}<section id="{{.ID}}">
 <h3>{{.Title}}</h3>
 <p class="caption">{{.Caption}}</p>
 <table>
@@ -58,7 +63,4 @@ td.ref { font-weight: bold; }
 {{end}}</tbody>
 </table>
 </section>
-{{end}}
-</body>
-</html>
-`))
+{{end}}`))

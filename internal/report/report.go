@@ -51,8 +51,20 @@ type Cell struct {
 // Table is one table of the report.
 type Table struct {
 	ID, Title, Caption string
+	Section            string // the page's section: "" for Tables, driversSection for Drivers
 	Columns            []string
 	Rows               [][]Cell
+}
+
+// SectionTables returns the tables of one section of the page, in order.
+func (r *Report) SectionTables(section string) []Table {
+	var out []Table
+	for _, t := range r.Tables {
+		if t.Section == section {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // Report is everything the page, the figure files and the table files show.
@@ -70,6 +82,7 @@ type Report struct {
 
 	metricsShown []analysis.Metric     // the metrics the data holds
 	socketCases  []analysis.SocketCase // socket tests, per case
+	drivers      []runDrivers          // runs whose modes ran on several drivers
 }
 
 // pagePoints caps the raw points per plot: each costs ~130 bytes of SVG.
@@ -100,6 +113,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 		pingPong = pingPong || !run.Socket()
 	}
 	r.addRunsTable()
+	r.addDrivers(o)
 	if sockets {
 		var series []string
 		for _, run := range runs {
@@ -134,6 +148,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 		}
 	}
 	r.Data.Sockets = socketData(r.socketCases)
+	r.Data.Drivers = driverData(r.drivers)
 	r.Data.Notes = r.Notes
 	return r, nil
 }

@@ -100,6 +100,7 @@ func (r *Report) WriteSummary(w io.Writer) {
 	if len(r.Data.Summary["transfer"]) > 0 {
 		r.writePingPongSummary(w)
 	}
+	_ = r.writeDriverSummary(w)
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}

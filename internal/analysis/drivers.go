@@ -1,0 +1,226 @@
+package analysis
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/cnperf/cnperf/internal/stats"
+)
+
+// DriverPair is one mode measured on the run's first driver and on another:
+// the same network built by hand in namespaces and by a real engine.
+type DriverPair struct {
+	Mode              string // the mode without driver: "bridge"
+	Base, Other       string // drivers: "netns", "docker"
+	BaseKey, OtherKey string // mode keys: "bridge", "bridge@docker"
+}
+
+// DriverPairs pairs every key on a driver other than the first with the
+// same mode's key on the first driver, in the order of keys. The first
+// driver is the one plain keys (no "@") are on, as split reports it
+// (spec.Spec.SplitModeKey). A mode on one driver only (bare, which runs
+// once) has no pair; a run on a single driver has none at all.
+func DriverPairs(keys []string, split func(key string) (mode, driver string)) []DriverPair {
+	base := ""
+	byMode := map[string]string{} // mode → its key on the first driver
+	for _, k := range keys {
+		if !strings.Contains(k, "@") {
+			m, d := split(k)
+			base = d
+			byMode[m] = k
+		}
+	}
+	var pairs []DriverPair
+	for _, k := range keys {
+		m, d := split(k)
+		if d == base {
+			continue
+		}
+		if bk, ok := byMode[m]; ok {
+			pairs = append(pairs, DriverPair{Mode: m, Base: base, Other: d, BaseKey: bk, OtherKey: k})
+		}
+	}
+	return pairs
+}
+
+// DriverRow is one metric of one mode on two drivers.
+type DriverRow struct {
+	Case           string // socket test case; "" for ping-pong
+	Mode           string // without driver
+	Base, Other    string // drivers
+	Metric         string // metric key
+	Title, Unit    string // for tables: "Transfer rate, median", "MB/s"
+	Short          string // column head in the terminal: "transfer MB/s"
+	HigherIsBetter bool
+	BaseValue      float64 // NaN when not measured
+	OtherValue     float64
+	Ratio          float64 // OtherValue / BaseValue; NaN when either is missing or BaseValue is 0
+}
+
+// pingPongHeadline is the summary table's columns (WriteTable), the values
+// read from ModeRow so both tables show the very same numbers.
+type pingPongHeadline struct {
+	key, title, unit, short string
+	higher                  bool
+	value                   func(ModeRow) float64
+}
+
+func pingPongHeadlines() []pingPongHeadline {
+	return []pingPongHeadline{
+		{"transfer", "Transfer rate, median", "MB/s", "transfer MB/s", true, func(r ModeRow) float64 { return r.TransferMBs }},
+		{"latency", "Latency ping→pong, median", "ms", "ping->pong ms", false, func(r ModeRow) float64 { return r.InnerMS }},
+		{"outer", "Siege latency, median", "ms", "siege ms", false, func(r ModeRow) float64 { return r.LatencyMS }},
+		{"cell_rps", "Requests per second, median over cells", "req/s", "req/s", true, func(r ModeRow) float64 { return r.RPS }},
+	}
+}
+
+// PingPongDrivers compares the summary rows (PingPong) of each pair's two
+// keys on the summary's headline metrics. A metric neither side measured
+// (siege latency of imported data) is left out.
+func PingPongDrivers(rows []ModeRow, pairs []DriverPair) []DriverRow {
+	byMode := map[string]ModeRow{}
+	for _, r := range rows {
+		byMode[r.Mode] = r
+	}
+	value := func(key string, h pingPongHeadline) float64 {
+		r, ok := byMode[key]
+		if !ok || r.Samples == 0 {
+			return math.NaN() // not measured: a median of nothing, or 0 cells
+		}
+		return h.value(r)
+	}
+	var out []DriverRow
+	for _, p := range pairs {
+		for _, h := range pingPongHeadlines() {
+			row := DriverRow{Mode: p.Mode, Base: p.Base, Other: p.Other, Metric: h.key, Title: h.title, Unit: h.unit, Short: h.short,
+				HigherIsBetter: h.higher, BaseValue: value(p.BaseKey, h), OtherValue: value(p.OtherKey, h)}
+			add(&out, row)
+		}
+	}
+	return out
+}
+
+// add appends row with its ratio unless neither side has a value: a row of
+// dashes only says the metric does not apply.
+func add(rows *[]DriverRow, row DriverRow) {
+	if math.IsNaN(row.BaseValue) && math.IsNaN(row.OtherValue) {
+		return
+	}
+	row.Ratio = stats.Ratio(row.OtherValue, row.BaseValue)
+	*rows = append(*rows, row)
+}
+
+// Headline is the metric a case is judged by: the workload's own figure
+// (throughput, transactions, jitter, datagram rate), else the first of its
+// summary metrics; false when the case has none.
+func (c SocketCase) Headline() (SocketMetric, bool) {
+	want := map[string]string{"stream": "throughput", "rr": "trans_per_s", "jitter": "jitter", "datagram": "mb_per_s"}[c.Workload]
+	ms := c.SummaryMetrics()
+	for _, m := range ms {
+		if m.Key == want {
+			return m, true
+		}
+	}
+	if len(ms) == 0 {
+		return SocketMetric{}, false
+	}
+	return ms[0], true
+}
+
+// SocketDrivers compares, per case, the mean over repetitions of the
+// case's headline metric between each pair's two keys, as SocketCases
+// computed it (its series must be the run's mode keys).
+func SocketDrivers(cases []SocketCase, pairs []DriverPair) []DriverRow {
+	var out []DriverRow
+	for _, c := range cases {
+		m, ok := c.Headline()
+		if !ok {
+			continue
+		}
+		mean := func(key string) float64 {
+			for _, r := range c.Rows {
+				if r.Series == key {
+					if st, ok := r.Stats[m.Key]; ok && st.N > 0 {
+						return st.Mean.Value
+					}
+				}
+			}
+			return math.NaN()
+		}
+		for _, p := range pairs {
+			add(&out, DriverRow{Case: c.Label, Mode: p.Mode, Base: p.Base, Other: p.Other, Metric: m.Key, Title: m.Title, Unit: m.Unit,
+				Short: m.Short, HigherIsBetter: m.HigherIsBetter, BaseValue: mean(p.BaseKey), OtherValue: mean(p.OtherKey)})
+		}
+	}
+	return out
+}
+
+// WriteDriverTable prints the rows as one fixed-width table per pair of
+// drivers, one line per mode and metric, headed by a line naming the
+// drivers. It writes nothing for no rows, so a caller can call it after
+// any summary; otherwise a blank line separates it from what came before.
+func WriteDriverTable(w io.Writer, rows []DriverRow) error {
+	var sb strings.Builder
+	for _, g := range GroupByDrivers(rows) {
+		base, other := g[0].Base, g[0].Other
+		x := other + "/" + base
+		fmt.Fprintf(&sb, "\ndrivers: each mode on %s against %s (%s near 1: the same datapath)\n", other, base, x)
+		withCase := false
+		for _, r := range g {
+			withCase = withCase || r.Case != ""
+		}
+		head, labels := []string{"mode", "metric", base, other, x}, 2
+		if withCase {
+			head, labels = append([]string{"test"}, head...), 3
+		}
+		table := [][]string{head}
+		for _, r := range g {
+			row := []string{r.Mode, r.Short, num(r.BaseValue, driverPrec(r.Metric, r.BaseValue)),
+				num(r.OtherValue, driverPrec(r.Metric, r.OtherValue)), num(r.Ratio, 2)}
+			if withCase {
+				row = append([]string{r.Case}, row...)
+			}
+			table = append(table, row)
+		}
+		writeAlignedLeft(&sb, table, labels)
+	}
+	if _, err := io.WriteString(w, sb.String()); err != nil {
+		return fmt.Errorf("write driver table: %w", err)
+	}
+	return nil
+}
+
+// GroupByDrivers splits rows by their pair of drivers, in first-seen
+// order: each pair gets its own table, since its columns name the drivers.
+func GroupByDrivers(rows []DriverRow) [][]DriverRow {
+	var groups [][]DriverRow
+	index := map[[2]string]int{}
+	for _, r := range rows {
+		k := [2]string{r.Base, r.Other}
+		i, ok := index[k]
+		if !ok {
+			i = len(groups)
+			index[k] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], r)
+	}
+	return groups
+}
+
+// driverPrec shows ping-pong metrics with WriteTable's decimals, so the
+// two tables of `cnperf summary` agree digit for digit, and socket metrics
+// with about three significant digits, as WriteSocketTables does.
+func driverPrec(metric string, v float64) int {
+	switch metric {
+	case "transfer":
+		return 1
+	case "latency", "outer":
+		return 3
+	case "cell_rps":
+		return 0
+	}
+	return prec(v)
+}
