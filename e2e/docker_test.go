@@ -144,3 +144,57 @@ func TestCleanAfterKilledDockerRun(t *testing.T) {
 		t.Errorf("killed run kept %d samples, want >= 50", len(samples))
 	}
 }
+
+// TestExistingEngine runs the single-host modes on an engine cnperf did not
+// start for the run (--docker-host). The stand-in for a user's engine is a
+// lab's dockerd in its own namespace, and cnperf runs inside that namespace,
+// as it would run on the user's machine. Afterwards the engine holds
+// nothing labelled for the run: only what it held before (and the workload
+// image, which stays, as documented).
+func TestExistingEngine(t *testing.T) {
+	testutil.RequireDocker(t)
+	bin := build(t)
+	if out, err := exec.Command(bin, "lab", "up", "userengine", "--driver", "docker", "--mode", "host", "--hosts", "c,s").CombinedOutput(); err != nil {
+		t.Fatalf("stand-in engine: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command(bin, "lab", "down", "userengine").Run() })
+	sock := "unix://" + filepath.Join(engine.RunRoot, "userengine", "s", "docker.sock")
+	docker := func(args ...string) string {
+		out, err := exec.Command("docker", append([]string{"-H", sock}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("docker %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	beforeC, beforeN := docker("ps", "-a", "--format", "{{.Names}}"), docker("network", "ls", "--format", "{{.Name}}")
+
+	dir := filepath.Join(t.TempDir(), "run")
+	cmd := exec.Command("nsenter", "--net=/run/netns/cnperf-userengine-s", bin, "run", "--preset", "sockets-tiny",
+		"--modes", "bare,host,bridge", "--docker-host", sock, "-o", dir)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	m := readMeta(t, dir)
+	if m.Status != "complete" || len(m.Cells) != 7*3 {
+		t.Fatalf("status %q, %d cells", m.Status, len(m.Cells))
+	}
+	for _, c := range m.Cells {
+		if c.Error != "" || c.Samples < 2 {
+			t.Errorf("cell %d (%s on %s): %d records, error %q", c.Index, c.Case, c.Mode, c.Samples, c.Error)
+		}
+	}
+	for _, mm := range m.Modes {
+		if !mm.Lab.Local || mm.Lab.DockerHost != sock {
+			t.Errorf("%s: lab %+v, want local on %s", mm.Mode, mm.Lab, sock)
+		}
+	}
+	if c, n := docker("ps", "-a", "--format", "{{.Names}}"), docker("network", "ls", "--format", "{{.Name}}"); c != beforeC || n != beforeN {
+		t.Errorf("the engine holds\n%s\n%s\nafter the run, and held\n%s\n%s\nbefore", c, n, beforeC, beforeN)
+	}
+	if out, err := exec.Command(bin, "lab", "down", "userengine").CombinedOutput(); err != nil {
+		t.Fatalf("lab down: %v\n%s", err, out)
+	}
+	assertNothingLeft(t, bin)
+}

@@ -58,6 +58,10 @@ func TestFailures(t *testing.T) {
 		{"run min above max", []string{"run", minMax}, 2, []string{"minmax.yaml", "pingpong.max_size", "min_size"}},
 		{"run wrong type", []string{"run", wrongType}, 2, []string{"type.yaml", "modes"}},
 		{"run empty spec", []string{"run", empty}, 2, []string{"empty.yaml", "empty spec"}},
+		{"run unknown driver", []string{"run", "--preset", "tiny", "--driver", "lxd"}, 2, []string{`driver "lxd"`, "netns, docker"}},
+		{"run bad docker host", []string{"run", "--preset", "tiny", "--modes", "bare", "--docker-host", "/var/run/docker.sock"}, 2, []string{"--docker-host", "unix:///PATH"}},
+		{"run multi-host mode on one engine", []string{"run", "--preset", "tiny", "--docker-host", "unix:///x.sock"}, 2, []string{"mode overlay needs emulated hosts"}},
+		{"lab up unknown driver", []string{"lab", "up", "x", "--driver", "lxd"}, 2, []string{`--driver "lxd"`}},
 		{"run datagram too big", []string{"run", bigDatagram}, 2, []string{"dgram.yaml", "tests[0]", "70000"}},
 		{"run unknown mode", []string{"run", "--preset", "quick", "--modes", "bare,nosuch"}, 2, []string{"modes", `"nosuch"`}},
 		{"run duration on ping-pong", []string{"run", "--preset", "quick", "--duration", "5s"}, 2, []string{"--duration", "only for socket tests"}},
@@ -153,8 +157,8 @@ func TestPresets(t *testing.T) {
 		}
 		names = append(names, f[0])
 	}
-	if got := strings.Join(names, " "); got != "quick seed000 seed001 seed002 sockets-tiny tiny" {
-		t.Errorf("presets listed %q, want all six presets:\n%s", got, stdout)
+	if got := strings.Join(names, " "); got != "drivers quick seed000 seed001 seed002 sockets-tiny tiny" {
+		t.Errorf("presets listed %q, want all seven presets:\n%s", got, stdout)
 	}
 }
 

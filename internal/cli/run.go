@@ -23,7 +23,7 @@ import (
 )
 
 func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
-	var preset, out, modesFlag, driver string
+	var preset, out, modesFlag, driver, dockerHost string
 	var duration time.Duration
 	var labels []string
 	cmd := &cobra.Command{
@@ -56,6 +56,25 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 			}
 			if cmd.Flags().Changed("driver") {
 				s.Driver, s.Drivers = driver, nil
+			}
+			// DOCKER_HOST picks the engine, as for the docker CLI, when the
+			// docker driver is asked for without --docker-host.
+			if env := os.Getenv("DOCKER_HOST"); env != "" && !cmd.Flags().Changed("docker-host") && driver == lab.DriverDocker && cmd.Flags().Changed("driver") {
+				dockerHost = env
+				fmt.Fprintf(stderr, "cnperf: DOCKER_HOST=%s: running on that engine (unset it for emulated hosts, a dockerd each)\n", env)
+			}
+			if dockerHost != "" {
+				if !strings.HasPrefix(dockerHost, "unix://") && !strings.HasPrefix(dockerHost, "tcp://") {
+					return usagef("--docker-host %q: want unix:///PATH or tcp://HOST:PORT", dockerHost)
+				}
+				if !slices.Contains(s.RunDrivers(), lab.DriverDocker) {
+					s.Driver, s.Drivers = lab.DriverDocker, nil
+				}
+				for _, m := range s.Modes {
+					if m != "bare" && m != "host" && m != "bridge" {
+						return usagef("--docker-host: mode %s needs emulated hosts, a dockerd each; on one engine only bare, host and bridge run (use --modes)", m)
+					}
+				}
 			}
 			if cmd.Flags().Changed("duration") {
 				if !s.Socket() {
@@ -101,7 +120,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			res, err := runner.Run(ctx, runner.Options{Spec: s, Dir: out, Exe: exe, Version: Version, Out: stderr})
+			res, err := runner.Run(ctx, runner.Options{Spec: s, Dir: out, Exe: exe, Version: Version, Out: stderr, DockerHost: dockerHost})
 			if res != nil && res.Meta != nil {
 				// The table comes from the stored run, as `cnperf summary` reads it.
 				fmt.Fprintln(stdout)
@@ -123,6 +142,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd.Flags().StringVarP(&out, "out", "o", "", "run directory to create (default runs/NAME-TIME)")
 	cmd.Flags().StringVar(&modesFlag, "modes", "", "comma-separated modes, overriding the spec's")
 	cmd.Flags().StringVar(&driver, "driver", "netns", "build the labs with: netns (by hand, in namespaces) or docker (real Docker Engines, one per host), overriding the spec's")
+	cmd.Flags().StringVar(&dockerHost, "docker-host", "", "run the docker driver on an existing engine, e.g. unix:///var/run/docker.sock (single-host modes: bare, host, bridge); --driver docker takes $DOCKER_HOST too")
 	cmd.Flags().StringArrayVar(&labels, "label", nil, "KEY=VALUE stored with every sample (repeatable)")
 	cmd.Flags().DurationVar(&duration, "duration", 0, "socket tests: measure each test this long instead of the spec's durations (stored in the run's spec)")
 	return cmd

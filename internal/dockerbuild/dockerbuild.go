@@ -8,6 +8,7 @@
 package dockerbuild
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -88,6 +89,7 @@ type Attach struct {
 	Network string
 	IP      string
 	Publish []Port
+	HostIP  string // where published ports bind on the host; default 0.0.0.0
 }
 
 // Port is a port to publish.
@@ -122,7 +124,7 @@ func (b B) Sandbox(host, image string, a Attach) (Sandbox, error) {
 		for _, p := range a.Publish {
 			port := nat.Port(strconv.Itoa(p.Number) + "/" + p.Protocol)
 			cfg.ExposedPorts[port] = struct{}{}
-			hc.PortBindings[port] = []nat.PortBinding{{HostIP: "0.0.0.0", HostPort: strconv.Itoa(p.Number)}}
+			hc.PortBindings[port] = []nat.PortBinding{{HostIP: cmp.Or(a.HostIP, "0.0.0.0"), HostPort: strconv.Itoa(p.Number)}}
 		}
 	}
 	var nc *network.NetworkingConfig
@@ -131,7 +133,8 @@ func (b B) Sandbox(host, image string, a Attach) (Sandbox, error) {
 			a.Network: {IPAMConfig: &network.EndpointIPAMConfig{IPv4Address: a.IP}},
 		}}
 	}
-	r, err := e.Client.ContainerCreate(ctx, cfg, hc, nc, nil, "cnperf-sandbox")
+	// Named by lab and host: one engine may hold several labs' sandboxes.
+	r, err := e.Client.ContainerCreate(ctx, cfg, hc, nc, nil, "cnperf-"+b.Set.Lab+"-"+host+"-sandbox")
 	if err != nil {
 		return Sandbox{}, fmt.Errorf("create sandbox on %s: %w", host, err)
 	}

@@ -11,7 +11,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -27,11 +28,28 @@ const apiTimeout = 60 * time.Second
 
 // Where says on which engine and in which sandbox to run.
 type Where struct {
-	Client       *client.Client
-	Lab          string
-	Sandbox      string // container ID
-	Image        string
-	CgroupParent string // the engine's, relative to a controller's root
+	Client     *client.Client
+	Lab        string
+	Sandbox    string // container ID
+	SandboxPID int
+	Image      string
+}
+
+// cgroupOf is the cgroup of a process, relative to a controller's root, as
+// /proc/PID/cgroup gives it for the memory controller (cgroup v1: the same
+// path in every hierarchy, whichever cgroup driver the engine uses).
+func cgroupOf(pid int) (string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) == 3 && slices.Contains(strings.Split(f[1], ","), "memory") {
+			return f[2], nil
+		}
+	}
+	return "", fmt.Errorf("process %d: no memory cgroup (cgroup v1 is needed for usage)", pid)
 }
 
 // Server is a server container.
@@ -39,20 +57,21 @@ type Server struct {
 	w       Where
 	id      string
 	pid     int
+	cgroup  string
 	log     string
 	done    chan struct{}
 	exitErr error
 }
 
 // StartServer starts args (cnperf's arguments, without the program) as a
-// container named cnperf-ROLE in the sandbox's network namespace; Stop
+// container named cnperf-LAB-ROLE in the sandbox's network namespace; Stop
 // copies its output to logPath.
 func StartServer(w Where, role string, args []string, logPath string) (*Server, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
 	defer cancel()
 	r, err := w.Client.ContainerCreate(ctx,
 		&container.Config{Image: w.Image, Cmd: args, Labels: map[string]string{engine.LabLabel: w.Lab, "cnperf.role": role}},
-		&container.HostConfig{NetworkMode: container.NetworkMode("container:" + w.Sandbox)}, nil, nil, "cnperf-"+role)
+		&container.HostConfig{NetworkMode: container.NetworkMode("container:" + w.Sandbox)}, nil, nil, "cnperf-"+w.Lab+"-"+role)
 	if err != nil {
 		return nil, fmt.Errorf("create %s container: %w", role, err)
 	}
@@ -80,6 +99,7 @@ func StartServer(w Where, role string, args []string, logPath string) (*Server, 
 	if in.State != nil {
 		s.pid = in.State.Pid
 	}
+	s.cgroup, _ = cgroupOf(s.pid)
 	return s, nil
 }
 
@@ -101,7 +121,10 @@ func (s *Server) Exited() (bool, error) {
 
 // Usage reads the container's cgroup.
 func (s *Server) Usage() (cnc.Usage, error) {
-	return cnc.CgroupUsage(filepath.Join(s.w.CgroupParent, s.id)), nil
+	if s.cgroup == "" {
+		return cnc.Usage{}, errors.New("no cgroup known for the container")
+	}
+	return cnc.CgroupUsage(s.cgroup), nil
 }
 
 // Stop stops the container (SIGTERM, SIGKILL after grace), keeps its
@@ -131,6 +154,7 @@ func (s *Server) Stop(grace time.Duration) error {
 // Exec is a client process running in a sandbox.
 type Exec struct {
 	w       Where
+	cgroup  string
 	id      string
 	pid     int
 	before  cnc.Usage
@@ -142,9 +166,12 @@ type Exec struct {
 // stdout and stderr. Its usage is the sandbox cgroup's growth from now (the
 // idle pause process adds nothing to CPU and a few MB to memory).
 func StartExec(w Where, args []string, stdout, stderr io.Writer) (*Exec, error) {
-	rel := filepath.Join(w.CgroupParent, w.Sandbox)
+	rel, err := cgroupOf(w.SandboxPID)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
 	_ = cnc.ResetMemoryPeak(rel)
-	e := &Exec{w: w, before: cnc.CgroupUsage(rel), done: make(chan struct{})}
+	e := &Exec{w: w, cgroup: rel, before: cnc.CgroupUsage(rel), done: make(chan struct{})}
 	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
 	defer cancel()
 	r, err := w.Client.ContainerExecCreate(ctx, w.Sandbox, container.ExecOptions{
@@ -214,7 +241,7 @@ func (e *Exec) Exited() (bool, error) {
 // Usage is the sandbox cgroup's CPU since the exec started and its memory
 // peak since then.
 func (e *Exec) Usage() (cnc.Usage, error) {
-	u := cnc.CgroupUsage(filepath.Join(e.w.CgroupParent, e.w.Sandbox))
+	u := cnc.CgroupUsage(e.cgroup)
 	u.CPUSeconds -= e.before.CPUSeconds
 	u.UserSeconds -= e.before.UserSeconds
 	u.SystemSeconds -= e.before.SystemSeconds

@@ -84,11 +84,19 @@ type Engine struct {
 	// CgroupParent is where the engine puts its containers' cgroups, relative
 	// to each controller's root.
 	CgroupParent string
-	proc         *daemon
+	// URL and Existing are set for an engine cnperf did not start.
+	URL      string
+	Existing bool
+	proc     *daemon
 }
 
 // DockerHost is the engine's address as DOCKER_HOST takes it.
-func (e *Engine) DockerHost() string { return "unix://" + e.Socket }
+func (e *Engine) DockerHost() string {
+	if e.URL != "" {
+		return e.URL
+	}
+	return "unix://" + e.Socket
+}
 
 // Set is the engines of one lab.
 type Set struct {
@@ -119,6 +127,16 @@ func (s *Set) Engine(host string) *Engine {
 // Start starts containerd (once) and a dockerd for each host not yet
 // running one, side by side, and waits until each answers.
 func (s *Set) Start(ctx context.Context, hosts []Host) error {
+	var missing []Host
+	for _, h := range hosts {
+		if s.Engine(h.Name) == nil {
+			missing = append(missing, h)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	hosts = missing
 	if err := Available(); err != nil {
 		return err
 	}
@@ -139,9 +157,6 @@ func (s *Set) Start(ctx context.Context, hosts []Host) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(hosts))
 	for i, h := range hosts {
-		if s.Engine(h.Name) != nil {
-			continue
-		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -250,6 +265,40 @@ func (s *Set) startDockerd(ctx context.Context, h Host) (*Engine, error) {
 	}
 	return e, nil
 }
+
+// UseExisting runs every host's containers on an engine cnperf did not
+// start (--docker-host), found at url: cnperf creates only labelled
+// containers and networks on it and removes just those. The address is
+// noted in the lab's run dir, so that Remove finds them after a crash.
+func (s *Set) UseExisting(ctx context.Context, url string, hosts []string) error {
+	cli, err := client.NewClientWithOpts(client.WithHost(url), client.WithAPIVersionNegotiation())
+	if err != nil {
+		return fmt.Errorf("docker host %s: %w", url, err)
+	}
+	c, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	v, err := cli.ServerVersion(c)
+	if err != nil {
+		cli.Close()
+		return fmt.Errorf("docker host %s does not answer: %w", url, err)
+	}
+	if err := os.MkdirAll(RunDir(s.Lab), 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(RunDir(s.Lab), existingFile), []byte(url), 0o600); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, h := range hosts {
+		s.engines[h] = &Engine{Host: h, Addr: "127.0.0.1", URL: url, Client: cli, Version: v.Version, API: v.APIVersion, Existing: true}
+	}
+	return nil
+}
+
+// existingFile, in a lab's run dir, holds the address of an engine cnperf
+// uses but did not start.
+const existingFile = "docker-host"
 
 // Swarm makes the hosts one swarm, the first the manager, advertising
 // their underlay addresses; overlay networks then span them.

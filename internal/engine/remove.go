@@ -16,6 +16,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
 	"golang.org/x/sys/unix"
 )
@@ -23,6 +24,39 @@ import (
 // LabLabel marks every container and network cnperf creates on an engine,
 // with the lab's name as its value.
 const LabLabel = "cnperf.lab"
+
+// removeLabelled removes the lab's containers and networks from the engine
+// at url.
+func removeLabelled(url, lab string) error {
+	cli, err := client.NewClientWithOpts(client.WithHost(url), client.WithAPIVersionNegotiation())
+	if err != nil {
+		return fmt.Errorf("docker host %s: %w", url, err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+	defer cancel()
+	f := filters.NewArgs(filters.Arg("label", LabLabel+"="+lab))
+	var errs []error
+	list, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+	if err != nil {
+		return fmt.Errorf("docker host %s: list cnperf's containers: %w", url, err)
+	}
+	for _, c := range list {
+		if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	nets, err := cli.NetworkList(ctx, network.ListOptions{Filters: f})
+	if err != nil {
+		return fmt.Errorf("docker host %s: list cnperf's networks: %w", url, err)
+	}
+	for _, n := range nets {
+		if err := cli.NetworkRemove(ctx, n.ID); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
 
 // removeContainers removes, by force, the lab's containers on the engine
 // answering at sock, if one does.
@@ -78,6 +112,13 @@ func Remove(lab string) error {
 		}
 	}
 	var errs []error
+	// A user's own engine: remove what cnperf labelled on it, nothing else.
+	if b, err := os.ReadFile(filepath.Join(run, existingFile)); err == nil {
+		if err := removeLabelled(strings.TrimSpace(string(b)), lab); err != nil {
+			return err
+		}
+		return os.RemoveAll(run)
+	}
 	// Through the API first, where a dockerd still answers: removing the
 	// containers by force is quicker than its shutdown's stop timeouts.
 	socks, _ := filepath.Glob(filepath.Join(run, "*", "docker.sock"))

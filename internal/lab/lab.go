@@ -9,9 +9,11 @@
 package lab
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -70,15 +72,16 @@ type DockerEndpoint struct {
 	Version      string                   `json:"engine_version"`
 	API          string                   `json:"api_version"`
 	Sandbox      string                   `json:"sandbox"`
+	SandboxPID   int                      `json:"sandbox_pid"`
 	Image        string                   `json:"image"`
-	CgroupParent string                   `json:"cgroup_parent"`
+	CgroupParent string                   `json:"cgroup_parent,omitempty"`
 	Network      *dockerbuild.NetworkInfo `json:"network,omitempty"`
 }
 
 // DockerEndpointOf describes a sandbox for an Endpoint.
 func DockerEndpointOf(sb dockerbuild.Sandbox, net *dockerbuild.NetworkInfo) *DockerEndpoint {
 	return &DockerEndpoint{DockerHost: sb.Engine.DockerHost(), Version: sb.Engine.Version, API: sb.Engine.API,
-		Sandbox: sb.ID, Image: sb.Image, CgroupParent: sb.Engine.CgroupParent, Network: net}
+		Sandbox: sb.ID, SandboxPID: sb.PID, Image: sb.Image, CgroupParent: sb.Engine.CgroupParent, Network: net}
 }
 
 // Mode adds a network setup to a lab whose hosts are up. Every device it
@@ -117,6 +120,10 @@ type Lab struct {
 	// the endpoint's port over TCP first, then Config.Publish.
 	Publish []Port `json:"publish"`
 	Driver  string `json:"driver"`
+	// Local is set for a lab on an engine cnperf did not start
+	// (--docker-host): every host is this machine, reached on loopback.
+	Local      bool   `json:"local,omitempty"`
+	DockerHost string `json:"docker_host,omitempty"`
 
 	engines *engine.Set
 	exe     string
@@ -145,6 +152,10 @@ type Config struct {
 	// binary the docker driver's workload image holds.
 	Driver string
 	Exe    string
+	// DockerHost, with the docker driver, runs the lab on an existing engine
+	// (e.g. unix:///var/run/docker.sock) instead of one per emulated host:
+	// the hosts are all this machine, and only single-host modes apply.
+	DockerHost string
 }
 
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_]{0,31}$`)
@@ -246,6 +257,12 @@ func Up(cfg Config) (l *Lab, err error) {
 			return nil, fmt.Errorf("lab: bad or repeated host name %q", h)
 		}
 		seen[h] = true
+	}
+	if cfg.DockerHost != "" {
+		if cfg.Driver != DriverDocker {
+			return nil, errors.New("lab: a docker host needs the docker driver")
+		}
+		return upLocal(cfg)
 	}
 	existing, err := namespaces(cfg.Name)
 	if err != nil {
@@ -450,4 +467,60 @@ func Clean() ([]string, error) {
 		}
 	}
 	return removed, errors.Join(errs...)
+}
+
+// upLocal builds a lab on an existing engine: no namespaces, every host is
+// this machine (its own network namespace, loopback), and the mode makes
+// only labelled containers and networks on the engine.
+func upLocal(cfg Config) (l *Lab, err error) {
+	if _, err := os.Stat(engine.RunDir(cfg.Name)); err == nil {
+		return nil, fmt.Errorf("lab %s already exists; remove it with `cnperf lab down %s`", cfg.Name, cfg.Name)
+	}
+	l = &Lab{Name: cfg.Name, Mode: cfg.Mode.Name(), Driver: cfg.Driver, Local: true, DockerHost: cfg.DockerHost, exe: cfg.Exe,
+		Publish: append([]Port{{Number: cfg.Port, Protocol: "tcp"}}, cfg.Publish...)}
+	defer func() {
+		if err != nil {
+			if derr := Down(cfg.Name); derr != nil {
+				err = fmt.Errorf("%w (and removing the half-built lab failed: %v)", err, derr)
+			}
+			l = nil
+		}
+	}()
+	self := fmt.Sprintf("/proc/%d/ns/net", os.Getpid())
+	for i, name := range cfg.Hosts {
+		l.Hosts = append(l.Hosts, Host{Name: name, Index: i + 1, NS: self, Addr: "127.0.0.1"})
+	}
+	l.engines = engine.NewSet(l.Name, "")
+	if err := l.engines.UseExisting(context.Background(), cfg.DockerHost, cfg.Hosts); err != nil {
+		return nil, err
+	}
+	servers := l.Hosts[1:]
+	if cfg.Peers {
+		servers = l.Hosts
+	}
+	eps, err := cfg.Mode.(DockerMode).BuildDocker(l, servers, cfg.Port)
+	if err != nil {
+		return nil, fmt.Errorf("build mode %s on %s: %w", l.Mode, cfg.DockerHost, err)
+	}
+	l.Endpoints = eps
+	return l, nil
+}
+
+// LocalEndpoints returns, for a lab on an existing engine, endpoints in
+// this machine's own network namespace: listening on loopback only (the
+// machine's real network sees nothing) and on a port of their own each,
+// as they share one stack.
+func LocalEndpoints(servers []Host, port int, container bool, docker []*DockerEndpoint, path string) []Endpoint {
+	var eps []Endpoint
+	for i, h := range servers {
+		addr := HostPort("127.0.0.1", port+i)
+		ep := Endpoint{Host: h.Name, NS: h.NS, Container: container, Listen: addr, External: addr, Internal: addr,
+			Path: []string{"lo (" + path + ")"}}
+		if docker != nil {
+			// The engine's own namespace: the machine's, for a user's engine.
+			ep.Docker, ep.NS = docker[i], fmt.Sprintf("/proc/%d/ns/net", docker[i].SandboxPID)
+		}
+		eps = append(eps, ep)
+	}
+	return eps
 }

@@ -36,6 +36,9 @@ type Options struct {
 	Exe     string    // the cnperf binary the servers run as
 	Version string    // cnperf's version, stored in run.json
 	Out     io.Writer // progress and messages (stderr)
+	// DockerHost runs the docker driver's labs on an existing engine
+	// instead of one per emulated host.
+	DockerHost string
 }
 
 // Result is what a run produced; the samples are in Dir.
@@ -52,6 +55,7 @@ type env struct {
 	driver string
 	lab    *lab.Lab
 	procs  map[string]proc
+	shift  int // added to the workload's ports (labs sharing one stack)
 }
 
 // proc is a server or client process of either driver: a process or
@@ -157,7 +161,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	keys := s.ModeKeys()
 	fmt.Fprintf(o.Out, "cnperf: building %d labs (%s)\n", len(keys), strings.Join(keys, ", "))
-	for _, key := range keys {
+	for i, key := range keys {
 		if err := ctx.Err(); err != nil {
 			return finish(err)
 		}
@@ -166,7 +170,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if err != nil {
 			return finish(err)
 		}
-		e, err := startMode(ctx, meta.ID, key, driver, m, w, o.Exe, logs)
+		e, err := startMode(ctx, meta.ID, key, driver, o.DockerHost, 100*i, m, w, o.Exe, logs)
 		if e != nil {
 			envs[key] = e
 		}
@@ -176,6 +180,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		mm := ModeMeta{Mode: key, Driver: driver, Summary: m.Summary(), Lab: e.lab}
 		first := e.lab.Hosts[0].NS
 		nss, _ := netnsutil.List(lab.Prefix + e.lab.Name + "-")
+		if e.lab.Local {
+			nss = append(nss, first)
+		}
 		// On the docker driver the containers' namespaces are Docker's.
 		for _, ep := range e.lab.Endpoints {
 			if ep.Docker != nil && !slices.Contains(nss, ep.NS) {
@@ -287,17 +294,29 @@ func interleave(modes []string, units int) []cellPlan {
 
 // startMode builds a mode's lab on a driver and starts the workload's
 // servers in it.
-func startMode(ctx context.Context, id, key, driver string, m lab.Mode, w workload, exe, logs string) (*env, error) {
+// On an existing engine every lab shares this machine's stack, so each
+// lab's ports are shifted by shift to keep them apart.
+func startMode(ctx context.Context, id, key, driver, dockerHost string, shift int, m lab.Mode, w workload, exe, logs string) (*env, error) {
 	cfg := w.labConfig()
 	cfg.Name, cfg.Mode, cfg.Driver, cfg.Exe = id+"_"+m.Name(), m, driver, exe
 	if driver != lab.DriverNetns {
 		cfg.Name = id + "_" + driver + "_" + m.Name()
 	}
+	if driver == lab.DriverDocker && dockerHost != "" {
+		cfg.DockerHost = dockerHost
+		cfg.Port += shift
+		cfg.Publish = slices.Clone(cfg.Publish)
+		for i := range cfg.Publish {
+			cfg.Publish[i].Number += shift
+		}
+	} else {
+		shift = 0
+	}
 	l, err := lab.Up(cfg)
 	if err != nil {
 		return nil, err
 	}
-	e := &env{key: key, mode: m, driver: driver, lab: l, procs: map[string]proc{}}
+	e := &env{key: key, mode: m, driver: driver, lab: l, procs: map[string]proc{}, shift: shift}
 	return e, w.start(ctx, e, exe, logs)
 }
 
@@ -308,7 +327,7 @@ func (e *env) where(ep lab.Endpoint) (dockerrun.Where, error) {
 		return dockerrun.Where{}, fmt.Errorf("no engine on host %s", ep.Host)
 	}
 	return dockerrun.Where{Client: eng.Client, Lab: e.lab.Name, Sandbox: ep.Docker.Sandbox,
-		Image: ep.Docker.Image, CgroupParent: ep.Docker.CgroupParent}, nil
+		SandboxPID: ep.Docker.SandboxPID, Image: ep.Docker.Image}, nil
 }
 
 // startClient starts a client process on an endpoint: in its namespace, or

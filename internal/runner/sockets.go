@@ -102,8 +102,19 @@ func (t *socketTests) start(ctx context.Context, e *env, exe, logs string) error
 	if err != nil {
 		return err
 	}
+	// Servers in this machine's own stack (an existing engine's bare and
+	// host modes) listen where the endpoint does: loopback only.
+	listenHost, _, _ := net.SplitHostPort(ep.Listen)
 	for _, srv := range t.servers {
-		if err := e.startServer(srv.Role, ep, append([]string{exe}, srv.Args...), logs); err != nil {
+		args := shiftPort(append([]string{exe}, srv.Args...), "--listen", e.shift)
+		if listenHost != "" && listenHost != "0.0.0.0" {
+			for i := range args {
+				if i > 0 && args[i-1] == "--listen" && strings.HasPrefix(args[i], ":") {
+					args[i] = listenHost + args[i]
+				}
+			}
+		}
+		if err := e.startServer(srv.Role, ep, args, logs); err != nil {
 			return err
 		}
 	}
@@ -116,7 +127,7 @@ func (t *socketTests) start(ctx context.Context, e *env, exe, logs string) error
 			if err := e.check(); err != nil {
 				return err
 			}
-			if bound(e.procs[srv.Role].PID(), srv.Port, srv.Protocols) {
+			if bound(e.procs[srv.Role].PID(), srv.Port+e.shift, srv.Protocols) {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -215,7 +226,7 @@ func (t *socketTests) runCell(ctx context.Context, e *env, u int, cell *Cell, ap
 		return err
 	}
 	defer logf.Close()
-	args := append([]string{t.exe}, c.ClientArgs(host)...)
+	args := shiftPort(append([]string{t.exe}, c.ClientArgs(host)...), "--server", e.shift)
 	fmt.Fprintf(logf, "# cell %d: %s\n", cell.Index, strings.Join(args[1:], " "))
 	var stderr bytes.Buffer
 	client, err := e.startClient(clientEP, args, out, io.MultiWriter(logf, &stderr))
@@ -317,4 +328,21 @@ func (w *lineWriter) flush() {
 		w.fn(line)
 	}
 	w.buf = nil
+}
+
+// shiftPort adds shift to the port of the value after flag (HOST:PORT).
+func shiftPort(args []string, flag string, shift int) []string {
+	if shift == 0 {
+		return args
+	}
+	for i := 1; i < len(args); i++ {
+		if args[i-1] != flag {
+			continue
+		}
+		h, p, err := net.SplitHostPort(args[i])
+		if n, perr := strconv.Atoi(p); err == nil && perr == nil {
+			args[i] = net.JoinHostPort(h, strconv.Itoa(n+shift))
+		}
+	}
+	return args
 }

@@ -32,7 +32,11 @@ func Endpoints(servers []lab.Host, port int, container bool) []lab.Endpoint {
 	return eps
 }
 
-// BuildDocker is Build: the reference needs no engine on either driver.
+// BuildDocker is Build: the reference needs no engine on either driver. On
+// an existing engine the servers are plain processes on this machine.
 func (m Mode) BuildDocker(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, error) {
+	if l.Local {
+		return lab.LocalEndpoints(servers, port, false, nil, "bare"), nil
+	}
 	return m.Build(l, servers, port)
 }

@@ -1,6 +1,8 @@
 package bridge
 
 import (
+	"fmt"
+
 	"github.com/docker/docker/api/types/network"
 
 	"github.com/cnperf/cnperf/internal/dockerbuild"
@@ -24,6 +26,9 @@ func (Mode) BuildDocker(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoin
 	for _, p := range l.Publish {
 		pub = append(pub, dockerbuild.Port{Number: p.Number, Protocol: p.Protocol})
 	}
+	if l.Local {
+		return buildLocal(l, b, image, servers, port, pub)
+	}
 	var eps []lab.Endpoint
 	for _, h := range servers {
 		gw, ctr, subnet := lab.HostBridge(h.Index)
@@ -44,6 +49,49 @@ func (Mode) BuildDocker(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoin
 			Host: h.Name, NS: sb.NetNS, Container: true,
 			Listen: lab.HostPort("0.0.0.0", port), External: addr, Internal: addr,
 			Path:   []string{h.Name + ":eth0", "iptables DNAT (dockerd)", h.Name + ":br-" + info.ID[:12], "container:eth0"},
+			Docker: lab.DockerEndpointOf(sb, &info),
+		})
+	}
+	return eps, nil
+}
+
+// LocalSubnet is the bridge network cnperf makes on an existing engine.
+const LocalSubnet = "198.19.250.0/24"
+
+// buildLocal puts every sandbox on one user-defined bridge network of the
+// existing engine, named after the lab: peers reach each other across the
+// bridge, and the first server's ports are published on loopback only
+// (where siege reaches it), so nothing is exposed on the machine's network.
+func buildLocal(l *lab.Lab, b dockerbuild.B, image string, servers []lab.Host, port int, pub []dockerbuild.Port) ([]lab.Endpoint, error) {
+	name := "cnperf-" + l.Name
+	if _, err := b.Network(servers[0].Name, name, network.CreateOptions{Driver: "bridge",
+		IPAM: &network.IPAM{Config: []network.IPAMConfig{{Subnet: LocalSubnet, Gateway: "198.19.250.1"}}}}); err != nil {
+		return nil, err
+	}
+	var eps []lab.Endpoint
+	for i, h := range servers {
+		ip := fmt.Sprintf("198.19.250.%d", 10+i)
+		a := dockerbuild.Attach{Network: name, IP: ip}
+		if i == 0 {
+			a.Publish, a.HostIP = pub, "127.0.0.1"
+		}
+		sb, err := b.Sandbox(h.Name, image, a)
+		if err != nil {
+			return nil, err
+		}
+		info, err := b.Inspect(h.Name, name)
+		if err != nil {
+			return nil, err
+		}
+		internal := lab.HostPort(ip, port)
+		external := internal
+		if i == 0 {
+			external = lab.HostPort("127.0.0.1", port)
+		}
+		eps = append(eps, lab.Endpoint{
+			Host: h.Name, NS: sb.NetNS, Container: true,
+			Listen: lab.HostPort("0.0.0.0", port), External: external, Internal: internal,
+			Path:   []string{"lo", "published port (docker-proxy or DNAT)", "br-" + info.ID[:12], "container:eth0"},
 			Docker: lab.DockerEndpointOf(sb, &info),
 		})
 	}

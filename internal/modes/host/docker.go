@@ -14,10 +14,15 @@ func (Mode) BuildDocker(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoin
 		return nil, err
 	}
 	var eps []lab.Endpoint
+	var local []*lab.DockerEndpoint
 	for _, h := range servers {
 		sb, err := b.Sandbox(h.Name, image, dockerbuild.Attach{Network: "host"})
 		if err != nil {
 			return nil, err
+		}
+		if l.Local {
+			local = append(local, lab.DockerEndpointOf(sb, nil))
+			continue
 		}
 		addr := lab.HostPort(h.Addr, port)
 		eps = append(eps, lab.Endpoint{
@@ -26,6 +31,9 @@ func (Mode) BuildDocker(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoin
 			Path:   []string{h.Name + ":eth0 (docker --net=host)"},
 			Docker: lab.DockerEndpointOf(sb, nil),
 		})
+	}
+	if l.Local {
+		return lab.LocalEndpoints(servers, port, true, local, "docker --net=host"), nil
 	}
 	return eps, nil
 }

@@ -2,12 +2,16 @@ package overlay
 
 import (
 	"context"
+	"errors"
 
 	"github.com/docker/docker/api/types/network"
 
 	"github.com/cnperf/cnperf/internal/dockerbuild"
 	"github.com/cnperf/cnperf/internal/lab"
 )
+
+// errLocal: an existing engine is one host, and this mode spans hosts.
+var errLocal = errors.New("needs emulated hosts, a dockerd each; on an existing engine (--docker-host) only bare, host and bridge run")
 
 const dockerNet = "cnperf-overlay"
 
@@ -18,6 +22,9 @@ const dockerNet = "cnperf-overlay"
 // away from the fixed container addresses. A published port reaches the
 // sandbox through docker_gwbridge, as on the netns driver.
 func (Mode) BuildDocker(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, error) {
+	if l.Local {
+		return nil, errLocal
+	}
 	b := l.DockerBuilder()
 	image, err := b.Start(lab.EngineHosts(servers))
 	if err != nil {
