@@ -145,6 +145,12 @@ func newLabCmd(stdout, stderr io.Writer) *cobra.Command {
 			if inContainer {
 				ns = lab.ContainerNS(args[0], args[1])
 			}
+			if inContainer && !netnsutil.Exists(ns) {
+				// A docker-driver lab: the container is the host's sandbox.
+				if sb, err := engine.SandboxNetNS(args[0], args[1]); err == nil {
+					ns = sb
+				}
+			}
 			if !netnsutil.Exists(ns) {
 				return usagef("no namespace %s: see `cnperf lab ls`", ns)
 			}
@@ -164,7 +170,7 @@ func newLabCmd(stdout, stderr io.Writer) *cobra.Command {
 func newCleanCmd(stdout io.Writer) *cobra.Command {
 	return &cobra.Command{
 		Use:   "clean",
-		Short: "Remove everything of cnperf's a killed run left: labs, their processes and cgroups",
+		Short: "Remove everything of cnperf's a killed run left: labs, their processes, cgroups and Docker engines",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := needNetAdmin(); err != nil {

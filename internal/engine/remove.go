@@ -346,3 +346,30 @@ func (s *Set) RecordNetwork(id string) error {
 	_, err = f.WriteString(id + "\n")
 	return err
 }
+
+// SandboxNetNS finds the network namespace of a host's sandbox container
+// in a docker-driver lab (for `cnperf lab exec --container`), from the
+// host's engine, or the existing engine the lab runs on.
+func SandboxNetNS(lab, host string) (string, error) {
+	url := "unix://" + filepath.Join(RunDir(lab), host, "docker.sock")
+	if b, err := os.ReadFile(filepath.Join(RunDir(lab), existingFile)); err == nil {
+		url = strings.TrimSpace(string(b))
+	} else if _, err := os.Stat(filepath.Join(RunDir(lab), host, "docker.sock")); err != nil {
+		return "", fmt.Errorf("lab %s has no engine on host %s", lab, host)
+	}
+	cli, err := client.NewClientWithOpts(client.WithHost(url), client.WithAPIVersionNegotiation())
+	if err != nil {
+		return "", err
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	in, err := cli.ContainerInspect(ctx, "cnperf-"+lab+"-"+host+"-sandbox")
+	if err != nil {
+		return "", fmt.Errorf("sandbox of %s in lab %s: %w", host, lab, err)
+	}
+	if in.State == nil || in.State.Pid == 0 {
+		return "", fmt.Errorf("sandbox of %s in lab %s is not running", host, lab)
+	}
+	return fmt.Sprintf("/proc/%d/ns/net", in.State.Pid), nil
+}

@@ -188,6 +188,31 @@ func (l *Lab) PublishPorts() []netbuild.Port {
 // Builder returns the building blocks bound to this lab.
 func (l *Lab) Builder() netbuild.B { return netbuild.B{Lab: l.Name} }
 
+// DockerPorts returns the ports to publish, for dockerbuild.Attach.
+func (l *Lab) DockerPorts() []dockerbuild.Port {
+	var ps []dockerbuild.Port
+	for _, p := range l.Publish {
+		ps = append(ps, dockerbuild.Port{Number: p.Number, Protocol: p.Protocol})
+	}
+	return ps
+}
+
+// ErrSingleEngine is what a mode that spans hosts says on an existing
+// engine, which is one host.
+var ErrSingleEngine = errors.New("needs emulated hosts, a dockerd each; on an existing engine (--docker-host) only bare, host and bridge run")
+
+// StartEngines starts the servers' engines with the workload image and
+// returns the building blocks and the image. A mode that spans hosts says
+// so (spansHosts), and is refused on an existing engine.
+func (l *Lab) StartEngines(servers []Host, spansHosts bool) (dockerbuild.B, string, error) {
+	if l.Local && spansHosts {
+		return dockerbuild.B{}, "", ErrSingleEngine
+	}
+	b := l.DockerBuilder()
+	image, err := b.Start(EngineHosts(servers))
+	return b, image, err
+}
+
 // DockerBuilder returns the docker driver's building blocks bound to this
 // lab's engines.
 func (l *Lab) DockerBuilder() dockerbuild.B { return dockerbuild.B{Set: l.engines, Exe: l.exe} }

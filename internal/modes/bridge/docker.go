@@ -17,15 +17,11 @@ const dockerNet = "cnperf-bridge"
 // the sandbox (docker run -p), with Docker's own iptables rules and
 // userland proxy.
 func (Mode) BuildDocker(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, error) {
-	b := l.DockerBuilder()
-	image, err := b.Start(lab.EngineHosts(servers))
+	b, image, err := l.StartEngines(servers, false)
 	if err != nil {
 		return nil, err
 	}
-	var pub []dockerbuild.Port
-	for _, p := range l.Publish {
-		pub = append(pub, dockerbuild.Port{Number: p.Number, Protocol: p.Protocol})
-	}
+	pub := l.DockerPorts()
 	if l.Local {
 		return buildLocal(l, b, image, servers, port, pub)
 	}

@@ -8,8 +8,7 @@ import (
 // BuildDocker runs each server's sandbox with --net=host on the host's
 // engine: its containers share the host's network stack.
 func (Mode) BuildDocker(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, error) {
-	b := l.DockerBuilder()
-	image, err := b.Start(lab.EngineHosts(servers))
+	b, image, err := l.StartEngines(servers, false)
 	if err != nil {
 		return nil, err
 	}

@@ -1,15 +1,11 @@
 package macvlan
 
 import (
-	"errors"
 	"github.com/docker/docker/api/types/network"
 
 	"github.com/cnperf/cnperf/internal/dockerbuild"
 	"github.com/cnperf/cnperf/internal/lab"
 )
-
-// errLocal: an existing engine is one host, and this mode spans hosts.
-var errLocal = errors.New("needs emulated hosts, a dockerd each; on an existing engine (--docker-host) only bare, host and bridge run")
 
 const dockerNet = "cnperf-macvlan"
 
@@ -19,11 +15,7 @@ const dockerNet = "cnperf-macvlan"
 // container addresses; the gateway is an unused address, as nothing leaves
 // the subnet.
 func (Mode) BuildDocker(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, error) {
-	if l.Local {
-		return nil, errLocal
-	}
-	b := l.DockerBuilder()
-	image, err := b.Start(lab.EngineHosts(servers))
+	b, image, err := l.StartEngines(servers, true)
 	if err != nil {
 		return nil, err
 	}

@@ -2,16 +2,12 @@ package overlay
 
 import (
 	"context"
-	"errors"
 
 	"github.com/docker/docker/api/types/network"
 
 	"github.com/cnperf/cnperf/internal/dockerbuild"
 	"github.com/cnperf/cnperf/internal/lab"
 )
-
-// errLocal: an existing engine is one host, and this mode spans hosts.
-var errLocal = errors.New("needs emulated hosts, a dockerd each; on an existing engine (--docker-host) only bare, host and bridge run")
 
 const dockerNet = "cnperf-overlay"
 
@@ -22,11 +18,7 @@ const dockerNet = "cnperf-overlay"
 // away from the fixed container addresses. A published port reaches the
 // sandbox through docker_gwbridge, as on the netns driver.
 func (Mode) BuildDocker(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, error) {
-	if l.Local {
-		return nil, errLocal
-	}
-	b := l.DockerBuilder()
-	image, err := b.Start(lab.EngineHosts(servers))
+	b, image, err := l.StartEngines(servers, true)
 	if err != nil {
 		return nil, err
 	}
@@ -41,10 +33,7 @@ func (Mode) BuildDocker(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoin
 		IPAM: &network.IPAM{Config: []network.IPAMConfig{{Subnet: lab.OverlaySubnet, IPRange: "198.19.200.128/25", Gateway: "198.19.200.254"}}}}); err != nil {
 		return nil, err
 	}
-	var pub []dockerbuild.Port
-	for _, p := range l.Publish {
-		pub = append(pub, dockerbuild.Port{Number: p.Number, Protocol: p.Protocol})
-	}
+	pub := l.DockerPorts()
 	var eps []lab.Endpoint
 	for _, h := range servers {
 		ip := lab.OverlayIP(h.Index).String()
