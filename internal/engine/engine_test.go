@@ -77,7 +77,7 @@ func TestShimSockets(t *testing.T) {
 	}
 	write("cnperf-l-a", "c1", "unix:///run/containerd/s/abc")
 	write("cnperf-l-b", "c2", "unix:///run/containerd/s/def")
-	write("cnperf-l-b", "c3", "unix:///etc/passwd")                // never outside the shim directory
+	write("cnperf-l-b", "c3", "unix:///etc/passwd")               // never outside the shim directory
 	write("cnperf-l-b", "c4", "unix:///run/containerd/s/../../x") // nor above it
 	got := shimSockets(run)
 	if strings.Join(got, ",") != "/run/containerd/s/abc,/run/containerd/s/def" {
