@@ -46,10 +46,11 @@ func newLabCmd(stdout, stderr io.Writer) *cobra.Command {
 				return err
 			}
 			cfg := lab.Config{Name: args[0], Mode: m, Hosts: strings.Split(hosts, ","), Port: port, Driver: driver}
+			// The binary runs the image (docker) and overlay routers.
+			if cfg.Exe, err = os.Executable(); err != nil {
+				return fail(err)
+			}
 			if driver == lab.DriverDocker {
-				if cfg.Exe, err = os.Executable(); err != nil {
-					return fail(err)
-				}
 				if err := engine.Usable(cfg.Exe); err != nil {
 					return fail(err)
 				}

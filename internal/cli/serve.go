@@ -73,6 +73,6 @@ func newServeCmd(stderr io.Writer) *cobra.Command {
 	ping.Flags().StringVar(&pongURL, "pong", "http://localhost:4040", "base URL of the pong server")
 	ping.Flags().IntVar(&retries, "retries", 10, "retries towards pong before answering 503")
 	ping.Flags().DurationVar(&timeout, "timeout", 60*time.Second, "timeout of one attempt towards pong")
-	cmd.AddCommand(pong, ping, newServeStreamCmd(stderr), newServeRRCmd(stderr), newServeUDPCmd(stderr))
+	cmd.AddCommand(pong, ping, newServeStreamCmd(stderr), newServeRRCmd(stderr), newServeUDPCmd(stderr), newServeOverlayCmd(stderr))
 	return cmd
 }

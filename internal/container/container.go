@@ -60,6 +60,10 @@ type Spec struct {
 	Args      []string // Args[0] is the program
 	Stdout    io.Writer
 	Stderr    io.Writer
+	// Daemon keeps the process when cnperf ends (no parent-death signal, a
+	// process group of its own): a lab's overlay router outlives `lab up`.
+	// Down and clean end it with the lab's namespaces.
+	Daemon bool
 }
 
 // Process is a started process.
@@ -82,6 +86,9 @@ func Start(s Spec) (*Process, error) {
 	cmd := exec.Command(s.Args[0], s.Args[1:]...)
 	cmd.Stdout, cmd.Stderr = s.Stdout, s.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if s.Daemon {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	}
 	if s.Container {
 		cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWPID | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC | syscall.CLONE_NEWNS
 	}

@@ -12,14 +12,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/container"
 	"github.com/cnperf/cnperf/internal/dockerbuild"
 	"github.com/cnperf/cnperf/internal/engine"
 	"github.com/cnperf/cnperf/internal/netbuild"
@@ -59,9 +62,22 @@ type Endpoint struct {
 	External  string   `json:"external"`  // host:port a client outside the cluster dials
 	Internal  string   `json:"internal"`  // host:port a peer inside the cluster dials
 	Path      []string `json:"path"`      // the devices a packet crosses, for people
+	// Router is set when a user-space overlay router carries the endpoint's
+	// traffic.
+	Router *RouterInfo `json:"router,omitempty"`
 	// Docker is set on the docker driver: the endpoint is a sandbox
 	// container on the host's engine.
 	Docker *DockerEndpoint `json:"docker,omitempty"`
+}
+
+// RouterInfo describes a user-space overlay router: its kind (udp or
+// wireguard), TUN device, MTU, UDP port and cipher.
+type RouterInfo struct {
+	Kind   string `json:"kind"`
+	TUN    string `json:"tun"`
+	MTU    int    `json:"mtu"`
+	Port   int    `json:"port"`
+	Cipher string `json:"cipher"`
 }
 
 // DockerEndpoint says where an endpoint lives on the docker driver: the
@@ -127,6 +143,8 @@ type Lab struct {
 
 	engines *engine.Set
 	exe     string
+	logs    string
+	procs   map[string]*container.Process // processes the mode started
 }
 
 // Port is a port number and its protocol ("tcp" or "udp").
@@ -152,6 +170,9 @@ type Config struct {
 	// binary the docker driver's workload image holds.
 	Driver string
 	Exe    string
+	// Logs is where processes a mode starts (overlay routers) log; none
+	// when empty.
+	Logs string
 	// DockerHost, with the docker driver, runs the lab on an existing engine
 	// (e.g. unix:///var/run/docker.sock) instead of one per emulated host:
 	// the hosts are all this machine, and only single-host modes apply.
@@ -187,6 +208,48 @@ func (l *Lab) PublishPorts() []netbuild.Port {
 
 // Builder returns the building blocks bound to this lab.
 func (l *Lab) Builder() netbuild.B { return netbuild.B{Lab: l.Name} }
+
+// StartProcess starts a process the mode needs for the lab's lifetime (an
+// overlay router) in ns as a container with its own cgroup, so its CPU and
+// memory are accounted; Down ends it with the lab's namespaces. Args are
+// cnperf's arguments: the lab's binary runs them.
+func (l *Lab) StartProcess(name, ns string, args []string) error {
+	if l.exe == "" {
+		return fmt.Errorf("lab %s: no cnperf binary to start %s with", l.Name, name)
+	}
+	out := io.Discard
+	if l.logs != "" {
+		f, err := os.Create(filepath.Join(l.logs, l.Mode+"-"+name+".log"))
+		if err != nil {
+			return err
+		}
+		defer f.Close() // the child holds its own descriptor
+		out = f
+	}
+	p, err := container.Start(container.Spec{Lab: l.Name, Name: name, NetNS: ns, Container: true, Daemon: true,
+		Args: append([]string{l.exe}, args...), Stdout: out, Stderr: out})
+	if err != nil {
+		return err
+	}
+	if l.procs == nil {
+		l.procs = map[string]*container.Process{}
+	}
+	l.procs[name] = p
+	return nil
+}
+
+// Processes returns the processes the mode started, by name.
+func (l *Lab) Processes() map[string]*container.Process { return l.procs }
+
+// Check reports a process of the mode's that has died.
+func (l *Lab) Check() error {
+	for name, p := range l.procs {
+		if done, err := p.Exited(); done {
+			return fmt.Errorf("%s exited (%v); see logs/%s-%s.log", name, err, l.Mode, name)
+		}
+	}
+	return nil
+}
 
 // DockerPorts returns the ports to publish, for dockerbuild.Attach.
 func (l *Lab) DockerPorts() []dockerbuild.Port {
@@ -297,7 +360,7 @@ func Up(cfg Config) (l *Lab, err error) {
 		return nil, fmt.Errorf("lab %s already exists (%s); remove it with `cnperf lab down %s`", cfg.Name, existing[0], cfg.Name)
 	}
 	l = &Lab{Name: cfg.Name, Mode: cfg.Mode.Name(), Switch: NS(cfg.Name, switchHost),
-		Publish: append([]Port{{Number: cfg.Port, Protocol: "tcp"}}, cfg.Publish...), Driver: cfg.Driver, exe: cfg.Exe}
+		Publish: append([]Port{{Number: cfg.Port, Protocol: "tcp"}}, cfg.Publish...), Driver: cfg.Driver, exe: cfg.Exe, logs: cfg.Logs}
 	for _, p := range l.Publish {
 		if p.Number < 1 || p.Number > 65535 || (p.Protocol != "tcp" && p.Protocol != "udp") {
 			return nil, fmt.Errorf("lab: bad port %d/%s", p.Number, p.Protocol)
@@ -396,6 +459,9 @@ func Down(name string) error {
 		if err := netnsutil.Delete(ns); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if _, err := container.CleanCgroups(name); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -13,12 +13,17 @@ import (
 	"github.com/cnperf/cnperf/internal/modes/host"
 	"github.com/cnperf/cnperf/internal/modes/macvlan"
 	"github.com/cnperf/cnperf/internal/modes/overlay"
+	"github.com/cnperf/cnperf/internal/modes/useroverlay"
 )
 
 // All returns every mode, reference first.
 func All() []lab.Mode {
-	return []lab.Mode{bare.Mode{}, host.Mode{}, bridge.Mode{}, macvlan.Mode{}, overlay.Mode{}}
+	return append([]lab.Mode{bare.Mode{}, host.Mode{}, bridge.Mode{}, macvlan.Mode{}, overlay.Mode{}}, useroverlay.Modes()...)
 }
+
+// DefaultNames are the modes a spec compares when it names none: the five
+// of the Docker papers; the user-space overlays are asked for by name.
+func DefaultNames() []string { return Names()[:5] }
 
 // Names returns the modes' names in All's order.
 func Names() []string {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -340,4 +341,53 @@ func (b B) BridgedContainer(hostNS, br, veth, ctrNS, ctrIf, gwCIDR, ctrCIDR stri
 		return b.DefaultRoute(ctrNS, gw)
 	}
 	return nil
+}
+
+// RouteDev routes cidr through device dev in ns (no gateway: a TUN).
+func (b B) RouteDev(ns, cidr, dev string) error {
+	h, err := b.handle(ns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	_, dst, err := net.ParseCIDR(cidr)
+	if err != nil {
+		return fmt.Errorf("parse %s: %w", cidr, err)
+	}
+	l, err := h.LinkByName(dev)
+	if err != nil {
+		return fmt.Errorf("find %s in %s: %w", dev, ns, err)
+	}
+	if err := h.LinkSetUp(l); err != nil {
+		return fmt.Errorf("set %s up in %s: %w", dev, ns, err)
+	}
+	if err := h.RouteAdd(&netlink.Route{Dst: dst, LinkIndex: l.Attrs().Index, Scope: netlink.SCOPE_LINK}); err != nil {
+		return fmt.Errorf("route %s via %s in %s: %w", cidr, dev, ns, err)
+	}
+	return nil
+}
+
+// WaitLink waits until device name exists in ns (a TUN a process creates).
+func (b B) WaitLink(ns, name string, within time.Duration) error {
+	h, err := b.handle(ns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	deadline := time.Now().Add(within)
+	for {
+		if _, err := h.LinkByName(name); err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no device %s in %s within %s", name, ns, within)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// NATExempt keeps traffic from src to dst out of masquerade in ns, ahead
+// of the masquerade Publish adds: overlay traffic keeps its addresses.
+func (b B) NATExempt(ns, src, dst string) error {
+	return firewall.New(ns, "cnperf:"+b.Lab).Append("nat", "POSTROUTING", "-s", src, "-d", dst, "-j", "RETURN")
 }

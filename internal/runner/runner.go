@@ -298,9 +298,11 @@ func interleave(modes []string, units int) []cellPlan {
 // lab's ports are shifted by shift to keep them apart.
 func startMode(ctx context.Context, id, key, driver, dockerHost string, shift int, m lab.Mode, w workload, exe, logs string) (*env, error) {
 	cfg := w.labConfig()
-	cfg.Name, cfg.Mode, cfg.Driver, cfg.Exe = id+"_"+m.Name(), m, driver, exe
+	// Lab names take no '-' (it separates lab and host in namespace names).
+	labMode := strings.ReplaceAll(m.Name(), "-", "_")
+	cfg.Name, cfg.Mode, cfg.Driver, cfg.Exe, cfg.Logs = id+"_"+labMode, m, driver, exe, logs
 	if driver != lab.DriverNetns {
-		cfg.Name = id + "_" + driver + "_" + m.Name()
+		cfg.Name = id + "_" + driver + "_" + labMode
 	}
 	if driver == lab.DriverDocker && dockerHost != "" {
 		cfg.DockerHost = dockerHost
@@ -381,6 +383,9 @@ func (e *env) check() error {
 			return err
 		}
 	}
+	if err := e.lab.Check(); err != nil {
+		return err
+	}
 	for role, p := range e.procs {
 		if done, err := p.Exited(); done {
 			return fmt.Errorf("%s server exited (%v); see logs/%s-%s.log", role, err, e.key, role)
@@ -397,7 +402,16 @@ func teardown(envs map[string]*env, meta *Meta, out io.Writer) {
 		if e == nil {
 			continue
 		}
+		procs := map[string]proc{}
 		for role, p := range e.procs {
+			procs[role] = p
+		}
+		if e.lab != nil {
+			for name, p := range e.lab.Processes() { // overlay routers
+				procs[name] = p
+			}
+		}
+		for role, p := range procs {
 			if u, err := p.Usage(); err == nil {
 				if mm.Usage == nil {
 					mm.Usage = map[string]container.Usage{}

@@ -106,7 +106,7 @@ func (p PingPong) Plan() pingpong.PlanConfig {
 func Default() Spec {
 	return Spec{
 		Driver:    "netns",
-		Modes:     modes.Names(),
+		Modes:     modes.DefaultNames(),
 		Reference: "bare",
 		PingPong: PingPong{
 			MinSize: 1, MaxSize: 500000, Coverage: 0.1, Repetitions: 10, Concurrency: 1,
