@@ -75,8 +75,8 @@ func TestModesReachability(t *testing.T) {
 	const port = 8080
 	for _, m := range modes.All() {
 		t.Run(m.Name(), func(t *testing.T) {
-			name := "t" + fmt.Sprint(time.Now().UnixNano()%100000) + "_" + m.Name()
-			l, err := lab.Up(lab.Config{Name: name, Mode: m, Hosts: []string{"siege", "ping", "pong"}, Port: port})
+			name := "t" + fmt.Sprint(time.Now().UnixNano()%100000) + "_" + strings.ReplaceAll(m.Name(), "-", "_")
+			l, err := lab.Up(lab.Config{Name: name, Mode: m, Hosts: []string{"siege", "ping", "pong"}, Port: port, Exe: testutil.Binary(t)})
 			if err != nil {
 				t.Fatalf("lab up: %v", err)
 			}
@@ -104,8 +104,12 @@ func TestModesReachability(t *testing.T) {
 			if got, err := dialFrom(siege.NS, ping.External); err != nil || got != "ping" {
 				t.Errorf("siege -> ping at %s: got %q, %v", ping.External, got, err)
 			}
+			before := routerPackets(t, l)
 			if got, err := dialFrom(ping.NS, pong.Internal); err != nil || got != "pong" {
 				t.Errorf("ping -> pong at %s: got %q, %v", pong.Internal, got, err)
+			}
+			if pong.Router != nil {
+				checkRouter(t, l, ping, pong, before)
 			}
 			if m.Name() == "overlay" {
 				if mtu := linkMTU(t, pong.NS, "eth0"); mtu != 1450 {
@@ -248,5 +252,69 @@ func TestPeersWithPublishedUDP(t *testing.T) {
 				t.Errorf("server got %q, want hello", g)
 			}
 		})
+	}
+}
+
+// routerPackets sums the packets each host's overlay TUN has carried both
+// ways: the kernel counts what the router read and wrote.
+func routerPackets(t *testing.T, l *lab.Lab) map[string]uint64 {
+	t.Helper()
+	out := map[string]uint64{}
+	for _, ep := range l.Endpoints {
+		if ep.Router == nil {
+			continue
+		}
+		h, _ := l.Host(ep.Host)
+		nh, err := netnsutil.Handle(h.NS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		link, err := nh.LinkByName(ep.Router.TUN)
+		nh.Close()
+		if err != nil {
+			t.Fatalf("%s on %s: %v", ep.Router.TUN, ep.Host, err)
+		}
+		st := link.Attrs().Statistics
+		out[ep.Host] = st.RxPackets + st.TxPackets
+	}
+	return out
+}
+
+// checkRouter checks a user-space overlay: the containers' MTU is the
+// router's, pong is reached on the overlay's subnet, and ping's connection
+// really crossed both hosts' routers.
+func checkRouter(t *testing.T, l *lab.Lab, ping, pong lab.Endpoint, before map[string]uint64) {
+	t.Helper()
+	want := map[string]int{"udp": 1472, "wireguard": 1420}[pong.Router.Kind]
+	if want == 0 || pong.Router.MTU != want {
+		t.Errorf("router %+v, want MTU %d", pong.Router, want)
+	}
+	for _, ep := range []lab.Endpoint{ping, pong} {
+		if mtu := linkMTU(t, ep.NS, "eth0"); mtu != want {
+			t.Errorf("%s container eth0 MTU = %d, want %d", ep.Host, mtu, want)
+		}
+		h, _ := l.Host(ep.Host)
+		if mtu := linkMTU(t, h.NS, ep.Router.TUN); mtu != want {
+			t.Errorf("%s %s MTU = %d, want %d", ep.Host, ep.Router.TUN, mtu, want)
+		}
+	}
+	if !strings.HasPrefix(pong.Internal, "198.19.16") {
+		t.Errorf("internal address %s is not on the user-space overlay", pong.Internal)
+	}
+	if pong.Router.Kind == "wireguard" && !strings.Contains(pong.Router.Cipher, "ChaCha20-Poly1305") {
+		t.Errorf("cipher %q", pong.Router.Cipher)
+	}
+	after := routerPackets(t, l)
+	for _, host := range []string{"ping", "pong"} {
+		// A TCP connection, a greeting and the close: at least a handful
+		// of packets each way through each TUN.
+		if after[host]-before[host] < 6 {
+			t.Errorf("%s's router carried %d packets for the connection, want >= 6", host, after[host]-before[host])
+		}
+	}
+	for name, p := range l.Processes() {
+		if done, err := p.Exited(); done {
+			t.Errorf("%s exited: %v", name, err)
+		}
 	}
 }

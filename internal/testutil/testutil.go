@@ -2,7 +2,12 @@
 package testutil
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/engine"
@@ -33,4 +38,39 @@ func RequireDocker(t testing.TB) {
 		}
 		t.Skip(err)
 	}
+}
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// Binary builds cnperf once per test binary (static, as the docker
+// driver's image and the overlay routers need it) and returns its path.
+func Binary(t testing.TB) string {
+	t.Helper()
+	binOnce.Do(func() {
+		out, err := exec.Command("go", "env", "GOMOD").Output()
+		if err != nil {
+			binErr = fmt.Errorf("go env GOMOD: %w", err)
+			return
+		}
+		root := filepath.Dir(strings.TrimSpace(string(out)))
+		dir, err := os.MkdirTemp("", "cnperf-test-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "cnperf")
+		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/cnperf")
+		cmd.Dir, cmd.Env = root, append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("build cnperf: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
 }
