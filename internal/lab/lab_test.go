@@ -197,9 +197,9 @@ func TestPeersWithPublishedUDP(t *testing.T) {
 	for _, name := range modes.Names() {
 		t.Run(name, func(t *testing.T) {
 			m, _ := modes.Lookup(name)
-			labName := "tpeer_" + name
+			labName := "tpeer_" + strings.ReplaceAll(name, "-", "_")
 			l, err := lab.Up(lab.Config{Name: labName, Mode: m, Hosts: []string{"c", "s"}, Peers: true, Port: 9100,
-				Publish: []lab.Port{{Number: 9101, Protocol: "udp"}}})
+				Publish: []lab.Port{{Number: 9101, Protocol: "udp"}}, Exe: testutil.Binary(t)})
 			if err != nil {
 				t.Fatal(err)
 			}

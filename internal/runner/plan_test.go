@@ -118,8 +118,10 @@ func TestNewID(t *testing.T) {
 			t.Fatalf("NewID(r) = %q, want r and 4 of [a-z0-9]", id)
 		}
 		for _, m := range modes.Names() {
-			if err := lab.ValidName(id + "_" + m); err != nil {
-				t.Fatalf("lab name for id %q, mode %s: %v", id, m, err)
+			for _, d := range []string{lab.DriverNetns, lab.DriverDocker} {
+				if err := lab.ValidName(labName(id, d, m)); err != nil {
+					t.Fatalf("lab name for id %q, mode %s on %s: %v", id, m, d, err)
+				}
 			}
 		}
 		seen[id] = true

@@ -298,12 +298,7 @@ func interleave(modes []string, units int) []cellPlan {
 // lab's ports are shifted by shift to keep them apart.
 func startMode(ctx context.Context, id, key, driver, dockerHost string, shift int, m lab.Mode, w workload, exe, logs string) (*env, error) {
 	cfg := w.labConfig()
-	// Lab names take no '-' (it separates lab and host in namespace names).
-	labMode := strings.ReplaceAll(m.Name(), "-", "_")
-	cfg.Name, cfg.Mode, cfg.Driver, cfg.Exe, cfg.Logs = id+"_"+labMode, m, driver, exe, logs
-	if driver != lab.DriverNetns {
-		cfg.Name = id + "_" + driver + "_" + labMode
-	}
+	cfg.Name, cfg.Mode, cfg.Driver, cfg.Exe, cfg.Logs = labName(id, driver, m.Name()), m, driver, exe, logs
 	if driver == lab.DriverDocker && dockerHost != "" {
 		cfg.DockerHost = dockerHost
 		cfg.Port += shift
@@ -320,6 +315,16 @@ func startMode(ctx context.Context, id, key, driver, dockerHost string, shift in
 	}
 	e := &env{key: key, mode: m, driver: driver, lab: l, procs: map[string]proc{}, shift: shift}
 	return e, w.start(ctx, e, exe, logs)
+}
+
+// labName names a run's lab of a mode on a driver. Lab names take no '-'
+// (it separates lab and host in namespace names).
+func labName(id, driver, mode string) string {
+	mode = strings.ReplaceAll(mode, "-", "_")
+	if driver != lab.DriverNetns {
+		return id + "_" + driver + "_" + mode
+	}
+	return id + "_" + mode
 }
 
 // where says where a docker endpoint's processes run.
