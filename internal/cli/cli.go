@@ -93,6 +93,7 @@ every sample with the system's description.`,
 		newImportCmd(stdout),
 		newVersionCmd(stdout),
 		newPauseCmd(),
+		newStressCmd(),
 	)
 	return root
 }

@@ -107,19 +107,19 @@ func printSummary(stdout, stderr io.Writer, dir string, header bool) error {
 		if len(runs) == 0 {
 			return fail(fmt.Errorf("%s: cannot read the run", dir))
 		}
-		cases := report.SocketCases(runs, meta.Spec.Reference, report.DefaultOptions().Same)
+		cases := report.SocketCases(runs, meta.Spec.ReferenceKey(), report.DefaultOptions().Same)
 		if len(cases) == 0 {
 			fmt.Fprintln(stdout, "no socket test finished in this run")
 			return nil
 		}
-		if err := analysis.WriteSocketTables(stdout, cases, meta.Spec.Reference); err != nil {
+		if err := analysis.WriteSocketTables(stdout, cases, meta.Spec.ReferenceKey()); err != nil {
 			return fail(err)
 		}
 		// A driver comparison adds docker against netns per mode.
 		return fail(analysis.WriteDriverTable(stdout, report.DriverRows(runs[0], report.DefaultOptions().Same)))
 	}
-	rows := analysis.PingPong(samples, meta.CellRates(), meta.Spec.ModeKeys(), meta.Spec.Reference)
-	if err := analysis.WriteTable(stdout, rows, meta.Spec.Reference); err != nil {
+	rows := analysis.PingPong(samples, meta.CellRates(), meta.Spec.ModeKeys(), meta.Spec.ReferenceKey())
+	if err := analysis.WriteTable(stdout, rows, meta.Spec.ReferenceKey()); err != nil {
 		return fail(err)
 	}
 	pairs := analysis.DriverPairs(meta.Spec.ModeKeys(), meta.Spec.SplitModeKey)

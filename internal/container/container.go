@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/cnperf/cnperf/internal/cost"
 	"github.com/cnperf/cnperf/internal/netnsutil"
 )
@@ -60,6 +62,9 @@ type Spec struct {
 	Args      []string // Args[0] is the program
 	Stdout    io.Writer
 	Stderr    io.Writer
+	// CPUs, when set, pins the process (and every thread it makes) to
+	// these CPUs, the cores condition.
+	CPUs []int
 	// Daemon keeps the process when cnperf ends (no parent-death signal, a
 	// process group of its own): a lab's overlay router outlives `lab up`.
 	// Down and clean end it with the lab's namespaces.
@@ -116,7 +121,7 @@ func Start(s Spec) (*Process, error) {
 	// The child inherits the network namespace of the thread that forks it.
 	// Pdeathsig is tied to that thread too, but Do's thread lives as long as
 	// the process that owns it, which is enough: Stop ends the child first.
-	if err := netnsutil.Do(s.NetNS, cmd.Start); err != nil {
+	if err := netnsutil.Do(s.NetNS, func() error { return startPinned(cmd, s.CPUs) }); err != nil {
 		if gate != nil {
 			gate.Close()
 		}
@@ -348,4 +353,25 @@ func CleanCgroups(lab string) ([]string, error) {
 		}
 	}
 	return removed, errors.Join(errs...)
+}
+
+// startPinned starts cmd from the calling (locked) thread with its CPU
+// affinity set to cpus, which the child inherits, and restores the
+// thread's affinity after.
+func startPinned(cmd *exec.Cmd, cpus []int) error {
+	if len(cpus) == 0 {
+		return cmd.Start()
+	}
+	var old, set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &old); err != nil {
+		return fmt.Errorf("read CPU affinity: %w", err)
+	}
+	for _, c := range cpus {
+		set.Set(c)
+	}
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		return fmt.Errorf("pin to CPUs %v: %w", cpus, err)
+	}
+	defer func() { _ = unix.SchedSetaffinity(0, &old) }()
+	return cmd.Start()
 }

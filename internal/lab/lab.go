@@ -17,11 +17,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/conditions"
 	"github.com/cnperf/cnperf/internal/container"
 	"github.com/cnperf/cnperf/internal/dockerbuild"
 	"github.com/cnperf/cnperf/internal/engine"
@@ -140,6 +143,8 @@ type Lab struct {
 	// (--docker-host): every host is this machine, reached on loopback.
 	Local      bool   `json:"local,omitempty"`
 	DockerHost string `json:"docker_host,omitempty"`
+	// Conditions are the conditions the lab was built under.
+	Conditions conditions.Set `json:"conditions,omitzero"`
 
 	engines *engine.Set
 	exe     string
@@ -173,20 +178,23 @@ type Config struct {
 	// Logs is where processes a mode starts (overlay routers) log; none
 	// when empty.
 	Logs string
+	// Conditions change what the lab's hosts may use (CPUs, bandwidth,
+	// offloads, TCP buffers); the netns driver applies them after the mode.
+	Conditions conditions.Set
 	// DockerHost, with the docker driver, runs the lab on an existing engine
 	// (e.g. unix:///var/run/docker.sock) instead of one per emulated host:
 	// the hosts are all this machine, and only single-host modes apply.
 	DockerHost string
 }
 
-var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_]{0,31}$`)
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_]{0,39}$`)
 var hostRE = regexp.MustCompile(`^[a-z][a-z0-9]{0,9}$`)
 
 // ValidName checks a lab name: lower-case letters, digits and '_' (no '-',
 // which separates the lab from the host in namespace names).
 func ValidName(name string) error {
 	if !nameRE.MatchString(name) {
-		return fmt.Errorf("lab name %q: use 1-32 of a-z, 0-9 and _, starting with a letter or digit", name)
+		return fmt.Errorf("lab name %q: use 1-40 of a-z, 0-9 and _, starting with a letter or digit", name)
 	}
 	return nil
 }
@@ -213,20 +221,20 @@ func (l *Lab) Builder() netbuild.B { return netbuild.B{Lab: l.Name} }
 // overlay router) in ns as a container with its own cgroup, so its CPU and
 // memory are accounted; Down ends it with the lab's namespaces. Args are
 // cnperf's arguments: the lab's binary runs them.
-func (l *Lab) StartProcess(name, ns string, args []string) error {
+func (l *Lab) StartProcess(name, ns string, cpus []int, args []string) error {
 	if l.exe == "" {
 		return fmt.Errorf("lab %s: no cnperf binary to start %s with", l.Name, name)
 	}
 	out := io.Discard
 	if l.logs != "" {
-		f, err := os.Create(filepath.Join(l.logs, l.Mode+"-"+name+".log"))
+		f, err := os.Create(filepath.Join(l.logs, l.Name+"-"+name+".log"))
 		if err != nil {
 			return err
 		}
 		defer f.Close() // the child holds its own descriptor
 		out = f
 	}
-	p, err := container.Start(container.Spec{Lab: l.Name, Name: name, NetNS: ns, Container: true, Daemon: true,
+	p, err := container.Start(container.Spec{Lab: l.Name, Name: name, NetNS: ns, Container: true, Daemon: true, CPUs: cpus,
 		Args: append([]string{l.exe}, args...), Stdout: out, Stderr: out})
 	if err != nil {
 		return err
@@ -245,7 +253,7 @@ func (l *Lab) Processes() map[string]*container.Process { return l.procs }
 func (l *Lab) Check() error {
 	for name, p := range l.procs {
 		if done, err := p.Exited(); done {
-			return fmt.Errorf("%s exited (%v); see logs/%s-%s.log", name, err, l.Mode, name)
+			return fmt.Errorf("%s exited (%v); see logs/%s-%s.log", name, err, l.Name, name)
 		}
 	}
 	return nil
@@ -324,6 +332,9 @@ func Up(cfg Config) (l *Lab, err error) {
 	case "", DriverNetns:
 		cfg.Driver = DriverNetns
 	case DriverDocker:
+		if !cfg.Conditions.Empty() {
+			return nil, errors.New("lab: conditions (cores, bandwidth, ...) need the netns driver so far")
+		}
 		if _, ok := cfg.Mode.(DockerMode); !ok {
 			return nil, fmt.Errorf("lab: mode %s cannot be built on the docker driver", cfg.Mode.Name())
 		}
@@ -360,7 +371,7 @@ func Up(cfg Config) (l *Lab, err error) {
 		return nil, fmt.Errorf("lab %s already exists (%s); remove it with `cnperf lab down %s`", cfg.Name, existing[0], cfg.Name)
 	}
 	l = &Lab{Name: cfg.Name, Mode: cfg.Mode.Name(), Switch: NS(cfg.Name, switchHost),
-		Publish: append([]Port{{Number: cfg.Port, Protocol: "tcp"}}, cfg.Publish...), Driver: cfg.Driver, exe: cfg.Exe, logs: cfg.Logs}
+		Publish: append([]Port{{Number: cfg.Port, Protocol: "tcp"}}, cfg.Publish...), Driver: cfg.Driver, exe: cfg.Exe, logs: cfg.Logs, Conditions: cfg.Conditions}
 	for _, p := range l.Publish {
 		if p.Number < 1 || p.Number > 65535 || (p.Protocol != "tcp" && p.Protocol != "udp") {
 			return nil, fmt.Errorf("lab: bad port %d/%s", p.Number, p.Protocol)
@@ -422,8 +433,83 @@ func Up(cfg Config) (l *Lab, err error) {
 		return nil, fmt.Errorf("build mode %s: %w", l.Mode, err)
 	}
 	l.Endpoints = eps
+	if err := l.applyConditions(servers); err != nil {
+		return nil, fmt.Errorf("conditions %s: %w", l.Conditions.Label(), err)
+	}
 	return l, nil
 }
+
+// applyConditions shapes the underlay, sets offloads and TCP buffers in
+// every namespace of the lab, and starts the CPU stress on each server
+// host. CPUs are pinned where processes start (HostCPUs, StartProcess).
+func (l *Lab) applyConditions(servers []Host) error {
+	c := l.Conditions
+	if c.Empty() {
+		return nil
+	}
+	b := l.Builder()
+	if c.Bandwidth != "" {
+		for _, h := range l.Hosts {
+			if err := b.Shape(h.NS, "eth0", c.Bandwidth); err != nil {
+				return err
+			}
+		}
+	}
+	nss, err := namespaces(l.Name)
+	if err != nil {
+		return err
+	}
+	for _, ns := range nss {
+		if ns == l.Switch {
+			continue // the switch's ports stay as a switch's are
+		}
+		if c.TCPRmem != "" {
+			if err := b.Sysctl(ns, "net.ipv4.tcp_rmem", c.TCPRmem); err != nil {
+				return err
+			}
+		}
+		if c.TCPWmem != "" {
+			if err := b.Sysctl(ns, "net.ipv4.tcp_wmem", c.TCPWmem); err != nil {
+				return err
+			}
+		}
+		if c.Offloads != "" {
+			h, err := netnsutil.Handle(ns)
+			if err != nil {
+				return err
+			}
+			links, err := h.LinkList()
+			h.Close()
+			if err != nil {
+				return err
+			}
+			for _, link := range links {
+				if link.Attrs().Name == "lo" {
+					continue
+				}
+				if err := b.Offloads(ns, link.Attrs().Name, c.Offloads == "on"); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if c.CPUStress > 0 {
+		threads := max(len(c.HostCPUs()), 1)
+		if c.Cores == 0 {
+			threads = runtime.NumCPU()
+		}
+		for _, h := range servers {
+			args := []string{"stress", "--share", strconv.FormatFloat(c.CPUStress, 'g', -1, 64), "--threads", strconv.Itoa(threads)}
+			if err := l.StartProcess("stress-"+h.Name, h.NS, c.HostCPUs(), args); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// HostCPUs are the CPUs a server host's processes may use (nil: any).
+func (l *Lab) HostCPUs() []int { return l.Conditions.HostCPUs() }
 
 // namespaces lists the namespaces of one lab. The '-' after the lab name
 // keeps lab "a" from matching lab "a_b".

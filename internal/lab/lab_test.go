@@ -4,10 +4,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/conditions"
+	"github.com/cnperf/cnperf/internal/container"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/modes"
 	"github.com/cnperf/cnperf/internal/netnsutil"
@@ -315,6 +319,74 @@ func checkRouter(t *testing.T, l *lab.Lab, ping, pong lab.Endpoint, before map[s
 	for name, p := range l.Processes() {
 		if done, err := p.Exited(); done {
 			t.Errorf("%s exited: %v", name, err)
+		}
+	}
+}
+
+// cpusAllowed reads a process's Cpus_allowed_list.
+func cpusAllowed(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatalf("no Cpus_allowed_list for %d", pid)
+	return ""
+}
+
+// TestCoresCondition checks that the cores condition is enforced: the
+// application's processes, the CPU stress and the overlay routers are
+// pinned where the condition says, the router apart from the application.
+func TestCoresCondition(t *testing.T) {
+	testutil.RequireRoot(t)
+	if runtime.NumCPU() < 2 {
+		t.Skip("needs 2 CPUs")
+	}
+	m, _ := modes.Lookup("overlay-userspace")
+	name := "tcores"
+	cond := conditions.Set{Cores: 1, Router: "apart", CPUStress: 0.2}
+	l, err := lab.Up(lab.Config{Name: name, Mode: m, Hosts: []string{"c", "s1", "s2"}, Port: 9300, Exe: testutil.Binary(t), Conditions: cond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := lab.Down(name); err != nil {
+			t.Error(err)
+		}
+	})
+	want := map[string]string{"router-s1": "1", "router-s2": "1", "stress-s1": "0", "stress-s2": "0"}
+	for n, w := range want {
+		p := l.Processes()[n]
+		if p == nil {
+			t.Errorf("no process %s (have %v)", n, l.Processes())
+			continue
+		}
+		if got := cpusAllowed(t, p.PID()); got != w {
+			t.Errorf("%s runs on CPUs %s, want %s", n, got, w)
+		}
+	}
+	ep, _ := l.Endpoint("s2")
+	srv, err := container.Start(container.Spec{Lab: name, Name: "srv", NetNS: ep.NS, Container: true, CPUs: l.HostCPUs(),
+		Args: []string{testutil.Binary(t), "pause"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop(time.Second)
+	if got := cpusAllowed(t, srv.PID()); got != "0" {
+		t.Errorf("a server of the lab runs on CPUs %s, want 0", got)
+	}
+	// The pinning holds for every thread a Go program starts later, as the
+	// kernel's affinity is inherited: one thread of the router, sampled.
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", l.Processes()["router-s1"].PID()))
+	for _, task := range tasks {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", l.Processes()["router-s1"].PID(), task.Name()))
+		if !strings.Contains(string(b), "Cpus_allowed_list:\t1\n") {
+			t.Errorf("router thread %s is not pinned to CPU 1", task.Name())
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -390,4 +391,36 @@ func (b B) WaitLink(ns, name string, within time.Duration) error {
 // of the masquerade Publish adds: overlay traffic keeps its addresses.
 func (b B) NATExempt(ns, src, dst string) error {
 	return firewall.New(ns, "cnperf:"+b.Lab).Append("nat", "POSTROUTING", "-s", src, "-d", dst, "-j", "RETURN")
+}
+
+// run runs a command (tc, ethtool) inside ns; the child inherits the
+// namespace of the thread that starts it.
+func run(ns string, name string, args ...string) error {
+	var out []byte
+	err := netnsutil.Do(ns, func() error {
+		var err error
+		out, err = exec.Command(name, args...).CombinedOutput()
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("%s %s in %s: %v: %s", name, strings.Join(args, " "), ns, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// Shape limits dev's egress in ns to rate (tc's syntax, e.g. 100mbit) with
+// a token bucket filter: a burst of 64 kB (enough for line rate at
+// 1 Gbit/s with 1 ms timers) and at most 50 ms of queue.
+func (b B) Shape(ns, dev, rate string) error {
+	return run(ns, "tc", "qdisc", "replace", "dev", dev, "root", "tbf", "rate", rate, "burst", "64kb", "latency", "50ms")
+}
+
+// Offloads turns dev's segmentation, receive and checksum offloads on or
+// off in ns, as `ethtool -K` does.
+func (b B) Offloads(ns, dev string, on bool) error {
+	v := "off"
+	if on {
+		v = "on"
+	}
+	return run(ns, "ethtool", "-K", dev, "tso", v, "gso", v, "gro", v, "tx", v, "rx", v)
 }

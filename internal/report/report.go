@@ -105,7 +105,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 	}
 	ref := o.Reference
 	if ref == "" {
-		ref = runs[0].Meta.Spec.Reference
+		ref = runs[0].Meta.Spec.ReferenceKey()
 	}
 	pingPong, sockets := false, false
 	for _, run := range runs {

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"github.com/cnperf/cnperf/internal/conditions"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/container"
@@ -40,6 +41,7 @@ type MemoryMeta struct {
 type ModeMeta struct {
 	Mode       string                     `json:"mode"`
 	Driver     string                     `json:"driver,omitempty"`
+	Conditions conditions.Set             `json:"conditions,omitzero"`
 	Summary    string                     `json:"summary"`
 	Lab        *lab.Lab                   `json:"lab"`
 	Namespaces []sysinfo.Netns            `json:"namespaces"`

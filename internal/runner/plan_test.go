@@ -119,7 +119,7 @@ func TestNewID(t *testing.T) {
 		}
 		for _, m := range modes.Names() {
 			for _, d := range []string{lab.DriverNetns, lab.DriverDocker} {
-				if err := lab.ValidName(labName(id, d, m)); err != nil {
+				if err := lab.ValidName(labName(id, d, m, "cores=1,router=apart")); err != nil {
 					t.Fatalf("lab name for id %q, mode %s on %s: %v", id, m, d, err)
 				}
 			}

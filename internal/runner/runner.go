@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -161,23 +162,23 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	keys := s.ModeKeys()
 	fmt.Fprintf(o.Out, "cnperf: building %d labs (%s)\n", len(keys), strings.Join(keys, ", "))
-	for i, key := range keys {
+	for i, pl := range s.Labs() {
 		if err := ctx.Err(); err != nil {
 			return finish(err)
 		}
-		name, driver := s.SplitModeKey(key)
+		key, name, driver := pl.Key, pl.Mode, pl.Driver
 		m, err := modes.Lookup(name)
 		if err != nil {
 			return finish(err)
 		}
-		e, err := startMode(ctx, meta.ID, key, driver, o.DockerHost, 100*i, m, w, o.Exe, logs)
+		e, err := startMode(ctx, meta.ID, pl, o.DockerHost, 100*i, m, w, o.Exe, logs)
 		if e != nil {
 			envs[key] = e
 		}
 		if err != nil {
 			return finish(fmt.Errorf("mode %s: %w", key, err))
 		}
-		mm := ModeMeta{Mode: key, Driver: driver, Summary: m.Summary(), Lab: e.lab}
+		mm := ModeMeta{Mode: key, Driver: driver, Summary: m.Summary(), Lab: e.lab, Conditions: pl.Conditions}
 		first := e.lab.Hosts[0].NS
 		nss, _ := netnsutil.List(lab.Prefix + e.lab.Name + "-")
 		if e.lab.Local {
@@ -296,9 +297,11 @@ func interleave(modes []string, units int) []cellPlan {
 // servers in it.
 // On an existing engine every lab shares this machine's stack, so each
 // lab's ports are shifted by shift to keep them apart.
-func startMode(ctx context.Context, id, key, driver, dockerHost string, shift int, m lab.Mode, w workload, exe, logs string) (*env, error) {
+func startMode(ctx context.Context, id string, pl spec.Lab, dockerHost string, shift int, m lab.Mode, w workload, exe, logs string) (*env, error) {
+	key, driver := pl.Key, pl.Driver
 	cfg := w.labConfig()
-	cfg.Name, cfg.Mode, cfg.Driver, cfg.Exe, cfg.Logs = labName(id, driver, m.Name()), m, driver, exe, logs
+	cfg.Name, cfg.Mode, cfg.Driver, cfg.Exe, cfg.Logs = labName(id, driver, m.Name(), pl.Conditions.Label()), m, driver, exe, logs
+	cfg.Conditions = pl.Conditions
 	if driver == lab.DriverDocker && dockerHost != "" {
 		cfg.DockerHost = dockerHost
 		cfg.Port += shift
@@ -319,12 +322,23 @@ func startMode(ctx context.Context, id, key, driver, dockerHost string, shift in
 
 // labName names a run's lab of a mode on a driver. Lab names take no '-'
 // (it separates lab and host in namespace names).
-func labName(id, driver, mode string) string {
+// Labs of the same mode under several variants get the variant's hash.
+func labName(id, driver, mode, variant string) string {
 	mode = strings.ReplaceAll(mode, "-", "_")
+	name := id + "_" + mode
 	if driver != lab.DriverNetns {
-		return id + "_" + driver + "_" + mode
+		name = id + "_" + driver + "_" + mode
 	}
-	return id + "_" + mode
+	if variant != "" {
+		name += fmt.Sprintf("_%04x", crc32.ChecksumIEEE([]byte(variant))&0xffff)
+	}
+	return name
+}
+
+// logName is the log file of a role in this mode's lab: the key, with the
+// '/' of a variant made a file name's.
+func (e *env) logName(role string) string {
+	return strings.ReplaceAll(e.key, "/", "_") + "-" + role + ".log"
 }
 
 // where says where a docker endpoint's processes run.
@@ -348,13 +362,13 @@ func (e *env) startClient(ep lab.Endpoint, args []string, stdout, stderr io.Writ
 		return dockerrun.StartExec(w, args[1:], stdout, stderr)
 	}
 	return container.Start(container.Spec{Lab: e.lab.Name, Name: "client", NetNS: ep.NS, Container: ep.Container,
-		Args: args, Stdout: stdout, Stderr: stderr})
+		Args: args, Stdout: stdout, Stderr: stderr, CPUs: e.lab.HostCPUs()})
 }
 
 // startServer starts one server process of role on endpoint ep, logging to
 // logs/MODE-ROLE.log.
 func (e *env) startServer(role string, ep lab.Endpoint, args []string, logs string) error {
-	logPath := filepath.Join(logs, e.key+"-"+role+".log")
+	logPath := filepath.Join(logs, e.logName(role))
 	if ep.Docker != nil {
 		w, err := e.where(ep)
 		if err != nil {
@@ -373,7 +387,7 @@ func (e *env) startServer(role string, ep lab.Endpoint, args []string, logs stri
 	}
 	defer logf.Close() // the child holds its own descriptor
 	proc, err := container.Start(container.Spec{Lab: e.lab.Name, Name: role, NetNS: ep.NS, Container: ep.Container,
-		Args: args, Stdout: logf, Stderr: logf})
+		Args: args, Stdout: logf, Stderr: logf, CPUs: e.lab.HostCPUs()})
 	if err != nil {
 		return err
 	}
@@ -393,7 +407,7 @@ func (e *env) check() error {
 	}
 	for role, p := range e.procs {
 		if done, err := p.Exited(); done {
-			return fmt.Errorf("%s server exited (%v); see logs/%s-%s.log", role, err, e.key, role)
+			return fmt.Errorf("%s server exited (%v); see logs/%s", role, err, e.logName(role))
 		}
 	}
 	return nil

@@ -131,7 +131,7 @@ func (t *socketTests) start(ctx context.Context, e *env, exe, logs string) error
 				break
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("%s did not bind port %d within 10s; see logs/%s-%s.log", srv.Role, srv.Port, e.key, srv.Role)
+				return fmt.Errorf("%s did not bind port %d within 10s; see logs/%s", srv.Role, srv.Port, e.logName(srv.Role))
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -221,7 +221,7 @@ func (t *socketTests) runCell(ctx context.Context, e *env, u int, cell *Cell, ap
 		cell.Samples++
 		app.add(rec, false)
 	}}
-	logf, err := os.OpenFile(filepath.Join(t.logs, mode+"-client.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	logf, err := os.OpenFile(filepath.Join(t.logs, e.logName("client")), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}

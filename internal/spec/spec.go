@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/cnperf/cnperf/internal/conditions"
 	"github.com/cnperf/cnperf/internal/modes"
 	"github.com/cnperf/cnperf/internal/pingpong"
 	"github.com/cnperf/cnperf/internal/suite"
@@ -38,6 +40,11 @@ type Spec struct {
 	// Tests, when given, are socket workloads (stream, rr, jitter,
 	// datagram) run instead of ping-pong, each in every mode.
 	Tests []suite.Test `yaml:"tests,omitempty" json:"tests,omitempty"`
+	// Conditions apply to every lab; Variants sweep them: each variant
+	// (over Conditions) runs every mode again, side by side, keyed
+	// MODE/VARIANT.
+	Conditions conditions.Set   `yaml:"conditions,omitempty" json:"conditions,omitempty"`
+	Variants   []conditions.Set `yaml:"variants,omitempty" json:"variants,omitempty"`
 }
 
 var knownDrivers = []string{"netns", "docker"}
@@ -50,24 +57,72 @@ func (s Spec) RunDrivers() []string {
 	return []string{s.Driver}
 }
 
-// ModeKeys names the labs of a run, in order: the modes, and when drivers
-// are compared, the modes again on each further driver as MODE@DRIVER
-// (except bare, which is the same plain process on every driver).
-// Samples, cells and tables carry these keys as their mode.
-func (s Spec) ModeKeys() []string {
-	keys := slices.Clone(s.Modes)
-	for _, d := range s.RunDrivers()[1:] {
+// Lab is one lab of a run: a mode on a driver under a set of conditions,
+// and the key its samples, cells and tables carry as their mode.
+type Lab struct {
+	Key        string
+	Mode       string
+	Driver     string
+	Conditions conditions.Set
+}
+
+// Labs lists the labs of a run, in order: the modes; when drivers are
+// compared, the modes again on each further driver as MODE@DRIVER (except
+// bare, which is the same plain process on every driver); and when
+// conditions are swept, each of those once per variant as KEY/VARIANT.
+func (s Spec) Labs() []Lab {
+	variants := s.Variants
+	if len(variants) == 0 {
+		variants = []conditions.Set{{}}
+	}
+	var labs []Lab
+	for i, d := range s.RunDrivers() {
 		for _, m := range s.Modes {
-			if m != "bare" {
-				keys = append(keys, m+"@"+d)
+			if i > 0 && m == "bare" {
+				continue
+			}
+			key := m
+			if i > 0 {
+				key += "@" + d
+			}
+			for _, v := range variants {
+				k := key
+				if len(variants) > 1 {
+					k += "/" + v.Label()
+				}
+				labs = append(labs, Lab{Key: k, Mode: m, Driver: d, Conditions: s.Conditions.Over(v)})
 			}
 		}
+	}
+	return labs
+}
+
+// ModeKeys returns the labs' keys, in order.
+func (s Spec) ModeKeys() []string {
+	var keys []string
+	for _, l := range s.Labs() {
+		keys = append(keys, l.Key)
 	}
 	return keys
 }
 
+// ReferenceKey is the key tables compare against: the reference mode, under
+// the first variant when conditions are swept (a key given as reference is
+// taken as it is).
+func (s Spec) ReferenceKey() string {
+	if len(s.Variants) > 1 && s.Reference != "" && !strings.Contains(s.Reference, "/") {
+		return s.Reference + "/" + s.Variants[0].Label()
+	}
+	return s.Reference
+}
+
 // SplitModeKey returns a mode key's mode and driver.
 func (s Spec) SplitModeKey(key string) (mode, driver string) {
+	for _, l := range s.Labs() {
+		if l.Key == key {
+			return l.Mode, l.Driver
+		}
+	}
 	if m, d, ok := strings.Cut(key, "@"); ok {
 		return m, d
 	}
@@ -306,8 +361,23 @@ func (s Spec) Validate() error {
 		}
 		seen[m] = true
 	}
-	if s.Reference != "" && !seen[s.Reference] {
+	if s.Reference != "" && !seen[s.Reference] && !slices.Contains(s.ModeKeys(), s.Reference) {
 		return fmt.Errorf("reference: mode %q is not in modes", s.Reference)
+	}
+	if err := s.Conditions.Validate(runtime.NumCPU()); err != nil {
+		return fmt.Errorf("conditions.%w", err)
+	}
+	labels := map[string]bool{}
+	for i, v := range s.Variants {
+		if err := s.Conditions.Over(v).Validate(runtime.NumCPU()); err != nil {
+			return fmt.Errorf("variants[%d].%w", i, err)
+		}
+		if l := v.Label(); labels[l] {
+			return fmt.Errorf("variants[%d]: %q is there twice (give it a name)", i, l)
+		} else if l == "" && len(s.Variants) > 1 {
+			return fmt.Errorf("variants[%d]: sets nothing", i)
+		}
+		labels[v.Label()] = true
 	}
 	for k := range s.Labels {
 		if k == "" {

@@ -160,6 +160,11 @@ func TestParseErrors(t *testing.T) {
 		{"max_body 0", "name: x\npingpong: {max_size: 0, min_size: 0, max_body: 0}\n", []string{"pingpong.max_body 0"}},
 		{"port 0", "name: x\npingpong: {port: 0}\n", []string{"pingpong.port 0"}},
 		{"port 70000", "name: x\npingpong: {port: 70000}\n", []string{"pingpong.port 70000"}},
+		{"conditions delay", "name: x\nconditions: {delay: 50ms}\n", []string{"conditions.delay", "netem"}},
+		{"variant cores", "name: x\nvariants: [{cores: 1}, {cores: 999}]\n", []string{"variants[1].cores 999"}},
+		{"variant twice", "name: x\nvariants: [{cores: 1}, {cores: 1}]\n", []string{"variants[1]", "twice"}},
+		{"variant empty", "name: x\nvariants: [{cores: 1}, {}]\n", []string{"variants[1]: sets nothing"}},
+		{"variant unknown field", "name: x\nvariants: [{mtu: 1400}]\n", []string{"mtu"}},
 		{"driver lxd", "name: x\ndriver: lxd\n", []string{"driver", `"lxd"`, "netns, docker"}},
 		{"drivers unknown", "name: x\ndrivers: [netns, kvm]\n", []string{"drivers[1]", `"kvm"`}},
 		{"drivers twice", "name: x\ndrivers: [docker, docker]\n", []string{"drivers", `"docker" is listed twice`}},
@@ -305,5 +310,31 @@ func TestModeKeys(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestVariants(t *testing.T) {
+	s, err := spec.Parse(strings.NewReader("name: v\nmodes: [bare, overlay]\nconditions: {bandwidth: 100mbit}\n"+
+		"variants: [{name: one, cores: 1}, {cores: 1, router: apart}]\n"), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"bare/one", "bare/cores=1,router=apart", "overlay/one", "overlay/cores=1,router=apart"}
+	if got := s.ModeKeys(); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("ModeKeys = %v, want %v", got, want)
+	}
+	if got := s.ReferenceKey(); got != "bare/one" {
+		t.Errorf("ReferenceKey = %q", got)
+	}
+	labs := s.Labs()
+	if c := labs[3].Conditions; c.Bandwidth != "100mbit" || c.Router != "apart" || c.Cores != 1 || labs[3].Mode != "overlay" {
+		t.Errorf("lab 3 = %+v: the variant goes over the spec's conditions", labs[3])
+	}
+	if m, d := s.SplitModeKey("overlay/one"); m != "overlay" || d != "netns" {
+		t.Errorf("SplitModeKey = %q, %q", m, d)
+	}
+	one, _ := spec.Parse(strings.NewReader("name: v\nmodes: [bare]\nvariants: [{cores: 1}]\n"), "test")
+	if got := one.ModeKeys(); len(got) != 1 || got[0] != "bare" || one.Labs()[0].Conditions.Cores != 1 {
+		t.Errorf("a single variant applies without renaming: %v %+v", got, one.Labs())
 	}
 }

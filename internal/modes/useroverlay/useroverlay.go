@@ -112,11 +112,12 @@ func (m Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, e
 					PublicKey: hostKeys[o.Name].public})
 			}
 		}
-		if err := l.StartProcess("router-"+h.Name, h.NS, []string{"serve", "overlay", "--config", cfg.JSON()}); err != nil {
+		// The cores condition places the router with the application or apart.
+		if err := l.StartProcess("router-"+h.Name, h.NS, l.Conditions.RouterCPUs(), []string{"serve", "overlay", "--config", cfg.JSON()}); err != nil {
 			return nil, err
 		}
 		if err := b.WaitLink(h.NS, tunName, 10*time.Second); err != nil {
-			return nil, fmt.Errorf("%w (see logs/%s-router-%s.log)", err, m.Name(), h.Name)
+			return nil, fmt.Errorf("%w (see logs/%s-router-%s.log)", err, l.Name, h.Name)
 		}
 		if err := b.RouteDev(h.NS, Range, tunName); err != nil {
 			return nil, err

@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"context"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// newStressCmd burns a share of CPU, the cpu_stress condition (seed 002
+// used stress-ng): each thread spins for share of every 10 ms period and
+// sleeps the rest, until SIGTERM. Pinned by its starter to a host's CPUs.
+func newStressCmd() *cobra.Command {
+	var share float64
+	var threads int
+	cmd := &cobra.Command{
+		Use:    "stress --share S --threads N",
+		Short:  "Burn a share of CPU on N threads until SIGTERM (the cpu_stress condition)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if share <= 0 || share >= 1 {
+				return usagef("--share %g: want (0, 1)", share)
+			}
+			if threads < 1 || threads > 1024 {
+				return usagef("--threads %d: want 1..1024", threads)
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			const period = 10 * time.Millisecond
+			busy := time.Duration(share * float64(period))
+			for range threads {
+				go func() {
+					runtime.LockOSThread()
+					for ctx.Err() == nil {
+						start := time.Now()
+						for time.Since(start) < busy {
+						}
+						time.Sleep(period - busy)
+					}
+				}()
+			}
+			<-ctx.Done()
+			return nil
+		},
+	}
+	cmd.Flags().Float64Var(&share, "share", 0.5, "share of each CPU to burn, in (0, 1)")
+	cmd.Flags().IntVar(&threads, "threads", 1, "threads, one per CPU to load")
+	return cmd
+}

@@ -1,0 +1,219 @@
+// Package conditions says what the conditions that change a mode's cost
+// mean: the CPUs a host's processes may use and whether the overlay router
+// shares them, another process burning CPU, the underlay's bandwidth,
+// offloads, and TCP buffer defaults. A spec sets them for every lab
+// (conditions) and sweeps them as variants, each run side by side as its
+// own labs; the lab applies them, the runner pins processes.
+package conditions
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Set is one set of conditions; zero fields leave the machine as it is.
+type Set struct {
+	// Name labels a variant (default: its conditions, e.g. "cores=1").
+	Name string `yaml:"name,omitempty" json:"name,omitempty"`
+	// Cores restricts each server host's processes to CPUs 0..Cores-1 (all
+	// hosts share them, as co-located VMs would); 0: no restriction.
+	Cores int `yaml:"cores,omitempty" json:"cores,omitempty"`
+	// Router places a user-space overlay router: "same" CPUs as the
+	// application (contention, as on seed 004's single core) or "apart"
+	// (the next Cores CPUs).
+	Router string `yaml:"router,omitempty" json:"router,omitempty"`
+	// CPUStress runs, on each server host, another process that burns this
+	// share (0..1) of each of the host's CPUs for the whole run.
+	CPUStress float64 `yaml:"cpu_stress,omitempty" json:"cpu_stress,omitempty"`
+	// Bandwidth shapes every host's underlay NIC (egress) with TBF, e.g.
+	// "100mbit" (seed 000's Ethernet).
+	Bandwidth string `yaml:"bandwidth,omitempty" json:"bandwidth,omitempty"`
+	// Offloads turns segmentation, receive and checksum offloads ("on" or
+	// "off": tso, gso, gro, tx and rx checksums) on every host's and
+	// container's devices.
+	Offloads string `yaml:"offloads,omitempty" json:"offloads,omitempty"`
+	// TCPRmem and TCPWmem set net.ipv4.tcp_rmem / tcp_wmem ("min default
+	// max") in every namespace of the lab.
+	TCPRmem string `yaml:"tcp_rmem,omitempty" json:"tcp_rmem,omitempty"`
+	TCPWmem string `yaml:"tcp_wmem,omitempty" json:"tcp_wmem,omitempty"`
+	// Delay would add latency with netem, which this kernel lacks: it is
+	// refused, not faked.
+	Delay string `yaml:"delay,omitempty" json:"delay,omitempty"`
+}
+
+// Empty reports whether the set changes nothing.
+func (s Set) Empty() bool { s.Name = ""; return s == Set{} }
+
+// Over returns s with v's non-zero fields on top: a variant over the
+// spec's conditions.
+func (s Set) Over(v Set) Set {
+	if v.Name != "" {
+		s.Name = v.Name
+	}
+	if v.Cores != 0 {
+		s.Cores = v.Cores
+	}
+	if v.Router != "" {
+		s.Router = v.Router
+	}
+	if v.CPUStress != 0 {
+		s.CPUStress = v.CPUStress
+	}
+	if v.Bandwidth != "" {
+		s.Bandwidth = v.Bandwidth
+	}
+	if v.Offloads != "" {
+		s.Offloads = v.Offloads
+	}
+	if v.TCPRmem != "" {
+		s.TCPRmem = v.TCPRmem
+	}
+	if v.TCPWmem != "" {
+		s.TCPWmem = v.TCPWmem
+	}
+	if v.Delay != "" {
+		s.Delay = v.Delay
+	}
+	return s
+}
+
+// Label names the set: its name, or its conditions in a fixed order.
+func (s Set) Label() string {
+	if s.Name != "" {
+		return s.Name
+	}
+	var parts []string
+	add := func(k string, v any, set bool) {
+		if set {
+			parts = append(parts, fmt.Sprintf("%s=%v", k, v))
+		}
+	}
+	add("cores", s.Cores, s.Cores != 0)
+	add("router", s.Router, s.Router != "")
+	add("stress", s.CPUStress, s.CPUStress != 0)
+	add("bw", s.Bandwidth, s.Bandwidth != "")
+	add("offloads", s.Offloads, s.Offloads != "")
+	add("rmem", strings.ReplaceAll(s.TCPRmem, " ", ":"), s.TCPRmem != "")
+	add("wmem", strings.ReplaceAll(s.TCPWmem, " ", ":"), s.TCPWmem != "")
+	return strings.Join(parts, ",")
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.=,:-]{0,47}$`)
+
+// Validate checks the set against a machine with cpus CPUs, naming the
+// first bad field.
+func (s Set) Validate(cpus int) error {
+	if s.Name != "" && !nameRE.MatchString(s.Name) {
+		return fmt.Errorf("name %q: use up to 48 letters, digits and . _ = , : -", s.Name)
+	}
+	switch {
+	case s.Cores < 0:
+		return fmt.Errorf("cores %d: must be >= 0", s.Cores)
+	case s.Cores > cpus:
+		return fmt.Errorf("cores %d: this machine has %d CPUs", s.Cores, cpus)
+	}
+	switch s.Router {
+	case "", "same":
+	case "apart":
+		if s.Cores == 0 {
+			return errors.New("router apart: needs cores, so that the router's CPUs can be the next ones")
+		}
+		if 2*s.Cores > cpus {
+			return fmt.Errorf("router apart with cores %d: needs %d CPUs, this machine has %d", s.Cores, 2*s.Cores, cpus)
+		}
+	default:
+		return fmt.Errorf("router %q: use same or apart", s.Router)
+	}
+	if s.CPUStress < 0 || s.CPUStress >= 1 {
+		return fmt.Errorf("cpu_stress %g: a share in [0, 1)", s.CPUStress)
+	}
+	if s.Bandwidth != "" {
+		if _, err := ParseRate(s.Bandwidth); err != nil {
+			return fmt.Errorf("bandwidth %q: %w", s.Bandwidth, err)
+		}
+	}
+	switch s.Offloads {
+	case "", "on", "off":
+	default:
+		return fmt.Errorf("offloads %q: use on or off", s.Offloads)
+	}
+	for _, f := range []struct{ name, v string }{{"tcp_rmem", s.TCPRmem}, {"tcp_wmem", s.TCPWmem}} {
+		if f.v == "" {
+			continue
+		}
+		if _, err := parseTriple(f.v); err != nil {
+			return fmt.Errorf("%s %q: %w", f.name, f.v, err)
+		}
+	}
+	if s.Delay != "" {
+		return fmt.Errorf("delay %q: needs netem, which this kernel lacks (no sch_netem); left for later rather than faked", s.Delay)
+	}
+	return nil
+}
+
+// HostCPUs are the CPUs a server host's processes may use (nil: any).
+func (s Set) HostCPUs() []int { return span(0, s.Cores) }
+
+// RouterCPUs are the CPUs a host's overlay router may use (nil: any).
+func (s Set) RouterCPUs() []int {
+	if s.Router == "apart" {
+		return span(s.Cores, s.Cores)
+	}
+	return s.HostCPUs()
+}
+
+func span(from, n int) []int {
+	var out []int
+	for i := range n {
+		out = append(out, from+i)
+	}
+	return out
+}
+
+// ParseRate reads a rate as tc writes it: a number with an optional unit
+// (bit, kbit, mbit, gbit; bps, kbps, mbps, gbps are bytes per second)
+// and returns bits per second.
+func ParseRate(s string) (uint64, error) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	num, unit := s, "bit"
+	if i >= 0 {
+		num, unit = s[:i], s[i:]
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || v <= 0 {
+		return 0, errors.New("want a positive rate such as 100mbit")
+	}
+	mult := map[string]float64{"bit": 1, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9,
+		"bps": 8, "kbps": 8e3, "mbps": 8e6, "gbps": 8e9}[unit]
+	if mult == 0 {
+		return 0, fmt.Errorf("unit %q: use bit, kbit, mbit, gbit (or bps, kbps, mbps, gbps for bytes)", unit)
+	}
+	bits := v * mult
+	if bits < 8000 {
+		return 0, errors.New("below 8 kbit/s")
+	}
+	return uint64(bits), nil
+}
+
+func parseTriple(s string) ([3]int, error) {
+	var t [3]int
+	f := strings.Fields(s)
+	if len(f) != 3 {
+		return t, errors.New(`want "min default max" in bytes`)
+	}
+	for i, x := range f {
+		v, err := strconv.Atoi(x)
+		if err != nil || v <= 0 {
+			return t, fmt.Errorf("%q: want a positive number of bytes", x)
+		}
+		t[i] = v
+	}
+	if t[0] > t[1] || t[1] > t[2] {
+		return t, errors.New("want min <= default <= max")
+	}
+	return t, nil
+}

@@ -1,0 +1,84 @@
+package conditions
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		set  Set
+		want string // "" for valid
+	}{
+		{"empty", Set{}, ""},
+		{"one core, router apart", Set{Cores: 1, Router: "apart"}, ""},
+		{"all", Set{Cores: 2, CPUStress: 0.5, Bandwidth: "100mbit", Offloads: "off", TCPRmem: "4096 87380 6291456", TCPWmem: "4096 16384 4194304"}, ""},
+		{"more cores than the machine", Set{Cores: 4}, "cores 4: this machine has 2 CPUs"},
+		{"negative cores", Set{Cores: -1}, "cores -1"},
+		{"apart without cores", Set{Router: "apart"}, "router apart: needs cores"},
+		{"apart needs twice the cores", Set{Cores: 2, Router: "apart"}, "needs 4 CPUs, this machine has 2"},
+		{"router unknown", Set{Router: "near"}, `router "near"`},
+		{"stress 1", Set{CPUStress: 1}, "cpu_stress 1"},
+		{"bandwidth unit", Set{Bandwidth: "100mb/s"}, `bandwidth "100mb/s"`},
+		{"bandwidth tiny", Set{Bandwidth: "10bit"}, "below 8 kbit/s"},
+		{"offloads maybe", Set{Offloads: "maybe"}, `offloads "maybe"`},
+		{"rmem two numbers", Set{TCPRmem: "4096 87380"}, `tcp_rmem "4096 87380"`},
+		{"wmem out of order", Set{TCPWmem: "9 8 7"}, "min <= default <= max"},
+		{"delay", Set{Delay: "50ms"}, "needs netem, which this kernel lacks"},
+		{"bad name", Set{Name: "a b"}, `name "a b"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.set.Validate(2)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("Validate: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("Validate = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseRate(t *testing.T) {
+	tests := []struct {
+		in   string
+		want uint64
+	}{
+		{"100mbit", 100e6}, {"1gbit", 1e9}, {"64kbit", 64e3}, {"12.5mbps", 100e6}, {"1000000", 1e6}, {"2Mbit", 2e6},
+	}
+	for _, tc := range tests {
+		if got, err := ParseRate(tc.in); err != nil || got != tc.want {
+			t.Errorf("ParseRate(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "fast", "-1mbit", "0", "10furlongs"} {
+		if _, err := ParseRate(bad); err == nil {
+			t.Errorf("ParseRate(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestLabelOverAndCPUs(t *testing.T) {
+	base := Set{Cores: 1, Bandwidth: "100mbit"}
+	v := base.Over(Set{Router: "apart", TCPRmem: "4096 87380 174760"})
+	if got := v.Label(); got != "cores=1,router=apart,bw=100mbit,rmem=4096:87380:174760" {
+		t.Errorf("Label = %q", got)
+	}
+	if got := base.Over(Set{Name: "slow"}).Label(); got != "slow" {
+		t.Errorf("named Label = %q", got)
+	}
+	if !(Set{Name: "x"}).Empty() || base.Empty() {
+		t.Error("Empty: a name alone changes nothing; cores do")
+	}
+	if h, r := v.HostCPUs(), v.RouterCPUs(); len(h) != 1 || h[0] != 0 || len(r) != 1 || r[0] != 1 {
+		t.Errorf("apart: host %v, router %v", h, r)
+	}
+	if h, r := base.HostCPUs(), base.RouterCPUs(); len(r) != 1 || r[0] != h[0] {
+		t.Errorf("same: host %v, router %v", h, r)
+	}
+	if (Set{}).HostCPUs() != nil {
+		t.Error("no cores: no pinning")
+	}
+}
