@@ -233,9 +233,24 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		e := envs[c.mode]
 		cell := Cell{Index: i, Mode: c.mode, Chunk: c.unit, Start: time.Now().UTC()}
 		w.describeCell(c.unit, &cell)
+		// A process the mode runs (an overlay router) that has died fails
+		// this mode's cells with the reason; the other modes go on.
+		if err := e.lab.Check(); err != nil {
+			cell.Error, cell.Failed, cell.End = err.Error(), 1, time.Now().UTC()
+			meta.Cells = append(meta.Cells, cell)
+			bar.Cell()
+			if err := run.WriteMeta(meta); err != nil {
+				runErr = err
+				break
+			}
+			continue
+		}
 		curMode.Store(c.mode)
 		before := app.total
 		err := w.runCell(ctx, e, c.unit, &cell, app)
+		if lerr := e.lab.Check(); lerr != nil && cell.Error == "" {
+			cell.Error = lerr.Error() // it died during this cell
+		}
 		res.Samples += app.total - before
 		cell.End = time.Now().UTC()
 		meta.Cells = append(meta.Cells, cell)
@@ -401,9 +416,6 @@ func (e *env) check() error {
 		if err := set.Check(); err != nil {
 			return err
 		}
-	}
-	if err := e.lab.Check(); err != nil {
-		return err
 	}
 	for role, p := range e.procs {
 		if done, err := p.Exited(); done {
