@@ -167,7 +167,7 @@ func newPresetsCmd(stdout io.Writer) *cobra.Command {
 				if err != nil {
 					return fail(err)
 				}
-				fmt.Fprintf(stdout, "%-13s %s\n", n, s.Description)
+				fmt.Fprintf(stdout, "%-17s %s\n", n, s.Description)
 			}
 			return nil
 		},
