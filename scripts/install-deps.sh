@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what cnperf needs on a Debian machine, only what is missing:
 # iproute2, iptables and ethtool for the labs, docker.io for the docker
-# driver, and a Go toolchain >= 1.25
+# driver, openvswitch-switch for the ovs mode, and a Go toolchain >= 1.25
 # (from the Go module proxy, as `GOTOOLCHAIN` would fetch it, when the
 # machine has none or an older one). Arguments add extras: `bench` (wrk,
 # nginx) and `browser` (chromium, for the report's browser test).
@@ -16,6 +16,8 @@ command -v curl >/dev/null || need_pkgs+=(curl)
 command -v unzip >/dev/null || need_pkgs+=(unzip)
 # The docker driver: dockerd, containerd and runc (Debian's docker.io).
 command -v dockerd >/dev/null || need_pkgs+=(docker.io)
+# The ovs mode: Open vSwitch's daemons, which cnperf starts per lab itself.
+command -v ovs-vswitchd >/dev/null || need_pkgs+=(openvswitch-switch)
 for extra in "$@"; do
   case "$extra" in
     bench) command -v wrk >/dev/null || need_pkgs+=(wrk)
@@ -26,6 +28,14 @@ done
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   echo "install-deps: apt-get install ${need_pkgs[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
+  # Packages with daemons (docker.io, openvswitch-switch) must not start
+  # them: cnperf starts its own, inside its labs. Debian's policy-rc.d says
+  # so to the packages' scripts; one made here is removed again.
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+    chmod 755 /usr/sbin/policy-rc.d
+    trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+  fi
   apt-get update -qq >&2
   apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >&2
 fi

@@ -62,6 +62,8 @@ type Spec struct {
 	Args      []string // Args[0] is the program
 	Stdout    io.Writer
 	Stderr    io.Writer
+	// Env adds to the environment the process inherits.
+	Env []string
 	// CPUs, when set, pins the process (and every thread it makes) to
 	// these CPUs, the cores condition.
 	CPUs []int
@@ -90,6 +92,9 @@ func Start(s Spec) (*Process, error) {
 	}
 	cmd := exec.Command(s.Args[0], s.Args[1:]...)
 	cmd.Stdout, cmd.Stderr = s.Stdout, s.Stderr
+	if len(s.Env) > 0 {
+		cmd.Env = append(os.Environ(), s.Env...)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if s.Daemon {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -116,7 +121,10 @@ func Start(s Spec) (*Process, error) {
 		defer r.Close()
 		gate = w
 		cmd.ExtraFiles = []*os.File{r}
-		cmd.Env = append(os.Environ(), StartGateEnv+"=3")
+		if cmd.Env == nil {
+			cmd.Env = os.Environ()
+		}
+		cmd.Env = append(cmd.Env, StartGateEnv+"=3")
 	}
 	// The child inherits the network namespace of the thread that forks it.
 	// Pdeathsig is tied to that thread too, but Do's thread lives as long as

@@ -38,6 +38,12 @@ const Prefix = "cnperf-"
 // switchHost names the lab's underlay namespace.
 const switchHost = "net"
 
+// OVSRunRoot holds the files of the ovs mode's daemons, per lab and host.
+const OVSRunRoot = "/run/cnperf/ovs"
+
+// OVSRunDir is a lab's directory under OVSRunRoot.
+func OVSRunDir(lab string) string { return filepath.Join(OVSRunRoot, lab) }
+
 // Underlay is the lab's "physical" subnet. Every lab is sealed in its own
 // namespaces, so all labs share one address plan without conflict.
 const Underlay = "198.18.0.0/24"
@@ -225,6 +231,12 @@ func (l *Lab) StartProcess(name, ns string, cpus []int, args []string) error {
 	if l.exe == "" {
 		return fmt.Errorf("lab %s: no cnperf binary to start %s with", l.Name, name)
 	}
+	return l.StartCommand(name, ns, cpus, append([]string{l.exe}, args...), nil)
+}
+
+// StartCommand is StartProcess for another program (argv[0]), with env
+// added to its environment: Open vSwitch's daemons.
+func (l *Lab) StartCommand(name, ns string, cpus []int, argv, env []string) error {
 	out := io.Discard
 	if l.logs != "" {
 		f, err := os.Create(filepath.Join(l.logs, l.Name+"-"+name+".log"))
@@ -235,7 +247,7 @@ func (l *Lab) StartProcess(name, ns string, cpus []int, args []string) error {
 		out = f
 	}
 	p, err := container.Start(container.Spec{Lab: l.Name, Name: name, NetNS: ns, Container: true, Daemon: true, CPUs: cpus,
-		Args: append([]string{l.exe}, args...), Stdout: out, Stderr: out})
+		Args: argv, Env: env, Stdout: out, Stderr: out})
 	if err != nil {
 		return err
 	}
@@ -549,6 +561,13 @@ func Down(name string) error {
 	if _, err := container.CleanCgroups(name); err != nil {
 		errs = append(errs, err)
 	}
+	// Open vSwitch's databases, sockets and logs (its daemons died with the
+	// namespaces' processes), and the roots once empty.
+	if err := os.RemoveAll(OVSRunDir(name)); err != nil {
+		errs = append(errs, err)
+	}
+	_ = os.Remove(OVSRunRoot)
+	_ = os.Remove(filepath.Dir(OVSRunRoot))
 	return errors.Join(errs...)
 }
 

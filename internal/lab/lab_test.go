@@ -109,8 +109,16 @@ func TestModesReachability(t *testing.T) {
 				t.Errorf("siege -> ping at %s: got %q, %v", ping.External, got, err)
 			}
 			before := routerPackets(t, l)
+			ovsBefore := ovsPackets(t, l, "pong")
 			if got, err := dialFrom(ping.NS, pong.Internal); err != nil || got != "pong" {
 				t.Errorf("ping -> pong at %s: got %q, %v", pong.Internal, got, err)
+			}
+			if m.Name() == "ovs" {
+				// pong's container port on the OVS bridge carried the
+				// connection: the packets crossed ovs-vswitchd.
+				if n := ovsPackets(t, l, "pong") - ovsBefore; n < 4 {
+					t.Errorf("pong's OVS port carried %d packets for the connection, want >= 4", n)
+				}
 			}
 			if pong.Router != nil {
 				checkRouter(t, l, ping, pong, before)
@@ -389,4 +397,29 @@ func TestCoresCondition(t *testing.T) {
 			t.Errorf("router thread %s is not pinned to CPU 1", task.Name())
 		}
 	}
+}
+
+// ovsPackets reads the packets pong's container port on its OVS bridge has
+// carried both ways (0 for other modes). The veth's only attachment is
+// ovs-vswitchd's netdev datapath (AF_PACKET), so what it carried crossed it.
+func ovsPackets(t *testing.T, l *lab.Lab, host string) uint64 {
+	t.Helper()
+	if l.Mode != "ovs" {
+		return 0
+	}
+	h, _ := l.Host(host)
+	nh, err := netnsutil.Handle(h.NS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nh.Close()
+	link, err := nh.LinkByName("vethovs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if link.Attrs().MasterIndex != 0 {
+		t.Errorf("vethovs has a kernel master (index %d): OVS's netdev datapath should own it", link.Attrs().MasterIndex)
+	}
+	st := link.Attrs().Statistics
+	return st.RxPackets + st.TxPackets
 }

@@ -13,12 +13,13 @@ import (
 	"github.com/cnperf/cnperf/internal/modes/host"
 	"github.com/cnperf/cnperf/internal/modes/macvlan"
 	"github.com/cnperf/cnperf/internal/modes/overlay"
+	"github.com/cnperf/cnperf/internal/modes/ovs"
 	"github.com/cnperf/cnperf/internal/modes/useroverlay"
 )
 
 // All returns every mode, reference first.
 func All() []lab.Mode {
-	return append([]lab.Mode{bare.Mode{}, host.Mode{}, bridge.Mode{}, macvlan.Mode{}, overlay.Mode{}}, useroverlay.Modes()...)
+	return append([]lab.Mode{bare.Mode{}, host.Mode{}, bridge.Mode{}, macvlan.Mode{}, overlay.Mode{}}, append(useroverlay.Modes(), ovs.Mode{})...)
 }
 
 // DefaultNames are the modes a spec compares when it names none: the five
