@@ -156,6 +156,17 @@ type Lab struct {
 	exe     string
 	logs    string
 	procs   map[string]*container.Process // processes the mode started
+	// fixedOff are devices ("ns/dev") whose offloads the mode needs off.
+	fixedOff map[string]bool
+}
+
+// KeepOffloadsOff tells the offloads condition to leave dev in ns off:
+// the mode needs it so (Open vSwitch's netdev datapath).
+func (l *Lab) KeepOffloadsOff(ns, dev string) {
+	if l.fixedOff == nil {
+		l.fixedOff = map[string]bool{}
+	}
+	l.fixedOff[ns+"/"+dev] = true
 }
 
 // Port is a port number and its protocol ("tcp" or "udp").
@@ -496,7 +507,7 @@ func (l *Lab) applyConditions(servers []Host) error {
 				return err
 			}
 			for _, link := range links {
-				if link.Attrs().Name == "lo" {
+				if link.Attrs().Name == "lo" || (c.Offloads == "on" && l.fixedOff[ns+"/"+link.Attrs().Name]) {
 					continue
 				}
 				if err := b.Offloads(ns, link.Attrs().Name, c.Offloads == "on"); err != nil {

@@ -87,6 +87,8 @@ func (Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, err
 		if err := run(ctr, "ethtool", "-K", "eth0", "tx", "off"); err != nil {
 			return nil, err
 		}
+		l.KeepOffloadsOff(h.NS, "vethovs")
+		l.KeepOffloadsOff(ctr, "eth0")
 		gw, ctrCIDR, subnet := lab.HostBridge(h.Index)
 		if err := b.Addr(h.NS, bridge, gw); err != nil {
 			return nil, err
