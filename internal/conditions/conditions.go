@@ -39,6 +39,11 @@ type Set struct {
 	// max") in every namespace of the lab.
 	TCPRmem string `yaml:"tcp_rmem,omitempty" json:"tcp_rmem,omitempty"`
 	TCPWmem string `yaml:"tcp_wmem,omitempty" json:"tcp_wmem,omitempty"`
+	// MTU sets the underlay's MTU (every host NIC and switch port);
+	// OverlayMTU the overlays' devices' (default: MTU less the overlay's
+	// header), seed 002's fragmentation experiments.
+	MTU        int `yaml:"mtu,omitempty" json:"mtu,omitempty"`
+	OverlayMTU int `yaml:"overlay_mtu,omitempty" json:"overlay_mtu,omitempty"`
 	// Delay would add latency with netem, which this kernel lacks: it is
 	// refused, not faked.
 	Delay string `yaml:"delay,omitempty" json:"delay,omitempty"`
@@ -74,6 +79,12 @@ func (s Set) Over(v Set) Set {
 	if v.TCPWmem != "" {
 		s.TCPWmem = v.TCPWmem
 	}
+	if v.MTU != 0 {
+		s.MTU = v.MTU
+	}
+	if v.OverlayMTU != 0 {
+		s.OverlayMTU = v.OverlayMTU
+	}
 	if v.Delay != "" {
 		s.Delay = v.Delay
 	}
@@ -98,6 +109,8 @@ func (s Set) Label() string {
 	add("offloads", s.Offloads, s.Offloads != "")
 	add("rmem", strings.ReplaceAll(s.TCPRmem, " ", ":"), s.TCPRmem != "")
 	add("wmem", strings.ReplaceAll(s.TCPWmem, " ", ":"), s.TCPWmem != "")
+	add("mtu", s.MTU, s.MTU != 0)
+	add("ovmtu", s.OverlayMTU, s.OverlayMTU != 0)
 	return strings.Join(parts, ",")
 }
 
@@ -146,6 +159,14 @@ func (s Set) Validate(cpus int) error {
 		}
 		if _, err := parseTriple(f.v); err != nil {
 			return fmt.Errorf("%s %q: %w", f.name, f.v, err)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"mtu", s.MTU}, {"overlay_mtu", s.OverlayMTU}} {
+		if f.v != 0 && (f.v < 576 || f.v > 9000) {
+			return fmt.Errorf("%s %d: outside 576..9000 (IPv4's minimum to a jumbo frame)", f.name, f.v)
 		}
 	}
 	if s.Delay != "" {

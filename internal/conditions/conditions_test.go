@@ -26,6 +26,9 @@ func TestValidate(t *testing.T) {
 		{"rmem two numbers", Set{TCPRmem: "4096 87380"}, `tcp_rmem "4096 87380"`},
 		{"wmem out of order", Set{TCPWmem: "9 8 7"}, "min <= default <= max"},
 		{"delay", Set{Delay: "50ms"}, "needs netem, which this kernel lacks"},
+		{"mtu below IPv4's minimum", Set{MTU: 500}, "mtu 500: outside 576..9000"},
+		{"overlay mtu above jumbo", Set{OverlayMTU: 9001}, "overlay_mtu 9001"},
+		{"mtus", Set{MTU: 9000, OverlayMTU: 8950}, ""},
 		{"bad name", Set{Name: "a b"}, `name "a b"`},
 	}
 	for _, tc := range tests {
@@ -65,6 +68,9 @@ func TestLabelOverAndCPUs(t *testing.T) {
 	v := base.Over(Set{Router: "apart", TCPRmem: "4096 87380 174760"})
 	if got := v.Label(); got != "cores=1,router=apart,bw=100mbit,rmem=4096:87380:174760" {
 		t.Errorf("Label = %q", got)
+	}
+	if got := base.Over(Set{MTU: 1400, OverlayMTU: 1350}).Label(); got != "cores=1,bw=100mbit,mtu=1400,ovmtu=1350" {
+		t.Errorf("Label with MTUs = %q", got)
 	}
 	if got := base.Over(Set{Name: "slow"}).Label(); got != "slow" {
 		t.Errorf("named Label = %q", got)

@@ -412,7 +412,7 @@ func Up(cfg Config) (l *Lab, err error) {
 	if err := netnsutil.Create(l.Switch); err != nil {
 		return nil, err
 	}
-	if err := b.Bridge(l.Switch, "br0", UnderlayMTU); err != nil {
+	if err := b.Bridge(l.Switch, "br0", l.MTU()); err != nil {
 		return nil, err
 	}
 	// The switch carries the lab's mode so `cnperf lab ls` can tell it.
@@ -433,7 +433,7 @@ func Up(cfg Config) (l *Lab, err error) {
 		if err := netnsutil.Create(h.NS); err != nil {
 			return nil, err
 		}
-		if err := b.Veth(l.Switch, name, "br0", h.NS, "eth0", UnderlayMTU); err != nil {
+		if err := b.Veth(l.Switch, name, "br0", h.NS, "eth0", l.MTU()); err != nil {
 			return nil, err
 		}
 		if err := b.Addr(h.NS, "eth0", h.Addr+"/24"); err != nil {
@@ -533,6 +533,23 @@ func (l *Lab) applyConditions(servers []Host) error {
 
 // HostCPUs are the CPUs a server host's processes may use (nil: any).
 func (l *Lab) HostCPUs() []int { return l.Conditions.HostCPUs() }
+
+// MTU is the underlay's MTU: UnderlayMTU unless a condition sets it.
+func (l *Lab) MTU() int {
+	if l.Conditions.MTU > 0 {
+		return l.Conditions.MTU
+	}
+	return UnderlayMTU
+}
+
+// OverlayMTU is an overlay device's MTU: the underlay's less the overlay's
+// header (overhead bytes), unless a condition sets it.
+func (l *Lab) OverlayMTU(overhead int) int {
+	if l.Conditions.OverlayMTU > 0 {
+		return l.Conditions.OverlayMTU
+	}
+	return l.MTU() - overhead
+}
 
 // namespaces lists the namespaces of one lab. The '-' after the lab name
 // keeps lab "a" from matching lab "a_b".

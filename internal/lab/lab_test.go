@@ -423,3 +423,52 @@ func ovsPackets(t *testing.T, l *lab.Lab, host string) uint64 {
 	st := link.Attrs().Statistics
 	return st.RxPackets + st.TxPackets
 }
+
+// TestMTUCondition builds overlays on a 1400-byte underlay: the NICs take
+// the condition's MTU and each overlay its header less, unless overlay_mtu
+// says otherwise.
+func TestMTUCondition(t *testing.T) {
+	testutil.RequireRoot(t)
+	tests := []struct {
+		mode             string
+		cond             conditions.Set
+		dev              string // the overlay device in the host
+		wantDev, wantCtr int
+	}{
+		{"overlay", conditions.Set{MTU: 1400}, "vxlan0", 1350, 1350},
+		{"overlay", conditions.Set{MTU: 1400, OverlayMTU: 1300}, "vxlan0", 1300, 1300},
+		{"overlay-userspace", conditions.Set{MTU: 1400}, "cnov0", 1372, 1372},
+	}
+	for i, tc := range tests {
+		t.Run(tc.mode+"/"+tc.cond.Label(), func(t *testing.T) {
+			m, _ := modes.Lookup(tc.mode)
+			name := fmt.Sprintf("tmtu%d", i)
+			l, err := lab.Up(lab.Config{Name: name, Mode: m, Hosts: []string{"c", "s1", "s2"}, Port: 9400, Exe: testutil.Binary(t), Conditions: tc.cond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				if err := lab.Down(name); err != nil {
+					t.Error(err)
+				}
+			})
+			h, _ := l.Host("s1")
+			ep, _ := l.Endpoint("s1")
+			if got := linkMTU(t, h.NS, "eth0"); got != tc.cond.MTU {
+				t.Errorf("host eth0 MTU %d, want %d", got, tc.cond.MTU)
+			}
+			if got := linkMTU(t, h.NS, tc.dev); got != tc.wantDev {
+				t.Errorf("%s MTU %d, want %d", tc.dev, got, tc.wantDev)
+			}
+			if got := linkMTU(t, ep.NS, "eth0"); got != tc.wantCtr {
+				t.Errorf("container eth0 MTU %d, want %d", got, tc.wantCtr)
+			}
+			peer, _ := l.Endpoint("s2")
+			ln := listenIn(t, peer.NS, peer.Listen, "hi")
+			defer ln.Close()
+			if got, err := dialFrom(ep.NS, peer.Internal); err != nil || got != "hi" {
+				t.Errorf("s1 -> s2 over the overlay at %s: %q, %v", peer.Internal, got, err)
+			}
+		})
+	}
+}

@@ -27,7 +27,7 @@ func (Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, err
 			return nil, err
 		}
 		gw, ctrCIDR, subnet := lab.HostBridge(h.Index)
-		if err := b.BridgedContainer(h.NS, "cnbr0", "veth0", ctr, "eth0", gw, ctrCIDR, lab.UnderlayMTU, true); err != nil {
+		if err := b.BridgedContainer(h.NS, "cnbr0", "veth0", ctr, "eth0", gw, ctrCIDR, l.MTU(), true); err != nil {
 			return nil, err
 		}
 		if err := b.Publish(h.NS, "cnbr0", subnet, lab.IP(ctrCIDR), l.PublishPorts()...); err != nil {

@@ -18,6 +18,9 @@ const (
 	VNI  = 4097
 	Port = 4789
 	MTU  = 1450
+	// Overhead is VXLAN's header over IPv4: outer IP, UDP, VXLAN, inner
+	// Ethernet (20 + 8 + 8 + 14).
+	Overhead = 50
 )
 
 // Mode is the overlay mode.
@@ -43,18 +46,19 @@ func (Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, err
 				remotes = append(remotes, net.ParseIP(o.Addr).To4())
 			}
 		}
-		if err := b.Bridge(h.NS, "ovbr0", MTU); err != nil {
+		mtu := l.OverlayMTU(Overhead)
+		if err := b.Bridge(h.NS, "ovbr0", mtu); err != nil {
 			return nil, err
 		}
-		if err := b.VXLAN(h.NS, "vxlan0", "eth0", VNI, Port, MTU, net.ParseIP(h.Addr).To4(), remotes, "ovbr0"); err != nil {
+		if err := b.VXLAN(h.NS, "vxlan0", "eth0", VNI, Port, mtu, net.ParseIP(h.Addr).To4(), remotes, "ovbr0"); err != nil {
 			return nil, err
 		}
 		ovIP := lab.OverlayIP(h.Index).String()
-		if err := b.BridgedContainer(h.NS, "ovbr0", "vethov", ctr, "eth0", "", ovIP+"/24", MTU, false); err != nil {
+		if err := b.BridgedContainer(h.NS, "ovbr0", "vethov", ctr, "eth0", "", ovIP+"/24", mtu, false); err != nil {
 			return nil, err
 		}
 		gw, ctrCIDR, subnet := lab.HostBridge(h.Index)
-		if err := b.BridgedContainer(h.NS, "cngw0", "vethgw", ctr, "eth1", gw, ctrCIDR, lab.UnderlayMTU, true); err != nil {
+		if err := b.BridgedContainer(h.NS, "cngw0", "vethgw", ctr, "eth1", gw, ctrCIDR, l.MTU(), true); err != nil {
 			return nil, err
 		}
 		if err := b.Publish(h.NS, "cngw0", subnet, lab.IP(ctrCIDR), l.PublishPorts()...); err != nil {

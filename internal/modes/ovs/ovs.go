@@ -73,7 +73,7 @@ func (Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, err
 		if err := netnsutil.Create(ctr); err != nil {
 			return nil, err
 		}
-		if err := b.Veth(h.NS, "vethovs", "", ctr, "eth0", lab.UnderlayMTU); err != nil {
+		if err := b.Veth(h.NS, "vethovs", "", ctr, "eth0", l.MTU()); err != nil {
 			return nil, err
 		}
 		if err := vsctl("add-port", bridge, "vethovs"); err != nil {

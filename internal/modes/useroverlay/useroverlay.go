@@ -55,11 +55,13 @@ func (m Mode) Summary() string {
 	return fmt.Sprintf("containers on a user-space UDP overlay router over a TUN (Flannel udp / Weave sleeve, MTU %d)", udpMTU)
 }
 
-func (m Mode) mtu() int {
+// mtu is the TUN's and the containers' MTU on lab l: the underlay's less
+// the overlay's header (1472 and 1420 on 1500), unless a condition sets it.
+func (m Mode) mtu(l *lab.Lab) int {
 	if m.Kind == uoverlay.KindWireGuard {
-		return wgMTU
+		return l.OverlayMTU(1500 - wgMTU)
 	}
-	return udpMTU
+	return l.OverlayMTU(1500 - udpMTU)
 }
 
 func (m Mode) port() int {
@@ -95,7 +97,7 @@ func (m Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, e
 		}
 		subnet := Subnet(h.Index)
 		gw, ctrIP := fmt.Sprintf("198.19.%d.1", 160+h.Index), fmt.Sprintf("198.19.%d.2", 160+h.Index)
-		if err := b.BridgedContainer(h.NS, bridge, "vethov1", ctr, "eth0", gw+"/24", ctrIP+"/24", m.mtu(), true); err != nil {
+		if err := b.BridgedContainer(h.NS, bridge, "vethov1", ctr, "eth0", gw+"/24", ctrIP+"/24", m.mtu(l), true); err != nil {
 			return nil, err
 		}
 		if err := b.NATExempt(h.NS, subnet, Range); err != nil {
@@ -104,7 +106,7 @@ func (m Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, e
 		if err := b.Publish(h.NS, bridge, subnet, lab.IP(ctrIP+"/24"), l.PublishPorts()...); err != nil {
 			return nil, err
 		}
-		cfg := uoverlay.Config{Kind: m.Kind, TUN: tunName, MTU: m.mtu(), Listen: lab.HostPort(h.Addr, m.port()),
+		cfg := uoverlay.Config{Kind: m.Kind, TUN: tunName, MTU: m.mtu(l), Listen: lab.HostPort(h.Addr, m.port()),
 			PrivateKey: hostKeys[h.Name].private}
 		for _, o := range servers {
 			if o.Name != h.Name {
@@ -129,7 +131,7 @@ func (m Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, e
 			Internal: lab.HostPort(ctrIP, port),
 			Path: []string{"container:eth0", h.Name + ":" + bridge, h.Name + ":" + tunName + " (TUN)",
 				fmt.Sprintf("cnperf overlay router (%s, user space)", m.Kind), fmt.Sprintf("%s:eth0 UDP %d", h.Name, m.port())},
-			Router: &lab.RouterInfo{Kind: m.Kind, TUN: tunName, MTU: m.mtu(), Port: m.port(), Cipher: m.cipher()},
+			Router: &lab.RouterInfo{Kind: m.Kind, TUN: tunName, MTU: m.mtu(l), Port: m.port(), Cipher: m.cipher()},
 		})
 	}
 	return eps, nil
