@@ -393,9 +393,10 @@ func (b B) NATExempt(ns, src, dst string) error {
 	return firewall.New(ns, "cnperf:"+b.Lab).Append("nat", "POSTROUTING", "-s", src, "-d", dst, "-j", "RETURN")
 }
 
-// run runs a command (tc, ethtool) inside ns; the child inherits the
-// namespace of the thread that starts it.
-func run(ns string, name string, args ...string) error {
+// Run runs a command (tc, ethtool, ovs-vsctl) inside ns; a failure's error
+// holds its output. The child inherits the namespace of the thread that
+// starts it.
+func Run(ns string, name string, args ...string) error {
 	var out []byte
 	err := netnsutil.Do(ns, func() error {
 		var err error
@@ -412,7 +413,7 @@ func run(ns string, name string, args ...string) error {
 // a token bucket filter: a burst of 64 kB (enough for line rate at
 // 1 Gbit/s with 1 ms timers) and at most 50 ms of queue.
 func (b B) Shape(ns, dev, rate string) error {
-	return run(ns, "tc", "qdisc", "replace", "dev", dev, "root", "tbf", "rate", rate, "burst", "64kb", "latency", "50ms")
+	return Run(ns, "tc", "qdisc", "replace", "dev", dev, "root", "tbf", "rate", rate, "burst", "64kb", "latency", "50ms")
 }
 
 // Offloads turns dev's segmentation, receive and checksum offloads on or
@@ -422,5 +423,5 @@ func (b B) Offloads(ns, dev string, on bool) error {
 	if on {
 		v = "on"
 	}
-	return run(ns, "ethtool", "-K", dev, "tso", v, "gso", v, "gro", v, "tx", v, "rx", v)
+	return Run(ns, "ethtool", "-K", dev, "tso", v, "gso", v, "gro", v, "tx", v, "rx", v)
 }

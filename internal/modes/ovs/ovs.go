@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/netbuild"
 	"github.com/cnperf/cnperf/internal/netnsutil"
 )
 
@@ -64,7 +65,7 @@ func (Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, err
 			return nil, err
 		}
 		vsctl := func(args ...string) error {
-			return run(h.NS, "ovs-vsctl", append([]string{"--db=unix:" + filepath.Join(dir, "db.sock"), "--timeout=10"}, args...)...)
+			return netbuild.Run(h.NS, "ovs-vsctl", append([]string{"--db=unix:" + filepath.Join(dir, "db.sock"), "--timeout=10"}, args...)...)
 		}
 		if err := vsctl("add-br", bridge, "--", "set", "bridge", bridge, "datapath_type=netdev"); err != nil {
 			return nil, err
@@ -81,10 +82,10 @@ func (Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, err
 		}
 		// The netdev datapath does not complete checksums a veth leaves to
 		// the hardware: without this, TCP between the ports fails (lab notes).
-		if err := run(h.NS, "ethtool", "-K", "vethovs", "tx", "off"); err != nil {
+		if err := netbuild.Run(h.NS, "ethtool", "-K", "vethovs", "tx", "off"); err != nil {
 			return nil, err
 		}
-		if err := run(ctr, "ethtool", "-K", "eth0", "tx", "off"); err != nil {
+		if err := netbuild.Run(ctr, "ethtool", "-K", "eth0", "tx", "off"); err != nil {
 			return nil, err
 		}
 		l.KeepOffloadsOff(h.NS, "vethovs")
@@ -93,7 +94,7 @@ func (Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, err
 		if err := b.Addr(h.NS, bridge, gw); err != nil {
 			return nil, err
 		}
-		if err := run(h.NS, "ip", "link", "set", bridge, "up"); err != nil {
+		if err := netbuild.Run(h.NS, "ip", "link", "set", bridge, "up"); err != nil {
 			return nil, err
 		}
 		if err := b.Addr(ctr, "eth0", ctrCIDR); err != nil {
@@ -136,7 +137,7 @@ func startOVS(l *lab.Lab, h lab.Host, dir string) error {
 	if err := waitFile(filepath.Join(dir, "db.sock"), 10*time.Second); err != nil {
 		return fmt.Errorf("ovsdb-server on %s: %w", h.Name, err)
 	}
-	if err := run(h.NS, "ovs-vsctl", "--db="+sock, "--no-wait", "init"); err != nil {
+	if err := netbuild.Run(h.NS, "ovs-vsctl", "--db="+sock, "--no-wait", "init"); err != nil {
 		return err
 	}
 	// The routers' CPU condition applies to the datapath too.
@@ -155,18 +156,4 @@ func waitFile(path string, within time.Duration) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// run runs a command inside ns.
-func run(ns, name string, args ...string) error {
-	var out []byte
-	err := netnsutil.Do(ns, func() error {
-		var err error
-		out, err = exec.Command(name, args...).CombinedOutput()
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("%s %s in %s: %v: %s", name, strings.Join(args, " "), ns, err, strings.TrimSpace(string(out)))
-	}
-	return nil
 }
