@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Set is one set of conditions; zero fields leave the machine as it is.
@@ -28,6 +29,11 @@ type Set struct {
 	// CPUStress runs, on each server host, another process that burns this
 	// share (0..1) of each of the host's CPUs for the whole run.
 	CPUStress float64 `yaml:"cpu_stress,omitempty" json:"cpu_stress,omitempty"`
+	// CPUStressOn and CPUStressOff make the stress take CPU away for part
+	// of the run: on for CPUStressOn, off for CPUStressOff, over and over
+	// from the lab's start (both, or neither for the whole run).
+	CPUStressOn  time.Duration `yaml:"cpu_stress_on,omitempty" json:"cpu_stress_on,omitempty"`
+	CPUStressOff time.Duration `yaml:"cpu_stress_off,omitempty" json:"cpu_stress_off,omitempty"`
 	// Bandwidth shapes every host's underlay NIC (egress) with TBF, e.g.
 	// "100mbit" (seed 000's Ethernet).
 	Bandwidth string `yaml:"bandwidth,omitempty" json:"bandwidth,omitempty"`
@@ -67,6 +73,12 @@ func (s Set) Over(v Set) Set {
 	if v.CPUStress != 0 {
 		s.CPUStress = v.CPUStress
 	}
+	if v.CPUStressOn != 0 {
+		s.CPUStressOn = v.CPUStressOn
+	}
+	if v.CPUStressOff != 0 {
+		s.CPUStressOff = v.CPUStressOff
+	}
 	if v.Bandwidth != "" {
 		s.Bandwidth = v.Bandwidth
 	}
@@ -105,6 +117,8 @@ func (s Set) Label() string {
 	add("cores", s.Cores, s.Cores != 0)
 	add("router", s.Router, s.Router != "")
 	add("stress", s.CPUStress, s.CPUStress != 0)
+	add("stress_on", s.CPUStressOn, s.CPUStressOn != 0)
+	add("stress_off", s.CPUStressOff, s.CPUStressOff != 0)
 	add("bw", s.Bandwidth, s.Bandwidth != "")
 	add("offloads", s.Offloads, s.Offloads != "")
 	add("rmem", strings.ReplaceAll(s.TCPRmem, " ", ":"), s.TCPRmem != "")
@@ -142,6 +156,12 @@ func (s Set) Validate(cpus int) error {
 	}
 	if s.CPUStress < 0 || s.CPUStress >= 1 {
 		return fmt.Errorf("cpu_stress %g: a share in [0, 1)", s.CPUStress)
+	}
+	if (s.CPUStressOn == 0) != (s.CPUStressOff == 0) || s.CPUStressOn < 0 || s.CPUStressOff < 0 {
+		return fmt.Errorf("cpu_stress_on %s, cpu_stress_off %s: give both, > 0, or neither", s.CPUStressOn, s.CPUStressOff)
+	}
+	if s.CPUStressOn != 0 && s.CPUStress == 0 {
+		return errors.New("cpu_stress_on: needs cpu_stress, the share to burn")
 	}
 	if s.Bandwidth != "" {
 		if _, err := ParseRate(s.Bandwidth); err != nil {

@@ -3,6 +3,7 @@ package conditions
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestValidate(t *testing.T) {
@@ -29,6 +30,9 @@ func TestValidate(t *testing.T) {
 		{"mtu below IPv4's minimum", Set{MTU: 500}, "mtu 500: outside 576..9000"},
 		{"overlay mtu above jumbo", Set{OverlayMTU: 9001}, "overlay_mtu 9001"},
 		{"mtus", Set{MTU: 9000, OverlayMTU: 8950}, ""},
+		{"stress windows", Set{CPUStress: 0.5, CPUStressOn: 5 * time.Second, CPUStressOff: 5 * time.Second}, ""},
+		{"stress on alone", Set{CPUStress: 0.5, CPUStressOn: 5 * time.Second}, "give both"},
+		{"stress windows without stress", Set{CPUStressOn: time.Second, CPUStressOff: time.Second}, "needs cpu_stress"},
 		{"bad name", Set{Name: "a b"}, `name "a b"`},
 	}
 	for _, tc := range tests {

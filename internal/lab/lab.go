@@ -523,6 +523,9 @@ func (l *Lab) applyConditions(servers []Host) error {
 		}
 		for _, h := range servers {
 			args := []string{"stress", "--share", strconv.FormatFloat(c.CPUStress, 'g', -1, 64), "--threads", strconv.Itoa(threads)}
+			if c.CPUStressOn > 0 {
+				args = append(args, "--on", c.CPUStressOn.String(), "--off", c.CPUStressOff.String())
+			}
 			if err := l.StartProcess("stress-"+h.Name, h.NS, c.HostCPUs(), args); err != nil {
 				return err
 			}
