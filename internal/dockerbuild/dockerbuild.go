@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
@@ -29,6 +30,8 @@ const callTimeout = 60 * time.Second
 type B struct {
 	Set *engine.Set
 	Exe string
+	// CPUs pins every sandbox the blocks make (the cores condition).
+	CPUs []int
 }
 
 // Start runs an engine on every host that has none yet and makes the
@@ -90,6 +93,18 @@ type Attach struct {
 	IP      string
 	Publish []Port
 	HostIP  string // where published ports bind on the host; default 0.0.0.0
+	// CPUs pins the sandbox (and so the clients exec'd in it), the cores
+	// condition; nil takes B's.
+	CPUs []int
+}
+
+// Cpuset writes CPUs as Docker's --cpuset-cpus takes them ("" for any).
+func Cpuset(cpus []int) string {
+	var parts []string
+	for _, c := range cpus {
+		parts = append(parts, strconv.Itoa(c))
+	}
+	return strings.Join(parts, ",")
 }
 
 // Port is a port to publish.
@@ -117,7 +132,12 @@ func (b B) Sandbox(host, image string, a Attach) (Sandbox, error) {
 	defer cancel()
 	cfg := &container.Config{Image: image, Cmd: []string{"pause"},
 		Labels: map[string]string{engine.LabLabel: b.Set.Lab, "cnperf.role": "sandbox"}}
-	hc := &container.HostConfig{NetworkMode: container.NetworkMode(a.Network)}
+	cpus := a.CPUs
+	if cpus == nil {
+		cpus = b.CPUs
+	}
+	hc := &container.HostConfig{NetworkMode: container.NetworkMode(a.Network),
+		Resources: container.Resources{CpusetCpus: Cpuset(cpus)}}
 	if len(a.Publish) > 0 {
 		cfg.ExposedPorts = nat.PortSet{}
 		hc.PortBindings = nat.PortMap{}

@@ -21,6 +21,7 @@ import (
 	"github.com/docker/docker/pkg/stdcopy"
 
 	cnc "github.com/cnperf/cnperf/internal/container"
+	"github.com/cnperf/cnperf/internal/dockerbuild"
 	"github.com/cnperf/cnperf/internal/engine"
 )
 
@@ -33,6 +34,7 @@ type Where struct {
 	Sandbox    string // container ID
 	SandboxPID int
 	Image      string
+	CPUs       []int // the cores condition
 }
 
 // cgroupOf is the cgroup of a process, relative to a controller's root, as
@@ -71,7 +73,8 @@ func StartServer(w Where, role string, args []string, logPath string) (*Server, 
 	defer cancel()
 	r, err := w.Client.ContainerCreate(ctx,
 		&container.Config{Image: w.Image, Cmd: args, Labels: map[string]string{engine.LabLabel: w.Lab, "cnperf.role": role}},
-		&container.HostConfig{NetworkMode: container.NetworkMode("container:" + w.Sandbox)}, nil, nil, "cnperf-"+w.Lab+"-"+role)
+		&container.HostConfig{NetworkMode: container.NetworkMode("container:" + w.Sandbox),
+			Resources: container.Resources{CpusetCpus: dockerbuild.Cpuset(w.CPUs)}}, nil, nil, "cnperf-"+w.Lab+"-"+role)
 	if err != nil {
 		return nil, fmt.Errorf("create %s container: %w", role, err)
 	}

@@ -309,7 +309,9 @@ func (l *Lab) StartEngines(servers []Host, spansHosts bool) (dockerbuild.B, stri
 
 // DockerBuilder returns the docker driver's building blocks bound to this
 // lab's engines.
-func (l *Lab) DockerBuilder() dockerbuild.B { return dockerbuild.B{Set: l.engines, Exe: l.exe} }
+func (l *Lab) DockerBuilder() dockerbuild.B {
+	return dockerbuild.B{Set: l.engines, Exe: l.exe, CPUs: l.HostCPUs()}
+}
 
 // Engines returns the lab's Docker Engines (nil on the netns driver).
 func (l *Lab) Engines() *engine.Set { return l.engines }
@@ -355,8 +357,10 @@ func Up(cfg Config) (l *Lab, err error) {
 	case "", DriverNetns:
 		cfg.Driver = DriverNetns
 	case DriverDocker:
-		if !cfg.Conditions.Empty() {
-			return nil, errors.New("lab: conditions (cores, bandwidth, ...) need the netns driver so far")
+		// An existing engine's host is the user's machine: cnperf shapes
+		// and tunes only what it built.
+		if cfg.DockerHost != "" && !cfg.Conditions.Empty() {
+			return nil, errors.New("lab: conditions (cores, bandwidth, ...) change the hosts, which on an existing engine is the user's machine: use emulated hosts")
 		}
 		if _, ok := cfg.Mode.(DockerMode); !ok {
 			return nil, fmt.Errorf("lab: mode %s cannot be built on the docker driver", cfg.Mode.Name())
@@ -481,6 +485,11 @@ func (l *Lab) applyConditions(servers []Host) error {
 	nss, err := namespaces(l.Name)
 	if err != nil {
 		return err
+	}
+	for _, ep := range l.Endpoints {
+		if ep.Docker != nil && !slices.Contains(nss, ep.NS) {
+			nss = append(nss, ep.NS) // a Docker sandbox's namespace
+		}
 	}
 	for _, ns := range nss {
 		if ns == l.Switch {

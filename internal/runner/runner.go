@@ -363,7 +363,7 @@ func (e *env) where(ep lab.Endpoint) (dockerrun.Where, error) {
 		return dockerrun.Where{}, fmt.Errorf("no engine on host %s", ep.Host)
 	}
 	return dockerrun.Where{Client: eng.Client, Lab: e.lab.Name, Sandbox: ep.Docker.Sandbox,
-		SandboxPID: ep.Docker.SandboxPID, Image: ep.Docker.Image}, nil
+		SandboxPID: ep.Docker.SandboxPID, Image: ep.Docker.Image, CPUs: e.lab.HostCPUs()}, nil
 }
 
 // startClient starts a client process on an endpoint: in its namespace, or
