@@ -70,6 +70,11 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 				if !slices.Contains(s.RunDrivers(), lab.DriverDocker) {
 					s.Driver, s.Drivers = lab.DriverDocker, nil
 				}
+				for _, l := range s.Labs() {
+					if !l.Conditions.Empty() {
+						return usagef("--docker-host: conditions (%s) change the hosts, which on an existing engine is this machine: use emulated hosts", l.Conditions.Label())
+					}
+				}
 				for _, m := range s.Modes {
 					if m != "bare" && m != "host" && m != "bridge" {
 						return usagef("--docker-host: mode %s needs emulated hosts, a dockerd each; on one engine only bare, host and bridge run (use --modes)", m)
