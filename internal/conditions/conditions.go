@@ -61,46 +61,28 @@ func (s Set) Empty() bool { s.Name = ""; return s == Set{} }
 // Over returns s with v's non-zero fields on top: a variant over the
 // spec's conditions.
 func (s Set) Over(v Set) Set {
-	if v.Name != "" {
-		s.Name = v.Name
-	}
-	if v.Cores != 0 {
-		s.Cores = v.Cores
-	}
-	if v.Router != "" {
-		s.Router = v.Router
-	}
-	if v.CPUStress != 0 {
-		s.CPUStress = v.CPUStress
-	}
-	if v.CPUStressOn != 0 {
-		s.CPUStressOn = v.CPUStressOn
-	}
-	if v.CPUStressOff != 0 {
-		s.CPUStressOff = v.CPUStressOff
-	}
-	if v.Bandwidth != "" {
-		s.Bandwidth = v.Bandwidth
-	}
-	if v.Offloads != "" {
-		s.Offloads = v.Offloads
-	}
-	if v.TCPRmem != "" {
-		s.TCPRmem = v.TCPRmem
-	}
-	if v.TCPWmem != "" {
-		s.TCPWmem = v.TCPWmem
-	}
-	if v.MTU != 0 {
-		s.MTU = v.MTU
-	}
-	if v.OverlayMTU != 0 {
-		s.OverlayMTU = v.OverlayMTU
-	}
-	if v.Delay != "" {
-		s.Delay = v.Delay
-	}
+	over(&s.Name, v.Name)
+	over(&s.Cores, v.Cores)
+	over(&s.Router, v.Router)
+	over(&s.CPUStress, v.CPUStress)
+	over(&s.CPUStressOn, v.CPUStressOn)
+	over(&s.CPUStressOff, v.CPUStressOff)
+	over(&s.Bandwidth, v.Bandwidth)
+	over(&s.Offloads, v.Offloads)
+	over(&s.TCPRmem, v.TCPRmem)
+	over(&s.TCPWmem, v.TCPWmem)
+	over(&s.MTU, v.MTU)
+	over(&s.OverlayMTU, v.OverlayMTU)
+	over(&s.Delay, v.Delay)
 	return s
+}
+
+// over sets *dst to v unless v is the zero value.
+func over[T comparable](dst *T, v T) {
+	var zero T
+	if v != zero {
+		*dst = v
+	}
 }
 
 // Label names the set: its name, or its conditions in a fixed order.
