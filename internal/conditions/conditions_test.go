@@ -1,6 +1,7 @@
 package conditions
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -90,5 +91,31 @@ func TestLabelOverAndCPUs(t *testing.T) {
 	}
 	if (Set{}).HostCPUs() != nil {
 		t.Error("no cores: no pinning")
+	}
+}
+
+// TestOverTakesEveryField fills every field of a variant and checks that
+// Over carries each one: a field added to Set and forgotten in Over fails.
+func TestOverTakesEveryField(t *testing.T) {
+	var v Set
+	rv := reflect.ValueOf(&v).Elem()
+	for i := range rv.NumField() {
+		f := rv.Field(i)
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString("x")
+		case reflect.Int, reflect.Int64:
+			f.SetInt(7)
+		case reflect.Float64:
+			f.SetFloat(0.5)
+		default:
+			t.Fatalf("field %s: kind %s not covered by this test", rv.Type().Field(i).Name, f.Kind())
+		}
+	}
+	if got := (Set{}).Over(v); got != v {
+		t.Errorf("Over dropped fields:\n got %+v\nwant %+v", got, v)
+	}
+	if got := v.Over(Set{}); got != v {
+		t.Errorf("an empty variant changed the set: %+v", got)
 	}
 }
