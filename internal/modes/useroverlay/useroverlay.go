@@ -9,6 +9,8 @@ package useroverlay
 
 import (
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
@@ -121,6 +123,12 @@ func (m Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, e
 		if err := b.WaitLink(h.NS, tunName, 10*time.Second); err != nil {
 			return nil, fmt.Errorf("%w (see logs/%s-router-%s.log)", err, l.Name, h.Name)
 		}
+		// Bound, the router takes its peers' first packets (WireGuard's
+		// handshake): a handshake lost to a router still starting is
+		// retried only after 5 s.
+		if err := waitUDP(l.Processes()["router-"+h.Name].PID(), m.port(), 10*time.Second); err != nil {
+			return nil, fmt.Errorf("router on %s: %w (see logs/%s-router-%s.log)", h.Name, err, l.Name, h.Name)
+		}
 		if err := b.RouteDev(h.NS, Range, tunName); err != nil {
 			return nil, err
 		}
@@ -142,4 +150,23 @@ func (m Mode) cipher() string {
 		return uoverlay.Cipher
 	}
 	return "none"
+}
+
+// waitUDP waits until the network namespace of pid has a UDP socket on
+// port (IPv4 or IPv6 table of /proc/PID/net).
+func waitUDP(pid, port int, within time.Duration) error {
+	want := fmt.Sprintf(":%04X ", port)
+	deadline := time.Now().Add(within)
+	for {
+		for _, table := range []string{"udp", "udp6"} {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", pid, table))
+			if strings.Contains(string(b), want) {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("UDP port %d not bound within %s", port, within)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
