@@ -198,14 +198,16 @@ func TestOmitAndIntervals(t *testing.T) {
 		if math.Abs(iv.Start-w.start) > 1e-9 || math.Abs(iv.End-w.end) > 1e-9 || iv.Omitted != w.omitted {
 			t.Errorf("interval %d = %+v, want %+v", i, iv, w)
 		}
-		if iv.Transactions <= 0 || iv.P50 <= 0 || iv.P99 < iv.P50 {
+		// A stall of a busy machine may leave a short interval empty; what
+		// an interval holds must be consistent.
+		if iv.Transactions < 0 || (iv.Transactions > 0 && (iv.P50 <= 0 || iv.P99 < iv.P50)) {
 			t.Errorf("interval %d = %+v", i, iv)
 		}
 		if !iv.Omitted {
 			measured += iv.Transactions
 		}
 	}
-	if measured != res.Transactions {
+	if measured != res.Transactions || measured == 0 {
 		t.Errorf("measured intervals %d transactions, result %d", measured, res.Transactions)
 	}
 	if math.Abs(res.Duration-0.6) > 0.03 {
