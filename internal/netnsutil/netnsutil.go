@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -232,4 +233,37 @@ func Dialer(name string) DialFunc {
 		})
 		return c, err
 	}
+}
+
+// Bound reports whether the network namespace of pid has a socket on port
+// for every protocol (TCP listening, UDP bound; IPv4 or dual-stack IPv6),
+// from /proc/PID/net.
+func Bound(pid, port int, protocols []string) bool {
+	for _, proto := range protocols {
+		found := false
+		for _, table := range []string{proto, proto + "6"} {
+			b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "net", table))
+			found = found || (err == nil && hasPort(b, port, proto == "tcp"))
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// hasPort scans a /proc/net/{tcp,udp} table for a local port (state 0A,
+// LISTEN, for TCP).
+func hasPort(table []byte, port int, listen bool) bool {
+	want := fmt.Sprintf(":%04X", port)
+	for _, line := range strings.Split(string(table), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) < 4 || !strings.HasSuffix(f[1], want) {
+			continue
+		}
+		if !listen || f[3] == "0A" {
+			return true
+		}
+	}
+	return false
 }

@@ -9,8 +9,6 @@ package useroverlay
 
 import (
 	"fmt"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
@@ -126,7 +124,7 @@ func (m Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, e
 		// Bound, the router takes its peers' first packets (WireGuard's
 		// handshake): a handshake lost to a router still starting is
 		// retried only after 5 s.
-		if err := waitUDP(l.Processes()["router-"+h.Name].PID(), m.port(), 10*time.Second); err != nil {
+		if err := waitBound(l.Processes()["router-"+h.Name].PID(), m.port(), 10*time.Second); err != nil {
 			return nil, fmt.Errorf("router on %s: %w (see logs/%s-router-%s.log)", h.Name, err, l.Name, h.Name)
 		}
 		if err := b.RouteDev(h.NS, Range, tunName); err != nil {
@@ -152,21 +150,14 @@ func (m Mode) cipher() string {
 	return "none"
 }
 
-// waitUDP waits until the network namespace of pid has a UDP socket on
-// port (IPv4 or IPv6 table of /proc/PID/net).
-func waitUDP(pid, port int, within time.Duration) error {
-	want := fmt.Sprintf(":%04X ", port)
+// waitBound waits until the router's namespace has a UDP socket on port.
+func waitBound(pid, port int, within time.Duration) error {
 	deadline := time.Now().Add(within)
-	for {
-		for _, table := range []string{"udp", "udp6"} {
-			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", pid, table))
-			if strings.Contains(string(b), want) {
-				return nil
-			}
-		}
+	for !netnsutil.Bound(pid, port, []string{"udp"}) {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("UDP port %d not bound within %s", port, within)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	return nil
 }
