@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cnperf/cnperf/internal/container"
 	"github.com/cnperf/cnperf/internal/engine"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/modes"
@@ -96,7 +95,6 @@ func newLabCmd(stdout, stderr io.Writer) *cobra.Command {
 					errs = append(errs, err)
 					continue
 				}
-				_, _ = container.CleanCgroups(n)
 				fmt.Fprintf(stdout, "removed lab %s\n", n)
 			}
 			return fail(errors.Join(errs...))
@@ -126,7 +124,7 @@ func newLabCmd(stdout, stderr io.Writer) *cobra.Command {
 				return nil
 			}
 			for _, l := range labs {
-				fmt.Fprintf(stdout, "%-24s %-8s %s\n", l.Name, l.Mode, strings.Join(l.Namespaces, " "))
+				fmt.Fprintf(stdout, "%-24s %-8s owner %-16s %s\n", l.Name, l.Mode, l.Owner.Describe(), strings.Join(l.Namespaces, " "))
 			}
 			return nil
 		},
@@ -169,26 +167,45 @@ func newLabCmd(stdout, stderr io.Writer) *cobra.Command {
 }
 
 func newCleanCmd(stdout io.Writer) *cobra.Command {
-	return &cobra.Command{
+	var all bool
+	cmd := &cobra.Command{
 		Use:   "clean",
-		Short: "Remove everything of cnperf's a killed run left: labs, their processes, cgroups and Docker engines",
-		Args:  cobra.NoArgs,
+		Short: "Remove what killed cnperf runs left: labs whose owner has exited, their processes, cgroups and Docker engines",
+		Long: `Remove what killed cnperf runs left. Every lab carries its owner, the process
+that built it: clean removes a lab only once that process has exited, so runs still
+going keep their labs. Labs made by 'cnperf lab up' belong to nobody and stay until
+'cnperf lab down NAME' or 'clean --all'. Namespaces, engines and cgroups that do not
+carry cnperf's mark are never touched.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := needNetAdmin(); err != nil {
 				return err
 			}
-			removed, err := lab.Clean()
-			for _, n := range removed {
-				fmt.Fprintf(stdout, "removed lab %s\n", n)
+			// Describe live owners before removing: --all ends their labs.
+			res, err := lab.Clean(all)
+			for _, l := range res.Removed {
+				if all && !l.Owner.IsNone() && !l.Owner.Gone() {
+					fmt.Fprintf(stdout, "removed lab %s, killing its processes; its owner %s is still running and will fail\n", l.Name, l.Owner.Describe())
+					continue
+				}
+				fmt.Fprintf(stdout, "removed lab %s\n", l.Name)
 			}
-			cgs, cerr := container.CleanCgroups("")
-			for _, c := range cgs {
-				fmt.Fprintf(stdout, "removed cgroup %s\n", c)
+			for _, l := range res.Spared {
+				switch {
+				case l.Owner.IsNone() && l.OwnerText == "none":
+					fmt.Fprintf(stdout, "left lab %s: made by 'cnperf lab up'; remove it with 'cnperf lab down %s' or 'cnperf clean --all'\n", l.Name, l.Name)
+				case l.Owner.IsNone():
+					fmt.Fprintf(stdout, "left lab %s: its engines record no owner; 'cnperf clean --all' removes it\n", l.Name)
+				default:
+					fmt.Fprintf(stdout, "left lab %s: its owner %s is running; 'cnperf clean --all' removes it\n", l.Name, l.Owner.Describe())
+				}
 			}
-			if len(removed) == 0 && len(cgs) == 0 && err == nil && cerr == nil {
+			if len(res.Removed) == 0 && len(res.Spared) == 0 && err == nil {
 				fmt.Fprintln(stdout, "nothing of cnperf's found")
 			}
-			return fail(errors.Join(err, cerr))
+			return fail(err)
 		},
 	}
+	cmd.Flags().BoolVar(&all, "all", false, "also remove labs whose owner still runs and labs made by 'lab up' (their processes are killed)")
+	return cmd
 }

@@ -282,7 +282,13 @@ func makeCgroups(lab, name string) ([]string, error) {
 			continue // controller not mounted here
 		}
 		dir := filepath.Join(base, "cnperf", lab, name)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		// Another lab's teardown removes the shared "cnperf" parent once it
+		// is empty; that can happen between MkdirAll's steps, so try again.
+		err := os.MkdirAll(dir, 0o755)
+		for try := 0; try < 5 && errors.Is(err, os.ErrNotExist); try++ {
+			err = os.MkdirAll(dir, 0o755)
+		}
+		if err != nil {
 			removeCgroups(made)
 			return nil, fmt.Errorf("create cgroup %s: %w", dir, err)
 		}
@@ -298,6 +304,24 @@ func removeCgroups(dirs []string) {
 		_ = os.Remove(filepath.Dir(d))               // the lab's, once empty
 		_ = os.Remove(filepath.Dir(filepath.Dir(d))) // cnperf's, once empty
 	}
+}
+
+// CgroupLabs lists the labs that have cgroups under cnperf's path, in any
+// hierarchy.
+func CgroupLabs() []string {
+	seen := map[string]bool{}
+	var labs []string
+	entries, _ := os.ReadDir(CgroupRoot)
+	for _, h := range entries {
+		sub, _ := os.ReadDir(filepath.Join(CgroupRoot, h.Name(), "cnperf"))
+		for _, e := range sub {
+			if e.IsDir() && !seen[e.Name()] {
+				seen[e.Name()] = true
+				labs = append(labs, e.Name())
+			}
+		}
+	}
+	return labs
 }
 
 // CleanCgroups removes every cgroup cnperf created for lab ("" for all labs),

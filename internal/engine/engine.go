@@ -102,15 +102,40 @@ func (e *Engine) DockerHost() string {
 type Set struct {
 	Lab      string
 	switchNS string
+	owner    string // the owning process, as owner.ID writes it
 	mu       sync.Mutex
 	ctrd     *daemon
 	engines  map[string]*Engine
 	swarm    bool
 }
 
-// NewSet prepares a lab's engines; containerd runs in switchNS.
-func NewSet(lab, switchNS string) *Set {
-	return &Set{Lab: lab, switchNS: switchNS, engines: map[string]*Engine{}}
+// NewSet prepares a lab's engines; containerd runs in switchNS. owner is
+// the owning process (owner.ID's form), written to the lab's run dir
+// before anything else so that `cnperf clean` spares a live owner's
+// engines and removes a dead one's.
+func NewSet(lab, switchNS, owner string) *Set {
+	return &Set{Lab: lab, switchNS: switchNS, owner: owner, engines: map[string]*Engine{}}
+}
+
+// ownerFile, in a lab's run dir, holds the owning process.
+const ownerFile = "owner"
+
+// writeOwner creates the lab's run dir and records its owner in it.
+func (s *Set) writeOwner() error {
+	if err := os.MkdirAll(RunDir(s.Lab), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(RunDir(s.Lab), ownerFile), []byte(s.owner+"\n"), 0o600)
+}
+
+// Owner returns the recorded owner of a lab's engines ("" when none was
+// recorded).
+func Owner(lab string) string {
+	b, err := os.ReadFile(filepath.Join(RunDir(lab), ownerFile))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }
 
 // RunDir and DataDir are the lab's directories.
@@ -142,6 +167,10 @@ func (s *Set) Start(ctx context.Context, hosts []Host) error {
 	}
 	s.mu.Lock()
 	if s.ctrd == nil {
+		if err := s.writeOwner(); err != nil {
+			s.mu.Unlock()
+			return err
+		}
 		if err := noteDefaultPaths(); err != nil {
 			s.mu.Unlock()
 			return err
@@ -282,7 +311,7 @@ func (s *Set) UseExisting(ctx context.Context, url string, hosts []string) error
 		cli.Close()
 		return fmt.Errorf("docker host %s does not answer: %w", url, err)
 	}
-	if err := os.MkdirAll(RunDir(s.Lab), 0o700); err != nil {
+	if err := s.writeOwner(); err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(RunDir(s.Lab), existingFile), []byte(url), 0o600); err != nil {

@@ -30,6 +30,7 @@ import (
 	"github.com/cnperf/cnperf/internal/engine"
 	"github.com/cnperf/cnperf/internal/netbuild"
 	"github.com/cnperf/cnperf/internal/netnsutil"
+	"github.com/cnperf/cnperf/internal/owner"
 )
 
 // Prefix starts the name of every namespace cnperf creates.
@@ -158,6 +159,8 @@ type Lab struct {
 	procs   map[string]*container.Process // processes the mode started
 	// fixedOff are devices ("ns/dev") whose offloads the mode needs off.
 	fixedOff map[string]bool
+	// mark is what every namespace of the lab carries: name, mode, owner.
+	mark Mark
 }
 
 // KeepOffloadsOff tells the offloads condition to leave dev in ns off:
@@ -198,6 +201,10 @@ type Config struct {
 	// Conditions change what the lab's hosts may use (CPUs, bandwidth,
 	// offloads, TCP buffers); the netns driver applies them after the mode.
 	Conditions conditions.Set
+	// Owner is the process the lab belongs to: `cnperf clean` removes the
+	// lab once it has exited. owner.None (lab up) is nobody's: the lab stays
+	// until removed by name or by `clean --all`.
+	Owner owner.ID
 	// DockerHost, with the docker driver, runs the lab on an existing engine
 	// (e.g. unix:///var/run/docker.sock) instead of one per emulated host:
 	// the hosts are all this machine, and only single-host modes apply.
@@ -398,7 +405,8 @@ func Up(cfg Config) (l *Lab, err error) {
 		return nil, fmt.Errorf("lab %s already exists (%s); remove it with `cnperf lab down %s`", cfg.Name, existing[0], cfg.Name)
 	}
 	l = &Lab{Name: cfg.Name, Mode: cfg.Mode.Name(), Switch: NS(cfg.Name, switchHost),
-		Publish: append([]Port{{Number: cfg.Port, Protocol: "tcp"}}, cfg.Publish...), Driver: cfg.Driver, exe: cfg.Exe, logs: cfg.Logs, Conditions: cfg.Conditions}
+		Publish: append([]Port{{Number: cfg.Port, Protocol: "tcp"}}, cfg.Publish...), Driver: cfg.Driver, exe: cfg.Exe, logs: cfg.Logs, Conditions: cfg.Conditions,
+		mark: Mark{Lab: cfg.Name, Mode: cfg.Mode.Name(), Owner: cfg.Owner}}
 	for _, p := range l.Publish {
 		if p.Number < 1 || p.Number > 65535 || (p.Protocol != "tcp" && p.Protocol != "udp") {
 			return nil, fmt.Errorf("lab: bad port %d/%s", p.Number, p.Protocol)
@@ -413,14 +421,10 @@ func Up(cfg Config) (l *Lab, err error) {
 		}
 	}()
 	b := l.Builder()
-	if err := netnsutil.Create(l.Switch); err != nil {
+	if err := l.CreateNS(l.Switch); err != nil {
 		return nil, err
 	}
 	if err := b.Bridge(l.Switch, "br0", l.MTU()); err != nil {
-		return nil, err
-	}
-	// The switch carries the lab's mode so `cnperf lab ls` can tell it.
-	if err := markSwitch(l.Switch, l.Name, l.Mode); err != nil {
 		return nil, err
 	}
 	// A physical switch runs no netfilter; with br_netfilter built in, a
@@ -434,7 +438,7 @@ func Up(cfg Config) (l *Lab, err error) {
 	}
 	for i, name := range cfg.Hosts {
 		h := Host{Name: name, Index: i + 1, NS: NS(cfg.Name, name), Addr: UnderlayIP(i + 1).String()}
-		if err := netnsutil.Create(h.NS); err != nil {
+		if err := l.CreateNS(h.NS); err != nil {
 			return nil, err
 		}
 		if err := b.Veth(l.Switch, name, "br0", h.NS, "eth0", l.MTU()); err != nil {
@@ -451,7 +455,7 @@ func Up(cfg Config) (l *Lab, err error) {
 	}
 	var eps []Endpoint
 	if cfg.Driver == DriverDocker {
-		l.engines = engine.NewSet(l.Name, l.Switch)
+		l.engines = engine.NewSet(l.Name, l.Switch, cfg.Owner.String())
 		eps, err = cfg.Mode.(DockerMode).BuildDocker(l, servers, cfg.Port)
 	} else {
 		eps, err = cfg.Mode.Build(l, servers, cfg.Port)
@@ -563,17 +567,30 @@ func (l *Lab) OverlayMTU(overhead int) int {
 	return l.MTU() - overhead
 }
 
-// namespaces lists the namespaces of one lab. The '-' after the lab name
-// keeps lab "a" from matching lab "a_b".
+// namespaces lists the namespaces of one lab: those named for it that
+// carry its mark. A namespace that only looks like the lab's by name (a
+// user's cnperf-dev-1) is not cnperf's and is left alone. The '-' after the
+// lab name keeps lab "a" from matching lab "a_b".
 func namespaces(lab string) ([]string, error) {
-	return netnsutil.List(Prefix + lab + "-")
+	nss, err := netnsutil.List(Prefix + lab + "-")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, ns := range nss {
+		if m, ok := readMark(ns); ok && m.Lab == lab {
+			out = append(out, ns)
+		}
+	}
+	return out, nil
 }
 
 // Down removes a lab: it kills the processes inside its namespaces (only
 // cnperf and the people using its labs start any there), then deletes the
 // namespaces, which removes every device and firewall rule with them (a veth
-// goes when either end's namespace goes, so the order does not matter).
-// Removing a lab that does not exist is not an error.
+// goes when either end's namespace goes, so the order does not matter), and
+// its cgroups and the modes' files. Removing a lab that does not exist, or
+// whose namespaces vanish meanwhile, is not an error.
 func Down(name string) error {
 	if err := ValidName(name); err != nil {
 		return err
@@ -589,7 +606,7 @@ func Down(name string) error {
 		return err
 	}
 	for _, ns := range nss {
-		if err := killIn(ns); err != nil {
+		if err := killIn(ns); err != nil && netnsutil.Exists(ns) {
 			errs = append(errs, err)
 		}
 	}
@@ -603,12 +620,17 @@ func Down(name string) error {
 	}
 	// Open vSwitch's databases, sockets and logs (its daemons died with the
 	// namespaces' processes), and the roots once empty.
-	if err := os.RemoveAll(OVSRunDir(name)); err != nil {
+	if err := removeOVSDir(name); err != nil {
 		errs = append(errs, err)
 	}
+	return errors.Join(errs...)
+}
+
+func removeOVSDir(lab string) error {
+	err := os.RemoveAll(OVSRunDir(lab))
 	_ = os.Remove(OVSRunRoot)
 	_ = os.Remove(filepath.Dir(OVSRunRoot))
-	return errors.Join(errs...)
+	return err
 }
 
 // killIn ends the processes inside a namespace, by PID: SIGTERM, then
@@ -639,10 +661,13 @@ func killIn(ns string) error {
 type Info struct {
 	Name       string   `json:"name"`
 	Mode       string   `json:"mode"`
+	Owner      owner.ID `json:"-"`
+	OwnerText  string   `json:"owner"` // PID.START, or none (lab up)
 	Namespaces []string `json:"namespaces"`
 }
 
-// List finds every cnperf lab on the machine from its namespaces.
+// List finds every cnperf lab on the machine by the marks of its
+// namespaces; namespaces without cnperf's mark are not listed.
 func List() ([]Info, error) {
 	nss, err := netnsutil.List(Prefix)
 	if err != nil {
@@ -651,58 +676,108 @@ func List() ([]Info, error) {
 	byLab := map[string]*Info{}
 	var order []string
 	for _, ns := range nss {
-		rest := strings.TrimPrefix(ns, Prefix)
-		i := strings.Index(rest, "-")
-		if i <= 0 {
+		m, ok := readMark(ns)
+		if !ok || !strings.HasPrefix(ns, Prefix+m.Lab+"-") {
 			continue
 		}
-		name := rest[:i]
-		if byLab[name] == nil {
-			byLab[name] = &Info{Name: name}
-			order = append(order, name)
+		if byLab[m.Lab] == nil {
+			byLab[m.Lab] = &Info{Name: m.Lab, Mode: m.Mode, Owner: m.Owner, OwnerText: m.Owner.String()}
+			order = append(order, m.Lab)
 		}
-		byLab[name].Namespaces = append(byLab[name].Namespaces, ns)
+		byLab[m.Lab].Namespaces = append(byLab[m.Lab].Namespaces, ns)
 	}
 	var out []Info
 	for _, name := range order {
-		info := byLab[name]
-		info.Mode = readSwitchMode(NS(name, switchHost))
-		out = append(out, *info)
+		out = append(out, *byLab[name])
 	}
 	return out, nil
 }
 
-// Clean removes every cnperf lab on the machine: what a killed run left.
-func Clean() ([]string, error) {
+// Cleaned says what Clean removed and what it left to a live owner.
+type Cleaned struct {
+	Removed []Info // labs (and engines or cgroups of labs) removed
+	Spared  []Info // labs whose owner still runs, or nobody's without all
+}
+
+// Clean removes what dead cnperf processes left: every lab whose owner has
+// exited, engines whose recorded owner has exited, and cgroups and mode
+// files of labs that have neither namespaces nor engines left. With all, it
+// removes every lab, nobody's (lab up) and live owners' too. What is not
+// marked as cnperf's is never touched.
+func Clean(all bool) (Cleaned, error) {
+	var res Cleaned
 	labs, err := List()
 	if err != nil {
-		return nil, err
+		return res, err
 	}
-	var removed []string
 	var errs []error
+	keep := map[string]bool{} // labs left to a live owner
+	done := map[string]bool{}
 	for _, l := range labs {
+		if !all && !l.Owner.Gone() {
+			keep[l.Name] = true
+			res.Spared = append(res.Spared, l)
+			continue
+		}
 		if err := Down(l.Name); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		removed = append(removed, l.Name)
+		done[l.Name] = true
+		res.Removed = append(res.Removed, l)
 	}
 	// Engines whose lab's namespaces are already gone (a run killed while
-	// it tore down).
+	// it tore down), by the owner recorded with them.
 	engLabs, err := engine.Labs()
 	if err != nil {
 		errs = append(errs, err)
 	}
 	for _, name := range engLabs {
+		if keep[name] || done[name] {
+			continue
+		}
+		info := Info{Name: name, Mode: "?", OwnerText: engine.Owner(name)}
+		id, perr := owner.Parse(info.OwnerText)
+		info.Owner = id
+		if !all && (perr != nil || !id.Gone()) {
+			keep[name] = true
+			res.Spared = append(res.Spared, info)
+			continue
+		}
 		if err := engine.Remove(name); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if !slices.Contains(removed, name) {
-			removed = append(removed, name)
+		done[name] = true
+		res.Removed = append(res.Removed, info)
+	}
+	// Cgroups and Open vSwitch files of labs with nothing else left: their
+	// owner died between removing the namespaces and these.
+	orphans := map[string]bool{}
+	for _, name := range container.CgroupLabs() {
+		orphans[name] = true
+	}
+	if entries, err := os.ReadDir(OVSRunRoot); err == nil {
+		for _, e := range entries {
+			orphans[e.Name()] = true
 		}
 	}
-	return removed, errors.Join(errs...)
+	for name := range orphans {
+		if keep[name] || ValidName(name) != nil {
+			continue
+		}
+		_, cerr := container.CleanCgroups(name)
+		oerr := removeOVSDir(name)
+		if cerr != nil || oerr != nil {
+			errs = append(errs, cerr, oerr)
+			continue
+		}
+		if !done[name] {
+			done[name] = true
+			res.Removed = append(res.Removed, Info{Name: name, Mode: "?", OwnerText: "?"})
+		}
+	}
+	return res, errors.Join(errs...)
 }
 
 // upLocal builds a lab on an existing engine: no namespaces, every host is
@@ -726,7 +801,7 @@ func upLocal(cfg Config) (l *Lab, err error) {
 	for i, name := range cfg.Hosts {
 		l.Hosts = append(l.Hosts, Host{Name: name, Index: i + 1, NS: self, Addr: "127.0.0.1"})
 	}
-	l.engines = engine.NewSet(l.Name, "")
+	l.engines = engine.NewSet(l.Name, "", cfg.Owner.String())
 	if err := l.engines.UseExisting(context.Background(), cfg.DockerHost, cfg.Hosts); err != nil {
 		return nil, err
 	}

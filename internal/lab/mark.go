@@ -1,38 +1,66 @@
 package lab
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/netnsutil"
+	"github.com/cnperf/cnperf/internal/owner"
 )
 
-// The switch bridge's alias records the lab's mode: "cnperf:<lab> mode=<mode>".
-func markSwitch(ns, lab, mode string) error {
-	h, err := netnsutil.Handle(ns)
-	if err != nil {
-		return err
-	}
-	defer h.Close()
-	br, err := h.LinkByName("br0")
-	if err != nil {
-		return err
-	}
-	return h.LinkSetAlias(br, "cnperf:"+lab+" mode="+mode)
+// Mark is what every namespace of a lab carries as its loopback's alias:
+// "cnperf:<lab> mode=<mode> owner=<PID.START|none>". cnperf finds its labs
+// by this mark, never by a namespace's name alone, and `clean` removes a
+// lab only when its owner (the process that built it) has exited.
+type Mark struct {
+	Lab   string
+	Mode  string
+	Owner owner.ID
 }
 
-func readSwitchMode(ns string) string {
-	h, err := netnsutil.Handle(ns)
+const markPrefix = "cnperf:"
+
+func (m Mark) String() string {
+	return fmt.Sprintf("%s%s mode=%s owner=%s", markPrefix, m.Lab, m.Mode, m.Owner)
+}
+
+// parseMark reads a mark; ok is false for anything cnperf did not write.
+func parseMark(s string) (Mark, bool) {
+	rest, found := strings.CutPrefix(s, markPrefix)
+	if !found {
+		return Mark{}, false
+	}
+	f := strings.Fields(rest)
+	if len(f) != 3 || ValidName(f[0]) != nil {
+		return Mark{}, false
+	}
+	mode, ok1 := strings.CutPrefix(f[1], "mode=")
+	own, ok2 := strings.CutPrefix(f[2], "owner=")
+	if !ok1 || !ok2 {
+		return Mark{}, false
+	}
+	id, err := owner.Parse(own)
 	if err != nil {
-		return "?"
+		return Mark{}, false
 	}
-	defer h.Close()
-	br, err := h.LinkByName("br0")
+	return Mark{Lab: f[0], Mode: mode, Owner: id}, true
+}
+
+// readMark returns the mark of a namespace; ok is false when the namespace
+// is not cnperf's (or vanished meanwhile).
+func readMark(ns string) (Mark, bool) {
+	s, err := netnsutil.Mark(ns)
 	if err != nil {
-		return "?"
+		return Mark{}, false
 	}
-	_, mode, ok := strings.Cut(br.Attrs().Alias, " mode=")
-	if !ok {
-		return "?"
+	return parseMark(s)
+}
+
+// CreateNS creates a namespace of the lab (a host's or a container's),
+// marked as the lab's. Down removes it with the rest.
+func (l *Lab) CreateNS(ns string) error {
+	if !strings.HasPrefix(ns, Prefix+l.Name+"-") {
+		return fmt.Errorf("lab %s: namespace %s is not named for the lab", l.Name, ns)
 	}
-	return mode
+	return netnsutil.Create(ns, l.mark.String())
 }

@@ -40,9 +40,11 @@ func Exists(name string) bool {
 	return err == nil
 }
 
-// Create makes a new named network namespace with its loopback up. It fails
-// if the name is taken.
-func Create(name string) error {
+// Create makes a new named network namespace with its loopback up and
+// mark as its loopback's alias (none when empty): the mark says whose the
+// namespace is, so that clean-up selects by it and not by a name alone. It
+// fails if the name is taken.
+func Create(name, mark string) error {
 	errc := make(chan error, 1)
 	// A fresh goroutine on a locked thread: netns.NewNamed switches the
 	// calling thread into the new namespace, so the thread must be restored,
@@ -77,11 +79,30 @@ func Create(name string) error {
 		if err != nil {
 			return fmt.Errorf("find lo in %s: %w", name, err)
 		}
+		if mark != "" {
+			if err := netlink.LinkSetAlias(lo, mark); err != nil {
+				return fmt.Errorf("mark lo in %s: %w", name, err)
+			}
+		}
 		if err := netlink.LinkSetUp(lo); err != nil {
 			return fmt.Errorf("set lo up in %s: %w", name, err)
 		}
 		return nil
 	})
+}
+
+// Mark returns the mark Create gave the named namespace ("" if none).
+func Mark(name string) (string, error) {
+	h, err := Handle(name)
+	if err != nil {
+		return "", err
+	}
+	defer h.Close()
+	lo, err := h.LinkByName("lo")
+	if err != nil {
+		return "", fmt.Errorf("find lo in %s: %w", name, err)
+	}
+	return lo.Attrs().Alias, nil
 }
 
 // Delete removes the named namespace. Deleting one that does not exist is

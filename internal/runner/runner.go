@@ -24,6 +24,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/modes"
 	"github.com/cnperf/cnperf/internal/netnsutil"
+	"github.com/cnperf/cnperf/internal/owner"
 	"github.com/cnperf/cnperf/internal/progress"
 	"github.com/cnperf/cnperf/internal/results"
 	"github.com/cnperf/cnperf/internal/spec"
@@ -317,6 +318,13 @@ func startMode(ctx context.Context, id string, pl spec.Lab, dockerHost string, s
 	cfg := w.labConfig()
 	cfg.Name, cfg.Mode, cfg.Driver, cfg.Exe, cfg.Logs = labName(id, driver, m.Name(), pl.Conditions.Label()), m, driver, exe, logs
 	cfg.Conditions = pl.Conditions
+	// The lab is this process's: `cnperf clean` elsewhere spares it while
+	// the run goes on and removes it if the run is killed.
+	self, err := owner.Self()
+	if err != nil {
+		return nil, fmt.Errorf("who owns lab %s: %w", cfg.Name, err)
+	}
+	cfg.Owner = self
 	if driver == lab.DriverDocker && dockerHost != "" {
 		cfg.DockerHost = dockerHost
 		cfg.Port += shift
@@ -459,7 +467,6 @@ func teardown(envs map[string]*env, meta *Meta, out io.Writer) {
 			if err := lab.Down(e.lab.Name); err != nil {
 				fmt.Fprintf(out, "cnperf: removing lab %s: %v (run `cnperf clean`)\n", e.lab.Name, err)
 			}
-			_, _ = container.CleanCgroups(e.lab.Name)
 		}
 	}
 }

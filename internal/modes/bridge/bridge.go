@@ -6,7 +6,6 @@ package bridge
 
 import (
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/netnsutil"
 )
 
 // Mode is the bridge mode.
@@ -23,7 +22,7 @@ func (Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, err
 	var eps []lab.Endpoint
 	for _, h := range servers {
 		ctr := lab.ContainerNS(l.Name, h.Name)
-		if err := netnsutil.Create(ctr); err != nil {
+		if err := l.CreateNS(ctr); err != nil {
 			return nil, err
 		}
 		gw, ctrCIDR, subnet := lab.HostBridge(h.Index)

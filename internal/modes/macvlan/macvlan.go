@@ -4,7 +4,6 @@ package macvlan
 
 import (
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/netnsutil"
 )
 
 // Mode is the macvlan mode.
@@ -21,7 +20,7 @@ func (Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, err
 	var eps []lab.Endpoint
 	for _, h := range servers {
 		ctr := lab.ContainerNS(l.Name, h.Name)
-		if err := netnsutil.Create(ctr); err != nil {
+		if err := l.CreateNS(ctr); err != nil {
 			return nil, err
 		}
 		if err := b.Macvlan(h.NS, "eth0", ctr, "eth0"); err != nil {

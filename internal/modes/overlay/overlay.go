@@ -10,7 +10,6 @@ import (
 	"net"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/netnsutil"
 )
 
 // VXLAN parameters as Docker's overlay driver uses them.
@@ -37,7 +36,7 @@ func (Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, err
 	var eps []lab.Endpoint
 	for _, h := range servers {
 		ctr := lab.ContainerNS(l.Name, h.Name)
-		if err := netnsutil.Create(ctr); err != nil {
+		if err := l.CreateNS(ctr); err != nil {
 			return nil, err
 		}
 		var remotes []net.IP

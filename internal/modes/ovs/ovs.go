@@ -18,7 +18,6 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netbuild"
-	"github.com/cnperf/cnperf/internal/netnsutil"
 )
 
 const (
@@ -71,7 +70,7 @@ func (Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, err
 			return nil, err
 		}
 		ctr := lab.ContainerNS(l.Name, h.Name)
-		if err := netnsutil.Create(ctr); err != nil {
+		if err := l.CreateNS(ctr); err != nil {
 			return nil, err
 		}
 		if err := b.Veth(h.NS, "vethovs", "", ctr, "eth0", l.MTU()); err != nil {

@@ -92,7 +92,7 @@ func (m Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, e
 	var eps []lab.Endpoint
 	for _, h := range servers {
 		ctr := lab.ContainerNS(l.Name, h.Name)
-		if err := netnsutil.Create(ctr); err != nil {
+		if err := l.CreateNS(ctr); err != nil {
 			return nil, err
 		}
 		subnet := Subnet(h.Index)
