@@ -29,7 +29,7 @@ func writeSpec(t *testing.T, text string) string {
 // mode on the netns driver and again on real Docker Engines as MODE@docker.
 func TestDriverComparison(t *testing.T) {
 	testutil.RequireDocker(t)
-	bin := build(t)
+	bin := testutil.Binary(t)
 	dir := filepath.Join(t.TempDir(), "run")
 	spec := writeSpec(t, "name: drivers-e2e\ndrivers: [netns, docker]\nmodes: [bare, host, bridge, macvlan, overlay]\n"+
 		"pingpong: {max_size: 100000, coverage: 0.001, repetitions: 2, chunk: 50}\n")
@@ -74,7 +74,7 @@ const dockerSpec = "name: docker-long\ndriver: docker\nmodes: [bridge]\nreferenc
 // keeps its samples, says which daemon died and leaves nothing behind.
 func TestDockerdDiesMidRun(t *testing.T) {
 	testutil.RequireDocker(t)
-	bin := build(t)
+	bin := testutil.Binary(t)
 	dir := filepath.Join(t.TempDir(), "run")
 	cmd := exec.Command(bin, "run", writeSpec(t, dockerSpec), "-o", dir)
 	var stdout, stderr bytes.Buffer
@@ -123,7 +123,7 @@ func TestDockerdDiesMidRun(t *testing.T) {
 // containers and their state stay until `cnperf clean` removes them all.
 func TestCleanAfterKilledDockerRun(t *testing.T) {
 	testutil.RequireDocker(t)
-	bin := build(t)
+	bin := testutil.Binary(t)
 	dir := filepath.Join(t.TempDir(), "run")
 	cmd := exec.Command(bin, "run", writeSpec(t, dockerSpec), "-o", dir)
 	if err := cmd.Start(); err != nil {
@@ -153,7 +153,7 @@ func TestCleanAfterKilledDockerRun(t *testing.T) {
 // image, which stays, as documented).
 func TestExistingEngine(t *testing.T) {
 	testutil.RequireDocker(t)
-	bin := build(t)
+	bin := testutil.Binary(t)
 	if out, err := exec.Command(bin, "lab", "up", "userengine", "--driver", "docker", "--mode", "host", "--hosts", "c,s").CombinedOutput(); err != nil {
 		t.Fatalf("stand-in engine: %v\n%s", err, out)
 	}

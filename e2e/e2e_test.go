@@ -17,96 +17,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vishvananda/netlink"
-
-	"github.com/cnperf/cnperf/internal/engine"
+	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netnsutil"
 	"github.com/cnperf/cnperf/internal/pingpong"
 	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/testutil"
 )
-
-// build compiles cnperf statically, as the README does.
-func build(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "cnperf")
-	cmd := exec.Command("go", "build", "-o", bin, "../cmd/cnperf")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// assertNothingLeft checks that no namespace, root link, root firewall rule,
-// cgroup or server process of cnperf's is left on the machine.
-func assertNothingLeft(t *testing.T, bin string) {
-	t.Helper()
-	if nss, _ := netnsutil.List("cnperf-"); len(nss) > 0 {
-		t.Errorf("namespaces left: %v", nss)
-	}
-	links, err := netlink.LinkList()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range links {
-		if strings.HasPrefix(l.Attrs().Alias, "cnperf") {
-			t.Errorf("link %s (alias %s) left in the root namespace", l.Attrs().Name, l.Attrs().Alias)
-		}
-	}
-	for _, fw := range [][]string{{"iptables-save"}, {"nft", "list", "ruleset"}} {
-		if _, err := exec.LookPath(fw[0]); err != nil {
-			continue
-		}
-		if out, err := exec.Command(fw[0], fw[1:]...).Output(); err == nil && bytes.Contains(bytes.ToLower(out), []byte("cnperf")) {
-			t.Errorf("%s: rules mentioning cnperf left in the root namespace", fw[0])
-		}
-	}
-	if m, _ := filepath.Glob("/sys/fs/cgroup/*/cnperf"); len(m) > 0 {
-		t.Errorf("cgroups left: %v", m)
-	}
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		b, _ := os.ReadFile(p)
-		args := bytes.ReplaceAll(b, []byte{0}, []byte{' '})
-		switch {
-		case bytes.HasPrefix(b, []byte(bin+"\x00")), // a server or a client
-			bytes.HasPrefix(b, []byte("/cnperf\x00")): // the same in a Docker container
-			t.Errorf("cnperf process left: %s %q", p, args)
-		case bytes.Contains(b, []byte("/run/cnperf/")): // dockerd, containerd, shims
-			t.Errorf("Docker daemon of cnperf's left: %s %q", p, args)
-		case bytes.Contains(b, []byte("docker-proxy")) && bytes.Contains(b, []byte("198.1")):
-			t.Errorf("Docker userland proxy of cnperf's left: %s %q", p, args)
-		}
-	}
-	for _, d := range []string{engine.RunRoot, engine.DataRoot} {
-		if _, err := os.Stat(d); err == nil {
-			t.Errorf("Docker engine state left: %s", d)
-		}
-	}
-	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil && bytes.Contains(b, []byte("/cnperf/")) {
-		t.Errorf("mounts of cnperf's left:\n%s", b)
-	}
-	// Paths Docker uses whatever its flags say: those missing when the tests
-	// started must be missing again.
-	for _, p := range dockerDefaultsAbsent {
-		if _, err := os.Stat(p); err == nil {
-			t.Errorf("%s left by cnperf's Docker engines", p)
-		}
-	}
-}
-
-// dockerDefaultsAbsent are the paths Docker and containerd use whatever
-// their flags say that did not exist when the tests started.
-var dockerDefaultsAbsent = func() []string {
-	var out []string
-	for _, p := range []string{"/etc/docker/key.json", "/var/lib/docker", "/run/docker", "/run/containerd"} {
-		if _, err := os.Stat(p); err != nil {
-			out = append(out, p)
-		}
-	}
-	return out
-}()
 
 func readMeta(t *testing.T, dir string) runner.Meta {
 	t.Helper()
@@ -142,7 +58,7 @@ func readSamples(t *testing.T, dir string) []pingpong.Sample {
 
 func TestQuickStyleRunOfTinyPreset(t *testing.T) {
 	testutil.RequireRoot(t)
-	bin := build(t)
+	bin := testutil.Binary(t)
 	dir := filepath.Join(t.TempDir(), "run")
 	cmd := exec.Command(bin, "run", "--preset", "tiny", "-o", dir, "--label", "machine=e2e")
 	var stdout, stderr bytes.Buffer
@@ -266,7 +182,7 @@ func waitSamples(t *testing.T, dir string, n int) {
 
 func TestInterruptedRunKeepsSamplesAndCleansUp(t *testing.T) {
 	testutil.RequireRoot(t)
-	bin := build(t)
+	bin := testutil.Binary(t)
 	dir := filepath.Join(t.TempDir(), "run")
 	cmd := exec.Command(bin, "run", longSpec(t), "-o", dir)
 	var stdout, stderr bytes.Buffer
@@ -298,35 +214,119 @@ func TestInterruptedRunKeepsSamplesAndCleansUp(t *testing.T) {
 	}
 }
 
-func TestCleanRemovesWhatAKilledRunLeft(t *testing.T) {
-	testutil.RequireRoot(t)
-	bin := build(t)
-	dir := filepath.Join(t.TempDir(), "run")
-	cmd := exec.Command(bin, "run", longSpec(t), "-o", dir)
-	if err := cmd.Start(); err != nil {
+// labsOf returns the labs on the machine whose owner is the process pid.
+func labsOf(t *testing.T, pid int) map[string]bool {
+	t.Helper()
+	infos, err := lab.List()
+	if err != nil {
 		t.Fatal(err)
 	}
-	waitSamples(t, dir, 50)
-	_ = cmd.Process.Kill() // no chance to clean up
-	_ = cmd.Wait()
-	if nss, _ := netnsutil.List("cnperf-"); len(nss) == 0 {
-		t.Fatal("a killed run should leave its labs behind for clean to find")
+	out := map[string]bool{}
+	for _, l := range infos {
+		if l.Owner.PID == pid {
+			out[l.Name] = true
+		}
 	}
+	return out
+}
+
+// TestCleanSparesLiveRunsAndRemovesKilledOnes runs two cnperf runs at once,
+// kills one, and runs `cnperf clean` while the other goes on: clean removes
+// the killed run's labs, leaves the live run's and a user's namespace that
+// only looks like cnperf's, and the live run completes with every cell good.
+func TestCleanSparesLiveRunsAndRemovesKilledOnes(t *testing.T) {
+	testutil.RequireRoot(t)
+	bin := testutil.Binary(t)
+	liveDir, killedDir := filepath.Join(t.TempDir(), "live"), filepath.Join(t.TempDir(), "killed")
+	liveSpec := filepath.Join(t.TempDir(), "live.yaml")
+	if err := os.WriteFile(liveSpec, []byte("name: live\nmodes: [bare, bridge]\npingpong:\n  max_size: 100000\n  coverage: 0.03\n  repetitions: 2\n  chunk: 20\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	live := exec.Command(bin, "run", liveSpec, "-o", liveDir)
+	var liveOut bytes.Buffer
+	live.Stdout, live.Stderr = &liveOut, &liveOut
+	killed := exec.Command(bin, "run", longSpec(t), "-o", killedDir)
+	for _, c := range []*exec.Cmd{live, killed} {
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { _ = live.Process.Kill(); _ = killed.Process.Kill() })
+	waitSamples(t, killedDir, 50)
+	waitSamples(t, liveDir, 50)
+	liveLabs, killedLabs := labsOf(t, live.Process.Pid), labsOf(t, killed.Process.Pid)
+	if len(liveLabs) != 2 || len(killedLabs) != 2 {
+		t.Fatalf("want 2 labs per run, got %v and %v", liveLabs, killedLabs)
+	}
+	_ = killed.Process.Kill() // no chance to clean up
+	_ = killed.Wait()
+
+	// A user's namespace named like a lab's, with a process inside: not
+	// marked as cnperf's, so not cnperf's to remove.
+	userNS := "cnperf-e2euser-1"
+	if err := netnsutil.Create(userNS, ""); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = netnsutil.Delete(userNS) })
+	sleeper := exec.Command("sleep", "60")
+	if err := netnsutil.Do(userNS, sleeper.Start); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() })
+
 	out, err := exec.Command(bin, "clean").CombinedOutput()
 	if err != nil {
 		t.Fatalf("clean: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "removed lab") {
-		t.Errorf("clean output: %s", out)
+	for name := range killedLabs {
+		if !strings.Contains(string(out), "removed lab "+name+"\n") {
+			t.Errorf("clean did not say it removed the killed run's lab %s:\n%s", name, out)
+		}
 	}
-	assertNothingLeft(t, bin)
-	out, err = exec.Command(bin, "clean").CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "nothing of cnperf's found") {
-		t.Errorf("second clean: %v %s", err, out)
+	for name := range liveLabs {
+		if !strings.Contains(string(out), "left lab "+name+": its owner PID") {
+			t.Errorf("clean did not say it left the live run's lab %s:\n%s", name, out)
+		}
 	}
-	if samples := readSamples(t, dir); len(samples) < 50 {
+	now := labsOf(t, live.Process.Pid)
+	for name := range liveLabs {
+		if !now[name] {
+			t.Errorf("clean removed lab %s of a live run", name)
+		}
+	}
+	if got := labsOf(t, killed.Process.Pid); len(got) > 0 {
+		t.Errorf("the killed run's labs are left: %v", got)
+	}
+	if !netnsutil.Exists(userNS) || sleeper.ProcessState != nil || syscall.Kill(sleeper.Process.Pid, 0) != nil {
+		t.Errorf("clean touched the user's namespace %s or its process", userNS)
+	}
+
+	if err := live.Wait(); err != nil {
+		t.Fatalf("the live run failed after clean: %v\n%s", err, liveOut.String())
+	}
+	m := readMeta(t, liveDir)
+	if m.Status != "complete" || len(m.Cells) == 0 {
+		t.Fatalf("live run: status %s, %d cells", m.Status, len(m.Cells))
+	}
+	for _, c := range m.Cells {
+		if c.Error != "" || c.Failed > 0 {
+			t.Errorf("live run's cell %d on %s: error %q, %d failed", c.Index, c.Mode, c.Error, c.Failed)
+		}
+	}
+	if samples := readSamples(t, killedDir); len(samples) < 50 {
 		t.Errorf("killed run kept %d samples, want >= 50", len(samples))
 	}
+	assertNothingLeft(t, bin)
+	if out, err := exec.Command(bin, "clean").CombinedOutput(); err != nil || strings.Contains(string(out), "removed lab "+firstKey(killedLabs)) {
+		t.Errorf("second clean: %v %s", err, out)
+	}
+}
+
+func firstKey(m map[string]bool) string {
+	for k := range m {
+		return k
+	}
+	return ""
 }
 
 func TestNonRootIsToldAboutCapNetAdmin(t *testing.T) {
@@ -341,7 +341,7 @@ func TestNonRootIsToldAboutCapNetAdmin(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(pub, "cnperf")
-	if b, err := os.ReadFile(build(t)); err != nil || os.WriteFile(bin, b, 0o755) != nil {
+	if b, err := os.ReadFile(testutil.Binary(t)); err != nil || os.WriteFile(bin, b, 0o755) != nil {
 		t.Fatalf("copy binary: %v", err)
 	}
 	cmd := exec.Command(bin, "run", "--preset", "tiny", "-o", filepath.Join(pub, "r"))
@@ -358,7 +358,7 @@ func TestNonRootIsToldAboutCapNetAdmin(t *testing.T) {
 
 func TestLabCommandsByHand(t *testing.T) {
 	testutil.RequireRoot(t)
-	bin := build(t)
+	bin := testutil.Binary(t)
 	run := func(args ...string) (string, int) {
 		out, err := exec.Command(bin, args...).CombinedOutput()
 		code := 0
@@ -378,6 +378,13 @@ func TestLabCommandsByHand(t *testing.T) {
 	}
 	if out, _ := run("lab", "ls"); !strings.Contains(out, "e2ehand") || !strings.Contains(out, "macvlan") {
 		t.Errorf("lab ls: %s", out)
+	}
+	// A lab made by hand belongs to nobody: clean leaves it.
+	if out, code := run("clean"); code != 0 || !strings.Contains(out, "left lab e2ehand: made by 'cnperf lab up'") {
+		t.Errorf("clean with a hand-made lab: %d %s", code, out)
+	}
+	if out, _ := run("lab", "ls"); !strings.Contains(out, "e2ehand") {
+		t.Errorf("clean removed the hand-made lab: %s", out)
 	}
 	out, code := run("lab", "exec", "e2ehand", "server1", "--container", "--", "cat", "/proc/net/dev")
 	if code != 0 || !strings.Contains(out, "eth0") || strings.Contains(out, "cnbr0") {

@@ -18,7 +18,7 @@ import (
 // the run completes and leaves nothing behind.
 func TestRouterDiesMidRun(t *testing.T) {
 	testutil.RequireRoot(t)
-	bin := build(t)
+	bin := testutil.Binary(t)
 	dir := filepath.Join(t.TempDir(), "run")
 	spec := writeSpec(t, "name: router-dies\nmodes: [bare, overlay-userspace]\n"+
 		"pingpong: {max_size: 20000, coverage: 0.05, repetitions: 2, chunk: 10, timeout: 1s, retries: 0}\n")

@@ -39,7 +39,7 @@ func chromium(t *testing.T) string {
 func TestReportOfQuickRunInChromium(t *testing.T) {
 	testutil.RequireRoot(t)
 	browser := chromium(t)
-	bin := build(t)
+	bin := testutil.Binary(t)
 	tmp := t.TempDir()
 	dir := filepath.Join(tmp, "quick")
 	if out, err := exec.Command(bin, "run", "--preset", "quick", "-o", dir).CombinedOutput(); err != nil {

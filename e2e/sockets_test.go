@@ -73,7 +73,7 @@ func socketPresetOnEveryMode(t *testing.T, driver string) {
 	if driver == "netns" {
 		browser = chromium(t)
 	}
-	bin := build(t)
+	bin := testutil.Binary(t)
 	tmp := t.TempDir()
 	dir := filepath.Join(tmp, "run")
 	cmd := exec.Command(bin, "run", "--preset", "sockets-tiny", "-o", dir, "--driver", driver)
@@ -183,7 +183,7 @@ func socketPresetOnEveryMode(t *testing.T, driver string) {
 // what the client measured, says it was interrupted and leaves nothing.
 func TestInterruptedSocketRun(t *testing.T) {
 	testutil.RequireRoot(t)
-	bin := build(t)
+	bin := testutil.Binary(t)
 	tmp := t.TempDir()
 	spec := filepath.Join(tmp, "long.yaml")
 	if err := os.WriteFile(spec, []byte("name: long\nmodes: [bare, bridge]\ntests:\n  - {workload: stream, duration: 60s}\n"), 0o644); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/modes"
 	"github.com/cnperf/cnperf/internal/netnsutil"
+	"github.com/cnperf/cnperf/internal/owner"
 	"github.com/cnperf/cnperf/internal/testutil"
 )
 
@@ -38,18 +39,21 @@ func lastJSON(t *testing.T, ns string, args ...string) map[string]any {
 // containers (or hosts, for bare) of a lab, on bare and on the overlay.
 func TestSocketWorkloadsAcrossModes(t *testing.T) {
 	testutil.RequireRoot(t)
-	bin := build(t)
+	bin := testutil.Binary(t)
 	for _, mode := range []string{"bare", "overlay"} {
 		t.Run(mode, func(t *testing.T) {
 			m, _ := modes.Lookup(mode)
 			name := "wl" + fmt.Sprint(time.Now().UnixNano()%10000) + "_" + mode
-			l, err := lab.Up(lab.Config{Name: name, Mode: m, Hosts: []string{"ext", "client", "server"}, Port: 5201})
+			self, err := owner.Self()
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := lab.Up(lab.Config{Name: name, Mode: m, Hosts: []string{"ext", "client", "server"}, Port: 5201, Owner: self})
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() {
 				_ = lab.Down(name)
-				_, _ = container.CleanCgroups(name)
 			})
 			srv, _ := l.Endpoint("server")
 			cli, _ := l.Endpoint("client")
