@@ -9,6 +9,7 @@ package conditions
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -136,11 +137,19 @@ func (s Set) Validate(cpus int) error {
 	default:
 		return fmt.Errorf("router %q: use same or apart", s.Router)
 	}
-	if s.CPUStress < 0 || s.CPUStress >= 1 {
+	if !(s.CPUStress >= 0 && s.CPUStress < 1) { // NaN fails both
 		return fmt.Errorf("cpu_stress %g: a share in [0, 1)", s.CPUStress)
 	}
 	if (s.CPUStressOn == 0) != (s.CPUStressOff == 0) || s.CPUStressOn < 0 || s.CPUStressOff < 0 {
 		return fmt.Errorf("cpu_stress_on %s, cpu_stress_off %s: give both, > 0, or neither", s.CPUStressOn, s.CPUStressOff)
+	}
+	for _, f := range []struct {
+		name string
+		v    time.Duration
+	}{{"cpu_stress_on", s.CPUStressOn}, {"cpu_stress_off", s.CPUStressOff}} {
+		if f.v > MaxStressPeriod {
+			return fmt.Errorf("%s %s: at most %s", f.name, f.v, MaxStressPeriod)
+		}
 	}
 	if s.CPUStressOn != 0 && s.CPUStress == 0 {
 		return errors.New("cpu_stress_on: needs cpu_stress, the share to burn")
@@ -196,19 +205,31 @@ func span(from, n int) []int {
 	return out
 }
 
+// Bounds of a set's values.
+const (
+	MaxBandwidth    = 1_000_000_000_000 // bits/s (1000gbit): bandwidth
+	MaxStressPeriod = 24 * time.Hour    // cpu_stress_on, cpu_stress_off
+	MaxTCPMem       = math.MaxInt32     // bytes: each of tcp_rmem's and tcp_wmem's numbers (the kernel's int)
+)
+
+var rateRE = regexp.MustCompile(`^([0-9]{1,15}(?:\.[0-9]{1,9})?)([a-z]*)$`)
+
 // ParseRate reads a rate as tc writes it: a number with an optional unit
-// (bit, kbit, mbit, gbit; bps, kbps, mbps, gbps are bytes per second)
-// and returns bits per second.
+// (bit, kbit, mbit, gbit; bps, kbps, mbps, gbps are bytes per second; any
+// case), nothing around it, and returns bits per second, at most
+// MaxBandwidth: the string goes to tc as it is.
 func ParseRate(s string) (uint64, error) {
-	s = strings.ToLower(strings.TrimSpace(s))
-	i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
-	num, unit := s, "bit"
-	if i >= 0 {
-		num, unit = s[:i], s[i:]
+	m := rateRE.FindStringSubmatch(strings.ToLower(s))
+	if m == nil {
+		return 0, errors.New("want a positive rate such as 100mbit, nothing around it")
 	}
-	v, err := strconv.ParseFloat(num, 64)
+	v, err := strconv.ParseFloat(m[1], 64)
 	if err != nil || v <= 0 {
 		return 0, errors.New("want a positive rate such as 100mbit")
+	}
+	unit := m[2]
+	if unit == "" {
+		unit = "bit"
 	}
 	mult := map[string]float64{"bit": 1, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9,
 		"bps": 8, "kbps": 8e3, "mbps": 8e6, "gbps": 8e9}[unit]
@@ -216,22 +237,30 @@ func ParseRate(s string) (uint64, error) {
 		return 0, fmt.Errorf("unit %q: use bit, kbit, mbit, gbit (or bps, kbps, mbps, gbps for bytes)", unit)
 	}
 	bits := v * mult
-	if bits < 8000 {
+	switch {
+	case bits < 8000:
 		return 0, errors.New("below 8 kbit/s")
+	case bits > MaxBandwidth:
+		return 0, fmt.Errorf("above %dgbit", int64(MaxBandwidth/1e9))
 	}
 	return uint64(bits), nil
 }
 
+var digitsRE = regexp.MustCompile(`^[0-9]+$`)
+
 func parseTriple(s string) ([3]int, error) {
 	var t [3]int
+	if strings.TrimSpace(s) != s {
+		return t, errors.New("spaces around it: want \"min default max\" in bytes")
+	}
 	f := strings.Fields(s)
 	if len(f) != 3 {
 		return t, errors.New(`want "min default max" in bytes`)
 	}
 	for i, x := range f {
 		v, err := strconv.Atoi(x)
-		if err != nil || v <= 0 {
-			return t, fmt.Errorf("%q: want a positive number of bytes", x)
+		if err != nil || v <= 0 || v > MaxTCPMem || !digitsRE.MatchString(x) {
+			return t, fmt.Errorf("%q: want a number of bytes in 1..%d", x, MaxTCPMem)
 		}
 		t[i] = v
 	}

@@ -1,6 +1,7 @@
 package conditions
 
 import (
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -35,6 +36,21 @@ func TestValidate(t *testing.T) {
 		{"stress on alone", Set{CPUStress: 0.5, CPUStressOn: 5 * time.Second}, "give both"},
 		{"stress windows without stress", Set{CPUStressOn: time.Second, CPUStressOff: time.Second}, "needs cpu_stress"},
 		{"bad name", Set{Name: "a b"}, `name "a b"`},
+		{"stress NaN", Set{CPUStress: math.NaN()}, "cpu_stress NaN"},
+		{"stress +Inf", Set{CPUStress: math.Inf(1)}, "cpu_stress +Inf"},
+		{"stress -Inf", Set{CPUStress: math.Inf(-1)}, "cpu_stress -Inf"},
+		{"stress period huge", Set{CPUStress: 0.5, CPUStressOn: 1000 * time.Hour, CPUStressOff: time.Second}, "cpu_stress_on 1000h0m0s: at most 24h0m0s"},
+		{"bandwidth trailing space", Set{Bandwidth: "100mbit "}, `bandwidth "100mbit "`},
+		{"bandwidth leading space", Set{Bandwidth: " 100mbit"}, `bandwidth " 100mbit"`},
+		{"bandwidth garbage", Set{Bandwidth: "100mbit;x"}, `bandwidth "100mbit;x"`},
+		{"bandwidth overflowing", Set{Bandwidth: "99999999999999999999gbit"}, `bandwidth "99999999999999999999gbit"`},
+		{"bandwidth above 1000gbit", Set{Bandwidth: "2000gbit"}, "above 1000gbit"},
+		{"bandwidth exponent", Set{Bandwidth: "1e9bit"}, `bandwidth "1e9bit"`},
+		{"bandwidth NaN", Set{Bandwidth: "nanbit"}, `bandwidth "nanbit"`},
+		{"rmem overflowing", Set{TCPRmem: "4096 87380 99999999999999999999"}, `tcp_rmem "4096 87380 99999999999999999999"`},
+		{"rmem above int", Set{TCPRmem: "4096 87380 4294967296"}, "in 1..2147483647"},
+		{"rmem signed", Set{TCPRmem: "+4096 87380 6291456"}, `"+4096"`},
+		{"wmem trailing space", Set{TCPWmem: "4096 16384 4194304 "}, "spaces around it"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -54,14 +70,14 @@ func TestParseRate(t *testing.T) {
 		in   string
 		want uint64
 	}{
-		{"100mbit", 100e6}, {"1gbit", 1e9}, {"64kbit", 64e3}, {"12.5mbps", 100e6}, {"1000000", 1e6}, {"2Mbit", 2e6},
+		{"100mbit", 100e6}, {"1gbit", 1e9}, {"64kbit", 64e3}, {"12.5mbps", 100e6}, {"1000000", 1e6}, {"2Mbit", 2e6}, {"1000gbit", 1e12}, {"1.5GBit", 1.5e9},
 	}
 	for _, tc := range tests {
 		if got, err := ParseRate(tc.in); err != nil || got != tc.want {
 			t.Errorf("ParseRate(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
 		}
 	}
-	for _, bad := range []string{"", "fast", "-1mbit", "0", "10furlongs"} {
+	for _, bad := range []string{"", "fast", "-1mbit", "0", "10furlongs", "100mbit ", "\t100mbit", "1e9", "inf", "0x10mbit", "1001gbit", "99999999999999999999gbit", "1..2mbit"} {
 		if _, err := ParseRate(bad); err == nil {
 			t.Errorf("ParseRate(%q) succeeded", bad)
 		}
