@@ -40,6 +40,7 @@ type MemoryMeta struct {
 // ModeMeta describes one mode's lab as it was measured.
 type ModeMeta struct {
 	Mode       string                     `json:"mode"`
+	Instance   int                        `json:"instance,omitempty"` // which instance of the mode's lab (spec instances)
 	Driver     string                     `json:"driver,omitempty"`
 	Conditions conditions.Set             `json:"conditions,omitzero"`
 	Summary    string                     `json:"summary"`
@@ -52,16 +53,18 @@ type ModeMeta struct {
 // Cell is one interleaved slice of the plan on one mode: a chunk of sizes
 // (ping-pong) or one repetition of a test case (socket tests).
 type Cell struct {
-	Index   int       `json:"index"`
-	Mode    string    `json:"mode"`
-	Chunk   int       `json:"chunk"`          // the unit: chunk of sizes, or case repetition
-	Case    string    `json:"case,omitempty"` // socket tests: the case's label
-	Rep     int       `json:"rep,omitempty"`  // socket tests: the repetition, from 0
-	Error   string    `json:"error,omitempty"`
-	Start   time.Time `json:"start"`
-	End     time.Time `json:"end"`
-	Samples int       `json:"samples"`
-	Failed  int       `json:"failed"`
+	Index int    `json:"index"`
+	Mode  string `json:"mode"`
+	// Instance is the instance of the mode's lab the cell ran on.
+	Instance int       `json:"instance,omitempty"`
+	Chunk    int       `json:"chunk"`          // the unit: chunk of sizes, or case repetition
+	Case     string    `json:"case,omitempty"` // socket tests: the case's label
+	Rep      int       `json:"rep,omitempty"`  // socket tests: the repetition, from 0
+	Error    string    `json:"error,omitempty"`
+	Start    time.Time `json:"start"`
+	End      time.Time `json:"end"`
+	Samples  int       `json:"samples"`
+	Failed   int       `json:"failed"`
 }
 
 // CellRates returns, per mode, each finished cell's requests per second.

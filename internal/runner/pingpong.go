@@ -37,6 +37,14 @@ func (p *pingPong) units() int {
 	return (len(p.sizes) + p.s.PingPong.Chunk - 1) / p.s.PingPong.Chunk
 }
 
+// chunk returns unit u's sizes: the plan cut into chunks of the spec's
+// chunk size, in order, the last one shorter (empty past the end).
+func (p *pingPong) chunk(u int) []int {
+	n := p.s.PingPong.Chunk
+	lo := min(u*n, len(p.sizes))
+	return p.sizes[lo:min(lo+n, len(p.sizes))]
+}
+
 func (p *pingPong) expectedSamples(modes int) int {
 	return len(p.sizes) * p.s.PingPong.Repetitions * modes
 }
@@ -75,8 +83,7 @@ func (p *pingPong) runCell(ctx context.Context, e *env, chunk int, cell *Cell, a
 		return err
 	}
 	pp := p.s.PingPong
-	lo, hi := chunk*pp.Chunk, min((chunk+1)*pp.Chunk, len(p.sizes))
-	reqs := pingpong.Requests(p.sizes[lo:hi], pp.Repetitions)
+	reqs := pingpong.Requests(p.chunk(chunk), pp.Repetitions)
 	mode := e.key
 	return pingpong.Siege(ctx, pingpong.SiegeConfig{
 		Target:      "http://" + ping.External,
@@ -89,7 +96,7 @@ func (p *pingPong) runCell(ctx context.Context, e *env, chunk int, cell *Cell, a
 		if !smp.OK() {
 			cell.Failed++
 		} else {
-			app.bytes[mode] += int64(smp.Length)
+			app.bytes[envKey(e.key, e.instance)] += int64(smp.Length)
 		}
 		app.add(smp, !smp.OK())
 	})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/cnperf/cnperf/internal/results"
 	"regexp"
+	"slices"
 	"testing"
 	"time"
 
@@ -27,11 +28,11 @@ func specWith(ms []string, chunk, sizes int) spec.Spec {
 
 func TestPlanExample(t *testing.T) {
 	// 3 modes, 7 sizes, chunk 3: chunks {0,1,2}, {3,4,5}, {6}.
-	got := interleave([]string{"a", "b", "c"}, 3)
+	got := interleave([]string{"a", "b", "c"}, 3, 1)
 	want := []cellPlan{
-		{"a", 0}, {"b", 0}, {"c", 0},
-		{"b", 1}, {"c", 1}, {"a", 1},
-		{"c", 2}, {"a", 2}, {"b", 2},
+		{"a", 0, 0}, {"b", 0, 0}, {"c", 0, 0},
+		{"b", 1, 0}, {"c", 1, 0}, {"a", 1, 0},
+		{"c", 2, 0}, {"a", 2, 0}, {"b", 2, 0},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("plan has %d cells, want %d: %v", len(got), len(want), got)
@@ -40,6 +41,21 @@ func TestPlanExample(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("cell %d = %+v, want %+v", i, got[i], want[i])
 		}
+	}
+}
+
+// With instances, unit k runs on the same instance (k mod instances) in
+// every mode, so instances carry alike units in every mode.
+func TestPlanInstances(t *testing.T) {
+	got := interleave([]string{"a", "b"}, 4, 3)
+	want := []cellPlan{
+		{"a", 0, 0}, {"b", 0, 0},
+		{"b", 1, 1}, {"a", 1, 1},
+		{"a", 2, 2}, {"b", 2, 2},
+		{"b", 3, 0}, {"a", 3, 0},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("plan = %v, want %v", got, want)
 	}
 }
 
@@ -64,7 +80,7 @@ func TestPlanProperties(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%d modes %d sizes chunk %d", len(tc.modes), tc.sizes, tc.chunk), func(t *testing.T) {
-			cells := interleave(tc.modes, newPingPong(specWith(tc.modes, tc.chunk, tc.sizes)).units())
+			cells := interleave(tc.modes, newPingPong(specWith(tc.modes, tc.chunk, tc.sizes)).units(), 1)
 			n := len(tc.modes)
 			if len(cells) != tc.chunks*n {
 				t.Fatalf("%d cells, want %d chunks × %d modes = %d", len(cells), tc.chunks, n, tc.chunks*n)
@@ -85,8 +101,8 @@ func TestPlanProperties(t *testing.T) {
 			}
 			for k := 0; k < tc.chunks; k++ {
 				for _, m := range tc.modes {
-					if seen[cellPlan{m, k}] != 1 {
-						t.Errorf("(mode %s, chunk %d) planned %d times, want once", m, k, seen[cellPlan{m, k}])
+					if seen[cellPlan{m, k, 0}] != 1 {
+						t.Errorf("(mode %s, chunk %d) planned %d times, want once", m, k, seen[cellPlan{m, k, 0}])
 					}
 				}
 				if first := cells[k*n].mode; first != tc.modes[k%n] {
@@ -119,7 +135,7 @@ func TestNewID(t *testing.T) {
 		}
 		for _, m := range modes.Names() {
 			for _, d := range []string{lab.DriverNetns, lab.DriverDocker} {
-				if err := lab.ValidName(labName(id, d, m, "cores=1,router=apart")); err != nil {
+				if err := lab.ValidName(labName(id, d, m, "cores=1,router=apart", spec.MaxInstances-1)); err != nil {
 					t.Fatalf("lab name for id %q, mode %s on %s: %v", id, m, d, err)
 				}
 			}

@@ -52,12 +52,13 @@ type Result struct {
 
 // env is one mode's running lab.
 type env struct {
-	key    string // the mode's key in the run: MODE, or MODE@DRIVER
-	mode   lab.Mode
-	driver string
-	lab    *lab.Lab
-	procs  map[string]proc
-	shift  int // added to the workload's ports (labs sharing one stack)
+	key      string // the mode's key in the run: MODE, or MODE@DRIVER
+	instance int    // which of the spec's instances of the mode's lab
+	mode     lab.Mode
+	driver   string
+	lab      *lab.Lab
+	procs    map[string]proc
+	shift    int // added to the workload's ports (labs sharing one stack)
 }
 
 // proc is a server or client process of either driver: a process or
@@ -162,24 +163,31 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return finish(err)
 	}
 	keys := s.ModeKeys()
-	fmt.Fprintf(o.Out, "cnperf: building %d labs (%s)\n", len(keys), strings.Join(keys, ", "))
-	for i, pl := range s.Labs() {
+	labs, instances := s.Labs(), s.LabInstances()
+	if instances > 1 {
+		fmt.Fprintf(o.Out, "cnperf: building %d labs (%s), %d instances of each\n", len(keys)*instances, strings.Join(keys, ", "), instances)
+	} else {
+		fmt.Fprintf(o.Out, "cnperf: building %d labs (%s)\n", len(keys), strings.Join(keys, ", "))
+	}
+	// Instance by instance, so that a mode's instances are built apart.
+	for n := range len(labs) * instances {
 		if err := ctx.Err(); err != nil {
 			return finish(err)
 		}
+		inst, pl := n/len(labs), labs[n%len(labs)]
 		key, name, driver := pl.Key, pl.Mode, pl.Driver
 		m, err := modes.Lookup(name)
 		if err != nil {
 			return finish(err)
 		}
-		e, err := startMode(ctx, meta.ID, pl, o.DockerHost, 100*i, m, w, o.Exe, logs)
+		e, err := startMode(ctx, meta.ID, pl, inst, o.DockerHost, 100*n, m, w, o.Exe, logs)
 		if e != nil {
-			envs[key] = e
+			envs[envKey(key, inst)] = e
 		}
 		if err != nil {
-			return finish(fmt.Errorf("mode %s: %w", key, err))
+			return finish(fmt.Errorf("mode %s: %w", instanceName(key, inst), err))
 		}
-		mm := ModeMeta{Mode: key, Driver: driver, Summary: m.Summary(), Lab: e.lab, Conditions: pl.Conditions}
+		mm := ModeMeta{Mode: key, Instance: inst, Driver: driver, Summary: m.Summary(), Lab: e.lab, Conditions: pl.Conditions}
 		first := e.lab.Hosts[0].NS
 		nss, _ := netnsutil.List(lab.Prefix + e.lab.Name + "-")
 		if e.lab.Local {
@@ -207,7 +215,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return finish(err)
 	}
 
-	cells := interleave(keys, w.units())
+	cells := interleave(keys, w.units(), instances)
 	bar := progress.New(o.Out, len(cells), w.expectedSamples(len(keys)))
 	app := &appender{run: run, bar: bar, bytes: map[string]int64{}}
 	// The machine's CPU per core each second, tagged with the mode whose cell
@@ -231,8 +239,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			runErr = err
 			break
 		}
-		e := envs[c.mode]
-		cell := Cell{Index: i, Mode: c.mode, Chunk: c.unit, Start: time.Now().UTC()}
+		e := envs[envKey(c.mode, c.instance)]
+		cell := Cell{Index: i, Mode: c.mode, Instance: c.instance, Chunk: c.unit, Start: time.Now().UTC()}
 		w.describeCell(c.unit, &cell)
 		// A process the mode runs (an overlay router) that has died fails
 		// this mode's cells with the reason; the other modes go on.
@@ -283,7 +291,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		meta.Memory = &MemoryMeta{CommittedBefore: committedBefore, CommittedPeak: peak, CommittedDelta: peak - committedBefore}
 	}
 	for i := range meta.Modes {
-		meta.Modes[i].Bytes = app.bytes[meta.Modes[i].Mode]
+		meta.Modes[i].Bytes = app.bytes[envKey(meta.Modes[i].Mode, meta.Modes[i].Instance)]
 	}
 	return finish(runErr)
 }
@@ -291,19 +299,41 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 // cellPlan is one cell before it runs: a unit of work (a chunk of sizes,
 // or a repetition of a test case) on one mode.
 type cellPlan struct {
-	mode string
-	unit int
+	mode     string
+	unit     int
+	instance int
+}
+
+// envKey names a running lab: its mode's key, and #I for instances past
+// the first.
+func envKey(key string, instance int) string {
+	if instance == 0 {
+		return key
+	}
+	return fmt.Sprintf("%s#%d", key, instance)
+}
+
+// instanceName is envKey for people: MODE, or MODE (instance I).
+func instanceName(key string, instance int) string {
+	if instance == 0 {
+		return key
+	}
+	return fmt.Sprintf("%s (instance %d)", key, instance)
 }
 
 // interleave runs every unit on every mode before the next unit, with the
 // modes' order rotated by the unit so that no mode always goes first after
 // a pause: drift on a shared machine hits every mode alike.
-func interleave(modes []string, units int) []cellPlan {
+// With several instances of each lab, unit k runs on instance k mod
+// instances in every mode, so that each instance carries the same units
+// (the same message sizes) in every mode and instances compare like with
+// like.
+func interleave(modes []string, units, instances int) []cellPlan {
 	var cells []cellPlan
 	n := len(modes)
 	for k := 0; k < units; k++ {
 		for j := 0; j < n; j++ {
-			cells = append(cells, cellPlan{mode: modes[(k+j)%n], unit: k})
+			cells = append(cells, cellPlan{mode: modes[(k+j)%n], unit: k, instance: k % max(1, instances)})
 		}
 	}
 	return cells
@@ -313,10 +343,10 @@ func interleave(modes []string, units int) []cellPlan {
 // servers in it.
 // On an existing engine every lab shares this machine's stack, so each
 // lab's ports are shifted by shift to keep them apart.
-func startMode(ctx context.Context, id string, pl spec.Lab, dockerHost string, shift int, m lab.Mode, w workload, exe, logs string) (*env, error) {
+func startMode(ctx context.Context, id string, pl spec.Lab, instance int, dockerHost string, shift int, m lab.Mode, w workload, exe, logs string) (*env, error) {
 	key, driver := pl.Key, pl.Driver
 	cfg := w.labConfig()
-	cfg.Name, cfg.Mode, cfg.Driver, cfg.Exe, cfg.Logs = labName(id, driver, m.Name(), pl.Conditions.Label()), m, driver, exe, logs
+	cfg.Name, cfg.Mode, cfg.Driver, cfg.Exe, cfg.Logs = labName(id, driver, m.Name(), pl.Conditions.Label(), instance), m, driver, exe, logs
 	cfg.Conditions = pl.Conditions
 	// The lab is this process's: `cnperf clean` elsewhere spares it while
 	// the run goes on and removes it if the run is killed.
@@ -339,14 +369,14 @@ func startMode(ctx context.Context, id string, pl spec.Lab, dockerHost string, s
 	if err != nil {
 		return nil, err
 	}
-	e := &env{key: key, mode: m, driver: driver, lab: l, procs: map[string]proc{}, shift: shift}
+	e := &env{key: key, instance: instance, mode: m, driver: driver, lab: l, procs: map[string]proc{}, shift: shift}
 	return e, w.start(ctx, e, exe, logs)
 }
 
 // labName names a run's lab of a mode on a driver. Lab names take no '-'
 // (it separates lab and host in namespace names).
 // Labs of the same mode under several variants get the variant's hash.
-func labName(id, driver, mode, variant string) string {
+func labName(id, driver, mode, variant string, instance int) string {
 	mode = strings.ReplaceAll(mode, "-", "_")
 	name := id + "_" + mode
 	if driver != lab.DriverNetns {
@@ -355,13 +385,16 @@ func labName(id, driver, mode, variant string) string {
 	if variant != "" {
 		name += fmt.Sprintf("_%04x", crc32.ChecksumIEEE([]byte(variant))&0xffff)
 	}
+	if instance > 0 {
+		name += fmt.Sprintf("_i%d", instance)
+	}
 	return name
 }
 
 // logName is the log file of a role in this mode's lab: the key, with the
 // '/' of a variant made a file name's.
 func (e *env) logName(role string) string {
-	return strings.ReplaceAll(e.key, "/", "_") + "-" + role + ".log"
+	return strings.ReplaceAll(envKey(e.key, e.instance), "/", "_") + "-" + role + ".log"
 }
 
 // where says where a docker endpoint's processes run.
@@ -437,7 +470,7 @@ func (e *env) check() error {
 func teardown(envs map[string]*env, meta *Meta, out io.Writer) {
 	for i := range meta.Modes {
 		mm := &meta.Modes[i]
-		e := envs[mm.Mode]
+		e := envs[envKey(mm.Mode, mm.Instance)]
 		if e == nil {
 			continue
 		}

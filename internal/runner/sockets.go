@@ -183,7 +183,7 @@ func (t *socketTests) runCell(ctx context.Context, e *env, u int, cell *Cell, ap
 		}
 		rec.Mode, rec.Labels, rec.Cell, rec.Rep = mode, t.s.Labels, cell.Index, unit.rep
 		if rec.Kind == "total" {
-			app.bytes[mode] += suite.MovedBytes(rec.Data)
+			app.bytes[envKey(e.key, e.instance)] += suite.MovedBytes(rec.Data)
 		}
 		cell.Samples++
 		app.add(rec, false)

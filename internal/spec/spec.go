@@ -45,7 +45,18 @@ type Spec struct {
 	// MODE/VARIANT.
 	Conditions conditions.Set   `yaml:"conditions,omitempty" json:"conditions,omitempty"`
 	Variants   []conditions.Set `yaml:"variants,omitempty" json:"variants,omitempty"`
+	// Instances builds every lab this many times, apart, and spreads each
+	// mode's cells over them (unit u on instance u mod Instances, alike for
+	// every mode): one lab instance can run faster than another of the same
+	// mode for a whole run, and only several instances show that spread.
+	Instances int `yaml:"instances,omitempty" json:"instances,omitempty"`
 }
+
+// MaxInstances bounds Instances: every instance is a whole set of labs.
+const MaxInstances = 8
+
+// LabInstances returns how many instances of each lab a run builds.
+func (s Spec) LabInstances() int { return max(1, s.Instances) }
 
 var knownDrivers = []string{"netns", "docker"}
 
@@ -347,6 +358,9 @@ func (s Spec) Validate() error {
 		if slices.Contains(s.Drivers[:i], d) {
 			return fmt.Errorf("drivers: %q is listed twice", d)
 		}
+	}
+	if s.Instances < 0 || s.Instances > MaxInstances {
+		return fmt.Errorf("instances: %d is outside 1..%d", s.Instances, MaxInstances)
 	}
 	if len(s.Modes) == 0 {
 		return errors.New("modes: list at least one mode")
