@@ -18,17 +18,25 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// Defaults for PingConfig zero values.
+// Ping's attempts towards pong.
 const (
-	DefaultRetries = 10
+	// DefaultRetries is the original ping's count: it gives up after 100
+	// attempts and then reports "retries": 100.
+	DefaultRetries = 100
+	// MaxRetries bounds --retries and a spec's retries.
+	MaxRetries = 1000
+	// DefaultTimeout bounds one attempt unless told otherwise (the
+	// original has none: it waits for pong forever).
 	DefaultTimeout = 60 * time.Second
+	// MaxTimeout bounds ping's and siege's timeouts.
+	MaxTimeout = time.Hour
 )
 
 // PingConfig tells the ping server where pong is and how hard to try.
 type PingConfig struct {
 	PongURL string        // base URL of pong, e.g. http://198.18.0.3:8080
-	Retries int           // retries after the first failed attempt; 0 means DefaultRetries
-	Timeout time.Duration // per attempt; 0 means DefaultTimeout
+	Retries int           // attempts after a failed first one: 0 = none; 0..MaxRetries
+	Timeout time.Duration // per attempt; 0 means DefaultTimeout; at most MaxTimeout
 }
 
 // MPing is the /mping answer. The field set and meaning follow the original
@@ -45,6 +53,7 @@ type pingHandler struct {
 	retries int
 	timeout time.Duration
 	rt      http.RoundTripper
+	bufs    sync.Pool // of *[]byte: read buffers for pong bodies
 }
 
 // NewPingHandler serves /ping/{n} (relay pong's body) and /mping/{n} (time
@@ -58,20 +67,39 @@ func NewPingHandler(cfg PingConfig) (fasthttp.RequestHandler, error) {
 	return h.serve, nil
 }
 
+// CheckRetries reports a retry count outside 0..MaxRetries.
+func CheckRetries(n int) error {
+	if n < 0 || n > MaxRetries {
+		return rangeError(n, 0, MaxRetries)
+	}
+	return nil
+}
+
+// CheckTimeout reports a timeout outside (0, MaxTimeout].
+func CheckTimeout(d time.Duration) error {
+	if d <= 0 || d > MaxTimeout {
+		return fmt.Errorf("%s: must be > 0 and at most %s", d, MaxTimeout)
+	}
+	return nil
+}
+
 func newPing(cfg PingConfig) (*pingHandler, error) {
 	base, err := checkBaseURL(cfg.PongURL)
 	if err != nil {
 		return nil, fmt.Errorf("pong URL: %w", err)
 	}
-	h := &pingHandler{base: base + "/pong/", retries: cfg.Retries, timeout: cfg.Timeout}
-	if h.retries == 0 {
-		h.retries = DefaultRetries
-	} else if h.retries < 0 {
-		h.retries = 0
+	if err := CheckRetries(cfg.Retries); err != nil {
+		return nil, fmt.Errorf("retries %w", err)
 	}
-	if h.timeout <= 0 {
-		h.timeout = DefaultTimeout
+	timeout := cfg.Timeout
+	if timeout == 0 {
+		timeout = DefaultTimeout
 	}
+	if err := CheckTimeout(timeout); err != nil {
+		return nil, fmt.Errorf("timeout %w", err)
+	}
+	h := &pingHandler{base: base + "/pong/", retries: cfg.Retries, timeout: timeout}
+	h.bufs.New = func() any { b := make([]byte, 64<<10); return &b }
 	h.rt = newTransport(h.timeout, 256)
 	return h, nil
 }
@@ -116,6 +144,10 @@ func newTransport(timeout time.Duration, idlePerHost int) *http.Transport {
 	}
 }
 
+// serve routes like the original's /ping/{length:[0-9]+} and
+// /mping/{length:[0-9]+}: any method, 404 for every other path, and the
+// digits passed on to pong as they came (leading zeros, and sizes beyond
+// int, which pong refuses, as well).
 func (h *pingHandler) serve(ctx *fasthttp.RequestCtx) {
 	path := ctx.Path()
 	arg, ok := bytes.CutPrefix(path, prefixPing)
@@ -123,15 +155,16 @@ func (h *pingHandler) serve(ctx *fasthttp.RequestCtx) {
 	if measure {
 		arg, ok = bytes.CutPrefix(path, prefixMPing)
 	}
-	n, ok := requestedSize(ctx, arg, ok, math.MaxInt)
-	if !ok {
+	n, digits := parseSize(arg)
+	if !ok || !digits {
+		notFound(ctx)
 		return
 	}
-	target := h.base + strconv.Itoa(n)
+	target := h.base + string(arg)
 	if measure {
-		h.mping(ctx, target)
+		h.mping(ctx, target, n)
 	} else {
-		h.ping(ctx, target)
+		h.ping(ctx, target, n)
 	}
 }
 
@@ -160,13 +193,17 @@ func (h *pingHandler) get(target string) (*http.Response, context.CancelFunc, er
 // shuttingDown answers a request that a server shutdown cut short; it is no
 // measurement, so not the "gave up" answer either.
 func shuttingDown(ctx *fasthttp.RequestCtx) {
-	plainError(ctx, fasthttp.StatusServiceUnavailable, "ping is shutting down")
+	plainError(ctx, fasthttp.StatusServiceUnavailable, "ping is shutting down\n")
 }
 
-// ping relays pong's answer. Only failures before pong answers are retried:
-// once the status line is relayed, a broken body aborts the connection so the
-// client sees a truncated response rather than a silently short one.
-func (h *pingHandler) ping(ctx *fasthttp.RequestCtx, target string) {
+// ping relays pong's answer: its status, content type and body. Only
+// failures before pong answers are retried: once the status line is
+// relayed, a broken body aborts the connection so the client sees a
+// truncated response rather than a silently short one. A 200 whose body is
+// not a whole pong body for n (see LengthOK) is no pong answer: ping
+// answers 502 when pong announced the wrong length, and drops the
+// connection when a body of unannounced length ends wrong.
+func (h *pingHandler) ping(ctx *fasthttp.RequestCtx, target string, n int) {
 	for i := 0; i <= h.retries; i++ {
 		if i > 0 && ctx.Err() != nil {
 			shuttingDown(ctx)
@@ -175,6 +212,13 @@ func (h *pingHandler) ping(ctx *fasthttp.RequestCtx, target string) {
 		resp, cancel, err := h.get(target)
 		if err != nil {
 			continue
+		}
+		check := resp.StatusCode == http.StatusOK
+		if check && resp.ContentLength >= 0 && (resp.ContentLength > math.MaxInt || !LengthOK(n, int(resp.ContentLength))) {
+			resp.Body.Close()
+			cancel()
+			plainError(ctx, fasthttp.StatusBadGateway, fmt.Sprintf("pong answered %d bytes for %d\n", resp.ContentLength, n))
+			return
 		}
 		ctx.SetStatusCode(resp.StatusCode)
 		if ct := resp.Header.Get("Content-Type"); ct != "" {
@@ -190,26 +234,44 @@ func (h *pingHandler) ping(ctx *fasthttp.RequestCtx, target string) {
 		if resp.ContentLength < 0 || int64(size) != resp.ContentLength {
 			size = -1
 		}
-		ctx.Response.SetBodyStream(&relayBody{body: resp.Body, cancel: cancel}, size)
+		r := &relayBody{h: h, body: resp.Body, cancel: cancel, want: -1}
+		if check && size < 0 {
+			r.want = n // unannounced length: check it at the end
+		}
+		ctx.Response.SetBodyStream(r, size)
 		return
 	}
-	plainError(ctx, fasthttp.StatusServiceUnavailable, "pong server is not answering")
+	plainError(ctx, fasthttp.StatusServiceUnavailable, "Service unavailable")
 }
+
+// errWrongLength ends a relayed body of unannounced length that is no whole
+// pong body.
+var errWrongLength = errors.New("pong's body has the wrong length")
 
 // relayBody is pong's response body as ping's response stream. Close (called
 // by fasthttp once the response is written or dropped) closes pong's body and
 // ends the attempt's context.
 type relayBody struct {
+	h      *pingHandler
 	body   io.ReadCloser
 	cancel context.CancelFunc
+	want   int   // requested size whose body length to check at EOF; -1: none
+	got    int64 // bytes relayed
 }
 
-func (r *relayBody) Read(p []byte) (int, error) { return r.body.Read(p) }
+func (r *relayBody) Read(p []byte) (int, error) {
+	m, err := r.body.Read(p)
+	r.got += int64(m)
+	if err == io.EOF && r.want >= 0 && !LengthOK(r.want, int(min(r.got, math.MaxInt))) {
+		err = errWrongLength
+	}
+	return m, err
+}
 
 // WriteTo copies through a pooled 64 KiB buffer: without it the copy into
 // the connection would fall back to io.Copy with a fresh 32 KiB buffer per
 // response.
-func (r *relayBody) WriteTo(w io.Writer) (int64, error) { return copyPooled(w, r.body) }
+func (r *relayBody) WriteTo(w io.Writer) (int64, error) { return r.h.copyPooled(w, r) }
 
 func (r *relayBody) Close() error {
 	err := r.body.Close()
@@ -217,17 +279,11 @@ func (r *relayBody) Close() error {
 	return err
 }
 
-// bufPool holds read buffers for draining pong bodies: large reads cut the
-// syscall count for multi-MiB bodies without keeping a body in memory.
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
-
-// drain reads r to EOF and returns the byte count.
-func drain(r io.Reader) (int64, error) { return copyPooled(io.Discard, r) }
-
-// copyPooled copies r to w through a pooled 64 KiB buffer.
-func copyPooled(w io.Writer, r io.Reader) (int64, error) {
-	bp := bufPool.Get().(*[]byte)
-	defer bufPool.Put(bp)
+// copyPooled copies r to w through a pooled 64 KiB buffer: large reads cut
+// the syscall count for multi-MiB bodies without keeping a body in memory.
+func (h *pingHandler) copyPooled(w io.Writer, r io.Reader) (int64, error) {
+	bp := h.bufs.Get().(*[]byte)
+	defer h.bufs.Put(bp)
 	buf := *bp
 	var n int64
 	for {
@@ -249,11 +305,16 @@ func copyPooled(w io.Writer, r io.Reader) (int64, error) {
 }
 
 // mping times the whole inner exchange, retries included, from before the
-// first attempt to the last body byte, as the original ping does.
-func (h *pingHandler) mping(ctx *fasthttp.RequestCtx, target string) {
+// first attempt to the last body byte, as the original ping does, and
+// answers 200 with the original's JSON in every case, giving up included
+// (code 503, length 0, retries = the retries made). Attempts that fail
+// before pong's answer is read whole are retried; pong's answer is
+// reported with its status, except that a 200 whose body is no whole pong
+// body for n (see LengthOK) is reported as code 502: a wrong length is not
+// a good message.
+func (h *pingHandler) mping(ctx *fasthttp.RequestCtx, target string, n int) {
 	start := time.Now()
 	res := MPing{Code: http.StatusServiceUnavailable, Retries: h.retries}
-	status := http.StatusServiceUnavailable
 	for i := 0; i <= h.retries; i++ {
 		if i > 0 && ctx.Err() != nil {
 			shuttingDown(ctx)
@@ -263,26 +324,31 @@ func (h *pingHandler) mping(ctx *fasthttp.RequestCtx, target string) {
 		if err != nil {
 			continue
 		}
-		n, err := drain(resp.Body)
+		got, err := h.copyPooled(io.Discard, resp.Body)
 		resp.Body.Close()
 		cancel()
 		if err != nil {
 			continue // a cut-off body counts as a failed attempt, like the original
 		}
-		res = MPing{Length: int(n), Code: resp.StatusCode, Retries: i}
-		status = http.StatusOK
+		code := resp.StatusCode
+		if code == http.StatusOK && (got > math.MaxInt || !LengthOK(n, int(got))) {
+			code = http.StatusBadGateway
+		}
+		res = MPing{Length: int(min(got, math.MaxInt)), Code: code, Retries: i}
 		break
 	}
-	res.Duration = float64(time.Since(start).Nanoseconds()) / 1e6
-	ctx.SetStatusCode(status)
-	ctx.Response.Header.SetContentTypeBytes(appJSON)
+	// Two divisions, as the original computes it, so the printed digits
+	// have the same form.
+	res.Duration = float64(time.Since(start).Nanoseconds()) / 1000.0 / 1000.0
+	ctx.Response.Header.SetContentTypeBytes(textPlain)
 	var buf [128]byte // SetBody copies it into the response's pooled buffer
 	ctx.SetBody(appendMPing(buf[:0], res))
 }
 
-// appendMPing writes the JSON in the original's key order and spacing
-// ({"length": L, "code": C, "retries": R, "duration": D}), byte-compatible
-// with scripts that scrape it, without reflection.
+// appendMPing writes the JSON as the original's format string
+// {"length": %v, "code": %v, "retries": %v, "duration": %v} does: the same
+// key order and spacing, the duration as %v prints a float64 (shortest
+// form, with an exponent below 1e-4 and from 1e6 on), without reflection.
 func appendMPing(b []byte, m MPing) []byte {
 	b = append(b, `{"length": `...)
 	b = strconv.AppendInt(b, int64(m.Length), 10)
@@ -291,6 +357,6 @@ func appendMPing(b []byte, m MPing) []byte {
 	b = append(b, `, "retries": `...)
 	b = strconv.AppendInt(b, int64(m.Retries), 10)
 	b = append(b, `, "duration": `...)
-	b = strconv.AppendFloat(b, m.Duration, 'f', -1, 64)
+	b = strconv.AppendFloat(b, m.Duration, 'g', -1, 64)
 	return append(b, '}')
 }

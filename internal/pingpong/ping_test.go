@@ -3,8 +3,9 @@ package pingpong
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -55,83 +56,112 @@ func TestPingRelays(t *testing.T) {
 			if !bytes.Equal(body, Body(n)) {
 				t.Errorf("relayed %d bytes, not Body(%d)", len(body), n)
 			}
-			if resp.ContentLength != int64(n) {
-				t.Errorf("Content-Length %d, want %d", resp.ContentLength, n)
+			if resp.ContentLength != int64(BodyLen(n)) {
+				t.Errorf("Content-Length %d, want %d", resp.ContentLength, BodyLen(n))
 			}
-			if ct := resp.Header.Get("Content-Type"); ct != "text/plain" {
-				t.Errorf("Content-Type %q, want pong's text/plain", ct)
-			}
+			wantPongHeaders(t, resp)
 		})
 	}
 }
 
-func TestPingRelaysPongStatus(t *testing.T) {
-	url, _ := pingPong(t, 100)
-	resp, body := get(t, "GET", url+"/ping/101")
-	if resp.StatusCode != 400 || !strings.Contains(string(body), "maximum") {
-		t.Errorf("/ping beyond pong's max: %d %q, want pong's 400", resp.StatusCode, body)
-	}
-	m := getMPing(t, url+"/mping/101", 200)
-	if m.Code != 400 || m.Length != len(body) || m.Retries != 0 {
-		t.Errorf("/mping beyond pong's max: %+v, want code 400, length %d", m, len(body))
-	}
-}
-
-func TestPingRejectsBadSize(t *testing.T) {
+// TestPingPongRefuses: a size above pong's limit (or beyond int) gets no
+// answer from pong, so ping, like the original in front of the original,
+// retries and gives up: no error text ever comes back as a good body.
+func TestPingPongRefuses(t *testing.T) {
 	url, hits := pingPong(t, 100)
-	tests := []struct {
-		path string
-		code int
-	}{
-		{"/ping/abc", 400},
-		{"/ping/-1", 400},
-		{"/ping/", 400},
-		{"/ping/1.5", 400},
-		{"/mping/abc", 400},
-		{"/mping/-7", 400},
-		{"/mping/99999999999999999999999", 400},
-		{"/pong/4", 404},
-		{"/mping", 404},
-		{"/", 404},
-	}
-	for _, tt := range tests {
-		resp, body := get(t, "GET", url+tt.path)
-		if resp.StatusCode != tt.code {
-			t.Errorf("%s: status %d, want %d (%q)", tt.path, resp.StatusCode, tt.code, body)
+	for _, size := range []string{"101", "99999999999999999999999"} {
+		before := hits.Load()
+		resp, body := get(t, "GET", url+"/ping/"+size)
+		if resp.StatusCode != 503 || string(body) != "Service unavailable" {
+			t.Errorf("/ping/%s beyond pong's max: %d %q, want 503 Service unavailable", size, resp.StatusCode, body)
+		}
+		wantPongHeaders(t, resp)
+		m := getMPing(t, url+"/mping/"+size)
+		if m.Code != 503 || m.Length != 0 || m.Retries != 2 {
+			t.Errorf("/mping/%s beyond pong's max: %+v, want code 503, length 0, retries 2", size, m)
+		}
+		if d := hits.Load() - before; d != 6 {
+			t.Errorf("/ping and /mping %s: pong hit %d times, want 3 attempts each", size, d)
 		}
 	}
-	resp, _ := get(t, "POST", url+"/mping/4")
-	if resp.StatusCode != 405 {
-		t.Errorf("POST /mping/4: status %d, want 405", resp.StatusCode)
+}
+
+// TestPingRelaysPongStatus: an answer of pong's other than 200 is relayed
+// with its status by /ping and reported with its code by /mping, not
+// retried.
+func TestPingRelaysPongStatus(t *testing.T) {
+	var hits atomic.Int64
+	pongURL := serveOn(t, func(ctx *fasthttp.RequestCtx) {
+		hits.Add(1)
+		ctx.SetStatusCode(418)
+		ctx.SetBodyString("teapot")
+	})
+	ping, err := NewPingHandler(PingConfig{PongURL: pongURL, Retries: 5})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if n := hits.Load(); n != 0 {
-		t.Errorf("pong was contacted %d times for invalid requests", n)
+	url := serveOn(t, ping)
+	resp, body := get(t, "GET", url+"/ping/6")
+	if resp.StatusCode != 418 || string(body) != "teapot" {
+		t.Errorf("/ping: %d %q, want pong's 418 teapot", resp.StatusCode, body)
+	}
+	m := getMPing(t, url+"/mping/6")
+	if m.Code != 418 || m.Length != 6 || m.Retries != 0 {
+		t.Errorf("/mping: %+v, want code 418, length 6, retries 0", m)
+	}
+	if hits.Load() != 2 {
+		t.Errorf("pong hit %d times, want once per request", hits.Load())
 	}
 }
 
-func getMPing(t *testing.T, url string, wantStatus int) MPing {
+// TestPingNotFound: what the original's routes [0-9]+ do not match is 404,
+// and pong never hears of it.
+func TestPingNotFound(t *testing.T) {
+	url, hits := pingPong(t, 100)
+	for _, path := range []string{"/ping/abc", "/ping/-1", "/ping/", "/ping/1.5", "/ping/+1", "/ping/4/",
+		"/mping/abc", "/mping/-7", "/mping/", "/mping/1e3", "/pong/4", "/mping", "/", "/mping/4/5"} {
+		for _, method := range []string{"GET", "POST"} {
+			resp, body := get(t, method, url+path)
+			if resp.StatusCode != 404 || string(body) != "404 page not found\n" {
+				t.Errorf("%s %s: %d %q, want 404 page not found", method, path, resp.StatusCode, body)
+			}
+			wantPongHeaders(t, resp)
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("pong was contacted %d times for paths ping does not route", n)
+	}
+	// Any method is served, as the original's router does.
+	if m := getMPingMethod(t, "POST", url+"/mping/0004"); m.Code != 200 || m.Length != 4 {
+		t.Errorf("POST /mping/0004: %+v", m)
+	}
+}
+
+func getMPing(t *testing.T, url string) MPing { return getMPingMethod(t, "GET", url) }
+
+// getMPingMethod asks for an /mping answer, which comes as the original
+// sends it: 200, text/plain (sniffed by net/http), whatever pong did.
+func getMPingMethod(t *testing.T, method, url string) MPing {
 	t.Helper()
-	resp, body := get(t, "GET", url)
-	if resp.StatusCode != wantStatus {
-		t.Fatalf("%s: status %d, want %d (%q)", url, resp.StatusCode, wantStatus, body)
+	resp, body := get(t, method, url)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%s: status %d, want 200 (%q)", url, resp.StatusCode, body)
 	}
-	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
-		t.Errorf("Content-Type %q", ct)
-	}
-	var m MPing
-	if err := json.Unmarshal(body, &m); err != nil {
-		t.Fatalf("%s: %q is not MPing JSON: %v", url, body, err)
+	wantPongHeaders(t, resp)
+	m, err := ParseMPing(body)
+	if err != nil {
+		t.Fatalf("%s: %q is no /mping answer: %v", url, body, err)
 	}
 	return m
 }
 
 func TestMPing(t *testing.T) {
 	url, hits := pingPong(t, 1<<20)
-	for _, n := range []int{0, 4, 1000, 1 << 20} {
+	for _, n := range []int{0, 1, 3, 4, 1000, 1 << 20} {
 		before := hits.Load()
-		m := getMPing(t, url+"/mping/"+strconv.Itoa(n), 200)
-		if m.Length != n || m.Code != 200 || m.Retries != 0 {
-			t.Errorf("n=%d: %+v, want length %d code 200 retries 0", n, m, n)
+		m := getMPing(t, url+"/mping/"+strconv.Itoa(n))
+		if m.Length != BodyLen(n) || m.Code != 200 || m.Retries != 0 {
+			t.Errorf("n=%d: %+v, want length %d code 200 retries 0", n, m, BodyLen(n))
 		}
 		if !(m.Duration > 0 && m.Duration < 10000) {
 			t.Errorf("n=%d: duration %v ms, want > 0 and plausible", n, m.Duration)
@@ -147,24 +177,43 @@ func TestMPing(t *testing.T) {
 	}
 }
 
-func TestPingGivesUp(t *testing.T) {
-	const retries = 3
-	h, err := NewPingHandler(PingConfig{PongURL: closedURL(t), Retries: retries, Timeout: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
+// TestAppendMPing: the answer is what the original's format string prints,
+// byte for byte, durations with exponents included.
+func TestAppendMPing(t *testing.T) {
+	const original = `{"length": %v, "code": %v, "retries": %v, "duration": %v}`
+	for _, m := range []MPing{
+		{Length: 4, Code: 200, Retries: 0, Duration: 1.1897550000000001},
+		{Length: 0, Code: 503, Retries: 100, Duration: 110.917285},
+		{Length: 1 << 32, Code: 502, Retries: 7, Duration: 0},
+		{Duration: 1234567.25}, {Duration: 999999.5}, {Duration: 0.0001}, {Duration: 0.00001234}, {Duration: 1e21}, {Duration: 3},
+	} {
+		want := fmt.Sprintf(original, m.Length, m.Code, m.Retries, m.Duration)
+		if got := string(appendMPing(nil, m)); got != want {
+			t.Errorf("appendMPing(%+v) = %s, want %s", m, got, want)
+		}
 	}
-	url := serveOn(t, h)
+}
 
-	m := getMPing(t, url+"/mping/100", 503)
-	if m.Length != 0 || m.Code != 503 || m.Retries != retries {
-		t.Errorf("mping gave up with %+v, want length 0 code 503 retries %d", m, retries)
-	}
-	if m.Duration <= 0 {
-		t.Errorf("duration %v, want > 0", m.Duration)
-	}
-	resp, body := get(t, "GET", url+"/ping/100")
-	if resp.StatusCode != 503 || !strings.Contains(string(body), "pong server is not answering") {
-		t.Errorf("ping gave up with %d %q", resp.StatusCode, body)
+func TestPingGivesUp(t *testing.T) {
+	for _, retries := range []int{0, 3} {
+		h, err := NewPingHandler(PingConfig{PongURL: closedURL(t), Retries: retries, Timeout: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		url := serveOn(t, h)
+
+		m := getMPing(t, url+"/mping/100")
+		if m.Length != 0 || m.Code != 503 || m.Retries != retries {
+			t.Errorf("mping gave up with %+v, want length 0 code 503 retries %d", m, retries)
+		}
+		if m.Duration <= 0 {
+			t.Errorf("duration %v, want > 0", m.Duration)
+		}
+		resp, body := get(t, "GET", url+"/ping/100")
+		if resp.StatusCode != 503 || string(body) != "Service unavailable" {
+			t.Errorf("ping gave up with %d %q, want the original's 503 Service unavailable", resp.StatusCode, body)
+		}
+		wantPongHeaders(t, resp)
 	}
 }
 
@@ -198,7 +247,7 @@ func TestPingRelayCutOff(t *testing.T) {
 		}
 	}
 	// ping keeps serving; /mping counts each cut-off body as a failure.
-	m := getMPing(t, url+"/mping/50", 503)
+	m := getMPing(t, url+"/mping/50")
 	if m.Code != 503 || m.Retries != 1 || m.Length != 0 {
 		t.Errorf("mping of cut-off bodies: %+v", m)
 	}
@@ -237,27 +286,32 @@ func TestPingRelayClosesPongBody(t *testing.T) {
 	}
 }
 
-// TestPingRetries makes pong cut its first answers short: each cut-off body
-// is a failed attempt, and the count must show up in retries.
+// TestPingRetries makes pong drop its first connections unanswered (as the
+// original pong does for a size it cannot parse): each is a failed attempt,
+// for /mping and /ping alike, and the count must show up in retries.
+// Retries 0 means one attempt and no retry.
 func TestPingRetries(t *testing.T) {
 	tests := []struct {
-		fail, limit  int
-		status, code int
-		retries      int
-		length       int
+		fail, limit int
+		code        int
+		retries     int
+		length      int
 	}{
-		{fail: 0, limit: 3, status: 200, code: 200, retries: 0, length: 50},
-		{fail: 2, limit: 3, status: 200, code: 200, retries: 2, length: 50},
-		{fail: 3, limit: 3, status: 200, code: 200, retries: 3, length: 50},
-		{fail: 4, limit: 3, status: 503, code: 503, retries: 3, length: 0},
+		{fail: 0, limit: 0, code: 200, retries: 0, length: 50},
+		{fail: 1, limit: 0, code: 503, retries: 0, length: 0},
+		{fail: 0, limit: 3, code: 200, retries: 0, length: 50},
+		{fail: 2, limit: 3, code: 200, retries: 2, length: 50},
+		{fail: 3, limit: 3, code: 200, retries: 3, length: 50},
+		{fail: 4, limit: 3, code: 503, retries: 3, length: 0},
+		{fail: 200, limit: DefaultRetries, code: 503, retries: 100, length: 0},
 	}
 	for _, tt := range tests {
-		t.Run(strconv.Itoa(tt.fail), func(t *testing.T) {
+		t.Run(fmt.Sprintf("fail%d-of-%d", tt.fail, tt.limit), func(t *testing.T) {
 			var calls atomic.Int64
 			pong := NewPongHandler(100)
 			pongURL := serveOn(t, func(ctx *fasthttp.RequestCtx) {
 				if calls.Add(1) <= int64(tt.fail) {
-					cutOff(ctx, "HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\npo")
+					dropConn(ctx)
 					return
 				}
 				pong(ctx)
@@ -266,29 +320,124 @@ func TestPingRetries(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := getMPing(t, serveOn(t, h)+"/mping/50", tt.status)
+			url := serveOn(t, h)
+			m := getMPing(t, url+"/mping/50")
 			if m.Code != tt.code || m.Retries != tt.retries || m.Length != tt.length {
 				t.Errorf("got %+v, want code %d retries %d length %d", m, tt.code, tt.retries, tt.length)
 			}
 			if want := int64(min(tt.fail, tt.limit) + 1); calls.Load() != want {
-				t.Errorf("pong called %d times, want %d", calls.Load(), want)
+				t.Errorf("/mping: pong called %d times, want %d", calls.Load(), want)
+			}
+			// /ping makes as many attempts, and relays the same outcome.
+			calls.Store(0)
+			resp, body := get(t, "GET", url+"/ping/50")
+			if want := int64(min(tt.fail, tt.limit) + 1); calls.Load() != want {
+				t.Errorf("/ping: pong called %d times, want %d", calls.Load(), want)
+			}
+			if tt.code == 200 && (resp.StatusCode != 200 || !bytes.Equal(body, Body(50))) || tt.code == 503 && resp.StatusCode != 503 {
+				t.Errorf("/ping: %d with %d bytes, want %d", resp.StatusCode, len(body), tt.code)
 			}
 		})
 	}
 }
 
-func TestPingDefaults(t *testing.T) {
+// TestPingWrongLength: a pong that answers 200 with a body that is not a
+// whole pong body for the size is no good message: /mping reports code 502
+// with the length it got (no retry: it was an answer), /ping answers 502
+// when the length was announced and drops the connection when a body of
+// unannounced length ends wrong. The lengths the other pongs answer for
+// sizes below 4 pass.
+func TestPingWrongLength(t *testing.T) {
+	var calls atomic.Int64
+	pongURL := serveOn(t, func(ctx *fasthttp.RequestCtx) {
+		calls.Add(1)
+		arg, _ := bytes.CutPrefix(ctx.Path(), []byte("/pong/"))
+		n, _ := strconv.Atoi(string(arg))
+		body := Body(n)
+		switch {
+		case n == 7: // one byte short, announced
+			body = body[:6]
+		case n == 8: // one byte long, announced
+			body = append(body, 'o')
+		case n == 9: // right length, unannounced (chunked)
+			ctx.Response.SetBodyStream(bytes.NewReader(body), -1)
+			return
+		case n == 10: // one byte short, unannounced (chunked)
+			ctx.Response.SetBodyStream(bytes.NewReader(body[:9]), -1)
+			return
+		case n == 1: // cnperf's pong up to 0.1
+			body = []byte("p")
+		case n == 2: // the Dart pong
+			body = []byte("png")
+		}
+		ctx.SetBody(body)
+	})
+	h, err := NewPingHandler(PingConfig{PongURL: pongURL, Retries: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := serveOn(t, h)
+	tests := []struct {
+		n, code, length int
+	}{
+		{7, 502, 6}, {8, 502, 9}, {9, 200, 9}, {10, 502, 9}, {1, 200, 1}, {2, 200, 3}, {3, 200, 4},
+	}
+	for _, tt := range tests {
+		calls.Store(0)
+		m := getMPing(t, url+"/mping/"+strconv.Itoa(tt.n))
+		if m.Code != tt.code || m.Length != tt.length || m.Retries != 0 || calls.Load() != 1 {
+			t.Errorf("/mping/%d: %+v after %d attempts, want code %d length %d in one", tt.n, m, calls.Load(), tt.code, tt.length)
+		}
+		resp, err := http.Get(url + "/ping/" + strconv.Itoa(tt.n))
+		var body []byte
+		if err == nil {
+			body, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+		switch {
+		case tt.code == 200:
+			if err != nil || resp.StatusCode != 200 || len(body) != tt.length {
+				t.Errorf("/ping/%d: %v, %d bytes, want 200 with %d", tt.n, err, len(body), tt.length)
+			}
+		case tt.n == 10: // unannounced: only the end shows it, so the connection drops
+			if err == nil {
+				t.Errorf("/ping/%d: clean %d with %d bytes, want a broken response", tt.n, resp.StatusCode, len(body))
+			}
+		default:
+			if err != nil || resp.StatusCode != 502 || !strings.Contains(string(body), "pong answered") {
+				t.Errorf("/ping/%d: %v, %q, want 502", tt.n, err, body)
+			}
+		}
+	}
+}
+
+func TestPingConfig(t *testing.T) {
 	p, err := newPing(PingConfig{PongURL: "http://127.0.0.1:1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.retries != DefaultRetries || p.timeout != DefaultTimeout {
-		t.Errorf("defaults: retries %d timeout %v", p.retries, p.timeout)
+	if p.retries != 0 || p.timeout != DefaultTimeout {
+		t.Errorf("zero config: retries %d timeout %v, want 0 (no retry) and %v", p.retries, p.timeout, DefaultTimeout)
 	}
 	tr := p.rt.(*http.Transport)
 	if tr.Proxy != nil || !tr.DisableCompression || tr.MaxIdleConnsPerHost < 256 {
 		t.Errorf("transport: proxy set %v, compression off %v, idle/host %d",
 			tr.Proxy != nil, tr.DisableCompression, tr.MaxIdleConnsPerHost)
+	}
+	for _, cfg := range []PingConfig{
+		{Retries: -1}, {Retries: MaxRetries + 1}, {Retries: math.MaxInt},
+		{Timeout: -time.Second}, {Timeout: MaxTimeout + 1}, {Timeout: math.MaxInt64},
+	} {
+		cfg.PongURL = "http://127.0.0.1:1"
+		if _, err := NewPingHandler(cfg); err == nil || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%+v: %v, want a one-line error", cfg, err)
+		}
+	}
+	for _, cfg := range []PingConfig{{Retries: MaxRetries, Timeout: MaxTimeout}, {Retries: DefaultRetries, Timeout: time.Nanosecond}} {
+		cfg.PongURL = "http://127.0.0.1:1"
+		if _, err := NewPingHandler(cfg); err != nil {
+			t.Errorf("%+v: %v", cfg, err)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package pingpong
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 )
@@ -17,6 +18,13 @@ type PlanConfig struct {
 	Seed        int64   // same seed, same plan
 }
 
+// Plan bounds: a plan's memory is O(sizes), and its requests must be
+// countable in an int.
+const (
+	MaxPlanSizes   = 1_000_000 // distinct sizes in one plan
+	MaxRepetitions = 100_000   // requests per size
+)
+
 // Validate reports the first invalid field, named as in the run spec.
 func (c PlanConfig) Validate() error {
 	switch {
@@ -24,10 +32,14 @@ func (c PlanConfig) Validate() error {
 		return errors.New("min_size must be >= 0")
 	case c.Max < c.Min:
 		return errors.New("max_size must be >= min_size")
+	case c.Max > MaxSizeLimit:
+		return fmt.Errorf("max_size must be at most %d (pong's largest body)", MaxSizeLimit)
 	case !(c.Coverage > 0 && c.Coverage <= 1): // also rejects NaN
 		return errors.New("coverage must be in (0, 1]")
-	case c.Repetitions < 1:
-		return errors.New("repetitions must be >= 1")
+	case c.Repetitions < 1 || c.Repetitions > MaxRepetitions:
+		return fmt.Errorf("repetitions must be in 1..%d", MaxRepetitions)
+	case c.Count() > MaxPlanSizes:
+		return fmt.Errorf("coverage draws %d sizes from [min_size, max_size]: at most %d", c.Count(), MaxPlanSizes)
 	}
 	return nil
 }

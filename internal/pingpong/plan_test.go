@@ -23,7 +23,15 @@ func TestPlanValidate(t *testing.T) {
 		{"coverage >1", func(c *PlanConfig) { c.Coverage = 1.01 }, "coverage must be in (0, 1]"},
 		{"coverage <0", func(c *PlanConfig) { c.Coverage = -0.5 }, "coverage must be in (0, 1]"},
 		{"coverage NaN", func(c *PlanConfig) { c.Coverage = math.NaN() }, "coverage must be in (0, 1]"},
-		{"repetitions 0", func(c *PlanConfig) { c.Repetitions = 0 }, "repetitions must be >= 1"},
+		{"repetitions 0", func(c *PlanConfig) { c.Repetitions = 0 }, "repetitions must be in 1..100000"},
+		{"repetitions 2^62", func(c *PlanConfig) { c.Repetitions = 1 << 62 }, "repetitions must be in 1..100000"},
+		{"repetitions at the bound", func(c *PlanConfig) { c.Repetitions = MaxRepetitions }, ""},
+		{"max at pong's limit", func(c *PlanConfig) { c.Max, c.Coverage = MaxSizeLimit, 1e-6 }, ""},
+		{"max above pong's limit", func(c *PlanConfig) { c.Max = MaxSizeLimit + 1 }, "max_size must be at most 4294967296 (pong's largest body)"},
+		{"max MaxInt", func(c *PlanConfig) { c.Max = math.MaxInt }, "max_size must be at most 4294967296 (pong's largest body)"},
+		{"sizes at the bound", func(c *PlanConfig) { c.Min, c.Max, c.Coverage = 0, 2_000_000, 0.5 }, ""},
+		{"one size too many", func(c *PlanConfig) { c.Min, c.Max, c.Coverage = 0, 1_000_000, 1 },
+			"coverage draws 1000001 sizes from [min_size, max_size]: at most 1000000"},
 	}
 	for _, tt := range tests {
 		c := ok
@@ -54,8 +62,8 @@ func TestPlanSizes(t *testing.T) {
 		{"tiny coverage gives one", PlanConfig{Min: 0, Max: 9, Coverage: 0.01}, 1},
 		{"single size", PlanConfig{Min: 42, Max: 42, Coverage: 1}, 1},
 		{"floor", PlanConfig{Min: 1, Max: 10, Coverage: 0.35}, 3},
-		// A huge range must not allocate per slot: this would need TiBs.
-		{"huge range", PlanConfig{Min: 0, Max: 1 << 40, Coverage: 1e-9}, 1099},
+		// A huge range must not allocate per slot: this would need GiBs.
+		{"huge range", PlanConfig{Min: 0, Max: MaxSizeLimit, Coverage: 1e-6}, 4294},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,93 +2,133 @@ package pingpong
 
 import (
 	"bytes"
+	"fmt"
 	"io"
-	"strconv"
+	"math"
+	"net"
 	"sync"
 
 	"github.com/valyala/fasthttp"
 )
 
-// DefaultMaxSize is the largest body pong serves unless told otherwise.
-const DefaultMaxSize = 16 << 20
+// Size limits. The original pong builds every body in memory and serves
+// whatever fits (a size beyond int64 makes its handler panic, which drops
+// the connection); cnperf streams bodies from one small prepared buffer, so
+// its limit is a policy, not memory.
+const (
+	// MaxSizeLimit is the largest body pong may be configured to serve
+	// (--max-size, a spec's max_body) and the largest size siege asks for:
+	// 4 GiB, far above any size the papers used and above what the
+	// original serves on a machine with less than about 12 GB of memory
+	// (it grows its body by doubling).
+	MaxSizeLimit = min(1<<32, math.MaxInt)
+	// DefaultMaxSize is pong's limit unless told otherwise: every size
+	// cnperf may be configured to serve.
+	DefaultMaxSize = MaxSizeLimit
+	// chunkSize is the prepared buffer every body streams from: bodies up
+	// to this size leave in one write after the first byte, larger ones in
+	// chunks of it.
+	chunkSize = 1 << 20
+)
 
 // Shared, never-mutated header values and path prefixes.
 var (
-	textPlain   = []byte("text/plain")
-	appJSON     = []byte("application/json")
-	hdrAllow    = []byte("Allow")
-	allowGet    = []byte("GET, HEAD")
+	// textPlain is what the original's net/http sniffs for every body it
+	// sends: pong bodies, /mping JSON, and its 404 and 503 texts.
+	textPlain   = []byte("text/plain; charset=utf-8")
 	hdrNosniff  = []byte("X-Content-Type-Options")
 	nosniff     = []byte("nosniff")
 	prefixPong  = []byte("/pong/")
 	prefixPing  = []byte("/ping/")
 	prefixMPing = []byte("/mping/")
-	bodyPNG     = []byte("png")
-	bodyNG      = []byte("ng")
+	bodyPong    = []byte("pong")
 )
 
-// Body returns the pong body of n bytes: "p", n-3 "o", "ng"; for n < 3 the
-// first n bytes of "png". It is the reference the handler must match.
+// BodyLen is the length of pong's body for a request of n bytes: n, and 4
+// for n < 4 (the original answers any size below 4 with "pong").
+func BodyLen(n int) int { return max(n, 4) }
+
+// Body returns pong's body for a request of n bytes, as the original Go
+// pong builds it: "p", BodyLen(n)-3 "o", "ng"; "pong" for n < 4. It is the
+// reference the handler must match.
 func Body(n int) []byte {
-	if n <= 0 {
-		return []byte{}
-	}
-	if n < 3 {
-		return []byte("png"[:n])
-	}
-	b := make([]byte, n)
+	n = BodyLen(n)
+	b := bytes.Repeat([]byte{'o'}, n)
 	b[0] = 'p'
-	for i := 1; i < n-2; i++ {
-		b[i] = 'o'
-	}
 	b[n-2], b[n-1] = 'n', 'g'
 	return b
 }
 
+// LengthOK reports whether length is a whole pong body for a request of
+// size bytes. That is BodyLen(size); below 4 bytes the original pongs
+// disagree, so a size itself (cnperf's pong up to 0.1 answered "p", "pn",
+// "png") and 3 (the Dart pong's "png") count as whole too.
+func LengthOK(size, length int) bool {
+	if size >= 4 {
+		return length == size
+	}
+	return length == 4 || length == 3 || length == size
+}
+
 type pongHandler struct {
 	max int
-	// tail is "o"×(max-3) + "ng": every body of n >= 3 bytes is "p"
-	// followed by tail's last n-1 bytes, one contiguous slice.
-	tail []byte
+	// buf is "o"×(len-2) + "ng": a body of n >= 5 bytes is "p", then
+	// chunks of buf's o's, then buf's last bytes up to and including
+	// "ng". Its size is fixed whatever max is.
+	buf  []byte
 	pool sync.Pool // of *pongBody
 }
 
-// NewPongHandler serves GET /pong/{n}. Every body is cut from one buffer
-// prepared here and streamed to the connection from it, so a request costs
-// no body construction and no allocation, only copying.
+// NewPongHandler serves GET /pong/{n} as the original pong does, for n up
+// to maxSize (which must be in 0..MaxSizeLimit; see CheckMaxSize). Every
+// body streams from one buffer prepared here, so a request costs no body
+// construction and no allocation, only copying, and memory stays the same
+// for any n.
 func NewPongHandler(maxSize int) fasthttp.RequestHandler {
-	return newPong(maxSize).serve
+	return newPong(maxSize, chunkSize).serve
 }
 
-func newPong(maxSize int) *pongHandler {
-	if maxSize < 0 {
-		maxSize = 0
+// CheckMaxSize reports a pong limit outside 0..MaxSizeLimit.
+func CheckMaxSize(n int) error {
+	if n < 0 || n > MaxSizeLimit {
+		return rangeError(n, 0, MaxSizeLimit)
 	}
-	tail := bytes.Repeat([]byte{'o'}, max(maxSize-1, 2))
-	copy(tail[len(tail)-2:], bodyNG)
-	h := &pongHandler{max: maxSize, tail: tail}
+	return nil
+}
+
+// newPong prepares a pong whose buffer holds size bytes (at least 3).
+func newPong(maxSize, size int) *pongHandler {
+	maxSize = min(max(maxSize, 0), MaxSizeLimit)
+	buf := bytes.Repeat([]byte{'o'}, max(size, 3))
+	buf[len(buf)-2], buf[len(buf)-1] = 'n', 'g'
+	h := &pongHandler{max: maxSize, buf: buf}
 	h.pool.New = func() any { return &pongBody{h: h} }
 	return h
 }
 
-// pongBody streams one body of n >= 3 bytes: "p", then the tail's last n-1
-// bytes. The "p" joins the headers in fasthttp's buffered writer and the
-// rest follows in one write, so a large body leaves in two sends with no
-// small trailing segment (writing "ng" on its own cost a third, 2-byte
-// segment per response). fasthttp calls Close once the response is written
-// or dropped, which returns the body to the pool.
+// pongBody streams one body of n >= 5 bytes. The "p" joins the headers in
+// fasthttp's buffered writer and the rest follows in as few writes as the
+// buffer allows (one up to its size), so a body leaves with no small
+// trailing segment. fasthttp calls Close once the response is written or
+// dropped, which returns the body to the pool.
 type pongBody struct {
 	h   *pongHandler
 	n   int // body length
 	off int // bytes already produced
 }
 
-// segment returns the unproduced part of the body's current segment.
+// segment returns bytes of the body from off on: "p" at 0; then o's from
+// the buffer while more than the buffer is left; then the buffer's tail,
+// which ends in "ng".
 func (b *pongBody) segment() []byte {
 	if b.off == 0 {
-		return bodyPNG[:1] // "p"
+		return bodyPong[:1] // "p"
 	}
-	return b.h.tail[len(b.h.tail)-(b.n-b.off):]
+	buf := b.h.buf
+	if left := b.n - b.off; left <= len(buf) {
+		return buf[len(buf)-left:]
+	}
+	return buf[:len(buf)-2]
 }
 
 func (b *pongBody) Read(p []byte) (int, error) {
@@ -119,37 +159,32 @@ func (b *pongBody) Close() error {
 	return nil
 }
 
-// requestedSize checks a GET or HEAD of PREFIX{n}, where arg is what
-// follows the prefix (matched: the prefix was there), and returns n. On
-// anything else it answers 404, 405 or 400 and returns false.
-func requestedSize(ctx *fasthttp.RequestCtx, arg []byte, matched bool, max int) (int, bool) {
-	if !matched || bytes.IndexByte(arg, '/') >= 0 {
-		notFound(ctx)
-		return 0, false
-	}
-	if !ctx.IsGet() && !ctx.IsHead() {
-		methodNotAllowed(ctx)
-		return 0, false
-	}
-	n, msg := parseSize(arg, max)
-	if msg != "" {
-		plainError(ctx, fasthttp.StatusBadRequest, msg)
-		return 0, false
-	}
-	return n, true
-}
-
+// serve answers like the original's route /pong/{length:[0-9]+}: any
+// method; 404 unless the path is /pong/ and decimal digits; the body for a
+// size up to the limit; above it (or beyond int), no answer at all, as the
+// original's handler panics on a size it cannot parse: the connection is
+// closed, so any ping, the original too, counts a failed attempt rather
+// than relaying an error text as a good message.
 func (h *pongHandler) serve(ctx *fasthttp.RequestCtx) {
 	arg, ok := bytes.CutPrefix(ctx.Path(), prefixPong)
-	n, ok := requestedSize(ctx, arg, ok, h.max)
 	if !ok {
+		notFound(ctx)
+		return
+	}
+	n, ok := parseSize(arg)
+	if !ok {
+		notFound(ctx)
+		return
+	}
+	if n > h.max {
+		dropConn(ctx)
 		return
 	}
 	ctx.Response.Header.SetContentTypeBytes(textPlain)
-	if n < 3 {
-		ctx.Response.SetBodyRaw(bodyPNG[:n])
-		// Explicit, so a HEAD answer for 0 bytes carries "Content-Length: 0".
-		ctx.Response.Header.SetContentLength(n)
+	if n <= 4 {
+		ctx.Response.SetBodyRaw(bodyPong)
+		// Explicit, so a HEAD answer carries "Content-Length: 4" too.
+		ctx.Response.Header.SetContentLength(len(bodyPong))
 		return
 	}
 	// Content-Length n; for HEAD fasthttp skips the body and still closes it.
@@ -158,59 +193,47 @@ func (h *pongHandler) serve(ctx *fasthttp.RequestCtx) {
 	ctx.Response.SetBodyStream(b, n)
 }
 
-// parseSize accepts only plain decimal digits (no sign, no spaces) and
-// rejects values above max without overflowing. It returns a one-line reason
-// when the size is unacceptable.
-func parseSize(s []byte, max int) (int, string) {
+// dropConn closes the connection without an answer.
+func dropConn(ctx *fasthttp.RequestCtx) {
+	ctx.HijackSetNoResponse(true)
+	ctx.Hijack(func(net.Conn) {}) // fasthttp closes the connection afterwards
+}
+
+// parseSize reads what the original's route accepts, [0-9]+ (leading zeros
+// too), without overflowing: ok is false for anything else, and a value
+// beyond math.MaxInt comes back as math.MaxInt.
+func parseSize(s []byte) (n int, ok bool) {
 	if len(s) == 0 {
-		return 0, "size missing: use /pong/{bytes}"
+		return 0, false
 	}
-	if s[0] == '-' && len(s) > 1 && allDigits(s[1:]) {
-		return 0, "size must be >= 0"
-	}
-	if !allDigits(s) {
-		return 0, "size must be a non-negative integer"
-	}
-	n := 0
-	for i := 0; i < len(s); i++ {
-		d := int(s[i] - '0')
-		// n*10+d > max, phrased so that it cannot overflow even for max = MaxInt.
-		if n > max/10 || n*10 > max-d {
-			return 0, "size exceeds the maximum of " + strconv.Itoa(max) + " bytes"
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := int(c - '0')
+		if n > (math.MaxInt-d)/10 {
+			n = math.MaxInt // saturate; keep checking the rest are digits
+			continue
 		}
 		n = n*10 + d
 	}
-	return n, ""
+	return n, true
 }
 
-func allDigits(s []byte) bool {
-	if len(s) == 0 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// plainError answers code with a one-line reason, so log scrapers and curl
-// users see it whole.
+// plainError answers code with a one-line text, as the original writes
+// its own (no trailing newline unless msg has one).
 func plainError(ctx *fasthttp.RequestCtx, code int, msg string) {
 	ctx.SetStatusCode(code)
 	ctx.Response.Header.SetContentTypeBytes(textPlain)
-	ctx.Response.Header.SetBytesKV(hdrNosniff, nosniff)
 	ctx.Response.SetBodyString(msg)
-	ctx.Response.AppendBodyString("\n")
 }
 
-// notFound answers like net/http's NotFound did.
+// notFound answers like net/http's NotFound, the original's router's
+// answer to every path it does not route.
 func notFound(ctx *fasthttp.RequestCtx) {
-	plainError(ctx, fasthttp.StatusNotFound, "404 page not found")
+	plainError(ctx, fasthttp.StatusNotFound, "404 page not found\n")
+	ctx.Response.Header.SetBytesKV(hdrNosniff, nosniff)
 }
 
-func methodNotAllowed(ctx *fasthttp.RequestCtx) {
-	ctx.Response.Header.SetBytesKV(hdrAllow, allowGet)
-	plainError(ctx, fasthttp.StatusMethodNotAllowed, "method not allowed: use GET or HEAD")
-}
+// rangeError is the one-line reason for a value outside lo..hi.
+func rangeError(v, lo, hi int) error { return fmt.Errorf("%d: must be in %d..%d", v, lo, hi) }

@@ -4,13 +4,21 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
+	"os"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/valyala/fasthttp"
 )
@@ -20,18 +28,21 @@ func TestBody(t *testing.T) {
 		n    int
 		want string
 	}{
-		{0, ""},
-		{1, "p"},
-		{2, "pn"},
-		{3, "png"},
+		{-1, "pong"},
+		{0, "pong"},
+		{1, "pong"},
+		{2, "pong"},
+		{3, "pong"},
 		{4, "pong"},
 		{5, "poong"},
 		{6, "pooong"},
-		{-1, ""},
 	}
 	for _, tt := range tests {
 		if got := string(Body(tt.n)); got != tt.want {
 			t.Errorf("Body(%d) = %q, want %q", tt.n, got, tt.want)
+		}
+		if got := BodyLen(tt.n); got != len(tt.want) {
+			t.Errorf("BodyLen(%d) = %d, want %d", tt.n, got, len(tt.want))
 		}
 	}
 
@@ -45,6 +56,38 @@ func TestBody(t *testing.T) {
 	}
 	if i := bytes.IndexFunc(b[1:big-2], func(r rune) bool { return r != 'o' }); i >= 0 {
 		t.Errorf("Body(%d) has %q at %d, want only 'o' between p and ng", big, b[1+i], 1+i)
+	}
+}
+
+func TestLengthOK(t *testing.T) {
+	tests := []struct {
+		size, length int
+		ok           bool
+	}{
+		{0, 4, true}, {0, 0, true}, {0, 3, true}, {0, 1, false}, {0, 5, false},
+		{1, 4, true}, {1, 1, true}, {1, 3, true}, {1, 2, false}, {1, 0, false},
+		{3, 4, true}, {3, 3, true}, {3, 2, false},
+		{4, 4, true}, {4, 3, false}, {4, 5, false},
+		{5, 5, true}, {5, 4, false}, {1000, 1000, true}, {1000, 999, false}, {1000, 1001, false},
+	}
+	for _, tt := range tests {
+		if got := LengthOK(tt.size, tt.length); got != tt.ok {
+			t.Errorf("LengthOK(%d, %d) = %v, want %v", tt.size, tt.length, got, tt.ok)
+		}
+	}
+}
+
+func TestCheckMaxSize(t *testing.T) {
+	for _, n := range []int{0, 1, DefaultMaxSize, MaxSizeLimit} {
+		if err := CheckMaxSize(n); err != nil {
+			t.Errorf("CheckMaxSize(%d) = %v", n, err)
+		}
+	}
+	for _, n := range []int{-1, MaxSizeLimit + 1, 1000000000000000, math.MaxInt} {
+		err := CheckMaxSize(n)
+		if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), strconv.Itoa(n)) {
+			t.Errorf("CheckMaxSize(%d) = %v, want a one-line error naming it", n, err)
+		}
 	}
 }
 
@@ -86,73 +129,109 @@ func get(t *testing.T, method, url string) (*http.Response, []byte) {
 	return resp, body
 }
 
+// wantPongHeaders checks what the original's net/http sends with a body:
+// its sniffed content type, and no Server header.
+func wantPongHeaders(t *testing.T, resp *http.Response) {
+	t.Helper()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/plain; charset=utf-8" {
+		t.Errorf("Content-Type %q, want text/plain; charset=utf-8", ct)
+	}
+	if sv := resp.Header.Get("Server"); sv != "" {
+		t.Errorf("Server header %q, want none", sv)
+	}
+}
+
+// dropped reports whether a request got no answer: the connection closed.
+func dropped(t *testing.T, method, url string) bool {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &http.Transport{DisableKeepAlives: true}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr, Timeout: 5 * time.Second}).Do(req)
+	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Errorf("%s %s: %v, want the connection dropped at once", method, url, err)
+			return false
+		}
+		return true
+	}
+	resp.Body.Close()
+	t.Errorf("%s %s: answered %d, want the connection dropped", method, url, resp.StatusCode)
+	return false
+}
+
 func TestPongHandler(t *testing.T) {
 	const max = 100000
 	url := serveOn(t, NewPongHandler(max))
 
 	tests := []struct {
 		method, path string
-		code         int
-		size         int    // for 200: expected body is Body(size)
-		errSub       string // for errors: part of the one-line reason
+		code         int // 0: no answer, the connection is dropped
+		size         int // for 200: expected body is Body(size)
 	}{
-		{"GET", "/pong/0", 200, 0, ""},
-		{"GET", "/pong/1", 200, 1, ""},
-		{"GET", "/pong/2", 200, 2, ""},
-		{"GET", "/pong/3", 200, 3, ""},
-		{"GET", "/pong/4", 200, 4, ""},
-		{"GET", "/pong/5", 200, 5, ""},
-		{"GET", "/pong/1024", 200, 1024, ""},
-		{"GET", "/pong/4097", 200, 4097, ""},
-		{"GET", "/pong/" + strconv.Itoa(max), 200, max, ""},
-		{"GET", "/pong/007", 200, 7, ""},
-		{"GET", "/pong/abc", 400, 0, "non-negative integer"},
-		{"GET", "/pong/-1", 400, 0, ">= 0"},
-		{"GET", "/pong/+5", 400, 0, "integer"},
-		{"GET", "/pong/1e3", 400, 0, "integer"},
-		{"GET", "/pong/", 400, 0, "missing"},
-		{"GET", "/pong/" + strconv.Itoa(max+1), 400, 0, "maximum"},
-		{"GET", "/pong/99999999999999999999999999", 400, 0, "maximum"},
-		{"GET", "/", 404, 0, ""},
-		{"GET", "/pong", 404, 0, ""},
-		{"GET", "/ping/4", 404, 0, ""},
-		{"GET", "/pong/4/5", 404, 0, ""},
-		{"POST", "/pong/4", 405, 0, "method"},
-		{"PUT", "/pong/4", 405, 0, "method"},
-		{"DELETE", "/pong/4", 405, 0, "method"},
+		{"GET", "/pong/0", 200, 0},
+		{"GET", "/pong/1", 200, 1},
+		{"GET", "/pong/2", 200, 2},
+		{"GET", "/pong/3", 200, 3},
+		{"GET", "/pong/4", 200, 4},
+		{"GET", "/pong/5", 200, 5},
+		{"GET", "/pong/1024", 200, 1024},
+		{"GET", "/pong/4097", 200, 4097},
+		{"GET", "/pong/" + strconv.Itoa(max), 200, max},
+		{"GET", "/pong/007", 200, 7},
+		{"GET", "/pong/0000000000000000000000000000005", 200, 5},
+		{"GET", "/pong/5?x=1", 200, 5},
+		// Any method, as the original's router routes them all.
+		{"POST", "/pong/4", 200, 4},
+		{"PUT", "/pong/6", 200, 6},
+		{"DELETE", "/pong/7", 200, 7},
+		// What the original's route [0-9]+ does not match: 404.
+		{"GET", "/pong/abc", 404, 0},
+		{"GET", "/pong/-1", 404, 0},
+		{"GET", "/pong/+5", 404, 0},
+		{"GET", "/pong/1e3", 404, 0},
+		{"GET", "/pong/1.5", 404, 0},
+		{"GET", "/pong/%20", 404, 0},
+		{"GET", "/pong/", 404, 0},
+		{"GET", "/", 404, 0},
+		{"GET", "/pong", 404, 0},
+		{"GET", "/ping/4", 404, 0},
+		{"GET", "/pong/4/5", 404, 0},
+		{"GET", "/pong/5/", 404, 0},
+		{"POST", "/pong/x", 404, 0},
+		// Above the limit, and beyond int: no answer (the original panics).
+		{"GET", "/pong/" + strconv.Itoa(max+1), 0, 0},
+		{"GET", "/pong/99999999999999999999999999", 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.method+tt.path, func(t *testing.T) {
+			if tt.code == 0 {
+				dropped(t, tt.method, url+tt.path)
+				return
+			}
 			resp, body := get(t, tt.method, url+tt.path)
 			if resp.StatusCode != tt.code {
 				t.Fatalf("status %d, want %d (body %q)", resp.StatusCode, tt.code, body)
 			}
-			if tt.code == 200 {
-				if want := Body(tt.size); !bytes.Equal(body, want) {
-					t.Errorf("body (len %d) differs from Body(%d)", len(body), tt.size)
-				}
-				if resp.ContentLength != int64(tt.size) {
-					t.Errorf("Content-Length %d, want %d", resp.ContentLength, tt.size)
-				}
-				if ct := resp.Header.Get("Content-Type"); ct != "text/plain" {
-					t.Errorf("Content-Type %q, want text/plain", ct)
-				}
-				if len(resp.TransferEncoding) != 0 {
-					t.Errorf("Transfer-Encoding %v, want identity", resp.TransferEncoding)
-				}
-				if sv := resp.Header.Get("Server"); sv != "" {
-					t.Errorf("Server header %q, want none", sv)
+			wantPongHeaders(t, resp)
+			if tt.code == 404 {
+				if string(body) != "404 page not found\n" || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+					t.Errorf("404: body %q, nosniff %q: want net/http's NotFound", body, resp.Header.Get("X-Content-Type-Options"))
 				}
 				return
 			}
-			if !strings.Contains(string(body), tt.errSub) {
-				t.Errorf("body %q does not contain %q", body, tt.errSub)
+			if want := Body(tt.size); !bytes.Equal(body, want) {
+				t.Errorf("body (len %d) differs from Body(%d)", len(body), tt.size)
 			}
-			if tt.code == 400 && strings.Count(strings.TrimSuffix(string(body), "\n"), "\n") != 0 {
-				t.Errorf("reason %q is not one line", body)
+			if resp.ContentLength != int64(BodyLen(tt.size)) {
+				t.Errorf("Content-Length %d, want %d", resp.ContentLength, BodyLen(tt.size))
 			}
-			if tt.code == 405 && resp.Header.Get("Allow") != "GET, HEAD" {
-				t.Errorf("Allow %q", resp.Header.Get("Allow"))
+			if len(resp.TransferEncoding) != 0 {
+				t.Errorf("Transfer-Encoding %v, want identity", resp.TransferEncoding)
 			}
 		})
 	}
@@ -164,6 +243,45 @@ func TestPongHandler(t *testing.T) {
 	}
 }
 
+// TestPongWire checks the answers for sizes 0..5 byte for byte as they
+// leave the server, status line and body, on one kept-alive connection.
+func TestPongWire(t *testing.T) {
+	url := serveOn(t, NewPongHandler(DefaultMaxSize))
+	c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	want := []string{"pong", "pong", "pong", "pong", "pong", "poong"}
+	for n, w := range want {
+		fmt.Fprintf(c, "GET /pong/%d HTTP/1.1\r\nHost: x\r\n\r\n", n)
+		status, err := br.ReadString('\n')
+		if err != nil || status != "HTTP/1.1 200 OK\r\n" {
+			t.Fatalf("n=%d: status line %q, %v", n, status, err)
+		}
+		hdr := map[string]string{}
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				t.Fatal(err)
+			}
+			if line == "\r\n" {
+				break
+			}
+			k, v, _ := strings.Cut(strings.TrimRight(line, "\r\n"), ": ")
+			hdr[k] = v
+		}
+		if hdr["Content-Length"] != strconv.Itoa(len(w)) || hdr["Content-Type"] != "text/plain; charset=utf-8" {
+			t.Errorf("n=%d: headers %v", n, hdr)
+		}
+		body := make([]byte, len(w))
+		if _, err := io.ReadFull(br, body); err != nil || string(body) != w {
+			t.Errorf("n=%d: body %q, %v; want %q", n, body, err, w)
+		}
+	}
+}
+
 func TestPongHead(t *testing.T) {
 	url := serveOn(t, NewPongHandler(DefaultMaxSize))
 	for _, n := range []string{"5000", "2", "0"} {
@@ -171,12 +289,11 @@ func TestPongHead(t *testing.T) {
 		if resp.StatusCode != 200 || len(body) != 0 {
 			t.Fatalf("HEAD %s: %d, %d body bytes", n, resp.StatusCode, len(body))
 		}
-		if resp.Header.Get("Content-Length") != n {
-			t.Errorf("HEAD Content-Length %q, want %s", resp.Header.Get("Content-Length"), n)
+		want, _ := strconv.Atoi(n)
+		if resp.Header.Get("Content-Length") != strconv.Itoa(BodyLen(want)) {
+			t.Errorf("HEAD Content-Length %q, want %d", resp.Header.Get("Content-Length"), BodyLen(want))
 		}
-		if ct := resp.Header.Get("Content-Type"); ct != "text/plain" {
-			t.Errorf("HEAD %s: Content-Type %q, want text/plain", n, ct)
-		}
+		wantPongHeaders(t, resp)
 	}
 	// The connection still carries a proper answer after HEADs.
 	resp, body := get(t, "GET", url+"/pong/5")
@@ -185,46 +302,146 @@ func TestPongHead(t *testing.T) {
 	}
 }
 
-// TestPongStream serves large bodies from the pooled stream concurrently:
-// bytes and lengths must stay right while bodies are reused.
+// TestPongStream serves bodies longer than the prepared buffer from it,
+// concurrently: bytes and lengths must stay right while bodies are reused.
+// Buffers of 3 and 7 bytes hit every chunk boundary case on small bodies;
+// the real one serves bodies of several buffers.
 func TestPongStream(t *testing.T) {
-	const max = 1 << 20
-	url := serveOn(t, NewPongHandler(max))
-	sizes := []int{3, 4, 1023, 4096, 4097, 65537, 102400, max - 1, max}
-	var wg sync.WaitGroup
-	for g := 0; g < 8; g++ {
-		wg.Add(1)
-		go func(g int) {
-			defer wg.Done()
-			for i := range sizes {
-				n := sizes[(i+g)%len(sizes)]
-				resp, err := http.Get(url + "/pong/" + strconv.Itoa(n))
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				body, err := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if err != nil || resp.StatusCode != 200 || resp.ContentLength != int64(n) || !bytes.Equal(body, Body(n)) {
-					t.Errorf("n=%d: status %d, Content-Length %d, %d bytes, err %v, equal %v",
-						n, resp.StatusCode, resp.ContentLength, len(body), err, bytes.Equal(body, Body(n)))
-				}
+	for _, buf := range []int{3, 7, chunkSize} {
+		t.Run(strconv.Itoa(buf), func(t *testing.T) {
+			sizes := []int{3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 1023, 4096, 4097, 65537}
+			if buf == chunkSize {
+				sizes = append(sizes, chunkSize-1, chunkSize, chunkSize+1, chunkSize+2, 3*chunkSize+5)
 			}
-		}(g)
-	}
-	wg.Wait()
+			max := slices.Max(sizes)
+			url := serveOn(t, newPong(max, buf).serve)
+			var wg sync.WaitGroup
+			for g := 0; g < 8; g++ {
+				wg.Add(1)
+				go func(g int) {
+					defer wg.Done()
+					for i := range sizes {
+						n := sizes[(i+g)%len(sizes)]
+						resp, err := http.Get(url + "/pong/" + strconv.Itoa(n))
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						body, err := io.ReadAll(resp.Body)
+						resp.Body.Close()
+						if err != nil || resp.StatusCode != 200 || resp.ContentLength != int64(BodyLen(n)) || !bytes.Equal(body, Body(n)) {
+							t.Errorf("n=%d: status %d, Content-Length %d, %d bytes, err %v, equal %v",
+								n, resp.StatusCode, resp.ContentLength, len(body), err, bytes.Equal(body, Body(n)))
+						}
+					}
+				}(g)
+			}
+			wg.Wait()
 
-	resp, body := get(t, "HEAD", url+"/pong/"+strconv.Itoa(max))
-	if resp.StatusCode != 200 || len(body) != 0 || resp.ContentLength != max {
-		t.Errorf("HEAD large: %d, %d bytes, Content-Length %d", resp.StatusCode, len(body), resp.ContentLength)
+			resp, body := get(t, "HEAD", url+"/pong/"+strconv.Itoa(max))
+			if resp.StatusCode != 200 || len(body) != 0 || resp.ContentLength != int64(max) {
+				t.Errorf("HEAD large: %d, %d bytes, Content-Length %d", resp.StatusCode, len(body), resp.ContentLength)
+			}
+		})
 	}
+}
+
+// vmRSS returns the process's resident memory from /proc/self/status.
+func vmRSS(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skipf("no /proc/self/status: %v", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				t.Fatalf("VmRSS line %q: %v", line, err)
+			}
+			return kb << 10
+		}
+	}
+	t.Skip("no VmRSS in /proc/self/status")
+	return 0
+}
+
+// TestPongLargeBodyBoundedMemory streams a 256 MiB body (and a default pong
+// set up for 4 GiB) while the client reads and discards it: the process's
+// resident memory must not grow with the body. Before bodies streamed from
+// a fixed buffer, pong held max-size bytes from its start.
+func TestPongLargeBodyBoundedMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("moves 256 MiB")
+	}
+	const n = 256 << 20
+	runtime.GC()
+	before := vmRSS(t)
+	url := serveOn(t, NewPongHandler(DefaultMaxSize))
+	var peak atomic.Int64
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if r := vmRSS(t); r > peak.Load() {
+				peak.Store(r)
+			}
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	resp, err := http.Get(url + "/pong/" + strconv.Itoa(n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var head [1]byte
+	got, err := io.ReadFull(resp.Body, head[:])
+	var tail [2]byte
+	rest, err2 := io.Copy(io.Discard, io.TeeReader(resp.Body, lastBytes(tail[:])))
+	resp.Body.Close()
+	close(stop)
+	<-done
+	if err != nil || err2 != nil || int64(got)+rest != n || head[0] != 'p' || string(tail[:]) != "ng" {
+		t.Fatalf("read %d bytes (%v, %v), first %q, last %q", int64(got)+rest, err, err2, head[:], tail[:])
+	}
+	if grew := peak.Load() - before; grew > 64<<20 {
+		t.Errorf("resident memory grew by %d MiB while streaming a %d MiB body", grew>>20, n>>20)
+	} else {
+		t.Logf("resident memory grew by %.1f MiB for a %d MiB body", float64(grew)/(1<<20), n>>20)
+	}
+}
+
+// lastBytes returns a writer that keeps the last len(dst) bytes written in dst.
+func lastBytes(dst []byte) io.Writer { return &tailWriter{dst: dst} }
+
+type tailWriter struct{ dst []byte }
+
+func (w *tailWriter) Write(p []byte) (int, error) {
+	if len(p) >= len(w.dst) {
+		copy(w.dst, p[len(p)-len(w.dst):])
+	} else {
+		copy(w.dst, w.dst[len(p):])
+		copy(w.dst[len(w.dst)-len(p):], p)
+	}
+	return len(p), nil
 }
 
 // TestPongBodyRead checks the stream's Read (used when fasthttp does not
 // take WriteTo) and WriteTo after a partial Read, at awkward chunk sizes.
 func TestPongBodyRead(t *testing.T) {
-	h := newPong(1000)
-	for _, n := range []int{3, 4, 5, 10, 999, 1000} {
+	for _, size := range []int{3, 4, 7, 1000} {
+		testPongBodyRead(t, newPong(1000, size))
+	}
+}
+
+func testPongBodyRead(t *testing.T, h *pongHandler) {
+	for _, n := range []int{5, 6, 10, 999, 1000} {
 		for _, chunk := range []int{1, 2, 3, 7, 4096} {
 			b := h.pool.Get().(*pongBody)
 			b.n = n
@@ -265,11 +482,15 @@ func TestPongBodyRead(t *testing.T) {
 }
 
 // serveCtx runs h on a bare RequestCtx for a GET of path and returns the
-// status and body (streams are read to the end and closed).
+// status and body (streams are read to the end and closed); status 0 when
+// h dropped the connection.
 func serveCtx(h fasthttp.RequestHandler, path string) (int, []byte) {
 	var ctx fasthttp.RequestCtx
 	ctx.Request.SetRequestURI(path)
 	h(&ctx)
+	if ctx.Hijacked() {
+		return 0, nil
+	}
 	body := append([]byte(nil), ctx.Response.Body()...)
 	code := ctx.Response.StatusCode()
 	ctx.Response.Reset()
@@ -286,8 +507,8 @@ func TestPongSmallMax(t *testing.T) {
 				t.Errorf("max %d, n %d: %d %q", max, n, code, body)
 			}
 		}
-		if code, _ := serveCtx(h, "/pong/"+strconv.Itoa(max+1)); code != 400 {
-			t.Errorf("max %d, n %d: status %d, want 400", max, max+1, code)
+		if code, _ := serveCtx(h, "/pong/"+strconv.Itoa(max+1)); code != 0 {
+			t.Errorf("max %d, n %d: status %d, want the connection dropped", max, max+1, code)
 		}
 	}
 }
@@ -364,7 +585,7 @@ func benchPong(b *testing.B, n int) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			m, err := drain(resp.Body)
+			m, err := io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			if err != nil || m != int64(n) {
 				b.Fatalf("read %d bytes, err %v", m, err)

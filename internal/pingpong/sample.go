@@ -23,8 +23,9 @@ type Sample struct {
 	Error      string            `json:"error,omitempty"`
 }
 
-// OK reports whether the sample is a successful exchange with a full body.
-func (s Sample) OK() bool { return s.Error == "" && s.Code == 200 && s.Length == s.Size }
+// OK reports whether the sample is a successful exchange with a whole pong
+// body (see LengthOK: for sizes below 4 the original pong answers "pong").
+func (s Sample) OK() bool { return s.Error == "" && s.Code == 200 && LengthOK(s.Size, s.Length) }
 
 // TransferRate is the inner transfer rate in bytes per second, as ppbench
 // computes it (length / duration); 0 when the sample carries no duration.

@@ -22,6 +22,10 @@ const (
 	readTimeout        = 10 * time.Second
 	idleTimeout        = 2 * time.Minute
 	maxRequestBodySize = 4 << 10
+	// maxConns bounds the connections served at once, and with them the
+	// server's memory (a few tens of KiB each); one more is answered 503
+	// and closed. siege's concurrency is at most MaxConcurrency.
+	maxConns = 4096
 )
 
 // errListenerClosed reports a listener that stopped accepting although
@@ -36,6 +40,7 @@ func newServer(h fasthttp.RequestHandler) *fasthttp.Server {
 		ReadTimeout:           readTimeout,
 		IdleTimeout:           idleTimeout,
 		MaxRequestBodySize:    maxRequestBodySize,
+		Concurrency:           maxConns,
 		CloseOnShutdown:       true, // "Connection: close" on answers during shutdown
 	}
 }

@@ -1,13 +1,18 @@
 package pingpong
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -49,7 +54,7 @@ func TestSiege(t *testing.T) {
 			got := make([]Request, len(samples))
 			for i, s := range samples {
 				got[i] = Request{s.Size, s.Rep}
-				if !s.OK() || s.Code != 200 || s.Length != s.Size || s.Error != "" || s.Retries != 0 {
+				if !s.OK() || s.Code != 200 || s.Length != BodyLen(s.Size) || s.Error != "" || s.Retries != 0 {
 					t.Errorf("sample %d: %+v", i, s)
 				}
 				if s.Workload != "pingpong" {
@@ -234,9 +239,121 @@ func TestSiegeCancelInFlight(t *testing.T) {
 	}
 }
 
-func TestSiegeBadTarget(t *testing.T) {
-	if err := Siege(context.Background(), SiegeConfig{Target: "not a url"}, Requests([]int{1}, 1), func(Sample) {}); err == nil {
-		t.Error("bad target accepted")
+func TestSiegeBadConfig(t *testing.T) {
+	url := closedURL(t)
+	for _, cfg := range []SiegeConfig{
+		{Target: "not a url"}, {Target: "ftp://x"}, {Target: ""},
+		{Target: url, Concurrency: -1}, {Target: url, Concurrency: MaxConcurrency + 1}, {Target: url, Concurrency: math.MaxInt},
+		{Target: url, Timeout: -1}, {Target: url, Timeout: MaxTimeout + 1},
+	} {
+		n := 0
+		err := Siege(context.Background(), cfg, Requests([]int{1}, 1), func(Sample) { n++ })
+		if err == nil || n != 0 || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%+v: Siege = %v after %d samples, want a one-line error and none", cfg, err, n)
+		}
+	}
+	for _, reps := range []int{0, -1, MaxRepetitions + 1, 1 << 62} {
+		if err := SiegePlan(context.Background(), SiegeConfig{Target: url}, []int{1, 2}, reps, func(Sample) {}); err == nil {
+			t.Errorf("SiegePlan with %d repetitions accepted", reps)
+		}
+	}
+	if err := CheckTarget("ftp://x"); err == nil {
+		t.Error("CheckTarget(ftp://x) = nil")
+	}
+	for _, n := range []int{0, -1, MaxConcurrency + 1} {
+		if CheckConcurrency(n) == nil {
+			t.Errorf("CheckConcurrency(%d) = nil", n)
+		}
+	}
+}
+
+// TestSiegePlan: SiegePlan sends what Siege sends for Requests(sizes, reps),
+// in the same order.
+func TestSiegePlan(t *testing.T) {
+	pingURL, _ := pingPong(t, 1000)
+	sizes := []int{7, 0, 300, 2}
+	var plan, list []Request
+	if err := SiegePlan(context.Background(), SiegeConfig{Target: pingURL}, sizes, 3, func(s Sample) {
+		plan = append(plan, Request{s.Size, s.Rep})
+		if !s.OK() {
+			t.Errorf("sample %+v", s)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Siege(context.Background(), SiegeConfig{Target: pingURL}, Requests(sizes, 3), func(s Sample) {
+		list = append(list, Request{s.Size, s.Rep})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(plan, list) || !reflect.DeepEqual(plan, Requests(sizes, 3)) {
+		t.Errorf("SiegePlan sent %v, Siege %v", plan, list)
+	}
+}
+
+func TestParseMPing(t *testing.T) {
+	tests := []struct {
+		body string
+		want MPing
+		err  string
+	}{
+		{`{"length": 4, "code": 200, "retries": 0, "duration": 1.1897550000000001}`, MPing{1.1897550000000001, 4, 200, 0}, ""},
+		{`{"length": 0, "code": 503, "retries": 100, "duration": 110.917285}`, MPing{110.917285, 0, 503, 100}, ""},
+		{`{"duration":2,"length":5,"code":200,"retries":1,"extra":[1]}`, MPing{2, 5, 200, 1}, ""},
+		{`{"length": 4.0, "code": 2e2, "retries": 0, "duration": 1e-05}`, MPing{1e-05, 4, 200, 0}, ""},
+		{`{"length": 4, "code": 200, "retries": 0}`, MPing{}, `no "duration"`},
+		{`{"length": 4, "retries": 0, "duration": 1}`, MPing{}, `no "code"`},
+		{`{"code": 200, "retries": 0, "duration": 1}`, MPing{}, `no "length"`},
+		{`{"length": 4, "code": 200, "duration": 1}`, MPing{}, `no "retries"`},
+		{`{"length": -1, "code": 200, "retries": 0, "duration": 1}`, MPing{}, `"length" is -1`},
+		{`{"length": 4.5, "code": 200, "retries": 0, "duration": 1}`, MPing{}, `"length" is 4.5`},
+		{`{"length": 1e300, "code": 200, "retries": 0, "duration": 1}`, MPing{}, `"length" is 1e300`},
+		{`{"length": 4, "code": 0, "retries": 0, "duration": 1}`, MPing{}, `"code" is 0`},
+		{`{"length": 4, "code": 1000, "retries": 0, "duration": 1}`, MPing{}, `"code" is 1000`},
+		{`{"length": 4, "code": 200, "retries": -2, "duration": 1}`, MPing{}, `"retries" is -2`},
+		{`{"length": 4, "code": 200, "retries": 0, "duration": -1}`, MPing{}, `"duration" is -1`},
+		{`{"length": 4, "code": 200, "retries": 0, "duration": 1e999}`, MPing{}, `"duration" is 1e999`},
+		{`{"length": 4, "code": 200, "retries": 0, "duration": "x"}`, MPing{}, `not JSON`},
+		{`[]`, MPing{}, `not JSON`},
+		{`null`, MPing{}, `no "length"`},
+		{`404 page not found`, MPing{}, `not JSON`},
+		{``, MPing{}, `not JSON`},
+	}
+	for _, tt := range tests {
+		got, err := ParseMPing([]byte(tt.body))
+		if tt.err == "" {
+			if err != nil || got != tt.want {
+				t.Errorf("ParseMPing(%s) = %+v, %v; want %+v", tt.body, got, err, tt.want)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.err) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("ParseMPing(%s) = %+v, %v; want a one-line error with %q", tt.body, got, err, tt.err)
+		}
+	}
+}
+
+// TestSiegeLengths: a ping reporting code 200 with a body that is no whole
+// pong body for the size makes an error sample, not a good message; the
+// lengths the pongs answer below 4 bytes are good.
+func TestSiegeLengths(t *testing.T) {
+	fake := serveOn(t, func(ctx *fasthttp.RequestCtx) {
+		arg, _ := bytes.CutPrefix(ctx.Path(), []byte("/mping/"))
+		n, _ := strconv.Atoi(string(arg))
+		length := map[int]int{0: 4, 1: 4, 2: 3, 3: 3, 5: 4, 6: 7, 8: 8}[n]
+		fmt.Fprintf(ctx, `{"length": %d, "code": 200, "retries": 0, "duration": 0.5}`, length)
+	})
+	var samples []Sample
+	if err := Siege(context.Background(), SiegeConfig{Target: fake}, Requests([]int{0, 1, 2, 3, 5, 6, 8}, 1), func(s Sample) {
+		samples = append(samples, s)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range samples {
+		wantOK := s.Size != 5 && s.Size != 6
+		if s.OK() != wantOK || (s.Error == "") != wantOK || s.Code != 200 || s.DurationMS != 0.5 {
+			t.Errorf("size %d, length %d: OK %v, error %q; want OK %v", s.Size, s.Length, s.OK(), s.Error, wantOK)
+		}
 	}
 }
 
