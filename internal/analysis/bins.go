@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"math/bits"
 
 	"github.com/cnperf/cnperf/internal/stats"
 )
@@ -17,21 +18,29 @@ type Bin struct {
 
 // binOf returns the index of size among n equal-width bins over
 // [0, maxSize], the last bin closed; sizes outside fall into the first or
-// last bin. With maxSize <= 0 every size falls into the last bin.
+// last bin. With maxSize <= 0 every size falls into the last bin. The
+// product size·n is taken in 128 bits: a stored run may hold any int size,
+// and an overflow would give a negative index.
 func binOf(size, maxSize, n int) int {
-	if maxSize <= 0 {
-		return n - 1
+	if maxSize <= 0 || n < 1 {
+		return max(n-1, 0)
 	}
-	i := int(int64(max(size, 0)) * int64(n) / int64(maxSize)) // exact floor
-	return min(i, n-1)
+	s := uint64(min(max(size, 0), maxSize))
+	hi, lo := bits.Mul64(s, uint64(n))
+	q, _ := bits.Div64(hi, lo, uint64(maxSize)) // hi < maxSize as s <= maxSize: no panic
+	return min(int(q), n-1)                     // exact floor
 }
 
 // binEdges returns the bounds of bin i of n over [0, maxSize]. Lo is
-// i·maxSize/n computed from exact integers, so a size s lies in bin i
-// exactly when Lo <= s < Hi (binOf's integer rule).
+// i·maxSize/n from the exact product (128 bits), so for sizes below 2^53 a
+// size s lies in bin i exactly when Lo <= s < Hi (binOf's integer rule).
 func binEdges(i, maxSize, n int) (lo, hi float64) {
-	m := int64(max(maxSize, 0))
-	return float64(int64(i)*m) / float64(n), float64(int64(i+1)*m) / float64(n)
+	m := uint64(max(maxSize, 0))
+	edge := func(k int) float64 {
+		h, l := bits.Mul64(uint64(k), m)
+		return (float64(h)*0x1p64 + float64(l)) / float64(n)
+	}
+	return edge(i), edge(i + 1)
 }
 
 // binned splits the series' metric values into n size bins in one pass
@@ -218,34 +227,109 @@ func (d Dataset) Impacts(m Metric, n int) []Impact {
 	return out
 }
 
+// group is a set of like message sizes: a size bin, cut at the small/big
+// split so that no group mixes small and big messages.
+type group struct {
+	bin int
+	big bool
+}
+
+// grouped returns the series' metric values per group (n bins over
+// [0, MaxSize], each cut at split; split <= 0 cuts nothing), each group's
+// values sorted.
+func (d Dataset) grouped(series string, m Metric, n, split int) map[group][]float64 {
+	out := map[group][]float64{}
+	for _, p := range d.points(series, m) { // value-sorted: every group comes out sorted
+		k := group{binOf(p.size, d.MaxSize, n), split > 0 && p.size >= split}
+		out[k] = append(out[k], p.value)
+	}
+	return out
+}
+
+// Paired compares two series over like message sizes.
+type Paired struct {
+	// Ratio is the median over the groups of sizes both series measured of
+	// stat(series) / stat(reference) in that group; NaN when no group gives
+	// a finite ratio.
+	Ratio  float64
+	Groups int // groups that gave a ratio
+}
+
+// median is stats.Quantile at 0.5 of sorted values.
+func median(sorted []float64) float64 { return stats.Quantile(sorted, 0.5) }
+
+// pairedRatio divides stat of each group of over by stat of the same group
+// of under, for the groups keep accepts (nil: all), and takes the median.
+// Comparing group by group is what keeps unlike size mixes apart: the
+// transfer rate grows with the message size, so pooled statistics of two
+// series that measured different sizes differ even at equal speed.
+func pairedRatio(over, under map[group][]float64, stat func(sorted []float64) float64, keep func(group) bool) Paired {
+	var rs []float64
+	for k, a := range over {
+		b, ok := under[k]
+		if !ok || (keep != nil && !keep(k)) {
+			continue
+		}
+		if r := stats.Ratio(stat(a), stat(b)); !math.IsNaN(r) && !math.IsInf(r, 0) {
+			rs = append(rs, r)
+		}
+	}
+	return Paired{Ratio: stats.Median(rs), Groups: len(rs)} // the median does not depend on map order
+}
+
+// PairedRatio compares the series' metric with under's size bin by size
+// bin (n bins over [0, MaxSize]): the median over the bins both have of
+// the ratio of their bin medians. NaN for n < 1.
+func (d Dataset) PairedRatio(series, under string, m Metric, n int) Paired {
+	if n < 1 {
+		return Paired{Ratio: math.NaN()}
+	}
+	return pairedRatio(d.grouped(series, m, n, 0), d.grouped(under, m, n, 0), median, nil)
+}
+
 // SplitRow compares a series with the reference for small and big messages
 // (seed 001, Tables II and III).
 type SplitRow struct {
 	Series       string
-	SmallN, BigN int
-	Small, Big   float64 // median(series)/median(reference) over sizes < split / >= split
+	SmallN, BigN int // the series' samples below / from the split
+	// Small and Big are the median over the size bins below / from the
+	// split that both series measured of the series' bin median over the
+	// reference's; SmallBins and BigBins count those bins.
+	Small, Big         float64
+	SmallBins, BigBins int
 }
 
 // SmallBig returns a row per series, the reference included (ratios 1).
-// Ratios are NaN without a reference or when either side is empty.
-func (d Dataset) SmallBig(m Metric, split int) []SplitRow {
-	halves := func(s string) (small, big []float64) {
-		for _, p := range d.points(s, m) { // value-sorted: both halves come out sorted
-			if p.size < split {
-				small = append(small, p.value)
-			} else {
-				big = append(big, p.value)
-			}
-		}
-		return small, big
+// Each side's ratio compares like with like: per size bin (n bins over
+// [0, MaxSize], a bin straddling split cut in two, one part per side) the
+// series' median over the reference's, then the median of those ratios.
+// Pooling a side's samples and dividing the pools' medians would compare
+// unlike size mixes whenever the series measured different sizes (imported
+// data, failed cells). Ratios are NaN without a reference, for n < 1, or
+// when no bin of that side has both series.
+func (d Dataset) SmallBig(m Metric, split, n int) []SplitRow {
+	var ref map[group][]float64
+	if d.Reference != "" && n >= 1 {
+		ref = d.grouped(d.Reference, m, n, split)
 	}
-	refSmall, refBig := halves(d.Reference)
-	rs, rb := stats.Quantile(refSmall, 0.5), stats.Quantile(refBig, 0.5)
+	small := func(k group) bool { return !k.big }
+	big := func(k group) bool { return k.big }
 	var rows []SplitRow
 	for _, s := range d.Series {
-		small, big := halves(s)
-		rows = append(rows, SplitRow{Series: s, SmallN: len(small), BigN: len(big),
-			Small: stats.Ratio(stats.Quantile(small, 0.5), rs), Big: stats.Ratio(stats.Quantile(big, 0.5), rb)})
+		row := SplitRow{Series: s, Small: math.NaN(), Big: math.NaN()}
+		for _, p := range d.points(s, m) {
+			if p.size < split {
+				row.SmallN++
+			} else {
+				row.BigN++
+			}
+		}
+		if ref != nil {
+			g := d.grouped(s, m, n, split)
+			ps, pb := pairedRatio(g, ref, median, small), pairedRatio(g, ref, median, big)
+			row.Small, row.SmallBins, row.Big, row.BigBins = ps.Ratio, ps.Groups, pb.Ratio, pb.Groups
+		}
+		rows = append(rows, row)
 	}
 	return rows
 }

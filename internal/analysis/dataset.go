@@ -35,7 +35,13 @@ func PingPongMetrics() []Metric {
 		{Key: "rps", Title: "Requests per second", Unit: "req/s", HigherIsBetter: true,
 			Value: func(s pingpong.Sample) float64 { return 1000 / s.DurationMS }},
 		{Key: "outer", Title: "Siege latency", Unit: "ms", HigherIsBetter: false,
-			Value: func(s pingpong.Sample) float64 { return s.LatencyMS }},
+			// 0 is "not measured" (imported ppbench or ab data), not 0 ms.
+			Value: func(s pingpong.Sample) float64 {
+				if s.LatencyMS <= 0 {
+					return math.NaN()
+				}
+				return s.LatencyMS
+			}},
 	}
 }
 

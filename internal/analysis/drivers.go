@@ -56,7 +56,10 @@ type DriverRow struct {
 	HigherIsBetter bool
 	BaseValue      float64 // NaN when not measured
 	OtherValue     float64
-	Ratio          float64 // OtherValue / BaseValue; NaN when either is missing or BaseValue is 0
+	// Ratio is other over base: for ping-pong over like message sizes
+	// (PingPongSet.Ratio), for a socket case OtherValue / BaseValue; NaN
+	// when either value is missing.
+	Ratio float64
 }
 
 // pingPongHeadline is the summary table's columns (WriteTable), the values
@@ -76,39 +79,40 @@ func pingPongHeadlines() []pingPongHeadline {
 	}
 }
 
-// PingPongDrivers compares the summary rows (PingPong) of each pair's two
-// keys on the summary's headline metrics. A metric neither side measured
-// (siege latency of imported data) is left out.
-func PingPongDrivers(rows []ModeRow, pairs []DriverPair) []DriverRow {
-	byMode := map[string]ModeRow{}
-	for _, r := range rows {
-		byMode[r.Mode] = r
-	}
-	value := func(key string, h pingPongHeadline) float64 {
-		r, ok := byMode[key]
-		if !ok || r.Samples == 0 {
-			return math.NaN() // not measured: a median of nothing, or 0 cells
-		}
-		return h.value(r)
-	}
+// PingPongDrivers compares each pair's two keys on the summary's headline
+// metrics: the values are the keys' summary rows (PingPongSet.Row), the
+// ratio compares like message sizes (PingPongSet.Ratio), as the summary's
+// ratios do, since a key whose cells failed measured other sizes. A metric
+// neither side measured (siege latency of imported data) is left out.
+func PingPongDrivers(p PingPongSet, pairs []DriverPair) []DriverRow {
 	var out []DriverRow
-	for _, p := range pairs {
+	for _, pr := range pairs {
+		base, other := p.Row(pr.BaseKey), p.Row(pr.OtherKey)
 		for _, h := range pingPongHeadlines() {
-			row := DriverRow{Mode: p.Mode, Base: p.Base, Other: p.Other, Metric: h.key, Title: h.title, Unit: h.unit, Short: h.short,
-				HigherIsBetter: h.higher, BaseValue: value(p.BaseKey, h), OtherValue: value(p.OtherKey, h)}
-			add(&out, row)
+			value := func(r ModeRow) float64 {
+				if r.Samples == 0 {
+					return math.NaN() // not measured: a median of nothing, or 0 cells
+				}
+				return h.value(r)
+			}
+			row := DriverRow{Mode: pr.Mode, Base: pr.Base, Other: pr.Other, Metric: h.key, Title: h.title, Unit: h.unit, Short: h.short,
+				HigherIsBetter: h.higher, BaseValue: value(base), OtherValue: value(other)}
+			add(&out, row, p.Ratio(pr.OtherKey, pr.BaseKey, h.key))
 		}
 	}
 	return out
 }
 
 // add appends row with its ratio unless neither side has a value: a row of
-// dashes only says the metric does not apply.
-func add(rows *[]DriverRow, row DriverRow) {
+// dashes only says the metric does not apply. A ratio needs both values.
+func add(rows *[]DriverRow, row DriverRow, ratio float64) {
 	if math.IsNaN(row.BaseValue) && math.IsNaN(row.OtherValue) {
 		return
 	}
-	row.Ratio = stats.Ratio(row.OtherValue, row.BaseValue)
+	row.Ratio = math.NaN()
+	if !math.IsNaN(row.BaseValue) && !math.IsNaN(row.OtherValue) {
+		row.Ratio = ratio
+	}
 	*rows = append(*rows, row)
 }
 
@@ -150,8 +154,11 @@ func SocketDrivers(cases []SocketCase, pairs []DriverPair) []DriverRow {
 			return math.NaN()
 		}
 		for _, p := range pairs {
+			base, other := mean(p.BaseKey), mean(p.OtherKey)
+			// Both keys ran this very case: dividing their means is like
+			// with like, unlike ping-pong's pooled sizes.
 			add(&out, DriverRow{Case: c.Label, Mode: p.Mode, Base: p.Base, Other: p.Other, Metric: m.Key, Title: m.Title, Unit: m.Unit,
-				Short: m.Short, HigherIsBetter: m.HigherIsBetter, BaseValue: mean(p.BaseKey), OtherValue: mean(p.OtherKey)})
+				Short: m.Short, HigherIsBetter: m.HigherIsBetter, BaseValue: base, OtherValue: other}, stats.Ratio(other, base))
 		}
 	}
 	return out
@@ -177,8 +184,8 @@ func WriteDriverTable(w io.Writer, rows []DriverRow) error {
 		}
 		table := [][]string{head}
 		for _, r := range g {
-			row := []string{r.Mode, r.Short, num(r.BaseValue, driverPrec(r.Metric, r.BaseValue)),
-				num(r.OtherValue, driverPrec(r.Metric, r.OtherValue)), num(r.Ratio, 2)}
+			row := []string{r.Mode, r.Short, sig(r.BaseValue, driverPrec(r.Metric, r.BaseValue)),
+				sig(r.OtherValue, driverPrec(r.Metric, r.OtherValue)), sig(r.Ratio, 2)}
 			if withCase {
 				row = append([]string{r.Case}, row...)
 			}
@@ -210,9 +217,10 @@ func GroupByDrivers(rows []DriverRow) [][]DriverRow {
 	return groups
 }
 
-// driverPrec shows ping-pong metrics with WriteTable's decimals, so the
-// two tables of `cnperf summary` agree digit for digit, and socket metrics
-// with about three significant digits, as WriteSocketTables does.
+// driverPrec shows ping-pong metrics with at least WriteTable's decimals
+// (sig adds digits to small values alike), so the two tables of `cnperf
+// summary` agree digit for digit, and socket metrics with about three
+// significant digits, as WriteSocketTables does.
 func driverPrec(metric string, v float64) int {
 	switch metric {
 	case "transfer":

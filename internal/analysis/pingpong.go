@@ -21,65 +21,133 @@ type ModeRow struct {
 	InnerMS     float64 `json:"inner_ms"`     // median ping→pong time (ppbench's time per request)
 	LatencyMS   float64 `json:"latency_ms"`   // median siege→ping→siege time
 	RPS         float64 `json:"rps"`          // median over the mode's cells of requests per second
-	// Ratios to the reference mode's values (NaN without a reference).
+	// Ratios to the reference mode (NaN without a reference), over like
+	// message sizes (PingPongSet.Ratio): not the quotient of the medians
+	// above when the modes measured different sizes.
 	TransferRatio float64 `json:"transfer_ratio"`
 	InnerRatio    float64 `json:"inner_ratio"`
 	LatencyRatio  float64 `json:"latency_ratio"`
 	RPSRatio      float64 `json:"rps_ratio"`
 }
 
-// PingPong summarises samples per mode, in the order of modes. cellRates
-// gives each mode's cells' requests per second; their median is robust to
-// the rare multi-second stall of a shared machine, which a total over the
-// run would let dominate.
-func PingPong(samples []pingpong.Sample, cellRates map[string][]float64, modes []string, reference string) []ModeRow {
-	type acc struct {
-		rate, inner, outer []float64
-		failed             int
-	}
-	by := map[string]*acc{}
+// DefaultBins is the number of size bins over which the summary's ratios
+// pair modes: the report's default, so `cnperf summary` and the report's
+// summary agree.
+const DefaultBins = 100
+
+// CellRate is one finished cell's requests per second. Cells of the same
+// chunk sent the same message sizes, whatever their mode.
+type CellRate struct {
+	Mode  string
+	Chunk int
+	Rate  float64
+}
+
+// PingPongSet is one run's ping-pong samples and cell rates by mode, for
+// the summary's rows and for ratios between any two of its modes.
+type PingPongSet struct {
+	d     Dataset
+	modes []string
+	cells map[string]map[int][]float64 // mode → chunk → rates
+}
+
+// NewPingPongSet keeps the samples and cell rates of the given modes.
+func NewPingPongSet(samples []pingpong.Sample, cells []CellRate, modes []string) PingPongSet {
+	by := map[string][]pingpong.Sample{}
+	want := map[string]bool{}
 	for _, m := range modes {
-		by[m] = &acc{}
+		want[m] = true
+		by[m] = nil
 	}
 	for _, s := range samples {
-		a := by[s.Mode]
-		if a == nil {
+		if want[s.Mode] {
+			by[s.Mode] = append(by[s.Mode], s)
+		}
+	}
+	p := PingPongSet{modes: modes, cells: map[string]map[int][]float64{}}
+	if len(modes) > 0 { // NewDataset takes every key for no modes
+		p.d, _ = NewDataset(modes, by, "")
+	}
+	for _, c := range cells {
+		if !want[c.Mode] || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) {
 			continue
 		}
-		if !s.OK() || s.DurationMS <= 0 {
-			a.failed++
-			continue
+		if p.cells[c.Mode] == nil {
+			p.cells[c.Mode] = map[int][]float64{}
 		}
-		a.rate = append(a.rate, s.TransferRate()/1e6)
-		a.inner = append(a.inner, s.DurationMS)
-		if s.LatencyMS > 0 { // 0: not measured (imported ppbench or ab data)
-			a.outer = append(a.outer, s.LatencyMS)
+		p.cells[c.Mode][c.Chunk] = append(p.cells[c.Mode][c.Chunk], c.Rate)
+	}
+	return p
+}
+
+// Row returns a mode's medians, without ratios.
+func (p PingPongSet) Row(mode string) ModeRow {
+	transfer, _ := MetricByKey("transfer")
+	inner, _ := MetricByKey("latency")
+	outer, _ := MetricByKey("outer")
+	var rates []float64
+	for _, rs := range p.cells[mode] {
+		rates = append(rates, rs...)
+	}
+	return ModeRow{Mode: mode, Samples: len(p.d.OK[mode]), Failed: p.d.Failed[mode],
+		TransferMBs: median(p.d.values(mode, transfer)), InnerMS: median(p.d.values(mode, inner)),
+		LatencyMS: median(p.d.values(mode, outer)), RPS: stats.Median(rates),
+		TransferRatio: math.NaN(), InnerRatio: math.NaN(), LatencyRatio: math.NaN(), RPSRatio: math.NaN()}
+}
+
+// Ratio compares mode with under on a summary column ("transfer",
+// "latency", "outer" or "cell_rps") over like message sizes: for the
+// per-request metrics the median over DefaultBins size bins of the ratio of
+// the bins' medians (Dataset.PairedRatio); for requests per second the
+// median over the chunks both modes ran of the ratio of their cells'
+// rates. Modes measure different sizes when cells failed or the data was
+// imported, and a ratio of pooled medians would then compare size mixes.
+func (p PingPongSet) Ratio(mode, under, key string) float64 {
+	if key == "cell_rps" {
+		var rs []float64
+		for chunk, a := range p.cells[mode] {
+			if b, ok := p.cells[under][chunk]; ok {
+				if r := stats.Ratio(stats.Median(a), stats.Median(b)); !math.IsNaN(r) && !math.IsInf(r, 0) {
+					rs = append(rs, r)
+				}
+			}
 		}
+		return stats.Median(rs)
+	}
+	m, ok := MetricByKey(key)
+	if !ok {
+		return math.NaN()
+	}
+	return p.d.PairedRatio(mode, under, m, DefaultBins).Ratio
+}
+
+// Rows summarises the modes in their order, with ratios to reference
+// (none when it is "" or not among the modes).
+func (p PingPongSet) Rows(reference string) []ModeRow {
+	hasRef := false
+	for _, m := range p.modes {
+		hasRef = hasRef || m == reference
 	}
 	var rows []ModeRow
-	for _, m := range modes {
-		a := by[m]
-		r := ModeRow{Mode: m, Samples: len(a.rate), Failed: a.failed,
-			TransferMBs: stats.Median(a.rate), InnerMS: stats.Median(a.inner), LatencyMS: stats.Median(a.outer), RPS: stats.Median(cellRates[m])}
+	for _, m := range p.modes {
+		r := p.Row(m)
+		if hasRef {
+			r.TransferRatio = p.Ratio(m, reference, "transfer")
+			r.InnerRatio = p.Ratio(m, reference, "latency")
+			r.LatencyRatio = p.Ratio(m, reference, "outer")
+			r.RPSRatio = p.Ratio(m, reference, "cell_rps")
+		}
 		rows = append(rows, r)
 	}
-	var ref *ModeRow
-	for i := range rows {
-		if rows[i].Mode == reference {
-			ref = &rows[i]
-		}
-	}
-	for i := range rows {
-		r := &rows[i]
-		r.TransferRatio, r.InnerRatio, r.LatencyRatio, r.RPSRatio = math.NaN(), math.NaN(), math.NaN(), math.NaN()
-		if ref != nil {
-			r.TransferRatio = stats.Ratio(r.TransferMBs, ref.TransferMBs)
-			r.InnerRatio = stats.Ratio(r.InnerMS, ref.InnerMS)
-			r.LatencyRatio = stats.Ratio(r.LatencyMS, ref.LatencyMS)
-			r.RPSRatio = stats.Ratio(r.RPS, ref.RPS)
-		}
-	}
 	return rows
+}
+
+// PingPong summarises samples per mode, in the order of modes. The
+// requests per second are the median over the mode's cells: robust to the
+// rare multi-second stall of a shared machine, which a total over the run
+// would let dominate.
+func PingPong(samples []pingpong.Sample, cells []CellRate, modes []string, reference string) []ModeRow {
+	return NewPingPongSet(samples, cells, modes).Rows(reference)
 }
 
 // WriteTable prints the rows as a fixed-width table.
@@ -92,8 +160,8 @@ func WriteTable(w io.Writer, rows []ModeRow, reference string) error {
 	table := [][]string{head}
 	for _, r := range rows {
 		table = append(table, []string{r.Mode, fmt.Sprint(r.Samples), fmt.Sprint(r.Failed),
-			num(r.TransferMBs, 1), num(r.TransferRatio, 2), num(r.InnerMS, 3), num(r.InnerRatio, 2),
-			num(r.LatencyMS, 3), num(r.LatencyRatio, 2), num(r.RPS, 0), num(r.RPSRatio, 2)})
+			sig(r.TransferMBs, 1), sig(r.TransferRatio, 2), sig(r.InnerMS, 3), sig(r.InnerRatio, 2),
+			sig(r.LatencyMS, 3), sig(r.LatencyRatio, 2), sig(r.RPS, 0), sig(r.RPSRatio, 2)})
 	}
 	widths := make([]int, len(head))
 	for _, row := range table {

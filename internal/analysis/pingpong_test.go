@@ -33,7 +33,21 @@ func samples() []pingpong.Sample {
 	}
 }
 
-var rates = map[string][]float64{"bare": {100, 300, 200}, "overlay": {150, 50}, "host": {1}}
+// rates are cell rates by mode, the i-th of a mode from chunk i: overlay
+// ran chunks 0 and 1 at half bare's rate there.
+var rates = map[string][]float64{"bare": {100, 300, 200}, "overlay": {50, 150}, "host": {1}}
+
+// cellRates turns rates by mode into cells, the i-th rate of a mode from
+// chunk i.
+func cellRates(m map[string][]float64) []analysis.CellRate {
+	var out []analysis.CellRate
+	for mode, rs := range m {
+		for i, r := range rs {
+			out = append(out, analysis.CellRate{Mode: mode, Chunk: i, Rate: r})
+		}
+	}
+	return out
+}
 
 func nan() float64 { return math.NaN() }
 
@@ -90,12 +104,15 @@ func TestPingPong(t *testing.T) {
 		{
 			name: "reference bare", samples: samples(), rates: rates,
 			modes: []string{"bare", "overlay"}, reference: "bare",
-			want: []analysis.ModeRow{withRatios(bare, 1, 1, 1, 1), withRatios(overlay, 0.5, 2, 5.0/3.0, 0.5)},
+			// Like sizes only: the two share size 1000 (0.5 against 1 MB/s,
+			// 2 against 1 ms, siege 4 against 2 ms); the pooled medians
+			// (1 against 2 MB/s, siege 5 against 3 ms) mix other sizes.
+			want: []analysis.ModeRow{withRatios(bare, 1, 1, 1, 1), withRatios(overlay, 0.5, 2, 2, 0.5)},
 		},
 		{
 			name: "reference overlay, order of modes kept", samples: samples(), rates: rates,
 			modes: []string{"overlay", "bare"}, reference: "overlay",
-			want: []analysis.ModeRow{withRatios(overlay, 1, 1, 1, 1), withRatios(bare, 2, 0.5, 3.0/5.0, 2)},
+			want: []analysis.ModeRow{withRatios(overlay, 1, 1, 1, 1), withRatios(bare, 2, 0.5, 0.5, 2)},
 		},
 		{
 			name: "reference absent", samples: samples(), rates: rates,
@@ -111,7 +128,7 @@ func TestPingPong(t *testing.T) {
 			name: "mode without samples", samples: samples(), rates: rates,
 			modes: []string{"bare", "bridge", "host"}, reference: "bare",
 			want: []analysis.ModeRow{withRatios(bare, 1, 1, 1, 1), withRatios(empty, nan(), nan(), nan(), nan()),
-				withRatios(hostRow, nan(), nan(), nan(), 1.0/200)},
+				withRatios(hostRow, nan(), nan(), nan(), 1.0/100)}, // its one cell, chunk 0, against bare's chunk 0
 		},
 		{
 			name: "reference without samples", samples: samples(), rates: rates,
@@ -129,25 +146,25 @@ func TestPingPong(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			checkRows(t, analysis.PingPong(tc.samples, tc.rates, tc.modes, tc.reference), tc.want)
+			checkRows(t, analysis.PingPong(tc.samples, cellRates(tc.rates), tc.modes, tc.reference), tc.want)
 		})
 	}
 }
 
 func TestPingPongDoesNotReorderInput(t *testing.T) {
 	in := samples()
-	r := map[string][]float64{"bare": {300, 100, 200}}
+	r := []analysis.CellRate{{Mode: "bare", Rate: 300}, {Mode: "bare", Chunk: 1, Rate: 100}, {Mode: "bare", Chunk: 2, Rate: 200}}
 	analysis.PingPong(in, r, []string{"bare", "overlay"}, "bare")
 	if in[0].DurationMS != 1 || in[1].Mode != "overlay" {
 		t.Error("PingPong changed its samples")
 	}
-	if r["bare"][0] != 300 || r["bare"][1] != 100 || r["bare"][2] != 200 {
-		t.Errorf("PingPong reordered the cell rates: %v", r["bare"])
+	if r[0].Rate != 300 || r[1].Rate != 100 || r[2].Rate != 200 {
+		t.Errorf("PingPong reordered the cell rates: %v", r)
 	}
 }
 
 func TestWriteTable(t *testing.T) {
-	rows := analysis.PingPong(samples(), rates, []string{"bare", "overlay", "bridge"}, "bare")
+	rows := analysis.PingPong(samples(), cellRates(rates), []string{"bare", "overlay", "bridge"}, "bare")
 	var buf bytes.Buffer
 	if err := analysis.WriteTable(&buf, rows, "bare"); err != nil {
 		t.Fatal(err)
@@ -155,7 +172,7 @@ func TestWriteTable(t *testing.T) {
 	want := "" +
 		"mode     samples  failed  transfer MB/s  xbare  ping->pong ms  xbare  siege ms  xbare  req/s  xbare\n" +
 		"bare           3       1            2.0   1.00          1.000   1.00     3.000   1.00    200   1.00\n" +
-		"overlay        2       3            1.0   0.50          2.000   2.00     5.000   1.67    100   0.50\n" +
+		"overlay        2       3            1.0   0.50          2.000   2.00     5.000   2.00    100   0.50\n" + // siege 4 against 2 at size 1000
 		"bridge         0       0              -      -              -      -         -      -      -      -\n"
 	if got := buf.String(); got != want {
 		t.Errorf("WriteTable:\n%s\nwant:\n%s", got, want)
@@ -163,7 +180,7 @@ func TestWriteTable(t *testing.T) {
 }
 
 func TestWriteTableNoReference(t *testing.T) {
-	rows := analysis.PingPong(samples(), rates, []string{"bare"}, "")
+	rows := analysis.PingPong(samples(), cellRates(rates), []string{"bare"}, "")
 	var buf bytes.Buffer
 	if err := analysis.WriteTable(&buf, rows, ""); err != nil {
 		t.Fatal(err)
@@ -188,5 +205,34 @@ func TestWriteTableEmpty(t *testing.T) {
 	want := "mode  samples  failed  transfer MB/s  xbare  ping->pong ms  xbare  siege ms  xbare  req/s  xbare\n"
 	if buf.String() != want {
 		t.Errorf("got %q, want %q", buf.String(), want)
+	}
+}
+
+// TestWriteTableSmallValues: figures below the table's decimals keep two
+// significant digits (an imported ab run's 0.023 MB/s printed as 0.0).
+func TestWriteTableSmallValues(t *testing.T) {
+	tests := []struct {
+		name    string
+		samples []pingpong.Sample
+		want    []string // the overlay row's fields
+	}{
+		// 100 B in 4.4 ms: 0.023 MB/s; the reference's 100 B in 4.0 ms: 0.025.
+		{"tiny transfer rate", []pingpong.Sample{ok("bare", 100, 4, 5), ok("overlay", 100, 4.4, 5)},
+			[]string{"overlay", "1", "0", "0.023", "0.91", "4.400", "1.10", "5.000", "1.00", "-", "-"}},
+		// 0.00042 ms and a ratio of 0.0042: digits, not 0.000 and 0.00.
+		{"tiny latency and ratio", []pingpong.Sample{ok("bare", 1000, 0.1, 1), ok("overlay", 1000, 0.00042, 1)},
+			[]string{"overlay", "1", "0", "2381.0", "238.10", "0.00042", "0.0042", "1.000", "1.00", "-", "-"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := analysis.WriteTable(&buf, analysis.PingPong(tc.samples, nil, []string{"bare", "overlay"}, "bare"), "bare"); err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+			if got := strings.Fields(lines[len(lines)-1]); strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Errorf("row %v, want %v\n%s", got, tc.want, buf.String())
+			}
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/pingpong"
+	"github.com/cnperf/cnperf/internal/stats"
 )
 
 // near reports whether a and b agree to 1e-9 (relative for large values),
@@ -197,6 +198,48 @@ func binsEqual(a, b []analysis.Bin) bool {
 	return true
 }
 
+// TestBinsHugeSizes: a stored run may hold any int size; size·bins must
+// not overflow into a negative bin index.
+func TestBinsHugeSizes(t *testing.T) {
+	tests := []struct {
+		name  string
+		sizes []int
+		n     int
+		want  []int // N per bin
+	}{
+		{"max int", []int{1, math.MaxInt64 / 2, math.MaxInt64}, 4, []int{1, 1, 0, 1}},
+		{"max int, many bins", []int{math.MaxInt64, math.MaxInt64 - 1}, 10000, nil},
+		{"negative size", []int{-5, 10}, 2, []int{1, 1}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, _ := analysis.NewDataset([]string{"a"}, map[string][]pingpong.Sample{"a": func() []pingpong.Sample {
+				var out []pingpong.Sample
+				for _, s := range tc.sizes {
+					out = append(out, pingpong.Sample{Size: s, Length: s, Code: 200, DurationMS: 1})
+				}
+				return out
+			}()}, "a")
+			bins := d.Bins("a", metric(t, "latency"), tc.n)
+			total := 0
+			for i, b := range bins {
+				total += b.N
+				if b.Lo > b.Hi || (i > 0 && b.Lo != bins[i-1].Hi) {
+					t.Errorf("bin %d: [%g, %g) after %g", i, b.Lo, b.Hi, bins[max(i-1, 0)].Hi)
+				}
+				if tc.want != nil && b.N != tc.want[i] {
+					t.Errorf("bin %d: N %d, want %d", i, b.N, tc.want[i])
+				}
+			}
+			if total != len(tc.sizes) || len(bins) != tc.n {
+				t.Errorf("%d bins holding %d samples, want %d holding %d", len(bins), total, tc.n, len(tc.sizes))
+			}
+			d.SmallBig(metric(t, "latency"), 3*87380, tc.n)
+			d.Summary(metric(t, "latency"), 2, tc.n)
+		})
+	}
+}
+
 func TestSmoothBins(t *testing.T) {
 	nan := math.NaN()
 	// bin(i, v): quantiles v, v+1, ..., v+4 so that each field is checked.
@@ -362,32 +405,46 @@ func TestSmallBig(t *testing.T) {
 	nan := math.NaN()
 	noRef := d
 	noRef.Reference = ""
+	// With 40 bins over [0, 40] every size has its own bin (40 shares the
+	// closed last bin with 39). Bin medians: bare 10: 3, 20: 10, 30: 20,
+	// 40: 35; bridge 10: 3, 30: 50; overlay 10: 6, 40: 100.
 	tests := []struct {
-		name  string
-		d     analysis.Dataset
-		split int
-		want  []analysis.SplitRow
+		name     string
+		d        analysis.Dataset
+		split, n int
+		want     []analysis.SplitRow
 	}{
-		// split 30: bare small 1 2 3 4 5 10 → 3.5, big 20 30 40 → 30; bridge 2 4 → 3, 50;
-		// overlay 6, 100.
-		{"split 30", d, 30, []analysis.SplitRow{
-			{Series: "bare", SmallN: 6, BigN: 3, Small: 1, Big: 1},
-			{Series: "bridge", SmallN: 2, BigN: 1, Small: 3 / 3.5, Big: 50.0 / 30},
-			{Series: "overlay", SmallN: 1, BigN: 1, Small: 6 / 3.5, Big: 100.0 / 30},
+		// Pooled, bridge's small half (2 4) against bare's (1 2 3 4 5 10)
+		// would give 3/3.5: bare's size 20 has no counterpart in bridge.
+		{"split 30", d, 30, 40, []analysis.SplitRow{
+			{Series: "bare", SmallN: 6, BigN: 3, Small: 1, Big: 1, SmallBins: 2, BigBins: 2},
+			{Series: "bridge", SmallN: 2, BigN: 1, Small: 1, Big: 2.5, SmallBins: 1, BigBins: 1},
+			{Series: "overlay", SmallN: 1, BigN: 1, Small: 2, Big: 100.0 / 35, SmallBins: 1, BigBins: 1},
 		}},
-		// split 11: bare small 1..5 → 3, big 10 20 30 40 → 25; bridge 3, 50; overlay 6, 100.
-		{"split 11", d, 11, []analysis.SplitRow{
-			{Series: "bare", SmallN: 5, BigN: 4, Small: 1, Big: 1},
-			{Series: "bridge", SmallN: 2, BigN: 1, Small: 1, Big: 2},
-			{Series: "overlay", SmallN: 1, BigN: 1, Small: 2, Big: 4},
+		{"split 11", d, 11, 40, []analysis.SplitRow{
+			{Series: "bare", SmallN: 5, BigN: 4, Small: 1, Big: 1, SmallBins: 1, BigBins: 3},
+			{Series: "bridge", SmallN: 2, BigN: 1, Small: 1, Big: 2.5, SmallBins: 1, BigBins: 1},
+			{Series: "overlay", SmallN: 1, BigN: 1, Small: 2, Big: 100.0 / 35, SmallBins: 1, BigBins: 1},
 		}},
-		// split 41: everything small, big NaN.
-		{"all small", d, 41, []analysis.SplitRow{
-			{Series: "bare", SmallN: 9, Small: 1, Big: nan},
-			{Series: "bridge", SmallN: 3, Small: 4.0 / 5, Big: nan}, // median(2,4,50)=4 / median(1,2,3,4,5,10,20,30,40)=5
-			{Series: "overlay", SmallN: 2, Small: 53.0 / 5, Big: nan},
+		// Everything small: the median of the bins' ratios.
+		{"all small", d, 41, 40, []analysis.SplitRow{
+			{Series: "bare", SmallN: 9, Small: 1, Big: nan, SmallBins: 4},
+			{Series: "bridge", SmallN: 3, Small: (1 + 2.5) / 2, Big: nan, SmallBins: 2},
+			{Series: "overlay", SmallN: 2, Small: (2 + 100.0/35) / 2, Big: nan, SmallBins: 2},
 		}},
-		{"no reference", noRef, 30, []analysis.SplitRow{
+		// 4 bins of 10: [30, 40] straddles split 35 and is cut in two, so
+		// size 30 is compared on the small side and 40 on the big side.
+		{"a bin cut at the split", d, 35, 4, []analysis.SplitRow{
+			{Series: "bare", SmallN: 7, BigN: 2, Small: 1, Big: 1, SmallBins: 3, BigBins: 1},
+			{Series: "bridge", SmallN: 3, BigN: 0, Small: (1 + 2.5) / 2, Big: nan, SmallBins: 2},
+			{Series: "overlay", SmallN: 1, BigN: 1, Small: 2, Big: 100.0 / 35, SmallBins: 1, BigBins: 1},
+		}},
+		{"no bins", d, 30, 0, []analysis.SplitRow{
+			{Series: "bare", SmallN: 6, BigN: 3, Small: nan, Big: nan},
+			{Series: "bridge", SmallN: 2, BigN: 1, Small: nan, Big: nan},
+			{Series: "overlay", SmallN: 1, BigN: 1, Small: nan, Big: nan},
+		}},
+		{"no reference", noRef, 30, 40, []analysis.SplitRow{
 			{Series: "bare", SmallN: 6, BigN: 3, Small: nan, Big: nan},
 			{Series: "bridge", SmallN: 2, BigN: 1, Small: nan, Big: nan},
 			{Series: "overlay", SmallN: 1, BigN: 1, Small: nan, Big: nan},
@@ -395,16 +452,100 @@ func TestSmallBig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := tt.d.SmallBig(lm, tt.split)
+			got := tt.d.SmallBig(lm, tt.split, tt.n)
 			ok := len(got) == len(tt.want)
 			for i := 0; ok && i < len(got); i++ {
 				g, w := got[i], tt.want[i]
-				ok = g.Series == w.Series && g.SmallN == w.SmallN && g.BigN == w.BigN && near(g.Small, w.Small) && near(g.Big, w.Big)
+				ok = g.Series == w.Series && g.SmallN == w.SmallN && g.BigN == w.BigN && near(g.Small, w.Small) && near(g.Big, w.Big) &&
+					g.SmallBins == w.SmallBins && g.BigBins == w.BigBins
 			}
 			if !ok {
-				t.Errorf("SmallBig(%d) =\n%+v\nwant\n%+v", tt.split, got, tt.want)
+				t.Errorf("SmallBig(%d, %d) =\n%+v\nwant\n%+v", tt.split, tt.n, got, tt.want)
 			}
 		})
+	}
+}
+
+// sameSpeed is two modes at exactly the same speed, transfer rate growing
+// with the size as on a real path (1 ms per exchange plus 10 MB/s), where
+// "host" lost its smaller sizes (failed cells) or drew other sizes
+// (imported ppbench data): the pooled medians differ, the speed does not.
+func sameSpeed(t *testing.T) analysis.Dataset {
+	t.Helper()
+	at := func(sizes ...int) []pingpong.Sample {
+		var out []pingpong.Sample
+		for _, s := range sizes {
+			d := 1 + float64(s)/10000
+			out = append(out, pingpong.Sample{Workload: "pingpong", Size: s, Length: s, Code: 200, DurationMS: d, LatencyMS: d + 1})
+		}
+		return out
+	}
+	var bare, host []int
+	for s := 500; s < 100000; s += 1000 { // mid-bin: 100 bins of about 995 bytes
+		bare = append(bare, s)
+		if s > 30000 || (s/1000)%3 == 0 { // host: two thirds of the sizes up to 30 kB failed
+			host = append(host, s+7) // and drew sizes a little apart from bare's
+		}
+	}
+	d, warns := analysis.NewDataset([]string{"bare", "host"}, map[string][]pingpong.Sample{"bare": at(bare...), "host": at(host...)}, "bare")
+	if len(warns) > 0 {
+		t.Fatal(warns)
+	}
+	return d
+}
+
+// TestUnlikeSizes: where two modes measured different sizes, every ratio
+// to the reference must compare like sizes. The pooled answers (what
+// SmallBig, Summary and PingPong used to give) are checked to be wrong
+// here, so the test fails if the data stops showing the bias.
+func TestUnlikeSizes(t *testing.T) {
+	d := sameSpeed(t)
+	const split = 50000
+	for _, key := range []string{"transfer", "latency", "rps", "outer"} {
+		m := metric(t, key)
+		t.Run(key, func(t *testing.T) {
+			// The pooled small-message ratio is off by more than 5 %.
+			var pooled [2][]float64
+			for i, s := range []string{"bare", "host"} {
+				for _, smp := range d.OK[s] {
+					if smp.Size < split {
+						pooled[i] = append(pooled[i], m.Value(smp))
+					}
+				}
+			}
+			if r := stats.Median(pooled[1]) / stats.Median(pooled[0]); math.Abs(r-1) < 0.05 {
+				t.Fatalf("pooled small ratio %.3f: the fixture shows no bias", r)
+			}
+			sb := d.SmallBig(m, split, 100)
+			if h := sb[1]; math.Abs(h.Small-1) > 0.01 || math.Abs(h.Big-1) > 0.01 || h.SmallBins == 0 || h.BigBins == 0 {
+				t.Errorf("SmallBig host = %+v, want ratios within 1 %% of 1", h)
+			}
+			if p := d.PairedRatio("host", "bare", m, 100); math.Abs(p.Ratio-1) > 0.01 {
+				t.Errorf("PairedRatio = %+v, want within 1 %% of 1", p)
+			}
+			for _, c := range []analysis.Change{d.Summary(m, 2, 100)[1].Median, d.Summary(m, 2, 100)[1].Mean} {
+				if math.Abs(c.Percent) > 1 || c.Class != "same" {
+					t.Errorf("Summary host change %+v, want within 1 %% and \"same\"", c)
+				}
+			}
+		})
+	}
+	// The summary table's ratios, from samples by mode.
+	var all []pingpong.Sample
+	for _, s := range d.Series {
+		for _, smp := range d.OK[s] {
+			smp.Mode = s
+			all = append(all, smp)
+		}
+	}
+	rows := analysis.PingPong(all, nil, d.Series, "bare")
+	for _, r := range []float64{rows[1].TransferRatio, rows[1].InnerRatio, rows[1].LatencyRatio} {
+		if math.Abs(r-1) > 0.01 {
+			t.Errorf("PingPong host row %+v: ratios want within 1 %% of 1", rows[1])
+		}
+	}
+	if pooled := rows[1].TransferMBs / rows[0].TransferMBs; math.Abs(pooled-1) < 0.02 {
+		t.Errorf("pooled transfer ratio %.3f: the fixture shows no bias", pooled)
 	}
 }
 
@@ -460,7 +601,7 @@ func TestSummary(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := tt.d.Summary(tt.m, tt.same)
+			got := tt.d.Summary(tt.m, tt.same, 100)
 			want := []row{refRow, tt.b, cRow, tt.e}
 			if len(got) != len(want) {
 				t.Fatalf("%d rows, want %d", len(got), len(want))
@@ -475,7 +616,7 @@ func TestSummary(t *testing.T) {
 	// Without a reference: values only, Percent NaN, Class "".
 	noRef := d
 	noRef.Reference = ""
-	got := noRef.Summary(lower, 1)
+	got := noRef.Summary(lower, 1, 100)
 	want := row{Series: "b", N: 3, Min: ch(1, nan, ""), Max: ch(9, nan, ""), Mean: ch(5, nan, ""), Median: ch(5, nan, ""),
 		SD: ch(4, nan, ""), P5: ch(1.4, nan, ""), P95: ch(8.6, nan, "")}
 	if !rowEqual(got[1], want) || got[0].Mean.Class != "" {
@@ -547,8 +688,8 @@ func everything(d analysis.Dataset) {
 			d.Loss(s, m, 100)
 		}
 		d.Impacts(m, 100)
-		d.SmallBig(m, 3*87380)
-		d.Summary(m, 1)
+		d.SmallBig(m, 3*87380, 100)
+		d.Summary(m, 1, 100)
 		d.Deviation(m)
 	}
 }
@@ -559,7 +700,7 @@ func TestLargeDataset(t *testing.T) {
 	}
 	d, _ := bigDataset()
 	everything(d) // must finish; the benchmark measures it
-	if got := d.Summary(metric(t, "latency"), 1); got[0].N != 40000 {
+	if got := d.Summary(metric(t, "latency"), 1, 100); got[0].N != 40000 {
 		t.Errorf("N = %d, want 40000", got[0].N)
 	}
 }

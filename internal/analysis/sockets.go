@@ -277,11 +277,17 @@ func SocketCases(obs []SocketObs, series []string, ref string, same float64) []S
 				row.N = max(row.N, len(x))
 				hr := hasRef && len(r) > 0
 				hb := m.HigherIsBetter
+				// Dividing pooled statistics is like with like here: every
+				// series ran this very case (same workload, parameters and
+				// swept value), so its repetitions differ only by the mode.
+				vs := func(v, ref float64, higher bool) Change {
+					return change(v, stats.Ratio(v, ref), isRef, hr, higher, same)
+				}
 				row.Stats[m.Key] = SocketStat{N: len(x),
-					Min:  change(minOf(x), minOf(r), isRef, hr, hb, same),
-					Max:  change(maxOf(x), maxOf(r), isRef, hr, hb, same),
-					Mean: change(stats.Mean(x), stats.Mean(r), isRef, hr, hb, same),
-					SD:   change(stats.StdDev(x), stats.StdDev(r), isRef, hr, false, same),
+					Min:  vs(minOf(x), minOf(r), hb),
+					Max:  vs(maxOf(x), maxOf(r), hb),
+					Mean: vs(stats.Mean(x), stats.Mean(r), hb),
+					SD:   vs(stats.StdDev(x), stats.StdDev(r), false),
 				}
 			}
 			c.Rows = append(c.Rows, row)
@@ -364,19 +370,24 @@ func WriteSocketTables(w io.Writer, cases []SocketCase, ref string) error {
 }
 
 // prec is the number of decimals that shows v with about three significant
-// digits.
+// digits (at most 9, so a tiny value cannot ask for hundreds).
 func prec(v float64) int {
 	a := math.Abs(v)
-	switch {
-	case math.IsNaN(a) || a >= 100 || a == 0:
+	if math.IsNaN(a) || math.IsInf(a, 0) || a == 0 || a >= 100 {
 		return 0
-	case a >= 10:
-		return 1
-	case a >= 1:
-		return 2
-	default:
-		return 3
 	}
+	return min(max(2-int(math.Floor(math.Log10(a))), 0), 9)
+}
+
+// sig formats v with at least minPrec decimals and as many more as two
+// significant digits need (at most 9): an imported run's 0.023 MB/s must not
+// print as 0.0. "-" for NaN and infinities.
+func sig(v float64, minPrec int) string {
+	d := minPrec
+	if a := math.Abs(v); a > 0 && !math.IsInf(a, 0) {
+		d = max(d, min(1-int(math.Floor(math.Log10(a))), 9))
+	}
+	return num(v, d)
 }
 
 func writeAligned(sb *strings.Builder, table [][]string) { writeAlignedLeft(sb, table, 1) }

@@ -26,9 +26,9 @@ type SummaryRow struct {
 	Min, Max, Mean, Median, SD, P5, P95 Change
 }
 
-// change compares v with the reference value ref. higher says whether a
-// higher value is better.
-func change(v, ref float64, isRef, hasRef, higher bool, same float64) Change {
+// change compares v with the reference. ratio is the value's ratio to the
+// reference's (1 = the same); higher says whether a higher value is better.
+func change(v, ratio float64, isRef, hasRef, higher bool, same float64) Change {
 	c := Change{Value: v, Percent: math.NaN()}
 	switch {
 	case isRef:
@@ -37,10 +37,10 @@ func change(v, ref float64, isRef, hasRef, higher bool, same float64) Change {
 			c.Percent = 0
 		}
 		return c
-	case !hasRef || math.IsNaN(v) || math.IsNaN(ref) || ref == 0:
+	case !hasRef || math.IsNaN(v) || math.IsNaN(ratio) || math.IsInf(ratio, 0):
 		return c
 	}
-	c.Percent = (v - ref) / ref * 100
+	c.Percent = (ratio - 1) * 100
 	switch {
 	case c.Percent == 0 || math.Abs(c.Percent) < same:
 		c.Class = "same"
@@ -52,43 +52,56 @@ func change(v, ref float64, isRef, hasRef, higher bool, same float64) Change {
 	return c
 }
 
-// summary is the statistics of a Summary row before comparison.
-type summary struct {
-	n                                   int
-	min, max, mean, median, sd, p5, p95 float64
-}
-
-func (d Dataset) summarize(series string, m Metric) summary {
-	v := d.values(series, m) // sorted
-	return summary{n: len(v), min: stats.Quantile(v, 0), max: stats.Quantile(v, 1), mean: stats.Mean(v),
-		median: stats.Quantile(v, 0.5), sd: stats.StdDev(v), p5: stats.Quantile(v, 0.05), p95: stats.Quantile(v, 0.95)}
+// summaryStats are the statistics of a Summary row, in its order: min,
+// max, mean, median, SD, 5th and 95th percentile of sorted values.
+var summaryStats = []func(sorted []float64) float64{
+	func(v []float64) float64 { return stats.Quantile(v, 0) },
+	func(v []float64) float64 { return stats.Quantile(v, 1) },
+	stats.Mean,
+	median,
+	stats.StdDev,
+	func(v []float64) float64 { return stats.Quantile(v, 0.05) },
+	func(v []float64) float64 { return stats.Quantile(v, 0.95) },
 }
 
 // Summary returns per series the metric's min, max, mean, median, sample
-// SD and 5th/95th percentiles (type 7), each with its % change against the
-// reference. same is the threshold in percent below which a change counts
-// as "same". Direction follows m.HigherIsBetter, except for SD, where lower
-// is better for every metric (a steadier measurement).
-func (d Dataset) Summary(m Metric, same float64) []SummaryRow {
-	hasRef := d.Reference != ""
-	var ref summary
+// SD and 5th/95th percentiles (type 7) over all its successful samples,
+// each with its % change against the reference. The change compares like
+// message sizes: per size bin (n bins over [0, MaxSize]) the statistic of
+// the series over the reference's, then the median of those ratios, so a
+// series that measured other sizes than the reference is not judged by its
+// size mix (PairedRatio). same is the threshold in percent below which a
+// change counts as "same". Direction follows m.HigherIsBetter, except for
+// SD, where lower is better for every metric (a steadier measurement).
+func (d Dataset) Summary(m Metric, same float64, n int) []SummaryRow {
+	hasRef := d.Reference != "" && n >= 1
+	var ref map[group][]float64
 	if hasRef {
-		ref = d.summarize(d.Reference, m)
+		ref = d.grouped(d.Reference, m, n, 0)
 	}
 	hb := m.HigherIsBetter
 	var rows []SummaryRow
 	for _, s := range d.Series {
-		x := d.summarize(s, m)
+		v := d.values(s, m) // sorted
 		isRef := hasRef && s == d.Reference
-		rows = append(rows, SummaryRow{Series: s, N: x.n,
-			Min:    change(x.min, ref.min, isRef, hasRef, hb, same),
-			Max:    change(x.max, ref.max, isRef, hasRef, hb, same),
-			Mean:   change(x.mean, ref.mean, isRef, hasRef, hb, same),
-			Median: change(x.median, ref.median, isRef, hasRef, hb, same),
-			SD:     change(x.sd, ref.sd, isRef, hasRef, false, same),
-			P5:     change(x.p5, ref.p5, isRef, hasRef, hb, same),
-			P95:    change(x.p95, ref.p95, isRef, hasRef, hb, same),
-		})
+		var g map[group][]float64
+		if hasRef && !isRef {
+			g = d.grouped(s, m, n, 0)
+		}
+		ch := make([]Change, len(summaryStats))
+		for i, stat := range summaryStats {
+			ratio := math.NaN()
+			if g != nil {
+				ratio = pairedRatio(g, ref, stat, nil).Ratio
+			}
+			higher := hb
+			if i == 4 { // SD
+				higher = false
+			}
+			ch[i] = change(stat(v), ratio, isRef, hasRef, higher, same)
+		}
+		rows = append(rows, SummaryRow{Series: s, N: len(v),
+			Min: ch[0], Max: ch[1], Mean: ch[2], Median: ch[3], SD: ch[4], P5: ch[5], P95: ch[6]})
 	}
 	return rows
 }
@@ -106,7 +119,10 @@ type DeviationRow struct {
 }
 
 // Deviation returns per series the data volume and the min / average / max
-// relative standard deviation of the metric across message sizes.
+// relative standard deviation of the metric across message sizes. Nothing
+// here divides one series by another: each RSD is within one series and
+// one size (like with like), and the min / average / max run over the
+// series' own sizes, which Sizes counts.
 func (d Dataset) Deviation(m Metric) []DeviationRow {
 	var rows []DeviationRow
 	for _, s := range d.Series {

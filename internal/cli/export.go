@@ -118,10 +118,10 @@ func printSummary(stdout, stderr io.Writer, dir string, header bool) error {
 		// A driver comparison adds docker against netns per mode.
 		return fail(analysis.WriteDriverTable(stdout, report.DriverRows(runs[0], report.DefaultOptions().Same)))
 	}
-	rows := analysis.PingPong(samples, meta.CellRates(), meta.Spec.ModeKeys(), meta.Spec.ReferenceKey())
-	if err := analysis.WriteTable(stdout, rows, meta.Spec.ReferenceKey()); err != nil {
+	set := analysis.NewPingPongSet(samples, report.CellRates(*meta), meta.Spec.ModeKeys())
+	if err := analysis.WriteTable(stdout, set.Rows(meta.Spec.ReferenceKey()), meta.Spec.ReferenceKey()); err != nil {
 		return fail(err)
 	}
 	pairs := analysis.DriverPairs(meta.Spec.ModeKeys(), meta.Spec.SplitModeKey)
-	return fail(analysis.WriteDriverTable(stdout, analysis.PingPongDrivers(rows, pairs)))
+	return fail(analysis.WriteDriverTable(stdout, analysis.PingPongDrivers(set, pairs)))
 }

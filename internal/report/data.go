@@ -114,12 +114,17 @@ type DataSummary struct {
 	P95    DataStat `json:"p95"`
 }
 
+// DataSplit is one series' small/big split: samples on each side, and the
+// median over the size bins both series have of the ratio of the bins'
+// medians, with the number of those bins.
 type DataSplit struct {
-	Series string `json:"series"`
-	SmallN int    `json:"small_n"`
-	Small  Num    `json:"small_ratio"`
-	BigN   int    `json:"big_n"`
-	Big    Num    `json:"big_ratio"`
+	Series    string `json:"series"`
+	SmallN    int    `json:"small_n"`
+	Small     Num    `json:"small_ratio"`
+	SmallBins int    `json:"small_bins"`
+	BigN      int    `json:"big_n"`
+	Big       Num    `json:"big_ratio"`
+	BigBins   int    `json:"big_bins"`
 }
 
 type DataDeviation struct {
@@ -169,7 +174,7 @@ func buildData(r *Report, d analysis.Dataset, o Options) Data {
 	}
 	for _, m := range r.metricsShown {
 		out.Metrics = append(out.Metrics, DataMetric{Key: m.Key, Title: m.Title, Unit: m.Unit, HigherIsBetter: m.HigherIsBetter})
-		for _, row := range d.Summary(m, o.Same) {
+		for _, row := range d.Summary(m, o.Same, o.Bins) {
 			out.Summary[m.Key] = append(out.Summary[m.Key], DataSummary{Series: row.Series, N: row.N, Min: stat(row.Min), Max: stat(row.Max),
 				Mean: stat(row.Mean), Median: stat(row.Median), SD: stat(row.SD), P5: stat(row.P5), P95: stat(row.P95)})
 		}
@@ -177,8 +182,9 @@ func buildData(r *Report, d analysis.Dataset, o Options) Data {
 			continue
 		}
 		if r.Split > 0 {
-			for _, row := range d.SmallBig(m, r.Split) {
-				out.SmallBig[m.Key] = append(out.SmallBig[m.Key], DataSplit{Series: row.Series, SmallN: row.SmallN, Small: Num(row.Small), BigN: row.BigN, Big: Num(row.Big)})
+			for _, row := range d.SmallBig(m, r.Split, o.Bins) {
+				out.SmallBig[m.Key] = append(out.SmallBig[m.Key], DataSplit{Series: row.Series, SmallN: row.SmallN, Small: Num(row.Small), SmallBins: row.SmallBins,
+					BigN: row.BigN, Big: Num(row.Big), BigBins: row.BigBins})
 			}
 		}
 		out.Loss[m.Key] = map[string][]DataLoss{}

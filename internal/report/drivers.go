@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/cnperf/cnperf/internal/analysis"
+	"github.com/cnperf/cnperf/internal/runner"
 )
 
 // driversSection marks the tables the page shows under "Drivers" (the
@@ -35,9 +36,9 @@ type DataDriverRow struct {
 }
 
 // DriverRows compares a run's modes across its drivers with the numbers of
-// its summary: ping-pong's headline medians (analysis.PingPong, as `cnperf
-// summary` prints them), or each socket case's headline mean. It is nil
-// for a run on a single driver.
+// its summary: ping-pong's headline medians and ratios over like sizes
+// (analysis.PingPongSet, as `cnperf summary` prints them), or each socket
+// case's headline mean. It is nil for a run on a single driver.
 func DriverRows(run Run, same float64) []analysis.DriverRow {
 	keys := run.Meta.Spec.ModeKeys()
 	pairs := analysis.DriverPairs(keys, run.Meta.Spec.SplitModeKey)
@@ -48,7 +49,20 @@ func DriverRows(run Run, same float64) []analysis.DriverRow {
 		// This run alone, so the cases' series are its plain mode keys.
 		return analysis.SocketDrivers(SocketCases([]Run{run}, "", same), pairs)
 	}
-	return analysis.PingPongDrivers(analysis.PingPong(run.Samples, run.Meta.CellRates(), keys, ""), pairs)
+	return analysis.PingPongDrivers(analysis.NewPingPongSet(run.Samples, CellRates(run.Meta), keys), pairs)
+}
+
+// CellRates returns each finished cell's requests per second with its
+// chunk, so that ratios pair cells that sent the same sizes (the rule of
+// runner.Meta.CellRates: an end, a duration and samples).
+func CellRates(m runner.Meta) []analysis.CellRate {
+	var out []analysis.CellRate
+	for _, c := range m.Cells {
+		if sec := c.End.Sub(c.Start).Seconds(); !c.End.IsZero() && sec > 0 && c.Samples > 0 {
+			out = append(out, analysis.CellRate{Mode: c.Mode, Chunk: c.Chunk, Rate: float64(c.Samples) / sec})
+		}
+	}
+	return out
 }
 
 // addDrivers adds a table per run and pair of drivers comparing each mode
@@ -81,7 +95,7 @@ func driverTable(id, suffix string, rows []analysis.DriverRow, socket bool, o Op
 	ratio := other + " ÷ " + base
 	// The values are the summary's, so say which: the per-request rate of
 	// the summary tables is a different figure from the rate per cell.
-	values := "Medians over successful requests; requests per second: median over the mode's cells, as cnperf summary prints them."
+	values := "Medians over successful requests; requests per second: median over the mode's cells, as cnperf summary prints them. The ratio compares like message sizes: the median over size bins of the bins' medians' ratio (requests per second: over the chunks of sizes both ran), so it may differ from the quotient of the two medians where one side measured other sizes."
 	if socket {
 		values = "Each test's headline metric: its mean over the repetitions."
 	}

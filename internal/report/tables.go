@@ -16,15 +16,18 @@ func f(v float64, prec int) string {
 	return fmt.Sprintf("%.*f", prec, v)
 }
 
-// prec picks decimals so small values keep their digits.
+// prec picks decimals so small values keep two significant digits (at
+// most 9 decimals).
 func prec(v float64) int {
 	switch a := math.Abs(v); {
 	case a >= 100:
 		return 1
 	case a >= 1:
 		return 2
-	default:
+	case a == 0 || math.IsNaN(a):
 		return 3
+	default:
+		return max(3, min(1-int(math.Floor(math.Log10(a))), 9))
 	}
 }
 
@@ -58,7 +61,7 @@ func (r *Report) addTables(d analysis.Dataset, o Options) {
 		t := Table{ID: "tab-summary-" + m.Key, Title: fmt.Sprintf("%s (%s), %s", m.Title, m.Unit, subtitle(m)),
 			Caption: summaryCaption(d, o),
 			Columns: []string{"mode", "samples", "min", "max", "mean", "median", "SD", "5th pct", "95th pct"}}
-		for _, row := range d.Summary(m, o.Same) {
+		for _, row := range d.Summary(m, o.Same, o.Bins) {
 			t.Rows = append(t.Rows, []Cell{{Text: row.Series}, {Text: fmt.Sprint(row.N)}, change(row.Min), change(row.Max),
 				change(row.Mean), change(row.Median), change(row.SD), change(row.P5), change(row.P95)})
 		}
@@ -68,11 +71,11 @@ func (r *Report) addTables(d analysis.Dataset, o Options) {
 	// Small and big messages (seed 001, Tables II and III).
 	if d.Reference != "" && r.Split > 0 {
 		t := Table{ID: "tab-smallbig", Title: "Small and big messages",
-			Caption: fmt.Sprintf("Median of each mode relative to %s's for messages below and from %g × the TCP receive window (%d bytes) up.", d.Reference, o.SplitK, r.Split),
+			Caption: fmt.Sprintf("Each mode relative to %s for messages below and from %g × the TCP receive window (%d bytes) up, over like sizes: per size bin (%d bins, the bin at the split cut in two) the mode's median over %s's, then the median of those ratios on each side. Samples: the mode's requests on each side.", d.Reference, o.SplitK, r.Split, o.Bins, d.Reference),
 			Columns: []string{"mode", "metric", "small: samples", "small: ratio", "big: samples", "big: ratio"}}
 		for _, key := range []string{"transfer", "latency", "rps"} {
 			m, _ := analysis.MetricByKey(key)
-			for _, row := range d.SmallBig(m, r.Split) {
+			for _, row := range d.SmallBig(m, r.Split, o.Bins) {
 				t.Rows = append(t.Rows, []Cell{{Text: row.Series}, {Text: m.Title}, {Text: fmt.Sprint(row.SmallN)}, ratioCell(row.Small, m, o, row.Series == d.Reference),
 					{Text: fmt.Sprint(row.BigN)}, ratioCell(row.Big, m, o, row.Series == d.Reference)})
 			}
@@ -98,7 +101,7 @@ func summaryCaption(d analysis.Dataset, o Options) string {
 	if d.Reference == "" {
 		return "Per mode, over every successful request."
 	}
-	return fmt.Sprintf("Per mode, over every successful request; in brackets the change against %s, green where better, red where worse, grey within %g %%.", d.Reference, o.Same)
+	return fmt.Sprintf("Per mode, over every successful request; in brackets the change against %s over like message sizes (per size bin, %d bins, the statistic's ratio to %s's in that bin; the median of those ratios), green where better, red where worse, grey within %g %%.", d.Reference, o.Bins, d.Reference, o.Same)
 }
 
 // ratioCell colours a ratio to the reference by the metric's direction.
