@@ -69,18 +69,3 @@ func (f *Firewall) Append(table, chain string, spec ...string) error {
 		return nil
 	})
 }
-
-// Save returns the namespace's rules as iptables-save prints them, for the
-// run's description.
-func (f *Firewall) Save() (string, error) {
-	var out []byte
-	err := netnsutil.Do(f.ns, func() error {
-		var err error
-		out, err = exec.Command("iptables-save").Output()
-		return err
-	})
-	if err != nil {
-		return "", fmt.Errorf("iptables-save in %s: %w", f.ns, err)
-	}
-	return string(out), nil
-}
