@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"sync"
@@ -75,7 +76,9 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 		return Result{}, ctxErr(fmt.Errorf("connect to %s: %w", cfg.Addr, err))
 	}
 	defer ctl.Close()
-	dec := json.NewDecoder(ctl)
+	// The server's answers are bounded (maxBinCells records); so is what
+	// this client reads of them.
+	dec := json.NewDecoder(io.LimitReader(ctl, maxAnswer))
 	enc := json.NewEncoder(ctl)
 	unblock := context.AfterFunc(ctx, func() { _ = ctl.SetDeadline(time.Unix(1, 0)) })
 	_ = ctl.SetDeadline(time.Now().Add(controlTimeout))
@@ -248,7 +251,7 @@ ticks:
 	if m.Type == "error" {
 		return finish(fmt.Errorf("server %s: %s", cfg.Addr, m.Error))
 	}
-	if err := r.receiverSide(m, nOmit, &res); err != nil {
+	if err := r.receiverSide(m, &res); err != nil {
 		return finish(fmt.Errorf("server %s: %w", cfg.Addr, err))
 	}
 	return finish(nil)
@@ -413,12 +416,22 @@ func (s *senderClock) result(cfg Config) Result {
 	return res
 }
 
-// receiverSide emits the server's intervals and adds them to res.
-func (r *runner) receiverSide(m message, nOmit int, res *Result) error {
+// maxAnswer bounds the bytes a client reads from the server's control
+// connection: the results of maxBinCells records take a few MB.
+const maxAnswer = 64 << 20
+
+// receiverSide emits the server's intervals and adds them to res. The
+// server's intervals may be coarser than the client's (serverInterval); its
+// edges say where the warm-up ends.
+func (r *runner) receiverSide(m message, res *Result) error {
 	cfg := r.cfg
 	nb := len(m.Edges) - 1
 	if nb < 1 || len(m.Streams) != cfg.Parallel {
 		return errors.New("malformed results")
+	}
+	nOmit := 0
+	for nOmit < nb && m.Edges[nOmit] < cfg.Omit.Seconds() {
+		nOmit++
 	}
 	udp := cfg.Protocol == "udp"
 	for _, st := range m.Streams {

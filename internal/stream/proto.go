@@ -91,7 +91,7 @@ func testMessage(c Config, cookie [cookieLen]byte) message {
 func parseCookie(s string) (c [cookieLen]byte, err error) {
 	b, err := hex.DecodeString(s)
 	if err != nil || len(b) != cookieLen {
-		return c, fmt.Errorf("bad cookie %q", s)
+		return c, fmt.Errorf("bad cookie %q", clip(s))
 	}
 	copy(c[:], b)
 	return c, nil

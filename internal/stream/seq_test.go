@@ -77,6 +77,15 @@ func TestValidate(t *testing.T) {
 		{"negative length", func(c *Config) { c.Length = -1 }, "--length -1"},
 		{"tiny interval", func(c *Config) { c.Interval = time.Millisecond }, "--interval"},
 		{"too many intervals", func(c *Config) { c.Duration, c.Interval = 24*time.Hour, 10*time.Millisecond }, "--interval"},
+		{"huge interval", func(c *Config) { c.Omit, c.Interval = time.Second, time.Duration(1<<63-1) }, "--interval"},
+		{"most intervals", func(c *Config) { c.Omit, c.Duration, c.Interval = 1000*time.Second, 0, 10*time.Millisecond }, "--time"},
+		{"intervals at the limit", func(c *Config) {
+			c.Omit, c.Duration, c.Interval = 500*time.Second, 500*time.Second, 10*time.Millisecond
+		}, ""},
+		{"one interval too many", func(c *Config) {
+			c.Omit, c.Duration, c.Interval = 500*time.Second, 500010*time.Millisecond, 10*time.Millisecond
+		}, "100001 intervals"},
+		{"rate above unlimited", func(c *Config) { c.Rate = UnlimitedRate + 1 }, "--bitrate"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -32,8 +32,15 @@ type Server struct {
 	udp  *net.UDPConn
 	log  io.Writer
 	logM sync.Mutex
-	busy sync.Mutex
-	cur  atomic.Pointer[test]
+	// slot is held by the running test from its request until its answer
+	// is sent. answering is set while that answer goes out: a request
+	// arriving then waits for the slot instead of being told busy.
+	slot      chan struct{}
+	answering atomic.Bool
+	cur       atomic.Pointer[test]
+	handlers  chan struct{} // one per connection being read (maxHandlers)
+	refused   atomic.Int64  // connections closed at once: too many
+	lastLog   atomic.Int64  // unix ns of the last "too many connections" line
 }
 
 // Serve listens on addr (host:port; TCP and UDP) and serves tests until ctx
@@ -72,7 +79,7 @@ func Listen(addr string, log io.Writer) (*Server, error) {
 		}
 		udp := pc.(*net.UDPConn)
 		_ = udp.SetReadBuffer(udpSocketBuf) // capped by net.core.rmem_max
-		return &Server{ln: ln, udp: udp, log: log}, nil
+		return &Server{ln: ln, udp: udp, log: log, slot: make(chan struct{}, 1), handlers: make(chan struct{}, maxHandlers)}, nil
 	}
 }
 
@@ -116,12 +123,54 @@ func (s *Server) Serve(ctx context.Context) error {
 			}
 			continue
 		}
+		select {
+		case s.handlers <- struct{}{}:
+		default:
+			// As many connections as a test can use are being read:
+			// refuse more rather than hold their buffers.
+			c.Close()
+			n := s.refused.Add(1)
+			if now := time.Now().UnixNano(); now-s.lastLog.Load() > int64(time.Second) {
+				s.lastLog.Store(now)
+				s.logf("too many connections (%d at once): %d refused so far", maxHandlers, n)
+			}
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() { <-s.handlers }()
 			s.handle(ctx, c)
 		}()
 	}
+}
+
+// acquire takes the test slot for a new test. It waits for a test that is
+// sending its answer (a client's next test may arrive before the server
+// has let go of the last one), and no longer than wait; false: busy.
+func (s *Server) acquire(ctx context.Context, wait time.Duration) bool {
+	select {
+	case s.slot <- struct{}{}:
+		return true
+	default:
+	}
+	if !s.answering.Load() {
+		return false
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case s.slot <- struct{}{}:
+		return true
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+func (s *Server) release() {
+	s.answering.Store(false)
+	<-s.slot
 }
 
 func (s *Server) logf(format string, a ...any) {
@@ -172,33 +221,20 @@ func (s *Server) handleControl(ctx context.Context, c net.Conn, first []byte) {
 		_ = c.SetWriteDeadline(time.Now().Add(controlTimeout))
 		_ = enc.Encode(m)
 	}
-	var req message
-	if err := dec.Decode(&req); err != nil {
-		reply(message{Type: "error", Error: "bad request: " + err.Error()})
-		s.logf("%s: bad request: %v", peer, err)
-		return
-	}
-	if req.Type != "test" {
-		reply(message{Type: "error", Error: fmt.Sprintf("bad request: type %q, want test", req.Type)})
-		return
-	}
-	cfg := req.config()
-	if err := cfg.Validate(); err != nil {
-		reply(message{Type: "error", Error: "bad request: " + err.Error()})
-		s.logf("%s: bad request: %v", peer, err)
-		return
-	}
-	cfg = cfg.withDefaults()
-	cookie, err := parseCookie(req.Cookie)
+	cfg, cookie, err := decodeTest(dec)
 	if err != nil {
-		reply(message{Type: "error", Error: "bad request: " + err.Error()})
+		reply(message{Type: "error", Error: err.Error()})
+		s.logf("%s: %v", peer, err)
 		return
 	}
-	if !s.busy.TryLock() {
+	if !s.acquire(ctx, controlTimeout) {
 		reply(message{Type: "error", Error: ErrBusy.Error(), Busy: true})
 		s.logf("%s: refused: busy", peer)
 		return
 	}
+	// The slot is let go only once the answer is out, so that no two
+	// tests' records and answers are ever held at once.
+	defer s.release()
 	s.logf("%s: %s test, %d stream(s), %s + %s warm-up", peer, cfg.Protocol, cfg.Parallel, cfg.Duration, cfg.Omit)
 	t := newTest(cfg, cookie, s.udp)
 	s.cur.Store(t)
@@ -207,11 +243,9 @@ func (s *Server) handleControl(ctx context.Context, c net.Conn, first []byte) {
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	res, err := t.run(ctx, c, dec, reply)
 	stop()
-	// Free the server before answering, so the client's next test is not
-	// refused as busy.
 	t.closeConns()
 	s.cur.Store(nil)
-	s.busy.Unlock()
+	s.answering.Store(true)
 	if err != nil {
 		reply(message{Type: "error", Error: err.Error()})
 		s.logf("%s: test aborted: %v", peer, err)
@@ -225,6 +259,36 @@ func (s *Server) handleControl(ctx context.Context, c net.Conn, first []byte) {
 		}
 	}
 	s.logf("%s: test done: received %d bytes", peer, total)
+}
+
+// decodeTest reads a test request: its configuration (with defaults) and
+// cookie, or a one-line error.
+func decodeTest(dec *json.Decoder) (Config, [cookieLen]byte, error) {
+	var req message
+	if err := dec.Decode(&req); err != nil {
+		return Config{}, [cookieLen]byte{}, fmt.Errorf("bad request: %v", err)
+	}
+	if req.Type != "test" {
+		return Config{}, [cookieLen]byte{}, fmt.Errorf("bad request: type %q, want test", clip(req.Type))
+	}
+	cfg := req.config()
+	if err := cfg.Validate(); err != nil {
+		return Config{}, [cookieLen]byte{}, fmt.Errorf("bad request: %v", err)
+	}
+	cookie, err := parseCookie(req.Cookie)
+	if err != nil {
+		return Config{}, [cookieLen]byte{}, fmt.Errorf("bad request: %v", err)
+	}
+	return cfg.withDefaults(), cookie, nil
+}
+
+// clip shortens a client's string for an error or a log line (which quote
+// it with %q, so it cannot forge a line).
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
 }
 
 // test is the server's side of one test.
@@ -250,7 +314,7 @@ func newTest(cfg Config, cookie [cookieLen]byte, udp *net.UDPConn) *test {
 		cfg:     cfg,
 		cookie:  cookie,
 		id:      binary.BigEndian.Uint32(cookie[:4]),
-		edges:   boundaries(cfg.Omit, cfg.Duration, cfg.Interval),
+		edges:   boundaries(cfg.Omit, cfg.Duration, serverInterval(cfg)),
 		udp:     udp,
 		conns:   make([]net.Conn, cfg.Parallel),
 		allConn: make(chan struct{}),
@@ -258,6 +322,9 @@ func newTest(cfg Config, cookie [cookieLen]byte, udp *net.UDPConn) *test {
 	bins := len(t.edges) - 1
 	for range cfg.Parallel {
 		r := &receiver{bytes: make([]int64, bins)}
+		// A forged sequence number far ahead is ignored, not counted as
+		// billions lost.
+		r.seq.MaxJump = udpseq.MaxJump
 		if cfg.Protocol == "udp" {
 			r.packets = make([]int64, bins)
 			r.lostAt = make([]uint64, bins)
@@ -319,7 +386,7 @@ func (t *test) run(ctx context.Context, c net.Conn, dec *json.Decoder, reply fun
 		return message{}, fmt.Errorf("waiting for start: %w", err)
 	}
 	if m.Type != "start" {
-		return message{}, fmt.Errorf("got %q, want start", m.Type)
+		return message{}, fmt.Errorf("got %q, want start", clip(m.Type))
 	}
 	if t.cfg.Protocol == "tcp" {
 		timer := time.NewTimer(controlTimeout)
@@ -356,7 +423,7 @@ func (t *test) run(ctx context.Context, c net.Conn, dec *json.Decoder, reply fun
 		return abort(fmt.Errorf("client gone: %w", err))
 	}
 	if m.Type != "done" {
-		return abort(fmt.Errorf("got %q, want done", m.Type))
+		return abort(fmt.Errorf("got %q, want done", clip(m.Type)))
 	}
 	// The client has closed its data connections: read what is in flight.
 	if t.cfg.Protocol == "tcp" {
@@ -431,7 +498,9 @@ func (t *test) readUDP(t0 time.Time) {
 		r := t.recv[st]
 		el := time.Since(t0)
 		k := r.bin(el, t.edges)
-		r.seq.Observe(binary.BigEndian.Uint64(buf[0:8]))
+		if r.seq.Observe(binary.BigEndian.Uint64(buf[0:8])).Kind == udpseq.Rejected {
+			continue
+		}
 		r.bytes[k] += int64(n)
 		r.packets[k]++
 		r.last = el
@@ -457,8 +526,8 @@ func (t *test) results(elapsed time.Duration, sent []uint64) message {
 		end = max(end, r.last)
 		b := receiverBins{Bytes: fold(r.bytes, last)}
 		if r.lostAt != nil {
-			if i < len(sent) {
-				r.seq.Finish(sent[i])
+			if i < len(sent) && sent[i]-r.seq.Next() <= udpseq.MaxJump {
+				r.seq.Finish(sent[i]) // an implausible count is ignored
 			}
 			for k := r.cur; k < nb; k++ {
 				r.lostAt[k], r.oooAt[k] = r.seqCounts()

@@ -21,26 +21,40 @@ import (
 
 // Defaults and limits.
 const (
-	DefaultPort       = 5201
-	DefaultTCPLength  = 128 << 10 // TCP write size, as iperf3
-	DefaultUDPLength  = 1470      // UDP datagram payload, as iperf3
-	MaxUDPLength      = 65507     // largest UDP payload over IPv4
-	MaxTCPLength      = 16 << 20
-	DefaultUDPRate    = 1_000_000 // bits/s per stream, as iperf3
-	DefaultInterval   = time.Second
-	MinInterval       = 10 * time.Millisecond
-	MaxParallel       = 128
-	MaxDuration       = 24 * time.Hour
-	udpHeaderLen      = 24 // seq (8) + send time (8) + test id (4) + stream (4)
-	WorkloadName      = "stream"
-	SideSender        = "sender"
-	SideReceiver      = "receiver"
-	StreamSum         = -1
-	UnlimitedRate     = int64(1) << 62 // a Rate that no path reaches: send as fast as possible
-	controlTimeout    = 10 * time.Second
-	endGrace          = 10 * time.Second
-	udpDrain          = 250 * time.Millisecond
-	maxControlMessage = 1 << 20
+	DefaultPort      = 5201
+	DefaultTCPLength = 128 << 10 // TCP write size, as iperf3
+	DefaultUDPLength = 1470      // UDP datagram payload, as iperf3
+	MaxUDPLength     = 65507     // largest UDP payload over IPv4
+	MaxTCPLength     = 16 << 20
+	DefaultUDPRate   = 1_000_000 // bits/s per stream, as iperf3
+	DefaultInterval  = time.Second
+	MinInterval      = 10 * time.Millisecond
+	MaxParallel      = 128
+	MaxDuration      = 24 * time.Hour
+	udpHeaderLen     = 24 // seq (8) + send time (8) + test id (4) + stream (4)
+	WorkloadName     = "stream"
+	SideSender       = "sender"
+	SideReceiver     = "receiver"
+	StreamSum        = -1
+	UnlimitedRate    = int64(1) << 62 // a Rate that no path reaches: send as fast as possible
+	controlTimeout   = 10 * time.Second
+	endGrace         = 10 * time.Second
+	udpDrain         = 250 * time.Millisecond
+	// MaxIntervals bounds the reporting intervals of one test (warm-up
+	// included), so a client's flags bound its own memory.
+	MaxIntervals = 100_000
+	// maxControlMessage bounds what one control connection may send in
+	// all: a test request, start and done (at most MaxParallel counters)
+	// take a few kB.
+	maxControlMessage = 16 << 10
+	// maxBinCells bounds the per-interval records the server keeps for a
+	// test, over all its streams (32 bytes each for UDP): a test with more
+	// intervals than fit is recorded in coarser ones (serverInterval).
+	maxBinCells = 1 << 16
+	// maxHandlers bounds the connections the server reads from at once
+	// (control connections and data connections before they join a test);
+	// beyond it, a new connection is closed at once.
+	maxHandlers = 2*MaxParallel + 64
 )
 
 // ErrBusy is returned by Run when the server is running another test.
@@ -140,10 +154,15 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--omit %s: must be <= %s", c.Omit, MaxDuration)
 	case c.Interval < MinInterval:
 		return fmt.Errorf("--interval %s: must be >= %s", c.Interval, MinInterval)
+	case c.Interval > MaxDuration:
+		// Also keeps the sums of durations in boundaries from overflowing.
+		return fmt.Errorf("--interval %s: must be <= %s", c.Interval, MaxDuration)
 	case c.Parallel < 1 || c.Parallel > MaxParallel:
 		return fmt.Errorf("--parallel %d: must be in [1, %d]", c.Parallel, MaxParallel)
 	case c.Rate < 0:
 		return fmt.Errorf("--bitrate %d: must be >= 0", c.Rate)
+	case c.Rate > UnlimitedRate:
+		return fmt.Errorf("--bitrate %d: must be <= %d (0: unlimited)", c.Rate, UnlimitedRate)
 	case c.Length < 0:
 		return fmt.Errorf("--length %d: must be > 0", c.Length)
 	case c.Protocol == "udp" && c.Length > MaxUDPLength:
@@ -153,10 +172,34 @@ func (c Config) Validate() error {
 	case c.Protocol == "tcp" && c.Length > MaxTCPLength:
 		return fmt.Errorf("--length %d: must be <= %d", c.Length, MaxTCPLength)
 	}
-	if (c.Omit+c.Duration)/c.Interval > 1_000_000 {
-		return fmt.Errorf("--interval %s: more than a million intervals in %s", c.Interval, c.Omit+c.Duration)
+	if n := countBins(c.Omit, c.Duration, c.Interval); n > MaxIntervals {
+		return fmt.Errorf("--interval %s: %d intervals in %s, more than %d", c.Interval, n, c.Omit+c.Duration, MaxIntervals)
 	}
 	return nil
+}
+
+// countBins is len(boundaries(omit, duration, interval)) - 1, without
+// building them.
+func countBins(omit, duration, interval time.Duration) int64 {
+	ceil := func(d time.Duration) int64 { return int64((d + interval - 1) / interval) }
+	return ceil(omit) + ceil(duration)
+}
+
+// serverInterval is the interval the server records a test in: the
+// client's, or a whole multiple of it such that all streams' bins together
+// stay within maxBinCells. A test so coarsened is reported in longer
+// intervals; its totals are the same.
+func serverInterval(c Config) time.Duration {
+	perStream := int64(maxBinCells / max(c.Parallel, 1))
+	iv := c.Interval
+	if n := countBins(c.Omit, c.Duration, iv); n > perStream {
+		iv *= time.Duration((n + perStream - 1) / perStream)
+	}
+	// Rounding up each part may leave one bin too many: widen until it fits.
+	for countBins(c.Omit, c.Duration, iv) > perStream {
+		iv += c.Interval
+	}
+	return iv
 }
 
 // boundaries are the interval edges in time since the test's start: the
