@@ -211,6 +211,12 @@ func TestValidate(t *testing.T) {
 		{"datagram negative duration", func() error { c := d; c.Duration = -time.Second; return c.Validate() }(), "--time -1s"},
 		{"datagram neither count nor duration", func() error { c := d; c.Count = 0; return c.Validate() }(), "--count or --time"},
 		{"datagram duration only ok", func() error { c := d; c.Count = 0; c.Duration = time.Second; return c.Validate() }(), ""},
+		{"jitter rate too high", func() error { c := j; c.Rate = MaxRate + 1; return c.Validate() }(), "--bitrate 10000000000001"},
+		{"jitter duration too long", func() error { c := j; c.Duration = 25 * time.Hour; return c.Validate() }(), "--time 25h0m0s"},
+		{"jitter interval too long", func() error { c := j; c.Interval = 2 * time.Hour; return c.Validate() }(), "--interval 2h0m0s"},
+		{"datagram count too high", func() error { c := d; c.Count = MaxCount + 1; return c.Validate() }(), "--count 1099511627777"},
+		{"datagram rate too high", func() error { c := d; c.Rate = MaxRate + 1; return c.Validate() }(), "--rate 10000000000001"},
+		{"datagram duration too long", func() error { c := d; c.Duration = 25 * time.Hour; return c.Validate() }(), "--time 25h0m0s"},
 	}
 	for _, tc := range tests {
 		switch {

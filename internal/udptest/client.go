@@ -22,6 +22,9 @@ type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 const (
 	controlTimeout = 10 * time.Second // one control exchange, beyond the grace
 	maxSendErrors  = 1000             // consecutive failed writes before giving up
+	// maxAnswer bounds a listener's answer line: a report holds at most
+	// MaxRecords intervals, under 1 MB.
+	maxAnswer = 16 << 20
 )
 
 // WithDefaultPort returns hostport with DefaultPort added when it has none.
@@ -68,7 +71,7 @@ func run(ctx context.Context, f flow) (*Report, int, error) {
 		size = DefaultPacketSize(LocalMTU(data.LocalAddr()))
 	}
 	sc := bufio.NewScanner(ctl)
-	sc.Buffer(make([]byte, 64<<10), 256<<20)
+	sc.Buffer(make([]byte, 64<<10), maxAnswer)
 	exchange := func(req request, timeout time.Duration) (response, error) {
 		_ = ctl.SetDeadline(time.Now().Add(timeout))
 		b, _ := json.Marshal(req)

@@ -89,11 +89,35 @@ func (m *Meter) Add(at time.Duration, seq uint64, size int, transit time.Duratio
 // Invalid counts a datagram that could not be parsed.
 func (m *Meter) Invalid() { m.invalid++ }
 
+// MaxRecords bounds the intervals a Meter keeps: when a test has had
+// that many, each two neighbours are merged into one and the interval
+// doubles, so a long test with a short interval costs bounded memory and
+// reports in coarser intervals. Even, so merged intervals stay aligned.
+const MaxRecords = 4096
+
 func (m *Meter) closeInterval() {
 	m.cur.JitterMS = m.jit.MS()
 	m.ivs = append(m.ivs, m.cur)
 	m.bounds = append(m.bounds, m.tr.Next())
+	if len(m.ivs) >= MaxRecords {
+		m.coarsen()
+	}
 	m.cur = Stats{Start: m.cur.End, End: m.cur.End + m.interval}
+}
+
+// coarsen merges each two closed intervals into one and doubles the
+// interval.
+func (m *Meter) coarsen() {
+	n := len(m.ivs) / 2
+	for i := range n {
+		a, b := m.ivs[2*i], m.ivs[2*i+1]
+		m.ivs[i] = Stats{Start: a.Start, End: b.End, Packets: a.Packets + b.Packets, Bytes: a.Bytes + b.Bytes,
+			Lost: a.Lost + b.Lost, OutOfOrder: a.OutOfOrder + b.OutOfOrder, Duplicates: a.Duplicates + b.Duplicates,
+			OffsetSum: a.OffsetSum + b.OffsetSum, JitterMS: b.JitterMS}
+		m.bounds[i] = m.bounds[2*i+1]
+	}
+	m.ivs, m.bounds = m.ivs[:n], m.bounds[:n]
+	m.interval *= 2
 }
 
 // unlose takes a loss back from the interval whose gap seq fell in.

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/udpseq"
 )
 
 // Listener defaults.
@@ -19,8 +21,13 @@ const (
 	DefaultGrace       = 250 * time.Millisecond
 	DefaultIdleTimeout = 30 * time.Second
 	MinInterval        = 10 * time.Millisecond
+	MaxInterval        = time.Hour
 	maxControlLine     = 64 << 10
 	readBuffer         = 8 << 20 // asked for; the kernel caps it at rmem_max
+	// maxControlConns bounds the control connections served at once (one
+	// test runs at a time; the others are told busy or are idle); beyond
+	// it, a new connection is closed at once.
+	maxControlConns = 64
 )
 
 // Control protocol: one JSON object per line over TCP. The client sends
@@ -54,6 +61,8 @@ type Server struct {
 	invalid atomic.Int64 // corrupt datagrams outside of any test
 	stray   atomic.Int64 // well-formed datagrams of no running test
 	lastID  atomic.Uint32
+	refused atomic.Int64 // control connections closed at once: too many
+	lastLog atomic.Int64 // unix ns of the last "too many connections" line
 }
 
 // Ignored returns the datagrams the server ignored outside of tests:
@@ -124,6 +133,7 @@ func (s *Server) Serve(ctx context.Context, pc net.PacketConn, ln net.Listener) 
 		s.receive(ctx, pc)
 	}()
 	var err error
+	conns := make(chan struct{}, maxControlConns)
 	for {
 		c, aerr := ln.Accept()
 		if aerr != nil {
@@ -132,9 +142,21 @@ func (s *Server) Serve(ctx context.Context, pc net.PacketConn, ln net.Listener) 
 			}
 			break
 		}
+		select {
+		case conns <- struct{}{}:
+		default:
+			c.Close()
+			n := s.refused.Add(1)
+			if now := time.Now().UnixNano(); now-s.lastLog.Load() > int64(time.Second) {
+				s.lastLog.Store(now)
+				s.logf("too many control connections (%d at once): %d refused so far", maxControlConns, n)
+			}
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() { <-conns }()
 			s.control(ctx, c)
 		}()
 	}
@@ -187,28 +209,17 @@ func (s *Server) receive(ctx context.Context, pc net.PacketConn) {
 	}
 }
 
-// control serves one control connection.
+// control serves one control connection: it reads request lines itself
+// (no goroutine that could outlive the connection) with a read deadline
+// at the idle timeout, so an idle connection costs no wake-ups.
 func (s *Server) control(ctx context.Context, c net.Conn) {
 	defer c.Close()
-	lines := make(chan []byte)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(c)
-		sc.Buffer(make([]byte, 4096), maxControlLine)
-		for sc.Scan() {
-			select {
-			case lines <- append([]byte(nil), sc.Bytes()...):
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
+	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
 	idle := s.IdleTimeout
 	if idle <= 0 {
 		idle = DefaultIdleTimeout
 	}
-	tick := time.NewTicker(min(time.Second, idle))
-	defer tick.Stop()
 	enc := json.NewEncoder(c)
 	reply := func(r response) bool {
 		_ = c.SetWriteDeadline(time.Now().Add(10 * time.Second))
@@ -216,79 +227,125 @@ func (s *Server) control(ctx context.Context, c net.Conn) {
 	}
 	var cur *test
 	heard := time.Now()
+	// lastHeard is the last sign of life: a control line or the test's
+	// last datagram.
+	lastHeard := func() time.Time {
+		last := heard
+		if cur != nil {
+			cur.mu.Lock()
+			if cur.heard.After(last) {
+				last = cur.heard
+			}
+			cur.mu.Unlock()
+		}
+		return last
+	}
 	defer func() {
 		if cur != nil && s.active.CompareAndSwap(cur, nil) {
-			s.logf("test %d (%s) from %s ended: client gone", cur.id, cur.workload, c.RemoteAddr())
+			s.logf("test %d (%q) from %s ended: client gone", cur.id, cur.workload, c.RemoteAddr())
 		}
 	}()
+	br := bufio.NewReaderSize(c, 4096)
+	var line []byte
 	for {
-		select {
-		case <-ctx.Done():
+		_ = c.SetReadDeadline(lastHeard().Add(idle))
+		if ctx.Err() != nil {
 			return
-		case <-tick.C:
-			last := heard
+		}
+		frag, err := br.ReadSlice('\n')
+		if len(line)+len(frag) > maxControlLine {
+			reply(response{Error: fmt.Sprintf("bad request: a line longer than %d bytes", maxControlLine)})
+			return
+		}
+		line = append(line, frag...)
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err != nil:
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() && ctx.Err() == nil && time.Since(lastHeard()) < idle {
+				continue // the test's datagrams kept it alive
+			}
+			return
+		}
+		heard = time.Now()
+		var req request
+		if err := json.Unmarshal(line, &req); err != nil {
+			reply(response{Error: "bad request: " + err.Error()})
+			return
+		}
+		line = line[:0]
+		switch req.Op {
+		case "start":
 			if cur != nil {
-				cur.mu.Lock()
-				if cur.heard.After(last) {
-					last = cur.heard
-				}
-				cur.mu.Unlock()
-			}
-			if time.Since(last) > idle {
+				reply(response{Error: "a test is already running on this connection"})
 				return
 			}
-		case line, ok := <-lines:
-			if !ok {
-				return
-			}
-			heard = time.Now()
-			var req request
-			if err := json.Unmarshal(line, &req); err != nil {
+			if err := req.check(); err != nil {
 				reply(response{Error: "bad request: " + err.Error()})
 				return
 			}
-			switch req.Op {
-			case "start":
-				if cur != nil {
-					reply(response{Error: "a test is already running on this connection"})
-					return
-				}
-				if req.Interval != 0 && req.Interval < MinInterval {
-					reply(response{Error: fmt.Sprintf("interval %s: must be 0 or >= %s", req.Interval, MinInterval)})
-					return
-				}
-				t := s.begin(req)
-				if t == nil {
-					reply(response{Error: "busy: another test is running"})
-					return
-				}
-				cur = t
-				s.logf("test %d (%s, %d-byte datagrams) from %s started", t.id, t.workload, req.Size, c.RemoteAddr())
-				if !reply(response{TestID: t.id}) {
-					return
-				}
-			case "stop":
-				if cur == nil {
-					reply(response{Error: "stop without a running test"})
-					return
-				}
-				rep, ok := s.finish(ctx, cur, req.Sent)
-				t := cur
-				cur = nil
-				if !ok {
-					return
-				}
-				s.logf("test %d (%s) from %s: %d of %d datagrams received, %d lost, %d out of order",
-					t.id, t.workload, c.RemoteAddr(), rep.Total.Packets, rep.Sent, rep.Total.Lost, rep.Total.OutOfOrder)
-				if !reply(response{Report: &rep}) {
-					return
-				}
-			default:
-				reply(response{Error: fmt.Sprintf("unknown op %q", req.Op)})
+			t := s.begin(req)
+			if t == nil {
+				reply(response{Error: "busy: another test is running"})
 				return
 			}
+			cur = t
+			s.logf("test %d (%q, %d-byte datagrams) from %s started", t.id, t.workload, req.Size, c.RemoteAddr())
+			if !reply(response{TestID: t.id}) {
+				return
+			}
+		case "stop":
+			if cur == nil {
+				reply(response{Error: "stop without a running test"})
+				return
+			}
+			if req.Sent < 0 {
+				reply(response{Error: fmt.Sprintf("bad request: sent %d: must be >= 0", req.Sent)})
+				return
+			}
+			rep, err := s.finish(ctx, cur, req.Sent)
+			t := cur
+			cur = nil
+			if err != nil {
+				reply(response{Error: "bad request: " + err.Error()})
+				return
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			s.logf("test %d (%q) from %s: %d of %d datagrams received, %d lost, %d out of order",
+				t.id, t.workload, c.RemoteAddr(), rep.Total.Packets, rep.Sent, rep.Total.Lost, rep.Total.OutOfOrder)
+			if !reply(response{Report: &rep}) {
+				return
+			}
+		default:
+			reply(response{Error: fmt.Sprintf("unknown op %q", clip(req.Op))})
+			return
 		}
 	}
+}
+
+// check refuses a start request's implausible fields.
+func (r request) check() error {
+	switch {
+	case r.Workload != WorkloadJitter && r.Workload != WorkloadDatagram:
+		return fmt.Errorf("workload %q: want %s or %s", clip(r.Workload), WorkloadJitter, WorkloadDatagram)
+	case r.Size != 0 && (r.Size < HeaderSize || r.Size > MaxSize):
+		return fmt.Errorf("size %d: must be between %d and %d bytes", r.Size, HeaderSize, MaxSize)
+	case r.Interval != 0 && (r.Interval < MinInterval || r.Interval > MaxInterval):
+		return fmt.Errorf("interval %s: must be 0 or in [%s, %s]", r.Interval, MinInterval, MaxInterval)
+	}
+	return nil
+}
+
+// clip shortens a client's string for an error or a log line (which quote
+// it, so that it cannot forge a line).
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
 }
 
 // begin makes req's test the running one; nil when another runs.
@@ -307,7 +364,8 @@ func (s *Server) begin(req request) *test {
 }
 
 // finish ends t: its clock stops now, datagrams in flight get Grace to land.
-func (s *Server) finish(ctx context.Context, t *test, sent int64) (Report, bool) {
+// A sent count implausibly far above what arrived is an error.
+func (s *Server) finish(ctx context.Context, t *test, sent int64) (Report, error) {
 	t.mu.Lock()
 	t.end = time.Since(t.origin)
 	t.ending = true
@@ -322,11 +380,14 @@ func (s *Server) finish(ctx context.Context, t *test, sent int64) (Report, bool)
 	case <-timer.C:
 	case <-ctx.Done():
 		s.active.CompareAndSwap(t, nil)
-		return Report{}, false
+		return Report{}, nil
 	}
 	s.active.CompareAndSwap(t, nil)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.done = true
-	return t.meter.Report(t.end, sent), true
+	if next := t.meter.tr.Next(); uint64(sent) > next && uint64(sent)-next > udpseq.MaxJump {
+		return Report{}, fmt.Errorf("sent %d: more than %d beyond the %d datagrams seen", sent, uint64(udpseq.MaxJump), next)
+	}
+	return t.meter.Report(t.end, sent), nil
 }

@@ -21,6 +21,10 @@ const (
 	packetSizeHeadroom = 32
 	WorkloadJitter     = "jitter"
 	WorkloadDatagram   = "datagram"
+	// Upper bounds of what a client may ask for.
+	MaxDuration = 24 * time.Hour
+	MaxRate     = 10_000_000_000_000 // bits/s: 10 Tbit/s
+	MaxCount    = 1 << 40
 )
 
 // DefaultPacketSize is the datagram workload's packet size on a path of the
@@ -112,8 +116,8 @@ func checkSize(flag string, size int, auto bool) error {
 }
 
 func checkInterval(iv time.Duration) error {
-	if iv != 0 && iv < MinInterval {
-		return fmt.Errorf("--interval %s: must be 0 (total only) or >= %s", iv, MinInterval)
+	if iv != 0 && (iv < MinInterval || iv > MaxInterval) {
+		return fmt.Errorf("--interval %s: must be 0 (total only) or in [%s, %s]", iv, MinInterval, MaxInterval)
 	}
 	return nil
 }
@@ -135,8 +139,12 @@ func (c JitterConfig) Validate() error {
 		return errors.New("--server: give the listener's HOST[:PORT]")
 	case c.Rate <= 0:
 		return fmt.Errorf("--bitrate %d: must be > 0", c.Rate)
+	case c.Rate > MaxRate:
+		return fmt.Errorf("--bitrate %d: must be <= %d", c.Rate, int64(MaxRate))
 	case c.Duration <= 0:
 		return fmt.Errorf("--time %s: must be > 0", c.Duration)
+	case c.Duration > MaxDuration:
+		return fmt.Errorf("--time %s: must be <= %s", c.Duration, MaxDuration)
 	}
 	if err := checkSize("--length", c.Size, false); err != nil {
 		return err
@@ -163,10 +171,16 @@ func (c DatagramConfig) Validate() error {
 		return errors.New("--server: give the listener's HOST[:PORT]")
 	case c.Rate < 0:
 		return fmt.Errorf("--rate %d: must be >= 0 (0: as fast as possible)", c.Rate)
+	case c.Rate > MaxRate:
+		return fmt.Errorf("--rate %d: must be <= %d (0: as fast as possible)", c.Rate, int64(MaxRate))
 	case c.Count < 0:
 		return fmt.Errorf("--count %d: must be >= 0", c.Count)
+	case c.Count > MaxCount:
+		return fmt.Errorf("--count %d: must be <= %d", c.Count, int64(MaxCount))
 	case c.Duration < 0:
 		return fmt.Errorf("--time %s: must be >= 0", c.Duration)
+	case c.Duration > MaxDuration:
+		return fmt.Errorf("--time %s: must be <= %s", c.Duration, MaxDuration)
 	case c.Count == 0 && c.Duration == 0:
 		return errors.New("--count or --time: give at least one")
 	}
