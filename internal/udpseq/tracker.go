@@ -125,8 +125,13 @@ func (t *Tracker) Observe(seq uint64) Observation {
 }
 
 // Finish counts as lost the datagrams after the highest sequence received,
-// given how many the sender sent. Call it after the last Observe.
+// given how many the sender sent. Call it after the last Observe. With a
+// MaxJump, a count further than it beyond the highest sequence is ignored,
+// as a datagram that far ahead would be.
 func (t *Tracker) Finish(sent uint64) {
+	if t.MaxJump > 0 && sent > t.next && sent-t.next > t.MaxJump {
+		return
+	}
 	if sent > t.next {
 		t.c.Lost += int64(sent - t.next)
 		t.next = sent

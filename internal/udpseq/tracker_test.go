@@ -110,3 +110,18 @@ func TestTrackerFinishWithWindow(t *testing.T) {
 		t.Errorf("lost %d next %d, want 4 and 6", c.Lost, tr.Next())
 	}
 }
+
+// TestFinishImplausible: with a MaxJump, a sent count too far ahead (a
+// client's forged number) is ignored rather than counted as lost.
+func TestFinishImplausible(t *testing.T) {
+	tr := Tracker{MaxJump: MaxJump}
+	tr.Observe(0)
+	tr.Finish(1 << 63)
+	if c := tr.Counts(); c.Lost != 0 || tr.Next() != 1 {
+		t.Fatalf("after Finish(2^63): lost %d, next %d", c.Lost, tr.Next())
+	}
+	tr.Finish(10)
+	if c := tr.Counts(); c.Lost != 9 {
+		t.Fatalf("after Finish(10): lost %d, want 9", c.Lost)
+	}
+}
