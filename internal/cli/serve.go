@@ -40,27 +40,27 @@ func newServeCmd(stderr io.Writer) *cobra.Command {
 	}
 	pong := &cobra.Command{
 		Use:   "pong --listen ADDR",
-		Short: "Answer GET /pong/{n} with an n-byte body",
+		Short: "Answer GET /pong/{n} with an n-byte body, as Kratzke's original pong",
 		Args:  cobra.NoArgs,
 		RunE: serve(func() (fasthttp.RequestHandler, error) {
-			if maxSize < 0 {
-				return nil, usagef("--max-size %d: must be >= 0", maxSize)
+			if err := pingpong.CheckMaxSize(maxSize); err != nil {
+				return nil, usagef("--max-size %v", err)
 			}
 			return pingpong.NewPongHandler(maxSize), nil
 		}),
 	}
 	pong.Flags().StringVar(&listen, "listen", ":4040", "address to listen on")
-	pong.Flags().IntVar(&maxSize, "max-size", pingpong.DefaultMaxSize, "largest body served; larger requests get 400")
+	pong.Flags().IntVar(&maxSize, "max-size", pingpong.DefaultMaxSize, fmt.Sprintf("largest body served, at most %d; a larger request gets no answer (the connection closes)", pingpong.MaxSizeLimit))
 	ping := &cobra.Command{
 		Use:   "ping --pong URL --listen ADDR",
 		Short: "Relay GET /ping/{n} to pong; time the relay for GET /mping/{n}",
 		Args:  cobra.NoArgs,
 		RunE: serve(func() (fasthttp.RequestHandler, error) {
-			if retries < 0 {
-				return nil, usagef("--retries %d: must be >= 0", retries)
+			if err := pingpong.CheckRetries(retries); err != nil {
+				return nil, usagef("--retries %v", err)
 			}
-			if timeout <= 0 {
-				return nil, usagef("--timeout %s: must be > 0", timeout)
+			if err := pingpong.CheckTimeout(timeout); err != nil {
+				return nil, usagef("--timeout %v", err)
 			}
 			h, err := pingpong.NewPingHandler(pingpong.PingConfig{PongURL: pongURL, Retries: retries, Timeout: timeout})
 			if err != nil {
@@ -71,8 +71,8 @@ func newServeCmd(stderr io.Writer) *cobra.Command {
 	}
 	ping.Flags().StringVar(&listen, "listen", ":8080", "address to listen on")
 	ping.Flags().StringVar(&pongURL, "pong", "http://localhost:4040", "base URL of the pong server")
-	ping.Flags().IntVar(&retries, "retries", 10, "retries towards pong before answering 503")
-	ping.Flags().DurationVar(&timeout, "timeout", 60*time.Second, "timeout of one attempt towards pong")
+	ping.Flags().IntVar(&retries, "retries", pingpong.DefaultRetries, fmt.Sprintf("retries after a failed attempt towards pong before giving up (0: none; at most %d)", pingpong.MaxRetries))
+	ping.Flags().DurationVar(&timeout, "timeout", pingpong.DefaultTimeout, fmt.Sprintf("timeout of one attempt towards pong (at most %s)", pingpong.MaxTimeout))
 	cmd.AddCommand(pong, ping, newServeStreamCmd(stderr), newServeRRCmd(stderr), newServeUDPCmd(stderr), newServeOverlayCmd(stderr))
 	return cmd
 }

@@ -1,13 +1,17 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -33,15 +37,18 @@ func newSiegeCmd(stdout, stderr io.Writer) *cobra.Command {
 			if target == "" {
 				return usagef("--target: give ping's base URL, e.g. http://198.18.0.2:8080")
 			}
+			if err := pingpong.CheckTarget(target); err != nil {
+				return usagef("--target %v", err)
+			}
 			if err := p.Validate(); err != nil {
 				// Name the flags the user typed, not the spec's fields.
-				return errors.New(strings.NewReplacer("min_size", "--min", "max_size", "--max", "coverage", "--coverage", "repetitions", "--repetitions").Replace(err.Error()))
+				return usagef("%s", strings.NewReplacer("min_size", "--min", "max_size", "--max", "coverage", "--coverage", "repetitions", "--repetitions").Replace(err.Error()))
 			}
-			if concurrency < 1 {
-				return usagef("--concurrency %d: must be >= 1", concurrency)
+			if err := pingpong.CheckConcurrency(concurrency); err != nil {
+				return usagef("--concurrency %v", err)
 			}
-			if timeout <= 0 {
-				return usagef("--timeout %s: must be > 0", timeout)
+			if err := pingpong.CheckTimeout(timeout); err != nil {
+				return usagef("--timeout %v", err)
 			}
 			if format != "jsonl" && format != "ppbench" {
 				return usagef("--format %q: want jsonl or ppbench", format)
@@ -57,19 +64,25 @@ func newSiegeCmd(stdout, stderr io.Writer) *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			var samples []pingpong.Sample
 			enc := json.NewEncoder(w)
-			reqs := pingpong.Requests(p.Sizes(), p.Repetitions)
-			err := pingpong.Siege(ctx, pingpong.SiegeConfig{Target: target, Concurrency: concurrency, Timeout: timeout}, reqs, func(s pingpong.Sample) {
+			pp := &ppbenchLog{w: w, reps: p.Repetitions, opts: export.PPBenchOptions{MachineTag: machine, Concurrency: concurrency}}
+			if format == "ppbench" {
+				if err := pp.start(); err != nil {
+					return fail(err)
+				}
+			}
+			// Every line leaves as it is known, so an interrupted siege keeps
+			// what it measured.
+			err := pingpong.SiegePlan(ctx, pingpong.SiegeConfig{Target: target, Concurrency: concurrency, Timeout: timeout}, p.Sizes(), p.Repetitions, func(s pingpong.Sample) {
 				s.Mode = experiment
 				if format == "jsonl" {
-					_ = enc.Encode(s) // streamed, so an interrupted siege keeps its lines
+					_ = enc.Encode(s)
 				} else {
-					samples = append(samples, s)
+					pp.add(s)
 				}
 			})
 			if format == "ppbench" {
-				if werr := export.PPBench(w, samples, export.PPBenchOptions{MachineTag: machine, Concurrency: concurrency}); werr != nil {
+				if werr := pp.finish(); werr != nil {
 					return fail(werr)
 				}
 			}
@@ -85,15 +98,150 @@ func newSiegeCmd(stdout, stderr io.Writer) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&target, "target", "", "base URL of the ping server")
 	f.IntVar(&p.Min, "min", 1, "smallest message size (bytes)")
-	f.IntVar(&p.Max, "max", 500000, "largest message size (bytes)")
-	f.Float64Var(&p.Coverage, "coverage", 0.05, "fraction of all sizes in [min, max] to request, in (0, 1]")
-	f.IntVar(&p.Repetitions, "repetitions", 1, "requests per size")
+	f.IntVar(&p.Max, "max", 500000, fmt.Sprintf("largest message size (bytes), at most %d", pingpong.MaxSizeLimit))
+	f.Float64Var(&p.Coverage, "coverage", 0.05, fmt.Sprintf("fraction of all sizes in [min, max] to request, in (0, 1]; at most %d sizes", pingpong.MaxPlanSizes))
+	f.IntVar(&p.Repetitions, "repetitions", 1, fmt.Sprintf("requests per size, 1..%d", pingpong.MaxRepetitions))
 	f.Int64Var(&p.Seed, "seed", 1, "seed of the size sample")
-	f.IntVar(&concurrency, "concurrency", 1, "requests in flight")
-	f.DurationVar(&timeout, "timeout", 60*time.Second, "timeout of one request")
+	f.IntVar(&concurrency, "concurrency", 1, fmt.Sprintf("requests in flight, 1..%d", pingpong.MaxConcurrency))
+	f.DurationVar(&timeout, "timeout", pingpong.DefaultTimeout, fmt.Sprintf("timeout of one request, at most %s", pingpong.MaxTimeout))
 	f.StringVar(&format, "format", "jsonl", "output: jsonl (one sample per request) or ppbench (ppbench's CSV)")
 	f.StringVarP(&out, "out", "o", "", "write to a new file instead of stdout")
 	f.StringVar(&machine, "machine", "", "ppbench machine tag")
 	f.StringVar(&experiment, "experiment", "", "experiment tag (stored as the mode)")
 	return cmd
+}
+
+// ppbenchLog writes ppbench's CSV while siege runs, as ppbench does: a
+// size's row as soon as all its repetitions are in, rows of sizes cut short
+// at the end. Rows are export.PPBench's aggregation; their floats are
+// written as Ruby prints a Float ("1062.0"), as in ppbench's own log.
+type ppbenchLog struct {
+	w       io.Writer
+	opts    export.PPBenchOptions
+	reps    int
+	pending map[int][]pingpong.Sample // by size, until all repetitions are in
+	first   map[int]int               // a pending size's order of first appearance
+	seen    int
+	floats  []int // columns ppbench writes as Ruby floats
+	err     error
+}
+
+// ppbenchFloats are the columns ppbench computes as floats.
+var ppbenchFloats = []string{"Total transferred", "Time per request", "Transfer rate", "Requests per second"}
+
+func (l *ppbenchLog) start() error {
+	l.pending, l.first = map[int][]pingpong.Sample{}, map[int]int{}
+	for _, name := range ppbenchFloats {
+		i := slices.Index(export.PPBenchHeader, name)
+		if i < 0 {
+			return fmt.Errorf("ppbench header has no %q", name)
+		}
+		l.floats = append(l.floats, i)
+	}
+	l.err = export.PPBench(l.w, nil, l.opts) // the header alone
+	return l.err
+}
+
+func (l *ppbenchLog) add(s pingpong.Sample) {
+	if _, ok := l.first[s.Size]; !ok {
+		l.first[s.Size] = l.seen
+		l.seen++
+	}
+	l.pending[s.Size] = append(l.pending[s.Size], s)
+	if len(l.pending[s.Size]) >= l.reps {
+		l.row(s.Size)
+	}
+}
+
+// finish writes the rows of sizes whose repetitions did not all come in, in
+// the order they started.
+func (l *ppbenchLog) finish() error {
+	sizes := make([]int, 0, len(l.pending))
+	for size := range l.pending {
+		sizes = append(sizes, size)
+	}
+	slices.SortFunc(sizes, func(a, b int) int { return l.first[a] - l.first[b] })
+	for _, size := range sizes {
+		l.row(size)
+	}
+	return l.err
+}
+
+// row writes size's row and forgets its samples.
+func (l *ppbenchLog) row(size int) {
+	group := l.pending[size]
+	delete(l.pending, size)
+	delete(l.first, size)
+	if l.err != nil {
+		return
+	}
+	var buf bytes.Buffer
+	if l.err = export.PPBench(&buf, group, l.opts); l.err != nil {
+		return
+	}
+	r := csv.NewReader(&buf)
+	r.FieldsPerRecord = len(export.PPBenchHeader)
+	recs, err := r.ReadAll()
+	if err != nil {
+		l.err = fmt.Errorf("re-reading a ppbench row: %w", err)
+		return
+	}
+	for _, rec := range recs[1:] { // none when no repetition was answered
+		for _, i := range l.floats {
+			f, err := strconv.ParseFloat(rec[i], 64)
+			if err != nil {
+				l.err = fmt.Errorf("ppbench column %q: %w", export.PPBenchHeader[i], err)
+				return
+			}
+			rec[i] = rubyFloat(f)
+		}
+		if l.err = writeForceQuoted(l.w, rec); l.err != nil {
+			return
+		}
+	}
+}
+
+// writeForceQuoted writes one CSV record as Ruby's CSV with force_quotes
+// does: every field in double quotes, quotes doubled, "\n" at the end.
+func writeForceQuoted(w io.Writer, fields []string) error {
+	var b strings.Builder
+	for i, f := range fields {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('"')
+		b.WriteString(strings.ReplaceAll(f, `"`, `""`))
+		b.WriteByte('"')
+	}
+	b.WriteByte('\n')
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// rubyFloat formats f as Ruby's Float#to_s does: the shortest digits that
+// read back as f (as Go's), in fixed notation with at least one decimal
+// ("1062.0", "0.0001") for 1e-4 <= |f| < 1e16, otherwise in scientific
+// notation with at least one decimal and a two-digit exponent ("1.0e-05",
+// "1.5e+16").
+func rubyFloat(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	}
+	if a := math.Abs(f); a == 0 || a >= 1e-4 && a < 1e16 {
+		s := strconv.FormatFloat(f, 'f', -1, 64)
+		if !strings.Contains(s, ".") {
+			s += ".0"
+		}
+		return s
+	}
+	mant, exp, _ := strings.Cut(strconv.FormatFloat(f, 'e', -1, 64), "e")
+	if !strings.Contains(mant, ".") {
+		mant += ".0"
+	}
+	return mant + "e" + exp // Go writes the exponent as Ruby does: sign and at least two digits
 }

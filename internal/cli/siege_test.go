@@ -1,0 +1,153 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"math"
+	"net"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/cnperf/cnperf/internal/export"
+	"github.com/cnperf/cnperf/internal/pingpong"
+)
+
+func mainOut(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := Main(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// TestSiegePingPongBadInput: bad values for siege, serve pong and serve ping
+// are one-line errors with exit code 2, before anything listens or sends.
+func TestSiegePingPongBadInput(t *testing.T) {
+	const tgt = "http://127.0.0.1:1"
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"siege", "--target", tgt, "--repetitions", "4611686018427387904"}, "--repetitions must be in 1..100000"},
+		{[]string{"siege", "--target", tgt, "--repetitions", "0"}, "--repetitions must be in 1..100000"},
+		{[]string{"siege", "--target", "ftp://x"}, `--target "ftp://x": scheme must be http or https`},
+		{[]string{"siege", "--target", "http://"}, "--target"},
+		{[]string{"siege", "--target", tgt, "--max", "4294967297"}, "--max must be at most 4294967296"},
+		{[]string{"siege", "--target", tgt, "--min", "-1"}, "--min must be >= 0"},
+		{[]string{"siege", "--target", tgt, "--min", "0", "--max", "4294967296", "--coverage", "1"}, "--coverage draws 4294967297 sizes"},
+		{[]string{"siege", "--target", tgt, "--coverage", "NaN"}, "--coverage must be in (0, 1]"},
+		{[]string{"siege", "--target", tgt, "--concurrency", "1025"}, "--concurrency 1025: must be in 1..1024"},
+		{[]string{"siege", "--target", tgt, "--concurrency", "-3"}, "--concurrency -3"},
+		{[]string{"siege", "--target", tgt, "--timeout", "2h"}, "--timeout 2h0m0s: must be > 0 and at most 1h0m0s"},
+		{[]string{"siege", "--target", tgt, "--timeout", "-1s"}, "--timeout -1s"},
+		{[]string{"serve", "pong", "--max-size", "1000000000000000"}, "--max-size 1000000000000000: must be in 0..4294967296"},
+		{[]string{"serve", "pong", "--max-size", "-1"}, "--max-size -1"},
+		{[]string{"serve", "pong", "--max-size", "99999999999999999999"}, "max-size"},
+		{[]string{"serve", "ping", "--retries", "-1"}, "--retries -1: must be in 0..1000"},
+		{[]string{"serve", "ping", "--retries", "1001"}, "--retries 1001: must be in 0..1000"},
+		{[]string{"serve", "ping", "--timeout", "0s"}, "--timeout 0s"},
+		{[]string{"serve", "ping", "--timeout", "61m"}, "--timeout 1h1m0s"},
+		{[]string{"serve", "ping", "--pong", "ftp://x"}, "--pong"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, stdout, stderr := mainOut(tt.args...)
+			if code != ExitUsage || stdout != "" {
+				t.Errorf("exit %d, stdout %q; want %d and nothing", code, stdout, ExitUsage)
+			}
+			if strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "cnperf: ") || !strings.Contains(stderr, tt.want) {
+				t.Errorf("stderr %q: want one line with %q", stderr, tt.want)
+			}
+		})
+	}
+}
+
+func TestSiegeRubyFloat(t *testing.T) {
+	tests := []struct {
+		f    float64
+		want string
+	}{
+		{1062, "1062.0"}, {0, "0.0"}, {math.Copysign(0, -1), "-0.0"}, {1.5, "1.5"}, {-2, "-2.0"},
+		{0.0001, "0.0001"}, {0.00012, "0.00012"}, {0.00001, "1.0e-05"}, {0.0000123, "1.23e-05"},
+		{9999999999999998, "9999999999999998.0"}, {1e16, "1.0e+16"}, {1.5e16, "1.5e+16"}, {1e100, "1.0e+100"},
+		{1.1897550000000001, "1.1897550000000001"}, {266666.6666666667, "266666.6666666667"}, {1e-300, "1.0e-300"},
+		{math.Inf(1), "Infinity"}, {math.Inf(-1), "-Infinity"}, {math.NaN(), "NaN"},
+	}
+	for _, tt := range tests {
+		if got := rubyFloat(tt.f); got != tt.want {
+			t.Errorf("rubyFloat(%v) = %q, want %q", tt.f, got, tt.want)
+		}
+	}
+}
+
+// serveLoopback serves h on 127.0.0.1 until the test ends.
+func serveLoopback(t *testing.T, h fasthttp.RequestHandler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- pingpong.Serve(ctx, ln, h) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return "http://" + ln.Addr().String()
+}
+
+// TestSiegePPBenchFormat: siege's ppbench log has ppbench's header, one row
+// per size, every field quoted, and its floats as Ruby writes them.
+func TestSiegePPBenchFormat(t *testing.T) {
+	pong := serveLoopback(t, pingpong.NewPongHandler(1<<20))
+	h, err := pingpong.NewPingHandler(pingpong.PingConfig{PongURL: pong})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ping := serveLoopback(t, h)
+	code, stdout, stderr := mainOut("siege", "--target", ping, "--min", "0", "--max", "3000", "--coverage", "0.005",
+		"--repetitions", "3", "--concurrency", "2", "--format", "ppbench", "--machine", "m", "--experiment", "e")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	if want := `"Machine Tag","Experiment Tag","Document Path","Failed requests","Concurrency Level","Total transferred","Time per request","Transfer rate","Requests per second","Retries","Response Code"`; lines[0] != want {
+		t.Errorf("header %s", lines[0])
+	}
+	recs, err := csv.NewReader(strings.NewReader(stdout)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1+15 { // floor(3001 × 0.005) sizes
+		t.Errorf("%d rows, want 15 (one per size)", len(recs)-1)
+	}
+	quoted := regexp.MustCompile(`^("[^"]*",){10}"[^"]*"$`)
+	rubyF := regexp.MustCompile(`^-?[0-9]+\.[0-9]+(e[+-][0-9]{2,})?$`)
+	sizes := map[string]bool{}
+	for i, rec := range recs[1:] {
+		if !quoted.MatchString(lines[i+1]) {
+			t.Errorf("row %s: not every field quoted", lines[i+1])
+		}
+		if rec[0] != "m" || rec[1] != "e" || rec[3] != "0" || rec[4] != "2" || rec[9] != "0" || rec[10] != "200" {
+			t.Errorf("row %v", rec)
+		}
+		for _, name := range ppbenchFloats {
+			if v := rec[indexOf(export.PPBenchHeader, name)]; !rubyF.MatchString(v) {
+				t.Errorf("row %v: %s %q is no Ruby float", rec, name, v)
+			}
+		}
+		if sizes[rec[2]] {
+			t.Errorf("size %s has two rows", rec[2])
+		}
+		sizes[rec[2]] = true
+	}
+}
+
+func indexOf(xs []string, x string) int {
+	for i, v := range xs {
+		if v == x {
+			return i
+		}
+	}
+	return -1
+}
