@@ -16,6 +16,14 @@ import (
 // always complete.
 const maxImportProblems = 20
 
+// The TCP receive windows --receive-window accepts, in bytes: a window is
+// at most 2^30 bytes (RFC 7323's largest scale); below 1 KiB no guide or
+// split at its multiples means anything.
+const (
+	minReceiveWindow = 1 << 10
+	maxReceiveWindow = 1 << 30
+)
+
 func newImportCmd(stdout io.Writer) *cobra.Command {
 	var format, out, reference string
 	var window int
@@ -40,6 +48,9 @@ func newImportCmd(stdout io.Writer) *cobra.Command {
 			}
 			if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
 				return usagef("-o %s: directory is not empty", out)
+			}
+			if cmd.Flags().Changed("receive-window") && (window < minReceiveWindow || window > maxReceiveWindow) {
+				return usagef("--receive-window %d: must be in %d..%d bytes (omit it when unknown)", window, minReceiveWindow, maxReceiveWindow)
 			}
 			path := args[0]
 			f, err := os.Open(path)
@@ -67,9 +78,6 @@ func newImportCmd(stdout io.Writer) *cobra.Command {
 			if err != nil {
 				return usagef("--reference: %v", err)
 			}
-			if window < 0 {
-				return usagef("--receive-window %d: must be >= 0", window)
-			}
 			info.Reference, info.Cnperf, info.Window = ref, Version, window
 			if err := importer.WriteRun(out, samples, info, format); err != nil {
 				return fail(err)
@@ -85,7 +93,7 @@ func newImportCmd(stdout io.Writer) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&format, "format", "", "input format: ppbench (ppbench's CSV log) or ab (apachebench-derived CSV)")
 	cmd.Flags().StringVarP(&out, "out", "o", "", "run directory to create (must not exist or be empty)")
-	cmd.Flags().IntVar(&window, "receive-window", 0, "TCP receive window (bytes) the data was measured with, for the report's guides and small/big split (ppbench's default: 87380); 0: unknown")
+	cmd.Flags().IntVar(&window, "receive-window", 0, "TCP receive window (bytes, 1024..2^30) the data was measured with, for the report's guides and small/big split (ppbench's default: 87380); omit it when unknown")
 	cmd.Flags().StringVar(&reference, "reference", "", "reference mode for ratios (default: bare if present, else the first tag)")
 	return cmd
 }

@@ -228,14 +228,32 @@ func runDirs(runs []Run) string {
 	return strings.Join(d, ", ")
 }
 
-// guides returns the multiples of the receive window up to max, in kB.
-func (r *Report) guides(max float64) []float64 {
+// maxGuides caps the dashed lines of a figure: a receive window far below
+// the largest size (an import's --receive-window 1) would otherwise draw
+// one line per multiple, millions of them.
+const maxGuides = 20
+
+// guideStep is k when guides draws every k-th multiple of the receive
+// window up to max bytes, so that at most maxGuides are drawn; 1 when none
+// is skipped, 0 without a window.
+func (r *Report) guideStep(max float64) float64 {
 	if r.Window <= 0 {
+		return 0
+	}
+	return math.Max(1, math.Ceil(math.Floor(max/float64(r.Window))/maxGuides))
+}
+
+// guides returns every guideStep-th multiple of the receive window up to
+// max bytes, in kB: at most maxGuides.
+func (r *Report) guides(max float64) []float64 {
+	k := r.guideStep(max)
+	if k == 0 {
 		return nil
 	}
 	var g []float64
-	for x := float64(r.Window); x <= max; x += float64(r.Window) {
-		g = append(g, x/1000)
+	w := float64(r.Window)
+	for i := k; i*w <= max && len(g) < maxGuides; i += k {
+		g = append(g, i*w/1000)
 	}
 	return g
 }
@@ -281,8 +299,13 @@ func (r *Report) addFigures(d analysis.Dataset, o Options) {
 	xl := "Message size (kB)"
 	maxSize := float64(d.MaxSize)
 	window := ""
-	if r.Window > 0 {
+	switch k := r.guideStep(maxSize); {
+	case len(r.guides(maxSize)) == 0: // no multiple within the sizes: nothing drawn, nothing to say
+	case k == 1:
 		window = fmt.Sprintf(" Dashed lines: multiples of the TCP receive window (%d bytes).", r.Window)
+	case k > 1:
+		window = fmt.Sprintf(" Dashed lines: every %.0fth multiple of the TCP receive window (%d bytes), thinned to at most %d.", k, r.Window, maxGuides)
+		r.Notes = append(r.Notes, fmt.Sprintf("TCP receive window %d bytes against messages up to %d bytes: the figures' dashed guides are thinned to every %.0fth multiple (at most %d)", r.Window, d.MaxSize, k, maxGuides))
 	}
 	bands := " Lines: median per size bin; dark band: 25th–75th percentile; light band: 5th–95th percentile."
 	for _, key := range []string{"transfer", "latency", "rps"} {
