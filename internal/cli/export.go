@@ -16,7 +16,9 @@ import (
 )
 
 // loadRun reads a run directory's metadata and ping-pong samples, telling
-// on stderr what it had to skip.
+// on stderr what it had to skip. A directory that is not a readable run
+// (missing, no or a damaged run.json, one naming no modes, no
+// samples.jsonl) is bad input, exit 2, as for every command reading runs.
 func loadRun(dir string, warn io.Writer) (*runner.Meta, []pingpong.Sample, error) {
 	rd, err := results.Open(dir)
 	if err != nil {
@@ -24,11 +26,14 @@ func loadRun(dir string, warn io.Writer) (*runner.Meta, []pingpong.Sample, error
 	}
 	var meta runner.Meta
 	if err := rd.Meta(&meta); err != nil {
-		return nil, nil, fail(fmt.Errorf("%s: %w", dir, err))
+		return nil, nil, usagef("%s: %w", dir, err)
+	}
+	if err := report.CheckMeta(dir, meta); err != nil {
+		return nil, nil, err
 	}
 	samples, rep, err := rd.PingPong()
 	if err != nil {
-		return nil, nil, fail(err)
+		return nil, nil, usagef("%s: %w", dir, err)
 	}
 	for _, p := range rep.Problems {
 		fmt.Fprintf(warn, "cnperf: %s: %s\n", dir, p)
@@ -52,6 +57,9 @@ func newExportCmd(stdout io.Writer) *cobra.Command {
 			}
 			w := stdout
 			if out != "" {
+				if err := results.CheckOutput(out, args[0]); err != nil {
+					return err // bad input: exit 2
+				}
 				f, err := os.Create(out)
 				if err != nil {
 					return fail(err)

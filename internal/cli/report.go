@@ -1,15 +1,40 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/results"
 )
+
+// Bounds of the report's options. The comparisons are written so that NaN
+// fails them too.
+const (
+	maxBins   = 10000
+	maxSplitK = 1000 // the papers split at 3 windows; 1000 is past any size sweep
+	maxSame   = 100  // percent: at 100 every change counts as the same
+)
+
+// checkReportOptions refuses options no report can mean: NaN, infinities,
+// negative or absurd values.
+func checkReportOptions(o report.Options) error {
+	switch {
+	case o.Bins < 1 || o.Bins > maxBins:
+		return usagef("--bins %d: must be in 1..%d", o.Bins, maxBins)
+	case !(o.SplitK > 0 && o.SplitK <= maxSplitK):
+		return usagef("--split-k %g: must be a number in (0, %d]", o.SplitK, maxSplitK)
+	case !(o.Same >= 0 && o.Same <= maxSame):
+		return usagef("--same %g: must be a percentage in [0, %d]", o.Same, maxSame)
+	case o.Smooth < 1 || o.Smooth > maxBins:
+		return usagef("--smooth %d: must be in 1..%d", o.Smooth, maxBins)
+	}
+	return nil
+}
 
 func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 	o := report.DefaultOptions()
@@ -21,29 +46,33 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
   cnperf report runs/a runs/b -o compare.html --figures figs --tables tables`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch {
-			case o.Bins < 1 || o.Bins > 10000:
-				return usagef("--bins %d: must be in 1..10000", o.Bins)
-			case o.SplitK <= 0:
-				return usagef("--split-k %g: must be > 0", o.SplitK)
-			case o.Same < 0:
-				return usagef("--same %g: must be >= 0", o.Same)
-			case o.Smooth < 1:
-				return usagef("--smooth %d: must be >= 1", o.Smooth)
-			}
-			runs, notes := report.Load(args)
-			r, err := report.Build(runs, notes, o)
-			if err != nil {
-				for _, n := range notes {
-					fmt.Fprintf(stderr, "cnperf: %s\n", n)
-				}
-				return fail(errors.New("nothing to report: " + err.Error()))
+			if err := checkReportOptions(o); err != nil {
+				return err
 			}
 			if out == "" {
 				out = "report.html"
 				if len(args) == 1 {
 					out = filepath.Join(args[0], "report.html")
 				}
+			}
+			if err := results.CheckOutput(out, args...); err != nil {
+				return err // bad input, refused before the work
+			}
+			runs, notes := report.Load(args)
+			if len(runs) == 0 {
+				// No argument is a readable run: bad input, as for summary
+				// and export; why, on the one line.
+				return usagef("nothing to report: %s", strings.Join(notes, "; "))
+			}
+			r, err := report.Build(runs, notes, o)
+			if err != nil {
+				if len(notes) > 0 {
+					err = fmt.Errorf("%w (%s)", err, strings.Join(notes, "; "))
+				}
+				return fail(fmt.Errorf("nothing to report: %w", err))
+			}
+			if err := r.CheckOutputs(out, figures, tables); err != nil {
+				return err
 			}
 			if err := r.WriteHTML(out); err != nil {
 				return fail(err)

@@ -123,8 +123,8 @@ func PPBench(w io.Writer, samples []pingpong.Sample, opts PPBenchOptions) error 
 		}
 		tpr := stats.Mean(g.durations)
 		writeForceQuoted(bw, []string{
-			opts.MachineTag,
-			g.tag,
+			SafeCell(opts.MachineTag),
+			SafeCell(g.tag),
 			"/mping/" + strconv.Itoa(g.size),
 			strconv.Itoa(g.failed),
 			strconv.Itoa(opts.Concurrency),
@@ -148,6 +148,25 @@ func sum(xs []float64) float64 {
 }
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// SafeCell neutralises a CSV cell that a spreadsheet would run as a
+// formula (CSV injection, OWASP's rule): a cell that begins with '=', '+',
+// '-', '@', a tab or a carriage return gets a leading single quote. A cell
+// that is a number ("-3.5", "+1e3") is left as it is, so negative numbers
+// stay numbers. Tags and errors come from imported files and users.
+func SafeCell(s string) string {
+	if s == "" {
+		return s
+	}
+	switch s[0] {
+	case '=', '+', '-', '@', '\t', '\r':
+		if _, err := strconv.ParseFloat(s, 64); err == nil {
+			return s
+		}
+		return "'" + s
+	}
+	return s
+}
 
 // writeForceQuoted writes one CSV record with every field in double quotes
 // and embedded quotes doubled (RFC 4180, Ruby CSV force_quotes: true),
@@ -204,7 +223,7 @@ func Samples(w io.Writer, samples []pingpong.Sample) error {
 			ts = s.Time.Format(time.RFC3339Nano)
 		}
 		row = append(row[:0],
-			s.Mode,
+			SafeCell(s.Mode),
 			strconv.Itoa(s.Cell),
 			strconv.Itoa(s.Size),
 			strconv.Itoa(s.Rep),
@@ -214,10 +233,10 @@ func Samples(w io.Writer, samples []pingpong.Sample) error {
 			strconv.Itoa(s.Code),
 			strconv.Itoa(s.Retries),
 			ts,
-			s.Error,
+			SafeCell(s.Error),
 		)
 		for _, k := range keys {
-			row = append(row, s.Labels[k])
+			row = append(row, SafeCell(s.Labels[k]))
 		}
 		if err := cw.Write(row); err != nil {
 			return err

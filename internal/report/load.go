@@ -5,8 +5,9 @@ package report
 
 import (
 	"fmt"
-	"github.com/cnperf/cnperf/internal/analysis"
 	"path/filepath"
+
+	"github.com/cnperf/cnperf/internal/analysis"
 
 	"github.com/cnperf/cnperf/internal/cost"
 	"github.com/cnperf/cnperf/internal/pingpong"
@@ -55,6 +56,16 @@ func SocketCases(runs []Run, ref string, same float64) []analysis.SocketCase {
 	return analysis.SocketCases(obs, series, refSeries, same)
 }
 
+// CheckMeta refuses a run.json that decodes but describes no run (an empty
+// object, another program's JSON): every run cnperf writes or imports
+// names its modes.
+func CheckMeta(dir string, m runner.Meta) error {
+	if len(m.Spec.ModeKeys()) == 0 {
+		return fmt.Errorf("%s: run.json names no modes: not a cnperf run", dir)
+	}
+	return nil
+}
+
 // Load reads run directories. A directory that cannot be read is skipped
 // and reported in the returned notes; so are damaged sample lines.
 func Load(dirs []string) ([]Run, []string) {
@@ -70,6 +81,10 @@ func Load(dirs []string) ([]Run, []string) {
 		r.Dir = dir
 		if err := rd.Meta(&r.Meta); err != nil {
 			notes = append(notes, fmt.Sprintf("skipped %s: run.json: %v", dir, err))
+			continue
+		}
+		if err := CheckMeta(dir, r.Meta); err != nil {
+			notes = append(notes, fmt.Sprintf("skipped %s", err))
 			continue
 		}
 		sockets, rep, err := rd.Sockets()

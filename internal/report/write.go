@@ -4,18 +4,87 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"github.com/cnperf/cnperf/internal/analysis"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/cnperf/cnperf/internal/analysis"
+	"github.com/cnperf/cnperf/internal/export"
+	"github.com/cnperf/cnperf/internal/results"
 )
+
+// runDirs are the directories of the runs read.
+func (r *Report) runDirs() []string {
+	var d []string
+	for _, run := range r.Runs {
+		d = append(d, run.Dir)
+	}
+	return d
+}
+
+// figurePaths and tablePaths are the files WriteFigures and WriteTables
+// write into dir.
+func (r *Report) figurePaths(dir string) []string {
+	var p []string
+	for _, fg := range r.Figures {
+		p = append(p, filepath.Join(dir, fg.ID+".svg"), filepath.Join(dir, fg.ID+".png"))
+	}
+	return p
+}
+
+func (r *Report) tablePaths(dir string) []string {
+	var p []string
+	for _, t := range r.Tables {
+		p = append(p, filepath.Join(dir, t.ID+".csv"))
+	}
+	return append(p, filepath.Join(dir, "tables.json"))
+}
+
+// CheckOutputs refuses, before anything is written, an HTML path or a
+// figure or table directory ("" for none) that would write over a file a
+// run holds (results.CheckOutput): the error wraps results.ErrRunFile.
+func (r *Report) CheckOutputs(html, figures, tables string) error {
+	var paths []string
+	if html != "" {
+		paths = append(paths, html)
+	}
+	if figures != "" {
+		paths = append(paths, r.figurePaths(figures)...)
+	}
+	if tables != "" {
+		paths = append(paths, r.tablePaths(tables)...)
+	}
+	for _, p := range paths {
+		if err := results.CheckOutput(p, r.runDirs()...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// create is os.Create for a file of the report, refusing a run's own files.
+func (r *Report) create(path string) (*os.File, error) {
+	if err := results.CheckOutput(path, r.runDirs()...); err != nil {
+		return nil, err
+	}
+	return os.Create(path)
+}
+
+// writeFile is os.WriteFile for a file of the report, refusing a run's own
+// files.
+func (r *Report) writeFile(path string, b []byte) error {
+	if err := results.CheckOutput(path, r.runDirs()...); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
 
 // WriteHTML writes the self-contained page.
 func (r *Report) WriteHTML(path string) error {
-	f, err := os.Create(path)
+	f, err := r.create(path)
 	if err != nil {
 		return err
 	}
@@ -34,7 +103,7 @@ func (r *Report) WriteFigures(dir string) ([]string, error) {
 	var written []string
 	for _, fg := range r.Figures {
 		svgPath := filepath.Join(dir, fg.ID+".svg")
-		if err := os.WriteFile(svgPath, []byte(fg.SVG), 0o644); err != nil {
+		if err := r.writeFile(svgPath, []byte(fg.SVG)); err != nil {
 			return written, err
 		}
 		png, err := fg.Chart.PNG(figW, figH, 150)
@@ -42,7 +111,7 @@ func (r *Report) WriteFigures(dir string) ([]string, error) {
 			return written, fmt.Errorf("figure %s as PNG: %w", fg.ID, err)
 		}
 		pngPath := filepath.Join(dir, fg.ID+".png")
-		if err := os.WriteFile(pngPath, png, 0o644); err != nil {
+		if err := r.writeFile(pngPath, png); err != nil {
 			return written, err
 		}
 		written = append(written, svgPath, pngPath)
@@ -58,16 +127,20 @@ func (r *Report) WriteTables(dir string) ([]string, error) {
 	var written []string
 	for _, t := range r.Tables {
 		p := filepath.Join(dir, t.ID+".csv")
-		f, err := os.Create(p)
+		f, err := r.create(p)
 		if err != nil {
 			return written, err
 		}
 		w := csv.NewWriter(f)
-		_ = w.Write(t.Columns)
+		var head []string
+		for _, c := range t.Columns {
+			head = append(head, export.SafeCell(c))
+		}
+		_ = w.Write(head)
 		for _, row := range t.Rows {
 			var rec []string
 			for _, c := range row {
-				rec = append(rec, c.Text)
+				rec = append(rec, export.SafeCell(c.Text)) // mode names are imported tags
 			}
 			_ = w.Write(rec)
 		}
@@ -86,7 +159,7 @@ func (r *Report) WriteTables(dir string) ([]string, error) {
 	if err != nil {
 		return written, fmt.Errorf("tables.json: %w", err)
 	}
-	if err := os.WriteFile(p, append(b, '\n'), 0o644); err != nil {
+	if err := r.writeFile(p, append(b, '\n')); err != nil {
 		return written, err
 	}
 	return append(written, p), nil
