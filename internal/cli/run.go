@@ -19,6 +19,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/spec"
+	"github.com/cnperf/cnperf/internal/suite"
 	"github.com/cnperf/cnperf/presets"
 )
 
@@ -85,8 +86,8 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 				if !s.Socket() {
 					return usagef("--duration: only for socket tests (the spec has no tests)")
 				}
-				if duration <= 0 {
-					return usagef("--duration %s: must be > 0", duration)
+				if duration <= 0 || duration > suite.MaxDuration {
+					return usagef("--duration %s: must be in (0s, %s]", duration, suite.MaxDuration)
 				}
 				for i := range s.Tests {
 					s.Tests[i].Duration = duration

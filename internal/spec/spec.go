@@ -8,6 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"math"
+	"math/bits"
 	"os"
 	"regexp"
 	"runtime"
@@ -185,9 +188,12 @@ func Default() Spec {
 // Parse reads a spec from YAML; source names it in errors.
 func Parse(r io.Reader, source string) (Spec, error) {
 	s := Default()
-	doc, err := io.ReadAll(r)
+	doc, err := io.ReadAll(io.LimitReader(r, MaxSpecBytes+1))
 	if err != nil {
 		return s, fmt.Errorf("%s: %w", source, err)
+	}
+	if len(doc) > MaxSpecBytes {
+		return s, fmt.Errorf("%s: larger than %d bytes: not a spec", source, MaxSpecBytes)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(doc))
 	dec.KnownFields(true)
@@ -340,12 +346,65 @@ func Preset(name string) (Spec, error) {
 	return Parse(bytes.NewReader(b), "preset "+name)
 }
 
-// Validate checks every field and names the first bad one.
+// Bounds of a spec, checked before anything is expanded or built: a value
+// past one is a one-line error naming its field. MaxCells and the other
+// plan limits are checked on the plan's size, computed from the fields
+// (PlanSize), never by building the plan.
+const (
+	MaxSpecBytes    = 1 << 20                 // the YAML file
+	MaxLabels       = 64                      // labels
+	MaxLabelBytes   = 256                     // a label's key or value
+	MaxVariants     = 32                      // variants
+	MaxLabs         = 64                      // labs built: modes × drivers × variants × instances
+	MaxBody         = min(1<<32, math.MaxInt) // pingpong.max_body, bytes (4 GiB, pong's limit; so also max_size)
+	MaxRepetitions  = 100_000                 // pingpong.repetitions, as the size plan's
+	MaxConcurrency  = 1024                    // pingpong.concurrency
+	MaxChunk        = 100_000                 // pingpong.chunk
+	MaxRetries      = 1000                    // pingpong.retries, as ping's --retries
+	MaxTimeout      = time.Hour               // pingpong.timeout, as ping's and siege's --timeout
+	MaxSizes        = 1_000_000               // distinct sizes, (max_size - min_size + 1) × coverage, as the size plan's
+	MaxCellRequests = 1_000_000               // requests in one cell: chunk × repetitions
+	MaxRequests     = 100_000_000             // requests of a run: sizes × repetitions × labs
+	MaxCells        = 1_000_000               // cells of a run: units × labs
+)
+
+// Size is the size of a run's plan, computed from the spec's fields.
+type Size struct {
+	Labs     int64 // labs side by side: modes × drivers × variants
+	Units    int64 // units per lab: chunks of sizes, or repetitions of cases
+	Cells    int64 // Units × Labs
+	Sizes    int64 // ping-pong: distinct message sizes
+	Requests int64 // ping-pong: requests over all labs
+}
+
+// mul multiplies non-negative numbers, saturating at MaxInt64.
+func mul(a, b int64) int64 {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi != 0 || lo > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(lo)
+}
+
+// labCount is len(s.Labs()), computed: bare runs once over all drivers.
+func (s Spec) labCount() int64 {
+	bare := int64(0)
+	if slices.Contains(s.Modes, "bare") {
+		bare = 1
+	}
+	m, d := int64(len(s.Modes)), int64(len(s.RunDrivers()))
+	perVariant := m + mul(d-1, m-bare)
+	return mul(perVariant, int64(max(len(s.Variants), 1)))
+}
+
+// Validate checks every field and names the first bad one. It bounds every
+// field first, then the plan's size (computed, not built), and only then
+// expands the socket tests' cases.
 func (s Spec) Validate() error {
 	if s.Name == "" {
 		return errors.New("name: must not be empty")
 	}
-	if !regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`).MatchString(s.Name) {
+	if !nameRE.MatchString(s.Name) {
 		return fmt.Errorf("name %q: use letters, digits, '.', '_' and '-'", s.Name)
 	}
 	if !slices.Contains(knownDrivers, s.Driver) {
@@ -375,6 +434,12 @@ func (s Spec) Validate() error {
 		}
 		seen[m] = true
 	}
+	if len(s.Variants) > MaxVariants {
+		return fmt.Errorf("variants: %d, more than %d", len(s.Variants), MaxVariants)
+	}
+	if n := mul(s.labCount(), int64(max(s.Instances, 1))); n > MaxLabs {
+		return fmt.Errorf("modes, drivers, variants, instances: %d labs side by side, more than %d", n, MaxLabs)
+	}
 	if s.Reference != "" && !seen[s.Reference] && !slices.Contains(s.ModeKeys(), s.Reference) {
 		return fmt.Errorf("reference: mode %q is not in modes", s.Reference)
 	}
@@ -393,36 +458,107 @@ func (s Spec) Validate() error {
 		}
 		labels[v.Label()] = true
 	}
-	for k := range s.Labels {
-		if k == "" {
+	if len(s.Labels) > MaxLabels {
+		return fmt.Errorf("labels: %d, more than %d", len(s.Labels), MaxLabels)
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Labels)) {
+		switch {
+		case k == "":
 			return errors.New("labels: empty key")
+		case len(k) > MaxLabelBytes:
+			return fmt.Errorf("labels: key %.20q...: %d bytes, more than %d", k, len(k), MaxLabelBytes)
+		case len(s.Labels[k]) > MaxLabelBytes:
+			return fmt.Errorf("labels.%s: %d bytes, more than %d", k, len(s.Labels[k]), MaxLabelBytes)
 		}
 	}
 	if s.Socket() {
+		if _, err := s.PlanSize(); err != nil {
+			return err
+		}
 		_, err := s.Cases()
 		return err
 	}
-	p := s.PingPong
-	if err := p.Plan().Validate(); err != nil {
-		return fmt.Errorf("pingpong.%w", err)
+	if err := s.PingPong.validate(); err != nil {
+		return err
 	}
+	_, err := s.PlanSize()
+	return err
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// validate bounds each ping-pong field, naming it as pingpong.FIELD.
+func (p PingPong) validate() error {
 	switch {
-	case p.Concurrency < 1:
-		return fmt.Errorf("pingpong.concurrency %d: must be >= 1", p.Concurrency)
-	case p.Chunk < 1:
-		return fmt.Errorf("pingpong.chunk %d: must be >= 1", p.Chunk)
-	case p.Retries < 0:
-		return fmt.Errorf("pingpong.retries %d: must be >= 0", p.Retries)
-	case p.Timeout <= 0:
-		return fmt.Errorf("pingpong.timeout %s: must be > 0", p.Timeout)
-	case p.MaxBody < 1:
-		return fmt.Errorf("pingpong.max_body %d: must be >= 1", p.MaxBody)
+	case p.MinSize < 0:
+		return fmt.Errorf("pingpong.min_size %d: must be >= 0", p.MinSize)
+	case p.MaxSize < p.MinSize:
+		return fmt.Errorf("pingpong.max_size %d: must be >= min_size (%d)", p.MaxSize, p.MinSize)
+	case p.MaxBody < 1 || p.MaxBody > MaxBody:
+		return fmt.Errorf("pingpong.max_body %d: must be in 1..%d", p.MaxBody, MaxBody)
 	case p.MaxSize > p.MaxBody:
 		return fmt.Errorf("pingpong.max_size %d: above the server's limit (max_body %d)", p.MaxSize, p.MaxBody)
+	case !(p.Coverage > 0 && p.Coverage <= 1): // NaN fails both
+		return fmt.Errorf("pingpong.coverage %g: must be in (0, 1]", p.Coverage)
+	case p.Repetitions < 1 || p.Repetitions > MaxRepetitions:
+		return fmt.Errorf("pingpong.repetitions %d: must be in 1..%d", p.Repetitions, MaxRepetitions)
+	case p.Concurrency < 1 || p.Concurrency > MaxConcurrency:
+		return fmt.Errorf("pingpong.concurrency %d: must be in 1..%d", p.Concurrency, MaxConcurrency)
+	case p.Chunk < 1 || p.Chunk > MaxChunk:
+		return fmt.Errorf("pingpong.chunk %d: must be in 1..%d", p.Chunk, MaxChunk)
+	case p.Retries < 0 || p.Retries > MaxRetries:
+		return fmt.Errorf("pingpong.retries %d: must be in 0..%d (0: no retries)", p.Retries, MaxRetries)
+	case p.Timeout <= 0 || p.Timeout > MaxTimeout:
+		return fmt.Errorf("pingpong.timeout %s: must be in (0s, %s]", p.Timeout, MaxTimeout)
 	case p.Port < 1 || p.Port > 65535:
 		return fmt.Errorf("pingpong.port %d: must be in 1..65535", p.Port)
 	}
 	return nil
+}
+
+// PlanSize computes the size of the run's plan from the spec's fields,
+// without building it, and refuses a plan past the limits (MaxSizes,
+// MaxCellRequests, MaxRequests, MaxCells) naming the fields that make it.
+// The fields it multiplies must be bounded already (Validate does that).
+func (s Spec) PlanSize() (Size, error) {
+	z := Size{Labs: s.labCount()}
+	if s.Socket() {
+		counts, err := suite.Counts(s.Tests)
+		if err != nil {
+			return z, err
+		}
+		for i, n := range counts {
+			z.Units += mul(int64(n), int64(max(s.Tests[i].Repetitions, 1)))
+		}
+		z.Cells = mul(z.Units, z.Labs)
+		if z.Cells > MaxCells {
+			return z, fmt.Errorf("tests: %d cells (%d case repetitions, from tests[].repetitions and sweeps, × %d labs), more than %d",
+				z.Cells, z.Units, z.Labs, MaxCells)
+		}
+		return z, nil
+	}
+	p := s.PingPong
+	z.Sizes = int64(p.Plan().Count())
+	if z.Sizes > MaxSizes {
+		return z, fmt.Errorf("pingpong.coverage %g: %d sizes in min_size..max_size (%d..%d), more than %d",
+			p.Coverage, z.Sizes, p.MinSize, p.MaxSize, MaxSizes)
+	}
+	if n := mul(min(int64(p.Chunk), z.Sizes), int64(p.Repetitions)); n > MaxCellRequests {
+		return z, fmt.Errorf("pingpong.chunk %d, repetitions %d: %d requests in one cell, more than %d",
+			p.Chunk, p.Repetitions, n, MaxCellRequests)
+	}
+	z.Units = (z.Sizes + int64(p.Chunk) - 1) / int64(p.Chunk)
+	z.Cells = mul(z.Units, z.Labs)
+	if z.Cells > MaxCells {
+		return z, fmt.Errorf("pingpong.chunk %d: %d cells (%d sizes in chunks of %d, × %d labs), more than %d",
+			p.Chunk, z.Cells, z.Sizes, p.Chunk, z.Labs, MaxCells)
+	}
+	z.Requests = mul(mul(z.Sizes, int64(p.Repetitions)), z.Labs)
+	if z.Requests > MaxRequests {
+		return z, fmt.Errorf("pingpong.repetitions %d: %d requests (%d sizes × %d × %d labs), more than %d",
+			p.Repetitions, z.Requests, z.Sizes, p.Repetitions, z.Labs, MaxRequests)
+	}
+	return z, nil
 }
 
 // YAML renders the spec as YAML, as stored and as `cnperf presets NAME` shows.

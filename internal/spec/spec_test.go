@@ -189,11 +189,11 @@ func TestParseErrors(t *testing.T) {
 		{"pingpong and tests", "name: x\npingpong: {port: 80}\ntests: [{workload: rr}]\n", []string{"pingpong and tests"}},
 		{"unknown test field", "name: x\ntests: [{workload: rr, colour: 1}]\n", []string{`unknown field "tests[].colour"`}},
 		{"unknown sweep field", "name: x\ntests: [{workload: rr, sweep: {param: request, by: 2}}]\n", []string{`unknown field "tests[].sweep.by"`}},
-		{"unknown workload", "name: x\ntests: [{workload: iperf}]\n", []string{`tests[0]: workload "iperf"`}},
-		{"datagram too big", "name: x\ntests: [{workload: rr}, {workload: datagram, length: 65508}]\n", []string{"tests[1]", "65508"}},
-		{"negative test duration", "name: x\ntests: [{workload: stream, duration: -5s}]\n", []string{"tests[0]: duration -5s"}},
-		{"unknown protocol", "name: x\ntests: [{workload: stream, protocol: sctp}]\n", []string{"tests[0]", `"sctp"`}},
-		{"fit_mtu with sizes", "name: x\ntests: [{workload: rr, fit_mtu: true, request: 10}]\n", []string{"tests[0]: fit_mtu"}},
+		{"unknown workload", "name: x\ntests: [{workload: iperf}]\n", []string{`tests[0].workload: "iperf"`}},
+		{"datagram too big", "name: x\ntests: [{workload: rr}, {workload: datagram, length: 65508}]\n", []string{"tests[1].length: 65508 is above the largest UDP datagram (65507)"}},
+		{"negative test duration", "name: x\ntests: [{workload: stream, duration: -5s}]\n", []string{"tests[0].duration: -5s"}},
+		{"unknown protocol", "name: x\ntests: [{workload: stream, protocol: sctp}]\n", []string{`tests[0].protocol: "sctp"`}},
+		{"fit_mtu with sizes", "name: x\ntests: [{workload: rr, fit_mtu: true, request: 10}]\n", []string{"tests[0].fit_mtu: "}},
 		{"test duration type", "name: x\ntests:\n  - workload: rr\n    duration: 10\n", []string{"line 4: tests[0].duration: cannot unmarshal"}},
 	}
 	for _, tc := range tests {
@@ -229,7 +229,14 @@ func TestValidateBoundaries(t *testing.T) {
 		{"port 1", func(s *spec.Spec) { s.PingPong.Port = 1 }, true},
 		{"port 65535", func(s *spec.Spec) { s.PingPong.Port = 65535 }, true},
 		{"port 65536", func(s *spec.Spec) { s.PingPong.Port = 65536 }, false},
-		{"max_size == max_body", func(s *spec.Spec) { s.PingPong.MaxSize = s.PingPong.MaxBody }, true},
+		{"max_size == max_body", func(s *spec.Spec) {
+			s.PingPong.MaxBody, s.PingPong.Coverage = 16777216, 0.01
+			s.PingPong.MaxSize = s.PingPong.MaxBody
+		}, true},
+		{"max_body at its bound", func(s *spec.Spec) { s.PingPong.MaxBody = spec.MaxBody }, true},
+		{"max_body above its bound", func(s *spec.Spec) { s.PingPong.MaxBody = spec.MaxBody + 1 }, false},
+		{"retries at the bound", func(s *spec.Spec) { s.PingPong.Retries = spec.MaxRetries }, true},
+		{"retries above the bound", func(s *spec.Spec) { s.PingPong.Retries = spec.MaxRetries + 1 }, false},
 		{"max_size == max_body+1", func(s *spec.Spec) { s.PingPong.MaxSize = s.PingPong.MaxBody + 1 }, false},
 		{"min == max", func(s *spec.Spec) { s.PingPong.MinSize, s.PingPong.MaxSize = 7, 7 }, true},
 		{"empty reference", func(s *spec.Spec) { s.Reference = "" }, true},
@@ -337,5 +344,132 @@ func TestVariants(t *testing.T) {
 	one, _ := spec.Parse(strings.NewReader("name: v\nmodes: [bare]\nvariants: [{cores: 1}]\n"), "test")
 	if got := one.ModeKeys(); len(got) != 1 || got[0] != "bare" || one.Labs()[0].Conditions.Cores != 1 {
 		t.Errorf("a single variant applies without renaming: %v %+v", got, one.Labs())
+	}
+}
+
+// hostile are specs that once hung validation, ate memory, were accepted
+// with meaningless values or named a CLI flag instead of the spec's field.
+// Each must be refused at once, in one line naming the field as written.
+var hostile = []struct {
+	name string
+	doc  string
+	want string
+}{
+	{"sweep near int64's limit", "name: x\ntests:\n  - workload: stream\n    protocol: udp\n    sweep: {param: length, from: 9223372036854775800, to: 9223372036854775807, step: 5}\n",
+		"tests[0].sweep.from: 9223372036854775800 is outside 0..1000000000000"},
+	{"sweep step near int64's limit", "name: x\ntests: [{workload: stream, sweep: {param: length, from: 1, to: 1000, step: 9223372036854775807}}]\n",
+		"tests[0].sweep.step: 9223372036854775807 is outside"},
+	{"test repetitions 2000000", "name: x\ntests: [{workload: rr, repetitions: 2000000}]\n", "tests[0].repetitions: 2000000 is outside 0..1000"},
+	{"test plan too big", "name: x\ntests: [{workload: stream, repetitions: 1000, sweep: {param: length, from: 1, to: 1000, step: 1}}, {workload: rr, repetitions: 1000}]\n",
+		"tests: 5005000 cells"},
+	{"cpu_stress NaN", "name: x\nconditions: {cpu_stress: .nan}\n", "conditions.cpu_stress NaN"},
+	{"cpu_stress Inf in a variant", "name: x\nvariants: [{cpu_stress: .inf}]\n", "variants[0].cpu_stress +Inf"},
+	{"cpu_stress -Inf", "name: x\nconditions: {cpu_stress: -.inf}\n", "conditions.cpu_stress -Inf"},
+	{"coverage NaN", "name: x\npingpong: {coverage: .nan}\n", "pingpong.coverage NaN"},
+	{"coverage Inf", "name: x\npingpong: {coverage: .inf}\n", "pingpong.coverage +Inf"},
+	{"retries 1001", "name: x\npingpong: {retries: 1001}\n", "pingpong.retries 1001: must be in 0..1000 (0: no retries)"},
+	{"bandwidth trailing space", "name: x\nconditions: {bandwidth: \"100mbit \"}\n", `conditions.bandwidth "100mbit "`},
+	{"bandwidth overflowing", "name: x\nconditions: {bandwidth: 99999999999999999999gbit}\n", `conditions.bandwidth "99999999999999999999gbit"`},
+	{"bandwidth in a variant", "name: x\nvariants: [{bandwidth: 2000gbit}]\n", "variants[0].bandwidth \"2000gbit\": above 1000gbit"},
+	{"tcp_rmem overflowing", "name: x\nconditions: {tcp_rmem: \"4096 87380 99999999999999999999\"}\n", "conditions.tcp_rmem"},
+	{"cpu_stress_on huge", "name: x\nconditions: {cpu_stress: 0.5, cpu_stress_on: 100000h, cpu_stress_off: 1s}\n", "conditions.cpu_stress_on 100000h0m0s"},
+	{"pingpong repetitions", "name: x\npingpong: {repetitions: 2000000}\n", "pingpong.repetitions 2000000: must be in 1..100000"},
+	{"pingpong concurrency", "name: x\npingpong: {concurrency: 1000000}\n", "pingpong.concurrency 1000000: must be in 1..1024"},
+	{"pingpong chunk", "name: x\npingpong: {chunk: 1000000000}\n", "pingpong.chunk 1000000000: must be in 1..100000"},
+	{"pingpong max_body", "name: x\npingpong: {max_body: 1099511627776}\n", "pingpong.max_body 1099511627776: must be in 1..4294967296"},
+	{"pingpong timeout", "name: x\npingpong: {timeout: 100000h}\n", "pingpong.timeout 100000h0m0s: must be in (0s, 1h0m0s]"},
+	{"pingpong too many sizes", "name: x\npingpong: {min_size: 0, max_size: 16777216, coverage: 1}\n", "pingpong.coverage 1: 16777217 sizes"},
+	{"pingpong too many cells", "name: x\npingpong: {max_size: 500000, coverage: 1, chunk: 1}\n", "pingpong.chunk 1: 2500000 cells"},
+	{"pingpong big cell", "name: x\npingpong: {chunk: 100000, repetitions: 10000}\n", "pingpong.chunk 100000, repetitions 10000: 500000000 requests in one cell"},
+	{"pingpong too many requests", "name: x\npingpong: {coverage: 1, chunk: 1000, repetitions: 100}\n", "pingpong.repetitions 100: 250000000 requests"},
+	{"too many variants", "name: x\nvariants: [" + strings.Repeat("{cores: 1},", 33) + "]\n", "variants: 33, more than 32"},
+	{"too many labs", "name: x\ndrivers: [netns, docker]\nmodes: [bare, host, bridge, macvlan, overlay]\nvariants: [" +
+		"{name: a, offloads: \"on\"}, {name: b, offloads: \"off\"}, {name: c, mtu: 1400}, {name: d, mtu: 1300}, {name: e, mtu: 1200}, {name: f, mtu: 1100}, {name: g, mtu: 1000}, {name: h, mtu: 900}]\n",
+		"modes, drivers, variants, instances: 72 labs side by side, more than 64"},
+	{"label too long", "name: x\nlabels: {k: " + strings.Repeat("v", 300) + "}\n", "labels.k: 300 bytes"},
+	{"datagram length names the field", "name: x\ntests: [{workload: datagram, length: 70000}]\n", "tests[0].length: 70000 is above the largest UDP datagram (65507)"},
+	{"rr protocol names the field", "name: x\ntests: [{workload: rr, protocol: sctp}]\n", `tests[0].protocol: "sctp" is not a protocol of rr`},
+	{"test rate trailing space", "name: x\ntests: [{workload: jitter, rate: \"10M \"}]\n", `tests[0].rate: "10M "`},
+	{"test rate overflowing", "name: x\ntests: [{workload: stream, rate: 99999999999999999999G}]\n", `tests[0].rate: "99999999999999999999G"`},
+	{"test parallel", "name: x\ntests: [{workload: rr, parallel: 100000}]\n", "tests[0].parallel: 100000 is outside 1..256"},
+	{"test count", "name: x\ntests: [{workload: datagram, count: 9223372036854775807}]\n", "tests[0].count: 9223372036854775807 is outside"},
+	{"test duration", "name: x\ntests: [{workload: stream, duration: 2000000h}]\n", "tests[0].duration: 2000000h0m0s is outside"},
+	{"sweep value", "name: x\ntests: [{workload: stream, protocol: udp, sweep: {param: length, values: [\"1400\", \"70000\"]}}]\n", "tests[0].sweep.values[1]: 70000 is above"},
+	{"spec too large", "name: x\ndescription: \"" + strings.Repeat("d", MaxSpecBytesForTest) + "\"\n", "larger than 1048576 bytes"},
+}
+
+// MaxSpecBytesForTest keeps the hostile table a plain literal.
+const MaxSpecBytesForTest = spec.MaxSpecBytes
+
+func TestHostileSpecs(t *testing.T) {
+	for _, tc := range hostile {
+		t.Run(tc.name, func(t *testing.T) {
+			done := make(chan error, 1)
+			go func() { _, err := parse(tc.doc); done <- err }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(5 * time.Second):
+				t.Fatal("Parse did not return within 5s")
+			}
+			if err == nil {
+				t.Fatalf("Parse succeeded, want an error containing %q", tc.want)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tc.want) {
+				t.Errorf("error %q does not contain %q", msg, tc.want)
+			}
+			if strings.Contains(msg, "\n") || strings.Contains(msg, "--") {
+				t.Errorf("error is not one line naming spec fields: %q", msg)
+			}
+		})
+	}
+}
+
+// TestRetriesZero: retries 0 is no retries, kept as 0 (the default, when
+// the field is left out, is 10).
+func TestRetriesZero(t *testing.T) {
+	s, err := parse("name: x\npingpong: {retries: 0}\n")
+	if err != nil || s.PingPong.Retries != 0 {
+		t.Fatalf("retries 0: %+v, %v", s.PingPong, err)
+	}
+	s, err = parse("name: x\npingpong: {retries: 100}\n")
+	if err != nil || s.PingPong.Retries != 100 {
+		t.Fatalf("retries 100: %v", err)
+	}
+}
+
+// TestPlanSize: the computed size is the built plan's, for every preset.
+func TestPlanSize(t *testing.T) {
+	for _, n := range presets.Names() {
+		s, err := spec.Preset(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		z, err := s.PlanSize()
+		if err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
+		if got := int64(len(s.Labs())); z.Labs != got {
+			t.Errorf("%s: %d labs, built %d", n, z.Labs, got)
+		}
+		if s.Socket() {
+			cases, err := s.Cases()
+			if err != nil {
+				t.Fatal(err)
+			}
+			units := int64(0)
+			for _, c := range cases {
+				units += int64(max(c.Test.Repetitions, 1))
+			}
+			if z.Units != units || z.Cells != units*z.Labs {
+				t.Errorf("%s: %+v, built %d units", n, z, units)
+			}
+			continue
+		}
+		sizes := int64(len(s.PingPong.Plan().Sizes()))
+		if z.Sizes != sizes || z.Requests != sizes*int64(s.PingPong.Repetitions)*z.Labs {
+			t.Errorf("%s: %+v, built %d sizes", n, z, sizes)
+		}
 	}
 }

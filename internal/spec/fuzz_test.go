@@ -1,0 +1,89 @@
+package spec_test
+
+import (
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/spec"
+	"github.com/cnperf/cnperf/presets"
+)
+
+// FuzzSpec parses and validates arbitrary specs: it must never panic,
+// must answer quickly with little memory (the plan's size is checked before
+// anything is expanded), must refuse in one line, and what it accepts must
+// have a plan within the limits.
+func FuzzSpec(f *testing.F) {
+	for _, n := range presets.Names() {
+		b, err := presets.Read(n)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	for _, h := range hostile {
+		if len(h.doc) < 4096 {
+			f.Add([]byte(h.doc))
+		}
+	}
+	f.Add([]byte("name: x\npingpong: {retries: 0}\n"))
+	f.Add([]byte("name: x\ntests: [{workload: datagram, count: 1000, rate: 1T, sweep: {param: length, from: 24, to: 65507, step: 100}}]\n"))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		start := time.Now()
+		s, err := spec.Parse(strings.NewReader(string(doc)), "fuzz.yaml")
+		took := time.Since(start)
+		runtime.ReadMemStats(&after)
+		// yaml.v3 itself may take a few MB on a 1 MiB document; a plan
+		// expanded by mistake takes far more.
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 256<<20 {
+			t.Fatalf("Parse allocated %d MB", alloc>>20)
+		}
+		if took > 5*time.Second {
+			t.Fatalf("Parse took %s", took)
+		}
+		if err != nil {
+			if msg := err.Error(); !strings.HasPrefix(msg, "fuzz.yaml: ") || strings.Contains(msg, "\n") {
+				t.Fatalf("error is not one line naming the source: %q", msg)
+			}
+			return
+		}
+		z, err := s.PlanSize()
+		if err != nil {
+			t.Fatalf("a valid spec's plan: %v", err)
+		}
+		if z.Cells > spec.MaxCells || z.Labs > spec.MaxLabs || z.Sizes > spec.MaxSizes || z.Requests > spec.MaxRequests {
+			t.Fatalf("plan past the limits: %+v", z)
+		}
+		if int64(len(s.Labs())) != z.Labs {
+			t.Fatalf("%d labs, computed %d", len(s.Labs()), z.Labs)
+		}
+		if s.Socket() {
+			cases, err := s.Cases()
+			if err != nil {
+				t.Fatalf("a valid spec's cases: %v", err)
+			}
+			units := int64(0)
+			for _, c := range cases {
+				units += int64(max(c.Test.Repetitions, 1))
+				if c.Test.Sweep != nil {
+					t.Fatalf("case %q still sweeps", c.Label)
+				}
+				_ = c.ClientArgs("198.18.0.2")
+			}
+			if units != z.Units {
+				t.Fatalf("%d units, computed %d", units, z.Units)
+			}
+		}
+		// A valid spec stays valid through its YAML (cnperf presets, run.json).
+		b, err := s.YAML()
+		if err != nil {
+			t.Fatalf("YAML: %v", err)
+		}
+		if _, err := spec.Parse(strings.NewReader(string(b)), "again"); err != nil {
+			t.Fatalf("its YAML does not parse back: %v\n%s", err, b)
+		}
+	})
+}
