@@ -80,7 +80,8 @@ func TestPlanProperties(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%d modes %d sizes chunk %d", len(tc.modes), tc.sizes, tc.chunk), func(t *testing.T) {
-			cells := interleave(tc.modes, newPingPong(specWith(tc.modes, tc.chunk, tc.sizes)).units(), 1)
+			pp := newPingPong(specWith(tc.modes, tc.chunk, tc.sizes))
+			cells := interleave(tc.modes, pp.units(), 1)
 			n := len(tc.modes)
 			if len(cells) != tc.chunks*n {
 				t.Fatalf("%d cells, want %d chunks × %d modes = %d", len(cells), tc.chunks, n, tc.chunks*n)
@@ -109,17 +110,21 @@ func TestPlanProperties(t *testing.T) {
 					t.Errorf("chunk %d starts with %s, want %s", k, first, tc.modes[k%n])
 				}
 			}
-			// Every size lands in exactly one chunk, as Run slices them.
-			covered := 0
+			// Every size lands in exactly one chunk, in order, as runCell
+			// slices them: the chunks put back together are the plan.
+			var joined []int
 			for k := 0; k < tc.chunks; k++ {
-				lo, hi := k*tc.chunk, min((k+1)*tc.chunk, tc.sizes)
-				if lo >= hi {
-					t.Errorf("chunk %d is empty: [%d, %d)", k, lo, hi)
+				c := pp.chunk(k)
+				if len(c) == 0 || len(c) > tc.chunk {
+					t.Errorf("chunk %d has %d sizes, want 1..%d", k, len(c), tc.chunk)
 				}
-				covered += hi - lo
+				joined = append(joined, c...)
 			}
-			if covered != tc.sizes {
-				t.Errorf("chunks cover %d sizes, want %d", covered, tc.sizes)
+			if !slices.Equal(joined, pp.sizes) || len(joined) != tc.sizes {
+				t.Errorf("chunks cover %d sizes %v, want the plan's %d %v", len(joined), joined, tc.sizes, pp.sizes)
+			}
+			if c := pp.chunk(tc.chunks); len(c) != 0 {
+				t.Errorf("chunk %d past the last has %d sizes", tc.chunks, len(c))
 			}
 		})
 	}
