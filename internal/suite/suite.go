@@ -223,7 +223,7 @@ func (t Test) check() (int, error) {
 }
 
 // wholeRE is a swept integer: digits only, short enough for an int.
-var wholeRE = regexp.MustCompile(`^[0-9]{1,12}$`)
+var wholeRE = regexp.MustCompile(`^(0|[1-9][0-9]{0,11})$`)
 
 // values lists a checked sweep's values: as given, or from..to by step.
 func (sw Sweep) values() []string {
@@ -538,10 +538,12 @@ func specFields(workload, msg string) error {
 		}
 		return strings.TrimPrefix(f, "--")
 	}
-	field := workload
-	if m := flagRE.FindStringIndex(msg); m != nil && m[0] == 0 {
+	field := "workload" // a rule about no one flag: say whose it is
+	if m := flagRE.FindStringIndex(msg); m != nil && m[0] == 0 && !strings.HasPrefix(msg[m[1]:], " or ") {
 		field = rename(msg[:m[1]])
 		msg = strings.TrimLeft(msg[m[1]:], " ")
+	} else {
+		msg = workload + ": " + msg
 	}
 	msg = flagRE.ReplaceAllStringFunc(msg, rename)
 	return bad(field, "%s", msg)

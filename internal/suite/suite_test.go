@@ -66,6 +66,7 @@ func TestExpandErrors(t *testing.T) {
 		{"sweep to invalid", Test{Workload: "stream", Protocol: "udp", Sweep: sw("length", 1000, 70000, 1000)}, "tests[0].sweep.to: 70000 is above the largest UDP datagram"},
 		{"sweep not integer", Test{Workload: "stream", Sweep: vals("length", "big")}, `tests[0].sweep.values[0]: "big": want a whole number`},
 		{"sweep value signed", Test{Workload: "stream", Sweep: vals("length", "+5")}, `tests[0].sweep.values[0]: "+5": want a whole number`},
+		{"sweep value leading zero", Test{Workload: "stream", Sweep: vals("length", "1400", "01400")}, `tests[0].sweep.values[1]: "01400": want a whole number`},
 		{"sweep value overflowing", Test{Workload: "stream", Sweep: vals("length", "99999999999999999999")}, `tests[0].sweep.values[0]: "99999999999999999999": want a whole number`},
 		{"sweep value invalid", Test{Workload: "stream", Protocol: "udp", Sweep: vals("length", "1400", "70000")}, "tests[0].sweep.values[1]: 70000 is above the largest UDP datagram (65507)"},
 		{"sweep value twice", Test{Workload: "stream", Sweep: vals("length", "1400", "1400")}, `tests[0].sweep.values[1]: "1400" is listed twice`},
@@ -106,6 +107,23 @@ func TestExpandBounded(t *testing.T) {
 	counts, err := Counts([]Test{{Workload: "rr"}, {Workload: "stream", Sweep: &Sweep{Param: "length", From: 1000, To: 2000, Step: 100}}, {Workload: "jitter", Sweep: &Sweep{Param: "rate", Values: []string{"1M", "2M"}}}})
 	if err != nil || !slices.Equal(counts, []int{1, 11, 2}) {
 		t.Errorf("Counts = %v, %v; want [1 11 2]", counts, err)
+	}
+}
+
+// TestSpecFields: a workload's own error, naming its CLI flags, is turned
+// into one naming the spec's fields.
+func TestSpecFields(t *testing.T) {
+	for _, tc := range []struct{ workload, msg, want string }{
+		{"datagram", "--size 70000: must be between 24 and 65507 bytes", "length: 70000: must be between 24 and 65507 bytes"},
+		{"rr", `--mode "sctp": want tcp, udp or crr`, `protocol: "sctp": want tcp, udp or crr`},
+		{"rr", "--response 9: use --request >= 4 or --response 1", "response: 9: use request >= 4 or response 1"},
+		{"stream", "--interval 1ms: more than a million intervals in 24h", "interval: 1ms: more than a million intervals in 24h"},
+		{"datagram", "--count or --time: give at least one", "workload: datagram: count or duration: give at least one"},
+		{"jitter", "something else", "workload: jitter: something else"},
+	} {
+		if got := specFields(tc.workload, tc.msg).Error(); got != tc.want {
+			t.Errorf("specFields(%s, %q) = %q, want %q", tc.workload, tc.msg, got, tc.want)
+		}
 	}
 }
 
