@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"sync"
@@ -130,7 +131,7 @@ func Run(ctx context.Context, cfg Config, emit func(Interval)) (Result, error) {
 	closeAll := func() {
 		for _, c := range conns {
 			if c != nil {
-				c.c.Close()
+				c.close()
 			}
 		}
 	}
@@ -285,22 +286,17 @@ func minTime(a, b time.Time) time.Time {
 	return b
 }
 
-// connect opens one tcp (with its hello) or udp connection.
+// connect opens one tcp connection (with its hello) or one udp test: a
+// control connection and a registered UDP socket.
 func (r *run) connect(ctx context.Context) (*sock, error) {
-	network := "tcp"
 	if r.cfg.Mode == ModeUDP {
-		network = "udp"
+		return r.connectUDP(ctx)
 	}
 	dctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
-	c, err := r.dial(dctx, network, r.cfg.Addr)
+	c, err := r.dial(dctx, "tcp", r.cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("rr %s: connect to %s: %w", r.cfg.Mode, r.cfg.Addr, err)
-	}
-	if network == "udp" {
-		s := newSock(c, true)
-		s.setRecvTimeout(r.cfg.Timeout)
-		return s, nil
 	}
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
@@ -314,6 +310,76 @@ func (r *run) connect(ctx context.Context) (*sock, error) {
 	}
 	_ = c.SetWriteDeadline(time.Time{})
 	return newSock(c, true), nil
+}
+
+// udpSetup bounds opening a udp test: the control connection's hello and
+// token, and the registration of the UDP socket.
+const udpSetup = 10 * time.Second
+
+// connectUDP opens a udp test: over a TCP control connection, a hello
+// with the sizes, answered with a token; then the UDP socket sends the
+// token until the server echoes it (registered), at most every
+// min(Timeout, 200 ms) for udpSetup.
+func (r *run) connectUDP(ctx context.Context) (*sock, error) {
+	dctx, cancel := context.WithTimeout(ctx, udpSetup)
+	defer cancel()
+	ctl, err := r.dial(dctx, "tcp", r.cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("rr udp: connect to %s: %w", r.cfg.Addr, err)
+	}
+	fail := func(err error) (*sock, error) {
+		ctl.Close()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	stop := context.AfterFunc(dctx, func() { _ = ctl.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	var hb [helloLen]byte
+	hello{flagUDP, uint32(r.cfg.RequestSize), uint32(r.cfg.ResponseSize)}.put(hb[:])
+	var token [tokenLen]byte
+	_ = ctl.SetDeadline(time.Now().Add(udpSetup))
+	if _, err := ctl.Write(hb[:]); err != nil {
+		return fail(fmt.Errorf("rr udp: hello to %s: %w", r.cfg.Addr, err))
+	}
+	if _, err := io.ReadFull(ctl, token[:]); err != nil {
+		return fail(fmt.Errorf("rr udp: %s opened no udp test (an older cnperf serve rr?): %w", r.cfg.Addr, err))
+	}
+	c, err := r.dial(dctx, "udp", r.cfg.Addr)
+	if err != nil {
+		return fail(fmt.Errorf("rr udp: connect to %s: %w", r.cfg.Addr, err))
+	}
+	reg := make([]byte, regLen)
+	putReg(reg, token)
+	in := make([]byte, MaxUDPSize+1)
+	retry := min(r.cfg.Timeout, 200*time.Millisecond)
+	for {
+		if _, err := c.Write(reg); err != nil && !errors.Is(err, syscall.ECONNREFUSED) {
+			c.Close()
+			return fail(fmt.Errorf("rr udp: send to %s: %w", r.cfg.Addr, err))
+		}
+		_ = c.SetReadDeadline(time.Now().Add(retry))
+		n, err := c.Read(in)
+		if err == nil && n == regLen && string(in[:n]) == string(reg) {
+			break
+		}
+		if dctx.Err() != nil {
+			c.Close()
+			return fail(fmt.Errorf("rr udp: %s did not acknowledge the udp socket within %s", r.cfg.Addr, udpSetup))
+		}
+		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) && !errors.Is(err, syscall.ECONNREFUSED) {
+			c.Close()
+			return fail(fmt.Errorf("rr udp: %w", err))
+		}
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	_ = ctl.SetDeadline(time.Time{})
+	drain(c, in) // a second acknowledgement, if one came
+	s := newSock(c, true)
+	s.setRecvTimeout(r.cfg.Timeout)
+	s.ctl = ctl
+	return s, nil
 }
 
 // over reports whether an I/O error just means the run is over.

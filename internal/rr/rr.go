@@ -10,11 +10,20 @@
 // server closes the connection after the first response, so the TIME_WAIT
 // state lands on the server, not on the client's ephemeral ports.
 //
-// UDP: every request datagram carries the response size in its first 4
-// bytes (a datagram shorter than 4 bytes is answered with as many bytes as it
-// had) and, from 8 bytes on, a sequence number in bytes 4..8; the response
-// echoes the request's first min(8, request, response) bytes, so the client
-// can discard a late answer to a request it already counted as lost.
+// UDP: the server answers only UDP tests opened over TCP, so that it cannot
+// be made to send to an address that did not ask (a spoofed source) nor
+// more than the test asked for. Each worker opens a control connection with
+// a hello carrying flagUDP and the sizes; the server answers with an 8-byte
+// token. The worker's UDP socket sends a 12-byte registration ("cnRU" and
+// the token) until the server echoes it; the server takes it only from the
+// control connection's IP address, and from then on answers each datagram
+// of exactly the request size from that socket's address with the response
+// size, for as long as the control connection stays open (and datagrams
+// arrive within the idle timeout). Requests carry the response size in
+// their first 4 bytes (so none looks like a registration) and, from 8 bytes
+// on, a sequence number in bytes 4..8; the response echoes the request's
+// first min(8, request, response) bytes, so the client can discard a late
+// answer to a request it already counted as lost.
 package rr
 
 import (
@@ -33,6 +42,8 @@ const (
 	MaxUDPSize  = 65507    // largest UDP payload over IPv4
 	MaxTCPSize  = 16 << 20 // 16 MiB
 	MaxParallel = 256
+	MaxDuration = 24 * time.Hour // --time, --omit and --interval
+	MaxTimeout  = time.Hour
 )
 
 // Modes.
@@ -107,14 +118,14 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("--mode %q: want tcp, udp or crr", c.Mode)
 	}
-	if c.Duration <= 0 {
-		return fmt.Errorf("--time %s: must be > 0", c.Duration)
+	if c.Duration <= 0 || c.Duration > MaxDuration {
+		return fmt.Errorf("--time %s: must be > 0 and <= %s", c.Duration, MaxDuration)
 	}
-	if c.Omit < 0 {
-		return fmt.Errorf("--omit %s: must be >= 0", c.Omit)
+	if c.Omit < 0 || c.Omit > MaxDuration {
+		return fmt.Errorf("--omit %s: must be >= 0 and <= %s", c.Omit, MaxDuration)
 	}
-	if c.Interval < time.Millisecond {
-		return fmt.Errorf("--interval %s: must be >= 1ms", c.Interval)
+	if c.Interval < time.Millisecond || c.Interval > MaxDuration {
+		return fmt.Errorf("--interval %s: must be >= 1ms and <= %s", c.Interval, MaxDuration)
 	}
 	if c.RequestSize < 1 || c.RequestSize > max {
 		return fmt.Errorf("--request %d: must be in 1..%d for %s", c.RequestSize, max, c.Mode)
@@ -122,14 +133,11 @@ func (c Config) Validate() error {
 	if c.ResponseSize < 1 || c.ResponseSize > max {
 		return fmt.Errorf("--response %d: must be in 1..%d for %s", c.ResponseSize, max, c.Mode)
 	}
-	if c.Mode == ModeUDP && c.RequestSize < 4 && c.ResponseSize != c.RequestSize {
-		return fmt.Errorf("--response %d: a UDP request under 4 bytes cannot carry the response size; use --request >= 4 or --response %d", c.ResponseSize, c.RequestSize)
-	}
 	if c.Parallel < 1 || c.Parallel > MaxParallel {
 		return fmt.Errorf("--parallel %d: must be in 1..%d", c.Parallel, MaxParallel)
 	}
-	if c.Timeout < 0 {
-		return fmt.Errorf("--timeout %s: must be > 0", c.Timeout)
+	if c.Timeout < 0 || c.Timeout > MaxTimeout {
+		return fmt.Errorf("--timeout %s: must be > 0 and <= %s", c.Timeout, MaxTimeout)
 	}
 	return nil
 }

@@ -54,7 +54,12 @@ func TestValidate(t *testing.T) {
 		{"udp request too big", func(c *Config) { c.Mode = "udp"; c.RequestSize = 65508 }, "--request 65508"},
 		{"udp response too big", func(c *Config) { c.Mode = "udp"; c.RequestSize = 8; c.ResponseSize = 70000 }, "--response 70000"},
 		{"udp largest", func(c *Config) { c.Mode = "udp"; c.RequestSize = 65507; c.ResponseSize = 65507 }, ""},
-		{"udp small request, other response", func(c *Config) { c.Mode = "udp"; c.RequestSize = 2; c.ResponseSize = 100 }, "--response 100"},
+		{"udp small request, other response", func(c *Config) { c.Mode = "udp"; c.RequestSize = 2; c.ResponseSize = 100 }, ""},
+		{"day-long test", func(c *Config) { c.Duration = 24 * time.Hour }, ""},
+		{"too long", func(c *Config) { c.Duration = 24*time.Hour + 1 }, "--time"},
+		{"omit too long", func(c *Config) { c.Omit = 25 * time.Hour }, "--omit"},
+		{"interval too long", func(c *Config) { c.Interval = 25 * time.Hour }, "--interval"},
+		{"timeout too long", func(c *Config) { c.Timeout = 2 * time.Hour }, "--timeout"},
 		{"tcp 16 MiB", func(c *Config) { c.RequestSize = 16 << 20; c.ResponseSize = 16 << 20 }, ""},
 		{"tcp above 16 MiB", func(c *Config) { c.ResponseSize = 16<<20 + 1 }, "--response"},
 		{"crr", func(c *Config) { c.Mode = "crr" }, ""},
@@ -215,27 +220,64 @@ func TestOmitAndIntervals(t *testing.T) {
 	}
 }
 
-// TestUDPLoss: a server that reads but never answers.
-func TestUDPLoss(t *testing.T) {
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+// fakeUDPServer opens udp tests as the server does (control connection,
+// token, registration) and hands every other datagram to answer; it
+// returns the address.
+func fakeUDPServer(t *testing.T, answer func(pc net.PacketConn, req []byte, from net.Addr)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pc.Close()
+	pc, err := net.ListenPacket("udp", ln.Addr().String())
+	if err != nil {
+		ln.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close(); pc.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				var hb [helloLen]byte
+				if _, err := io.ReadFull(c, hb[:]); err != nil {
+					return
+				}
+				c.Write([]byte("12345678"))
+				io.Copy(io.Discard, c)
+			}()
+		}
+	}()
 	go func() {
 		buf := make([]byte, 70000)
 		for {
-			if _, _, err := pc.ReadFrom(buf); err != nil {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
 				return
 			}
+			if _, ok := parseReg(buf[:n]); ok {
+				pc.WriteTo(buf[:n], from)
+				continue
+			}
+			answer(pc, buf[:n], from)
 		}
 	}()
+	return ln.Addr().String()
+}
+
+// TestUDPLoss: a server that reads but never answers.
+func TestUDPLoss(t *testing.T) {
+	addr := fakeUDPServer(t, func(net.PacketConn, []byte, net.Addr) {})
 	for _, tc := range []struct {
 		req, resp int
 	}{{1, 1}, {64, 64}} {
 		began := time.Now()
 		var ivLost int64
-		res, err := Run(context.Background(), Config{Addr: pc.LocalAddr().String(), Mode: "udp",
+		res, err := Run(context.Background(), Config{Addr: addr, Mode: "udp",
 			RequestSize: tc.req, ResponseSize: tc.resp, Parallel: 2,
 			Duration: 500 * time.Millisecond, Timeout: 50 * time.Millisecond, Interval: 100 * time.Millisecond},
 			func(iv Interval) { ivLost += iv.Lost })
@@ -259,32 +301,21 @@ func TestUDPLoss(t *testing.T) {
 // the client counts the unanswered ones as lost and does not take a late
 // answer for the next request's.
 func TestUDPLateAnswers(t *testing.T) {
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
-	go func() {
-		buf := make([]byte, 70000)
-		for i := 0; ; i++ {
-			n, from, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			if i%2 == 0 {
-				go func(b []byte) {
-					// Well after the client's timeout, and the timeout well above
-					// a busy machine's scheduling delays, so that only the
-					// late answers count as lost.
-					time.Sleep(250 * time.Millisecond)
-					pc.WriteTo(b, from)
-				}(append([]byte(nil), buf[:n]...))
-			} else {
-				pc.WriteTo(buf[:n], from)
-			}
+	var i int
+	addr := fakeUDPServer(t, func(pc net.PacketConn, req []byte, from net.Addr) {
+		if i++; i%2 == 1 {
+			go func(b []byte) {
+				// Well after the client's timeout, and the timeout well above
+				// a busy machine's scheduling delays, so that only the
+				// late answers count as lost.
+				time.Sleep(250 * time.Millisecond)
+				pc.WriteTo(b, from)
+			}(append([]byte(nil), req...))
+		} else {
+			pc.WriteTo(req, from)
 		}
-	}()
-	res, err := Run(context.Background(), Config{Addr: pc.LocalAddr().String(), Mode: "udp",
+	})
+	res, err := Run(context.Background(), Config{Addr: addr, Mode: "udp",
 		RequestSize: 16, ResponseSize: 16, Duration: 1500 * time.Millisecond, Timeout: 100 * time.Millisecond}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -360,26 +391,64 @@ func TestServerExactSizes(t *testing.T) {
 			t.Fatalf("%d bytes beyond the response", n)
 		}
 	}
-	// UDP: the response size from the first 4 bytes; the first 8 echoed.
+	// UDP: the sizes from the test's hello; the first 8 bytes echoed.
+	for _, tc := range []struct {
+		req  []byte
+		want int
+	}{{[]byte{0, 0, 0x05, 0xdc, 0, 0, 0, 7, 9}, 1500}, {[]byte{1}, 1}, {[]byte{1, 2}, 200}, {[]byte{0, 0, 0, 3}, 3}} {
+		u, _ := openUDPTest(t, addr, len(tc.req), tc.want)
+		for range 2 {
+			u.Write(tc.req)
+			u.SetReadDeadline(time.Now().Add(2 * time.Second))
+			n, err := u.Read(buf)
+			if err != nil || n != tc.want {
+				t.Fatalf("udp %v: %d bytes, %v; want %d", tc.req, n, err, tc.want)
+			}
+			if k := min(8, len(tc.req), n); string(buf[:k]) != string(tc.req[:k]) {
+				t.Errorf("udp %v: response starts %v", tc.req, buf[:k])
+			}
+		}
+		// A datagram of another size than the test's is not answered.
+		u.Write(append(tc.req, 0))
+		u.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		if n, err := u.Read(buf); err == nil {
+			t.Errorf("udp: %d bytes answered to a request of another size", n)
+		}
+	}
+}
+
+// openUDPTest opens a udp test by hand: a control connection (returned)
+// and a registered UDP socket.
+func openUDPTest(t *testing.T, addr string, req, resp int) (net.Conn, net.Conn) {
+	t.Helper()
+	ctl, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ctl.Close() })
+	var hb [helloLen]byte
+	hello{flagUDP, uint32(req), uint32(resp)}.put(hb[:])
+	ctl.SetDeadline(time.Now().Add(5 * time.Second))
+	ctl.Write(hb[:])
+	var token [tokenLen]byte
+	if _, err := io.ReadFull(ctl, token[:]); err != nil {
+		t.Fatalf("no token: %v", err)
+	}
+	ctl.SetDeadline(time.Time{})
 	u, err := net.Dial("udp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer u.Close()
-	for _, tc := range []struct {
-		req  []byte
-		want int
-	}{{[]byte{0, 0, 0x05, 0xdc, 0, 0, 0, 7, 9}, 1500}, {[]byte{1}, 1}, {[]byte{1, 2}, 2}, {[]byte{0, 0, 0, 3}, 3}} {
-		u.Write(tc.req)
-		u.SetReadDeadline(time.Now().Add(2 * time.Second))
-		n, err := u.Read(buf)
-		if err != nil || n != tc.want {
-			t.Fatalf("udp %v: %d bytes, %v; want %d", tc.req, n, err, tc.want)
-		}
-		if k := min(8, len(tc.req), n); string(buf[:k]) != string(tc.req[:k]) {
-			t.Errorf("udp %v: response starts %v", tc.req, buf[:k])
-		}
+	t.Cleanup(func() { u.Close() })
+	reg := make([]byte, regLen)
+	putReg(reg, token)
+	u.Write(reg)
+	u.SetReadDeadline(time.Now().Add(2 * time.Second))
+	ack := make([]byte, 100)
+	if n, err := u.Read(ack); err != nil || string(ack[:n]) != string(reg) {
+		t.Fatalf("registration: %q, %v", ack[:n], err)
 	}
+	return u, ctl
 }
 
 // TestServerSurvivesBadClients: garbage, a client gone mid-request, a client

@@ -2,11 +2,13 @@ package rr
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -18,8 +20,18 @@ const (
 	helloLen     = 16
 	helloMagic   = 0x636e5252 // "cnRR"
 	flagOnce     = 1          // crr: close after the first response
+	flagUDP      = 2          // udp: this connection opens a UDP test (see rr.go)
 	helloTimeout = 10 * time.Second
 	chunk        = 64 << 10 // read buffer size
+	tokenLen     = 8
+	regMagic     = 0x636e5255 // "cnRU"
+	regLen       = 4 + tokenLen
+	// DefaultIdleTimeout ends a connection on which nothing arrived for
+	// that long (for a UDP test's control connection: no datagram).
+	DefaultIdleTimeout = 60 * time.Second
+	// DefaultMaxConns bounds the connections served at once; beyond it, a
+	// new connection is closed at once.
+	DefaultMaxConns = 2 * MaxParallel
 )
 
 // zeros is the (never written) payload of every request and response.
@@ -37,34 +49,137 @@ func (h hello) put(b []byte) {
 }
 
 func parseHello(b []byte) (hello, error) {
-	if binary.BigEndian.Uint32(b) != helloMagic {
+	if len(b) < helloLen || binary.BigEndian.Uint32(b) != helloMagic {
 		return hello{}, errors.New("not an rr client (bad magic)")
 	}
 	h := hello{binary.BigEndian.Uint32(b[4:]), binary.BigEndian.Uint32(b[8:]), binary.BigEndian.Uint32(b[12:])}
-	if h.req < 1 || h.req > MaxTCPSize || h.resp < 1 || h.resp > MaxTCPSize {
-		return hello{}, fmt.Errorf("sizes %d/%d out of 1..%d", h.req, h.resp, MaxTCPSize)
+	max := uint32(MaxTCPSize)
+	switch h.flags {
+	case 0, flagOnce:
+	case flagUDP:
+		max = MaxUDPSize
+	default:
+		return hello{}, fmt.Errorf("unknown flags %#x", h.flags)
+	}
+	if h.req < 1 || h.req > max || h.resp < 1 || h.resp > max {
+		return hello{}, fmt.Errorf("sizes %d/%d out of 1..%d", h.req, h.resp, max)
 	}
 	return h, nil
 }
 
+// putReg writes a UDP registration datagram: regMagic and the token.
+func putReg(b []byte, token [tokenLen]byte) {
+	binary.BigEndian.PutUint32(b, regMagic)
+	copy(b[4:], token[:])
+}
+
+// parseReg reads a registration datagram's token.
+func parseReg(b []byte) (token [tokenLen]byte, ok bool) {
+	if len(b) != regLen || binary.BigEndian.Uint32(b) != regMagic {
+		return token, false
+	}
+	copy(token[:], b[4:])
+	return token, true
+}
+
 // Server is an rr server: a TCP listener and a UDP socket on one port.
+// Set the exported fields before Serve; zero values take the defaults.
 type Server struct {
+	// IdleTimeout ends a connection idle for that long.
+	IdleTimeout time.Duration
+	// MaxConns bounds the connections served at once.
+	MaxConns int
+
 	ln       net.Listener
 	udp      *net.UDPConn
 	log      io.Writer
 	stopping atomic.Bool
 	blocking atomic.Int32 // connections served with blocking system calls
+	peers    peerTable
+	refused  atomic.Int64 // connections closed at once: too many
+	lastLog  atomic.Int64 // unix ns of the last "too many connections" line
 }
 
 // maxBlocking bounds the connections served with blocking system calls
-// (each holds a thread while it waits); the others use the netpoller.
-const maxBlocking = 1024
+// (each holds a thread while it waits, up to the idle timeout); the others
+// use the netpoller.
+const maxBlocking = MaxParallel
+
+// udpPeer is a UDP test opened over a control connection: the server
+// answers datagrams from addr (learnt from a registration datagram that
+// carried token and came from the control connection's IP) with resp
+// bytes, if they hold exactly req bytes.
+type udpPeer struct {
+	token     [tokenLen]byte
+	ip        netip.Addr
+	req, resp int
+	addr      netip.AddrPort // the registered UDP source; zero before
+	seen      atomic.Uint64  // datagrams answered
+}
+
+// peerTable holds the UDP tests, by token and by registered address.
+type peerTable struct {
+	mu      sync.RWMutex
+	byToken map[[tokenLen]byte]*udpPeer
+	byAddr  map[netip.AddrPort]*udpPeer
+}
+
+func (t *peerTable) add(p *udpPeer) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.byToken == nil {
+		t.byToken = map[[tokenLen]byte]*udpPeer{}
+		t.byAddr = map[netip.AddrPort]*udpPeer{}
+	}
+	if _, dup := t.byToken[p.token]; dup {
+		return false
+	}
+	t.byToken[p.token] = p
+	return true
+}
+
+func (t *peerTable) remove(p *udpPeer) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.byToken, p.token)
+	if p.addr.IsValid() && t.byAddr[p.addr] == p {
+		delete(t.byAddr, p.addr)
+	}
+}
+
+// lookup is the test datagrams from a belong to; nil if none.
+func (t *peerTable) lookup(a netip.AddrPort) *udpPeer {
+	t.mu.RLock()
+	p := t.byAddr[a]
+	t.mu.RUnlock()
+	return p
+}
+
+// register binds the test of token to source address a, if a has the IP
+// of the test's control connection; it returns the test, or nil.
+func (t *peerTable) register(token [tokenLen]byte, a netip.AddrPort) *udpPeer {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := t.byToken[token]
+	if p == nil || p.ip != a.Addr() {
+		return nil
+	}
+	if q := t.byAddr[a]; q != nil && q != p {
+		return nil // another test's address
+	}
+	if p.addr.IsValid() && p.addr != a {
+		delete(t.byAddr, p.addr) // the client's address changed (NAT)
+	}
+	p.addr = a
+	t.byAddr[a] = p
+	return p
+}
 
 // Listen opens the TCP listener and the UDP socket on addr (port 0: a free
 // port, the same for both); an address without a port gets 5202.
 func Listen(addr string) (*Server, error) {
 	if addr == "" {
-		addr = ":" + DefaultPort
+		addr = "127.0.0.1:" + DefaultPort
 	}
 	addr = WithDefaultPort(addr)
 	host, port, err := net.SplitHostPort(addr)
@@ -117,6 +232,10 @@ func (s *Server) Serve(ctx context.Context, log io.Writer) error {
 		log = io.Discard
 	}
 	s.log = log
+	maxConns := s.MaxConns
+	if maxConns <= 0 {
+		maxConns = DefaultMaxConns
+	}
 	var (
 		mu    sync.Mutex
 		conns = map[net.Conn]struct{}{}
@@ -164,6 +283,16 @@ func (s *Server) Serve(ctx context.Context, log io.Writer) error {
 			c.Close()
 			continue
 		}
+		if len(conns) >= maxConns {
+			mu.Unlock()
+			c.Close()
+			n := s.refused.Add(1)
+			if now := time.Now().UnixNano(); now-s.lastLog.Load() > int64(time.Second) {
+				s.lastLog.Store(now)
+				fmt.Fprintf(log, "cnperf rr: too many connections (%d at once): %d refused so far\n", maxConns, n)
+			}
+			continue
+		}
 		conns[c] = struct{}{}
 		mu.Unlock()
 		wg.Add(1)
@@ -193,8 +322,16 @@ func (s *Server) Serve(ctx context.Context, log io.Writer) error {
 	return err
 }
 
+func (s *Server) idle() time.Duration {
+	if s.IdleTimeout > 0 {
+		return s.IdleTimeout
+	}
+	return DefaultIdleTimeout
+}
+
 // serveConn answers one TCP connection until the client closes it (or, crr,
-// after one response).
+// after one response, or it is idle for the idle timeout). A UDP test's
+// control connection goes to serveUDPTest.
 func (s *Server) serveConn(c net.Conn) {
 	defer c.Close()
 	if tc, ok := c.(*net.TCPConn); ok {
@@ -210,15 +347,25 @@ func (s *Server) serveConn(c net.Conn) {
 		fmt.Fprintf(s.log, "cnperf rr: %s: %v\n", c.RemoteAddr(), err)
 		return
 	}
+	if h.flags&flagUDP != 0 {
+		s.serveUDPTest(c, h)
+		return
+	}
 	_ = c.SetReadDeadline(time.Time{})
 	n := s.blocking.Add(1)
 	defer s.blocking.Add(-1)
-	sk := newSock(c, n <= maxBlocking)
+	// A blocking call waits at most the idle timeout (no wake-ups before);
+	// the server's stop shuts the socket down, which wakes it at once.
+	idle := s.idle()
+	sk := newSockTimeout(c, n <= maxBlocking, idle)
 	buf := make([]byte, min(int(h.req), chunk))
-	stop := s.stopping.Load
+	stop := func() bool { return true } // a call timed out: idle
 	for {
+		if sk.rc == nil {
+			_ = c.SetDeadline(time.Now().Add(idle))
+		}
 		if err := sk.readN(buf, int(h.req), stop); err != nil {
-			return // EOF: the client is done (or gone)
+			return // EOF: the client is done (or gone, or idle)
 		}
 		if err := sk.writeN(int(h.resp), stop); err != nil {
 			return
@@ -227,6 +374,68 @@ func (s *Server) serveConn(c net.Conn) {
 			return // crr: close first, so TIME_WAIT stays here
 		}
 	}
+}
+
+// serveUDPTest keeps a UDP test open while its control connection c is:
+// it gives the client a token, which the client's UDP socket sends back
+// in a registration datagram from c's IP address; the server then answers
+// that socket's requests. The test ends when c closes, sends anything, or
+// no datagram arrived for the idle timeout.
+func (s *Server) serveUDPTest(c net.Conn, h hello) {
+	ta, ok := c.RemoteAddr().(*net.TCPAddr)
+	if !ok {
+		return
+	}
+	p := &udpPeer{ip: ta.AddrPort().Addr().Unmap().WithZone(""), req: int(h.req), resp: int(h.resp)}
+	for {
+		if _, err := rand.Read(p.token[:]); err != nil {
+			return
+		}
+		if s.peers.add(p) {
+			break
+		}
+	}
+	defer s.peers.remove(p)
+	_ = c.SetWriteDeadline(time.Now().Add(helloTimeout))
+	if _, err := c.Write(p.token[:]); err != nil {
+		return
+	}
+	idle := s.idle()
+	var one [1]byte
+	last := p.seen.Load()
+	for !s.stopping.Load() {
+		_ = c.SetReadDeadline(time.Now().Add(idle))
+		_, err := c.Read(one[:])
+		var ne net.Error
+		if err == nil || !errors.As(err, &ne) || !ne.Timeout() {
+			return // closed, or a protocol error
+		}
+		if n := p.seen.Load(); n != last {
+			last = n
+			continue
+		}
+		return // idle
+	}
+}
+
+// answer decides what datagram in from a gets: it writes the answer into
+// out and returns its size, 0 for none. Only a test opened over a control
+// connection is answered, from the address it registered, with the size it
+// asked for; a registration is answered with its echo.
+func (s *Server) answer(in []byte, a netip.AddrPort, out []byte) int {
+	p := s.peers.lookup(a)
+	n := len(in)
+	switch token, isReg := parseReg(in); {
+	case isReg && (p == nil || p.token == token):
+		if s.peers.register(token, a) != nil {
+			return copy(out, in)
+		}
+	case p != nil && n == p.req:
+		copy(out[:min(8, n, p.resp)], in)
+		p.seen.Add(1)
+		return p.resp
+	}
+	return 0
 }
 
 // unblockConn shuts c down, waking a blocking call on it, and closes it.
@@ -280,19 +489,20 @@ func (s *Server) serveUDP() error {
 			time.Sleep(time.Millisecond)
 			continue
 		}
-		size := n
-		if n >= 4 {
-			size = int(binary.BigEndian.Uint32(in))
-		}
-		if n == 0 || size < 1 || size > MaxUDPSize {
+		a, ok := addrPort(&from)
+		if !ok {
 			continue
 		}
-		copy(out[:min(8, n, size)], in)
+		size := s.answer(in[:n], a, out)
+		if size == 0 {
+			continue
+		}
 		_ = rc.Write(func(fd uintptr) bool {
 			for sendto(fd, out[:size], &from, fromLen) == syscall.EINTR {
 			}
 			return true
 		})
+		clear(out[:regLen]) // nothing of one client's datagram goes to another
 	}
 	return nil
 }

@@ -1,9 +1,11 @@
 package rr
 
 import (
+	"encoding/binary"
 	"errors"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"syscall"
 	"time"
@@ -18,8 +20,9 @@ import (
 // the conn still stop the next call; shutdown unblocks a call in progress.
 // Other conns (a custom Dial's) go through their Read and Write.
 type sock struct {
-	c  net.Conn
-	rc syscall.RawConn // nil: use c
+	c   net.Conn
+	rc  syscall.RawConn // nil: use c
+	ctl net.Conn        // udp: the test's control connection, closed with c
 
 	// One call's arguments and results, so that the callbacks given to rc
 	// are bound once, not allocated per call.
@@ -47,12 +50,15 @@ func (s *sock) doWrite(fd uintptr) bool {
 	}
 }
 
-// blockTimeout bounds one blocking call, so a missed wake-up costs at most
-// this long; calls are retried after it.
+// blockTimeout bounds one blocking call of the client, so a missed wake-up
+// costs at most this long; calls are retried after it.
 const blockTimeout = 250 * time.Millisecond
 
 // newSock wraps c; blocking=false keeps c on the netpoller.
-func newSock(c net.Conn, blocking bool) *sock {
+func newSock(c net.Conn, blocking bool) *sock { return newSockTimeout(c, blocking, blockTimeout) }
+
+// newSockTimeout is newSock with blocking calls timing out after timeout.
+func newSockTimeout(c net.Conn, blocking bool, timeout time.Duration) *sock {
 	s := &sock{c: c}
 	if !blocking {
 		return s
@@ -67,7 +73,7 @@ func newSock(c net.Conn, blocking bool) *sock {
 	}
 	var serr error
 	if err := rc.Control(func(fd uintptr) {
-		tv := syscall.NsecToTimeval(int64(blockTimeout))
+		tv := syscall.NsecToTimeval(int64(timeout))
 		if serr = syscall.SetsockoptTimeval(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv); serr != nil {
 			return
 		}
@@ -197,6 +203,29 @@ func (s *sock) unblock() {
 	if s.rc != nil {
 		_ = s.rc.Control(func(fd uintptr) { _ = syscall.Shutdown(int(fd), syscall.SHUT_RDWR) })
 	}
+}
+
+// close closes the connection and, udp, its control connection.
+func (s *sock) close() {
+	s.c.Close()
+	if s.ctl != nil {
+		s.ctl.Close()
+	}
+}
+
+// addrPort reads a datagram's source address without allocating.
+func addrPort(sa *syscall.RawSockaddrAny) (netip.AddrPort, bool) {
+	switch sa.Addr.Family {
+	case syscall.AF_INET:
+		p := (*syscall.RawSockaddrInet4)(unsafe.Pointer(sa))
+		port := binary.BigEndian.Uint16((*[2]byte)(unsafe.Pointer(&p.Port))[:])
+		return netip.AddrPortFrom(netip.AddrFrom4(p.Addr), port), true
+	case syscall.AF_INET6:
+		p := (*syscall.RawSockaddrInet6)(unsafe.Pointer(sa))
+		port := binary.BigEndian.Uint16((*[2]byte)(unsafe.Pointer(&p.Port))[:])
+		return netip.AddrPortFrom(netip.AddrFrom16(p.Addr).Unmap(), port), true
+	}
+	return netip.AddrPort{}, false
 }
 
 // recvfrom and sendto without allocating a sockaddr per datagram.
