@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -24,7 +25,12 @@ func newServeRRCmd(stderr io.Writer) *cobra.Command {
 port number; publish both.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := rr.Listen(listen)
+			p, _ := strconv.Atoi(rr.DefaultPort)
+			addr, err := listenAddr(listen, p)
+			if err != nil {
+				return err
+			}
+			s, err := rr.Listen(addr)
 			if err != nil {
 				return fail(err)
 			}
@@ -36,7 +42,8 @@ port number; publish both.`,
 			return fail(s.Serve(ctx, stderr))
 		},
 	}
-	cmd.Flags().StringVar(&listen, "listen", ":"+rr.DefaultPort, "address (and port, TCP and UDP) to listen on")
+	p, _ := strconv.Atoi(rr.DefaultPort)
+	cmd.Flags().StringVar(&listen, "listen", defaultListen(p), listenHelp+" (the port: TCP and UDP)")
 	return cmd
 }
 

@@ -16,19 +16,27 @@ import (
 )
 
 func newServeCmd(stderr io.Writer) *cobra.Command {
-	cmd := &cobra.Command{Use: "serve", Short: "Run a workload server (ping, pong, stream, rr, udp)"}
+	cmd := &cobra.Command{Use: "serve", Short: "Run a workload server (ping, pong, stream, rr, udp)",
+		Long: `Run a workload server. Servers have no authentication: they listen on
+loopback (127.0.0.1) unless --listen says otherwise, e.g. --listen :5201 for
+every interface; open them only on a network you trust. cnperf run starts
+them inside its labs with the lab's own addresses.`}
 	var listen, pongURL string
 	var maxSize, retries int
 	var timeout time.Duration
 	serve := func(h func() (fasthttp.RequestHandler, error)) func(*cobra.Command, []string) error {
 		return func(cmd *cobra.Command, _ []string) error {
+			addr, err := listenAddr(listen, defaultPort(cmd))
+			if err != nil {
+				return err
+			}
 			handler, err := h()
 			if err != nil {
 				return err
 			}
-			ln, err := net.Listen("tcp", listen)
+			ln, err := net.Listen("tcp", addr)
 			if err != nil {
-				return fail(fmt.Errorf("listen on %s: %w", listen, err))
+				return fail(fmt.Errorf("listen on %s: %w", addr, err))
 			}
 			fmt.Fprintf(stderr, "cnperf %s: listening on %s\n", cmd.Name(), ln.Addr())
 			// A container's server is PID 1 of its pid namespace, where
@@ -49,7 +57,7 @@ func newServeCmd(stderr io.Writer) *cobra.Command {
 			return pingpong.NewPongHandler(maxSize), nil
 		}),
 	}
-	pong.Flags().StringVar(&listen, "listen", ":4040", "address to listen on")
+	pong.Flags().StringVar(&listen, "listen", defaultListen(4040), listenHelp)
 	pong.Flags().IntVar(&maxSize, "max-size", pingpong.DefaultMaxSize, fmt.Sprintf("largest body served, at most %d; a larger request gets no answer (the connection closes)", pingpong.MaxSizeLimit))
 	ping := &cobra.Command{
 		Use:   "ping --pong URL --listen ADDR",
@@ -69,7 +77,7 @@ func newServeCmd(stderr io.Writer) *cobra.Command {
 			return h, nil
 		}),
 	}
-	ping.Flags().StringVar(&listen, "listen", ":8080", "address to listen on")
+	ping.Flags().StringVar(&listen, "listen", defaultListen(8080), listenHelp)
 	ping.Flags().StringVar(&pongURL, "pong", "http://localhost:4040", "base URL of the pong server")
 	ping.Flags().IntVar(&retries, "retries", pingpong.DefaultRetries, fmt.Sprintf("retries after a failed attempt towards pong before giving up (0: none; at most %d)", pingpong.MaxRetries))
 	ping.Flags().DurationVar(&timeout, "timeout", pingpong.DefaultTimeout, fmt.Sprintf("timeout of one attempt towards pong (at most %s)", pingpong.MaxTimeout))

@@ -29,9 +29,9 @@ func newServeStreamCmd(stderr io.Writer) *cobra.Command {
 UDP data the UDP port of the same number: publish both.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			addr, err := hostPort(listen)
+			addr, err := listenAddr(listen, stream.DefaultPort)
 			if err != nil {
-				return usagef("--listen %q: %v", listen, err)
+				return err
 			}
 			s, err := stream.Listen(addr, stderr)
 			if err != nil {
@@ -45,7 +45,7 @@ UDP data the UDP port of the same number: publish both.`,
 			return fail(s.Serve(ctx))
 		},
 	}
-	cmd.Flags().StringVar(&listen, "listen", fmt.Sprintf(":%d", stream.DefaultPort), "address (and port, TCP and UDP) to listen on")
+	cmd.Flags().StringVar(&listen, "listen", defaultListen(stream.DefaultPort), listenHelp+" (the port: TCP and UDP)")
 	return cmd
 }
 

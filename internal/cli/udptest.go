@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os/signal"
 	"syscall"
 
@@ -23,12 +22,13 @@ func newServeUDPCmd(stderr io.Writer) *cobra.Command {
 		Short: "Listen for jitter and datagram tests (TCP control and UDP data on one port)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if _, _, err := net.SplitHostPort(listen); err != nil {
-				return usagef("--listen %q: %v", listen, err)
-			}
-			pc, ln, err := udptest.Listen(listen)
+			addr, err := listenAddr(listen, udptest.DefaultPort)
 			if err != nil {
-				return fail(fmt.Errorf("listen on %s: %w", listen, err))
+				return err
+			}
+			pc, ln, err := udptest.Listen(addr)
+			if err != nil {
+				return fail(fmt.Errorf("listen on %s: %w", addr, err))
 			}
 			fmt.Fprintf(stderr, "cnperf serve udp: listening on %s (tcp and udp)\n", ln.Addr())
 			// As PID 1 of a container, signals without a handler are ignored.
@@ -40,7 +40,7 @@ func newServeUDPCmd(stderr io.Writer) *cobra.Command {
 			return fail(s.Serve(ctx, pc, ln))
 		},
 	}
-	cmd.Flags().StringVar(&listen, "listen", fmt.Sprintf(":%d", udptest.DefaultPort), "address to listen on")
+	cmd.Flags().StringVar(&listen, "listen", defaultListen(udptest.DefaultPort), listenHelp+" (the port: TCP and UDP)")
 	return cmd
 }
 
