@@ -102,12 +102,14 @@ func (t *socketTests) start(ctx context.Context, e *env, exe, logs string) error
 	if err != nil {
 		return err
 	}
-	// Servers in this machine's own stack (an existing engine's bare and
-	// host modes) listen where the endpoint does: loopback only.
+	// Servers listen where the mode's endpoint does: inside a lab's sealed
+	// namespaces 0.0.0.0 (only lab addresses exist there), in this
+	// machine's own stack (an existing engine's bare and host modes)
+	// loopback only. Never the servers' own default.
 	listenHost, _, _ := net.SplitHostPort(ep.Listen)
 	for _, srv := range t.servers {
 		args := shiftPort(append([]string{exe}, srv.Args...), "--listen", e.shift)
-		if listenHost != "" && listenHost != "0.0.0.0" {
+		if listenHost != "" {
 			for i := range args {
 				if i > 0 && args[i-1] == "--listen" && strings.HasPrefix(args[i], ":") {
 					args[i] = listenHost + args[i]
