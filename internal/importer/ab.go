@@ -47,6 +47,8 @@ var lastNumberRE = regexp.MustCompile(`/([0-9]+)/?$`)
 //	LatencyMS  0: no outer time
 //	Code       200; 0 with Error "apachebench: all N requests failed" when
 //	           Failed requests == Complete requests
+//	Error      also "apachebench: time per request is 0 ms" when it is
+//	           (the row has no transfer rate)
 //
 // ab prints two "Time per request" lines: the mean per request (above)
 // and the mean "across all concurrent requests", time taken / complete
@@ -179,13 +181,17 @@ func abRow(t *table, rec []string) (pingpong.Sample, abRowInfo, error) {
 		Length:     length,
 		Code:       200,
 	}
-	if ri.failed == complete {
+	switch {
+	case ri.failed == complete:
 		s.Code = 0
 		if complete == 0 {
 			s.Error = "apachebench: no complete requests"
 		} else {
 			s.Error = fmt.Sprintf("apachebench: all %d requests failed", complete)
 		}
+	case tpr == 0:
+		// No time, no transfer rate: as ppbench's rows of 0 ms, a failure.
+		s.Error = "apachebench: time per request is 0 ms"
 	}
 	return s, ri, nil
 }

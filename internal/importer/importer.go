@@ -225,8 +225,33 @@ type rowError struct{ msg string }
 
 func (e rowError) Error() string { return e.msg }
 
+// maxQuoted is how much of a bad field an error quotes: a megabyte of
+// garbage must not become a megabyte of error line.
+const maxQuoted = 40
+
 func badField(col, val, why string) error {
+	if len(val) > maxQuoted {
+		val = strings.ToValidUTF8(val[:maxQuoted], "") + "…"
+	}
 	return rowError{fmt.Sprintf("%s %q: %s", col, val, why)}
+}
+
+// maxBytes bounds sizes and lengths: pong serves at most this, and larger
+// numbers from a file are typos or garbage (and overflow int from float).
+const maxBytes = pingpong.MaxSizeLimit
+
+// bytesField parses column col of rec as a byte count: a non-negative
+// number up to maxBytes, rounded (ppbench's median of an even count may be
+// x.5).
+func (t *table) bytesField(rec []string, col string) (int, error) {
+	f, err := t.num(rec, col)
+	if err != nil {
+		return 0, err
+	}
+	if f > maxBytes {
+		return 0, badField(col, t.get(rec, col), fmt.Sprintf("above %d bytes", maxBytes))
+	}
+	return int(math.Round(f)), nil
 }
 
 // num parses column col of rec as a finite, non-negative number. It
@@ -249,13 +274,17 @@ func (t *table) num(rec []string, col string) (float64, error) {
 	return f, nil
 }
 
-// count parses column col of rec as a non-negative whole number, written
-// as an integer or as a float with no fractional part ("3", "3.0").
+// count parses column col of rec as a non-negative whole number up to
+// 2^31-1, written as an integer or as a float with no fractional part
+// ("3", "3.0"). The bound keeps sums over rows from overflowing.
 func (t *table) count(rec []string, col string) (int, error) {
 	s := t.get(rec, col)
 	if n, err := strconv.Atoi(s); err == nil {
-		if n < 0 {
+		switch {
+		case n < 0:
 			return 0, badField(col, s, "negative")
+		case n > math.MaxInt32:
+			return 0, badField(col, s, "above 2147483647")
 		}
 		return n, nil
 	}
@@ -263,8 +292,11 @@ func (t *table) count(rec []string, col string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if f != math.Trunc(f) || f > math.MaxInt32 {
+	switch {
+	case f != math.Trunc(f):
 		return 0, badField(col, s, "not a whole number")
+	case f > math.MaxInt32:
+		return 0, badField(col, s, "above 2147483647")
 	}
 	return int(f), nil
 }

@@ -3,7 +3,6 @@ package importer
 import (
 	"fmt"
 	"io"
-	"math"
 	"regexp"
 	"strconv"
 
@@ -106,7 +105,7 @@ func ppRow(t *table, rec []string) (s pingpong.Sample, failed, conc int, pathOK 
 	if tag == "" {
 		tag = Untagged
 	}
-	total, err := t.num(rec, ppTotal)
+	length, err := t.bytesField(rec, ppTotal)
 	if err != nil {
 		return s, 0, 0, false, err
 	}
@@ -128,11 +127,10 @@ func ppRow(t *table, rec []string) (s pingpong.Sample, failed, conc int, pathOK 
 	if err != nil {
 		return s, 0, 0, false, err
 	}
-	length := int(math.Round(total))
 	size := length
 	if m := mpingRE.FindStringSubmatch(t.get(rec, ppPath)); m != nil {
 		n, err := strconv.Atoi(m[1])
-		if err != nil {
+		if err != nil || n > maxBytes {
 			return s, 0, 0, false, badField(ppPath, t.get(rec, ppPath), "size out of range")
 		}
 		size, pathOK = n, true
