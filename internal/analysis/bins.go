@@ -234,13 +234,15 @@ type group struct {
 	big bool
 }
 
+// noSplit is the split that cuts no bin: every size is from it up.
+const noSplit = math.MinInt
+
 // grouped returns the series' metric values per group (n bins over
-// [0, MaxSize], each cut at split; split <= 0 cuts nothing), each group's
-// values sorted.
+// [0, MaxSize], each cut at split), each group's values sorted.
 func (d Dataset) grouped(series string, m Metric, n, split int) map[group][]float64 {
 	out := map[group][]float64{}
 	for _, p := range d.points(series, m) { // value-sorted: every group comes out sorted
-		k := group{binOf(p.size, d.MaxSize, n), split > 0 && p.size >= split}
+		k := group{binOf(p.size, d.MaxSize, n), p.size >= split}
 		out[k] = append(out[k], p.value)
 	}
 	return out
@@ -284,7 +286,7 @@ func (d Dataset) PairedRatio(series, under string, m Metric, n int) Paired {
 	if n < 1 {
 		return Paired{Ratio: math.NaN()}
 	}
-	return pairedRatio(d.grouped(series, m, n, 0), d.grouped(under, m, n, 0), median, nil)
+	return pairedRatio(d.grouped(series, m, n, noSplit), d.grouped(under, m, n, noSplit), median, nil)
 }
 
 // SplitRow compares a series with the reference for small and big messages

@@ -432,6 +432,12 @@ func TestSmallBig(t *testing.T) {
 			{Series: "bridge", SmallN: 3, Small: (1 + 2.5) / 2, Big: nan, SmallBins: 2},
 			{Series: "overlay", SmallN: 2, Small: (2 + 100.0/35) / 2, Big: nan, SmallBins: 2},
 		}},
+		// Split 0: everything big, counted and compared alike.
+		{"all big", d, 0, 40, []analysis.SplitRow{
+			{Series: "bare", BigN: 9, Small: nan, Big: 1, BigBins: 4},
+			{Series: "bridge", BigN: 3, Small: nan, Big: (1 + 2.5) / 2, BigBins: 2},
+			{Series: "overlay", BigN: 2, Small: nan, Big: (2 + 100.0/35) / 2, BigBins: 2},
+		}},
 		// 4 bins of 10: [30, 40] straddles split 35 and is cut in two, so
 		// size 30 is compared on the small side and 40 on the big side.
 		{"a bin cut at the split", d, 35, 4, []analysis.SplitRow{

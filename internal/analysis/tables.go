@@ -77,7 +77,7 @@ func (d Dataset) Summary(m Metric, same float64, n int) []SummaryRow {
 	hasRef := d.Reference != "" && n >= 1
 	var ref map[group][]float64
 	if hasRef {
-		ref = d.grouped(d.Reference, m, n, 0)
+		ref = d.grouped(d.Reference, m, n, noSplit)
 	}
 	hb := m.HigherIsBetter
 	var rows []SummaryRow
@@ -86,7 +86,7 @@ func (d Dataset) Summary(m Metric, same float64, n int) []SummaryRow {
 		isRef := hasRef && s == d.Reference
 		var g map[group][]float64
 		if hasRef && !isRef {
-			g = d.grouped(s, m, n, 0)
+			g = d.grouped(s, m, n, noSplit)
 		}
 		ch := make([]Change, len(summaryStats))
 		for i, stat := range summaryStats {
