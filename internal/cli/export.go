@@ -130,6 +130,11 @@ func printSummary(stdout, stderr io.Writer, dir string, header bool) error {
 	if err := analysis.WriteTable(stdout, set.Rows(meta.Spec.ReferenceKey()), meta.Spec.ReferenceKey()); err != nil {
 		return fail(err)
 	}
+	// Several lab instances per mode: how far apart they ran.
+	spread := analysis.InstanceSpread(samples, report.CellUnits(*meta), meta.Spec.ModeKeys(), meta.Spec.ReferenceKey(), meta.Spec.LabInstances())
+	if err := analysis.WriteInstanceTable(stdout, spread); err != nil {
+		return fail(err)
+	}
 	pairs := analysis.DriverPairs(meta.Spec.ModeKeys(), meta.Spec.SplitModeKey)
 	return fail(analysis.WriteDriverTable(stdout, analysis.PingPongDrivers(set, pairs)))
 }

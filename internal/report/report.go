@@ -139,6 +139,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 		if err := r.addPingPong(ref, o); err != nil {
 			return r, err
 		}
+		r.addInstances(ref)
 	}
 	r.addCost()
 	if !pingPong {
