@@ -195,6 +195,17 @@ func Parse(r io.Reader, source string) (Spec, error) {
 	if len(doc) > MaxSpecBytes {
 		return s, fmt.Errorf("%s: larger than %d bytes: not a spec", source, MaxSpecBytes)
 	}
+	// yaml.v3 compares every key of a mapping with every other while
+	// decoding, with an error per repeated pair: one mapping of 150,000
+	// keys (1 MiB) would never finish. Its shape is bounded first, on the
+	// parsed nodes.
+	var root yaml.Node
+	if err := yaml.Unmarshal(doc, &root); err != nil {
+		return s, fmt.Errorf("%s: %s", source, yamlMessage(err))
+	}
+	if err := checkShape(&root); err != nil {
+		return s, fmt.Errorf("%s: %w", source, err)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(doc))
 	dec.KnownFields(true)
 	if err := dec.Decode(&s); err != nil {
@@ -220,6 +231,73 @@ func Parse(r io.Reader, source string) (Spec, error) {
 		return s, fmt.Errorf("%s: %w", source, err)
 	}
 	return s, nil
+}
+
+// Bounds on a spec's YAML, far above what a valid spec holds (at most 1000
+// tests or sweep values, 64 labels).
+const (
+	maxMappingKeys = 1000
+	maxSeqItems    = 10_000
+)
+
+// shapeError is a mapping or sequence too large, found at path.
+type shapeError struct {
+	path []string // innermost first
+	line int
+	msg  string
+}
+
+func (e *shapeError) Error() string {
+	p := ""
+	for i := len(e.path) - 1; i >= 0; i-- {
+		if p != "" && !strings.HasPrefix(e.path[i], "[") {
+			p += "."
+		}
+		p += e.path[i]
+	}
+	if p == "" {
+		p = "the document"
+	}
+	return fmt.Sprintf("line %d: %s: %s", e.line, p, e.msg)
+}
+
+// checkShape refuses a mapping of more than maxMappingKeys keys or a
+// sequence of more than maxSeqItems items anywhere under n (aliases are not
+// followed: yaml.v3 bounds their expansion itself).
+func checkShape(n *yaml.Node) error {
+	switch {
+	case n.Kind == yaml.MappingNode && len(n.Content)/2 > maxMappingKeys:
+		return &shapeError{line: n.Line, msg: fmt.Sprintf("%d keys, more than %d", len(n.Content)/2, maxMappingKeys)}
+	case n.Kind == yaml.SequenceNode && len(n.Content) > maxSeqItems:
+		return &shapeError{line: n.Line, msg: fmt.Sprintf("%d items, more than %d", len(n.Content), maxSeqItems)}
+	case n.Kind == yaml.MappingNode:
+		// A repeated key is an error either way; found here in one pass,
+		// not by yaml.v3 with an error for every repeated pair.
+		seen := make(map[string]int, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			id := strconv.Itoa(int(k.Kind)) + ":" + k.Value // yaml.v3's notion of the same key
+			if first, ok := seen[id]; ok {
+				return &shapeError{line: k.Line, msg: fmt.Sprintf("key %q is there twice (first on line %d)", k.Value, first)}
+			}
+			seen[id] = k.Line
+		}
+	}
+	for i, c := range n.Content {
+		err := checkShape(c)
+		if err == nil {
+			continue
+		}
+		se := err.(*shapeError)
+		switch {
+		case n.Kind == yaml.SequenceNode:
+			se.path = append(se.path, "["+strconv.Itoa(i)+"]")
+		case n.Kind == yaml.MappingNode && i%2 == 1:
+			se.path = append(se.path, n.Content[i-1].Value)
+		}
+		return se
+	}
+	return nil
 }
 
 var fieldRE = regexp.MustCompile(`field (\S+) not found in type (\S+)`)
@@ -249,25 +327,31 @@ func nameFields(err error, doc []byte) error {
 	if !errors.As(err, &te) {
 		return err
 	}
+	// One line names the first few: a document of a million wrong values
+	// is worth neither a million-part line nor a search for each.
+	errs := slices.Clone(te.Errors[:min(len(te.Errors), maxTypeErrors)])
 	var root yaml.Node
-	if yaml.Unmarshal(doc, &root) != nil {
-		return err
-	}
-	out := &yaml.TypeError{Errors: make([]string, len(te.Errors))}
-	for i, e := range te.Errors {
-		out.Errors[i] = e
-		m := typeErrRE.FindStringSubmatch(e)
-		if m == nil {
-			continue
-		}
-		line, _ := strconv.Atoi(m[1])
-		if path := findField(&root, "", line, m[2], m[3]); path != "" {
-			prefix := "line " + m[1] + ": "
-			out.Errors[i] = prefix + path + ": " + strings.TrimPrefix(e, prefix)
+	if yaml.Unmarshal(doc, &root) == nil {
+		for i, e := range errs {
+			m := typeErrRE.FindStringSubmatch(e)
+			if m == nil {
+				continue
+			}
+			line, _ := strconv.Atoi(m[1])
+			if path := findField(&root, "", line, m[2], m[3]); path != "" {
+				prefix := "line " + m[1] + ": "
+				errs[i] = prefix + path + ": " + strings.TrimPrefix(e, prefix)
+			}
 		}
 	}
-	return out
+	if more := len(te.Errors) - len(errs); more > 0 {
+		errs = append(errs, fmt.Sprintf("and %d more", more))
+	}
+	return &yaml.TypeError{Errors: errs}
 }
+
+// maxTypeErrors is how many of yaml.v3's type errors a message names.
+const maxTypeErrors = 3
 
 // findField returns the path of the first, innermost value node under n on
 // line whose text is value (for scalars; yaml.v3 shortens long ones to 7
@@ -306,6 +390,9 @@ func findField(n *yaml.Node, path string, line int, tag, value string) string {
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
+			if !spans(k.Line, n.Content, i+2, line) {
+				continue
+			}
 			p := join(path, k.Value)
 			if q := findField(v, p, line, tag, value); q != "" {
 				return q
@@ -316,7 +403,10 @@ func findField(n *yaml.Node, path string, line int, tag, value string) string {
 		}
 	case yaml.SequenceNode:
 		for i, v := range n.Content {
-			p := fmt.Sprintf("%s[%d]", path, i)
+			if !spans(v.Line, n.Content, i+1, line) {
+				continue
+			}
+			p := path + "[" + strconv.Itoa(i) + "]"
 			if q := findField(v, p, line, tag, value); q != "" {
 				return q
 			}
@@ -326,6 +416,13 @@ func findField(n *yaml.Node, path string, line int, tag, value string) string {
 		}
 	}
 	return ""
+}
+
+// spans reports whether an entry starting on line from, followed by
+// content[next] (if any), can hold line: entries come in line order, so
+// the search skips the others without building their paths.
+func spans(from int, content []*yaml.Node, next, line int) bool {
+	return from <= line && (next >= len(content) || content[next].Line >= line)
 }
 
 // Load reads a spec file.

@@ -395,6 +395,13 @@ var hostile = []struct {
 	{"test count", "name: x\ntests: [{workload: datagram, count: 9223372036854775807}]\n", "tests[0].count: 9223372036854775807 is outside"},
 	{"test duration", "name: x\ntests: [{workload: stream, duration: 2000000h}]\n", "tests[0].duration: 2000000h0m0s is outside"},
 	{"sweep value", "name: x\ntests: [{workload: stream, protocol: udp, sweep: {param: length, values: [\"1400\", \"70000\"]}}]\n", "tests[0].sweep.values[1]: 70000 is above"},
+	{"mapping of 150,000 keys", "name: x\nlabels: {" + strings.Repeat("k: v, ", 150000) + "}\n", "line 2: labels: 150000 keys, more than 1000"},
+	{"keys repeated", "name: x\nlabels: {" + strings.Repeat("k: v, ", 900) + "}\n", `line 2: labels: key "k" is there twice (first on line 2)`},
+	{"key repeated at the top", "name: x\nname: y\n", `line 2: the document: key "name" is there twice (first on line 1)`},
+	{"mappings of repeated keys", "name: x\nvariants:\n" + strings.Repeat("  - {"+strings.Repeat("cores: 1, ", 900)+"}\n", 100), `line 3: variants[0]: key "cores" is there twice`},
+	{"sequence of 300,000 values", "name: x\ntests: [{workload: jitter, sweep: {param: rate, values: [" + strings.Repeat("1M,", 300000) + "]}}]\n",
+		"line 2: tests[0].sweep.values: 300000 items, more than 10000"},
+	{"9,000 wrong types", "name: x\nmodes:\n" + strings.Repeat("  - {a: 1}\n", 9000), "line 3: modes[0]: cannot unmarshal !!map into string; line 4: modes[1]: cannot unmarshal !!map into string; line 5: modes[2]: cannot unmarshal !!map into string; and 8997 more"},
 	{"spec too large", "name: x\ndescription: \"" + strings.Repeat("d", MaxSpecBytesForTest) + "\"\n", "larger than 1048576 bytes"},
 }
 
