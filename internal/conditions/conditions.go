@@ -10,7 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,6 +48,11 @@ type Set struct {
 	// max") in every namespace of the lab.
 	TCPRmem string `yaml:"tcp_rmem,omitempty" json:"tcp_rmem,omitempty"`
 	TCPWmem string `yaml:"tcp_wmem,omitempty" json:"tcp_wmem,omitempty"`
+	// TCPCongestion is the TCP congestion control of every namespace of the
+	// lab (net.ipv4.tcp_congestion_control); empty means DefaultCongestion,
+	// not the machine's, which varies (bbr on some machines) and whose
+	// model state made lab instances of one mode differ by 20 %.
+	TCPCongestion string `yaml:"tcp_congestion,omitempty" json:"tcp_congestion,omitempty"`
 	// MTU sets the underlay's MTU (every host NIC and switch port);
 	// OverlayMTU the overlays' devices' (default: MTU less the overlay's
 	// header), seed 002's fragmentation experiments.
@@ -72,6 +79,7 @@ func (s Set) Over(v Set) Set {
 	over(&s.Offloads, v.Offloads)
 	over(&s.TCPRmem, v.TCPRmem)
 	over(&s.TCPWmem, v.TCPWmem)
+	over(&s.TCPCongestion, v.TCPCongestion)
 	over(&s.MTU, v.MTU)
 	over(&s.OverlayMTU, v.OverlayMTU)
 	over(&s.Delay, v.Delay)
@@ -106,6 +114,7 @@ func (s Set) Label() string {
 	add("offloads", s.Offloads, s.Offloads != "")
 	add("rmem", strings.ReplaceAll(s.TCPRmem, " ", ":"), s.TCPRmem != "")
 	add("wmem", strings.ReplaceAll(s.TCPWmem, " ", ":"), s.TCPWmem != "")
+	add("cc", s.TCPCongestion, s.TCPCongestion != "")
 	add("mtu", s.MTU, s.MTU != 0)
 	add("ovmtu", s.OverlayMTU, s.OverlayMTU != 0)
 	return strings.Join(parts, ",")
@@ -172,6 +181,11 @@ func (s Set) Validate(cpus int) error {
 			return fmt.Errorf("%s %q: %w", f.name, f.v, err)
 		}
 	}
+	if s.TCPCongestion != "" {
+		if err := checkCongestion(s.TCPCongestion, availableCongestion()); err != nil {
+			return fmt.Errorf("tcp_congestion %q: %w", s.TCPCongestion, err)
+		}
+	}
 	for _, f := range []struct {
 		name string
 		v    int
@@ -184,6 +198,44 @@ func (s Set) Validate(cpus int) error {
 		return fmt.Errorf("delay %q: needs netem, which this kernel lacks (no sch_netem); left for later rather than faked", s.Delay)
 	}
 	return nil
+}
+
+// DefaultCongestion is the congestion control a lab uses unless told
+// otherwise: Linux's default since 2.6.19, and the one the papers' systems
+// ran. A machine may default to another (bbr): the lab does not inherit it,
+// so that runs on different machines compare.
+const DefaultCongestion = "cubic"
+
+// Congestion returns the congestion control the lab sets.
+func (s Set) Congestion() string {
+	if s.TCPCongestion == "" {
+		return DefaultCongestion
+	}
+	return s.TCPCongestion
+}
+
+var congestionRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,15}$`)
+
+// checkCongestion checks a congestion control's name against the kernel's
+// list (nil: the list could not be read, so only the name's form).
+func checkCongestion(cc string, available []string) error {
+	if !congestionRE.MatchString(cc) {
+		return errors.New("not a congestion control's name")
+	}
+	if available != nil && !slices.Contains(available, cc) {
+		return fmt.Errorf("this kernel offers %s", strings.Join(available, ", "))
+	}
+	return nil
+}
+
+// availableCongestion reads the kernel's congestion controls (nil when it
+// cannot).
+func availableCongestion() []string {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/tcp_available_congestion_control")
+	if err != nil {
+		return nil
+	}
+	return strings.Fields(string(b))
 }
 
 // HostCPUs are the CPUs a server host's processes may use (nil: any).

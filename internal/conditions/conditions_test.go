@@ -135,3 +135,34 @@ func TestOverTakesEveryField(t *testing.T) {
 		t.Errorf("an empty variant changed the set: %+v", got)
 	}
 }
+
+func TestCongestion(t *testing.T) {
+	if got := (Set{}).Congestion(); got != DefaultCongestion {
+		t.Errorf("default congestion control %q, want %q", got, DefaultCongestion)
+	}
+	if got := (Set{TCPCongestion: "bbr"}).Congestion(); got != "bbr" {
+		t.Errorf("congestion control %q, want bbr", got)
+	}
+	avail := []string{"reno", "cubic", "bbr"}
+	for _, tc := range []struct {
+		cc    string
+		avail []string
+		ok    bool
+	}{
+		{"cubic", avail, true},
+		{"bbr", avail, true},
+		{"vegas", avail, false}, // not in this kernel
+		{"vegas", nil, true},    // list unreadable: the form alone
+		{"Cubic", avail, false},
+		{"cubic ", avail, false},
+		{"", avail, false},
+		{"a-very-long-name-indeed", nil, false},
+	} {
+		if err := checkCongestion(tc.cc, tc.avail); (err == nil) != tc.ok {
+			t.Errorf("checkCongestion(%q, %v) = %v, want ok %v", tc.cc, tc.avail, err, tc.ok)
+		}
+	}
+	if err := (Set{TCPCongestion: "no such"}).Validate(2); err == nil || !strings.Contains(err.Error(), "tcp_congestion") {
+		t.Errorf("a bad tcp_congestion: %v", err)
+	}
+}

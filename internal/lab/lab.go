@@ -152,6 +152,12 @@ type Lab struct {
 	DockerHost string `json:"docker_host,omitempty"`
 	// Conditions are the conditions the lab was built under.
 	Conditions conditions.Set `json:"conditions,omitzero"`
+	// TCPCongestion is the congestion control every TCP connection in the
+	// lab uses, and TCPCongestionVia how the lab set it: "sysctl" (each
+	// namespace's default) or "route" (a metric on every route, for a
+	// control the machine restricts to its root namespace).
+	TCPCongestion    string `json:"tcp_congestion,omitempty"`
+	TCPCongestionVia string `json:"tcp_congestion_via,omitempty"`
 
 	engines *engine.Set
 	exe     string
@@ -464,6 +470,9 @@ func Up(cfg Config) (l *Lab, err error) {
 		return nil, fmt.Errorf("build mode %s: %w", l.Mode, err)
 	}
 	l.Endpoints = eps
+	if err := l.setCongestion(); err != nil {
+		return nil, fmt.Errorf("tcp_congestion %s: %w", l.Conditions.Congestion(), err)
+	}
 	if err := l.applyConditions(servers); err != nil {
 		return nil, fmt.Errorf("conditions %s: %w", l.Conditions.Label(), err)
 	}

@@ -1,0 +1,70 @@
+package lab
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/cnperf/cnperf/internal/netnsutil"
+)
+
+// setCongestion gives every namespace of the lab (and every Docker
+// container's) the lab's TCP congestion control. A new namespace takes the
+// machine's default, which varies between machines (bbr on some), and
+// bbr's model of each connection made lab instances of one mode differ by
+// 20 % for a whole run; so the lab sets its own (conditions.Congestion).
+// Outside the root namespace the kernel lets the per-namespace default
+// (the sysctl) take only the controls the machine allows
+// (net.ipv4.tcp_allowed_congestion_control); for another one the lab sets
+// it as a metric on every route instead (`ip route ... congctl`), which TCP
+// takes for each connection over the route, both connecting and accepting.
+func (l *Lab) setCongestion() error {
+	cc := l.Conditions.Congestion()
+	nss, err := namespaces(l.Name)
+	if err != nil {
+		return err
+	}
+	for _, ep := range l.Endpoints {
+		if ep.Docker != nil && !strings.HasPrefix(ep.NS, Prefix) {
+			nss = append(nss, ep.NS) // a Docker container's namespace
+		}
+	}
+	via := "sysctl"
+	for _, ns := range nss {
+		if ns == l.Switch {
+			continue // no TCP on the switch
+		}
+		err := l.Builder().Sysctl(ns, "net.ipv4.tcp_congestion_control", cc)
+		if errors.Is(err, syscall.EPERM) {
+			err, via = congestionOnRoutes(ns, cc), "route"
+		}
+		if err != nil {
+			return err
+		}
+	}
+	l.TCPCongestion, l.TCPCongestionVia = cc, via
+	return nil
+}
+
+// congestionOnRoutes sets cc on every IPv4 route of ns's main table.
+func congestionOnRoutes(ns, cc string) error {
+	h, err := netnsutil.Handle(ns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	routes, err := h.RouteList(nil, netlink.FAMILY_V4)
+	if err != nil {
+		return fmt.Errorf("list routes in %s: %w", ns, err)
+	}
+	for _, r := range routes {
+		r.Congctl = cc
+		if err := h.RouteReplace(&r); err != nil {
+			return fmt.Errorf("route %s in %s: congctl %s: %w", r.Dst, ns, cc, err)
+		}
+	}
+	return nil
+}
