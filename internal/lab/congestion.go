@@ -62,6 +62,10 @@ func congestionOnRoutes(ns, cc string) error {
 	}
 	for _, r := range routes {
 		r.Congctl = cc
+		// Of the flags the kernel reports, only these may be set: linkdown
+		// (a bridge without ports, such as an idle docker0) is its own
+		// state, and setting it is refused.
+		r.Flags &= int(netlink.FLAG_ONLINK | netlink.FLAG_PERVASIVE)
 		if err := h.RouteReplace(&r); err != nil {
 			return fmt.Errorf("route %s in %s: congctl %s: %w", r.Dst, ns, cc, err)
 		}
