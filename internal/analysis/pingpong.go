@@ -122,7 +122,9 @@ func (p PingPongSet) Ratio(mode, under, key string) float64 {
 }
 
 // Rows summarises the modes in their order, with ratios to reference
-// (none when it is "" or not among the modes).
+// (none when it is "" or not among the modes). The requests per second are
+// the median over the mode's cells: robust to the rare multi-second stall
+// of a shared machine, which a total over the run would let dominate.
 func (p PingPongSet) Rows(reference string) []ModeRow {
 	hasRef := false
 	for _, m := range p.modes {
@@ -140,14 +142,6 @@ func (p PingPongSet) Rows(reference string) []ModeRow {
 		rows = append(rows, r)
 	}
 	return rows
-}
-
-// PingPong summarises samples per mode, in the order of modes. The
-// requests per second are the median over the mode's cells: robust to the
-// rare multi-second stall of a shared machine, which a total over the run
-// would let dominate.
-func PingPong(samples []pingpong.Sample, cells []CellRate, modes []string, reference string) []ModeRow {
-	return NewPingPongSet(samples, cells, modes).Rows(reference)
 }
 
 // WriteTable prints the rows as a fixed-width table.

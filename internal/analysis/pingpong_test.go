@@ -146,7 +146,7 @@ func TestPingPong(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			checkRows(t, analysis.PingPong(tc.samples, cellRates(tc.rates), tc.modes, tc.reference), tc.want)
+			checkRows(t, analysis.NewPingPongSet(tc.samples, cellRates(tc.rates), tc.modes).Rows(tc.reference), tc.want)
 		})
 	}
 }
@@ -154,7 +154,7 @@ func TestPingPong(t *testing.T) {
 func TestPingPongDoesNotReorderInput(t *testing.T) {
 	in := samples()
 	r := []analysis.CellRate{{Mode: "bare", Rate: 300}, {Mode: "bare", Chunk: 1, Rate: 100}, {Mode: "bare", Chunk: 2, Rate: 200}}
-	analysis.PingPong(in, r, []string{"bare", "overlay"}, "bare")
+	analysis.NewPingPongSet(in, r, []string{"bare", "overlay"}).Rows("bare")
 	if in[0].DurationMS != 1 || in[1].Mode != "overlay" {
 		t.Error("PingPong changed its samples")
 	}
@@ -164,7 +164,7 @@ func TestPingPongDoesNotReorderInput(t *testing.T) {
 }
 
 func TestWriteTable(t *testing.T) {
-	rows := analysis.PingPong(samples(), cellRates(rates), []string{"bare", "overlay", "bridge"}, "bare")
+	rows := analysis.NewPingPongSet(samples(), cellRates(rates), []string{"bare", "overlay", "bridge"}).Rows("bare")
 	var buf bytes.Buffer
 	if err := analysis.WriteTable(&buf, rows, "bare"); err != nil {
 		t.Fatal(err)
@@ -180,7 +180,7 @@ func TestWriteTable(t *testing.T) {
 }
 
 func TestWriteTableNoReference(t *testing.T) {
-	rows := analysis.PingPong(samples(), cellRates(rates), []string{"bare"}, "")
+	rows := analysis.NewPingPongSet(samples(), cellRates(rates), []string{"bare"}).Rows("")
 	var buf bytes.Buffer
 	if err := analysis.WriteTable(&buf, rows, ""); err != nil {
 		t.Fatal(err)
@@ -226,7 +226,7 @@ func TestWriteTableSmallValues(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := analysis.WriteTable(&buf, analysis.PingPong(tc.samples, nil, []string{"bare", "overlay"}, "bare"), "bare"); err != nil {
+			if err := analysis.WriteTable(&buf, analysis.NewPingPongSet(tc.samples, nil, []string{"bare", "overlay"}).Rows("bare"), "bare"); err != nil {
 				t.Fatal(err)
 			}
 			lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")

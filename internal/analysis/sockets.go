@@ -52,16 +52,6 @@ var socketMetrics = []SocketMetric{
 	{"busiest_core", "Machine CPU, busiest core", "% busy", false, "busiest core %"},
 }
 
-// SocketMetricByKey returns a socket metric by key.
-func SocketMetricByKey(key string) (SocketMetric, bool) {
-	for _, m := range socketMetrics {
-		if m.Key == key {
-			return m, true
-		}
-	}
-	return SocketMetric{}, false
-}
-
 // SocketObs is one repetition of one case on one series: its figures.
 type SocketObs struct {
 	Series string

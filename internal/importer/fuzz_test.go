@@ -43,7 +43,7 @@ func checkImport(t *testing.T, data []byte, read func(io.Reader, string) ([]ping
 				d.Bins(s, m, 100)
 			}
 		}
-		analysis.PingPong(samples, nil, modes, modes[0])
+		analysis.NewPingPongSet(samples, nil, modes).Rows(modes[0])
 	}
 	runtime.ReadMemStats(&after)
 	if a := after.TotalAlloc - before.TotalAlloc; a > uint64(allocSlack+allocPerByte*len(data)) {

@@ -452,7 +452,7 @@ func TestWriteRun(t *testing.T) {
 	}
 
 	// What `cnperf summary` does with it.
-	rows := analysis.PingPong(back, nil, meta.Spec.Modes, meta.Spec.Reference) // imported cells have no duration: no rates
+	rows := analysis.NewPingPongSet(back, nil, meta.Spec.Modes).Rows(meta.Spec.Reference) // imported cells have no duration: no rates
 	if len(rows) != 2 || rows[0].Samples != 3 || rows[1].Samples != 2 || rows[1].Failed != 2 ||
 		rows[0].InnerMS != 4 || rows[1].InnerMS != 9 || rows[0].TransferRatio != 1 {
 		b, _ := json.Marshal(rows)
