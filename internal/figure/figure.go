@@ -115,8 +115,7 @@ type Chart struct {
 
 	// EmbedFonts embeds the Liberation Sans font data in the SVG (about
 	// 1 MB). Without it the SVG names 'Liberation Sans' with the
-	// metric-compatible fallbacks Arial, Helvetica, sans-serif; an HTML page
-	// can instead include FontFaceCSS() once for all its inline SVGs.
+	// metric-compatible fallbacks Arial, Helvetica, sans-serif.
 	EmbedFonts bool
 }
 

@@ -357,9 +357,9 @@ func TestTickLabelsDoNotOverlap(t *testing.T) {
 }
 
 func TestFontFaceCSS(t *testing.T) {
-	css := FontFaceCSS()
+	css := fontFaceCSS()
 	if strings.Count(css, "@font-face") != 2 || strings.Contains(css, "http") {
-		t.Errorf("FontFaceCSS: %d rules, %d bytes", strings.Count(css, "@font-face"), len(css))
+		t.Errorf("fontFaceCSS: %d rules, %d bytes", strings.Count(css, "@font-face"), len(css))
 	}
 	c := twoSeries()
 	c.EmbedFonts = true
