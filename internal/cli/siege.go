@@ -1,17 +1,13 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/signal"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -122,22 +118,11 @@ type ppbenchLog struct {
 	pending map[int][]pingpong.Sample // by size, until all repetitions are in
 	first   map[int]int               // a pending size's order of first appearance
 	seen    int
-	floats  []int // columns ppbench writes as Ruby floats
 	err     error
 }
 
-// ppbenchFloats are the columns ppbench computes as floats.
-var ppbenchFloats = []string{"Total transferred", "Time per request", "Transfer rate", "Requests per second"}
-
 func (l *ppbenchLog) start() error {
 	l.pending, l.first = map[int][]pingpong.Sample{}, map[int]int{}
-	for _, name := range ppbenchFloats {
-		i := slices.Index(export.PPBenchHeader, name)
-		if i < 0 {
-			return fmt.Errorf("ppbench header has no %q", name)
-		}
-		l.floats = append(l.floats, i)
-	}
 	l.err = export.PPBench(l.w, nil, l.opts) // the header alone
 	return l.err
 }
@@ -172,76 +157,7 @@ func (l *ppbenchLog) row(size int) {
 	group := l.pending[size]
 	delete(l.pending, size)
 	delete(l.first, size)
-	if l.err != nil {
-		return
+	if l.err == nil {
+		l.err = export.PPBenchRows(l.w, group, l.opts)
 	}
-	var buf bytes.Buffer
-	if l.err = export.PPBench(&buf, group, l.opts); l.err != nil {
-		return
-	}
-	r := csv.NewReader(&buf)
-	r.FieldsPerRecord = len(export.PPBenchHeader)
-	recs, err := r.ReadAll()
-	if err != nil {
-		l.err = fmt.Errorf("re-reading a ppbench row: %w", err)
-		return
-	}
-	for _, rec := range recs[1:] { // none when no repetition was answered
-		for _, i := range l.floats {
-			f, err := strconv.ParseFloat(rec[i], 64)
-			if err != nil {
-				l.err = fmt.Errorf("ppbench column %q: %w", export.PPBenchHeader[i], err)
-				return
-			}
-			rec[i] = rubyFloat(f)
-		}
-		if l.err = writeForceQuoted(l.w, rec); l.err != nil {
-			return
-		}
-	}
-}
-
-// writeForceQuoted writes one CSV record as Ruby's CSV with force_quotes
-// does: every field in double quotes, quotes doubled, "\n" at the end.
-func writeForceQuoted(w io.Writer, fields []string) error {
-	var b strings.Builder
-	for i, f := range fields {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteByte('"')
-		b.WriteString(strings.ReplaceAll(f, `"`, `""`))
-		b.WriteByte('"')
-	}
-	b.WriteByte('\n')
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// rubyFloat formats f as Ruby's Float#to_s does: the shortest digits that
-// read back as f (as Go's), in fixed notation with at least one decimal
-// ("1062.0", "0.0001") for 1e-4 <= |f| < 1e16, otherwise in scientific
-// notation with at least one decimal and a two-digit exponent ("1.0e-05",
-// "1.5e+16").
-func rubyFloat(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	}
-	if a := math.Abs(f); a == 0 || a >= 1e-4 && a < 1e16 {
-		s := strconv.FormatFloat(f, 'f', -1, 64)
-		if !strings.Contains(s, ".") {
-			s += ".0"
-		}
-		return s
-	}
-	mant, exp, _ := strings.Cut(strconv.FormatFloat(f, 'e', -1, 64), "e")
-	if !strings.Contains(mant, ".") {
-		mant += ".0"
-	}
-	return mant + "e" + exp // Go writes the exponent as Ruby does: sign and at least two digits
 }

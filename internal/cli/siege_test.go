@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
-	"math"
 	"net"
 	"regexp"
 	"strings"
@@ -64,24 +63,6 @@ func TestSiegePingPongBadInput(t *testing.T) {
 	}
 }
 
-func TestSiegeRubyFloat(t *testing.T) {
-	tests := []struct {
-		f    float64
-		want string
-	}{
-		{1062, "1062.0"}, {0, "0.0"}, {math.Copysign(0, -1), "-0.0"}, {1.5, "1.5"}, {-2, "-2.0"},
-		{0.0001, "0.0001"}, {0.00012, "0.00012"}, {0.00001, "1.0e-05"}, {0.0000123, "1.23e-05"},
-		{9999999999999998, "9999999999999998.0"}, {1e16, "1.0e+16"}, {1.5e16, "1.5e+16"}, {1e100, "1.0e+100"},
-		{1.1897550000000001, "1.1897550000000001"}, {266666.6666666667, "266666.6666666667"}, {1e-300, "1.0e-300"},
-		{math.Inf(1), "Infinity"}, {math.Inf(-1), "-Infinity"}, {math.NaN(), "NaN"},
-	}
-	for _, tt := range tests {
-		if got := rubyFloat(tt.f); got != tt.want {
-			t.Errorf("rubyFloat(%v) = %q, want %q", tt.f, got, tt.want)
-		}
-	}
-}
-
 // serveLoopback serves h on 127.0.0.1 until the test ends.
 func serveLoopback(t *testing.T, h fasthttp.RequestHandler) string {
 	t.Helper()
@@ -131,7 +112,7 @@ func TestSiegePPBenchFormat(t *testing.T) {
 		if rec[0] != "m" || rec[1] != "e" || rec[3] != "0" || rec[4] != "2" || rec[9] != "0" || rec[10] != "200" {
 			t.Errorf("row %v", rec)
 		}
-		for _, name := range ppbenchFloats {
+		for _, name := range []string{"Total transferred", "Time per request", "Transfer rate", "Requests per second"} {
 			if v := rec[indexOf(export.PPBenchHeader, name)]; !rubyF.MatchString(v) {
 				t.Errorf("row %v: %s %q is no Ruby float", rec, name, v)
 			}

@@ -7,6 +7,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -74,8 +75,20 @@ type ppGroup struct {
 // with a non-positive time per request). Groups are keyed by mode as well,
 // so a custom ExperimentTag never merges repetitions of different modes.
 //
-// Every field is double-quoted, as Ruby's CSV force_quotes writes them.
+// Every field is double-quoted, as Ruby's CSV force_quotes writes them, and
+// the computed columns are written as Ruby prints a Float ("1062.0").
 func PPBench(w io.Writer, samples []pingpong.Sample, opts PPBenchOptions) error {
+	bw := bufio.NewWriter(w)
+	writeForceQuoted(bw, PPBenchHeader)
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return PPBenchRows(w, samples, opts)
+}
+
+// PPBenchRows writes PPBench's rows without the header: siege's ppbench log
+// writes each size's row as soon as its repetitions are in.
+func PPBenchRows(w io.Writer, samples []pingpong.Sample, opts PPBenchOptions) error {
 	tagOf := opts.ExperimentTag
 	if tagOf == nil {
 		tagOf = func(s pingpong.Sample) string { return s.Mode }
@@ -112,7 +125,6 @@ func PPBench(w io.Writer, samples []pingpong.Sample, opts PPBenchOptions) error 
 	}
 
 	bw := bufio.NewWriter(w)
-	writeForceQuoted(bw, PPBenchHeader)
 	for _, g := range groups {
 		if !g.answered {
 			continue
@@ -128,10 +140,10 @@ func PPBench(w io.Writer, samples []pingpong.Sample, opts PPBenchOptions) error 
 			"/mping/" + strconv.Itoa(g.size),
 			strconv.Itoa(g.failed),
 			strconv.Itoa(opts.Concurrency),
-			formatFloat(stats.Median(g.lengths)),
-			formatFloat(tpr),
-			formatFloat(sum(g.lengths) * 1000 / sumDur),
-			formatFloat(1000 / tpr),
+			rubyFloat(stats.Median(g.lengths)),
+			rubyFloat(tpr),
+			rubyFloat(sum(g.lengths) * 1000 / sumDur),
+			rubyFloat(1000 / tpr),
 			strconv.Itoa(g.retries),
 			strconv.Itoa(g.code),
 		})
@@ -148,6 +160,34 @@ func sum(xs []float64) float64 {
 }
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// rubyFloat formats f as Ruby's Float#to_s does: the shortest digits that
+// read back as f (as Go's), in fixed notation with at least one decimal
+// ("1062.0", "0.0001") for 1e-4 <= |f| < 1e16, otherwise in scientific
+// notation with at least one decimal and a two-digit exponent ("1.0e-05",
+// "1.5e+16").
+func rubyFloat(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	}
+	if a := math.Abs(f); a == 0 || a >= 1e-4 && a < 1e16 {
+		s := strconv.FormatFloat(f, 'f', -1, 64)
+		if !strings.Contains(s, ".") {
+			s += ".0"
+		}
+		return s
+	}
+	mant, exp, _ := strings.Cut(strconv.FormatFloat(f, 'e', -1, 64), "e")
+	if !strings.Contains(mant, ".") {
+		mant += ".0"
+	}
+	return mant + "e" + exp // Go writes the exponent as Ruby does: sign and at least two digits
+}
 
 // SafeCell neutralises a CSV cell that a spreadsheet would run as a
 // formula (CSV injection, OWASP's rule): a cell that begins with '=', '+',

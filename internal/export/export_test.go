@@ -3,6 +3,7 @@ package export
 import (
 	"bytes"
 	"encoding/csv"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -54,10 +55,10 @@ func TestPPBench(t *testing.T) {
 			// bare/2000: mean(2,4,6)=4; 6000·1000/12=500000
 			// bridge/100: the errored rep only counts as failed: 200·1000/8
 			want: ppHeader +
-				`"m1","bridge","/mping/2000","1","1","2000","5","266666.6666666667","200","3","503"` + "\n" +
-				`"m1","bare","/mping/100","0","1","100","2","50000","500","1","200"` + "\n" +
-				`"m1","bare","/mping/2000","0","1","2000","4","500000","250","0","200"` + "\n" +
-				`"m1","bridge","/mping/100","1","1","100","4","25000","250","0","200"` + "\n",
+				`"m1","bridge","/mping/2000","1","1","2000.0","5.0","266666.6666666667","200.0","3","503"` + "\n" +
+				`"m1","bare","/mping/100","0","1","100.0","2.0","50000.0","500.0","1","200"` + "\n" +
+				`"m1","bare","/mping/2000","0","1","2000.0","4.0","500000.0","250.0","0","200"` + "\n" +
+				`"m1","bridge","/mping/100","1","1","100.0","4.0","25000.0","250.0","0","200"` + "\n",
 		},
 		{
 			name:    "quoting",
@@ -68,7 +69,7 @@ func TestPPBench(t *testing.T) {
 				ExperimentTag: func(pingpong.Sample) string { return `say "hi",` + "\n" + `x` },
 			},
 			want: ppHeader +
-				`"vm ""large"", eu","say ""hi"",` + "\n" + `x","/mping/10","0","4","10","0.5","20000","2000","0","200"` + "\n",
+				`"vm ""large"", eu","say ""hi"",` + "\n" + `x","/mping/10","0","4","10.0","0.5","20000.0","2000.0","0","200"` + "\n",
 		},
 		{
 			name: "even median, fractional mean",
@@ -80,7 +81,7 @@ func TestPPBench(t *testing.T) {
 			},
 			opts: PPBenchOptions{MachineTag: "m", Concurrency: 2},
 			// median(6,7,8,9)=7.5; mean(1,1,2,4)=2; 30·1000/8=3750
-			want: ppHeader + `"m","host","/mping/7","0","2","7.5","2","3750","500","0","200"` + "\n",
+			want: ppHeader + `"m","host","/mping/7","0","2","7.5","2.0","3750.0","500.0","0","200"` + "\n",
 		},
 		{
 			name: "no answered repetition: row skipped",
@@ -91,15 +92,15 @@ func TestPPBench(t *testing.T) {
 				s("bare", 7, 0, 1, 7, 200, 0, ""),
 			},
 			opts: PPBenchOptions{MachineTag: "m", Concurrency: 1},
-			want: ppHeader + `"m","bare","/mping/7","0","1","7","1","7000","1000","0","200"` + "\n",
+			want: ppHeader + `"m","bare","/mping/7","0","1","7.0","1.0","7000.0","1000.0","0","200"` + "\n",
 		},
 		{
 			name:    "custom tag does not merge modes",
 			samples: []pingpong.Sample{s("bare", 5, 0, 1, 5, 200, 0, ""), s("host", 5, 0, 2, 5, 200, 0, "")},
 			opts:    PPBenchOptions{ExperimentTag: func(pingpong.Sample) string { return "all" }},
 			want: ppHeader +
-				`"","all","/mping/5","0","0","5","1","5000","1000","0","200"` + "\n" +
-				`"","all","/mping/5","0","0","5","2","2500","500","0","200"` + "\n",
+				`"","all","/mping/5","0","0","5.0","1.0","5000.0","1000.0","0","200"` + "\n" +
+				`"","all","/mping/5","0","0","5.0","2.0","2500.0","500.0","0","200"` + "\n",
 		},
 		{
 			name:    "no samples",
@@ -183,5 +184,23 @@ func TestSamples(t *testing.T) {
 				t.Errorf("got:\n%s\nwant:\n%s", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestRubyFloat(t *testing.T) {
+	tests := []struct {
+		f    float64
+		want string
+	}{
+		{1062, "1062.0"}, {0, "0.0"}, {math.Copysign(0, -1), "-0.0"}, {1.5, "1.5"}, {-2, "-2.0"},
+		{0.0001, "0.0001"}, {0.00012, "0.00012"}, {0.00001, "1.0e-05"}, {0.0000123, "1.23e-05"},
+		{9999999999999998, "9999999999999998.0"}, {1e16, "1.0e+16"}, {1.5e16, "1.5e+16"}, {1e100, "1.0e+100"},
+		{1.1897550000000001, "1.1897550000000001"}, {266666.6666666667, "266666.6666666667"}, {1e-300, "1.0e-300"},
+		{math.Inf(1), "Infinity"}, {math.Inf(-1), "-Infinity"}, {math.NaN(), "NaN"},
+	}
+	for _, tt := range tests {
+		if got := rubyFloat(tt.f); got != tt.want {
+			t.Errorf("rubyFloat(%v) = %q, want %q", tt.f, got, tt.want)
+		}
 	}
 }
