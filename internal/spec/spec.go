@@ -179,7 +179,7 @@ func Default() Spec {
 		Reference: "bare",
 		PingPong: PingPong{
 			MinSize: 1, MaxSize: 500000, Coverage: 0.1, Repetitions: 10, Concurrency: 1,
-			Seed: 1, Chunk: 10, Retries: 10, Timeout: 60 * time.Second,
+			Seed: 1, Chunk: 10, Retries: 100, Timeout: 60 * time.Second,
 			MaxBody: pingpong.DefaultMaxSize, Port: 8080,
 		},
 	}
