@@ -6,7 +6,6 @@ import (
 	"html/template"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -400,16 +399,6 @@ func movingMean(ys []float64, w int) []float64 {
 		out[i] = sum / float64(n)
 	}
 	return out
-}
-
-// sortedKeys returns a map's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	var k []string
-	for key := range m {
-		k = append(k, key)
-	}
-	sort.Strings(k)
-	return k
 }
 
 func secondsDur(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
