@@ -186,9 +186,6 @@ func Open(dir string) (*Reader, error) {
 	return &Reader{dir: dir}, nil
 }
 
-// Dir returns the run directory.
-func (rd *Reader) Dir() string { return rd.dir }
-
 // Meta unmarshals run.json into v.
 func (rd *Reader) Meta(v any) error {
 	b, err := os.ReadFile(filepath.Join(rd.dir, MetaFile))
@@ -336,22 +333,4 @@ func (rd *Reader) Sockets() (Sockets, ReadReport, error) {
 		return nil
 	})
 	return out, rep, err
-}
-
-// ReadSamples is Open(dir) followed by Samples(fn).
-func ReadSamples(dir string, fn func(line []byte) error) (ReadReport, error) {
-	rd, err := Open(dir)
-	if err != nil {
-		return ReadReport{}, err
-	}
-	return rd.Samples(fn)
-}
-
-// ReadPingPong is Open(dir) followed by PingPong().
-func ReadPingPong(dir string) ([]pingpong.Sample, ReadReport, error) {
-	rd, err := Open(dir)
-	if err != nil {
-		return nil, ReadReport{}, err
-	}
-	return rd.PingPong()
 }

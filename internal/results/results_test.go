@@ -37,6 +37,16 @@ func mustCreate(t *testing.T, dir string) *Run {
 	return r
 }
 
+// mustOpen opens a run for reading, as the report and export commands do.
+func mustOpen(t *testing.T, dir string) *Reader {
+	t.Helper()
+	rd, err := Open(dir)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return rd
+}
+
 func TestRoundTrip(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run1")
 	r := mustCreate(t, dir)
@@ -54,7 +64,7 @@ func TestRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Another workload's line is skipped silently by ReadPingPong.
+	// Another workload's line is skipped silently by PingPong.
 	if err := r.Append(map[string]any{"workload": "iperf", "bps": 1e9}); err != nil {
 		t.Fatal(err)
 	}
@@ -97,12 +107,12 @@ func TestRoundTrip(t *testing.T) {
 		t.Errorf("run.json is not indented:\n%s", raw)
 	}
 
-	got, rep, err := ReadPingPong(dir)
+	got, rep, err := mustOpen(t, dir).PingPong()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("ReadPingPong =\n%+v\nwant\n%+v", got, want)
+		t.Errorf("PingPong =\n%+v\nwant\n%+v", got, want)
 	}
 	if rep.Lines != 3 || rep.Skipped != 0 || len(rep.Problems) != 0 {
 		t.Errorf("report = %+v, want 3 lines, nothing skipped", rep)
@@ -142,9 +152,9 @@ func TestDamagedLines(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, SamplesFile), []byte(tt.content), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			got, rep, err := ReadPingPong(dir)
+			got, rep, err := mustOpen(t, dir).PingPong()
 			if err != nil {
-				t.Fatalf("ReadPingPong: %v", err)
+				t.Fatalf("PingPong: %v", err)
 			}
 			var sizes []int
 			for _, s := range got {
@@ -170,7 +180,7 @@ func TestProblemsCapped(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, MetaFile), []byte("{}"), 0o644)
 	os.WriteFile(filepath.Join(dir, SamplesFile), []byte(strings.Repeat("garbage\n", 100)), 0o644)
-	_, rep, err := ReadPingPong(dir)
+	_, rep, err := mustOpen(t, dir).PingPong()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +222,7 @@ func TestConcurrentAppend(t *testing.T) {
 	}
 
 	seen := map[[2]int]bool{}
-	rep, err := ReadSamples(r.Dir(), func(b []byte) error {
+	rep, err := mustOpen(t, r.Dir()).Samples(func(b []byte) error {
 		var l line
 		if err := json.Unmarshal(b, &l); err != nil {
 			return err
@@ -304,7 +314,7 @@ func TestOpen(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "run")
 			tt.setup(t, dir)
-			_, err := Open(dir)
+			rd, err := Open(dir)
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatalf("Open: %v", err)
@@ -314,8 +324,8 @@ func TestOpen(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("Open err = %v, want one containing %q", err, tt.wantErr)
 			}
-			if _, _, err2 := ReadPingPong(dir); err2 == nil {
-				t.Errorf("ReadPingPong succeeded where Open failed")
+			if rd != nil {
+				t.Errorf("Open failed but returned a Reader")
 			}
 		})
 	}
