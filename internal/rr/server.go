@@ -212,19 +212,6 @@ func Listen(addr string) (*Server, error) {
 // Addr is the address the server listens on (TCP and UDP).
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
-// Serve runs the rr server on addr (default port 5202) until ctx is done,
-// logging bad clients to log. It returns nil when ctx ends it.
-func Serve(ctx context.Context, addr string, log io.Writer) error {
-	s, err := Listen(addr)
-	if err != nil {
-		return err
-	}
-	if log != nil {
-		fmt.Fprintf(log, "cnperf rr: listening on %s (tcp and udp)\n", s.Addr())
-	}
-	return s.Serve(ctx, log)
-}
-
 // Serve answers clients until ctx is done, then closes every socket. A
 // client that vanishes or misbehaves loses its connection; the server goes on.
 func (s *Server) Serve(ctx context.Context, log io.Writer) error {

@@ -43,16 +43,6 @@ type Server struct {
 	lastLog   atomic.Int64  // unix ns of the last "too many connections" line
 }
 
-// Serve listens on addr (host:port; TCP and UDP) and serves tests until ctx
-// ends; then it returns nil.
-func Serve(ctx context.Context, addr string, log io.Writer) error {
-	s, err := Listen(addr, log)
-	if err != nil {
-		return err
-	}
-	return s.Serve(ctx)
-}
-
 // Listen opens the server's TCP listener and UDP socket on addr. With port
 // 0, both get the same free port number.
 func Listen(addr string, log io.Writer) (*Server, error) {
@@ -85,12 +75,6 @@ func Listen(addr string, log io.Writer) (*Server, error) {
 
 // Addr is the address the server listens on (TCP; UDP has the same port).
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
-
-// Close closes the listeners; Serve returns.
-func (s *Server) Close() error {
-	s.udp.Close()
-	return s.ln.Close()
-}
 
 // Serve accepts tests until ctx ends, then closes the listeners, aborts a
 // running test and returns nil. Errors of one test are logged, never
