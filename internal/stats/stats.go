@@ -91,33 +91,6 @@ func Max(xs []float64) float64 {
 	return slices.Max(xs)
 }
 
-// Summary describes a sample. Quantiles (Median, P5, P25, P75, P95) are
-// type-7 quantiles (see Quantile); StdDev is the sample standard deviation.
-// For N == 0 every float field is NaN; for N == 1 StdDev is NaN.
-type Summary struct {
-	N                 int
-	Min, Max, Mean    float64
-	Median, StdDev    float64
-	P5, P25, P75, P95 float64
-}
-
-// Summarize computes a Summary of xs without modifying xs.
-func Summarize(xs []float64) Summary {
-	s := sortedCopy(xs)
-	return Summary{
-		N:      len(s),
-		Min:    Quantile(s, 0),
-		Max:    Quantile(s, 1),
-		Mean:   Mean(s),
-		Median: Quantile(s, 0.5),
-		StdDev: StdDev(s),
-		P5:     Quantile(s, 0.05),
-		P25:    Quantile(s, 0.25),
-		P75:    Quantile(s, 0.75),
-		P95:    Quantile(s, 0.95),
-	}
-}
-
 // Ratio returns x/ref, or NaN when ref is 0 or either value is NaN.
 func Ratio(x, ref float64) float64 {
 	if ref == 0 || math.IsNaN(x) || math.IsNaN(ref) {

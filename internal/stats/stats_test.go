@@ -41,6 +41,11 @@ func TestQuantile(t *testing.T) {
 		{"clamp above", []float64{1, 2, 3, 4}, 1.5, 4},
 		{"NaN p", []float64{1, 2, 3, 4}, nan, nan},
 		{"ties", []float64{5, 5, 5}, 0.3, 5},
+		// sorted 2 4 4 4 5 5 7 9; h=7p
+		{"8 values p0.05", []float64{2, 4, 4, 4, 5, 5, 7, 9}, 0.05, 2 + 0.35*2}, // h=0.35
+		{"8 values p0.25", []float64{2, 4, 4, 4, 5, 5, 7, 9}, 0.25, 4},          // h=1.75 between 4 and 4
+		{"8 values p0.75", []float64{2, 4, 4, 4, 5, 5, 7, 9}, 0.75, 5.5},        // h=5.25: 5 + 0.25*2
+		{"8 values p0.95", []float64{2, 4, 4, 4, 5, 5, 7, 9}, 0.95, 7 + 0.65*2}, // h=6.65
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,6 +67,7 @@ func TestMedian(t *testing.T) {
 		{"odd unsorted", []float64{9, 1, 5}, 5},
 		{"even unsorted", []float64{4, 1, 3, 2}, 2.5},
 		{"negative", []float64{-1, -3, -2}, -2},
+		{"even with ties", []float64{9, 2, 5, 4, 7, 4, 5, 4}, 4.5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,52 +110,6 @@ func TestMoments(t *testing.T) {
 			if got := Max(tt.xs); !near(got, tt.maximum) {
 				t.Errorf("Max = %v, want %v", got, tt.maximum)
 			}
-		})
-	}
-}
-
-func TestSummarize(t *testing.T) {
-	nan := math.NaN()
-	tests := []struct {
-		name string
-		xs   []float64
-		want Summary
-	}{
-		{"empty", nil, Summary{N: 0, Min: nan, Max: nan, Mean: nan, Median: nan, StdDev: nan, P5: nan, P25: nan, P75: nan, P95: nan}},
-		{"single", []float64{3}, Summary{N: 1, Min: 3, Max: 3, Mean: 3, Median: 3, StdDev: nan, P5: 3, P25: 3, P75: 3, P95: 3}},
-		{"classic", []float64{9, 2, 5, 4, 7, 4, 5, 4}, Summary{
-			N: 8, Min: 2, Max: 9, Mean: 5, Median: 4.5, StdDev: 2.138089935299395,
-			// sorted 2 4 4 4 5 5 7 9; h=7p
-			P5:  2 + 0.35*2, // h=0.35
-			P25: 4,          // h=1.75 between 4 and 4
-			P75: 5.5,        // h=5.25: 5 + 0.25*2
-			P95: 7 + 0.65*2, // h=6.65
-		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			in := slices.Clone(tt.xs)
-			got := Summarize(in)
-			if !slices.Equal(in, tt.xs) {
-				t.Errorf("Summarize modified its input: %v", in)
-			}
-			if got.N != tt.want.N {
-				t.Errorf("N = %d, want %d", got.N, tt.want.N)
-			}
-			check := func(field string, g, w float64) {
-				if !near(g, w) {
-					t.Errorf("%s = %v, want %v", field, g, w)
-				}
-			}
-			check("Min", got.Min, tt.want.Min)
-			check("Max", got.Max, tt.want.Max)
-			check("Mean", got.Mean, tt.want.Mean)
-			check("Median", got.Median, tt.want.Median)
-			check("StdDev", got.StdDev, tt.want.StdDev)
-			check("P5", got.P5, tt.want.P5)
-			check("P25", got.P25, tt.want.P25)
-			check("P75", got.P75, tt.want.P75)
-			check("P95", got.P95, tt.want.P95)
 		})
 	}
 }
