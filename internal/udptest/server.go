@@ -58,16 +58,12 @@ type Server struct {
 	Logf        func(format string, a ...any) // optional
 
 	active  atomic.Pointer[test]
-	invalid atomic.Int64 // corrupt datagrams outside of any test
+	invalid atomic.Int64 // corrupt datagrams (short, wrong magic) outside of any test
 	stray   atomic.Int64 // well-formed datagrams of no running test
 	lastID  atomic.Uint32
 	refused atomic.Int64 // control connections closed at once: too many
 	lastLog atomic.Int64 // unix ns of the last "too many connections" line
 }
-
-// Ignored returns the datagrams the server ignored outside of tests:
-// corrupt ones (short, wrong magic) and well-formed ones of no running test.
-func (s *Server) Ignored() (invalid, stray int64) { return s.invalid.Load(), s.stray.Load() }
 
 type test struct {
 	id       uint32
