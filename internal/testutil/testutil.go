@@ -3,12 +3,15 @@ package testutil
 
 import (
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cnperf/cnperf/internal/engine"
 )
@@ -73,4 +76,27 @@ func Binary(t testing.TB) string {
 		t.Fatal(binErr)
 	}
 	return binPath
+}
+
+// AwaitRefused dials addr until the server closes a new connection at
+// once (it reads EOF), as a server at its connection cap does; it fails the
+// test if that has not happened within 5 s.
+func AwaitRefused(t testing.TB, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+		_, err = c.Read(make([]byte, 1))
+		c.Close()
+		if err == io.EOF {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never refused a connection over its cap: %v", addr, err)
+		}
+	}
 }
