@@ -25,6 +25,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/cnperf/cnperf/internal/netnsutil"
+	"github.com/cnperf/cnperf/internal/poll"
 )
 
 // Where a lab's engines keep their state: sockets, pid files, exec roots
@@ -420,23 +421,20 @@ const pidSuffix = ".cnperf-pid"
 
 // waitFor polls ready until it succeeds, the daemon exits or the time is up.
 func waitFor(ctx context.Context, d *daemon, within time.Duration, ready func() error) error {
-	deadline := time.Now().Add(within)
-	for {
-		err := ready()
-		if err == nil {
-			return nil
+	var last error
+	err := poll.Until(ctx, within, 100*time.Millisecond, func() (bool, error) {
+		if last = ready(); last == nil {
+			return true, nil
 		}
-		select {
-		case <-d.done:
-			return fmt.Errorf("%s exited (%v): %s", d.name, d.err, lastLogLine(d.log))
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+		if d.exited() {
+			return false, fmt.Errorf("%s exited (%v): %s", d.name, d.err, lastLogLine(d.log))
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not ready within %s (%v): %s", d.name, within, err, lastLogLine(d.log))
-		}
+		return false, nil
+	})
+	if errors.Is(err, poll.ErrTimeout) {
+		return fmt.Errorf("%s not ready within %s (%v): %s", d.name, within, last, lastLogLine(d.log))
 	}
+	return err
 }
 
 // Exited reports whether the daemon has ended.

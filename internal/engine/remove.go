@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/poll"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/network"
@@ -164,10 +165,9 @@ func killMatching(dir, bin string) {
 	for _, p := range pids {
 		_ = syscall.Kill(p, syscall.SIGTERM)
 	}
-	deadline := time.Now().Add(stopWithin)
-	for time.Now().Before(deadline) && len(pidsMentioning(dir, bin)) > 0 {
-		time.Sleep(100 * time.Millisecond)
-	}
+	_ = poll.Until(context.Background(), stopWithin, 100*time.Millisecond, func() (bool, error) {
+		return len(pidsMentioning(dir, bin)) == 0, nil
+	})
 	for _, p := range pidsMentioning(dir, bin) {
 		_ = syscall.Kill(p, syscall.SIGKILL)
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/cnperf/cnperf/internal/netbuild"
 	"github.com/cnperf/cnperf/internal/netnsutil"
 	"github.com/cnperf/cnperf/internal/owner"
+	"github.com/cnperf/cnperf/internal/poll"
 )
 
 // Prefix starts the name of every namespace cnperf creates.
@@ -652,12 +653,9 @@ func killIn(ns string) error {
 	for _, p := range pids {
 		_ = syscall.Kill(p, syscall.SIGTERM)
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for time.Now().Before(deadline) {
-		if left, _ := netnsutil.Pids(ns); len(left) == 0 {
-			return nil
-		}
-		time.Sleep(20 * time.Millisecond)
+	gone := func() (bool, error) { left, _ := netnsutil.Pids(ns); return len(left) == 0, nil }
+	if poll.Until(context.Background(), 2*time.Second, 20*time.Millisecond, gone) == nil {
+		return nil
 	}
 	left, _ := netnsutil.Pids(ns)
 	for _, p := range left {

@@ -5,6 +5,7 @@
 package netbuild
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/firewall"
 	"github.com/cnperf/cnperf/internal/netnsutil"
+	"github.com/cnperf/cnperf/internal/poll"
 )
 
 // Alias marks a link as cnperf's: "cnperf:<lab>".
@@ -375,16 +377,14 @@ func (b B) WaitLink(ns, name string, within time.Duration) error {
 		return err
 	}
 	defer h.Close()
-	deadline := time.Now().Add(within)
-	for {
-		if _, err := h.LinkByName(name); err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("no device %s in %s within %s", name, ns, within)
-		}
-		time.Sleep(20 * time.Millisecond)
+	err = poll.Until(context.Background(), within, 20*time.Millisecond, func() (bool, error) {
+		_, err := h.LinkByName(name)
+		return err == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("no device %s in %s within %s", name, ns, within)
 	}
+	return nil
 }
 
 // NATExempt keeps traffic from src to dst out of masquerade in ns, ahead

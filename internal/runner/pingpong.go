@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netnsutil"
 	"github.com/cnperf/cnperf/internal/pingpong"
+	"github.com/cnperf/cnperf/internal/poll"
 	"github.com/cnperf/cnperf/internal/spec"
 )
 
@@ -115,26 +117,23 @@ func (p *pingPong) waitReady(ctx context.Context, e *env) error {
 	}
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil, DialContext: netnsutil.Dialer(siege.NS), DisableKeepAlives: true}}
 	url := "http://" + ping.External + "/ping/4"
-	deadline := time.Now().Add(15 * time.Second)
 	var last error
-	for time.Now().Before(deadline) {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+	err = poll.Until(ctx, 15*time.Second, 50*time.Millisecond, func() (bool, error) {
 		if err := e.check(); err != nil {
-			return err
+			return false, err
 		}
 		resp, err := client.Get(url)
-		if err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == 200 && string(b) == "pong" {
-				return nil
-			}
-			err = fmt.Errorf("GET %s: %d %q", url, resp.StatusCode, b)
+		if err != nil {
+			last = err
+			return false, nil
 		}
-		last = err
-		time.Sleep(50 * time.Millisecond)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		last = fmt.Errorf("GET %s: %d %q", url, resp.StatusCode, b)
+		return resp.StatusCode == 200 && string(b) == "pong", nil
+	})
+	if errors.Is(err, poll.ErrTimeout) {
+		return fmt.Errorf("ping and pong did not answer within 15s: %v", last)
 	}
-	return fmt.Errorf("ping and pong did not answer within 15s: %v", last)
+	return err
 }

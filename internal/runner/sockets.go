@@ -16,6 +16,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netnsutil"
+	"github.com/cnperf/cnperf/internal/poll"
 	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/suite"
 	"github.com/cnperf/cnperf/internal/udptest"
@@ -122,20 +123,17 @@ func (t *socketTests) start(ctx context.Context, e *env, exe, logs string) error
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for _, srv := range t.servers {
-		for {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
+		err := poll.Until(ctx, time.Until(deadline), 20*time.Millisecond, func() (bool, error) {
 			if err := e.check(); err != nil {
-				return err
+				return false, err
 			}
-			if netnsutil.Bound(e.procs[srv.Role].PID(), srv.Port+e.shift, srv.Protocols) {
-				break
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("%s did not bind port %d within 10s; see logs/%s", srv.Role, srv.Port, e.logName(srv.Role))
-			}
-			time.Sleep(20 * time.Millisecond)
+			return netnsutil.Bound(e.procs[srv.Role].PID(), srv.Port+e.shift, srv.Protocols), nil
+		})
+		if errors.Is(err, poll.ErrTimeout) {
+			return fmt.Errorf("%s did not bind port %d within 10s; see logs/%s", srv.Role, srv.Port, e.logName(srv.Role))
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@
 package testutil
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/engine"
+	"github.com/cnperf/cnperf/internal/poll"
 )
 
 // RequireRoot skips a test that needs root, except under CI (CI=true), where
@@ -83,20 +85,18 @@ func Binary(t testing.TB) string {
 // test if that has not happened within 5 s.
 func AwaitRefused(t testing.TB, addr string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	var last error
+	err := poll.Until(context.Background(), 5*time.Second, time.Millisecond, func() (bool, error) {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
-			t.Fatal(err)
+			return false, err
 		}
 		_ = c.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
-		_, err = c.Read(make([]byte, 1))
+		_, last = c.Read(make([]byte, 1))
 		c.Close()
-		if err == io.EOF {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never refused a connection over its cap: %v", addr, err)
-		}
+		return last == io.EOF, nil
+	})
+	if err != nil {
+		t.Fatalf("%s never refused a connection over its cap: %v (last read: %v)", addr, err, last)
 	}
 }

@@ -8,6 +8,7 @@
 package ovs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netbuild"
+	"github.com/cnperf/cnperf/internal/poll"
 )
 
 const (
@@ -145,14 +147,12 @@ func startOVS(l *lab.Lab, h lab.Host, dir string) error {
 }
 
 func waitFile(path string, within time.Duration) error {
-	deadline := time.Now().Add(within)
-	for {
-		if _, err := os.Stat(path); err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return errors.New(path + " did not appear")
-		}
-		time.Sleep(20 * time.Millisecond)
+	err := poll.Until(context.Background(), within, 20*time.Millisecond, func() (bool, error) {
+		_, err := os.Stat(path)
+		return err == nil, nil
+	})
+	if err != nil {
+		return errors.New(path + " did not appear")
 	}
+	return nil
 }

@@ -8,11 +8,13 @@
 package useroverlay
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netnsutil"
+	"github.com/cnperf/cnperf/internal/poll"
 	"github.com/cnperf/cnperf/internal/uoverlay"
 )
 
@@ -152,12 +154,11 @@ func (m Mode) cipher() string {
 
 // waitBound waits until the router's namespace has a UDP socket on port.
 func waitBound(pid, port int, within time.Duration) error {
-	deadline := time.Now().Add(within)
-	for !netnsutil.Bound(pid, port, []string{"udp"}) {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("UDP port %d not bound within %s", port, within)
-		}
-		time.Sleep(20 * time.Millisecond)
+	err := poll.Until(context.Background(), within, 20*time.Millisecond, func() (bool, error) {
+		return netnsutil.Bound(pid, port, []string{"udp"}), nil
+	})
+	if err != nil {
+		return fmt.Errorf("UDP port %d not bound within %s", port, within)
 	}
 	return nil
 }
