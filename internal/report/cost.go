@@ -40,7 +40,11 @@ func (r *Report) addCost() {
 			if len(m.Usage) == 0 {
 				continue
 			}
-			row := []Cell{{Text: m.Mode}}
+			label := m.Mode
+			if m.Instance > 0 { // one row per instance of the mode's lab
+				label = fmt.Sprintf("%s (instance %d)", m.Mode, m.Instance)
+			}
+			row := []Cell{{Text: label}}
 			var cpu float64
 			for _, role := range roles {
 				u := m.Usage[role]
