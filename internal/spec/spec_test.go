@@ -355,6 +355,11 @@ var hostile = []struct {
 	doc  string
 	want string
 }{
+	{"instances too many", "name: x\ninstances: 9\n", "instances: 9 is outside 1..8"},
+	{"instances negative", "name: x\ninstances: -1\n", "instances: -1 is outside 1..8"},
+	{"instances times labs", "name: x\ninstances: 8\ndrivers: [netns, docker]\nmodes: [bare, host, bridge, macvlan, overlay]\n", "64"},
+	{"tcp_congestion not a name", "name: x\nconditions: {tcp_congestion: \"cubic; rm\"}\n", "tcp_congestion"},
+	{"tcp_congestion not in this kernel", "name: x\nconditions: {tcp_congestion: nosuchcc}\n", "tcp_congestion \"nosuchcc\""},
 	{"sweep near int64's limit", "name: x\ntests:\n  - workload: stream\n    protocol: udp\n    sweep: {param: length, from: 9223372036854775800, to: 9223372036854775807, step: 5}\n",
 		"tests[0].sweep.from: 9223372036854775800 is outside 0..1000000000000"},
 	{"sweep step near int64's limit", "name: x\ntests: [{workload: stream, sweep: {param: length, from: 1, to: 1000, step: 9223372036854775807}}]\n",
@@ -434,7 +439,7 @@ func TestHostileSpecs(t *testing.T) {
 }
 
 // TestRetriesZero: retries 0 is no retries, kept as 0 (the default, when
-// the field is left out, is 10).
+// the field is left out, is the original ping's 100).
 func TestRetriesZero(t *testing.T) {
 	s, err := parse("name: x\npingpong: {retries: 0}\n")
 	if err != nil || s.PingPong.Retries != 0 {
