@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/engine"
+	"github.com/cnperf/cnperf/internal/lab/docker/engine"
 	"github.com/cnperf/cnperf/internal/testutil"
 )
 

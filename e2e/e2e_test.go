@@ -18,19 +18,19 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/netnsutil"
-	"github.com/cnperf/cnperf/internal/pingpong"
-	"github.com/cnperf/cnperf/internal/runner"
+	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/testutil"
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
-func readMeta(t *testing.T, dir string) runner.Meta {
+func readMeta(t *testing.T, dir string) record.Meta {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m runner.Meta
+	var m record.Meta
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatalf("run.json: %v", err)
 	}

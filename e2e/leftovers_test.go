@@ -11,10 +11,10 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	"github.com/cnperf/cnperf/internal/container"
-	"github.com/cnperf/cnperf/internal/engine"
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/owner"
+	"github.com/cnperf/cnperf/internal/lab/container"
+	"github.com/cnperf/cnperf/internal/lab/docker/engine"
+	"github.com/cnperf/cnperf/internal/lab/owner"
 )
 
 // Another cnperf may run on this machine while the suite does: the

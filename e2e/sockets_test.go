@@ -12,21 +12,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/runner"
-	"github.com/cnperf/cnperf/internal/suite"
+	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/testutil"
 )
 
 // readRecords returns a run's socket-test records and cost lines.
-func readRecords(t *testing.T, dir string) ([]suite.Record, []suite.Cost) {
+func readRecords(t *testing.T, dir string) ([]record.Record, []record.Cost) {
 	t.Helper()
 	f, err := os.Open(filepath.Join(dir, "samples.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var recs []suite.Record
-	var costs []suite.Cost
+	var recs []record.Record
+	var costs []record.Cost
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -38,13 +37,13 @@ func readRecords(t *testing.T, dir string) ([]suite.Record, []suite.Cost) {
 		}
 		switch probe.Workload {
 		case "cost":
-			var c suite.Cost
+			var c record.Cost
 			if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
 				t.Fatalf("cost line: %v", err)
 			}
 			costs = append(costs, c)
 		case "stream", "rr", "jitter", "datagram":
-			var r suite.Record
+			var r record.Record
 			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 				t.Fatalf("record: %v", err)
 			}
@@ -224,7 +223,7 @@ func TestInterruptedSocketRun(t *testing.T) {
 // checkDockerEndpoints checks that each mode but bare ran on real engines
 // and that the run recorded them: engine version, sandbox, and the network
 // Docker made with its driver.
-func checkDockerEndpoints(t *testing.T, m runner.Meta) {
+func checkDockerEndpoints(t *testing.T, m record.Meta) {
 	t.Helper()
 	wantDriver := map[string]string{"host": "", "bridge": "bridge", "macvlan": "macvlan", "overlay": "overlay"}
 	for _, mm := range m.Modes {

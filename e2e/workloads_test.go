@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/container"
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/modes"
-	"github.com/cnperf/cnperf/internal/netnsutil"
-	"github.com/cnperf/cnperf/internal/owner"
+	"github.com/cnperf/cnperf/internal/lab/container"
+	"github.com/cnperf/cnperf/internal/lab/modes"
+	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/lab/owner"
 	"github.com/cnperf/cnperf/internal/testutil"
 )
 

@@ -8,7 +8,7 @@ import (
 	"os"
 
 	"github.com/cnperf/cnperf/internal/cli"
-	"github.com/cnperf/cnperf/internal/container"
+	"github.com/cnperf/cnperf/internal/lab/container"
 )
 
 func main() {

@@ -4,7 +4,7 @@ import (
 	"math"
 	"math/bits"
 
-	"github.com/cnperf/cnperf/internal/stats"
+	"github.com/cnperf/cnperf/internal/analysis/stats"
 )
 
 // Bin describes a metric over the samples whose size lies in [Lo, Hi)

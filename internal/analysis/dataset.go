@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/cnperf/cnperf/internal/pingpong"
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 // Metric is a per-sample quantity of the ping-pong workload.

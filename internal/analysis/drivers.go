@@ -6,7 +6,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/cnperf/cnperf/internal/stats"
+	"github.com/cnperf/cnperf/internal/analysis/stats"
 )
 
 // DriverPair is one mode measured on the run's first driver and on another:

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/analysis"
-	"github.com/cnperf/cnperf/internal/pingpong"
 	"github.com/cnperf/cnperf/internal/spec"
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 func TestDriverPairs(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"text/tabwriter"
 
-	"github.com/cnperf/cnperf/internal/pingpong"
-	"github.com/cnperf/cnperf/internal/stats"
+	"github.com/cnperf/cnperf/internal/analysis/stats"
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 // CellUnit says which unit of the plan (a chunk of sizes) a cell ran, and

@@ -8,8 +8,8 @@ import (
 	"math"
 	"strings"
 
-	"github.com/cnperf/cnperf/internal/pingpong"
-	"github.com/cnperf/cnperf/internal/stats"
+	"github.com/cnperf/cnperf/internal/analysis/stats"
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 // ModeRow is one mode's ping-pong summary.

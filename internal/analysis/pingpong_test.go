@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/analysis"
-	"github.com/cnperf/cnperf/internal/pingpong"
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 func ok(mode string, size int, durMS, latMS float64) pingpong.Sample {

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/analysis"
-	"github.com/cnperf/cnperf/internal/pingpong"
-	"github.com/cnperf/cnperf/internal/stats"
+	"github.com/cnperf/cnperf/internal/analysis/stats"
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 // near reports whether a and b agree to 1e-9 (relative for large values),

@@ -10,12 +10,13 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cnperf/cnperf/internal/analysis/stats"
 	"github.com/cnperf/cnperf/internal/cost"
-	"github.com/cnperf/cnperf/internal/rr"
-	"github.com/cnperf/cnperf/internal/stats"
-	"github.com/cnperf/cnperf/internal/stream"
-	"github.com/cnperf/cnperf/internal/suite"
-	"github.com/cnperf/cnperf/internal/udptest"
+	"github.com/cnperf/cnperf/internal/record"
+	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/rr"
+	"github.com/cnperf/cnperf/internal/workload/stream"
+	"github.com/cnperf/cnperf/internal/workload/udp"
 )
 
 // SocketMetric is one figure of a socket test's repetition.
@@ -72,7 +73,7 @@ type Window struct{ Start, End time.Time }
 // SocketObservations turns one run's stored records into observations:
 // one per cell that printed a total, with the cell's cost and the machine's
 // CPU while it ran. series maps a record's mode to its series name.
-func SocketObservations(recs []suite.Record, costs []suite.Cost, cpu []cost.CPUSample, cells map[int]Window, series func(mode string) string) []SocketObs {
+func SocketObservations(recs []record.Record, costs []record.Cost, cpu []cost.CPUSample, cells map[int]Window, series func(mode string) string) []SocketObs {
 	byCell := map[int]*SocketObs{}
 	var order []int
 	for _, r := range recs {
@@ -98,7 +99,7 @@ func SocketObservations(recs []suite.Record, costs []suite.Cost, cpu []cost.CPUS
 			all, busiest := cpuOver(cpu, w)
 			o.Values["machine_cpu"], o.Values["busiest_core"] = all, busiest
 		}
-		if moved := suite.MovedBytes(r.Data); moved > 0 {
+		if moved := workload.MovedBytes(r.Data); moved > 0 {
 			o.Values["_bytes"] = float64(moved)
 		}
 	}
@@ -176,13 +177,13 @@ func totalValues(workload string, data json.RawMessage) map[string]float64 {
 			v["rr_lost"] = float64(r.Lost)
 		}
 	case "jitter":
-		var r udptest.JitterRecord
+		var r udp.JitterRecord
 		if json.Unmarshal(data, &r) != nil {
 			return nil
 		}
 		v["jitter"], v["loss"], v["out_of_order"], v["throughput"] = r.JitterMS, r.LossPct, float64(r.OutOfOrder), r.BPS/1e6
 	case "datagram":
-		var r udptest.DatagramRecord
+		var r udp.DatagramRecord
 		if json.Unmarshal(data, &r) != nil {
 			return nil
 		}

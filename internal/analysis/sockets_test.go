@@ -8,18 +8,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/container"
 	"github.com/cnperf/cnperf/internal/cost"
-	"github.com/cnperf/cnperf/internal/suite"
+	"github.com/cnperf/cnperf/internal/lab/container"
+	"github.com/cnperf/cnperf/internal/record"
 )
 
-func rec(t *testing.T, mode string, cell, rep int, kase, work, kind string, data any) suite.Record {
+func rec(t *testing.T, mode string, cell, rep int, kase, work, kind string, data any) record.Record {
 	t.Helper()
 	b, err := json.Marshal(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return suite.Record{Workload: work, Kind: kind, Mode: mode, Cell: cell, Case: kase, Rep: rep, Data: b}
+	return record.Record{Workload: work, Kind: kind, Mode: mode, Cell: cell, Case: kase, Rep: rep, Data: b}
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
@@ -29,7 +29,7 @@ func TestSocketCases(t *testing.T) {
 		return map[string]any{"workload": "stream", "protocol": "tcp", "duration_s": 10, "receiver_bits_per_second": mbps * 1e6,
 			"receiver_bytes": bytes, "retransmits": 2}
 	}
-	recs := []suite.Record{
+	recs := []record.Record{
 		rec(t, "bare", 0, 0, "stream", "stream", "interval", map[string]any{"workload": "stream", "bytes": 1}),
 		rec(t, "bare", 0, 0, "stream", "stream", "total", streamTotal(1000, 1e9)),
 		rec(t, "overlay", 1, 0, "stream", "stream", "total", streamTotal(600, 1e9)),
@@ -42,7 +42,7 @@ func TestSocketCases(t *testing.T) {
 	use := func(cpu float64) container.Usage {
 		return container.Usage{Source: "proc", CPUSeconds: cpu, MemoryPeak: 2e6}
 	}
-	costs := []suite.Cost{
+	costs := []record.Cost{
 		{Workload: "cost", Cell: 0, Client: use(1), Server: use(1)},
 		{Workload: "cost", Cell: 1, Client: use(2), Server: use(2)},
 		{Workload: "cost", Cell: 7, Client: use(9), Server: use(9)}, // no such cell: ignored

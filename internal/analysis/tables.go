@@ -4,7 +4,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/cnperf/cnperf/internal/stats"
+	"github.com/cnperf/cnperf/internal/analysis/stats"
 )
 
 // Change is a statistic with its change against the reference's value of

@@ -8,23 +8,22 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cnperf/cnperf/internal/analysis"
-	"github.com/cnperf/cnperf/internal/export"
-	"github.com/cnperf/cnperf/internal/pingpong"
+	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/report"
-	"github.com/cnperf/cnperf/internal/results"
-	"github.com/cnperf/cnperf/internal/runner"
+	"github.com/cnperf/cnperf/internal/report/export"
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 // loadRun reads a run directory's metadata and ping-pong samples, telling
 // on stderr what it had to skip. A directory that is not a readable run
 // (missing, no or a damaged run.json, one naming no modes, no
 // samples.jsonl) is bad input, exit 2, as for every command reading runs.
-func loadRun(dir string, warn io.Writer) (*runner.Meta, []pingpong.Sample, error) {
-	rd, err := results.Open(dir)
+func loadRun(dir string, warn io.Writer) (*record.Meta, []pingpong.Sample, error) {
+	rd, err := record.Open(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	var meta runner.Meta
+	var meta record.Meta
 	if err := rd.Meta(&meta); err != nil {
 		return nil, nil, usagef("%s: %w", dir, err)
 	}
@@ -57,7 +56,7 @@ func newExportCmd(stdout io.Writer) *cobra.Command {
 			}
 			w := stdout
 			if out != "" {
-				if err := results.CheckOutput(out, args[0]); err != nil {
+				if err := record.CheckOutput(out, args[0]); err != nil {
 					return err // bad input: exit 2
 				}
 				f, err := os.Create(out)

@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cnperf/cnperf/internal/importer"
-	"github.com/cnperf/cnperf/internal/pingpong"
+	"github.com/cnperf/cnperf/internal/report/importer"
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 // maxImportProblems caps the skipped rows listed on stderr; the count is

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cnperf/cnperf/internal/uoverlay"
+	"github.com/cnperf/cnperf/internal/lab/router"
 )
 
 // newServeOverlayCmd runs one host's user-space overlay router; the
@@ -21,14 +21,14 @@ func newServeOverlayCmd(stderr io.Writer) *cobra.Command {
 		Short: "Run a host's user-space overlay router (udp over a TUN, or userspace WireGuard)",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			c, err := uoverlay.ParseConfig(config)
+			c, err := router.ParseConfig(config)
 			if err != nil {
 				return usagef("--config: %v", err)
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			logf := func(f string, a ...any) { fmt.Fprintf(stderr, "cnperf "+f+"\n", a...) }
-			return fail(uoverlay.Run(ctx, c, &uoverlay.Counters{}, logf))
+			return fail(router.Run(ctx, c, &router.Counters{}, logf))
 		},
 	}
 	cmd.Flags().StringVar(&config, "config", "", "the router's configuration, JSON (kind, tun, mtu, listen, private_key, peers)")

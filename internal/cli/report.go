@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/report"
-	"github.com/cnperf/cnperf/internal/results"
 )
 
 // Bounds of the report's options. The comparisons are written so that NaN
@@ -55,7 +55,7 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 					out = filepath.Join(args[0], "report.html")
 				}
 			}
-			if err := results.CheckOutput(out, args...); err != nil {
+			if err := record.CheckOutput(out, args...); err != nil {
 				return err // bad input, refused before the work
 			}
 			runs, notes := report.Load(args)

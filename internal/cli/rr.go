@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cnperf/cnperf/internal/rr"
+	"github.com/cnperf/cnperf/internal/workload/rr"
 )
 
 // newServeRRCmd is `cnperf serve rr`.

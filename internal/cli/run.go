@@ -14,12 +14,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cnperf/cnperf/internal/engine"
-	"github.com/cnperf/cnperf/internal/firewall"
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/runner"
+	"github.com/cnperf/cnperf/internal/lab/docker/engine"
+	"github.com/cnperf/cnperf/internal/lab/firewall"
+	"github.com/cnperf/cnperf/internal/lab/modes"
+	"github.com/cnperf/cnperf/internal/run"
 	"github.com/cnperf/cnperf/internal/spec"
-	"github.com/cnperf/cnperf/internal/suite"
+	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/presets"
 )
 
@@ -86,8 +87,8 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 				if !s.Socket() {
 					return usagef("--duration: only for socket tests (the spec has no tests)")
 				}
-				if duration <= 0 || duration > suite.MaxDuration {
-					return usagef("--duration %s: must be in (0s, %s]", duration, suite.MaxDuration)
+				if duration <= 0 || duration > workload.MaxDuration {
+					return usagef("--duration %s: must be in (0s, %s]", duration, workload.MaxDuration)
 				}
 				for i := range s.Tests {
 					s.Tests[i].Duration = duration
@@ -104,6 +105,9 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 				s.Labels[k] = v
 			}
 			if err := s.Validate(); err != nil {
+				return err
+			}
+			if err := modes.Check(s.Modes); err != nil {
 				return err
 			}
 			if err := needNetAdmin(); err != nil {
@@ -126,7 +130,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			res, err := runner.Run(ctx, runner.Options{Spec: s, Dir: out, Exe: exe, Version: Version, Out: stderr, DockerHost: dockerHost})
+			res, err := run.Run(ctx, run.Options{Spec: s, Dir: out, Exe: exe, Version: Version, Out: stderr, DockerHost: dockerHost})
 			if res != nil && res.Meta != nil {
 				// The table comes from the stored run, as `cnperf summary` reads it.
 				fmt.Fprintln(stdout)

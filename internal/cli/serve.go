@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/valyala/fasthttp"
 
-	"github.com/cnperf/cnperf/internal/pingpong"
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 func newServeCmd(stderr io.Writer) *cobra.Command {

@@ -14,8 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cnperf/cnperf/internal/export"
-	"github.com/cnperf/cnperf/internal/pingpong"
+	"github.com/cnperf/cnperf/internal/report/export"
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 func newSiegeCmd(stdout, stderr io.Writer) *cobra.Command {

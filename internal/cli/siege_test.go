@@ -11,8 +11,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/cnperf/cnperf/internal/export"
-	"github.com/cnperf/cnperf/internal/pingpong"
+	"github.com/cnperf/cnperf/internal/report/export"
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 func mainOut(args ...string) (int, string, string) {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cnperf/cnperf/internal/stream"
+	"github.com/cnperf/cnperf/internal/workload/stream"
 )
 
 // newServeStreamCmd is `cnperf serve stream`.

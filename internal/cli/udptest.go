@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cnperf/cnperf/internal/udptest"
+	"github.com/cnperf/cnperf/internal/workload/udp"
 )
 
 // newServeUDPCmd is `cnperf serve udp`: the listener of jitter and datagram.
@@ -22,11 +22,11 @@ func newServeUDPCmd(stderr io.Writer) *cobra.Command {
 		Short: "Listen for jitter and datagram tests (TCP control and UDP data on one port)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			addr, err := listenAddr(listen, udptest.DefaultPort)
+			addr, err := listenAddr(listen, udp.DefaultPort)
 			if err != nil {
 				return err
 			}
-			pc, ln, err := udptest.Listen(addr)
+			pc, ln, err := udp.Listen(addr)
 			if err != nil {
 				return fail(fmt.Errorf("listen on %s: %w", addr, err))
 			}
@@ -34,18 +34,18 @@ func newServeUDPCmd(stderr io.Writer) *cobra.Command {
 			// As PID 1 of a container, signals without a handler are ignored.
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			s := &udptest.Server{Logf: func(format string, a ...any) {
+			s := &udp.Server{Logf: func(format string, a ...any) {
 				fmt.Fprintf(stderr, "cnperf serve udp: "+format+"\n", a...)
 			}}
 			return fail(s.Serve(ctx, pc, ln))
 		},
 	}
-	cmd.Flags().StringVar(&listen, "listen", defaultListen(udptest.DefaultPort), listenHelp+" (the port: TCP and UDP)")
+	cmd.Flags().StringVar(&listen, "listen", defaultListen(udp.DefaultPort), listenHelp+" (the port: TCP and UDP)")
 	return cmd
 }
 
 func newJitterCmd(stdout, stderr io.Writer) *cobra.Command {
-	var c udptest.JitterConfig
+	var c udp.JitterConfig
 	var rate string
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -55,7 +55,7 @@ func newJitterCmd(stdout, stderr io.Writer) *cobra.Command {
   cnperf jitter --server 198.18.0.2:5203 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := udptest.ParseRate(rate)
+			r, err := udp.ParseRate(rate)
 			if err != nil {
 				return usagef("--bitrate %v", err)
 			}
@@ -67,9 +67,9 @@ func newJitterCmd(stdout, stderr io.Writer) *cobra.Command {
 			defer stop()
 			if !asJSON {
 				fmt.Fprintf(stdout, "cnperf jitter: %s of %d-byte datagrams to %s for %s\n",
-					fmtBits(float64(c.Rate)), c.Size, udptest.WithDefaultPort(c.Addr), c.Duration)
+					fmtBits(float64(c.Rate)), c.Size, udp.WithDefaultPort(c.Addr), c.Duration)
 			}
-			res, err := udptest.RunJitter(ctx, c)
+			res, err := udp.RunJitter(ctx, c)
 			if res.Total.Workload != "" {
 				if asJSON {
 					enc := json.NewEncoder(stdout)
@@ -87,15 +87,15 @@ func newJitterCmd(stdout, stderr io.Writer) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&c.Addr, "server", "", "the listener (cnperf serve udp), HOST[:PORT]")
 	f.StringVarP(&rate, "bitrate", "b", "10M", "target rate in bits/s (k, M, G: powers of 1000)")
-	f.IntVarP(&c.Size, "length", "l", udptest.DefaultJitterSize, "datagram size (UDP payload bytes)")
-	f.DurationVarP(&c.Duration, "time", "t", udptest.DefaultDuration, "how long to send")
-	f.DurationVar(&c.Interval, "interval", udptest.DefaultInterval, "report interval (0: total only)")
+	f.IntVarP(&c.Size, "length", "l", udp.DefaultJitterSize, "datagram size (UDP payload bytes)")
+	f.DurationVarP(&c.Duration, "time", "t", udp.DefaultDuration, "how long to send")
+	f.DurationVar(&c.Interval, "interval", udp.DefaultInterval, "report interval (0: total only)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON record a line: intervals, then the total")
 	return cmd
 }
 
 func newDatagramCmd(stdout, stderr io.Writer) *cobra.Command {
-	var c udptest.DatagramConfig
+	var c udp.DatagramConfig
 	var rate string
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -105,20 +105,20 @@ func newDatagramCmd(stdout, stderr io.Writer) *cobra.Command {
   cnperf datagram --server 198.18.0.2 --size 1418 --rate 100M -t 60s --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := udptest.ParseRate(rate)
+			r, err := udp.ParseRate(rate)
 			if err != nil {
 				return usagef("--rate %v", err)
 			}
 			c.Rate = r
 			if c.Count == 0 && c.Duration == 0 && !cmd.Flags().Changed("time") {
-				c.Duration = udptest.DefaultDuration
+				c.Duration = udp.DefaultDuration
 			}
 			if err := c.Validate(); err != nil {
 				return err
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			res, err := udptest.RunDatagram(ctx, c)
+			res, err := udp.RunDatagram(ctx, c)
 			if res.Total.Workload != "" {
 				if asJSON {
 					enc := json.NewEncoder(stdout)
@@ -127,7 +127,7 @@ func newDatagramCmd(stdout, stderr io.Writer) *cobra.Command {
 					}
 					_ = enc.Encode(res.Total)
 				} else {
-					printDatagram(stdout, udptest.WithDefaultPort(c.Addr), res)
+					printDatagram(stdout, udp.WithDefaultPort(c.Addr), res)
 				}
 			}
 			return runErr(ctx, err)
@@ -139,7 +139,7 @@ func newDatagramCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.StringVar(&rate, "rate", "0", "rate limit in bits/s (k, M, G: powers of 1000); 0: as fast as possible")
 	f.Int64Var(&c.Count, "count", 0, "packets to send (0: until --time)")
 	f.DurationVarP(&c.Duration, "time", "t", 0, "how long to send (0: until --count; 10s when neither is given)")
-	f.DurationVar(&c.Interval, "interval", udptest.DefaultInterval, "report interval (0: total only)")
+	f.DurationVar(&c.Interval, "interval", udp.DefaultInterval, "report interval (0: total only)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON record a line: intervals, then the total")
 	return cmd
 }
@@ -180,9 +180,9 @@ func fmtBytes(n int64) string {
 }
 
 // printJitter prints iperf3's UDP table as its receiver would.
-func printJitter(w io.Writer, r udptest.JitterResult) {
+func printJitter(w io.Writer, r udp.JitterResult) {
 	fmt.Fprintf(w, "%-17s %-13s %-15s %-10s %-20s %s\n", "Interval", "Transfer", "Bitrate", "Jitter", "Lost/Total", "Out of order")
-	line := func(x udptest.JitterRecord, tag string) {
+	line := func(x udp.JitterRecord, tag string) {
 		fmt.Fprintf(w, "%6.2f-%-6.2f sec  %-13s %-15s %-10s %-20s %d%s\n", x.StartS, x.EndS, fmtBytes(x.Bytes), fmtBits(x.BPS),
 			fmt.Sprintf("%.3f ms", x.JitterMS), fmt.Sprintf("%d/%d (%.2g%%)", x.Lost, x.Lost+x.Packets, x.LossPct), x.OutOfOrder, tag)
 	}
@@ -198,7 +198,7 @@ func printJitter(w io.Writer, r udptest.JitterResult) {
 
 // printDatagram prints one row per interval, then the total as Coherence's
 // listener prints its lifetime report.
-func printDatagram(w io.Writer, server string, r udptest.DatagramResult) {
+func printDatagram(w io.Writer, server string, r udp.DatagramResult) {
 	if len(r.Intervals) > 0 {
 		fmt.Fprintf(w, "%9s %8s %10s %12s %10s %9s %9s %12s %10s\n",
 			"Elapsed", "Size", "MB/s", "packets/s", "Received", "Missing", "Success", "Out of order", "Avg offset")

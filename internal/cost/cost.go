@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/record"
 )
 
 // clockTicks is USER_HZ, the unit of /proc's CPU times; it is 100 on Linux.
@@ -129,16 +131,8 @@ func busyPercent(a, b times) float64 {
 	return 100 * float64(b.busy-a.busy) / float64(b.total-a.total)
 }
 
-// CPUSample is the machine's CPU over one interval.
-type CPUSample struct {
-	Workload  string    `json:"workload"` // "cpu"
-	Mode      string    `json:"mode,omitempty"`
-	Time      time.Time `json:"ts"` // end of the interval
-	Seconds   float64   `json:"seconds"`
-	All       float64   `json:"busy_percent"`       // all cores
-	Cores     []float64 `json:"core_busy_percent"`  // per core
-	Committed int64     `json:"committed_as_bytes"` // Committed_AS at the end
-}
+// CPUSample is record.CPUSample: stored with the run.
+type CPUSample = record.CPUSample
 
 // Sample samples /proc/stat and Committed_AS every interval until ctx ends,
 // handing each interval to emit.

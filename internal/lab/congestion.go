@@ -8,7 +8,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	"github.com/cnperf/cnperf/internal/netnsutil"
+	"github.com/cnperf/cnperf/internal/lab/netnsutil"
 )
 
 // setCongestion gives every namespace of the lab (and every Docker

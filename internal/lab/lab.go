@@ -24,14 +24,15 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/conditions"
-	"github.com/cnperf/cnperf/internal/container"
-	"github.com/cnperf/cnperf/internal/dockerbuild"
-	"github.com/cnperf/cnperf/internal/engine"
-	"github.com/cnperf/cnperf/internal/netbuild"
-	"github.com/cnperf/cnperf/internal/netnsutil"
-	"github.com/cnperf/cnperf/internal/owner"
+	"github.com/cnperf/cnperf/internal/lab/container"
+	"github.com/cnperf/cnperf/internal/lab/docker/dockerbuild"
+	"github.com/cnperf/cnperf/internal/lab/docker/engine"
+	"github.com/cnperf/cnperf/internal/lab/netbuild"
+	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/lab/owner"
 	"github.com/cnperf/cnperf/internal/poll"
+	"github.com/cnperf/cnperf/internal/record"
+	"github.com/cnperf/cnperf/internal/spec/conditions"
 )
 
 // Prefix starts the name of every namespace cnperf creates.
@@ -56,60 +57,20 @@ func UnderlayIP(index int) net.IP { return net.IPv4(198, 18, 0, byte(index)).To4
 // UnderlayMTU is the MTU of the emulated hosts' NICs.
 const UnderlayMTU = 1500
 
-// Host is one emulated host.
-type Host struct {
-	Name  string `json:"name"`
-	Index int    `json:"index"` // 1-based; fixes the host's addresses
-	NS    string `json:"netns"`
-	Addr  string `json:"addr"` // underlay address of eth0
-}
-
-// Endpoint is where a server process runs in a mode and how it is reached.
-type Endpoint struct {
-	Host      string   `json:"host"`
-	NS        string   `json:"netns"`     // namespace the process runs in
-	Container bool     `json:"container"` // own cgroup and pid/uts/ipc/mount namespaces
-	Listen    string   `json:"listen"`    // address the process listens on
-	External  string   `json:"external"`  // host:port a client outside the cluster dials
-	Internal  string   `json:"internal"`  // host:port a peer inside the cluster dials
-	Path      []string `json:"path"`      // the devices a packet crosses, for people
-	// Router is set when a user-space overlay router carries the endpoint's
-	// traffic.
-	Router *RouterInfo `json:"router,omitempty"`
-	// Docker is set on the docker driver: the endpoint is a sandbox
-	// container on the host's engine.
-	Docker *DockerEndpoint `json:"docker,omitempty"`
-}
-
-// RouterInfo describes a user-space overlay router: its kind (udp or
-// wireguard), TUN device, MTU, UDP port and cipher.
-type RouterInfo struct {
-	Kind   string `json:"kind"`
-	TUN    string `json:"tun"`
-	MTU    int    `json:"mtu"`
-	Port   int    `json:"port"`
-	Cipher string `json:"cipher"`
-}
-
-// DockerEndpoint says where an endpoint lives on the docker driver: the
-// engine, its sandbox container (servers run in its network namespace) and
-// the network it is attached to, as the engine describes them.
-type DockerEndpoint struct {
-	DockerHost   string                   `json:"docker_host"`
-	Version      string                   `json:"engine_version"`
-	API          string                   `json:"api_version"`
-	Sandbox      string                   `json:"sandbox"`
-	SandboxPID   int                      `json:"sandbox_pid"`
-	Image        string                   `json:"image"`
-	CgroupParent string                   `json:"cgroup_parent,omitempty"`
-	Network      *dockerbuild.NetworkInfo `json:"network,omitempty"`
-}
-
 // DockerEndpointOf describes a sandbox for an Endpoint.
 func DockerEndpointOf(sb dockerbuild.Sandbox, net *dockerbuild.NetworkInfo) *DockerEndpoint {
 	return &DockerEndpoint{DockerHost: sb.Engine.DockerHost(), Version: sb.Engine.Version, API: sb.Engine.API,
 		Sandbox: sb.ID, SandboxPID: sb.PID, Image: sb.Image, CgroupParent: sb.Engine.CgroupParent, Network: net}
 }
+
+// The lab's record types, under the names modes use.
+type (
+	Host           = record.Host
+	Endpoint       = record.Endpoint
+	RouterInfo     = record.RouterInfo
+	DockerEndpoint = record.DockerEndpoint
+	Port           = record.Port
+)
 
 // Mode adds a network setup to a lab whose hosts are up. Every device it
 // creates must live in the lab's namespaces (or in namespaces named
@@ -136,29 +97,10 @@ const (
 	DriverDocker = "docker"
 )
 
-// Lab is a built lab.
+// Lab is a lab being built or up: its record (what run.json stores) and
+// the handle modes build with.
 type Lab struct {
-	Name      string     `json:"name"`
-	Mode      string     `json:"mode"`
-	Switch    string     `json:"switch_netns"`
-	Hosts     []Host     `json:"hosts"`
-	Endpoints []Endpoint `json:"endpoints"`
-	// Publish lists the ports a mode with NAT publishes, like docker -p:
-	// the endpoint's port over TCP first, then Config.Publish.
-	Publish []Port `json:"publish"`
-	Driver  string `json:"driver"`
-	// Local is set for a lab on an engine cnperf did not start
-	// (--docker-host): every host is this machine, reached on loopback.
-	Local      bool   `json:"local,omitempty"`
-	DockerHost string `json:"docker_host,omitempty"`
-	// Conditions are the conditions the lab was built under.
-	Conditions conditions.Set `json:"conditions,omitzero"`
-	// TCPCongestion is the congestion control every TCP connection in the
-	// lab uses, and TCPCongestionVia how the lab set it: "sysctl" (each
-	// namespace's default) or "route" (a metric on every route, for a
-	// control the machine restricts to its root namespace).
-	TCPCongestion    string `json:"tcp_congestion,omitempty"`
-	TCPCongestionVia string `json:"tcp_congestion_via,omitempty"`
+	record.Lab
 
 	engines *engine.Set
 	exe     string
@@ -177,12 +119,6 @@ func (l *Lab) KeepOffloadsOff(ns, dev string) {
 		l.fixedOff = map[string]bool{}
 	}
 	l.fixedOff[ns+"/"+dev] = true
-}
-
-// Port is a port number and its protocol ("tcp" or "udp").
-type Port struct {
-	Number   int    `json:"port"`
-	Protocol string `json:"protocol"`
 }
 
 // Config says what to build.
@@ -411,9 +347,9 @@ func Up(cfg Config) (l *Lab, err error) {
 	if len(existing) > 0 {
 		return nil, fmt.Errorf("lab %s already exists (%s); remove it with `cnperf lab down %s`", cfg.Name, existing[0], cfg.Name)
 	}
-	l = &Lab{Name: cfg.Name, Mode: cfg.Mode.Name(), Switch: NS(cfg.Name, switchHost),
-		Publish: append([]Port{{Number: cfg.Port, Protocol: "tcp"}}, cfg.Publish...), Driver: cfg.Driver, exe: cfg.Exe, logs: cfg.Logs, Conditions: cfg.Conditions,
-		mark: Mark{Lab: cfg.Name, Mode: cfg.Mode.Name(), Owner: cfg.Owner}}
+	l = &Lab{Lab: record.Lab{Name: cfg.Name, Mode: cfg.Mode.Name(), Switch: NS(cfg.Name, switchHost),
+		Publish: append([]Port{{Number: cfg.Port, Protocol: "tcp"}}, cfg.Publish...), Driver: cfg.Driver, Conditions: cfg.Conditions},
+		exe: cfg.Exe, logs: cfg.Logs, mark: Mark{Lab: cfg.Name, Mode: cfg.Mode.Name(), Owner: cfg.Owner}}
 	for _, p := range l.Publish {
 		if p.Number < 1 || p.Number > 65535 || (p.Protocol != "tcp" && p.Protocol != "udp") {
 			return nil, fmt.Errorf("lab: bad port %d/%s", p.Number, p.Protocol)
@@ -794,8 +730,8 @@ func upLocal(cfg Config) (l *Lab, err error) {
 	if _, err := os.Stat(engine.RunDir(cfg.Name)); err == nil {
 		return nil, fmt.Errorf("lab %s already exists; remove it with `cnperf lab down %s`", cfg.Name, cfg.Name)
 	}
-	l = &Lab{Name: cfg.Name, Mode: cfg.Mode.Name(), Driver: cfg.Driver, Local: true, DockerHost: cfg.DockerHost, exe: cfg.Exe,
-		Publish: append([]Port{{Number: cfg.Port, Protocol: "tcp"}}, cfg.Publish...)}
+	l = &Lab{Lab: record.Lab{Name: cfg.Name, Mode: cfg.Mode.Name(), Driver: cfg.Driver, Local: true, DockerHost: cfg.DockerHost,
+		Publish: append([]Port{{Number: cfg.Port, Protocol: "tcp"}}, cfg.Publish...)}, exe: cfg.Exe}
 	defer func() {
 		if err != nil {
 			if derr := Down(cfg.Name); derr != nil {

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/cnperf/cnperf/internal/netnsutil"
-	"github.com/cnperf/cnperf/internal/owner"
+	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/lab/owner"
 )
 
 // Mark is what every namespace of a lab carries as its loopback's alias:

@@ -3,7 +3,7 @@ package lab
 import (
 	"testing"
 
-	"github.com/cnperf/cnperf/internal/owner"
+	"github.com/cnperf/cnperf/internal/lab/owner"
 )
 
 func TestMarkRoundTrip(t *testing.T) {

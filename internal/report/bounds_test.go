@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/figure"
+	"github.com/cnperf/cnperf/internal/report/figure"
 )
 
 // TestGuidesAreCapped: a tiny receive window (an import's

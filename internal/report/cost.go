@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/cnperf/cnperf/internal/figure"
+	"github.com/cnperf/cnperf/internal/report/figure"
 )
 
 // addCost adds each run's cost table (seed 000: CPU and memory per mode)

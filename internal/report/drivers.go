@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"github.com/cnperf/cnperf/internal/analysis"
-	"github.com/cnperf/cnperf/internal/runner"
+	"github.com/cnperf/cnperf/internal/record"
 )
 
 // driversSection marks the tables the page shows under "Drivers" (the
@@ -54,8 +54,8 @@ func DriverRows(run Run, same float64) []analysis.DriverRow {
 
 // CellRates returns each finished cell's requests per second with its
 // chunk, so that ratios pair cells that sent the same sizes (the rule of
-// runner.Meta.CellRates: an end, a duration and samples).
-func CellRates(m runner.Meta) []analysis.CellRate {
+// run.Meta.CellRates: an end, a duration and samples).
+func CellRates(m record.Meta) []analysis.CellRate {
 	var out []analysis.CellRate
 	for _, c := range m.Cells {
 		if sec := c.End.Sub(c.Start).Seconds(); !c.End.IsZero() && sec > 0 && c.Samples > 0 {

@@ -9,10 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/pingpong"
-	"github.com/cnperf/cnperf/internal/runner"
+	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/spec"
-	"github.com/cnperf/cnperf/internal/suite"
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 // driverSpec measures bare and bridge on driver, or on drivers side by side.
@@ -26,7 +25,7 @@ func driverSpec(label, driver string, drivers []string) spec.Spec {
 // siege adding 1 ms, and one cell per mode of rps requests in a second.
 func pingPongDriverRun(label, driver string, drivers []string) Run {
 	s := driverSpec(label, driver, drivers)
-	run := Run{Dir: label, Label: label, Meta: runner.Meta{Status: "complete", Spec: s, ReceiveWindow: 131072, Started: time.Unix(0, 0)}}
+	run := Run{Dir: label, Label: label, Meta: record.Meta{Status: "complete", Spec: s, ReceiveWindow: 131072, Started: time.Unix(0, 0)}}
 	dur := map[string]float64{"bare": 0.5, "bridge": 2, "bridge@docker": 1}
 	rps := map[string]int{"bare": 400, "bridge": 200, "bridge@docker": 250}
 	t0 := time.Unix(1000, 0)
@@ -35,7 +34,7 @@ func pingPongDriverRun(label, driver string, drivers []string) Run {
 			run.Samples = append(run.Samples, pingpong.Sample{Workload: "pingpong", Mode: k, Size: 2000, Length: 2000, Code: 200,
 				DurationMS: dur[k], LatencyMS: dur[k] + 1, Rep: j})
 		}
-		run.Meta.Cells = append(run.Meta.Cells, runner.Cell{Index: i, Mode: k, Start: t0, End: t0.Add(time.Second), Samples: rps[k]})
+		run.Meta.Cells = append(run.Meta.Cells, record.Cell{Index: i, Mode: k, Start: t0, End: t0.Add(time.Second), Samples: rps[k]})
 	}
 	return run
 }
@@ -44,11 +43,11 @@ func pingPongDriverRun(label, driver string, drivers []string) Run {
 // bridge@docker 600 Mbit/s.
 func socketDriverRun(label, driver string, drivers []string) Run {
 	s := driverSpec(label, driver, drivers)
-	run := Run{Dir: label, Label: label, Meta: runner.Meta{Status: "complete", Spec: s, Started: time.Unix(0, 0)}}
+	run := Run{Dir: label, Label: label, Meta: record.Meta{Status: "complete", Spec: s, Started: time.Unix(0, 0)}}
 	mbps := map[string]float64{"bare": 1000, "bridge": 800, "bridge@docker": 600}
 	for i, k := range s.ModeKeys() {
 		data := fmt.Sprintf(`{"workload":"stream","protocol":"tcp","receiver_bits_per_second":%g,"retransmits":1}`, mbps[k]*1e6)
-		run.Sockets.Records = append(run.Sockets.Records, suite.Record{Workload: "stream", Kind: "total", Mode: k, Cell: i, Case: "stream", Data: json.RawMessage(data)})
+		run.Sockets.Records = append(run.Sockets.Records, record.Record{Workload: "stream", Kind: "total", Mode: k, Cell: i, Case: "stream", Data: json.RawMessage(data)})
 	}
 	return run
 }

@@ -5,11 +5,11 @@ import (
 	"math"
 
 	"github.com/cnperf/cnperf/internal/analysis"
-	"github.com/cnperf/cnperf/internal/runner"
+	"github.com/cnperf/cnperf/internal/record"
 )
 
 // CellUnits maps each cell of a run to its chunk and lab instance.
-func CellUnits(m runner.Meta) map[int]analysis.CellUnit {
+func CellUnits(m record.Meta) map[int]analysis.CellUnit {
 	out := make(map[int]analysis.CellUnit, len(m.Cells))
 	for _, c := range m.Cells {
 		out[c.Index] = analysis.CellUnit{Chunk: c.Chunk, Instance: c.Instance}

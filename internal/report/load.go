@@ -9,20 +9,17 @@ import (
 
 	"github.com/cnperf/cnperf/internal/analysis"
 
-	"github.com/cnperf/cnperf/internal/cost"
-	"github.com/cnperf/cnperf/internal/pingpong"
-	"github.com/cnperf/cnperf/internal/results"
-	"github.com/cnperf/cnperf/internal/runner"
+	"github.com/cnperf/cnperf/internal/record"
 )
 
 // Run is one loaded run directory.
 type Run struct {
 	Dir     string
 	Label   string // how the run is named when several are compared
-	Meta    runner.Meta
-	Samples []pingpong.Sample
-	CPU     []cost.CPUSample // the machine's CPU per second while measuring
-	Sockets results.Sockets  // socket tests' records and costs
+	Meta    record.Meta
+	Samples []record.Sample
+	CPU     []record.CPUSample // the machine's CPU per second while measuring
+	Sockets record.Sockets     // socket tests' records and costs
 }
 
 // Socket reports whether the run measured socket tests.
@@ -59,7 +56,7 @@ func SocketCases(runs []Run, ref string, same float64) []analysis.SocketCase {
 // CheckMeta refuses a run.json that decodes but describes no run (an empty
 // object, another program's JSON): every run cnperf writes or imports
 // names its modes.
-func CheckMeta(dir string, m runner.Meta) error {
+func CheckMeta(dir string, m record.Meta) error {
 	if len(m.Spec.ModeKeys()) == 0 {
 		return fmt.Errorf("%s: run.json names no modes: not a cnperf run", dir)
 	}
@@ -72,7 +69,7 @@ func Load(dirs []string) ([]Run, []string) {
 	var runs []Run
 	var notes []string
 	for _, dir := range dirs {
-		rd, err := results.Open(dir)
+		rd, err := record.Open(dir)
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("skipped %s: %v", dir, err))
 			continue

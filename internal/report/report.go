@@ -12,8 +12,8 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/cnperf/cnperf/internal/analysis"
-	"github.com/cnperf/cnperf/internal/figure"
-	"github.com/cnperf/cnperf/internal/pingpong"
+	"github.com/cnperf/cnperf/internal/report/figure"
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 // Options shape a report.

@@ -9,13 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/container"
 	"github.com/cnperf/cnperf/internal/cost"
-	"github.com/cnperf/cnperf/internal/figure"
-	"github.com/cnperf/cnperf/internal/pingpong"
-	"github.com/cnperf/cnperf/internal/results"
-	"github.com/cnperf/cnperf/internal/runner"
+	"github.com/cnperf/cnperf/internal/lab/container"
+	"github.com/cnperf/cnperf/internal/record"
+	"github.com/cnperf/cnperf/internal/report/figure"
 	"github.com/cnperf/cnperf/internal/spec"
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 // synthetic makes a run of n samples per mode whose transfer rate falls with
@@ -24,7 +23,7 @@ func synthetic(modes []string, n int, seed uint64) Run {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	s := spec.Default()
 	s.Name, s.Modes = "synthetic", modes
-	r := Run{Dir: "synthetic", Label: "synthetic", Meta: runner.Meta{Status: "complete", Spec: s, ReceiveWindow: 131072, Started: time.Unix(0, 0)}}
+	r := Run{Dir: "synthetic", Label: "synthetic", Meta: record.Meta{Status: "complete", Spec: s, ReceiveWindow: 131072, Started: time.Unix(0, 0)}}
 	for i, m := range modes {
 		factor := 1 - 0.08*float64(i)
 		for j := 0; j < n; j++ {
@@ -87,7 +86,7 @@ func TestBadInputIsReportedNotFatal(t *testing.T) {
 	}{
 		{"reference not in data", []Run{run}, func(o *Options) { o.Reference = "macvlan" }, false, `reference mode "macvlan" is not in the data`},
 		{"no runs", nil, nil, true, ""},
-		{"no successful samples", []Run{{Dir: "x", Label: "x", Meta: runner.Meta{Spec: spec.Default()}}}, nil, true, ""},
+		{"no successful samples", []Run{{Dir: "x", Label: "x", Meta: record.Meta{Spec: spec.Default()}}}, nil, true, ""},
 		{"no receive window", []Run{func() Run { r := run; r.Meta.ReceiveWindow = 0; return r }()}, nil, false, "small/big split is left out"},
 	}
 	for _, c := range cases {
@@ -111,7 +110,7 @@ func TestLoadSkipsWhatItCannotRead(t *testing.T) {
 	tmp := t.TempDir()
 	// A run killed mid-write: the last line is cut.
 	dir := filepath.Join(tmp, "cut")
-	w, err := results.Create(dir)
+	w, err := record.Create(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +125,7 @@ func TestLoadSkipsWhatItCannotRead(t *testing.T) {
 		}
 	}
 	w.Close()
-	f, _ := os.OpenFile(filepath.Join(dir, results.SamplesFile), os.O_APPEND|os.O_WRONLY, 0)
+	f, _ := os.OpenFile(filepath.Join(dir, record.SamplesFile), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"workload":"pingpong","mode":"bare","si`)
 	f.Close()
 	notRun := filepath.Join(tmp, "empty")
@@ -195,11 +194,11 @@ func BenchmarkReport200k(b *testing.B) {
 
 func TestCostTableAndCPUFigure(t *testing.T) {
 	run := synthetic([]string{"bare", "overlay"}, 200, 6)
-	run.Meta.Modes = []runner.ModeMeta{
+	run.Meta.Modes = []record.ModeMeta{
 		{Mode: "bare", Bytes: 2e9, Usage: map[string]container.Usage{"ping": {Source: "proc", CPUSeconds: 3, UserSeconds: 1, SystemSeconds: 2, MemoryPeak: 20e6}, "pong": {Source: "proc", CPUSeconds: 1}}},
 		{Mode: "overlay", Bytes: 2e9, Usage: map[string]container.Usage{"ping": {Source: "cgroup", CPUSeconds: 4}, "pong": {Source: "cgroup", CPUSeconds: 2}}},
 	}
-	run.Meta.Memory = &runner.MemoryMeta{CommittedBefore: 100e6, CommittedPeak: 150e6, CommittedDelta: 50e6}
+	run.Meta.Memory = &record.MemoryMeta{CommittedBefore: 100e6, CommittedPeak: 150e6, CommittedDelta: 50e6}
 	t0 := time.Unix(1000, 0)
 	for i := 0; i < 5; i++ {
 		run.CPU = append(run.CPU, cost.CPUSample{Workload: "cpu", Time: t0.Add(time.Duration(i+1) * time.Second), Seconds: 1, All: 50, Cores: []float64{100, 0}})

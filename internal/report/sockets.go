@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/analysis"
-	"github.com/cnperf/cnperf/internal/figure"
+	"github.com/cnperf/cnperf/internal/report/figure"
 )
 
 // addSockets adds the socket tests' figures and tables: per test, bar

@@ -12,8 +12,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/cnperf/cnperf/internal/analysis"
-	"github.com/cnperf/cnperf/internal/export"
-	"github.com/cnperf/cnperf/internal/results"
+	"github.com/cnperf/cnperf/internal/record"
+	"github.com/cnperf/cnperf/internal/report/export"
 )
 
 // runDirs are the directories of the runs read.
@@ -45,7 +45,7 @@ func (r *Report) tablePaths(dir string) []string {
 
 // CheckOutputs refuses, before anything is written, an HTML path or a
 // figure or table directory ("" for none) that would write over a file a
-// run holds (results.CheckOutput): the error wraps results.ErrRunFile.
+// run holds (record.CheckOutput): the error wraps record.ErrRunFile.
 func (r *Report) CheckOutputs(html, figures, tables string) error {
 	var paths []string
 	if html != "" {
@@ -58,7 +58,7 @@ func (r *Report) CheckOutputs(html, figures, tables string) error {
 		paths = append(paths, r.tablePaths(tables)...)
 	}
 	for _, p := range paths {
-		if err := results.CheckOutput(p, r.runDirs()...); err != nil {
+		if err := record.CheckOutput(p, r.runDirs()...); err != nil {
 			return err
 		}
 	}
@@ -67,7 +67,7 @@ func (r *Report) CheckOutputs(html, figures, tables string) error {
 
 // create is os.Create for a file of the report, refusing a run's own files.
 func (r *Report) create(path string) (*os.File, error) {
-	if err := results.CheckOutput(path, r.runDirs()...); err != nil {
+	if err := record.CheckOutput(path, r.runDirs()...); err != nil {
 		return nil, err
 	}
 	return os.Create(path)
@@ -76,7 +76,7 @@ func (r *Report) create(path string) (*os.File, error) {
 // writeFile is os.WriteFile for a file of the report, refusing a run's own
 // files.
 func (r *Report) writeFile(path string, b []byte) error {
-	if err := results.CheckOutput(path, r.runDirs()...); err != nil {
+	if err := record.CheckOutput(path, r.runDirs()...); err != nil {
 		return err
 	}
 	return os.WriteFile(path, b, 0o644)

@@ -143,7 +143,6 @@ func TestParseErrors(t *testing.T) {
 		{"unknown top-level field", "name: x\ncolour: red\n", []string{`unknown field "colour"`, "line 2"}},
 		{"unknown pingpong field", "name: x\npingpong: {colour: 1}\n", []string{`unknown field "pingpong.colour"`}},
 		{"two documents", "name: x\n---\nname: y\n", []string{"more than one YAML document"}},
-		{"unknown mode", "name: x\nmodes: [bare, nosuch]\n", []string{"modes", `unknown mode "nosuch"`}},
 		{"duplicate mode", "name: x\nmodes: [bare, host, bare]\n", []string{"modes", `"bare" is listed twice`}},
 		{"reference not in modes", "name: x\nmodes: [host, bridge]\nreference: bare\n", []string{"reference", `"bare"`}},
 		{"no modes", "name: x\nmodes: []\n", []string{"modes"}},

@@ -1,0 +1,195 @@
+// Package dockerbuild holds the building blocks modes use on the docker
+// driver, as netbuild holds those of the netns driver: engines on hosts with
+// the workload image, labelled networks, and sandbox containers. A sandbox
+// is a container running `cnperf pause` that owns a network attachment and
+// published ports, as Kubernetes' pause container owns a pod's; servers
+// then run as containers in its network namespace and clients as execs in
+// it, so each keeps its own cgroup while all share the sandbox's network.
+package dockerbuild
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/go-connections/nat"
+
+	"github.com/cnperf/cnperf/internal/lab/docker/engine"
+	"github.com/cnperf/cnperf/internal/record"
+)
+
+// callTimeout bounds one step's API calls; attaching to an overlay waits
+// on the swarm manager.
+const callTimeout = 60 * time.Second
+
+// B binds the blocks to a lab's engines and the binary its image holds.
+type B struct {
+	Set *engine.Set
+	Exe string
+	// CPUs pins every sandbox the blocks make (the cores condition).
+	CPUs []int
+}
+
+// Start runs an engine on every host that has none yet and makes the
+// workload image on each; it returns the image reference.
+func (b B) Start(hosts []engine.Host) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*callTimeout)
+	defer cancel()
+	if err := b.Set.Start(ctx, hosts); err != nil {
+		return "", err
+	}
+	var ref string
+	for _, h := range hosts {
+		e := b.Set.Engine(h.Name)
+		r, err := engine.ImportImage(ctx, e.Client, b.Exe)
+		if err != nil {
+			return "", fmt.Errorf("engine on %s: %w", h.Name, err)
+		}
+		ref = r
+	}
+	return ref, nil
+}
+
+func (b B) engine(host string) (*engine.Engine, error) {
+	e := b.Set.Engine(host)
+	if e == nil {
+		return nil, fmt.Errorf("no engine on host %s", host)
+	}
+	return e, nil
+}
+
+// Network creates a network on host's engine, labelled as the lab's, and
+// returns its ID.
+func (b B) Network(host, name string, opts network.CreateOptions) (string, error) {
+	e, err := b.engine(host)
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	if opts.Labels == nil {
+		opts.Labels = map[string]string{}
+	}
+	opts.Labels[engine.LabLabel] = b.Set.Lab
+	r, err := e.Client.NetworkCreate(ctx, name, opts)
+	if err != nil {
+		return "", fmt.Errorf("create network %s on %s: %w", name, host, err)
+	}
+	if err := b.Set.RecordNetwork(r.ID); err != nil {
+		return "", err
+	}
+	return r.ID, nil
+}
+
+// Attach says how a sandbox joins the network: a network mode ("host", or
+// a network's name) with an optional fixed address, and the ports to
+// publish on the host (docker run -p PORT:PORT/PROTO).
+type Attach struct {
+	Network string
+	IP      string
+	Publish []Port
+	HostIP  string // where published ports bind on the host; default 0.0.0.0
+	// CPUs pins the sandbox (and so the clients exec'd in it), the cores
+	// condition; nil takes B's.
+	CPUs []int
+}
+
+// Cpuset writes CPUs as Docker's --cpuset-cpus takes them ("" for any).
+func Cpuset(cpus []int) string {
+	var parts []string
+	for _, c := range cpus {
+		parts = append(parts, strconv.Itoa(c))
+	}
+	return strings.Join(parts, ",")
+}
+
+// Port is a port to publish.
+type Port struct {
+	Number   int
+	Protocol string
+}
+
+// Sandbox is a running sandbox container.
+type Sandbox struct {
+	Engine *engine.Engine
+	ID     string
+	PID    int    // its process, in the root pid namespace
+	NetNS  string // /proc/PID/ns/net
+	Image  string
+}
+
+// Sandbox starts the sandbox container of host.
+func (b B) Sandbox(host, image string, a Attach) (Sandbox, error) {
+	e, err := b.engine(host)
+	if err != nil {
+		return Sandbox{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	cfg := &container.Config{Image: image, Cmd: []string{"pause"},
+		Labels: map[string]string{engine.LabLabel: b.Set.Lab, "cnperf.role": "sandbox"}}
+	cpus := a.CPUs
+	if cpus == nil {
+		cpus = b.CPUs
+	}
+	hc := &container.HostConfig{NetworkMode: container.NetworkMode(a.Network),
+		Resources: container.Resources{CpusetCpus: Cpuset(cpus)}}
+	if len(a.Publish) > 0 {
+		cfg.ExposedPorts = nat.PortSet{}
+		hc.PortBindings = nat.PortMap{}
+		for _, p := range a.Publish {
+			port := nat.Port(strconv.Itoa(p.Number) + "/" + p.Protocol)
+			cfg.ExposedPorts[port] = struct{}{}
+			hc.PortBindings[port] = []nat.PortBinding{{HostIP: cmp.Or(a.HostIP, "0.0.0.0"), HostPort: strconv.Itoa(p.Number)}}
+		}
+	}
+	var nc *network.NetworkingConfig
+	if a.IP != "" {
+		nc = &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{
+			a.Network: {IPAMConfig: &network.EndpointIPAMConfig{IPv4Address: a.IP}},
+		}}
+	}
+	// Named by lab and host: one engine may hold several labs' sandboxes.
+	r, err := e.Client.ContainerCreate(ctx, cfg, hc, nc, nil, "cnperf-"+b.Set.Lab+"-"+host+"-sandbox")
+	if err != nil {
+		return Sandbox{}, fmt.Errorf("create sandbox on %s: %w", host, err)
+	}
+	if err := e.Client.ContainerStart(ctx, r.ID, container.StartOptions{}); err != nil {
+		return Sandbox{}, fmt.Errorf("start sandbox on %s: %w", host, err)
+	}
+	in, err := e.Client.ContainerInspect(ctx, r.ID)
+	if err != nil {
+		return Sandbox{}, fmt.Errorf("inspect sandbox on %s: %w", host, err)
+	}
+	if in.State == nil || in.State.Pid == 0 {
+		return Sandbox{}, fmt.Errorf("sandbox on %s is not running", host)
+	}
+	return Sandbox{Engine: e, ID: r.ID, PID: in.State.Pid, NetNS: fmt.Sprintf("/proc/%d/ns/net", in.State.Pid), Image: image}, nil
+}
+
+// NetworkInfo is record.NetworkInfo: stored with the run.
+type NetworkInfo = record.NetworkInfo
+
+// Inspect describes a network as host's engine sees it.
+func (b B) Inspect(host, name string) (NetworkInfo, error) {
+	e, err := b.engine(host)
+	if err != nil {
+		return NetworkInfo{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	n, err := e.Client.NetworkInspect(ctx, name, network.InspectOptions{})
+	if err != nil {
+		return NetworkInfo{}, fmt.Errorf("inspect network %s on %s: %w", name, host, err)
+	}
+	info := NetworkInfo{Name: n.Name, ID: n.ID, Driver: n.Driver, Scope: n.Scope, Options: n.Options}
+	for _, c := range n.IPAM.Config {
+		info.Subnets = append(info.Subnets, c.Subnet)
+	}
+	return info, nil
+}

@@ -1,0 +1,515 @@
+// Package engine runs the Docker Engines of a lab's emulated hosts: one
+// containerd for the lab, in the lab's switch namespace, and one dockerd per
+// host, started inside the host's network namespace (as `nsenter --net`
+// would) with its own data root, exec root, socket, containerd namespace and
+// cgroup parent, and every address inside 198.18.0.0/15. Whatever they create
+// lives under /run/cnperf/docker/<lab> and /var/lib/cnperf/docker/<lab>, so a
+// lab's engines are found again from those paths alone, and Remove is
+// idempotent.
+package engine
+
+import (
+	"context"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/docker/docker/client"
+
+	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/poll"
+)
+
+// Where a lab's engines keep their state: sockets, pid files, exec roots
+// and logs under RunRoot, data roots (images, containers, swarm) under
+// DataRoot.
+const (
+	RunRoot  = "/run/cnperf/docker"
+	DataRoot = "/var/lib/cnperf/docker"
+)
+
+// Addresses of every engine, inside RFC 2544's benchmarking range. Each
+// dockerd lives in its own host namespace, so all may share them.
+const (
+	BridgeIP    = "198.18.255.1/24"            // docker0
+	LocalPool   = "198.19.0.0/17"              // user-defined bridges, docker_gwbridge
+	SwarmPool   = "198.19.128.0/17"            // ingress and overlay networks
+	PoolSize    = 24                           // subnets handed out from the pools
+	dockerdName = "dockerd"                    // the binaries, found on PATH
+	ctrdName    = "containerd"                 //
+	readyWithin = 60 * time.Second             // a dockerd on a busy machine is slow to start
+	stopWithin  = 20 * time.Second             // dockerd stops its containers first
+	apiTimeout  = 30 * time.Second             // one API call
+	ctrdSocket  = "containerd/containerd.sock" // under the lab's run dir
+)
+
+// Available says, in one line, why no engine can be started here (nil when
+// one can): the binaries dockerd, containerd and runc must be installed.
+func Available() error {
+	var missing []string
+	for _, b := range []string{dockerdName, ctrdName, "runc", "containerd-shim-runc-v2"} {
+		if _, err := exec.LookPath(b); err != nil {
+			missing = append(missing, b)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("docker driver: %s not installed (apt-get install docker.io; scripts/install-deps.sh does)", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// Host is one emulated host that gets an engine.
+type Host struct {
+	Name string // e.g. "server"
+	NS   string // its network namespace
+	Addr string // its underlay address, for the swarm
+}
+
+// Engine is one running dockerd.
+type Engine struct {
+	Host    string
+	NS      string
+	Addr    string
+	Socket  string // unix socket path
+	Client  *client.Client
+	Version string // the engine's version
+	API     string // the API version spoken
+	// CgroupParent is where the engine puts its containers' cgroups, relative
+	// to each controller's root.
+	CgroupParent string
+	// URL and Existing are set for an engine cnperf did not start.
+	URL      string
+	Existing bool
+	proc     *daemon
+}
+
+// DockerHost is the engine's address as DOCKER_HOST takes it.
+func (e *Engine) DockerHost() string {
+	if e.URL != "" {
+		return e.URL
+	}
+	return "unix://" + e.Socket
+}
+
+// Set is the engines of one lab.
+type Set struct {
+	Lab      string
+	switchNS string
+	owner    string // the owning process, as owner.ID writes it
+	mu       sync.Mutex
+	ctrd     *daemon
+	engines  map[string]*Engine
+	swarm    bool
+}
+
+// NewSet prepares a lab's engines; containerd runs in switchNS. owner is
+// the owning process (owner.ID's form), written to the lab's run dir
+// before anything else so that `cnperf clean` spares a live owner's
+// engines and removes a dead one's.
+func NewSet(lab, switchNS, owner string) *Set {
+	return &Set{Lab: lab, switchNS: switchNS, owner: owner, engines: map[string]*Engine{}}
+}
+
+// ownerFile, in a lab's run dir, holds the owning process.
+const ownerFile = "owner"
+
+// writeOwner creates the lab's run dir and records its owner in it.
+func (s *Set) writeOwner() error {
+	if err := os.MkdirAll(RunDir(s.Lab), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(RunDir(s.Lab), ownerFile), []byte(s.owner+"\n"), 0o600)
+}
+
+// Owner returns the recorded owner of a lab's engines ("" when none was
+// recorded).
+func Owner(lab string) string {
+	b, err := os.ReadFile(filepath.Join(RunDir(lab), ownerFile))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// RunDir and DataDir are the lab's directories.
+func RunDir(lab string) string  { return filepath.Join(RunRoot, lab) }
+func DataDir(lab string) string { return filepath.Join(DataRoot, lab) }
+
+// Engine returns the running engine of a host, or nil.
+func (s *Set) Engine(host string) *Engine {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.engines[host]
+}
+
+// Start starts containerd (once) and a dockerd for each host not yet
+// running one, side by side, and waits until each answers.
+func (s *Set) Start(ctx context.Context, hosts []Host) error {
+	var missing []Host
+	for _, h := range hosts {
+		if s.Engine(h.Name) == nil {
+			missing = append(missing, h)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	hosts = missing
+	if err := Available(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if s.ctrd == nil {
+		if err := s.writeOwner(); err != nil {
+			s.mu.Unlock()
+			return err
+		}
+		if err := noteDefaultPaths(); err != nil {
+			s.mu.Unlock()
+			return err
+		}
+		d, err := s.startContainerd(ctx)
+		if err != nil {
+			s.mu.Unlock()
+			return err
+		}
+		s.ctrd = d
+	}
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	errs := make([]error, len(hosts))
+	for i, h := range hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e, err := s.startDockerd(ctx, h)
+			if err != nil {
+				errs[i] = fmt.Errorf("dockerd on %s: %w", h.Name, err)
+				return
+			}
+			s.mu.Lock()
+			s.engines[h.Name] = e
+			s.mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (s *Set) startContainerd(ctx context.Context) (*daemon, error) {
+	run := filepath.Join(RunDir(s.Lab), "containerd")
+	data := filepath.Join(DataDir(s.Lab), "containerd")
+	for _, d := range []string{run, data} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	sock := filepath.Join(RunDir(s.Lab), ctrdSocket)
+	// The CRI plugin (Kubernetes) is not needed and would look for CNI.
+	cfg := fmt.Sprintf(`version = 2
+root = %q
+state = %q
+disabled_plugins = ["io.containerd.grpc.v1.cri"]
+[grpc]
+  address = %q
+[ttrpc]
+  address = %q
+`, data, filepath.Join(run, "state"), sock, sock+".ttrpc")
+	cfgPath := filepath.Join(run, "config.toml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		return nil, err
+	}
+	d, err := startDaemon(s.switchNS, run, ctrdName, "--config", cfgPath)
+	if err != nil {
+		return nil, err
+	}
+	if err := waitFor(ctx, d, readyWithin, func() error { _, err := os.Stat(sock); return err }); err != nil {
+		d.stop(stopWithin)
+		return nil, fmt.Errorf("containerd: %w", err)
+	}
+	return d, nil
+}
+
+func (s *Set) startDockerd(ctx context.Context, h Host) (*Engine, error) {
+	run := filepath.Join(RunDir(s.Lab), h.Name)
+	data := filepath.Join(DataDir(s.Lab), h.Name)
+	for _, d := range []string{run, data} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	// A configuration file of its own, so that the machine's daemon.json
+	// (made for the user's own engine) does not apply; it keeps the
+	// engine's identity key in the run dir, not in /etc/docker.
+	cfg := filepath.Join(run, "daemon.json")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("{\"deprecated-key-path\": %q}\n", filepath.Join(run, "key.json"))), 0o600); err != nil {
+		return nil, err
+	}
+	sock := filepath.Join(run, "docker.sock")
+	ns := "cnperf-" + s.Lab + "-" + h.Name
+	e := &Engine{Host: h.Name, NS: h.NS, Addr: h.Addr, Socket: sock,
+		CgroupParent: "/cnperf/" + s.Lab + "/docker-" + h.Name}
+	d, err := startDaemon(h.NS, run, dockerdName,
+		"--config-file", cfg,
+		"--containerd", filepath.Join(RunDir(s.Lab), ctrdSocket),
+		"--containerd-namespace", ns,
+		"--containerd-plugins-namespace", ns+"-plugins",
+		"--data-root", data,
+		"--exec-root", filepath.Join(run, "exec"),
+		"--pidfile", filepath.Join(run, "dockerd.pid"),
+		"-H", "unix://"+sock,
+		"--bip", BridgeIP,
+		"--default-address-pool", fmt.Sprintf("base=%s,size=%d", LocalPool, PoolSize),
+		"--cgroup-parent", e.CgroupParent,
+		"--log-level", "warn",
+	)
+	if err != nil {
+		return nil, err
+	}
+	e.proc = d
+	cli, err := client.NewClientWithOpts(client.WithHost(e.DockerHost()), client.WithAPIVersionNegotiation())
+	if err != nil {
+		d.stop(stopWithin)
+		return nil, err
+	}
+	e.Client = cli
+	err = waitFor(ctx, d, readyWithin, func() error {
+		c, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		v, err := cli.ServerVersion(c)
+		e.Version, e.API = v.Version, v.APIVersion
+		return err
+	})
+	if err != nil {
+		cli.Close()
+		d.stop(stopWithin)
+		return nil, err
+	}
+	return e, nil
+}
+
+// UseExisting runs every host's containers on an engine cnperf did not
+// start (--docker-host), found at url: cnperf creates only labelled
+// containers and networks on it and removes just those. The address is
+// noted in the lab's run dir, so that Remove finds them after a crash.
+func (s *Set) UseExisting(ctx context.Context, url string, hosts []string) error {
+	cli, err := client.NewClientWithOpts(client.WithHost(url), client.WithAPIVersionNegotiation())
+	if err != nil {
+		return fmt.Errorf("docker host %s: %w", url, err)
+	}
+	c, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	v, err := cli.ServerVersion(c)
+	if err != nil {
+		cli.Close()
+		return fmt.Errorf("docker host %s does not answer: %w", url, err)
+	}
+	if err := s.writeOwner(); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(RunDir(s.Lab), existingFile), []byte(url), 0o600); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, h := range hosts {
+		s.engines[h] = &Engine{Host: h, Addr: "127.0.0.1", URL: url, Client: cli, Version: v.Version, API: v.APIVersion, Existing: true}
+	}
+	return nil
+}
+
+// existingFile, in a lab's run dir, holds the address of an engine cnperf
+// uses but did not start.
+const existingFile = "docker-host"
+
+// Swarm makes the hosts one swarm, the first the manager, advertising
+// their underlay addresses; overlay networks then span them.
+func (s *Set) Swarm(ctx context.Context, hosts []string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.swarm {
+		return nil
+	}
+	if len(hosts) == 0 {
+		return errors.New("swarm: no hosts")
+	}
+	mgr := s.engines[hosts[0]]
+	if mgr == nil {
+		return fmt.Errorf("swarm: no engine on %s", hosts[0])
+	}
+	c, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	if _, err := mgr.Client.SwarmInit(c, swarmInit(mgr.Addr)); err != nil {
+		return fmt.Errorf("swarm init on %s: %w", mgr.Host, err)
+	}
+	sw, err := mgr.Client.SwarmInspect(c)
+	if err != nil {
+		return fmt.Errorf("swarm inspect on %s: %w", mgr.Host, err)
+	}
+	for _, h := range hosts[1:] {
+		e := s.engines[h]
+		if e == nil {
+			return fmt.Errorf("swarm: no engine on %s", h)
+		}
+		if err := e.Client.SwarmJoin(c, swarmJoin(e.Addr, mgr.Addr, sw.JoinTokens.Worker)); err != nil {
+			return fmt.Errorf("swarm join from %s: %w", h, err)
+		}
+	}
+	s.swarm = true
+	return nil
+}
+
+// Engines returns the running engines, in no particular order.
+func (s *Set) Engines() []*Engine {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*Engine
+	for _, e := range s.engines {
+		out = append(out, e)
+	}
+	return out
+}
+
+// daemon is a started dockerd or containerd.
+type daemon struct {
+	name string
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{}
+	err  error
+}
+
+// startDaemon starts bin in namespace ns, logging to dir/<bin>.log and
+// recording its PID in dir/<bin>.cnperf-pid for Remove after a crash. The
+// daemon gets its own process group: a Ctrl-C at the terminal reaches
+// cnperf, which then stops the daemons in order, not all at once.
+func startDaemon(ns, dir, bin string, args ...string) (*daemon, error) {
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		return nil, err
+	}
+	logPath := filepath.Join(dir, bin+".log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	cmd := exec.Command(path, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := netnsutil.Do(ns, cmd.Start); err != nil {
+		return nil, fmt.Errorf("start %s in %s: %w", bin, ns, err)
+	}
+	d := &daemon{name: bin, cmd: cmd, log: logPath, done: make(chan struct{})}
+	go func() { d.err = cmd.Wait(); close(d.done) }()
+	if err := os.WriteFile(filepath.Join(dir, bin+pidSuffix), []byte(strconv.Itoa(cmd.Process.Pid)), 0o600); err != nil {
+		d.stop(stopWithin)
+		return nil, err
+	}
+	return d, nil
+}
+
+const pidSuffix = ".cnperf-pid"
+
+// waitFor polls ready until it succeeds, the daemon exits or the time is up.
+func waitFor(ctx context.Context, d *daemon, within time.Duration, ready func() error) error {
+	var last error
+	err := poll.Until(ctx, within, 100*time.Millisecond, func() (bool, error) {
+		if last = ready(); last == nil {
+			return true, nil
+		}
+		if d.exited() {
+			return false, fmt.Errorf("%s exited (%v): %s", d.name, d.err, lastLogLine(d.log))
+		}
+		return false, nil
+	})
+	if errors.Is(err, poll.ErrTimeout) {
+		return fmt.Errorf("%s not ready within %s (%v): %s", d.name, within, last, lastLogLine(d.log))
+	}
+	return err
+}
+
+// Exited reports whether the daemon has ended.
+func (d *daemon) exited() bool {
+	select {
+	case <-d.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop ends the daemon by PID: SIGTERM, SIGKILL after grace.
+func (d *daemon) stop(grace time.Duration) {
+	if d.exited() {
+		return
+	}
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-d.done:
+	case <-time.After(grace):
+		_ = d.cmd.Process.Kill()
+		<-d.done
+	}
+}
+
+// Check reports an engine whose dockerd has died.
+func (e *Engine) Check() error {
+	if e.proc != nil && e.proc.exited() {
+		return fmt.Errorf("dockerd on %s exited (%v): %s", e.Host, e.proc.err, lastLogLine(e.proc.log))
+	}
+	return nil
+}
+
+// Check reports the first dead daemon of the set.
+func (s *Set) Check() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ctrd != nil && s.ctrd.exited() {
+		return fmt.Errorf("containerd exited (%v): %s", s.ctrd.err, lastLogLine(s.ctrd.log))
+	}
+	for _, e := range s.engines {
+		if err := e.Check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func lastLogLine(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "no log"
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return lines[len(lines)-1]
+}
+
+// Usable says, in one line, why the docker driver cannot run here with the
+// binary exe (nil when it can): the engine's binaries must be installed, and
+// exe, which becomes the workload image, must be statically linked, as a
+// FROM scratch image has no dynamic loader.
+func Usable(exe string) error {
+	if err := Available(); err != nil {
+		return err
+	}
+	f, err := elf.Open(exe)
+	if err != nil {
+		return fmt.Errorf("docker driver: read %s: %w", exe, err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return fmt.Errorf("docker driver: %s is dynamically linked; build it with CGO_ENABLED=0 (scripts/install-deps.sh does)", exe)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,58 @@
+// Package modes lists the network setups cnperf can build. Adding a mode
+// means adding its package and one line here.
+package modes
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/modes/bare"
+	"github.com/cnperf/cnperf/internal/lab/modes/bridge"
+	"github.com/cnperf/cnperf/internal/lab/modes/host"
+	"github.com/cnperf/cnperf/internal/lab/modes/macvlan"
+	"github.com/cnperf/cnperf/internal/lab/modes/overlay"
+	"github.com/cnperf/cnperf/internal/lab/modes/ovs"
+	"github.com/cnperf/cnperf/internal/lab/modes/useroverlay"
+)
+
+// All returns every mode, reference first.
+func All() []lab.Mode {
+	return append([]lab.Mode{bare.Mode{}, host.Mode{}, bridge.Mode{}, macvlan.Mode{}, overlay.Mode{}}, append(useroverlay.Modes(), ovs.Mode{})...)
+}
+
+// DefaultNames are the modes a spec compares when it names none: the five
+// of the Docker papers; the user-space overlays are asked for by name.
+func DefaultNames() []string { return Names()[:5] }
+
+// Names returns the modes' names in All's order.
+func Names() []string {
+	var n []string
+	for _, m := range All() {
+		n = append(n, m.Name())
+	}
+	return n
+}
+
+// Lookup finds a mode by name.
+func Lookup(name string) (lab.Mode, error) {
+	for _, m := range All() {
+		if m.Name() == name {
+			return m, nil
+		}
+	}
+	known := Names()
+	sort.Strings(known)
+	return nil, fmt.Errorf("unknown mode %q (known: %s)", name, strings.Join(known, ", "))
+}
+
+// Check says which of a spec's modes is not a mode, in the spec's words.
+func Check(names []string) error {
+	for i, name := range names {
+		if _, err := Lookup(name); err != nil {
+			return fmt.Errorf("modes[%d]: %w", i, err)
+		}
+	}
+	return nil
+}

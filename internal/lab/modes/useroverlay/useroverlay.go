@@ -1,0 +1,164 @@
+// Package useroverlay holds the user-space overlays: containers on a
+// per-host bridge, each host's other-host traffic routed into a TUN device
+// that cnperf's overlay router (internal/uoverlay) carries to the other
+// hosts over UDP on the underlay; in clear (overlay-userspace, as Flannel's
+// udp backend and Weave's sleeve mode) or encrypted with userspace
+// WireGuard (overlay-encrypted). Published ports reach a container through
+// DNAT on its host, as with Docker.
+package useroverlay
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/poll"
+	"github.com/cnperf/cnperf/internal/lab/router"
+)
+
+// The overlay's address plan: host i's containers are on 198.19.(160+i).0/24
+// (gateway .1, container .2); the hosts route all of 198.19.160.0/19 into
+// their TUN.
+const (
+	Range    = "198.19.160.0/19"
+	tunName  = "cnov0"
+	bridge   = "ovbr1"
+	udpPort  = 8285  // Flannel's udp backend port
+	wgPort   = 51820 // WireGuard's port
+	udpMTU   = 1472  // 1500 - IPv4 (20) - UDP (8)
+	wgMTU    = 1420  // 1500 - IPv4 (20) - UDP (8) - WireGuard (32) - room kept as wg-quick does
+	maxHosts = 31
+)
+
+// Subnet is host i's container subnet.
+func Subnet(i int) string { return fmt.Sprintf("198.19.%d.0/24", 160+i) }
+
+// Mode is one of the user-space overlays.
+type Mode struct{ Kind string }
+
+// Modes returns both.
+func Modes() []lab.Mode {
+	return []lab.Mode{Mode{Kind: router.KindUDP}, Mode{Kind: router.KindWireGuard}}
+}
+
+func (m Mode) Name() string {
+	if m.Kind == router.KindWireGuard {
+		return "overlay-encrypted"
+	}
+	return "overlay-userspace"
+}
+
+func (m Mode) Summary() string {
+	if m.Kind == router.KindWireGuard {
+		return fmt.Sprintf("containers on a WireGuard overlay in user space (wireguard-go over a TUN, %s, MTU %d)", router.Cipher, wgMTU)
+	}
+	return fmt.Sprintf("containers on a user-space UDP overlay router over a TUN (Flannel udp / Weave sleeve, MTU %d)", udpMTU)
+}
+
+// mtu is the TUN's and the containers' MTU on lab l: the underlay's less
+// the overlay's header (1472 and 1420 on 1500), unless a condition sets it.
+func (m Mode) mtu(l *lab.Lab) int {
+	if m.Kind == router.KindWireGuard {
+		return l.OverlayMTU(1500 - wgMTU)
+	}
+	return l.OverlayMTU(1500 - udpMTU)
+}
+
+func (m Mode) port() int {
+	if m.Kind == router.KindWireGuard {
+		return wgPort
+	}
+	return udpPort
+}
+
+// Build puts each server's container behind a bridge, starts the host's
+// router and routes the overlay's range into its TUN.
+func (m Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, error) {
+	if len(servers) > maxHosts {
+		return nil, fmt.Errorf("%s: at most %d hosts", m.Name(), maxHosts)
+	}
+	type keys struct{ private, public string }
+	hostKeys := map[string]keys{}
+	if m.Kind == router.KindWireGuard {
+		for _, h := range servers {
+			priv, pub, err := router.NewKey()
+			if err != nil {
+				return nil, err
+			}
+			hostKeys[h.Name] = keys{priv, pub}
+		}
+	}
+	b := l.Builder()
+	var eps []lab.Endpoint
+	for _, h := range servers {
+		ctr := lab.ContainerNS(l.Name, h.Name)
+		if err := l.CreateNS(ctr); err != nil {
+			return nil, err
+		}
+		subnet := Subnet(h.Index)
+		gw, ctrIP := fmt.Sprintf("198.19.%d.1", 160+h.Index), fmt.Sprintf("198.19.%d.2", 160+h.Index)
+		if err := b.BridgedContainer(h.NS, bridge, "vethov1", ctr, "eth0", gw+"/24", ctrIP+"/24", m.mtu(l), true); err != nil {
+			return nil, err
+		}
+		if err := b.NATExempt(h.NS, subnet, Range); err != nil {
+			return nil, err
+		}
+		if err := b.Publish(h.NS, bridge, subnet, lab.IP(ctrIP+"/24"), l.PublishPorts()...); err != nil {
+			return nil, err
+		}
+		cfg := router.Config{Kind: m.Kind, TUN: tunName, MTU: m.mtu(l), Listen: lab.HostPort(h.Addr, m.port()),
+			PrivateKey: hostKeys[h.Name].private}
+		for _, o := range servers {
+			if o.Name != h.Name {
+				cfg.Peers = append(cfg.Peers, router.Peer{Subnet: Subnet(o.Index), Endpoint: lab.HostPort(o.Addr, m.port()),
+					PublicKey: hostKeys[o.Name].public})
+			}
+		}
+		// The cores condition places the router with the application or apart.
+		if err := l.StartProcess("router-"+h.Name, h.NS, l.Conditions.RouterCPUs(), []string{"serve", "overlay", "--config", cfg.JSON()}); err != nil {
+			return nil, err
+		}
+		if err := b.WaitLink(h.NS, tunName, 10*time.Second); err != nil {
+			return nil, fmt.Errorf("%w (see logs/%s-router-%s.log)", err, l.Name, h.Name)
+		}
+		// Bound, the router takes its peers' first packets (WireGuard's
+		// handshake): a handshake lost to a router still starting is
+		// retried only after 5 s.
+		if err := waitBound(l.Processes()["router-"+h.Name].PID(), m.port(), 10*time.Second); err != nil {
+			return nil, fmt.Errorf("router on %s: %w (see logs/%s-router-%s.log)", h.Name, err, l.Name, h.Name)
+		}
+		if err := b.RouteDev(h.NS, Range, tunName); err != nil {
+			return nil, err
+		}
+		eps = append(eps, lab.Endpoint{
+			Host: h.Name, NS: ctr, Container: true,
+			Listen:   lab.HostPort("0.0.0.0", port),
+			External: lab.HostPort(h.Addr, port),
+			Internal: lab.HostPort(ctrIP, port),
+			Path: []string{"container:eth0", h.Name + ":" + bridge, h.Name + ":" + tunName + " (TUN)",
+				fmt.Sprintf("cnperf overlay router (%s, user space)", m.Kind), fmt.Sprintf("%s:eth0 UDP %d", h.Name, m.port())},
+			Router: &lab.RouterInfo{Kind: m.Kind, TUN: tunName, MTU: m.mtu(l), Port: m.port(), Cipher: m.cipher()},
+		})
+	}
+	return eps, nil
+}
+
+func (m Mode) cipher() string {
+	if m.Kind == router.KindWireGuard {
+		return router.Cipher
+	}
+	return "none"
+}
+
+// waitBound waits until the router's namespace has a UDP socket on port.
+func waitBound(pid, port int, within time.Duration) error {
+	err := poll.Until(context.Background(), within, 20*time.Millisecond, func() (bool, error) {
+		return netnsutil.Bound(pid, port, []string{"udp"}), nil
+	})
+	if err != nil {
+		return fmt.Errorf("UDP port %d not bound within %s", port, within)
+	}
+	return nil
+}

@@ -1,0 +1,427 @@
+// Package netbuild holds the building blocks the modes compose: bridges, veth
+// pairs across namespaces, macvlan and VXLAN devices, addresses, routes,
+// sysctls and Docker-style published ports. Every link it creates carries an
+// alias naming cnperf, so it can be told apart from links cnperf did not make.
+package netbuild
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	"github.com/cnperf/cnperf/internal/lab/firewall"
+	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/poll"
+)
+
+// Alias marks a link as cnperf's: "cnperf:<lab>".
+func Alias(lab string) string { return "cnperf:" + lab }
+
+// B builds inside one lab; its methods take namespace names.
+type B struct {
+	Lab string
+}
+
+func (b B) handle(ns string) (*netlink.Handle, error) { return netnsutil.Handle(ns) }
+
+func (b B) finish(h *netlink.Handle, ns string, l netlink.Link, up bool) error {
+	if err := h.LinkSetAlias(l, Alias(b.Lab)); err != nil {
+		return fmt.Errorf("mark %s in %s: %w", l.Attrs().Name, ns, err)
+	}
+	if up {
+		if err := h.LinkSetUp(l); err != nil {
+			return fmt.Errorf("set %s up in %s: %w", l.Attrs().Name, ns, err)
+		}
+	}
+	return nil
+}
+
+// Bridge creates a Linux bridge named name in ns, with MTU mtu (0: default),
+// up.
+func (b B) Bridge(ns, name string, mtu int) error {
+	h, err := b.handle(ns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	la := netlink.NewLinkAttrs()
+	la.Name = name
+	la.MTU = mtu
+	br := &netlink.Bridge{LinkAttrs: la}
+	if err := h.LinkAdd(br); err != nil {
+		return fmt.Errorf("create bridge %s in %s: %w", name, ns, err)
+	}
+	l, err := h.LinkByName(name)
+	if err != nil {
+		return fmt.Errorf("find bridge %s in %s: %w", name, ns, err)
+	}
+	return b.finish(h, ns, l, true)
+}
+
+// Veth creates a veth pair: end a in namespace nsA (attached to bridge master
+// when master is not empty) and end z in namespace nsZ, both up with MTU mtu.
+func (b B) Veth(nsA, a, master, nsZ, z string, mtu int) error {
+	ha, err := b.handle(nsA)
+	if err != nil {
+		return err
+	}
+	defer ha.Close()
+	fd, err := netnsutil.Fd(nsZ)
+	if err != nil {
+		return err
+	}
+	defer closeFd(fd)
+	la := netlink.NewLinkAttrs()
+	la.Name = a
+	la.MTU = mtu
+	v := &netlink.Veth{LinkAttrs: la, PeerName: z, PeerNamespace: netlink.NsFd(fd), PeerMTU: uint32(mtu)}
+	if err := ha.LinkAdd(v); err != nil {
+		return fmt.Errorf("create veth %s/%s (%s to %s): %w", a, z, nsA, nsZ, err)
+	}
+	la2, err := ha.LinkByName(a)
+	if err != nil {
+		return fmt.Errorf("find %s in %s: %w", a, nsA, err)
+	}
+	if master != "" {
+		br, err := ha.LinkByName(master)
+		if err != nil {
+			return fmt.Errorf("find bridge %s in %s: %w", master, nsA, err)
+		}
+		if err := ha.LinkSetMaster(la2, br); err != nil {
+			return fmt.Errorf("attach %s to %s in %s: %w", a, master, nsA, err)
+		}
+	}
+	if err := b.finish(ha, nsA, la2, true); err != nil {
+		return err
+	}
+	hz, err := b.handle(nsZ)
+	if err != nil {
+		return err
+	}
+	defer hz.Close()
+	lz, err := hz.LinkByName(z)
+	if err != nil {
+		return fmt.Errorf("find %s in %s: %w", z, nsZ, err)
+	}
+	return b.finish(hz, nsZ, lz, true)
+}
+
+// Macvlan creates a bridge-mode macvlan on parent (in ns) and moves it into
+// nsZ under the name z, up.
+func (b B) Macvlan(ns, parent, nsZ, z string) error {
+	h, err := b.handle(ns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	p, err := h.LinkByName(parent)
+	if err != nil {
+		return fmt.Errorf("find macvlan parent %s in %s: %w", parent, ns, err)
+	}
+	fd, err := netnsutil.Fd(nsZ)
+	if err != nil {
+		return err
+	}
+	defer closeFd(fd)
+	la := netlink.NewLinkAttrs()
+	la.Name = z
+	la.ParentIndex = p.Attrs().Index
+	la.Namespace = netlink.NsFd(fd)
+	if err := h.LinkAdd(&netlink.Macvlan{LinkAttrs: la, Mode: netlink.MACVLAN_MODE_BRIDGE}); err != nil {
+		return fmt.Errorf("create macvlan %s on %s in %s: %w", z, parent, ns, err)
+	}
+	hz, err := b.handle(nsZ)
+	if err != nil {
+		return err
+	}
+	defer hz.Close()
+	l, err := hz.LinkByName(z)
+	if err != nil {
+		return fmt.Errorf("find macvlan %s in %s: %w", z, nsZ, err)
+	}
+	return b.finish(hz, nsZ, l, true)
+}
+
+// VXLAN creates a VXLAN device in ns bound to the underlay device dev and
+// local address local, with head-end replication to every remote VTEP (an
+// all-zero FDB entry per remote, as Flannel and Docker's unicast overlays
+// do), attached to bridge master and up.
+func (b B) VXLAN(ns, name, dev string, vni, port, mtu int, local net.IP, remotes []net.IP, master string) error {
+	h, err := b.handle(ns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	parent, err := h.LinkByName(dev)
+	if err != nil {
+		return fmt.Errorf("find underlay %s in %s: %w", dev, ns, err)
+	}
+	la := netlink.NewLinkAttrs()
+	la.Name = name
+	la.MTU = mtu
+	vx := &netlink.Vxlan{LinkAttrs: la, VxlanId: vni, VtepDevIndex: parent.Attrs().Index, SrcAddr: local, Port: port, Learning: true}
+	if err := h.LinkAdd(vx); err != nil {
+		return fmt.Errorf("create vxlan %s in %s: %w", name, ns, err)
+	}
+	l, err := h.LinkByName(name)
+	if err != nil {
+		return fmt.Errorf("find vxlan %s in %s: %w", name, ns, err)
+	}
+	for _, r := range remotes {
+		fdb := &netlink.Neigh{
+			LinkIndex:    l.Attrs().Index,
+			Family:       unix.AF_BRIDGE,
+			Flags:        netlink.NTF_SELF,
+			State:        netlink.NUD_PERMANENT | netlink.NUD_NOARP,
+			HardwareAddr: net.HardwareAddr{0, 0, 0, 0, 0, 0},
+			IP:           r,
+		}
+		if err := h.NeighAppend(fdb); err != nil {
+			return fmt.Errorf("add vxlan flood entry to %s in %s: %w", r, ns, err)
+		}
+	}
+	if master != "" {
+		br, err := h.LinkByName(master)
+		if err != nil {
+			return fmt.Errorf("find bridge %s in %s: %w", master, ns, err)
+		}
+		if err := h.LinkSetMaster(l, br); err != nil {
+			return fmt.Errorf("attach %s to %s in %s: %w", name, master, ns, err)
+		}
+	}
+	return b.finish(h, ns, l, true)
+}
+
+// Addr adds the address cidr (e.g. "198.18.0.2/24") to link in ns.
+func (b B) Addr(ns, link, cidr string) error {
+	h, err := b.handle(ns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	l, err := h.LinkByName(link)
+	if err != nil {
+		return fmt.Errorf("find %s in %s: %w", link, ns, err)
+	}
+	a, err := netlink.ParseAddr(cidr)
+	if err != nil {
+		return fmt.Errorf("parse address %s: %w", cidr, err)
+	}
+	if err := h.AddrAdd(l, a); err != nil {
+		return fmt.Errorf("add %s to %s in %s: %w", cidr, link, ns, err)
+	}
+	return nil
+}
+
+// DefaultRoute adds a default route via gw in ns.
+func (b B) DefaultRoute(ns string, gw net.IP) error {
+	h, err := b.handle(ns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	if err := h.RouteAdd(&netlink.Route{Gw: gw}); err != nil {
+		return fmt.Errorf("add default route via %s in %s: %w", gw, ns, err)
+	}
+	return nil
+}
+
+// Sysctl writes a sysctl inside ns. /proc/sys/net follows the writing
+// thread's namespace, so the write happens on a thread inside it.
+func (b B) Sysctl(ns, key, value string) error {
+	p := filepath.Join("/proc/sys", strings.ReplaceAll(key, ".", "/"))
+	return netnsutil.Do(ns, func() error {
+		if err := os.WriteFile(p, []byte(value), 0o644); err != nil {
+			return fmt.Errorf("sysctl %s=%s in %s: %w", key, value, ns, err)
+		}
+		return nil
+	})
+}
+
+// SysctlIfPresent writes a sysctl that only some kernels have (such as
+// br_netfilter's); a missing key is not an error.
+func (b B) SysctlIfPresent(ns, key, value string) error {
+	if _, err := os.Stat(filepath.Join("/proc/sys", strings.ReplaceAll(key, ".", "/"))); err != nil {
+		return nil
+	}
+	return b.Sysctl(ns, key, value)
+}
+
+// Publish publishes a container's ports on the host as Docker's default
+// bridge driver does (userland proxy off): a DNAT in a CNPERF nat chain
+// reached from PREROUTING and OUTPUT for local destinations, a filter chain
+// that accepts the forwarded traffic, and masquerade for the container subnet
+// on the way out.
+func (b B) Publish(ns, bridge, subnet string, ctr net.IP, ports ...Port) error {
+	fw := firewall.New(ns, "cnperf:"+b.Lab)
+	steps := []func() error{
+		func() error { return fw.NewChain("nat", "CNPERF") },
+		func() error {
+			return fw.Append("nat", "PREROUTING", "-m", "addrtype", "--dst-type", "LOCAL", "-j", "CNPERF")
+		},
+		func() error {
+			return fw.Append("nat", "OUTPUT", "!", "-d", "127.0.0.0/8", "-m", "addrtype", "--dst-type", "LOCAL", "-j", "CNPERF")
+		},
+		func() error {
+			return fw.Append("nat", "POSTROUTING", "-s", subnet, "!", "-o", bridge, "-j", "MASQUERADE")
+		},
+	}
+	for _, p := range ports {
+		dst := fmt.Sprintf("%s:%d", ctr, p.Number)
+		steps = append(steps, func() error {
+			return fw.Append("nat", "CNPERF", "!", "-i", bridge, "-p", p.Protocol, "--dport", fmt.Sprint(p.Number), "-j", "DNAT", "--to-destination", dst)
+		})
+	}
+	steps = append(steps,
+		func() error { return fw.NewChain("filter", "CNPERF") },
+		func() error { return fw.Append("filter", "FORWARD", "-o", bridge, "-j", "CNPERF") },
+		func() error {
+			return fw.Append("filter", "FORWARD", "-o", bridge, "-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j", "ACCEPT")
+		},
+		func() error { return fw.Append("filter", "FORWARD", "-i", bridge, "!", "-o", bridge, "-j", "ACCEPT") },
+		func() error { return fw.Append("filter", "FORWARD", "-i", bridge, "-o", bridge, "-j", "ACCEPT") },
+	)
+	for _, p := range ports {
+		steps = append(steps, func() error {
+			return fw.Append("filter", "CNPERF", "-d", ctr.String()+"/32", "!", "-i", bridge, "-o", bridge, "-p", p.Protocol, "--dport", fmt.Sprint(p.Number), "-j", "ACCEPT")
+		})
+	}
+	steps = append(steps, func() error { return b.Sysctl(ns, "net.ipv4.ip_forward", "1") })
+	for _, s := range steps {
+		if err := s(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Port is a published port: the same number on the host and in the container.
+type Port struct {
+	Number   int
+	Protocol string // tcp or udp
+}
+
+// BridgedContainer creates bridge br in hostNS with address gwCIDR (skipped
+// when the bridge exists), and a veth from it to the container namespace
+// ctrNS, named ctrIf there, with address ctrCIDR; with route set, the
+// container's default route goes via the bridge's address.
+func (b B) BridgedContainer(hostNS, br, veth, ctrNS, ctrIf, gwCIDR, ctrCIDR string, mtu int, route bool) error {
+	h, err := b.handle(hostNS)
+	if err != nil {
+		return err
+	}
+	_, lerr := h.LinkByName(br)
+	h.Close()
+	if lerr != nil {
+		if err := b.Bridge(hostNS, br, mtu); err != nil {
+			return err
+		}
+		if gwCIDR != "" {
+			if err := b.Addr(hostNS, br, gwCIDR); err != nil {
+				return err
+			}
+		}
+	}
+	if err := b.Veth(hostNS, veth, br, ctrNS, ctrIf, mtu); err != nil {
+		return err
+	}
+	if err := b.Addr(ctrNS, ctrIf, ctrCIDR); err != nil {
+		return err
+	}
+	if route {
+		gw, _, err := net.ParseCIDR(gwCIDR)
+		if err != nil {
+			return fmt.Errorf("parse gateway %s: %w", gwCIDR, err)
+		}
+		return b.DefaultRoute(ctrNS, gw)
+	}
+	return nil
+}
+
+// RouteDev routes cidr through device dev in ns (no gateway: a TUN).
+func (b B) RouteDev(ns, cidr, dev string) error {
+	h, err := b.handle(ns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	_, dst, err := net.ParseCIDR(cidr)
+	if err != nil {
+		return fmt.Errorf("parse %s: %w", cidr, err)
+	}
+	l, err := h.LinkByName(dev)
+	if err != nil {
+		return fmt.Errorf("find %s in %s: %w", dev, ns, err)
+	}
+	if err := h.LinkSetUp(l); err != nil {
+		return fmt.Errorf("set %s up in %s: %w", dev, ns, err)
+	}
+	if err := h.RouteAdd(&netlink.Route{Dst: dst, LinkIndex: l.Attrs().Index, Scope: netlink.SCOPE_LINK}); err != nil {
+		return fmt.Errorf("route %s via %s in %s: %w", cidr, dev, ns, err)
+	}
+	return nil
+}
+
+// WaitLink waits until device name exists in ns (a TUN a process creates).
+func (b B) WaitLink(ns, name string, within time.Duration) error {
+	h, err := b.handle(ns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	err = poll.Until(context.Background(), within, 20*time.Millisecond, func() (bool, error) {
+		_, err := h.LinkByName(name)
+		return err == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("no device %s in %s within %s", name, ns, within)
+	}
+	return nil
+}
+
+// NATExempt keeps traffic from src to dst out of masquerade in ns, ahead
+// of the masquerade Publish adds: overlay traffic keeps its addresses.
+func (b B) NATExempt(ns, src, dst string) error {
+	return firewall.New(ns, "cnperf:"+b.Lab).Append("nat", "POSTROUTING", "-s", src, "-d", dst, "-j", "RETURN")
+}
+
+// Run runs a command (tc, ethtool, ovs-vsctl) inside ns; a failure's error
+// holds its output. The child inherits the namespace of the thread that
+// starts it.
+func Run(ns string, name string, args ...string) error {
+	var out []byte
+	err := netnsutil.Do(ns, func() error {
+		var err error
+		out, err = exec.Command(name, args...).CombinedOutput()
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("%s %s in %s: %v: %s", name, strings.Join(args, " "), ns, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// Shape limits dev's egress in ns to rate (tc's syntax, e.g. 100mbit) with
+// a token bucket filter: a burst of 64 kB (enough for line rate at
+// 1 Gbit/s with 1 ms timers) and at most 50 ms of queue.
+func (b B) Shape(ns, dev, rate string) error {
+	return Run(ns, "tc", "qdisc", "replace", "dev", dev, "root", "tbf", "rate", rate, "burst", "64kb", "latency", "50ms")
+}
+
+// Offloads turns dev's segmentation, receive and checksum offloads on or
+// off in ns, as `ethtool -K` does.
+func (b B) Offloads(ns, dev string, on bool) error {
+	v := "off"
+	if on {
+		v = "on"
+	}
+	return Run(ns, "ethtool", "-K", dev, "tso", v, "gso", v, "gro", v, "tx", v, "rx", v)
+}

@@ -1,0 +1,84 @@
+package record
+
+import "github.com/cnperf/cnperf/internal/spec/conditions"
+
+// Lab is what a run stores of a lab: its hosts, endpoints and how it was
+// built.
+type Lab struct {
+	Name      string     `json:"name"`
+	Mode      string     `json:"mode"`
+	Switch    string     `json:"switch_netns"`
+	Hosts     []Host     `json:"hosts"`
+	Endpoints []Endpoint `json:"endpoints"`
+	// Publish lists the ports a mode with NAT publishes, like docker -p:
+	// the endpoint's port over TCP first, then Config.Publish.
+	Publish []Port `json:"publish"`
+	Driver  string `json:"driver"`
+	// Local is set for a lab on an engine cnperf did not start
+	// (--docker-host): every host is this machine, reached on loopback.
+	Local      bool   `json:"local,omitempty"`
+	DockerHost string `json:"docker_host,omitempty"`
+	// Conditions are the conditions the lab was built under.
+	Conditions conditions.Set `json:"conditions,omitzero"`
+	// TCPCongestion is the congestion control every TCP connection in the
+	// lab uses, and TCPCongestionVia how the lab set it: "sysctl" (each
+	// namespace's default) or "route" (a metric on every route, for a
+	// control the machine restricts to its root namespace).
+	TCPCongestion    string `json:"tcp_congestion,omitempty"`
+	TCPCongestionVia string `json:"tcp_congestion_via,omitempty"`
+}
+
+// Host is one emulated host.
+type Host struct {
+	Name  string `json:"name"`
+	Index int    `json:"index"` // 1-based; fixes the host's addresses
+	NS    string `json:"netns"`
+	Addr  string `json:"addr"` // underlay address of eth0
+}
+
+// Endpoint is where a server process runs in a mode and how it is reached.
+type Endpoint struct {
+	Host      string   `json:"host"`
+	NS        string   `json:"netns"`     // namespace the process runs in
+	Container bool     `json:"container"` // own cgroup and pid/uts/ipc/mount namespaces
+	Listen    string   `json:"listen"`    // address the process listens on
+	External  string   `json:"external"`  // host:port a client outside the cluster dials
+	Internal  string   `json:"internal"`  // host:port a peer inside the cluster dials
+	Path      []string `json:"path"`      // the devices a packet crosses, for people
+	// Router is set when a user-space overlay router carries the endpoint's
+	// traffic.
+	Router *RouterInfo `json:"router,omitempty"`
+	// Docker is set on the docker driver: the endpoint is a sandbox
+	// container on the host's engine.
+	Docker *DockerEndpoint `json:"docker,omitempty"`
+}
+
+// RouterInfo describes a user-space overlay router: its kind (udp or
+// wireguard), TUN device, MTU, UDP port and cipher.
+type RouterInfo struct {
+	Kind   string `json:"kind"`
+	TUN    string `json:"tun"`
+	MTU    int    `json:"mtu"`
+	Port   int    `json:"port"`
+	Cipher string `json:"cipher"`
+}
+
+// DockerEndpoint says where an endpoint lives on the docker driver: the
+// engine, its sandbox container (servers run in its network namespace) and
+// the network it is attached to, as the engine describes them.
+type DockerEndpoint struct {
+	DockerHost   string       `json:"docker_host"`
+	Version      string       `json:"engine_version"`
+	API          string       `json:"api_version"`
+	Sandbox      string       `json:"sandbox"`
+	SandboxPID   int          `json:"sandbox_pid"`
+	Image        string       `json:"image"`
+	CgroupParent string       `json:"cgroup_parent,omitempty"`
+	Network      *NetworkInfo `json:"network,omitempty"`
+}
+
+// Port is a port number and its protocol ("tcp" or "udp").
+type Port struct {
+	Number   int    `json:"port"`
+	Protocol string `json:"protocol"`
+}

@@ -1,0 +1,76 @@
+package record
+
+import (
+	"time"
+
+	"github.com/cnperf/cnperf/internal/spec"
+	"github.com/cnperf/cnperf/internal/spec/conditions"
+)
+
+// Meta is run.json: everything needed to re-analyse the samples later.
+type Meta struct {
+	Format        int         `json:"format"` // run.json layout version
+	Cnperf        string      `json:"cnperf_version"`
+	ID            string      `json:"id"`
+	Status        string      `json:"status"` // running, complete, interrupted, failed
+	Error         string      `json:"error,omitempty"`
+	Started       time.Time   `json:"started"`
+	Finished      *time.Time  `json:"finished,omitempty"`
+	Spec          spec.Spec   `json:"spec"`
+	Machine       Machine     `json:"machine"`
+	ReceiveWindow int         `json:"tcp_receive_window"` // tcp_rmem default in the hosts: ppbench's "standard receive window"
+	Sizes         int         `json:"sizes"`              // distinct message sizes in the plan
+	Modes         []ModeMeta  `json:"modes"`
+	Cells         []Cell      `json:"cells"` // in the order they ran
+	Memory        *MemoryMeta `json:"memory,omitempty"`
+}
+
+// MemoryMeta is the machine's committed memory (Committed_AS, sar's
+// kbcommit) before the labs were built and at its peak while measuring; the
+// labs of all modes run side by side, so the delta is the run's, not a mode's.
+type MemoryMeta struct {
+	CommittedBefore int64 `json:"committed_before_bytes"`
+	CommittedPeak   int64 `json:"committed_peak_bytes"`
+	CommittedDelta  int64 `json:"committed_delta_bytes"`
+}
+
+// ModeMeta describes one mode's lab as it was measured.
+type ModeMeta struct {
+	Mode       string           `json:"mode"`
+	Instance   int              `json:"instance,omitempty"` // which instance of the mode's lab (spec instances)
+	Driver     string           `json:"driver,omitempty"`
+	Conditions conditions.Set   `json:"conditions,omitzero"`
+	Summary    string           `json:"summary"`
+	Lab        *Lab             `json:"lab"`
+	Namespaces []Netns          `json:"namespaces"`
+	Usage      map[string]Usage `json:"usage,omitempty"` // per server role
+	Bytes      int64            `json:"bytes"`           // body bytes moved by successful requests
+}
+
+// Cell is one interleaved slice of the plan on one mode: a chunk of sizes
+// (ping-pong) or one repetition of a test case (socket tests).
+type Cell struct {
+	Index int    `json:"index"`
+	Mode  string `json:"mode"`
+	// Instance is the instance of the mode's lab the cell ran on.
+	Instance int       `json:"instance,omitempty"`
+	Chunk    int       `json:"chunk"`          // the unit: chunk of sizes, or case repetition
+	Case     string    `json:"case,omitempty"` // socket tests: the case's label
+	Rep      int       `json:"rep,omitempty"`  // socket tests: the repetition, from 0
+	Error    string    `json:"error,omitempty"`
+	Start    time.Time `json:"start"`
+	End      time.Time `json:"end"`
+	Samples  int       `json:"samples"`
+	Failed   int       `json:"failed"`
+}
+
+// CellRates returns, per mode, each finished cell's requests per second.
+func (m *Meta) CellRates() map[string][]float64 {
+	r := map[string][]float64{}
+	for _, c := range m.Cells {
+		if sec := c.End.Sub(c.Start).Seconds(); !c.End.IsZero() && sec > 0 && c.Samples > 0 {
+			r[c.Mode] = append(r[c.Mode], float64(c.Samples)/sec)
+		}
+	}
+	return r
+}

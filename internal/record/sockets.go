@@ -1,0 +1,36 @@
+package record
+
+import "encoding/json"
+
+// Record is one line a test's client printed, as the runner stores it in
+// samples.jsonl: the line itself in Data, untouched, wrapped with where and
+// what it measured.
+type Record struct {
+	Workload string            `json:"workload"` // stream, rr, jitter, datagram
+	Kind     string            `json:"kind"`     // "interval" or "total"
+	Mode     string            `json:"mode"`
+	Labels   map[string]string `json:"labels,omitempty"`
+	Cell     int               `json:"cell"`
+	Case     string            `json:"case"` // Case.Label
+	Test     int               `json:"test"` // index in the spec's tests
+	Param    string            `json:"param,omitempty"`
+	Value    string            `json:"value,omitempty"`
+	Rep      int               `json:"rep"`
+	Data     json.RawMessage   `json:"data"`
+}
+
+// Cost is what one cell cost: the client's process and the delta of the
+// server's over the cell, from their cgroups (or /proc), stored as a
+// "cost" line after the cell's records.
+type Cost struct {
+	Workload string            `json:"workload"` // "cost"
+	Test     string            `json:"test_workload"`
+	Mode     string            `json:"mode"`
+	Labels   map[string]string `json:"labels,omitempty"`
+	Cell     int               `json:"cell"`
+	Case     string            `json:"case"`
+	Rep      int               `json:"rep"`
+	Seconds  float64           `json:"seconds"` // the cell's wall time
+	Client   Usage             `json:"client"`
+	Server   Usage             `json:"server"` // CPU over the cell; memory: the server's peak so far
+}

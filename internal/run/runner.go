@@ -1,0 +1,508 @@
+// Package runner carries out a spec: it builds one lab per mode side by
+// side, starts ping and pong in each, and runs the plan's cells interleaved
+// (round-robin over the modes, in chunks of sizes) so that drift on a shared
+// machine hits every mode alike. Every sample is appended to the run as it
+// arrives; the labs are removed on success, error and interruption.
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/cost"
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/container"
+	"github.com/cnperf/cnperf/internal/lab/docker/dockerrun"
+	"github.com/cnperf/cnperf/internal/lab/modes"
+	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/lab/owner"
+	"github.com/cnperf/cnperf/internal/lab/sysinfo"
+	"github.com/cnperf/cnperf/internal/record"
+	"github.com/cnperf/cnperf/internal/run/progress"
+	"github.com/cnperf/cnperf/internal/spec"
+)
+
+// Options configure a run.
+type Options struct {
+	Spec    spec.Spec
+	Dir     string    // run directory to create
+	Exe     string    // the cnperf binary the servers run as
+	Version string    // cnperf's version, stored in run.json
+	Out     io.Writer // progress and messages (stderr)
+	// DockerHost runs the docker driver's labs on an existing engine
+	// instead of one per emulated host.
+	DockerHost string
+}
+
+// Result is what a run produced; the samples are in Dir.
+type Result struct {
+	Dir     string
+	Meta    *record.Meta
+	Samples int
+}
+
+// env is one mode's running lab.
+type env struct {
+	key      string // the mode's key in the run: MODE, or MODE@DRIVER
+	instance int    // which of the spec's instances of the mode's lab
+	mode     lab.Mode
+	driver   string
+	lab      *lab.Lab
+	procs    map[string]proc
+	shift    int // added to the workload's ports (labs sharing one stack)
+}
+
+// proc is a server or client process of either driver: a process or
+// container in a namespace (container.Process), or a Docker container or
+// exec (dockerrun).
+type proc interface {
+	PID() int
+	Done() <-chan struct{}
+	Exited() (bool, error)
+	Stop(grace time.Duration) error
+	Usage() (container.Usage, error)
+}
+
+// workload is what the runner needs of a workload: the lab it runs on, its
+// servers, its plan of units, and how to measure one cell.
+type experiment interface {
+	// labConfig says which hosts and ports a lab needs (name and mode are
+	// filled in by the runner).
+	labConfig() lab.Config
+	// start starts the servers in e and returns once they answer.
+	start(ctx context.Context, e *env, exe, logs string) error
+	// units is the number of units of work each mode runs; unitsSamples the
+	// number of samples the progress bar expects over all modes.
+	units() int
+	expectedSamples(modes int) int
+	// runCell measures unit u on e as cell cell; it appends its samples
+	// with app and counts them (and failures) in cell.
+	runCell(ctx context.Context, e *env, u int, cell *record.Cell, app *appender) error
+	// describeCell fills what the cell plan says about unit u.
+	describeCell(u int, cell *record.Cell)
+}
+
+// appender stores samples and keeps the first error.
+type appender struct {
+	run   *record.Run
+	bar   *progress.Bar
+	err   error
+	total int
+	bytes map[string]int64 // payload bytes moved per mode
+}
+
+func (a *appender) add(v any, failed bool) {
+	if err := a.run.Append(v); err != nil && a.err == nil {
+		a.err = err
+	}
+	a.total++
+	a.bar.Sample(failed)
+}
+
+// Run carries out the spec. When ctx is cancelled it stops measuring, keeps
+// every sample so far, tears down and returns ctx's error with the result.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	s := o.Spec
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if err := modes.Check(s.Modes); err != nil {
+		return nil, err
+	}
+	var w experiment
+	if s.Socket() {
+		cases, err := s.Cases()
+		if err != nil {
+			return nil, err
+		}
+		w = newSocketTests(s, cases)
+	} else {
+		w = newPingPong(s)
+	}
+	run, err := record.Create(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	defer run.Close()
+	meta := &record.Meta{Format: 1, Cnperf: o.Version, ID: record.NewID("r"), Status: "running", Started: time.Now().UTC(), Spec: s, Machine: sysinfo.DescribeMachine()}
+	if pp, ok := w.(*pingPong); ok {
+		meta.Sizes = len(pp.sizes)
+	}
+	if err := run.WriteMeta(meta); err != nil {
+		return nil, err
+	}
+	res := &Result{Dir: o.Dir, Meta: meta}
+	envs := map[string]*env{}
+	finish := func(runErr error) (*Result, error) {
+		teardown(envs, meta, o.Out)
+		now := time.Now().UTC()
+		meta.Finished = &now
+		switch {
+		case runErr == nil:
+			meta.Status = "complete"
+		case errors.Is(runErr, context.Canceled):
+			meta.Status = "interrupted"
+		default:
+			meta.Status, meta.Error = "failed", runErr.Error()
+		}
+		if err := run.WriteMeta(meta); err != nil && runErr == nil {
+			runErr = err
+		}
+		return res, runErr
+	}
+
+	committedBefore, _ := cost.Committed()
+	logs := filepath.Join(o.Dir, "logs")
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		return finish(err)
+	}
+	keys := s.ModeKeys()
+	labs, instances := s.Labs(), s.LabInstances()
+	if instances > 1 {
+		fmt.Fprintf(o.Out, "cnperf: building %d labs (%s), %d instances of each\n", len(keys)*instances, strings.Join(keys, ", "), instances)
+	} else {
+		fmt.Fprintf(o.Out, "cnperf: building %d labs (%s)\n", len(keys), strings.Join(keys, ", "))
+	}
+	// Instance by instance, so that a mode's instances are built apart.
+	for n := range len(labs) * instances {
+		if err := ctx.Err(); err != nil {
+			return finish(err)
+		}
+		inst, pl := n/len(labs), labs[n%len(labs)]
+		key, name, driver := pl.Key, pl.Mode, pl.Driver
+		m, err := modes.Lookup(name)
+		if err != nil {
+			return finish(err)
+		}
+		e, err := startMode(ctx, meta.ID, pl, inst, o.DockerHost, 100*n, m, w, o.Exe, logs)
+		if e != nil {
+			envs[envKey(key, inst)] = e
+		}
+		if err != nil {
+			return finish(fmt.Errorf("mode %s: %w", instanceName(key, inst), err))
+		}
+		mm := record.ModeMeta{Mode: key, Instance: inst, Driver: driver, Summary: m.Summary(), Lab: &e.lab.Lab, Conditions: pl.Conditions}
+		first := e.lab.Hosts[0].NS
+		nss, _ := netnsutil.List(lab.Prefix + e.lab.Name + "-")
+		if e.lab.Local {
+			nss = append(nss, first)
+		}
+		// On the docker driver the containers' namespaces are Docker's.
+		for _, ep := range e.lab.Endpoints {
+			if ep.Docker != nil && !slices.Contains(nss, ep.NS) {
+				nss = append(nss, ep.NS)
+			}
+		}
+		for _, ns := range nss {
+			d, err := sysinfo.DescribeNetns(ns, true)
+			if err != nil {
+				return finish(err)
+			}
+			mm.Namespaces = append(mm.Namespaces, d)
+			if ns == first && meta.ReceiveWindow == 0 {
+				meta.ReceiveWindow = sysinfo.ReceiveWindow(d.Sysctls)
+			}
+		}
+		meta.Modes = append(meta.Modes, mm)
+	}
+	if err := run.WriteMeta(meta); err != nil {
+		return finish(err)
+	}
+
+	cells := interleave(keys, w.units(), instances)
+	bar := progress.New(o.Out, len(cells), w.expectedSamples(len(keys)))
+	app := &appender{run: run, bar: bar, bytes: map[string]int64{}}
+	// The machine's CPU per core each second, tagged with the mode whose cell
+	// ran, and the committed memory's peak.
+	var curMode atomic.Value
+	curMode.Store("")
+	peak := committedBefore
+	sctx, stopSampler := context.WithCancel(ctx)
+	samplerDone := make(chan struct{})
+	go func() {
+		defer close(samplerDone)
+		_ = cost.Sample(sctx, time.Second, func(c cost.CPUSample) {
+			c.Mode = curMode.Load().(string)
+			peak = max(peak, c.Committed)
+			_ = run.Append(c)
+		})
+	}()
+	var runErr error
+	for i, c := range cells {
+		if err := ctx.Err(); err != nil {
+			runErr = err
+			break
+		}
+		e := envs[envKey(c.mode, c.instance)]
+		cell := record.Cell{Index: i, Mode: c.mode, Instance: c.instance, Chunk: c.unit, Start: time.Now().UTC()}
+		w.describeCell(c.unit, &cell)
+		// A process the mode runs (an overlay router) that has died fails
+		// this mode's cells with the reason; the other modes go on.
+		if err := e.lab.Check(); err != nil {
+			cell.Error, cell.Failed, cell.End = err.Error(), 1, time.Now().UTC()
+			meta.Cells = append(meta.Cells, cell)
+			bar.Cell()
+			if err := run.WriteMeta(meta); err != nil {
+				runErr = err
+				break
+			}
+			continue
+		}
+		curMode.Store(c.mode)
+		before := app.total
+		err := w.runCell(ctx, e, c.unit, &cell, app)
+		if lerr := e.lab.Check(); lerr != nil && cell.Error == "" {
+			cell.Error = lerr.Error() // it died during this cell
+		}
+		res.Samples += app.total - before
+		cell.End = time.Now().UTC()
+		meta.Cells = append(meta.Cells, cell)
+		bar.Cell()
+		if app.err != nil {
+			runErr = fmt.Errorf("store samples: %w", app.err)
+			break
+		}
+		if err := run.WriteMeta(meta); err != nil {
+			runErr = err
+			break
+		}
+		if err != nil {
+			runErr = err
+			break
+		}
+		if err := e.check(); err != nil {
+			runErr = fmt.Errorf("mode %s: %w", c.mode, err)
+			break
+		}
+	}
+	bar.Done()
+	stopSampler()
+	<-samplerDone
+	if now, err := cost.Committed(); err == nil {
+		peak = max(peak, now)
+	}
+	if committedBefore > 0 {
+		meta.Memory = &record.MemoryMeta{CommittedBefore: committedBefore, CommittedPeak: peak, CommittedDelta: peak - committedBefore}
+	}
+	for i := range meta.Modes {
+		meta.Modes[i].Bytes = app.bytes[envKey(meta.Modes[i].Mode, meta.Modes[i].Instance)]
+	}
+	return finish(runErr)
+}
+
+// cellPlan is one cell before it runs: a unit of work (a chunk of sizes,
+// or a repetition of a test case) on one mode.
+type cellPlan struct {
+	mode     string
+	unit     int
+	instance int
+}
+
+// envKey names a running lab: its mode's key, and #I for instances past
+// the first.
+func envKey(key string, instance int) string {
+	if instance == 0 {
+		return key
+	}
+	return fmt.Sprintf("%s#%d", key, instance)
+}
+
+// instanceName is envKey for people: MODE, or MODE (instance I).
+func instanceName(key string, instance int) string {
+	if instance == 0 {
+		return key
+	}
+	return fmt.Sprintf("%s (instance %d)", key, instance)
+}
+
+// interleave runs every unit on every mode before the next unit, with the
+// modes' order rotated by the unit so that no mode always goes first after
+// a pause: drift on a shared machine hits every mode alike.
+// With several instances of each lab, unit k runs on instance k mod
+// instances in every mode, so that each instance carries the same units
+// (the same message sizes) in every mode and instances compare like with
+// like.
+func interleave(modes []string, units, instances int) []cellPlan {
+	var cells []cellPlan
+	n := len(modes)
+	for k := 0; k < units; k++ {
+		for j := 0; j < n; j++ {
+			cells = append(cells, cellPlan{mode: modes[(k+j)%n], unit: k, instance: k % max(1, instances)})
+		}
+	}
+	return cells
+}
+
+// startMode builds a mode's lab on a driver and starts the workload's
+// servers in it.
+// On an existing engine every lab shares this machine's stack, so each
+// lab's ports are shifted by shift to keep them apart.
+func startMode(ctx context.Context, id string, pl spec.Lab, instance int, dockerHost string, shift int, m lab.Mode, w experiment, exe, logs string) (*env, error) {
+	key, driver := pl.Key, pl.Driver
+	cfg := w.labConfig()
+	cfg.Name, cfg.Mode, cfg.Driver, cfg.Exe, cfg.Logs = labName(id, driver, m.Name(), pl.Conditions.Label(), instance), m, driver, exe, logs
+	cfg.Conditions = pl.Conditions
+	// The lab is this process's: `cnperf clean` elsewhere spares it while
+	// the run goes on and removes it if the run is killed.
+	self, err := owner.Self()
+	if err != nil {
+		return nil, fmt.Errorf("who owns lab %s: %w", cfg.Name, err)
+	}
+	cfg.Owner = self
+	if driver == lab.DriverDocker && dockerHost != "" {
+		cfg.DockerHost = dockerHost
+		cfg.Port += shift
+		cfg.Publish = slices.Clone(cfg.Publish)
+		for i := range cfg.Publish {
+			cfg.Publish[i].Number += shift
+		}
+	} else {
+		shift = 0
+	}
+	l, err := lab.Up(cfg)
+	if err != nil {
+		return nil, err
+	}
+	e := &env{key: key, instance: instance, mode: m, driver: driver, lab: l, procs: map[string]proc{}, shift: shift}
+	return e, w.start(ctx, e, exe, logs)
+}
+
+// labName names a run's lab of a mode on a driver. Lab names take no '-'
+// (it separates lab and host in namespace names).
+// Labs of the same mode under several variants get the variant's hash.
+func labName(id, driver, mode, variant string, instance int) string {
+	mode = strings.ReplaceAll(mode, "-", "_")
+	name := id + "_" + mode
+	if driver != lab.DriverNetns {
+		name = id + "_" + driver + "_" + mode
+	}
+	if variant != "" {
+		name += fmt.Sprintf("_%04x", crc32.ChecksumIEEE([]byte(variant))&0xffff)
+	}
+	if instance > 0 {
+		name += fmt.Sprintf("_i%d", instance)
+	}
+	return name
+}
+
+// logName is the log file of a role in this mode's lab: the key, with the
+// '/' of a variant made a file name's.
+func (e *env) logName(role string) string {
+	return strings.ReplaceAll(envKey(e.key, e.instance), "/", "_") + "-" + role + ".log"
+}
+
+// where says where a docker endpoint's processes run.
+func (e *env) where(ep lab.Endpoint) (dockerrun.Where, error) {
+	eng := e.lab.Engines().Engine(ep.Host)
+	if eng == nil || ep.Docker == nil {
+		return dockerrun.Where{}, fmt.Errorf("no engine on host %s", ep.Host)
+	}
+	return dockerrun.Where{Client: eng.Client, Lab: e.lab.Name, Sandbox: ep.Docker.Sandbox,
+		SandboxPID: ep.Docker.SandboxPID, Image: ep.Docker.Image, CPUs: e.lab.HostCPUs()}, nil
+}
+
+// startClient starts a client process on an endpoint: in its namespace, or
+// as an exec in its sandbox on the docker driver.
+func (e *env) startClient(ep lab.Endpoint, args []string, stdout, stderr io.Writer) (proc, error) {
+	if ep.Docker != nil {
+		w, err := e.where(ep)
+		if err != nil {
+			return nil, err
+		}
+		return dockerrun.StartExec(w, args[1:], stdout, stderr)
+	}
+	return container.Start(container.Spec{Lab: e.lab.Name, Name: "client", NetNS: ep.NS, Container: ep.Container,
+		Args: args, Stdout: stdout, Stderr: stderr, CPUs: e.lab.HostCPUs()})
+}
+
+// startServer starts one server process of role on endpoint ep, logging to
+// logs/MODE-ROLE.log.
+func (e *env) startServer(role string, ep lab.Endpoint, args []string, logs string) error {
+	logPath := filepath.Join(logs, e.logName(role))
+	if ep.Docker != nil {
+		w, err := e.where(ep)
+		if err != nil {
+			return err
+		}
+		srv, err := dockerrun.StartServer(w, role, args[1:], logPath)
+		if err != nil {
+			return err
+		}
+		e.procs[role] = srv
+		return nil
+	}
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	defer logf.Close() // the child holds its own descriptor
+	proc, err := container.Start(container.Spec{Lab: e.lab.Name, Name: role, NetNS: ep.NS, Container: ep.Container,
+		Args: args, Stdout: logf, Stderr: logf, CPUs: e.lab.HostCPUs()})
+	if err != nil {
+		return err
+	}
+	e.procs[role] = proc
+	return nil
+}
+
+// check reports a server, or a Docker daemon, that has died.
+func (e *env) check() error {
+	if set := e.lab.Engines(); set != nil {
+		if err := set.Check(); err != nil {
+			return err
+		}
+	}
+	for role, p := range e.procs {
+		if done, err := p.Exited(); done {
+			return fmt.Errorf("%s server exited (%v); see logs/%s", role, err, e.logName(role))
+		}
+	}
+	return nil
+}
+
+// teardown records the servers' usage, stops them and removes every lab.
+func teardown(envs map[string]*env, meta *record.Meta, out io.Writer) {
+	for i := range meta.Modes {
+		mm := &meta.Modes[i]
+		e := envs[envKey(mm.Mode, mm.Instance)]
+		if e == nil {
+			continue
+		}
+		procs := map[string]proc{}
+		for role, p := range e.procs {
+			procs[role] = p
+		}
+		if e.lab != nil {
+			for name, p := range e.lab.Processes() { // overlay routers
+				procs[name] = p
+			}
+		}
+		for role, p := range procs {
+			if u, err := p.Usage(); err == nil {
+				if mm.Usage == nil {
+					mm.Usage = map[string]container.Usage{}
+				}
+				mm.Usage[role] = u
+			}
+		}
+	}
+	for _, e := range envs {
+		for _, p := range e.procs {
+			_ = p.Stop(3 * time.Second)
+		}
+		if e.lab != nil {
+			if err := lab.Down(e.lab.Name); err != nil {
+				fmt.Fprintf(out, "cnperf: removing lab %s: %v (run `cnperf clean`)\n", e.lab.Name, err)
+			}
+		}
+	}
+}
