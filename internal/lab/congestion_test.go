@@ -8,10 +8,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/cnperf/cnperf/internal/spec/conditions"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/modes"
 	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/spec/conditions"
 	"github.com/cnperf/cnperf/internal/testutil"
 )
 

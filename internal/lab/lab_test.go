@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/spec/conditions"
-	"github.com/cnperf/cnperf/internal/lab/container"
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/container"
 	"github.com/cnperf/cnperf/internal/lab/modes"
 	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/spec/conditions"
 	"github.com/cnperf/cnperf/internal/testutil"
 )
 

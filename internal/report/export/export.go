@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
 	"github.com/cnperf/cnperf/internal/analysis/stats"
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 // PPBenchHeader is ppbench's CSV header (ppbench's Ppbench::LOG_HEADER).

@@ -1,8 +1,8 @@
 package host
 
 import (
-	"github.com/cnperf/cnperf/internal/lab/docker/dockerbuild"
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/docker/dockerbuild"
 )
 
 // BuildDocker runs each server's sandbox with --net=host on the host's

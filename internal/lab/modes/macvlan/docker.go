@@ -3,8 +3,8 @@ package macvlan
 import (
 	"github.com/docker/docker/api/types/network"
 
-	"github.com/cnperf/cnperf/internal/lab/docker/dockerbuild"
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/docker/dockerbuild"
 )
 
 const dockerNet = "cnperf-macvlan"

@@ -14,8 +14,8 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/netnsutil"
-	"github.com/cnperf/cnperf/internal/poll"
 	"github.com/cnperf/cnperf/internal/lab/router"
+	"github.com/cnperf/cnperf/internal/poll"
 )
 
 // The overlay's address plan: host i's containers are on 198.19.(160+i).0/24
