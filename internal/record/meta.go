@@ -34,9 +34,13 @@ type MemoryMeta struct {
 	CommittedDelta  int64 `json:"committed_delta_bytes"`
 }
 
-// ModeMeta describes one mode's lab as it was measured.
+// ModeMeta describes one lab of a run as it was measured. Two words keep
+// apart what a run compares: the mode is a network setup (bridge, overlay);
+// the series is what samples, cells and tables carry as their "mode" field,
+// MODE[@DRIVER][/VARIANT], one per lab of the spec.
 type ModeMeta struct {
-	Mode       string           `json:"mode"`
+	Mode       string           `json:"mode"`               // the series key (JSON name kept for stored runs)
+	Setup      string           `json:"setup,omitempty"`    // the mode, i.e. network setup; empty in runs before it was recorded
 	Instance   int              `json:"instance,omitempty"` // which instance of the mode's lab (spec instances)
 	Driver     string           `json:"driver,omitempty"`
 	Conditions conditions.Set   `json:"conditions,omitzero"`
@@ -73,4 +77,36 @@ func (m *Meta) CellRates() map[string][]float64 {
 		}
 	}
 	return r
+}
+
+// SeriesKeys returns the series the run measured, in the order it built
+// their labs, from what it recorded; series the spec names but the run
+// never built (it stopped first) follow, so every run lists every lab.
+func (m *Meta) SeriesKeys() []string {
+	var keys []string
+	seen := map[string]bool{}
+	for _, mm := range m.Modes {
+		if !seen[mm.Mode] {
+			seen[mm.Mode] = true
+			keys = append(keys, mm.Mode)
+		}
+	}
+	for _, k := range m.Spec.ModeKeys() {
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// SplitSeries returns a series' mode and driver as the run recorded them,
+// or as its spec names them for a run that did not record them.
+func (m *Meta) SplitSeries(key string) (mode, driver string) {
+	for _, mm := range m.Modes {
+		if mm.Mode == key && mm.Setup != "" && mm.Driver != "" {
+			return mm.Setup, mm.Driver
+		}
+	}
+	return m.Spec.SplitModeKey(key)
 }

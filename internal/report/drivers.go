@@ -40,8 +40,8 @@ type DataDriverRow struct {
 // (analysis.PingPongSet, as `cnperf summary` prints them), or each socket
 // case's headline mean. It is nil for a run on a single driver.
 func DriverRows(run Run, same float64) []analysis.DriverRow {
-	keys := run.Meta.Spec.ModeKeys()
-	pairs := analysis.DriverPairs(keys, run.Meta.Spec.SplitModeKey)
+	keys := run.Meta.SeriesKeys()
+	pairs := analysis.DriverPairs(keys, run.Meta.SplitSeries)
 	if len(pairs) == 0 {
 		return nil
 	}

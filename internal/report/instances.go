@@ -23,7 +23,7 @@ func CellUnits(m record.Meta) map[int]analysis.CellUnit {
 func (r *Report) addInstances(ref string) {
 	for ri, run := range r.Runs {
 		n := run.Meta.Spec.LabInstances()
-		rows := analysis.InstanceSpread(run.Samples, CellUnits(run.Meta), run.Meta.Spec.ModeKeys(), ref, n)
+		rows := analysis.InstanceSpread(run.Samples, CellUnits(run.Meta), run.Meta.SeriesKeys(), ref, n)
 		if len(rows) == 0 {
 			continue
 		}

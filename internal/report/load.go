@@ -38,7 +38,7 @@ func SocketCases(runs []Run, ref string, same float64) []analysis.SocketCase {
 			}
 			return mode
 		}
-		for _, m := range run.Meta.Spec.ModeKeys() {
+		for _, m := range run.Meta.SeriesKeys() {
 			series = append(series, name(m))
 			if m == ref && refSeries == "" {
 				refSeries = name(m)
@@ -57,7 +57,7 @@ func SocketCases(runs []Run, ref string, same float64) []analysis.SocketCase {
 // object, another program's JSON): every run cnperf writes or imports
 // names its modes.
 func CheckMeta(dir string, m record.Meta) error {
-	if len(m.Spec.ModeKeys()) == 0 {
+	if len(m.SeriesKeys()) == 0 {
 		return fmt.Errorf("%s: run.json names no modes: not a cnperf run", dir)
 	}
 	return nil

@@ -116,7 +116,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 	if sockets {
 		var series []string
 		for _, run := range runs {
-			for _, m := range run.Meta.Spec.ModeKeys() {
+			for _, m := range run.Meta.SeriesKeys() {
 				if len(runs) > 1 {
 					m += " · " + run.Label
 				}
@@ -144,7 +144,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 	if !pingPong {
 		r.Data = Data{Generated: r.Generated, Reference: r.Reference}
 		for _, run := range r.Runs {
-			r.Data.Runs = append(r.Data.Runs, DataRun{Dir: run.Dir, Label: run.Label, Status: run.Meta.Status, Modes: run.Meta.Spec.ModeKeys(), Samples: len(run.Sockets.Records)})
+			r.Data.Runs = append(r.Data.Runs, DataRun{Dir: run.Dir, Label: run.Label, Status: run.Meta.Status, Modes: run.Meta.SeriesKeys(), Samples: len(run.Sockets.Records)})
 		}
 	}
 	r.Data.Sockets = socketData(r.socketCases)
@@ -164,7 +164,7 @@ func (r *Report) addPingPong(ref string, o Options) error {
 		if run.Socket() {
 			continue
 		}
-		modes := run.Meta.Spec.ModeKeys()
+		modes := run.Meta.SeriesKeys()
 		seen := map[string]bool{}
 		for _, m := range modes {
 			seen[m] = true

@@ -64,7 +64,7 @@ func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.
 		// A driver comparison adds docker against netns per mode.
 		return analysis.WriteDriverTable(w, DriverRows(runs[0], DefaultOptions().Same))
 	}
-	keys := meta.Spec.ModeKeys()
+	keys := meta.SeriesKeys()
 	set := analysis.NewPingPongSet(samples, CellRates(*meta), keys)
 	if err := analysis.WriteTable(w, set.Rows(ref), ref); err != nil {
 		return err
@@ -74,6 +74,6 @@ func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.
 	if err := analysis.WriteInstanceTable(w, spread); err != nil {
 		return err
 	}
-	pairs := analysis.DriverPairs(keys, meta.Spec.SplitModeKey)
+	pairs := analysis.DriverPairs(keys, meta.SplitSeries)
 	return analysis.WriteDriverTable(w, analysis.PingPongDrivers(set, pairs))
 }

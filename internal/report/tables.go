@@ -49,7 +49,7 @@ func (r *Report) addRunsTable() {
 		n := len(run.Samples) + len(run.Sockets.Records)
 		runs.Rows = append(runs.Rows, []Cell{{Text: run.Label}, {Text: m.Status}, {Text: m.Started.Format("2006-01-02 15:04")},
 			{Text: m.Machine.CPUModel}, {Text: fmt.Sprint(m.Machine.CPUs)}, {Text: m.Machine.Kernel},
-			{Text: fmt.Sprint(m.ReceiveWindow)}, {Text: strings.Join(m.Spec.ModeKeys(), ", ")}, {Text: fmt.Sprint(n)}})
+			{Text: fmt.Sprint(m.ReceiveWindow)}, {Text: strings.Join(m.SeriesKeys(), ", ")}, {Text: fmt.Sprint(n)}})
 	}
 	r.Tables = append(r.Tables, runs)
 }
