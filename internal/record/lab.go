@@ -26,6 +26,29 @@ type Lab struct {
 	// control the machine restricts to its root namespace).
 	TCPCongestion    string `json:"tcp_congestion,omitempty"`
 	TCPCongestionVia string `json:"tcp_congestion_via,omitempty"`
+	// Topology is the shape the lab was asked for: hosts and the roles of
+	// the endpoints on each (absent in runs before it was recorded).
+	Topology *Topology `json:"topology,omitempty"`
+}
+
+// Topology describes a lab as data: its hosts, in order (host i gets the
+// address plan's index i+1), and on each the workload's endpoints by role.
+type Topology struct {
+	Hosts []HostSpec `json:"hosts"`
+}
+
+// HostSpec is one host of a topology. A host without endpoints is a
+// client outside the cluster (ping-pong's siege): the mode builds nothing
+// on it.
+type HostSpec struct {
+	Name      string         `json:"name"`
+	Endpoints []EndpointSpec `json:"endpoints,omitempty"`
+}
+
+// EndpointSpec is one endpoint (a container, or the host itself in bare
+// mode) and the workload role that runs in it: ping, pong, client, server.
+type EndpointSpec struct {
+	Role string `json:"role"`
 }
 
 // Host is one emulated host.
@@ -38,6 +61,9 @@ type Host struct {
 
 // Endpoint is where a server process runs in a mode and how it is reached.
 type Endpoint struct {
+	// Role is the topology's role this endpoint plays (absent in runs
+	// before roles were recorded, where the host's name said it).
+	Role      string   `json:"role,omitempty"`
 	Host      string   `json:"host"`
 	NS        string   `json:"netns"`     // namespace the process runs in
 	Container bool     `json:"container"` // own cgroup and pid/uts/ipc/mount namespaces
