@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/analysis/stats"
+	"github.com/cnperf/cnperf/internal/workload/registry"
 )
 
 // DriverPair is one mode measured on the run's first driver and on another:
@@ -120,7 +121,10 @@ func add(rows *[]DriverRow, row DriverRow, ratio float64) {
 // (throughput, transactions, jitter, datagram rate), else the first of its
 // summary metrics; false when the case has none.
 func (c SocketCase) Headline() (SocketMetric, bool) {
-	want := map[string]string{"stream": "throughput", "rr": "trans_per_s", "jitter": "jitter", "datagram": "mb_per_s"}[c.Workload]
+	var want string
+	if w, ok := registry.Lookup(c.Workload); ok {
+		want = w.Headline()
+	}
 	ms := c.SummaryMetrics()
 	for _, m := range ms {
 		if m.Key == want {

@@ -1,9 +1,9 @@
 package analysis
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -14,43 +14,34 @@ import (
 	"github.com/cnperf/cnperf/internal/cost"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/workload"
-	"github.com/cnperf/cnperf/internal/workload/rr"
-	"github.com/cnperf/cnperf/internal/workload/stream"
-	"github.com/cnperf/cnperf/internal/workload/udp"
+	"github.com/cnperf/cnperf/internal/workload/registry"
 )
 
-// SocketMetric is one figure of a socket test's repetition.
-type SocketMetric struct {
-	Key, Title, Unit string
-	HigherIsBetter   bool
-	Short            string // column head in the terminal summary
+// SocketMetric is one figure of a socket test's repetition: a workload's
+// own (its descriptor's Metrics) or what the cell cost.
+type SocketMetric = workload.Metric
+
+// costMetrics follow every workload's own metrics, in this order.
+var costMetrics = []SocketMetric{
+	{Key: "client_cpu", Title: "Client CPU", Unit: "s", Short: "client CPU s"},
+	{Key: "server_cpu", Title: "Server CPU", Unit: "s", Short: "server CPU s"},
+	{Key: "cpu_per_gb", Title: "CPU per GB moved (client + server)", Unit: "s/GB", Short: "CPU s/GB"},
+	{Key: "client_mem", Title: "Client peak memory (cgroup)", Unit: "MB", Short: "client MB"},
+	{Key: "server_mem", Title: "Server peak memory (cgroup)", Unit: "MB", Short: "server MB"},
+	{Key: "client_rss", Title: "Client peak RSS (plain process)", Unit: "MB", Short: "client RSS MB"},
+	{Key: "server_rss", Title: "Server peak RSS (plain process)", Unit: "MB", Short: "server RSS MB"},
+	{Key: "machine_cpu", Title: "Machine CPU, all cores", Unit: "% busy", Short: "machine CPU %"},
+	{Key: "busiest_core", Title: "Machine CPU, busiest core", Unit: "% busy", Short: "busiest core %"},
 }
 
-// The socket tests' metrics, in the order tables show them.
-var socketMetrics = []SocketMetric{
-	{"throughput", "Throughput", "Mbit/s", true, "Mbit/s"},
-	{"retransmits", "TCP retransmits", "segments", false, "retrans"},
-	{"loss", "Loss", "%", false, "loss %"},
-	{"out_of_order", "Out of order", "datagrams", false, "out of order"},
-	{"trans_per_s", "Transactions", "1/s", true, "trans/s"},
-	{"rtt_p50", "Round trip, median", "µs", false, "RTT p50 µs"},
-	{"rtt_p99", "Round trip, 99th pct", "µs", false, "RTT p99 µs"},
-	{"one_way_p50", "One way (round trip / 2), median", "µs", false, "1-way p50 µs (RTT/2)"},
-	{"rr_lost", "Lost transactions", "count", false, "lost"},
-	{"jitter", "Jitter (RFC 3550)", "ms", false, "jitter ms"},
-	{"mb_per_s", "Throughput", "MB/s", true, "MB/s"},
-	{"packets_per_s", "Packets", "1/s", true, "packets/s"},
-	{"success", "Success rate", "%", true, "success %"},
-	{"avg_offset", "Average offset", "packets", false, "avg offset"},
-	{"client_cpu", "Client CPU", "s", false, "client CPU s"},
-	{"server_cpu", "Server CPU", "s", false, "server CPU s"},
-	{"cpu_per_gb", "CPU per GB moved (client + server)", "s/GB", false, "CPU s/GB"},
-	{"client_mem", "Client peak memory (cgroup)", "MB", false, "client MB"},
-	{"server_mem", "Server peak memory (cgroup)", "MB", false, "server MB"},
-	{"client_rss", "Client peak RSS (plain process)", "MB", false, "client RSS MB"},
-	{"server_rss", "Server peak RSS (plain process)", "MB", false, "server RSS MB"},
-	{"machine_cpu", "Machine CPU, all cores", "% busy", false, "machine CPU %"},
-	{"busiest_core", "Machine CPU, busiest core", "% busy", false, "busiest core %"},
+// socketMetrics are a workload's metrics in the order tables show them:
+// its own, then the costs.
+func socketMetrics(name string) []SocketMetric {
+	w, ok := registry.Lookup(name)
+	if !ok {
+		return costMetrics
+	}
+	return append(slices.Clip(w.Metrics()), costMetrics...)
 }
 
 // SocketObs is one repetition of one case on one series: its figures.
@@ -77,20 +68,23 @@ func SocketObservations(recs []record.Record, costs []record.Cost, cpu []cost.CP
 	byCell := map[int]*SocketObs{}
 	var order []int
 	for _, r := range recs {
-		if r.Kind != "total" {
+		if r.Kind != record.KindTotal {
 			continue
 		}
-		v := totalValues(r.Workload, r.Data)
+		w, ok := registry.Lookup(r.Workload)
+		if !ok {
+			continue // a workload this cnperf does not know
+		}
+		tot, err := w.Total(r.Data)
+		if err != nil {
+			continue
+		}
+		v := maps.Clone(tot.Values)
 		if v == nil {
-			continue
+			v = map[string]float64{}
 		}
-		var proto struct {
-			Protocol string `json:"protocol"`
-			RRMode   string `json:"rr_mode"`
-		}
-		_ = json.Unmarshal(r.Data, &proto)
 		o := &SocketObs{Series: series(r.Mode), Case: r.Case, Test: r.Test, Param: r.Param, Value: r.Value, Work: r.Workload,
-			Proto: proto.Protocol + proto.RRMode, Rep: r.Rep, Cell: r.Cell, Values: v}
+			Proto: tot.Protocol, Rep: r.Rep, Cell: r.Cell, Values: v}
 		if _, dup := byCell[r.Cell]; !dup {
 			order = append(order, r.Cell)
 		}
@@ -99,8 +93,8 @@ func SocketObservations(recs []record.Record, costs []record.Cost, cpu []cost.CP
 			all, busiest := cpuOver(cpu, w)
 			o.Values["machine_cpu"], o.Values["busiest_core"] = all, busiest
 		}
-		if moved := workload.MovedBytes(r.Data); moved > 0 {
-			o.Values["_bytes"] = float64(moved)
+		if tot.Moved > 0 {
+			o.Values["_bytes"] = float64(tot.Moved)
 		}
 	}
 	for _, c := range costs {
@@ -148,51 +142,6 @@ func cpuOver(cpu []cost.CPUSample, w Window) (all, busiest float64) {
 		}
 	}
 	return stats.Mean(a), stats.Mean(b)
-}
-
-// totalValues extracts a total record's figures; nil when it cannot be read.
-func totalValues(workload string, data json.RawMessage) map[string]float64 {
-	v := map[string]float64{}
-	switch workload {
-	case "stream":
-		var r stream.Result
-		if json.Unmarshal(data, &r) != nil {
-			return nil
-		}
-		v["throughput"] = r.ReceiverBitsPerSecond / 1e6
-		if r.Protocol == "udp" {
-			v["loss"] = r.LossPercent
-			v["out_of_order"] = float64(r.OutOfOrder)
-		} else {
-			v["retransmits"] = float64(r.Retransmits)
-		}
-	case "rr":
-		var r rr.Result
-		if json.Unmarshal(data, &r) != nil {
-			return nil
-		}
-		v["trans_per_s"] = r.TransPerSec
-		v["rtt_p50"], v["rtt_p99"], v["one_way_p50"] = r.RoundTrip.P50, r.RoundTrip.P99, r.OneWay.P50
-		if r.Mode == rr.ModeUDP {
-			v["rr_lost"] = float64(r.Lost)
-		}
-	case "jitter":
-		var r udp.JitterRecord
-		if json.Unmarshal(data, &r) != nil {
-			return nil
-		}
-		v["jitter"], v["loss"], v["out_of_order"], v["throughput"] = r.JitterMS, r.LossPct, float64(r.OutOfOrder), r.BPS/1e6
-	case "datagram":
-		var r udp.DatagramRecord
-		if json.Unmarshal(data, &r) != nil {
-			return nil
-		}
-		v["mb_per_s"], v["packets_per_s"], v["success"] = r.MBPerS, r.PacketsPerS, r.SuccessRate*100
-		v["out_of_order"], v["avg_offset"] = float64(r.OutOfOrder), r.AvgOffset
-	default:
-		return nil
-	}
-	return v
 }
 
 // SocketStat is a metric's statistics over a series' repetitions, each
@@ -248,7 +197,7 @@ func SocketCases(obs []SocketObs, series []string, ref string, same float64) []S
 	var out []SocketCase
 	for _, c := range cases {
 		per := vals[c.Label]
-		for _, m := range socketMetrics {
+		for _, m := range socketMetrics(c.Workload) {
 			for _, s := range series {
 				if len(per[s][m.Key]) > 0 {
 					c.Metrics = append(c.Metrics, m)

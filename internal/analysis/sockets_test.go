@@ -11,6 +11,7 @@ import (
 	"github.com/cnperf/cnperf/internal/cost"
 	"github.com/cnperf/cnperf/internal/lab/container"
 	"github.com/cnperf/cnperf/internal/record"
+	"github.com/cnperf/cnperf/internal/workload/registry"
 )
 
 func rec(t *testing.T, mode string, cell, rep int, kase, work, kind string, data any) record.Record {
@@ -123,6 +124,20 @@ func TestTotalValues(t *testing.T) {
 			map[string]float64{"jitter": 0.2, "loss": 0.1, "out_of_order": 1, "throughput": 10}},
 		{"datagram", `{"mb_per_s":11.5,"packets_per_s":8000,"success_rate":0.98,"out_of_order":4,"avg_offset":1.5}`,
 			map[string]float64{"mb_per_s": 11.5, "packets_per_s": 8000, "success": 98, "out_of_order": 4, "avg_offset": 1.5}},
+		// The envelope a client prints now reads as the bare record did.
+		{"datagram", `{"workload":"datagram","kind":"end","mb_per_s":11.5,"packets_per_s":8000,"success_rate":0.98,"out_of_order":4,"avg_offset":1.5}`,
+			map[string]float64{"mb_per_s": 11.5, "packets_per_s": 8000, "success": 98, "out_of_order": 4, "avg_offset": 1.5}},
+	}
+	totalValues := func(work string, data json.RawMessage) map[string]float64 {
+		w, ok := registry.Lookup(work)
+		if !ok {
+			return nil
+		}
+		tot, err := w.Total(data)
+		if err != nil {
+			return nil
+		}
+		return tot.Values
 	}
 	for _, tc := range tests {
 		got := totalValues(tc.work, json.RawMessage(tc.data))

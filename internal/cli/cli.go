@@ -83,10 +83,6 @@ every sample with the system's description.`,
 		newCleanCmd(stdout),
 		newServeCmd(stderr),
 		newSiegeCmd(stdout, stderr),
-		newStreamCmd(stdout, stderr),
-		newRRCmd(stdout, stderr),
-		newJitterCmd(stdout, stderr),
-		newDatagramCmd(stdout, stderr),
 		newExportCmd(stdout),
 		newSummaryCmd(stdout),
 		newReportCmd(stdout, stderr),
@@ -95,6 +91,7 @@ every sample with the system's description.`,
 		newPauseCmd(),
 		newStressCmd(),
 	)
+	root.AddCommand(newClientCmds(stdout, stderr)...)
 	return root
 }
 

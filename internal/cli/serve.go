@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -12,7 +13,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/valyala/fasthttp"
 
+	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/workload/registry"
 )
 
 func newServeCmd(stderr io.Writer) *cobra.Command {
@@ -81,6 +84,43 @@ them inside its labs with the lab's own addresses.`}
 	ping.Flags().StringVar(&pongURL, "pong", "http://127.0.0.1:4040", "base URL of the pong server")
 	ping.Flags().IntVar(&retries, "retries", pingpong.DefaultRetries, fmt.Sprintf("retries after a failed attempt towards pong before giving up (0: none; at most %d)", pingpong.MaxRetries))
 	ping.Flags().DurationVar(&timeout, "timeout", pingpong.DefaultTimeout, fmt.Sprintf("timeout of one attempt towards pong (at most %s)", pingpong.MaxTimeout))
-	cmd.AddCommand(pong, ping, newServeStreamCmd(stderr), newServeRRCmd(stderr), newServeUDPCmd(stderr), newServeOverlayCmd(stderr))
+	cmd.AddCommand(pong, ping, newServeOverlayCmd(stderr))
+	seen := map[string]bool{}
+	for _, w := range registry.All() {
+		srv := w.ServeCommand(console(nil, stderr))
+		if !seen[srv.Name()] { // jitter and datagram share `serve udp`
+			seen[srv.Name()] = true
+			cmd.AddCommand(adopt(srv))
+		}
+	}
+	return cmd
+}
+
+// newClientCmds are the socket workloads' clients, `cnperf stream` and
+// the others, as the registry lists them.
+func newClientCmds(stdout, stderr io.Writer) []*cobra.Command {
+	var out []*cobra.Command
+	for _, w := range registry.All() {
+		out = append(out, adopt(w.ClientCommand(console(stdout, stderr))))
+	}
+	return out
+}
+
+// console is what a workload's commands get from the command line.
+func console(stdout, stderr io.Writer) workload.Console {
+	return workload.Console{Stdout: stdout, Stderr: stderr, Listen: listenAddr, DefaultListen: defaultListen, ListenHelp: listenHelp}
+}
+
+// adopt makes a workload's command exit as every command does: its
+// workload.Failure is a failure (exit 1), other errors bad input.
+func adopt(cmd *cobra.Command) *cobra.Command {
+	run := cmd.RunE
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		err := run(c, args)
+		if errors.As(err, new(workload.Failure)) {
+			return fail(err)
+		}
+		return err
+	}
 	return cmd
 }

@@ -4,10 +4,11 @@ import "encoding/json"
 
 // Record is one line a test's client printed, as the runner stores it in
 // samples.jsonl: the line itself in Data, untouched, wrapped with where and
-// what it measured.
+// what it measured. Lines of runs before the workload envelope are the
+// workload's bare record (no "kind" in Data); analysis reads both alike.
 type Record struct {
 	Workload string            `json:"workload"` // stream, rr, jitter, datagram
-	Kind     string            `json:"kind"`     // "interval" or "total"
+	Kind     string            `json:"kind"`     // "start", "interval" or KindTotal
 	Mode     string            `json:"mode"`
 	Labels   map[string]string `json:"labels,omitempty"`
 	Cell     int               `json:"cell"`
@@ -18,6 +19,10 @@ type Record struct {
 	Rep      int               `json:"rep"`
 	Data     json.RawMessage   `json:"data"`
 }
+
+// KindTotal is the kind of a test's total record, the one analysis reads
+// (the client's "end" line).
+const KindTotal = "total"
 
 // Cost is what one cell cost: the client's process and the delta of the
 // server's over the cell, from their cgroups (or /proc), stored as a

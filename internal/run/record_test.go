@@ -9,20 +9,24 @@ import (
 
 func TestWrapLine(t *testing.T) {
 	c := workload.Case{Test: workload.Test{Workload: "stream"}, Label: "stream", Index: 2}
+	rr := workload.Case{Test: workload.Test{Workload: "rr"}}
 	tests := []struct {
 		c    workload.Case
 		line string
 		kind string
 		err  string
 	}{
-		{c, `{"workload":"stream","protocol":"tcp","stream":-1,"start":0,"end":1,"bytes":10}`, "interval", ""},
-		{c, `{"workload":"stream","protocol":"tcp","duration_s":10,"receiver_bytes":5}`, "total", ""},
-		{workload.Case{Test: workload.Test{Workload: "rr"}}, `{"workload":"rr","type":"interval"}`, "interval", ""},
-		{workload.Case{Test: workload.Test{Workload: "rr"}}, `{"workload":"rr","type":"result"}`, "total", ""},
-		{workload.Case{Test: workload.Test{Workload: "jitter"}}, `{"workload":"jitter","total":true}`, "total", ""},
-		{workload.Case{Test: workload.Test{Workload: "datagram"}}, `{"workload":"datagram","total":false}`, "interval", ""},
-		{c, `Connecting to ...`, "", "not JSON"},
-		{c, `{"workload":"rr","type":"result"}`, "", `"rr" record in a stream test`},
+		{c, `{"workload":"stream","kind":"start","server":"198.18.0.2:5201"}`, "start", ""},
+		{c, `{"workload":"stream","kind":"interval","protocol":"tcp","stream":-1,"start":0,"end":1,"bytes":10}`, "interval", ""},
+		{c, `{"workload":"stream","kind":"end","protocol":"tcp","duration_s":10,"receiver_bytes":5}`, "total", ""},
+		{rr, `{"workload":"rr","kind":"end","type":"result"}`, "total", ""},
+		{c, `Connecting to ...`, "", "not a JSON envelope"},
+		// A bare record, as clients printed before the envelope: refused,
+		// since a new client never prints one.
+		{c, `{"workload":"stream","protocol":"tcp","duration_s":10,"receiver_bytes":5}`, "", `kind ""`},
+		{c, `{"workload":"stream","kind":"result"}`, "", `kind "result"`},
+		{c, `{"kind":"end"}`, "", "no workload"},
+		{c, `{"workload":"rr","kind":"end","type":"result"}`, "", `"rr" record in a stream test`},
 	}
 	for _, tc := range tests {
 		r, err := wrapLine(tc.c, []byte(tc.line))
@@ -36,7 +40,7 @@ func TestWrapLine(t *testing.T) {
 			t.Errorf("%s: %+v, %v; want kind %s", tc.line, r, err, tc.kind)
 		}
 	}
-	r, _ := wrapLine(c, []byte(`{"workload":"stream","duration_s":1}`))
+	r, _ := wrapLine(c, []byte(`{"workload":"stream","kind":"end","duration_s":1}`))
 	if r.Test != 2 || r.Case != "stream" {
 		t.Errorf("record does not carry its case: %+v", r)
 	}

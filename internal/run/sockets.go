@@ -23,9 +23,12 @@ import (
 	"github.com/cnperf/cnperf/internal/workload/udp"
 )
 
-// Hosts of a socket lab: a container on each, client to server, as iperf or
-// netperf between two containers on two hosts.
-var socketHosts = []string{"client", "server"}
+// socketTopology is a socket lab: a container on each of two hosts, client
+// to server, as iperf or netperf between two containers on two hosts.
+var socketTopology = lab.Topology{Hosts: []lab.HostSpec{
+	{Name: "client", Endpoints: []lab.EndpointSpec{{Role: "client"}}},
+	{Name: "server", Endpoints: []lab.EndpointSpec{{Role: "server"}}},
+}}
 
 // socketTests runs a spec's socket tests: the servers run for the whole run
 // in the server's container; each cell starts the client (the same `cnperf
@@ -64,7 +67,7 @@ func newSocketTests(s spec.Spec, cases []workload.Case) *socketTests {
 	}
 	seen := map[string]bool{}
 	for _, c := range cases {
-		srv := workload.ServerFor(c.Test.Workload)
+		srv := c.Workload().Server()
 		if !seen[srv.Role] {
 			seen[srv.Role] = true
 			t.servers = append(t.servers, srv)
@@ -74,7 +77,7 @@ func newSocketTests(s spec.Spec, cases []workload.Case) *socketTests {
 }
 
 func (t *socketTests) labConfig() lab.Config {
-	cfg := lab.Config{Hosts: socketHosts, Peers: true, Port: t.servers[0].Port}
+	cfg := lab.Config{Topology: socketTopology, Port: t.servers[0].Port}
 	for _, srv := range t.servers {
 		for _, proto := range srv.Protocols {
 			if srv.Port == cfg.Port && proto == "tcp" {
@@ -165,8 +168,8 @@ func (t *socketTests) runCell(ctx context.Context, e *env, u int, cell *record.C
 		}
 		c = c.FitTo(mtu)
 	}
-	srv := workload.ServerFor(c.Test.Workload)
-	server := e.procs[srv.Role]
+	w := c.Workload()
+	server := e.procs[w.Server().Role]
 	serverBefore, _ := server.Usage()
 
 	mode := e.key
@@ -183,8 +186,10 @@ func (t *socketTests) runCell(ctx context.Context, e *env, u int, cell *record.C
 			return
 		}
 		rec.Mode, rec.Labels, rec.Cell, rec.Rep = mode, t.s.Labels, cell.Index, unit.rep
-		if rec.Kind == "total" {
-			app.bytes[envKey(e.key, e.instance)] += workload.MovedBytes(rec.Data)
+		if rec.Kind == record.KindTotal {
+			if tot, err := w.Total(rec.Data); err == nil {
+				app.bytes[envKey(e.key, e.instance)] += tot.Moved
+			}
 		}
 		cell.Samples++
 		app.add(rec, false)

@@ -24,6 +24,7 @@ import (
 	"github.com/cnperf/cnperf/internal/spec/conditions"
 	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/workload/registry"
 	"github.com/cnperf/cnperf/presets"
 )
 
@@ -146,7 +147,7 @@ func (s Spec) SplitModeKey(key string) (mode, driver string) {
 func (s Spec) Socket() bool { return len(s.Tests) > 0 }
 
 // Cases returns the socket tests' cases in order.
-func (s Spec) Cases() ([]workload.Case, error) { return workload.Expand(s.Tests) }
+func (s Spec) Cases() ([]workload.Case, error) { return registry.Expand(s.Tests) }
 
 // PingPong holds the ping-pong workload's parameters (ppbench's, plus how
 // the cells are interleaved).
@@ -621,7 +622,7 @@ func (p PingPong) validate() error {
 func (s Spec) PlanSize() (Size, error) {
 	z := Size{Labs: s.labCount()}
 	if s.Socket() {
-		counts, err := workload.Counts(s.Tests)
+		counts, err := registry.Counts(s.Tests)
 		if err != nil {
 			return z, err
 		}

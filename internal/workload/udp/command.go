@@ -1,8 +1,7 @@
-package cli
+package udp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,41 +10,43 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cnperf/cnperf/internal/workload/udp"
+	"github.com/cnperf/cnperf/internal/workload"
 )
 
 // newServeUDPCmd is `cnperf serve udp`: the listener of jitter and datagram.
-func newServeUDPCmd(stderr io.Writer) *cobra.Command {
+func serveCommand(con workload.Console) *cobra.Command {
+	stderr := con.Stderr
 	var listen string
 	cmd := &cobra.Command{
 		Use:   "udp [--listen ADDR]",
 		Short: "Listen for jitter and datagram tests (TCP control and UDP data on one port)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			addr, err := listenAddr(listen, udp.DefaultPort)
+			addr, err := con.Listen(listen, DefaultPort)
 			if err != nil {
 				return err
 			}
-			pc, ln, err := udp.Listen(addr)
+			pc, ln, err := Listen(addr)
 			if err != nil {
-				return fail(fmt.Errorf("listen on %s: %w", addr, err))
+				return workload.Fail(fmt.Errorf("listen on %s: %w", addr, err))
 			}
 			fmt.Fprintf(stderr, "cnperf serve udp: listening on %s (tcp and udp)\n", ln.Addr())
 			// As PID 1 of a container, signals without a handler are ignored.
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			s := &udp.Server{Logf: func(format string, a ...any) {
+			s := &Server{Logf: func(format string, a ...any) {
 				fmt.Fprintf(stderr, "cnperf serve udp: "+format+"\n", a...)
 			}}
-			return fail(s.Serve(ctx, pc, ln))
+			return workload.Fail(s.Serve(ctx, pc, ln))
 		},
 	}
-	cmd.Flags().StringVar(&listen, "listen", defaultListen(udp.DefaultPort), listenHelp+" (the port: TCP and UDP)")
+	cmd.Flags().StringVar(&listen, "listen", con.DefaultListen(DefaultPort), con.ListenHelp+" (the port: TCP and UDP)")
 	return cmd
 }
 
-func newJitterCmd(stdout, stderr io.Writer) *cobra.Command {
-	var c udp.JitterConfig
+func jitterCommand(con workload.Console) *cobra.Command {
+	stdout := con.Stdout
+	var c JitterConfig
 	var rate string
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -55,9 +56,9 @@ func newJitterCmd(stdout, stderr io.Writer) *cobra.Command {
   cnperf jitter --server 198.18.0.2:5203 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := udp.ParseRate(rate)
+			r, err := ParseRate(rate)
 			if err != nil {
-				return usagef("--bitrate %v", err)
+				return fmt.Errorf("--bitrate %v", err)
 			}
 			c.Rate = r
 			if err := c.Validate(); err != nil {
@@ -67,35 +68,36 @@ func newJitterCmd(stdout, stderr io.Writer) *cobra.Command {
 			defer stop()
 			if !asJSON {
 				fmt.Fprintf(stdout, "cnperf jitter: %s of %d-byte datagrams to %s for %s\n",
-					fmtBits(float64(c.Rate)), c.Size, udp.WithDefaultPort(c.Addr), c.Duration)
+					fmtBits(float64(c.Rate)), c.Size, WithDefaultPort(c.Addr), c.Duration)
 			}
-			res, err := udp.RunJitter(ctx, c)
+			env := workload.NewPrinter(stdout, WorkloadJitter)
+			if asJSON {
+				_ = env.Print(workload.KindStart, workload.StartOf(cmd, WithDefaultPort(c.Addr)))
+			}
+			res, err := RunJitter(ctx, c)
 			if res.Total.Workload != "" {
 				if asJSON {
-					enc := json.NewEncoder(stdout)
-					for _, iv := range res.Intervals {
-						_ = enc.Encode(iv)
-					}
-					_ = enc.Encode(res.Total)
+					printRecords(env, res.Intervals, res.Total)
 				} else {
 					printJitter(stdout, res)
 				}
 			}
-			return runErr(ctx, err)
+			return exitErr(ctx, err)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&c.Addr, "server", "", "the listener (cnperf serve udp), HOST[:PORT]")
 	f.StringVarP(&rate, "bitrate", "b", "10M", "target rate in bits/s (k, M, G: powers of 1000)")
-	f.IntVarP(&c.Size, "length", "l", udp.DefaultJitterSize, "datagram size (UDP payload bytes)")
-	f.DurationVarP(&c.Duration, "time", "t", udp.DefaultDuration, "how long to send")
-	f.DurationVar(&c.Interval, "interval", udp.DefaultInterval, "report interval (0: total only)")
+	f.IntVarP(&c.Size, "length", "l", DefaultJitterSize, "datagram size (UDP payload bytes)")
+	f.DurationVarP(&c.Duration, "time", "t", DefaultDuration, "how long to send")
+	f.DurationVar(&c.Interval, "interval", DefaultInterval, "report interval (0: total only)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON record a line: intervals, then the total")
 	return cmd
 }
 
-func newDatagramCmd(stdout, stderr io.Writer) *cobra.Command {
-	var c udp.DatagramConfig
+func datagramCommand(con workload.Console) *cobra.Command {
+	stdout := con.Stdout
+	var c DatagramConfig
 	var rate string
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -105,32 +107,32 @@ func newDatagramCmd(stdout, stderr io.Writer) *cobra.Command {
   cnperf datagram --server 198.18.0.2 --size 1418 --rate 100M -t 60s --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := udp.ParseRate(rate)
+			r, err := ParseRate(rate)
 			if err != nil {
-				return usagef("--rate %v", err)
+				return fmt.Errorf("--rate %v", err)
 			}
 			c.Rate = r
 			if c.Count == 0 && c.Duration == 0 && !cmd.Flags().Changed("time") {
-				c.Duration = udp.DefaultDuration
+				c.Duration = DefaultDuration
 			}
 			if err := c.Validate(); err != nil {
 				return err
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			res, err := udp.RunDatagram(ctx, c)
+			env := workload.NewPrinter(stdout, WorkloadDatagram)
+			if asJSON {
+				_ = env.Print(workload.KindStart, workload.StartOf(cmd, WithDefaultPort(c.Addr)))
+			}
+			res, err := RunDatagram(ctx, c)
 			if res.Total.Workload != "" {
 				if asJSON {
-					enc := json.NewEncoder(stdout)
-					for _, iv := range res.Intervals {
-						_ = enc.Encode(iv)
-					}
-					_ = enc.Encode(res.Total)
+					printRecords(env, res.Intervals, res.Total)
 				} else {
-					printDatagram(stdout, udp.WithDefaultPort(c.Addr), res)
+					printDatagram(stdout, WithDefaultPort(c.Addr), res)
 				}
 			}
-			return runErr(ctx, err)
+			return exitErr(ctx, err)
 		},
 	}
 	f := cmd.Flags()
@@ -139,21 +141,30 @@ func newDatagramCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.StringVar(&rate, "rate", "0", "rate limit in bits/s (k, M, G: powers of 1000); 0: as fast as possible")
 	f.Int64Var(&c.Count, "count", 0, "packets to send (0: until --time)")
 	f.DurationVarP(&c.Duration, "time", "t", 0, "how long to send (0: until --count; 10s when neither is given)")
-	f.DurationVar(&c.Interval, "interval", udp.DefaultInterval, "report interval (0: total only)")
+	f.DurationVar(&c.Interval, "interval", DefaultInterval, "report interval (0: total only)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON record a line: intervals, then the total")
 	return cmd
 }
 
-// runErr maps a workload's error: an interruption exits 130 (what was
+// printRecords prints a test's records as envelope lines: the listener
+// reports them at the end.
+func printRecords[T any](env *workload.Printer, intervals []T, total T) {
+	for _, iv := range intervals {
+		_ = env.Print(workload.KindInterval, iv)
+	}
+	_ = env.Print(workload.KindEnd, total)
+}
+
+// exitErr maps a workload's error: an interruption exits 130 (what was
 // measured has been printed), anything else is a failure.
-func runErr(ctx context.Context, err error) error {
+func exitErr(ctx context.Context, err error) error {
 	switch {
 	case err == nil:
 		return nil
 	case ctx.Err() != nil || errors.Is(err, context.Canceled):
 		return fmt.Errorf("interrupted: %w", context.Canceled)
 	default:
-		return fail(err)
+		return workload.Fail(err)
 	}
 }
 
@@ -180,9 +191,9 @@ func fmtBytes(n int64) string {
 }
 
 // printJitter prints iperf3's UDP table as its receiver would.
-func printJitter(w io.Writer, r udp.JitterResult) {
+func printJitter(w io.Writer, r JitterResult) {
 	fmt.Fprintf(w, "%-17s %-13s %-15s %-10s %-20s %s\n", "Interval", "Transfer", "Bitrate", "Jitter", "Lost/Total", "Out of order")
-	line := func(x udp.JitterRecord, tag string) {
+	line := func(x JitterRecord, tag string) {
 		fmt.Fprintf(w, "%6.2f-%-6.2f sec  %-13s %-15s %-10s %-20s %d%s\n", x.StartS, x.EndS, fmtBytes(x.Bytes), fmtBits(x.BPS),
 			fmt.Sprintf("%.3f ms", x.JitterMS), fmt.Sprintf("%d/%d (%.2g%%)", x.Lost, x.Lost+x.Packets, x.LossPct), x.OutOfOrder, tag)
 	}
@@ -198,7 +209,7 @@ func printJitter(w io.Writer, r udp.JitterResult) {
 
 // printDatagram prints one row per interval, then the total as Coherence's
 // listener prints its lifetime report.
-func printDatagram(w io.Writer, server string, r udp.DatagramResult) {
+func printDatagram(w io.Writer, server string, r DatagramResult) {
 	if len(r.Intervals) > 0 {
 		fmt.Fprintf(w, "%9s %8s %10s %12s %10s %9s %9s %12s %10s\n",
 			"Elapsed", "Size", "MB/s", "packets/s", "Received", "Missing", "Success", "Out of order", "Avg offset")

@@ -1,8 +1,9 @@
-// Package suite says what a spec's socket tests mean: each test names a
-// workload (stream, rr, jitter, datagram) and its parameters, optionally
-// sweeps one of them, and becomes cases. A case is the command lines of a
-// server and a client, the same `cnperf serve ...` and `cnperf stream ...`
-// people run by hand, so a test in a spec measures exactly what the CLI does.
+// A spec's socket tests: each test names a workload and its parameters,
+// optionally sweeps one of them, and becomes cases. A case is the command
+// lines of a server and a client, the same `cnperf serve ...` and `cnperf
+// stream ...` people run by hand, so a test in a spec measures exactly
+// what the CLI does.
+
 package workload
 
 import (
@@ -14,14 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/cnperf/cnperf/internal/workload/rr"
-	"github.com/cnperf/cnperf/internal/workload/stream"
-	"github.com/cnperf/cnperf/internal/workload/udp"
 )
-
-// Workloads a test may name.
-var Workloads = []string{"stream", "rr", "jitter", "datagram"}
 
 // Test is one entry of a spec's tests. Zero fields take the workload's
 // defaults (those of its CLI).
@@ -63,7 +57,11 @@ type Case struct {
 	Label string `json:"label"` // e.g. "stream udp length=1400"
 	Param string `json:"param,omitempty"`
 	Value string `json:"value,omitempty"`
+	w     Socket // from Expand
 }
+
+// Workload is the case's workload.
+func (c Case) Workload() Socket { return c.w }
 
 // Bounds of a spec's tests, checked field by field before any sweep is
 // expanded, so that no value can make validation itself slow or large.
@@ -78,7 +76,6 @@ const (
 	MaxCount       = 1_000_000_000         // tests[].count, packets
 	MaxSweepValue  = MaxRate               // tests[].sweep.from, to, step
 	MaxNameBytes   = 64                    // tests[].name
-	minStreamUDP   = 24                    // stream's UDP header: sequence, time, test id, stream
 )
 
 // FieldError is a bad value of one field of a test, named as the spec
@@ -90,35 +87,24 @@ type FieldError struct {
 
 func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
 
-func bad(field, format string, a ...any) error {
+// Bad is a FieldError: a workload's Check words its errors with it.
+func Bad(field, format string, a ...any) error {
 	return &FieldError{Field: field, Msg: fmt.Sprintf(format, a...)}
 }
 
-// sweepable lists the parameters a sweep may vary, per workload.
-var sweepable = map[string][]string{
-	"stream":   {"length", "parallel", "rate"},
-	"rr":       {"request", "response", "parallel"},
-	"jitter":   {"length", "rate"},
-	"datagram": {"length", "rate"},
-}
-
-// protocols lists each workload's protocols ("" is the first).
-var protocols = map[string][]string{
-	"stream": {"tcp", "udp"},
-	"rr":     {rr.ModeTCP, rr.ModeUDP, rr.ModeCRR},
-}
+var bad = Bad
 
 // Counts checks every test's own fields against their bounds without
 // expanding anything, and returns how many cases each test makes (its
 // sweep's values, or 1): a plan's size is known before it is built.
 // Errors name the field as tests[i].FIELD.
-func Counts(tests []Test) ([]int, error) {
+func (s Set) Counts(tests []Test) ([]int, error) {
 	if len(tests) > MaxCases {
 		return nil, fmt.Errorf("tests: %d tests, more than %d", len(tests), MaxCases)
 	}
 	counts := make([]int, len(tests))
 	for i, t := range tests {
-		n, err := t.check()
+		n, err := t.check(s)
 		if err != nil {
 			return nil, fmt.Errorf("tests[%d].%w", i, err)
 		}
@@ -129,8 +115,8 @@ func Counts(tests []Test) ([]int, error) {
 
 // Expand validates the tests and returns their cases in order; errors name
 // the field as tests[i].FIELD.
-func Expand(tests []Test) ([]Case, error) {
-	counts, err := Counts(tests)
+func (s Set) Expand(tests []Test) ([]Case, error) {
+	counts, err := s.Counts(tests)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +129,8 @@ func Expand(tests []Test) ([]Case, error) {
 	}
 	cases := make([]Case, 0, total)
 	for i, t := range tests {
-		cs, err := t.cases(i)
+		w, _ := s.Lookup(t.Workload) // checked by Counts
+		cs, err := t.cases(i, w)
 		if err != nil {
 			return nil, fmt.Errorf("tests[%d].%w", i, err)
 		}
@@ -155,9 +142,10 @@ func Expand(tests []Test) ([]Case, error) {
 // check validates what a test says about itself (workload, repetitions,
 // parameters it may have, its sweep's shape and values' syntax) and returns
 // its number of cases, computed, not expanded.
-func (t Test) check() (int, error) {
-	if !slices.Contains(Workloads, t.Workload) {
-		return 0, bad("workload", "%q is not a workload (known: %s)", t.Workload, strings.Join(Workloads, ", "))
+func (t Test) check(s Set) (int, error) {
+	w, err := s.lookup(t.Workload)
+	if err != nil {
+		return 0, err
 	}
 	if len(t.Name) > MaxNameBytes {
 		return 0, bad("name", "%d bytes, more than %d", len(t.Name), MaxNameBytes)
@@ -165,7 +153,7 @@ func (t Test) check() (int, error) {
 	if t.Repetitions < 0 || t.Repetitions > MaxRepetitions {
 		return 0, bad("repetitions", "%d is outside 0..%d (0: once)", t.Repetitions, MaxRepetitions)
 	}
-	if err := t.onlyKnown(); err != nil {
+	if err := t.onlyKnown(w); err != nil {
 		return 0, err
 	}
 	if t.FitMTU && (t.Request != 0 || t.Response != 0 || (t.Sweep != nil && (t.Sweep.Param == "request" || t.Sweep.Param == "response"))) {
@@ -175,8 +163,8 @@ func (t Test) check() (int, error) {
 		return 1, nil
 	}
 	sw := *t.Sweep
-	if !slices.Contains(sweepable[t.Workload], sw.Param) {
-		return 0, bad("sweep.param", "%q: %s sweeps %s", sw.Param, t.Workload, strings.Join(sweepable[t.Workload], ", "))
+	if !slices.Contains(w.Sweepable(), sw.Param) {
+		return 0, bad("sweep.param", "%q: %s sweeps %s", sw.Param, t.Workload, strings.Join(w.Sweepable(), ", "))
 	}
 	if len(sw.Values) > 0 {
 		if sw.From != 0 || sw.To != 0 || sw.Step != 0 {
@@ -238,10 +226,10 @@ func (sw Sweep) values() []string {
 }
 
 // cases expands a checked test.
-func (t Test) cases(i int) ([]Case, error) {
+func (t Test) cases(i int, w Socket) ([]Case, error) {
 	base := t.Label()
 	if t.Sweep == nil {
-		c := Case{Test: t, Index: i, Label: base}
+		c := Case{Test: t, Index: i, Label: base, w: w}
 		return []Case{c}, c.Validate()
 	}
 	sw := *t.Sweep
@@ -253,7 +241,7 @@ func (t Test) cases(i int) ([]Case, error) {
 			return nil, bad(fmt.Sprintf("sweep.values[%d]", j), "%q: %v", v, err)
 		}
 		ct.Sweep = nil
-		cs[j] = Case{Test: ct, Index: i, Label: base + " " + sw.Param + "=" + v, Param: sw.Param, Value: v}
+		cs[j] = Case{Test: ct, Index: i, Label: base + " " + sw.Param + "=" + v, Param: sw.Param, Value: v, w: w}
 	}
 	// The ends first: a range that leaves a bound names the end that does.
 	order := make([]int, 0, len(values))
@@ -332,18 +320,13 @@ func (t Test) with(param, v string) (Test, error) {
 
 // onlyKnown refuses a parameter the workload does not have, so that a
 // setting never silently does nothing.
-func (t Test) onlyKnown() error {
+func (t Test) onlyKnown(w Socket) error {
 	set := map[string]bool{
 		"protocol": t.Protocol != "", "omit": t.Omit != 0, "parallel": t.Parallel != 0, "length": t.Length != 0,
 		"rate": t.Rate != "", "request": t.Request != 0, "response": t.Response != 0, "count": t.Count != 0,
 		"timeout": t.Timeout != 0, "fit_mtu": t.FitMTU,
 	}
-	allowed := map[string][]string{
-		"stream":   {"protocol", "omit", "parallel", "length", "rate"},
-		"rr":       {"protocol", "omit", "parallel", "request", "response", "timeout", "fit_mtu"},
-		"jitter":   {"length", "rate"},
-		"datagram": {"length", "rate", "count"},
-	}[t.Workload]
+	allowed := w.Params()
 	for _, k := range []string{"protocol", "omit", "parallel", "length", "rate", "request", "response", "count", "timeout", "fit_mtu"} {
 		if set[k] && !slices.Contains(allowed, k) {
 			return bad(k, "not a parameter of %s (it has %s)", t.Workload, strings.Join(allowed, ", "))
@@ -352,25 +335,26 @@ func (t Test) onlyKnown() error {
 	return nil
 }
 
-// duration is the time to measure: 10s unless set (a datagram test with a
-// count runs until the count).
-func (t Test) duration() time.Duration {
-	if t.Duration == 0 && !(t.Workload == "datagram" && t.Count > 0) {
+// RunTime is the time to measure: 10s unless set (a test with a count,
+// which only datagram takes, runs until the count).
+func (t Test) RunTime() time.Duration {
+	if t.Duration == 0 && t.Count == 0 {
 		return 10 * time.Second
 	}
 	return t.Duration
 }
 
 // Planned is how long the client should run: warm-up and duration; 0 when
-// a datagram test runs until its count.
+// a test runs until its count.
 func (t Test) Planned() time.Duration {
-	if d := t.duration(); d > 0 {
+	if d := t.RunTime(); d > 0 {
 		return t.Omit + d
 	}
 	return 0
 }
 
-func (t Test) interval() time.Duration {
+// ReportInterval is the client's reporting interval: 1s unless set.
+func (t Test) ReportInterval() time.Duration {
 	if t.Interval == 0 {
 		return time.Second
 	}
@@ -380,11 +364,8 @@ func (t Test) interval() time.Duration {
 // Validate checks the case's fields against their bounds and the
 // workload's rules; an error is a FieldError naming the spec's field.
 func (c Case) Validate() error {
-	t := c.Test
-	if !slices.Contains(Workloads, t.Workload) {
-		return bad("workload", "%q is not a workload (known: %s)", t.Workload, strings.Join(Workloads, ", "))
-	}
-	if ps := protocols[t.Workload]; t.Protocol != "" && !slices.Contains(ps, t.Protocol) {
+	t, w := c.Test, c.w
+	if ps := w.Protocols(); t.Protocol != "" && !slices.Contains(ps, t.Protocol) {
 		return bad("protocol", "%q is not a protocol of %s (%s)", t.Protocol, t.Workload, strings.Join(ps, ", "))
 	}
 	for _, f := range []struct {
@@ -398,8 +379,8 @@ func (c Case) Validate() error {
 	if t.Interval != 0 && (t.Interval < MinInterval || t.Interval > MaxDuration) {
 		return bad("interval", "%s is outside %s..%s (0: 1s)", t.Interval, MinInterval, MaxDuration)
 	}
-	if n := (t.Omit + t.duration()) / t.interval(); n > MaxIntervals {
-		return bad("interval", "%s cuts omit + duration (%s) into %d intervals, more than %d", t.interval(), t.Omit+t.duration(), n, MaxIntervals)
+	if n := (t.Omit + t.RunTime()) / t.ReportInterval(); n > MaxIntervals {
+		return bad("interval", "%s cuts omit + duration (%s) into %d intervals, more than %d", t.ReportInterval(), t.Omit+t.RunTime(), n, MaxIntervals)
 	}
 	if t.Timeout < 0 || t.Timeout > MaxTimeout {
 		return bad("timeout", "%s is outside 0s..%s", t.Timeout, MaxTimeout)
@@ -411,63 +392,26 @@ func (c Case) Validate() error {
 	if err != nil {
 		return err
 	}
-	overUDP := t.Protocol == "udp"
-	switch t.Workload {
-	case "stream":
-		if err := between("parallel", t.Parallel, 1, stream.MaxParallel, true); err != nil {
-			return err
-		}
-		lo, hi, what := 1, stream.MaxTCPLength, "TCP write"
-		if overUDP {
-			lo, hi, what = minStreamUDP, stream.MaxUDPLength, "UDP datagram"
-		}
-		if err := size("length", t.Length, lo, hi, what); err != nil {
-			return err
-		}
-	case "rr":
-		if err := between("parallel", t.Parallel, 1, rr.MaxParallel, true); err != nil {
-			return err
-		}
-		hi, what := rr.MaxTCPSize, "rr message over TCP"
-		if overUDP {
-			hi, what = rr.MaxUDPSize, "UDP datagram"
-		}
-		if err := size("request", t.Request, 1, hi, what); err != nil {
-			return err
-		}
-		if err := size("response", t.Response, 1, hi, what); err != nil {
-			return err
-		}
-		req, resp := max(t.Request, 1), max(t.Response, 1)
-		if overUDP && req < 4 && resp != req {
-			return bad("response", "%d: a UDP request under 4 bytes cannot carry the response size; use request >= 4 or response %d", resp, req)
-		}
-	case "jitter":
-		if t.Rate != "" && rate == 0 {
-			return bad("rate", "%q: jitter needs a rate > 0", t.Rate)
-		}
-		if err := size("length", t.Length, udp.HeaderSize, udp.MaxSize, "UDP datagram"); err != nil {
-			return err
-		}
-	case "datagram":
-		if err := size("length", t.Length, udp.HeaderSize, udp.MaxSize, "UDP datagram"); err != nil {
-			return err
-		}
+	err = w.Check(t, rate)
+	var fe *FieldError
+	if err == nil || errors.As(err, &fe) {
+		return err
 	}
-	return c.workloadValidate(rate)
+	return SpecFields(w, err.Error())
 }
 
-// between checks an int field against lo..hi; zero is the default when
+// Between checks an int field against lo..hi; zero is the default when
 // zeroOK.
-func between(field string, v, lo, hi int, zeroOK bool) error {
+func Between(field string, v, lo, hi int, zeroOK bool) error {
 	if (v == 0 && zeroOK) || (v >= lo && v <= hi) {
 		return nil
 	}
 	return bad(field, "%d is outside %d..%d", v, lo, hi)
 }
 
-// size checks a size in bytes (0: the default) against lo..hi.
-func size(field string, v, lo, hi int, what string) error {
+// Size checks a size in bytes (0: the default) against lo..hi; what names
+// the unit in errors ("UDP datagram").
+func Size(field string, v, lo, hi int, what string) error {
 	switch {
 	case v < 0:
 		return bad(field, "%d is negative", v)
@@ -481,57 +425,13 @@ func size(field string, v, lo, hi int, what string) error {
 	return nil
 }
 
-// workloadValidate checks the case with the workload's own rules too, so
-// that a rule added there is never missed here; their errors name CLI
-// flags, which are turned into the spec's fields.
-func (c Case) workloadValidate(rate int64) error {
-	t := c.Test
-	const addr = "198.18.0.1"
-	var err error
-	switch t.Workload {
-	case "stream":
-		err = stream.Config{Addr: addr, Protocol: t.Protocol, Duration: t.duration(), Omit: t.Omit,
-			Interval: t.interval(), Parallel: t.Parallel, Length: t.Length, Rate: rate}.Validate()
-	case "rr":
-		err = rr.Config{Addr: addr, Mode: t.Protocol, Duration: t.duration(), Omit: t.Omit, Interval: t.interval(),
-			RequestSize: t.Request, ResponseSize: t.Response, Parallel: t.Parallel, Timeout: t.Timeout}.Validate()
-	case "jitter":
-		size, r := t.Length, rate
-		if size == 0 {
-			size = udp.DefaultJitterSize
-		}
-		if r == 0 {
-			r = udp.DefaultJitterRate
-		}
-		err = udp.JitterConfig{Addr: addr, Rate: r, Size: size, Duration: t.duration(), Interval: t.interval()}.Validate()
-	case "datagram":
-		err = udp.DatagramConfig{Addr: addr, Size: t.Length, Rate: rate, Count: t.Count, Duration: t.duration(),
-			Interval: t.interval()}.Validate()
-	}
-	if err == nil {
-		return nil
-	}
-	return specFields(t.Workload, err.Error())
-}
-
-// flagFields maps each workload's client flags to the spec's fields.
-var flagFields = map[string]map[string]string{
-	"stream": {"--protocol": "protocol", "--udp": "protocol", "--time": "duration", "--omit": "omit", "--interval": "interval",
-		"--parallel": "parallel", "--bitrate": "rate", "--length": "length"},
-	"rr": {"--mode": "protocol", "--time": "duration", "--omit": "omit", "--interval": "interval", "--parallel": "parallel",
-		"--request": "request", "--response": "response", "--timeout": "timeout"},
-	"jitter": {"--time": "duration", "--interval": "interval", "--bitrate": "rate", "--length": "length"},
-	"datagram": {"--time": "duration", "--interval": "interval", "--rate": "rate", "--size": "length",
-		"--count": "count"},
-}
-
 var flagRE = regexp.MustCompile(`--[a-z][a-z-]*`)
 
-// specFields turns a workload's error ("--size 70000: must be ...") into
-// one about the spec's field ("length: 70000: must be ..."), every flag in
-// it renamed.
-func specFields(workload, msg string) error {
-	names := flagFields[workload]
+// SpecFields turns a workload's client error ("--size 70000: must be ...")
+// into one about the spec's field ("length: 70000: must be ..."), every
+// flag in it renamed with w.Flags.
+func SpecFields(w Socket, msg string) error {
+	names := w.Flags()
 	rename := func(f string) string {
 		if n, ok := names[f]; ok {
 			return n
@@ -543,7 +443,7 @@ func specFields(workload, msg string) error {
 		field = rename(msg[:m[1]])
 		msg = strings.TrimLeft(msg[m[1]:], " ")
 	} else {
-		msg = workload + ": " + msg
+		msg = w.Name() + ": " + msg
 	}
 	msg = flagRE.ReplaceAllStringFunc(msg, rename)
 	return bad(field, "%s", msg)
@@ -583,85 +483,26 @@ func parseRate(s string) (int64, error) {
 	}
 }
 
-// FitTo returns the case with rr's request and response set to the packet
-// size of a path of the given MTU, when the test asks for it (FitMTU).
+// Fitter is a Socket whose sizes may follow the path's MTU (fit_mtu).
+type Fitter interface {
+	// FitTo returns t with its sizes set for a path of the given MTU.
+	FitTo(t Test, mtu int) Test
+}
+
+// FitTo returns the case with its sizes fitted to a path of the given MTU,
+// when the test asks for it (FitMTU) and its workload can.
 func (c Case) FitTo(mtu int) Case {
-	if c.Test.FitMTU {
-		size := udp.DefaultPacketSize(mtu)
-		c.Test.Request, c.Test.Response = size, size
+	if f, ok := c.w.(Fitter); ok && c.Test.FitMTU {
+		c.Test = f.FitTo(c.Test, mtu)
 	}
 	return c
-}
-
-// Server is the server a workload needs: its port and protocols, and the
-// `cnperf serve` arguments (after the binary).
-type Server struct {
-	Role      string   // also the process's cgroup name
-	Port      int      // TCP and/or UDP
-	Protocols []string // what to publish
-	Args      []string
-}
-
-// ServerFor returns the server of a workload. jitter and datagram share one.
-func ServerFor(workload string) Server {
-	switch workload {
-	case "stream":
-		return Server{Role: "stream-server", Port: stream.DefaultPort, Protocols: []string{"tcp", "udp"},
-			Args: []string{"serve", "stream", "--listen", fmt.Sprintf(":%d", stream.DefaultPort)}}
-	case "rr":
-		p, _ := strconv.Atoi(rr.DefaultPort)
-		return Server{Role: "rr-server", Port: p, Protocols: []string{"tcp", "udp"},
-			Args: []string{"serve", "rr", "--listen", ":" + rr.DefaultPort}}
-	default:
-		return Server{Role: "udp-server", Port: udp.DefaultPort, Protocols: []string{"tcp", "udp"}, // tcp: control
-			Args: []string{"serve", "udp", "--listen", fmt.Sprintf(":%d", udp.DefaultPort)}}
-	}
 }
 
 // ClientArgs returns the client's arguments (after the binary) against the
 // server at host, printing JSON lines.
 func (c Case) ClientArgs(host string) []string {
 	t := c.Test
-	srv := ServerFor(t.Workload)
-	a := []string{t.Workload, "--server", fmt.Sprintf("%s:%d", host, srv.Port), "--json",
-		"--time", t.duration().String(), "--interval", t.interval().String()}
-	add := func(flag string, v any, set bool) {
-		if set {
-			a = append(a, flag, fmt.Sprint(v))
-		}
-	}
-	// set replaces the value of a flag already in a.
-	set := func(flag, v string) {
-		if i := slices.Index(a, flag); i >= 0 && i+1 < len(a) {
-			a[i+1] = v
-		}
-	}
-	switch t.Workload {
-	case "stream":
-		if t.Protocol == "udp" {
-			a = append(a, "--udp")
-		}
-		add("--omit", t.Omit, t.Omit != 0)
-		add("--parallel", t.Parallel, t.Parallel != 0)
-		add("--length", t.Length, t.Length != 0)
-		add("--bitrate", t.Rate, t.Rate != "")
-	case "rr":
-		add("--mode", t.Protocol, t.Protocol != "")
-		add("--omit", t.Omit, t.Omit != 0)
-		add("--parallel", t.Parallel, t.Parallel != 0)
-		add("--request", t.Request, t.Request != 0)
-		add("--response", t.Response, t.Response != 0)
-		add("--timeout", t.Timeout, t.Timeout != 0)
-	case "jitter":
-		add("--length", t.Length, t.Length != 0)
-		add("--bitrate", t.Rate, t.Rate != "")
-	case "datagram":
-		add("--size", t.Length, t.Length != 0)
-		add("--rate", t.Rate, t.Rate != "")
-		add("--count", t.Count, t.Count != 0)
-		if t.Duration == 0 && t.Count > 0 {
-			set("--time", "0s") // until the count
-		}
-	}
-	return a
+	a := []string{t.Workload, "--server", fmt.Sprintf("%s:%d", host, c.w.Server().Port), "--json",
+		"--time", t.RunTime().String(), "--interval", t.ReportInterval().String()}
+	return append(a, c.w.ClientFlags(t)...)
 }

@@ -1,8 +1,7 @@
-package cli
+package rr
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os/signal"
@@ -12,11 +11,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cnperf/cnperf/internal/workload/rr"
+	"github.com/cnperf/cnperf/internal/workload"
 )
 
 // newServeRRCmd is `cnperf serve rr`.
-func newServeRRCmd(stderr io.Writer) *cobra.Command {
+func serveCommand(con workload.Console) *cobra.Command {
+	stderr := con.Stderr
 	var listen string
 	cmd := &cobra.Command{
 		Use:   "rr [--listen ADDR]",
@@ -25,31 +25,32 @@ func newServeRRCmd(stderr io.Writer) *cobra.Command {
 port number; publish both.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, _ := strconv.Atoi(rr.DefaultPort)
-			addr, err := listenAddr(listen, p)
+			p, _ := strconv.Atoi(DefaultPort)
+			addr, err := con.Listen(listen, p)
 			if err != nil {
 				return err
 			}
-			s, err := rr.Listen(addr)
+			s, err := Listen(addr)
 			if err != nil {
-				return fail(err)
+				return workload.Fail(err)
 			}
 			fmt.Fprintf(stderr, "cnperf serve rr: listening on %s (tcp and udp)\n", s.Addr())
 			// A container's server is PID 1 of its pid namespace, where
 			// signals without a handler are ignored: handle them.
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			return fail(s.Serve(ctx, stderr))
+			return workload.Fail(s.Serve(ctx, stderr))
 		},
 	}
-	p, _ := strconv.Atoi(rr.DefaultPort)
-	cmd.Flags().StringVar(&listen, "listen", defaultListen(p), listenHelp+" (the port: TCP and UDP)")
+	p, _ := strconv.Atoi(DefaultPort)
+	cmd.Flags().StringVar(&listen, "listen", con.DefaultListen(p), con.ListenHelp+" (the port: TCP and UDP)")
 	return cmd
 }
 
 // newRRCmd is `cnperf rr`, the client.
-func newRRCmd(stdout, stderr io.Writer) *cobra.Command {
-	var cfg rr.Config
+func clientCommand(con workload.Console) *cobra.Command {
+	stdout := con.Stdout
+	var cfg Config
 	var jsonOut bool
 	cmd := &cobra.Command{
 		Use:   "rr --server HOST[:PORT]",
@@ -63,26 +64,28 @@ one-way figures are the round trip / 2, as sockperf and netperf users report the
   cnperf rr --server 198.18.0.2 --mode udp -r 64 -R 1024 -P 4 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg.Addr = rr.WithDefaultPort(cfg.Addr)
+			cfg.Addr = WithDefaultPort(cfg.Addr)
 			// The library reads 0 as "default"; on the command line it was typed.
 			for _, c := range []struct {
 				name string
 				v    int
 			}{{"--request", cfg.RequestSize}, {"--response", cfg.ResponseSize}, {"--parallel", cfg.Parallel}} {
 				if c.v == 0 {
-					return usagef("%s 0: must be >= 1", c.name)
+					return fmt.Errorf("%s 0: must be >= 1", c.name)
 				}
 			}
 			if cfg.Interval == 0 {
-				return usagef("--interval 0s: must be >= 1ms")
+				return fmt.Errorf("--interval 0s: must be >= 1ms")
 			}
 			if err := cfg.Validate(); err != nil {
-				return usagef("%v", err)
+				return fmt.Errorf("%v", err)
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			enc := json.NewEncoder(stdout)
-			if !jsonOut {
+			env := workload.NewPrinter(stdout, "rr")
+			if jsonOut {
+				_ = env.Print(workload.KindStart, workload.StartOf(cmd, cfg.Addr))
+			} else {
 				fmt.Fprintf(stdout, "rr %s to %s: request %d B, response %d B, %d worker(s), %s", cfg.Mode, cfg.Addr,
 					cfg.RequestSize, cfg.ResponseSize, cfg.Parallel, cfg.Duration)
 				if cfg.Omit > 0 {
@@ -91,9 +94,9 @@ one-way figures are the round trip / 2, as sockperf and netperf users report the
 				fmt.Fprintln(stdout)
 				fmt.Fprintf(stdout, "%-17s %12s %12s %12s%s\n", "interval (s)", "trans", "trans/s", "rtt p50 µs", "   rtt p99 µs")
 			}
-			res, err := rr.Run(ctx, cfg, func(iv rr.Interval) {
+			res, err := Run(ctx, cfg, func(iv Interval) {
 				if jsonOut {
-					_ = enc.Encode(iv)
+					_ = env.Print(workload.KindInterval, iv)
 					return
 				}
 				line := fmt.Sprintf("%7.2f-%-9.2f %12d %12.0f %12.1f %12.1f", iv.Start, iv.End, iv.Transactions, iv.TransPerSec, iv.P50, iv.P99)
@@ -107,7 +110,7 @@ one-way figures are the round trip / 2, as sockperf and netperf users report the
 			})
 			if res.Duration > 0 {
 				if jsonOut {
-					_ = enc.Encode(res)
+					_ = env.Print(workload.KindEnd, res)
 				} else {
 					printRRResult(stdout, res)
 				}
@@ -116,14 +119,14 @@ one-way figures are the round trip / 2, as sockperf and netperf users report the
 				if ctx.Err() != nil {
 					return fmt.Errorf("interrupted; printed what was measured: %w", context.Canceled)
 				}
-				return fail(err)
+				return workload.Fail(err)
 			}
 			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&cfg.Addr, "server", "c", "", "server to measure against: HOST[:PORT] (port "+rr.DefaultPort+" by default)")
-	f.StringVar(&cfg.Mode, "mode", rr.ModeTCP, "tcp (TCP_RR), udp (UDP_RR) or crr (TCP_CRR: connect, request, response, close)")
+	f.StringVarP(&cfg.Addr, "server", "c", "", "server to measure against: HOST[:PORT] (port "+DefaultPort+" by default)")
+	f.StringVar(&cfg.Mode, "mode", ModeTCP, "tcp (TCP_RR), udp (UDP_RR) or crr (TCP_CRR: connect, request, response, close)")
 	f.DurationVarP(&cfg.Duration, "time", "t", 10*time.Second, "measured time")
 	f.DurationVar(&cfg.Omit, "omit", 0, "warm-up before the measured time, left out of the summary")
 	f.IntVarP(&cfg.RequestSize, "request", "r", 1, "request size in bytes")
@@ -135,10 +138,10 @@ one-way figures are the round trip / 2, as sockperf and netperf users report the
 	return cmd
 }
 
-func printRRResult(w io.Writer, r rr.Result) {
+func printRRResult(w io.Writer, r Result) {
 	fmt.Fprintln(w, "- - - - - - - - - - - - - - - - - - - - - - - - -")
 	fmt.Fprintf(w, "%d transactions in %.2f s: %.0f trans/s", r.Transactions, r.Duration, r.TransPerSec)
-	if r.Mode == rr.ModeUDP {
+	if r.Mode == ModeUDP {
 		pct := 0.0
 		if n := r.Transactions + r.Lost; n > 0 {
 			pct = 100 * float64(r.Lost) / float64(n)
@@ -152,7 +155,7 @@ func printRRResult(w io.Writer, r rr.Result) {
 	fmt.Fprintf(w, "%-28s %9s %9s %9s %9s %9s %9s %9s\n", "µs", "min", "mean", "p50", "p90", "p99", "p99.9", "max")
 	for _, row := range []struct {
 		name string
-		l    rr.Latency
+		l    Latency
 	}{{"round trip", r.RoundTrip}, {"one way (round trip / 2)", r.OneWay}} {
 		l := row.l
 		fmt.Fprintf(w, "%-28s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f\n", row.name, l.Min, l.Mean, l.P50, l.P90, l.P99, l.P999, l.Max)

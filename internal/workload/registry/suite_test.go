@@ -1,4 +1,4 @@
-package workload
+package registry_test
 
 import (
 	"encoding/json"
@@ -6,7 +6,31 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/registry"
 )
+
+type (
+	Test  = workload.Test
+	Sweep = workload.Sweep
+)
+
+const MaxCases = workload.MaxCases
+
+var (
+	Expand = registry.Expand
+	Counts = registry.Counts
+)
+
+func lookup(t *testing.T, name string) workload.Socket {
+	t.Helper()
+	w, ok := registry.Lookup(name)
+	if !ok {
+		t.Fatalf("%s is not registered", name)
+	}
+	return w
+}
 
 // TestExpandErrors: every bad test is one line naming the spec's field as
 // tests[i].FIELD (never a CLI flag), and is refused before any sweep is
@@ -121,19 +145,8 @@ func TestSpecFields(t *testing.T) {
 		{"datagram", "--count or --time: give at least one", "workload: datagram: count or duration: give at least one"},
 		{"jitter", "something else", "workload: jitter: something else"},
 	} {
-		if got := specFields(tc.workload, tc.msg).Error(); got != tc.want {
+		if got := workload.SpecFields(lookup(t, tc.workload), tc.msg).Error(); got != tc.want {
 			t.Errorf("specFields(%s, %q) = %q, want %q", tc.workload, tc.msg, got, tc.want)
-		}
-	}
-}
-
-func TestRates(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want int64
-	}{{"0", 0}, {"10M", 10e6}, {"1.5G", 1.5e9}, {"100k", 100e3}, {"1T", 1e12}, {"1000000", 1e6}, {"0.5", 1}} {
-		if got, err := parseRate(tc.in); err != nil || got != tc.want {
-			t.Errorf("parseRate(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
 		}
 	}
 }
@@ -180,7 +193,11 @@ func TestClientArgs(t *testing.T) {
 			[]string{"datagram", "--server", "198.18.0.2:5203", "--json", "--time", "0s", "--interval", "1s", "--count", "1000"}},
 	}
 	for _, tc := range tests {
-		got := Case{Test: tc.test}.ClientArgs("198.18.0.2")
+		cases, err := Expand([]Test{tc.test})
+		if err != nil {
+			t.Fatalf("%+v: %v", tc.test, err)
+		}
+		got := cases[0].ClientArgs("198.18.0.2")
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%+v:\n got %q\nwant %q", tc.test, got, tc.want)
 		}
@@ -192,26 +209,33 @@ func TestServers(t *testing.T) {
 		workload, role string
 		port           int
 	}{{"stream", "stream-server", 5201}, {"rr", "rr-server", 5202}, {"jitter", "udp-server", 5203}, {"datagram", "udp-server", 5203}} {
-		s := ServerFor(tc.workload)
+		s := lookup(t, tc.workload).Server()
 		if s.Role != tc.role || s.Port != tc.port || !slices.Contains(s.Protocols, "udp") || !slices.Contains(s.Protocols, "tcp") {
 			t.Errorf("%s: %+v", tc.workload, s)
 		}
 	}
 }
 
+// TestMovedBytes: each workload says what its total moved, from the bare
+// record an older run stored and from the envelope alike.
 func TestMovedBytes(t *testing.T) {
 	for _, tc := range []struct {
-		line string
-		want int64
+		workload, line string
+		want           int64
 	}{
-		{`{"workload":"stream","receiver_bytes":1000,"sender_bytes":1200}`, 1000},
-		{`{"workload":"rr","transactions":10,"request_size":1,"response_size":99}`, 1000},
-		{`{"workload":"jitter","bytes":4410}`, 4410},
-		{`not json`, 0},
+		{"stream", `{"workload":"stream","duration_s":1,"receiver_bytes":1000,"sender_bytes":1200}`, 1000},
+		{"stream", `{"workload":"stream","kind":"end","duration_s":1,"receiver_bytes":1000,"sender_bytes":1200}`, 1000},
+		{"rr", `{"workload":"rr","type":"result","transactions":10,"request_size":1,"response_size":99}`, 1000},
+		{"jitter", `{"workload":"jitter","total":true,"bytes":4410}`, 4410},
+		{"datagram", `{"workload":"datagram","kind":"end","bytes":4410}`, 4410},
 	} {
-		if got := MovedBytes(json.RawMessage(tc.line)); got != tc.want {
-			t.Errorf("%s: %d, want %d", tc.line, got, tc.want)
+		tot, err := lookup(t, tc.workload).Total(json.RawMessage(tc.line))
+		if err != nil || tot.Moved != tc.want {
+			t.Errorf("%s: %d, %v; want %d", tc.line, tot.Moved, err, tc.want)
 		}
+	}
+	if _, err := lookup(t, "rr").Total(json.RawMessage(`not json`)); err == nil {
+		t.Error("a total that is not JSON reads")
 	}
 }
 

@@ -1,8 +1,7 @@
-package cli
+package stream
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,11 +15,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cnperf/cnperf/internal/workload/stream"
+	"github.com/cnperf/cnperf/internal/workload"
 )
 
 // newServeStreamCmd is `cnperf serve stream`.
-func newServeStreamCmd(stderr io.Writer) *cobra.Command {
+func serveCommand(con workload.Console) *cobra.Command {
+	stderr := con.Stderr
 	var listen string
 	cmd := &cobra.Command{
 		Use:   "stream [--listen ADDR]",
@@ -29,34 +29,35 @@ func newServeStreamCmd(stderr io.Writer) *cobra.Command {
 UDP data the UDP port of the same number: publish both.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			addr, err := listenAddr(listen, stream.DefaultPort)
+			addr, err := con.Listen(listen, DefaultPort)
 			if err != nil {
 				return err
 			}
-			s, err := stream.Listen(addr, stderr)
+			s, err := Listen(addr, stderr)
 			if err != nil {
-				return fail(err)
+				return workload.Fail(err)
 			}
 			fmt.Fprintf(stderr, "cnperf serve stream: listening on %s (tcp and udp)\n", s.Addr())
 			// A container's server is PID 1 of its pid namespace, where
 			// signals without a handler are ignored: handle them.
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			return fail(s.Serve(ctx))
+			return workload.Fail(s.Serve(ctx))
 		},
 	}
-	cmd.Flags().StringVar(&listen, "listen", defaultListen(stream.DefaultPort), listenHelp+" (the port: TCP and UDP)")
+	cmd.Flags().StringVar(&listen, "listen", con.DefaultListen(DefaultPort), con.ListenHelp+" (the port: TCP and UDP)")
 	return cmd
 }
 
 // newStreamCmd is `cnperf stream`, the client.
-func newStreamCmd(stdout, stderr io.Writer) *cobra.Command {
+func clientCommand(con workload.Console) *cobra.Command {
+	stdout := con.Stdout
 	var server, length, bitrate string
 	var udp, jsonOut bool
 	var parallel int
 	dur := secondsOrDuration(10 * time.Second)
 	omit := secondsOrDuration(0)
-	interval := secondsOrDuration(stream.DefaultInterval)
+	interval := secondsOrDuration(DefaultInterval)
 	cmd := &cobra.Command{
 		Use:   "stream --server HOST[:PORT]",
 		Short: "Measure TCP or UDP bulk throughput against `cnperf serve stream`, like iperf3 -c",
@@ -65,16 +66,16 @@ func newStreamCmd(stdout, stderr io.Writer) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if server == "" {
-				return usagef("--server: give the server's address, e.g. 198.18.0.2 or 198.18.0.2:5201")
+				return fmt.Errorf("--server: give the server's address, e.g. 198.18.0.2 or 198.18.0.2:5201")
 			}
 			addr, err := hostPort(server)
 			if err != nil {
-				return usagef("--server %q: %v", server, err)
+				return fmt.Errorf("--server %q: %v", server, err)
 			}
-			if parallel < 1 || parallel > stream.MaxParallel {
-				return usagef("--parallel %d: must be in [1, %d]", parallel, stream.MaxParallel)
+			if parallel < 1 || parallel > MaxParallel {
+				return fmt.Errorf("--parallel %d: must be in [1, %d]", parallel, MaxParallel)
 			}
-			cfg := stream.Config{Addr: addr, Protocol: "tcp", Duration: time.Duration(dur), Omit: time.Duration(omit),
+			cfg := Config{Addr: addr, Protocol: "tcp", Duration: time.Duration(dur), Omit: time.Duration(omit),
 				Interval: time.Duration(interval), Parallel: parallel}
 			if udp {
 				cfg.Protocol = "udp"
@@ -82,17 +83,17 @@ func newStreamCmd(stdout, stderr io.Writer) *cobra.Command {
 			if length != "" {
 				n, err := parseSize(length)
 				if err != nil || n <= 0 || n > math.MaxInt32 {
-					return usagef("--length %q: want a positive size in bytes, e.g. 1470 or 128K", length)
+					return fmt.Errorf("--length %q: want a positive size in bytes, e.g. 1470 or 128K", length)
 				}
 				cfg.Length = int(n)
 			}
 			if bitrate != "" {
 				r, err := parseBitrate(bitrate)
 				if err != nil {
-					return usagef("--bitrate %q: %v", bitrate, err)
+					return fmt.Errorf("--bitrate %q: %v", bitrate, err)
 				}
 				if r == 0 && udp {
-					r = stream.UnlimitedRate // as iperf3: -b 0 is unlimited
+					r = UnlimitedRate // as iperf3: -b 0 is unlimited
 				}
 				cfg.Rate = r
 			}
@@ -102,14 +103,16 @@ func newStreamCmd(stdout, stderr io.Writer) *cobra.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			out := newStreamPrinter(stdout, cfg, jsonOut)
-			if !jsonOut {
+			if jsonOut {
+				_ = out.env.Print(workload.KindStart, workload.StartOf(cmd, addr))
+			} else {
 				fmt.Fprintf(stdout, "Connecting to %s (%s, %d stream(s), %s", addr, cfg.Protocol, max(parallel, 1), cfg.Duration)
 				if cfg.Omit > 0 {
 					fmt.Fprintf(stdout, " after %s warm-up", cfg.Omit)
 				}
 				fmt.Fprintln(stdout, ")")
 			}
-			res, err := stream.Run(ctx, cfg, out.interval)
+			res, err := Run(ctx, cfg, out.interval)
 			if res.Duration > 0 || res.SenderBytes > 0 {
 				out.result(res)
 			}
@@ -117,7 +120,7 @@ func newStreamCmd(stdout, stderr io.Writer) *cobra.Command {
 				if ctx.Err() != nil {
 					return fmt.Errorf("interrupted: %w", context.Canceled)
 				}
-				return fail(err)
+				return workload.Fail(err)
 			}
 			return nil
 		},
@@ -147,7 +150,7 @@ func hostPort(s string) (string, error) {
 	if strings.ContainsAny(host, "[]/ ") {
 		return "", errors.New("want HOST or HOST:PORT")
 	}
-	return net.JoinHostPort(host, strconv.Itoa(stream.DefaultPort)), nil
+	return net.JoinHostPort(host, strconv.Itoa(DefaultPort)), nil
 }
 
 // secondsOrDuration is a duration flag that also takes a bare number of
@@ -212,20 +215,20 @@ func parseScaled(s string, base float64) (int64, error) {
 // lines.
 type streamPrinter struct {
 	w      io.Writer
-	cfg    stream.Config
+	cfg    Config
 	json   bool
-	enc    *json.Encoder
+	env    *workload.Printer // --json
 	header bool
 }
 
-func newStreamPrinter(w io.Writer, cfg stream.Config, jsonOut bool) *streamPrinter {
-	return &streamPrinter{w: w, cfg: cfg, json: jsonOut, enc: json.NewEncoder(w)}
+func newStreamPrinter(w io.Writer, cfg Config, jsonOut bool) *streamPrinter {
+	return &streamPrinter{w: w, cfg: cfg, json: jsonOut, env: workload.NewPrinter(w, WorkloadName)}
 }
 
 func (p *streamPrinter) udp() bool { return p.cfg.Protocol == "udp" }
 
 func (p *streamPrinter) id(s int) string {
-	if s == stream.StreamSum {
+	if s == StreamSum {
 		if p.cfg.Parallel > 1 {
 			return "SUM"
 		}
@@ -242,12 +245,12 @@ func (p *streamPrinter) printHeader() {
 	}
 }
 
-func (p *streamPrinter) interval(iv stream.Interval) {
+func (p *streamPrinter) interval(iv Interval) {
 	if p.json {
-		_ = p.enc.Encode(iv)
+		_ = p.env.Print(workload.KindInterval, iv)
 		return
 	}
-	if iv.Side != stream.SideSender {
+	if iv.Side != SideSender {
 		return // the receiver's intervals arrive at the end: in --json only
 	}
 	if !p.header {
@@ -266,9 +269,9 @@ func (p *streamPrinter) interval(iv stream.Interval) {
 	fmt.Fprintln(p.w, line)
 }
 
-func (p *streamPrinter) result(r stream.Result) {
+func (p *streamPrinter) result(r Result) {
 	if p.json {
-		_ = p.enc.Encode(r)
+		_ = p.env.Print(workload.KindEnd, r)
 		return
 	}
 	start := p.cfg.Omit.Seconds()
@@ -276,16 +279,16 @@ func (p *streamPrinter) result(r stream.Result) {
 	fmt.Fprintln(p.w, "- - - - - - - - - - - - - - - - - - - - - - - - -")
 	if p.udp() {
 		fmt.Fprintln(p.w, "[ ID] Interval           Transfer     Bitrate         Lost/Total Datagrams")
-		fmt.Fprintf(p.w, "[%s] %6.2f-%-6.2f sec  %s  %s                       sender\n", p.id(stream.StreamSum), start, end,
+		fmt.Fprintf(p.w, "[%s] %6.2f-%-6.2f sec  %s  %s                       sender\n", p.id(StreamSum), start, end,
 			formatBytes(float64(r.SenderBytes)), formatBits(r.SenderBitsPerSecond))
-		fmt.Fprintf(p.w, "[%s] %6.2f-%-6.2f sec  %s  %s  %d/%d (%.3g%%), %d out of order  receiver\n", p.id(stream.StreamSum), start, end,
+		fmt.Fprintf(p.w, "[%s] %6.2f-%-6.2f sec  %s  %s  %d/%d (%.3g%%), %d out of order  receiver\n", p.id(StreamSum), start, end,
 			formatBytes(float64(r.ReceiverBytes)), formatBits(r.ReceiverBitsPerSecond), r.Lost, r.Packets, r.LossPercent, r.OutOfOrder)
 		return
 	}
 	fmt.Fprintln(p.w, "[ ID] Interval           Transfer     Bitrate         Retr")
-	fmt.Fprintf(p.w, "[%s] %6.2f-%-6.2f sec  %s  %s  %4d  sender\n", p.id(stream.StreamSum), start, end,
+	fmt.Fprintf(p.w, "[%s] %6.2f-%-6.2f sec  %s  %s  %4d  sender\n", p.id(StreamSum), start, end,
 		formatBytes(float64(r.SenderBytes)), formatBits(r.SenderBitsPerSecond), r.Retransmits)
-	fmt.Fprintf(p.w, "[%s] %6.2f-%-6.2f sec  %s  %s        receiver\n", p.id(stream.StreamSum), start, end,
+	fmt.Fprintf(p.w, "[%s] %6.2f-%-6.2f sec  %s  %s        receiver\n", p.id(StreamSum), start, end,
 		formatBytes(float64(r.ReceiverBytes)), formatBits(r.ReceiverBitsPerSecond))
 }
 

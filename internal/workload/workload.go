@@ -1,0 +1,158 @@
+// Package workload says what a workload is, so that the spec, the runner,
+// the command line and analysis can loop over a list of them (the
+// registry, in package registry) instead of naming each one.
+//
+// A socket workload (stream, rr, jitter, datagram) is one package that
+// provides one Socket descriptor: its server, its client's command line
+// from a spec's test, its parameters and their bounds, its metrics and how
+// its total record becomes their values. Ping-pong, whose three hosts
+// (siege, ping, pong) do not fit the client/server shape, says only what
+// every Workload says: its name and its metrics.
+package workload
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Workload is what every workload says of itself.
+type Workload interface {
+	// Name is the workload's name in specs, records and `cnperf NAME`.
+	Name() string
+	// Metrics are its figures, in the order tables show them.
+	Metrics() []Metric
+	// Headline is the key of the metric a case is judged by.
+	Headline() string
+}
+
+// Metric is one figure of a workload: its key in values, how tables name
+// it, and which way is better.
+type Metric struct {
+	Key, Title, Unit string
+	HigherIsBetter   bool
+	Short            string // column head in the terminal summary
+}
+
+// Socket is a workload of one client and one server: what a spec's test
+// of it means, how it runs and how its records are read.
+type Socket interface {
+	Workload
+	// Server is the server it needs. Workloads may share one: the runner
+	// starts each Role once.
+	Server() Server
+	// Params are the spec fields it takes besides name, duration,
+	// interval, repetitions and sweep (see Test), in the order errors list
+	// them; Sweepable those a sweep may vary; Protocols the values of
+	// protocol (none: the field is not a parameter; "" is the first).
+	Params() []string
+	Sweepable() []string
+	Protocols() []string
+	// Flags maps the client's flags to the spec's fields, so that an
+	// error of the client's own validation names what the spec wrote.
+	Flags() map[string]string
+	// Check checks a test's parameters against the workload's bounds
+	// (rate is the test's, parsed; 0 when unset). An error is a
+	// *FieldError in the spec's words, or the client's own validation
+	// error naming its flags (renamed with Flags).
+	Check(t Test, rate int64) error
+	// ClientFlags are the client's flags for the test's parameters; the
+	// runner puts `NAME --server HOST:PORT --json --time T --interval I`
+	// before them.
+	ClientFlags(t Test) []string
+	// Total reads the payload of a total record (see Envelope; a run
+	// written before the envelope stored the bare payload, which reads
+	// the same).
+	Total(payload json.RawMessage) (Total, error)
+	// ClientCommand is `cnperf NAME`; ServeCommand its server, `cnperf
+	// serve X` (workloads sharing a server return the same command name:
+	// the command line adds it once).
+	ClientCommand(Console) *cobra.Command
+	ServeCommand(Console) *cobra.Command
+}
+
+// Total is what analysis takes from a test's total record.
+type Total struct {
+	Protocol string             // tcp, udp, crr...: shown beside the case
+	Values   map[string]float64 // by Metric.Key
+	Moved    int64              // payload bytes moved, for CPU seconds per GB; 0: unknown
+}
+
+// Server is the server a workload needs: its port and protocols, and the
+// `cnperf serve` arguments (after the binary).
+type Server struct {
+	Role      string   // also the process's cgroup name
+	Port      int      // TCP and/or UDP
+	Protocols []string // what to publish
+	Args      []string
+}
+
+// Console is what a workload's commands get from cnperf's command line:
+// where to print, and its servers' --listen rules.
+type Console struct {
+	Stdout, Stderr io.Writer
+	// Listen checks a server's --listen value and completes its port; an
+	// error is bad input.
+	Listen func(s string, defaultPort int) (string, error)
+	// DefaultListen is a server's default --listen for a port.
+	DefaultListen func(port int) string
+	ListenHelp    string // --listen's help text
+}
+
+// Failure marks a command's error as a failure of the measurement (exit
+// 1) rather than bad input (exit 2, any other error); an interruption
+// wraps context.Canceled (exit 130).
+type Failure struct{ Err error }
+
+func (f Failure) Error() string { return f.Err.Error() }
+func (f Failure) Unwrap() error { return f.Err }
+
+// Fail marks err as a Failure; nil stays nil.
+func Fail(err error) error {
+	if err == nil {
+		return nil
+	}
+	return Failure{err}
+}
+
+// Set is a list of socket workloads: the registry's, or a test's.
+type Set []Socket
+
+// Lookup returns the workload of that name.
+func (s Set) Lookup(name string) (Socket, bool) {
+	i := slices.IndexFunc(s, func(w Socket) bool { return w.Name() == name })
+	if i < 0 {
+		return nil, false
+	}
+	return s[i], true
+}
+
+// Names lists the workloads' names in order.
+func (s Set) Names() []string {
+	out := make([]string, len(s))
+	for i, w := range s {
+		out[i] = w.Name()
+	}
+	return out
+}
+
+// lookup is Lookup with the spec's error for an unknown name.
+func (s Set) lookup(name string) (Socket, error) {
+	if w, ok := s.Lookup(name); ok {
+		return w, nil
+	}
+	return nil, bad("workload", "%q is not a workload (known: %s)", name, strings.Join(s.Names(), ", "))
+}
+
+// Value reads a payload as T: a Total's helper.
+func Value[T any](payload json.RawMessage) (T, error) {
+	var v T
+	if err := json.Unmarshal(payload, &v); err != nil {
+		return v, fmt.Errorf("read %T: %w", v, err)
+	}
+	return v, nil
+}
