@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/lab/netnsutil"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/testutil"
@@ -218,7 +218,7 @@ func TestInterruptedRunKeepsSamplesAndCleansUp(t *testing.T) {
 // labsOf returns the labs on the machine whose owner is the process pid.
 func labsOf(t *testing.T, pid int) map[string]bool {
 	t.Helper()
-	infos, err := lab.List()
+	infos, err := drivers.List()
 	if err != nil {
 		t.Fatal(err)
 	}

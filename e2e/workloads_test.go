@@ -11,6 +11,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/container"
+	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/lab/modes"
 	"github.com/cnperf/cnperf/internal/lab/netnsutil"
 	"github.com/cnperf/cnperf/internal/lab/owner"
@@ -48,12 +49,12 @@ func TestSocketWorkloadsAcrossModes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			l, err := lab.Up(lab.Config{Name: name, Mode: m, Hosts: []string{"ext", "client", "server"}, Port: 5201, Owner: self})
+			l, err := drivers.Up(lab.Config{Name: name, Mode: m, Topology: lab.ClientServers([]string{"ext", "client", "server"}, false), Port: 5201, Owner: self})
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() {
-				_ = lab.Down(name)
+				_ = drivers.Down(name)
 			})
 			srv, _ := l.Endpoint("server")
 			cli, _ := l.Endpoint("client")

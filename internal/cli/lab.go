@@ -12,8 +12,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/docker"
 	"github.com/cnperf/cnperf/internal/lab/docker/engine"
+	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/lab/modes"
+	"github.com/cnperf/cnperf/internal/lab/netns"
 	"github.com/cnperf/cnperf/internal/lab/netnsutil"
 )
 
@@ -38,23 +41,23 @@ func newLabCmd(stdout, stderr io.Writer) *cobra.Command {
 			if port < 1 || port > 65535 {
 				return usagef("--port %d: must be in 1..65535", port)
 			}
-			if driver != lab.DriverNetns && driver != lab.DriverDocker {
-				return usagef("--driver %q: unknown (known: netns, docker)", driver)
+			if _, err := drivers.Lookup(driver); err != nil {
+				return usagef("--driver %q: unknown (known: %s)", driver, strings.Join(drivers.Names(), ", "))
 			}
 			if err := needNetAdmin(); err != nil {
 				return err
 			}
-			cfg := lab.Config{Name: args[0], Mode: m, Hosts: strings.Split(hosts, ","), Port: port, Driver: driver}
+			cfg := lab.Config{Name: args[0], Mode: m, Topology: lab.ClientServers(strings.Split(hosts, ","), false), Port: port, Driver: driver}
 			// The binary runs the image (docker) and overlay routers.
 			if cfg.Exe, err = os.Executable(); err != nil {
 				return fail(err)
 			}
-			if driver == lab.DriverDocker {
+			if driver == docker.Name {
 				if err := engine.Usable(cfg.Exe); err != nil {
 					return fail(err)
 				}
 			}
-			l, err := lab.Up(cfg)
+			l, err := drivers.Up(cfg)
 			if err != nil {
 				return fail(err)
 			}
@@ -74,7 +77,7 @@ func newLabCmd(stdout, stderr io.Writer) *cobra.Command {
 	up.Flags().StringVar(&mode, "mode", "bare", "network mode: "+strings.Join(modes.Names(), ", "))
 	up.Flags().StringVar(&hosts, "hosts", "client,server1,server2", "comma-separated host names; the first is the client outside the cluster")
 	up.Flags().IntVar(&port, "port", 8080, "port the servers' endpoints are published on")
-	up.Flags().StringVar(&driver, "driver", lab.DriverNetns, "netns (devices by hand) or docker (a dockerd per host, Docker's own networks)")
+	up.Flags().StringVar(&driver, "driver", netns.Name, "netns (devices by hand) or docker (a dockerd per host, Docker's own networks)")
 
 	down := &cobra.Command{
 		Use:   "down NAME...",
@@ -91,7 +94,7 @@ func newLabCmd(stdout, stderr io.Writer) *cobra.Command {
 			}
 			var errs []error
 			for _, n := range args {
-				if err := lab.Down(n); err != nil {
+				if err := drivers.Down(n); err != nil {
 					errs = append(errs, err)
 					continue
 				}
@@ -107,7 +110,7 @@ func newLabCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "List the labs on this machine",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			labs, err := lab.List()
+			labs, err := drivers.List()
 			if err != nil {
 				return fail(err)
 			}
@@ -182,7 +185,7 @@ carry cnperf's mark are never touched.`,
 				return err
 			}
 			// Describe live owners before removing: --all ends their labs.
-			res, err := lab.Clean(all)
+			res, err := drivers.Clean(all)
 			for _, l := range res.Removed {
 				if all && !l.Owner.IsNone() && !l.Owner.Gone() {
 					fmt.Fprintf(stdout, "removed lab %s, killing its processes; its owner %s is still running and will fail\n", l.Name, l.Owner.Describe())

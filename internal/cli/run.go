@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/docker"
 	"github.com/cnperf/cnperf/internal/lab/docker/engine"
 	"github.com/cnperf/cnperf/internal/lab/firewall"
 	"github.com/cnperf/cnperf/internal/lab/modes"
@@ -61,7 +61,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 			}
 			// DOCKER_HOST picks the engine, as for the docker CLI, when the
 			// docker driver is asked for without --docker-host.
-			if env := os.Getenv("DOCKER_HOST"); env != "" && !cmd.Flags().Changed("docker-host") && driver == lab.DriverDocker && cmd.Flags().Changed("driver") {
+			if env := os.Getenv("DOCKER_HOST"); env != "" && !cmd.Flags().Changed("docker-host") && driver == docker.Name && cmd.Flags().Changed("driver") {
 				dockerHost = env
 				fmt.Fprintf(stderr, "cnperf: DOCKER_HOST=%s: running on that engine (unset it for emulated hosts, a dockerd each)\n", env)
 			}
@@ -69,8 +69,8 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 				if !strings.HasPrefix(dockerHost, "unix://") && !strings.HasPrefix(dockerHost, "tcp://") {
 					return usagef("--docker-host %q: want unix:///PATH or tcp://HOST:PORT", dockerHost)
 				}
-				if !slices.Contains(s.RunDrivers(), lab.DriverDocker) {
-					s.Driver, s.Drivers = lab.DriverDocker, nil
+				if !slices.Contains(s.RunDrivers(), docker.Name) {
+					s.Driver, s.Drivers = docker.Name, nil
 				}
 				for _, l := range s.Labs() {
 					if !l.Conditions.Empty() {
@@ -120,7 +120,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return fail(fmt.Errorf("find cnperf's own binary: %w", err))
 			}
-			if slices.Contains(s.RunDrivers(), lab.DriverDocker) {
+			if slices.Contains(s.RunDrivers(), docker.Name) {
 				if err := engine.Usable(exe); err != nil {
 					return fail(err)
 				}

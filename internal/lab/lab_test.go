@@ -1,10 +1,12 @@
 package lab_test
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/container"
+	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/lab/modes"
 	"github.com/cnperf/cnperf/internal/lab/netnsutil"
 	"github.com/cnperf/cnperf/internal/spec/conditions"
@@ -80,18 +83,30 @@ func TestModesReachability(t *testing.T) {
 	for _, m := range modes.All() {
 		t.Run(m.Name(), func(t *testing.T) {
 			name := "t" + fmt.Sprint(time.Now().UnixNano()%100000) + "_" + strings.ReplaceAll(m.Name(), "-", "_")
-			l, err := lab.Up(lab.Config{Name: name, Mode: m, Hosts: []string{"siege", "ping", "pong"}, Port: port, Exe: testutil.Binary(t)})
+			l, err := drivers.Up(lab.Config{Name: name, Mode: m, Topology: lab.ClientServers([]string{"siege", "ping", "pong"}, false), Port: port, Exe: testutil.Binary(t)})
 			if err != nil {
 				t.Fatalf("lab up: %v", err)
 			}
 			t.Cleanup(func() {
-				if err := lab.Down(name); err != nil {
+				if err := drivers.Down(name); err != nil {
 					t.Errorf("lab down: %v", err)
 				}
 				if left, _ := netnsutil.List(lab.Prefix + name + "-"); len(left) > 0 {
 					t.Errorf("namespaces left after down: %v", left)
 				}
+				if _, err := os.Stat(filepath.Join(lab.StateRoot, name)); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("state directory left after down: %v", err)
+				}
 			})
+			if m.Name() == "ovs" {
+				// The mode's databases and sockets are in its state directory.
+				if _, err := os.Stat(filepath.Join(lab.StateRoot, name, "ovs", "pong", "db.sock")); err != nil {
+					t.Errorf("ovs state: %v", err)
+				}
+			}
+			if l.Topology == nil || len(l.Topology.Hosts) != 3 || l.Endpoints[0].Role != "ping" || l.Endpoints[1].Role != "pong" {
+				t.Errorf("topology %+v, endpoints %+v: want roles ping and pong recorded", l.Topology, l.Endpoints)
+			}
 			ping, err := l.Endpoint("ping")
 			if err != nil {
 				t.Fatal(err)
@@ -134,7 +149,7 @@ func TestModesReachability(t *testing.T) {
 					t.Errorf("overlay internal address %s is not on the overlay subnet", pong.Internal)
 				}
 			}
-			infos, err := lab.List()
+			infos, err := drivers.List()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -162,14 +177,19 @@ func TestUpRejectsBadInputAndLeavesNothing(t *testing.T) {
 		cfg  lab.Config
 		want string
 	}{
-		{"dash in name", lab.Config{Name: "a-b", Mode: m, Hosts: []string{"c", "s"}}, "lab name"},
-		{"no mode", lab.Config{Name: "x1", Hosts: []string{"c", "s"}}, "no mode"},
-		{"one host", lab.Config{Name: "x2", Mode: m, Hosts: []string{"c"}}, "client host"},
-		{"repeated host", lab.Config{Name: "x3", Mode: m, Hosts: []string{"c", "c"}}, "repeated"},
+		{"dash in name", lab.Config{Name: "a-b", Mode: m, Topology: lab.ClientServers([]string{"c", "s"}, false)}, "lab name"},
+		{"no mode", lab.Config{Name: "x1", Topology: lab.ClientServers([]string{"c", "s"}, false)}, "no mode"},
+		{"one host", lab.Config{Name: "x2", Mode: m, Topology: lab.ClientServers([]string{"c"}, false)}, "client host"},
+		{"repeated host", lab.Config{Name: "x3", Mode: m, Topology: lab.ClientServers([]string{"c", "c"}, false)}, "repeated"},
+		{"two endpoints on a host", lab.Config{Name: "x4", Mode: m, Topology: lab.Topology{Hosts: []lab.HostSpec{{Name: "c"},
+			{Name: "s", Endpoints: []lab.EndpointSpec{{Role: "server"}, {Role: "server2"}}}}}},
+			"lab: host s has 2 endpoints (server, server2); mode bare builds one endpoint per host"},
+		{"unknown driver", lab.Config{Name: "x5", Mode: m, Topology: lab.ClientServers([]string{"c", "s"}, false), Driver: "k8s"},
+			`unknown driver "k8s" (known: netns, docker)`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := lab.Up(c.cfg)
+			_, err := drivers.Up(c.cfg)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v, want it to mention %q", err, c.want)
 			}
@@ -184,14 +204,15 @@ func TestDownIsIdempotent(t *testing.T) {
 	testutil.RequireRoot(t)
 	m, _ := modes.Lookup("bridge")
 	name := "tidem"
-	if _, err := lab.Up(lab.Config{Name: name, Mode: m, Hosts: []string{"c", "s"}, Port: 9000}); err != nil {
+	cfg := lab.Config{Name: name, Mode: m, Topology: lab.ClientServers([]string{"c", "s"}, false), Port: 9000}
+	if _, err := drivers.Up(cfg); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := lab.Up(lab.Config{Name: name, Mode: m, Hosts: []string{"c", "s"}, Port: 9000}); err == nil || !strings.Contains(err.Error(), "already exists") {
+	if _, err := drivers.Up(cfg); err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Errorf("second up: err = %v, want 'already exists'", err)
 	}
 	for i := 0; i < 2; i++ {
-		if err := lab.Down(name); err != nil {
+		if err := drivers.Down(name); err != nil {
 			t.Fatalf("down #%d: %v", i+1, err)
 		}
 	}
@@ -210,13 +231,13 @@ func TestPeersWithPublishedUDP(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			m, _ := modes.Lookup(name)
 			labName := "tpeer_" + strings.ReplaceAll(name, "-", "_")
-			l, err := lab.Up(lab.Config{Name: labName, Mode: m, Hosts: []string{"c", "s"}, Peers: true, Port: 9100,
+			l, err := drivers.Up(lab.Config{Name: labName, Mode: m, Topology: lab.ClientServers([]string{"c", "s"}, true), Port: 9100,
 				Publish: []lab.Port{{Number: 9101, Protocol: "udp"}}, Exe: testutil.Binary(t)})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer func() {
-				if err := lab.Down(labName); err != nil {
+				if err := drivers.Down(labName); err != nil {
 					t.Error(err)
 				}
 			}()
@@ -358,12 +379,12 @@ func TestCoresCondition(t *testing.T) {
 	m, _ := modes.Lookup("overlay-userspace")
 	name := "tcores"
 	cond := conditions.Set{Cores: 1, Router: "apart", CPUStress: 0.2}
-	l, err := lab.Up(lab.Config{Name: name, Mode: m, Hosts: []string{"c", "s1", "s2"}, Port: 9300, Exe: testutil.Binary(t), Conditions: cond})
+	l, err := drivers.Up(lab.Config{Name: name, Mode: m, Topology: lab.ClientServers([]string{"c", "s1", "s2"}, false), Port: 9300, Exe: testutil.Binary(t), Conditions: cond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := lab.Down(name); err != nil {
+		if err := drivers.Down(name); err != nil {
 			t.Error(err)
 		}
 	})
@@ -443,12 +464,12 @@ func TestMTUCondition(t *testing.T) {
 		t.Run(tc.mode+"/"+tc.cond.Label(), func(t *testing.T) {
 			m, _ := modes.Lookup(tc.mode)
 			name := fmt.Sprintf("tmtu%d", i)
-			l, err := lab.Up(lab.Config{Name: name, Mode: m, Hosts: []string{"c", "s1", "s2"}, Port: 9400, Exe: testutil.Binary(t), Conditions: tc.cond})
+			l, err := drivers.Up(lab.Config{Name: name, Mode: m, Topology: lab.ClientServers([]string{"c", "s1", "s2"}, false), Port: 9400, Exe: testutil.Binary(t), Conditions: tc.cond})
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() {
-				if err := lab.Down(name); err != nil {
+				if err := drivers.Down(name); err != nil {
 					t.Error(err)
 				}
 			})

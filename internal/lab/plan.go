@@ -14,6 +14,16 @@ import (
 //	198.19.<i>.0/24      host i's container bridge (.1 gateway, .2 container)
 //	198.19.200.<i>/24    host i's container on the VXLAN overlay
 
+// Underlay is the lab's "physical" subnet. Every lab is sealed in its own
+// namespaces, so all labs share one address plan without conflict.
+const Underlay = "198.18.0.0/24"
+
+// UnderlayIP is the address of the host with the given index (1-based).
+func UnderlayIP(index int) net.IP { return net.IPv4(198, 18, 0, byte(index)).To4() }
+
+// UnderlayMTU is the MTU of the emulated hosts' NICs.
+const UnderlayMTU = 1500
+
 // HostBridge returns host i's container-bridge gateway and container
 // addresses as CIDRs, and the subnet.
 func HostBridge(i int) (gw, ctr, subnet string) {

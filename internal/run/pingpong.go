@@ -17,8 +17,14 @@ import (
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
-// Hosts of a ping-pong lab: siege is the client outside the cluster.
-var pingPongHosts = []string{"siege", "ping", "pong"}
+// pingPongTopology is ping-pong's lab: siege, the client outside the
+// cluster, on a host of its own without endpoints; ping and pong each in an
+// endpoint on a host of their own.
+var pingPongTopology = lab.Topology{Hosts: []lab.HostSpec{
+	{Name: "siege"},
+	{Name: "ping", Endpoints: []lab.EndpointSpec{{Role: "ping"}}},
+	{Name: "pong", Endpoints: []lab.EndpointSpec{{Role: "pong"}}},
+}}
 
 // pingPong is the HTTP ping-pong benchmark: siege outside the cluster
 // sends requests to ping, which asks pong for the message; a unit is a chunk
@@ -33,7 +39,7 @@ func newPingPong(s spec.Spec) *pingPong {
 }
 
 func (p *pingPong) labConfig() lab.Config {
-	return lab.Config{Hosts: pingPongHosts, Port: p.s.PingPong.Port}
+	return lab.Config{Topology: pingPongTopology, Port: p.s.PingPong.Port}
 }
 
 func (p *pingPong) units() int {

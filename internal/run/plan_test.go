@@ -10,6 +10,7 @@ import (
 	"github.com/cnperf/cnperf/internal/record"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/lab/modes"
 	"github.com/cnperf/cnperf/internal/spec"
 )
@@ -140,7 +141,7 @@ func TestNewID(t *testing.T) {
 			t.Fatalf("NewID(r) = %q, want r and 4 of [a-z0-9]", id)
 		}
 		for _, m := range modes.Names() {
-			for _, d := range []string{lab.DriverNetns, lab.DriverDocker} {
+			for _, d := range drivers.Names() {
 				if err := lab.ValidName(labName(id, d, m, "cores=1,router=apart", spec.MaxInstances-1)); err != nil {
 					t.Fatalf("lab name for id %q, mode %s on %s: %v", id, m, d, err)
 				}

@@ -21,8 +21,11 @@ import (
 	"github.com/cnperf/cnperf/internal/cost"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/container"
+	"github.com/cnperf/cnperf/internal/lab/docker"
 	"github.com/cnperf/cnperf/internal/lab/docker/dockerrun"
+	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/lab/modes"
+	"github.com/cnperf/cnperf/internal/lab/netns"
 	"github.com/cnperf/cnperf/internal/lab/netnsutil"
 	"github.com/cnperf/cnperf/internal/lab/owner"
 	"github.com/cnperf/cnperf/internal/lab/sysinfo"
@@ -75,8 +78,9 @@ type proc interface {
 // workload is what the runner needs of a workload: the lab it runs on, its
 // servers, its plan of units, and how to measure one cell.
 type experiment interface {
-	// labConfig says which hosts and ports a lab needs (name and mode are
-	// filled in by the runner).
+	// labConfig says which topology (hosts and the roles of the endpoints
+	// on them) and ports a lab needs (name and mode are filled in by the
+	// runner).
 	labConfig() lab.Config
 	// start starts the servers in e and returns once they answer.
 	start(ctx context.Context, e *env, exe, logs string) error
@@ -358,7 +362,7 @@ func startMode(ctx context.Context, id string, pl spec.Lab, instance int, docker
 		return nil, fmt.Errorf("who owns lab %s: %w", cfg.Name, err)
 	}
 	cfg.Owner = self
-	if driver == lab.DriverDocker && dockerHost != "" {
+	if driver == docker.Name && dockerHost != "" {
 		cfg.DockerHost = dockerHost
 		cfg.Port += shift
 		cfg.Publish = slices.Clone(cfg.Publish)
@@ -368,7 +372,7 @@ func startMode(ctx context.Context, id string, pl spec.Lab, instance int, docker
 	} else {
 		shift = 0
 	}
-	l, err := lab.Up(cfg)
+	l, err := drivers.Up(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -382,7 +386,7 @@ func startMode(ctx context.Context, id string, pl spec.Lab, instance int, docker
 func labName(id, driver, mode, variant string, instance int) string {
 	mode = strings.ReplaceAll(mode, "-", "_")
 	name := id + "_" + mode
-	if driver != lab.DriverNetns {
+	if driver != netns.Name {
 		name = id + "_" + driver + "_" + mode
 	}
 	if variant != "" {
@@ -402,11 +406,11 @@ func (e *env) logName(role string) string {
 
 // where says where a docker endpoint's processes run.
 func (e *env) where(ep lab.Endpoint) (dockerrun.Where, error) {
-	eng := e.lab.Engines().Engine(ep.Host)
-	if eng == nil || ep.Docker == nil {
+	set := docker.Engines(e.lab)
+	if set == nil || ep.Docker == nil || set.Engine(ep.Host) == nil {
 		return dockerrun.Where{}, fmt.Errorf("no engine on host %s", ep.Host)
 	}
-	return dockerrun.Where{Client: eng.Client, Lab: e.lab.Name, Sandbox: ep.Docker.Sandbox,
+	return dockerrun.Where{Client: set.Engine(ep.Host).Client, Lab: e.lab.Name, Sandbox: ep.Docker.Sandbox,
 		SandboxPID: ep.Docker.SandboxPID, Image: ep.Docker.Image, CPUs: e.lab.HostCPUs()}, nil
 }
 
@@ -456,8 +460,8 @@ func (e *env) startServer(role string, ep lab.Endpoint, args []string, logs stri
 
 // check reports a server, or a Docker daemon, that has died.
 func (e *env) check() error {
-	if set := e.lab.Engines(); set != nil {
-		if err := set.Check(); err != nil {
+	if rt := e.lab.Runtime; rt != nil {
+		if err := rt.Check(); err != nil {
 			return err
 		}
 	}
@@ -500,7 +504,7 @@ func teardown(envs map[string]*env, meta *record.Meta, out io.Writer) {
 			_ = p.Stop(3 * time.Second)
 		}
 		if e.lab != nil {
-			if err := lab.Down(e.lab.Name); err != nil {
+			if err := drivers.Down(e.lab.Name); err != nil {
 				fmt.Fprintf(out, "cnperf: removing lab %s: %v (run `cnperf clean`)\n", e.lab.Name, err)
 			}
 		}

@@ -2,7 +2,11 @@
 // its host's own network namespace, with no container around it.
 package bare
 
-import "github.com/cnperf/cnperf/internal/lab"
+import (
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/docker"
+	"github.com/cnperf/cnperf/internal/lab/netns"
+)
 
 // Mode is the bare mode.
 type Mode struct{}
@@ -13,8 +17,8 @@ func (Mode) Summary() string {
 }
 
 // Build adds nothing: the hosts are ready as they are.
-func (Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, error) {
-	return Endpoints(servers, port, false), nil
+func (Mode) Build(b *netns.Build) ([]lab.Endpoint, error) {
+	return Endpoints(b.Hosts, b.Port, false), nil
 }
 
 // Endpoints returns endpoints that listen in the hosts' own namespaces; the
@@ -34,9 +38,9 @@ func Endpoints(servers []lab.Host, port int, container bool) []lab.Endpoint {
 
 // BuildDocker is Build: the reference needs no engine on either driver. On
 // an existing engine the servers are plain processes on this machine.
-func (m Mode) BuildDocker(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, error) {
-	if l.Local {
-		return lab.LocalEndpoints(servers, port, false, nil, "bare"), nil
+func (Mode) BuildDocker(b *docker.Build) ([]lab.Endpoint, error) {
+	if b.Local {
+		return docker.LocalEndpoints(b.Hosts, b.Port, false, nil, "bare"), nil
 	}
-	return m.Build(l, servers, port)
+	return Endpoints(b.Hosts, b.Port, false), nil
 }

@@ -6,6 +6,7 @@ package bridge
 
 import (
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/netns"
 )
 
 // Mode is the bridge mode.
@@ -17,25 +18,25 @@ func (Mode) Summary() string {
 }
 
 // Build puts a container behind cnbr0 on every server and publishes port.
-func (Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, error) {
-	b := l.Builder()
+func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
+	b := nb.Net()
 	var eps []lab.Endpoint
-	for _, h := range servers {
-		ctr := lab.ContainerNS(l.Name, h.Name)
-		if err := l.CreateNS(ctr); err != nil {
+	for _, h := range nb.Hosts {
+		ctr := nb.ContainerNS(h.Name)
+		if err := nb.CreateNS(ctr); err != nil {
 			return nil, err
 		}
 		gw, ctrCIDR, subnet := lab.HostBridge(h.Index)
-		if err := b.BridgedContainer(h.NS, "cnbr0", "veth0", ctr, "eth0", gw, ctrCIDR, l.MTU(), true); err != nil {
+		if err := b.BridgedContainer(h.NS, "cnbr0", "veth0", ctr, "eth0", gw, ctrCIDR, nb.MTU(), true); err != nil {
 			return nil, err
 		}
-		if err := b.Publish(h.NS, "cnbr0", subnet, lab.IP(ctrCIDR), l.PublishPorts()...); err != nil {
+		if err := b.Publish(h.NS, "cnbr0", subnet, lab.IP(ctrCIDR), nb.PublishPorts()...); err != nil {
 			return nil, err
 		}
-		addr := lab.HostPort(h.Addr, port)
+		addr := lab.HostPort(h.Addr, nb.Port)
 		eps = append(eps, lab.Endpoint{
 			Host: h.Name, NS: ctr, Container: true,
-			Listen: lab.HostPort("0.0.0.0", port), External: addr, Internal: addr,
+			Listen: lab.HostPort("0.0.0.0", nb.Port), External: addr, Internal: addr,
 			Path: []string{h.Name + ":eth0", "iptables DNAT/MASQUERADE", h.Name + ":cnbr0", h.Name + ":veth0", "container:eth0"},
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/docker/docker/api/types/network"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/docker"
 	"github.com/cnperf/cnperf/internal/lab/docker/dockerbuild"
 )
 
@@ -16,17 +17,17 @@ const dockerNet = "cnperf-bridge"
 // on the subnet the netns driver uses, and publishes the lab's ports from
 // the sandbox (docker run -p), with Docker's own iptables rules and
 // userland proxy.
-func (Mode) BuildDocker(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, error) {
-	b, image, err := l.StartEngines(servers, false)
+func (Mode) BuildDocker(d *docker.Build) ([]lab.Endpoint, error) {
+	b, image, err := d.Engines(false)
 	if err != nil {
 		return nil, err
 	}
-	pub := l.DockerPorts()
-	if l.Local {
-		return buildLocal(l, b, image, servers, port, pub)
+	pub := d.Ports()
+	if d.Local {
+		return buildLocal(d, b, image, pub)
 	}
 	var eps []lab.Endpoint
-	for _, h := range servers {
+	for _, h := range d.Hosts {
 		gw, ctr, subnet := lab.HostBridge(h.Index)
 		if _, err := b.Network(h.Name, dockerNet, network.CreateOptions{Driver: "bridge",
 			IPAM: &network.IPAM{Config: []network.IPAMConfig{{Subnet: subnet, Gateway: lab.IP(gw).String()}}}}); err != nil {
@@ -40,12 +41,12 @@ func (Mode) BuildDocker(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoin
 		if err != nil {
 			return nil, err
 		}
-		addr := lab.HostPort(h.Addr, port)
+		addr := lab.HostPort(h.Addr, d.Port)
 		eps = append(eps, lab.Endpoint{
 			Host: h.Name, NS: sb.NetNS, Container: true,
-			Listen: lab.HostPort("0.0.0.0", port), External: addr, Internal: addr,
+			Listen: lab.HostPort("0.0.0.0", d.Port), External: addr, Internal: addr,
 			Path:   []string{h.Name + ":eth0", "iptables DNAT (dockerd)", h.Name + ":br-" + info.ID[:12], "container:eth0"},
-			Docker: lab.DockerEndpointOf(sb, &info),
+			Docker: docker.EndpointOf(sb, &info),
 		})
 	}
 	return eps, nil
@@ -58,8 +59,9 @@ const LocalSubnet = "198.19.250.0/24"
 // existing engine, named after the lab: peers reach each other across the
 // bridge, and the first server's ports are published on loopback only
 // (where siege reaches it), so nothing is exposed on the machine's network.
-func buildLocal(l *lab.Lab, b dockerbuild.B, image string, servers []lab.Host, port int, pub []dockerbuild.Port) ([]lab.Endpoint, error) {
-	name := "cnperf-" + l.Name
+func buildLocal(d *docker.Build, b dockerbuild.B, image string, pub []dockerbuild.Port) ([]lab.Endpoint, error) {
+	name := "cnperf-" + d.Lab
+	servers, port := d.Hosts, d.Port
 	if _, err := b.Network(servers[0].Name, name, network.CreateOptions{Driver: "bridge",
 		IPAM: &network.IPAM{Config: []network.IPAMConfig{{Subnet: LocalSubnet, Gateway: "198.19.250.1"}}}}); err != nil {
 		return nil, err
@@ -88,7 +90,7 @@ func buildLocal(l *lab.Lab, b dockerbuild.B, image string, servers []lab.Host, p
 			Host: h.Name, NS: sb.NetNS, Container: true,
 			Listen: lab.HostPort("0.0.0.0", port), External: external, Internal: internal,
 			Path:   []string{"lo", "published port (docker-proxy or DNAT)", "br-" + info.ID[:12], "container:eth0"},
-			Docker: lab.DockerEndpointOf(sb, &info),
+			Docker: docker.EndpointOf(sb, &info),
 		})
 	}
 	return eps, nil

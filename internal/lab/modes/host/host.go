@@ -6,6 +6,7 @@ package host
 import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/modes/bare"
+	"github.com/cnperf/cnperf/internal/lab/netns"
 )
 
 // Mode is the host mode.
@@ -17,6 +18,6 @@ func (Mode) Summary() string {
 }
 
 // Build adds no devices; the endpoints run as containers.
-func (Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, error) {
-	return bare.Endpoints(servers, port, true), nil
+func (Mode) Build(b *netns.Build) ([]lab.Endpoint, error) {
+	return bare.Endpoints(b.Hosts, b.Port, true), nil
 }

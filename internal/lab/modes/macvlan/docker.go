@@ -4,6 +4,7 @@ import (
 	"github.com/docker/docker/api/types/network"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/docker"
 	"github.com/cnperf/cnperf/internal/lab/docker/dockerbuild"
 )
 
@@ -14,13 +15,13 @@ const dockerNet = "cnperf-macvlan"
 // itself stay in the upper half, away from the hosts and the fixed
 // container addresses; the gateway is an unused address, as nothing leaves
 // the subnet.
-func (Mode) BuildDocker(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, error) {
-	b, image, err := l.StartEngines(servers, true)
+func (Mode) BuildDocker(d *docker.Build) ([]lab.Endpoint, error) {
+	b, image, err := d.Engines(true)
 	if err != nil {
 		return nil, err
 	}
 	var eps []lab.Endpoint
-	for _, h := range servers {
+	for _, h := range d.Hosts {
 		if _, err := b.Network(h.Name, dockerNet, network.CreateOptions{Driver: "macvlan",
 			Options: map[string]string{"parent": "eth0", "macvlan_mode": "bridge"},
 			IPAM:    &network.IPAM{Config: []network.IPAMConfig{{Subnet: lab.Underlay, IPRange: "198.18.0.192/26", Gateway: "198.18.0.254"}}}}); err != nil {
@@ -35,12 +36,12 @@ func (Mode) BuildDocker(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoin
 		if err != nil {
 			return nil, err
 		}
-		addr := lab.HostPort(ip, port)
+		addr := lab.HostPort(ip, d.Port)
 		eps = append(eps, lab.Endpoint{
 			Host: h.Name, NS: sb.NetNS, Container: true,
-			Listen: lab.HostPort("0.0.0.0", port), External: addr, Internal: addr,
+			Listen: lab.HostPort("0.0.0.0", d.Port), External: addr, Internal: addr,
 			Path:   []string{h.Name + ":eth0 (macvlan parent)", "container:eth0 (docker macvlan)"},
-			Docker: lab.DockerEndpointOf(sb, &info),
+			Docker: docker.EndpointOf(sb, &info),
 		})
 	}
 	return eps, nil

@@ -4,6 +4,7 @@ package macvlan
 
 import (
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/netns"
 )
 
 // Mode is the macvlan mode.
@@ -15,12 +16,12 @@ func (Mode) Summary() string {
 }
 
 // Build gives every server's container a macvlan on eth0.
-func (Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, error) {
-	b := l.Builder()
+func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
+	b := nb.Net()
 	var eps []lab.Endpoint
-	for _, h := range servers {
-		ctr := lab.ContainerNS(l.Name, h.Name)
-		if err := l.CreateNS(ctr); err != nil {
+	for _, h := range nb.Hosts {
+		ctr := nb.ContainerNS(h.Name)
+		if err := nb.CreateNS(ctr); err != nil {
 			return nil, err
 		}
 		if err := b.Macvlan(h.NS, "eth0", ctr, "eth0"); err != nil {
@@ -30,10 +31,10 @@ func (Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, err
 		if err := b.Addr(ctr, "eth0", ip+"/24"); err != nil {
 			return nil, err
 		}
-		addr := lab.HostPort(ip, port)
+		addr := lab.HostPort(ip, nb.Port)
 		eps = append(eps, lab.Endpoint{
 			Host: h.Name, NS: ctr, Container: true,
-			Listen: lab.HostPort("0.0.0.0", port), External: addr, Internal: addr,
+			Listen: lab.HostPort("0.0.0.0", nb.Port), External: addr, Internal: addr,
 			Path: []string{h.Name + ":eth0 (macvlan parent)", "container:eth0 (macvlan)"},
 		})
 	}

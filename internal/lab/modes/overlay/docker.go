@@ -6,6 +6,7 @@ import (
 	"github.com/docker/docker/api/types/network"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/docker"
 	"github.com/cnperf/cnperf/internal/lab/docker/dockerbuild"
 )
 
@@ -17,11 +18,12 @@ const dockerNet = "cnperf-overlay"
 // addresses for its own endpoints (load balancers) from the upper half,
 // away from the fixed container addresses. A published port reaches the
 // sandbox through docker_gwbridge, as on the netns driver.
-func (Mode) BuildDocker(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, error) {
-	b, image, err := l.StartEngines(servers, true)
+func (Mode) BuildDocker(d *docker.Build) ([]lab.Endpoint, error) {
+	b, image, err := d.Engines(true)
 	if err != nil {
 		return nil, err
 	}
+	servers, port := d.Hosts, d.Port
 	var names []string
 	for _, h := range servers {
 		names = append(names, h.Name)
@@ -33,7 +35,7 @@ func (Mode) BuildDocker(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoin
 		IPAM: &network.IPAM{Config: []network.IPAMConfig{{Subnet: lab.OverlaySubnet, IPRange: "198.19.200.128/25", Gateway: "198.19.200.254"}}}}); err != nil {
 		return nil, err
 	}
-	pub := l.DockerPorts()
+	pub := d.Ports()
 	var eps []lab.Endpoint
 	for _, h := range servers {
 		ip := lab.OverlayIP(h.Index).String()
@@ -51,7 +53,7 @@ func (Mode) BuildDocker(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoin
 			External: lab.HostPort(h.Addr, port),
 			Internal: lab.HostPort(ip, port),
 			Path:     []string{"container:eth0", h.Name + ":docker overlay " + dockerNet + " (VXLAN, UDP 4789)", h.Name + ":eth0"},
-			Docker:   lab.DockerEndpointOf(sb, &info),
+			Docker:   docker.EndpointOf(sb, &info),
 		})
 	}
 	return eps, nil

@@ -10,6 +10,7 @@ import (
 	"net"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/netns"
 )
 
 // VXLAN parameters as Docker's overlay driver uses them.
@@ -31,12 +32,13 @@ func (Mode) Summary() string {
 }
 
 // Build joins every server's container to the overlay.
-func (Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, error) {
-	b := l.Builder()
+func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
+	b := nb.Net()
+	servers, port := nb.Hosts, nb.Port
 	var eps []lab.Endpoint
 	for _, h := range servers {
-		ctr := lab.ContainerNS(l.Name, h.Name)
-		if err := l.CreateNS(ctr); err != nil {
+		ctr := nb.ContainerNS(h.Name)
+		if err := nb.CreateNS(ctr); err != nil {
 			return nil, err
 		}
 		var remotes []net.IP
@@ -45,7 +47,7 @@ func (Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, err
 				remotes = append(remotes, net.ParseIP(o.Addr).To4())
 			}
 		}
-		mtu := l.OverlayMTU(Overhead)
+		mtu := nb.OverlayMTU(Overhead)
 		if err := b.Bridge(h.NS, "ovbr0", mtu); err != nil {
 			return nil, err
 		}
@@ -57,10 +59,10 @@ func (Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, err
 			return nil, err
 		}
 		gw, ctrCIDR, subnet := lab.HostBridge(h.Index)
-		if err := b.BridgedContainer(h.NS, "cngw0", "vethgw", ctr, "eth1", gw, ctrCIDR, l.MTU(), true); err != nil {
+		if err := b.BridgedContainer(h.NS, "cngw0", "vethgw", ctr, "eth1", gw, ctrCIDR, nb.MTU(), true); err != nil {
 			return nil, err
 		}
-		if err := b.Publish(h.NS, "cngw0", subnet, lab.IP(ctrCIDR), l.PublishPorts()...); err != nil {
+		if err := b.Publish(h.NS, "cngw0", subnet, lab.IP(ctrCIDR), nb.PublishPorts()...); err != nil {
 			return nil, err
 		}
 		eps = append(eps, lab.Endpoint{

@@ -19,6 +19,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/netbuild"
+	"github.com/cnperf/cnperf/internal/lab/netns"
 	"github.com/cnperf/cnperf/internal/poll"
 )
 
@@ -54,15 +55,19 @@ func Available() error {
 
 // Build starts Open vSwitch on every server host and puts its container on
 // an OVS bridge.
-func (Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, error) {
+func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 	if err := Available(); err != nil {
 		return nil, err
 	}
-	b := l.Builder()
+	state, err := nb.StateDir()
+	if err != nil {
+		return nil, err
+	}
+	b := nb.Net()
 	var eps []lab.Endpoint
-	for _, h := range servers {
-		dir := filepath.Join(lab.OVSRunDir(l.Name), h.Name)
-		if err := startOVS(l, h, dir); err != nil {
+	for _, h := range nb.Hosts {
+		dir := filepath.Join(state, h.Name)
+		if err := startOVS(nb, h, dir); err != nil {
 			return nil, err
 		}
 		vsctl := func(args ...string) error {
@@ -71,11 +76,11 @@ func (Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, err
 		if err := vsctl("add-br", bridge, "--", "set", "bridge", bridge, "datapath_type=netdev"); err != nil {
 			return nil, err
 		}
-		ctr := lab.ContainerNS(l.Name, h.Name)
-		if err := l.CreateNS(ctr); err != nil {
+		ctr := nb.ContainerNS(h.Name)
+		if err := nb.CreateNS(ctr); err != nil {
 			return nil, err
 		}
-		if err := b.Veth(h.NS, "vethovs", "", ctr, "eth0", l.MTU()); err != nil {
+		if err := b.Veth(h.NS, "vethovs", "", ctr, "eth0", nb.MTU()); err != nil {
 			return nil, err
 		}
 		if err := vsctl("add-port", bridge, "vethovs"); err != nil {
@@ -89,8 +94,8 @@ func (Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, err
 		if err := netbuild.Run(ctr, "ethtool", "-K", "eth0", "tx", "off"); err != nil {
 			return nil, err
 		}
-		l.KeepOffloadsOff(h.NS, "vethovs")
-		l.KeepOffloadsOff(ctr, "eth0")
+		nb.KeepOffloadsOff(h.NS, "vethovs")
+		nb.KeepOffloadsOff(ctr, "eth0")
 		gw, ctrCIDR, subnet := lab.HostBridge(h.Index)
 		if err := b.Addr(h.NS, bridge, gw); err != nil {
 			return nil, err
@@ -104,13 +109,13 @@ func (Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, err
 		if err := b.DefaultRoute(ctr, lab.IP(gw)); err != nil {
 			return nil, err
 		}
-		if err := b.Publish(h.NS, bridge, subnet, lab.IP(ctrCIDR), l.PublishPorts()...); err != nil {
+		if err := b.Publish(h.NS, bridge, subnet, lab.IP(ctrCIDR), nb.PublishPorts()...); err != nil {
 			return nil, err
 		}
-		addr := lab.HostPort(h.Addr, port)
+		addr := lab.HostPort(h.Addr, nb.Port)
 		eps = append(eps, lab.Endpoint{
 			Host: h.Name, NS: ctr, Container: true,
-			Listen: lab.HostPort("0.0.0.0", port), External: addr, Internal: addr,
+			Listen: lab.HostPort("0.0.0.0", nb.Port), External: addr, Internal: addr,
 			Path: []string{h.Name + ":eth0", "iptables DNAT/MASQUERADE", h.Name + ":" + bridge + " (OVS internal port)",
 				"ovs-vswitchd (netdev datapath, user space)", h.Name + ":vethovs", "container:eth0"},
 		})
@@ -120,7 +125,7 @@ func (Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, err
 
 // startOVS creates the host's OVS database and starts ovsdb-server and
 // ovs-vswitchd in its namespace, their files in dir, and waits for them.
-func startOVS(l *lab.Lab, h lab.Host, dir string) error {
+func startOVS(nb *netns.Build, h lab.Host, dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -131,7 +136,7 @@ func startOVS(l *lab.Lab, h lab.Host, dir string) error {
 	// Everything OVS writes goes to dir, not /var/run/openvswitch.
 	env := []string{"OVS_RUNDIR=" + dir, "OVS_LOGDIR=" + dir, "OVS_DBDIR=" + dir}
 	sock := "unix:" + filepath.Join(dir, "db.sock")
-	if err := l.StartCommand("ovsdb-"+h.Name, h.NS, nil, []string{"ovsdb-server", db, "--remote=p" + sock,
+	if err := nb.StartCommand("ovsdb-"+h.Name, h.NS, nil, []string{"ovsdb-server", db, "--remote=p" + sock,
 		"--unixctl=" + filepath.Join(dir, "ovsdb.ctl"), "--log-file=" + filepath.Join(dir, "ovsdb.log")}, env); err != nil {
 		return err
 	}
@@ -142,7 +147,7 @@ func startOVS(l *lab.Lab, h lab.Host, dir string) error {
 		return err
 	}
 	// The routers' CPU condition applies to the datapath too.
-	return l.StartCommand("ovs-vswitchd-"+h.Name, h.NS, l.Conditions.RouterCPUs(), []string{"ovs-vswitchd", sock,
+	return nb.StartCommand("ovs-vswitchd-"+h.Name, h.NS, nb.Conditions.RouterCPUs(), []string{"ovs-vswitchd", sock,
 		"--unixctl=" + filepath.Join(dir, "vswitchd.ctl"), "--log-file=" + filepath.Join(dir, "vswitchd.log")}, env)
 }
 

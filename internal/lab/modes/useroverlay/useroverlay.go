@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/netns"
 	"github.com/cnperf/cnperf/internal/lab/netnsutil"
 	"github.com/cnperf/cnperf/internal/lab/router"
 	"github.com/cnperf/cnperf/internal/poll"
@@ -57,13 +58,13 @@ func (m Mode) Summary() string {
 	return fmt.Sprintf("containers on a user-space UDP overlay router over a TUN (Flannel udp / Weave sleeve, MTU %d)", udpMTU)
 }
 
-// mtu is the TUN's and the containers' MTU on lab l: the underlay's less
-// the overlay's header (1472 and 1420 on 1500), unless a condition sets it.
-func (m Mode) mtu(l *lab.Lab) int {
+// mtu is the TUN's and the containers' MTU: the underlay's less the
+// overlay's header (1472 and 1420 on 1500), unless a condition sets it.
+func (m Mode) mtu(nb *netns.Build) int {
 	if m.Kind == router.KindWireGuard {
-		return l.OverlayMTU(1500 - wgMTU)
+		return nb.OverlayMTU(1500 - wgMTU)
 	}
-	return l.OverlayMTU(1500 - udpMTU)
+	return nb.OverlayMTU(1500 - udpMTU)
 }
 
 func (m Mode) port() int {
@@ -75,7 +76,8 @@ func (m Mode) port() int {
 
 // Build puts each server's container behind a bridge, starts the host's
 // router and routes the overlay's range into its TUN.
-func (m Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, error) {
+func (m Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
+	servers, port := nb.Hosts, nb.Port
 	if len(servers) > maxHosts {
 		return nil, fmt.Errorf("%s: at most %d hosts", m.Name(), maxHosts)
 	}
@@ -90,25 +92,25 @@ func (m Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, e
 			hostKeys[h.Name] = keys{priv, pub}
 		}
 	}
-	b := l.Builder()
+	b := nb.Net()
 	var eps []lab.Endpoint
 	for _, h := range servers {
-		ctr := lab.ContainerNS(l.Name, h.Name)
-		if err := l.CreateNS(ctr); err != nil {
+		ctr := nb.ContainerNS(h.Name)
+		if err := nb.CreateNS(ctr); err != nil {
 			return nil, err
 		}
 		subnet := Subnet(h.Index)
 		gw, ctrIP := fmt.Sprintf("198.19.%d.1", 160+h.Index), fmt.Sprintf("198.19.%d.2", 160+h.Index)
-		if err := b.BridgedContainer(h.NS, bridge, "vethov1", ctr, "eth0", gw+"/24", ctrIP+"/24", m.mtu(l), true); err != nil {
+		if err := b.BridgedContainer(h.NS, bridge, "vethov1", ctr, "eth0", gw+"/24", ctrIP+"/24", m.mtu(nb), true); err != nil {
 			return nil, err
 		}
 		if err := b.NATExempt(h.NS, subnet, Range); err != nil {
 			return nil, err
 		}
-		if err := b.Publish(h.NS, bridge, subnet, lab.IP(ctrIP+"/24"), l.PublishPorts()...); err != nil {
+		if err := b.Publish(h.NS, bridge, subnet, lab.IP(ctrIP+"/24"), nb.PublishPorts()...); err != nil {
 			return nil, err
 		}
-		cfg := router.Config{Kind: m.Kind, TUN: tunName, MTU: m.mtu(l), Listen: lab.HostPort(h.Addr, m.port()),
+		cfg := router.Config{Kind: m.Kind, TUN: tunName, MTU: m.mtu(nb), Listen: lab.HostPort(h.Addr, m.port()),
 			PrivateKey: hostKeys[h.Name].private}
 		for _, o := range servers {
 			if o.Name != h.Name {
@@ -117,17 +119,17 @@ func (m Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, e
 			}
 		}
 		// The cores condition places the router with the application or apart.
-		if err := l.StartProcess("router-"+h.Name, h.NS, l.Conditions.RouterCPUs(), []string{"serve", "overlay", "--config", cfg.JSON()}); err != nil {
+		if err := nb.StartProcess("router-"+h.Name, h.NS, nb.Conditions.RouterCPUs(), []string{"serve", "overlay", "--config", cfg.JSON()}); err != nil {
 			return nil, err
 		}
 		if err := b.WaitLink(h.NS, tunName, 10*time.Second); err != nil {
-			return nil, fmt.Errorf("%w (see logs/%s-router-%s.log)", err, l.Name, h.Name)
+			return nil, fmt.Errorf("%w (see logs/%s-router-%s.log)", err, nb.Lab, h.Name)
 		}
 		// Bound, the router takes its peers' first packets (WireGuard's
 		// handshake): a handshake lost to a router still starting is
 		// retried only after 5 s.
-		if err := waitBound(l.Processes()["router-"+h.Name].PID(), m.port(), 10*time.Second); err != nil {
-			return nil, fmt.Errorf("router on %s: %w (see logs/%s-router-%s.log)", h.Name, err, l.Name, h.Name)
+		if err := waitBound(nb.Process("router-"+h.Name).PID(), m.port(), 10*time.Second); err != nil {
+			return nil, fmt.Errorf("router on %s: %w (see logs/%s-router-%s.log)", h.Name, err, nb.Lab, h.Name)
 		}
 		if err := b.RouteDev(h.NS, Range, tunName); err != nil {
 			return nil, err
@@ -139,7 +141,7 @@ func (m Mode) Build(l *lab.Lab, servers []lab.Host, port int) ([]lab.Endpoint, e
 			Internal: lab.HostPort(ctrIP, port),
 			Path: []string{"container:eth0", h.Name + ":" + bridge, h.Name + ":" + tunName + " (TUN)",
 				fmt.Sprintf("cnperf overlay router (%s, user space)", m.Kind), fmt.Sprintf("%s:eth0 UDP %d", h.Name, m.port())},
-			Router: &lab.RouterInfo{Kind: m.Kind, TUN: tunName, MTU: m.mtu(l), Port: m.port(), Cipher: m.cipher()},
+			Router: &lab.RouterInfo{Kind: m.Kind, TUN: tunName, MTU: m.mtu(nb), Port: m.port(), Cipher: m.cipher()},
 		})
 	}
 	return eps, nil

@@ -1,4 +1,4 @@
-package lab_test
+package netns_test
 
 import (
 	"net"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/modes"
+	"github.com/cnperf/cnperf/internal/lab/netns"
 	"github.com/cnperf/cnperf/internal/lab/netnsutil"
 	"github.com/cnperf/cnperf/internal/spec/conditions"
 	"github.com/cnperf/cnperf/internal/testutil"
@@ -47,13 +48,13 @@ func TestCongestionControl(t *testing.T) {
 		}
 		t.Run(want, func(t *testing.T) {
 			name := "tcc" + want
-			l, err := lab.Up(lab.Config{Name: name, Mode: m, Hosts: []string{"c", "s1"}, Port: 9400,
+			l, err := lab.Up(netns.Driver{}, lab.Config{Name: name, Mode: m, Topology: lab.ClientServers([]string{"c", "s1"}, false), Port: 9400,
 				Conditions: conditions.Set{TCPCongestion: cc}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() {
-				if err := lab.Down(name); err != nil {
+				if err := lab.Down(name, netns.Driver{}); err != nil {
 					t.Error(err)
 				}
 			})

@@ -1,9 +1,10 @@
-package lab
+package netns
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/netnsutil"
 	"github.com/cnperf/cnperf/internal/lab/owner"
 )
@@ -31,7 +32,7 @@ func parseMark(s string) (Mark, bool) {
 		return Mark{}, false
 	}
 	f := strings.Fields(rest)
-	if len(f) != 3 || ValidName(f[0]) != nil {
+	if len(f) != 3 || lab.ValidName(f[0]) != nil {
 		return Mark{}, false
 	}
 	mode, ok1 := strings.CutPrefix(f[1], "mode=")
@@ -54,13 +55,4 @@ func readMark(ns string) (Mark, bool) {
 		return Mark{}, false
 	}
 	return parseMark(s)
-}
-
-// CreateNS creates a namespace of the lab (a host's or a container's),
-// marked as the lab's. Down removes it with the rest.
-func (l *Lab) CreateNS(ns string) error {
-	if !strings.HasPrefix(ns, Prefix+l.Name+"-") {
-		return fmt.Errorf("lab %s: namespace %s is not named for the lab", l.Name, ns)
-	}
-	return netnsutil.Create(ns, l.mark.String())
 }

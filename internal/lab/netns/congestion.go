@@ -1,13 +1,14 @@
-package lab
+package netns
 
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"syscall"
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/netbuild"
 	"github.com/cnperf/cnperf/internal/lab/netnsutil"
 )
 
@@ -21,23 +22,18 @@ import (
 // (net.ipv4.tcp_allowed_congestion_control); for another one the lab sets
 // it as a metric on every route instead (`ip route ... congctl`), which TCP
 // takes for each connection over the route, both connecting and accepting.
-func (l *Lab) setCongestion() error {
+func setCongestion(l *lab.Lab) error {
 	cc := l.Conditions.Congestion()
-	nss, err := namespaces(l.Name)
+	nss, err := labNamespaces(l)
 	if err != nil {
 		return err
-	}
-	for _, ep := range l.Endpoints {
-		if ep.Docker != nil && !strings.HasPrefix(ep.NS, Prefix) {
-			nss = append(nss, ep.NS) // a Docker container's namespace
-		}
 	}
 	via := "sysctl"
 	for _, ns := range nss {
 		if ns == l.Switch {
 			continue // no TCP on the switch
 		}
-		err := l.Builder().Sysctl(ns, "net.ipv4.tcp_congestion_control", cc)
+		err := (netbuild.B{Lab: l.Name}).Sysctl(ns, "net.ipv4.tcp_congestion_control", cc)
 		if errors.Is(err, syscall.EPERM) {
 			err, via = congestionOnRoutes(ns, cc), "route"
 		}

@@ -1,0 +1,207 @@
+// Package docker is the driver that builds modes with real Docker Engines:
+// one dockerd per emulated host (the netns driver's hosts and switch),
+// started inside the host's namespace, or an existing engine
+// (--docker-host), where every host is this machine. Modes make Docker's
+// own networks and a sandbox container per host instead of devices by hand.
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/docker/dockerbuild"
+	"github.com/cnperf/cnperf/internal/lab/docker/engine"
+	"github.com/cnperf/cnperf/internal/lab/netns"
+	"github.com/cnperf/cnperf/internal/lab/owner"
+)
+
+// Name is the driver's name.
+const Name = "docker"
+
+// Mode is a mode the docker driver can build: on the lab's engines, with
+// Docker's own networks and containers.
+type Mode interface {
+	lab.Mode
+	// BuildDocker sets up an endpoint (a sandbox container) on each of
+	// b.Hosts to serve on b.Port and returns them, in order.
+	BuildDocker(b *Build) ([]lab.Endpoint, error)
+}
+
+// Build is the handle a mode builds with on this driver: the lab's Build
+// plus its engines.
+type Build struct {
+	*lab.Build
+	// Local is set on an existing engine: every host is this machine.
+	Local bool
+	set   *engine.Set
+	exe   string
+}
+
+// ErrSingleEngine is what a mode that spans hosts says on an existing
+// engine, which is one host.
+var ErrSingleEngine = errors.New("needs emulated hosts, a dockerd each; on an existing engine (--docker-host) only bare, host and bridge run")
+
+// Engines starts the engines of the hosts that carry endpoints, with the
+// workload image, and returns the building blocks and the image. A mode
+// that spans hosts says so (spansHosts), and is refused on an existing
+// engine.
+func (b *Build) Engines(spansHosts bool) (dockerbuild.B, string, error) {
+	if b.Local && spansHosts {
+		return dockerbuild.B{}, "", ErrSingleEngine
+	}
+	db := dockerbuild.B{Set: b.set, Exe: b.exe, CPUs: b.Conditions.HostCPUs()}
+	var hosts []engine.Host
+	for _, h := range b.Hosts {
+		hosts = append(hosts, engine.Host{Name: h.Name, NS: h.NS, Addr: h.Addr})
+	}
+	image, err := db.Start(hosts)
+	return db, image, err
+}
+
+// Ports returns the ports to publish, for dockerbuild.Attach.
+func (b *Build) Ports() []dockerbuild.Port {
+	var ps []dockerbuild.Port
+	for _, p := range b.Publish {
+		ps = append(ps, dockerbuild.Port{Number: p.Number, Protocol: p.Protocol})
+	}
+	return ps
+}
+
+// EndpointOf describes a sandbox for an Endpoint.
+func EndpointOf(sb dockerbuild.Sandbox, net *dockerbuild.NetworkInfo) *lab.DockerEndpoint {
+	return &lab.DockerEndpoint{DockerHost: sb.Engine.DockerHost(), Version: sb.Engine.Version, API: sb.Engine.API,
+		Sandbox: sb.ID, SandboxPID: sb.PID, Image: sb.Image, CgroupParent: sb.Engine.CgroupParent, Network: net}
+}
+
+// LocalEndpoints returns, for a lab on an existing engine, endpoints in
+// this machine's own network namespace: listening on loopback only (the
+// machine's real network sees nothing) and on a port of their own each,
+// as they share one stack.
+func LocalEndpoints(servers []lab.Host, port int, container bool, docker []*lab.DockerEndpoint, path string) []lab.Endpoint {
+	var eps []lab.Endpoint
+	for i, h := range servers {
+		addr := lab.HostPort("127.0.0.1", port+i)
+		ep := lab.Endpoint{Host: h.Name, NS: h.NS, Container: container, Listen: addr, External: addr, Internal: addr,
+			Path: []string{"lo (" + path + ")"}}
+		if docker != nil {
+			// The engine's own namespace: the machine's, for a user's engine.
+			ep.Docker, ep.NS = docker[i], fmt.Sprintf("/proc/%d/ns/net", docker[i].SandboxPID)
+		}
+		eps = append(eps, ep)
+	}
+	return eps
+}
+
+// Engines returns the engines of a lab this driver built (nil for another
+// driver's): servers and clients run through them.
+func Engines(l *lab.Lab) *engine.Set {
+	set, _ := l.Runtime.(*engine.Set)
+	return set
+}
+
+// Driver is the docker driver.
+type Driver struct{}
+
+func (Driver) Name() string { return Name }
+
+// Check refuses a mode without BuildDocker, a binary that cannot be the
+// image, conditions on a user's engine, and a lab that exists.
+func (Driver) Check(cfg lab.Config) error {
+	// An existing engine's host is the user's machine: cnperf shapes and
+	// tunes only what it built.
+	if cfg.DockerHost != "" && !cfg.Conditions.Empty() {
+		return errors.New("lab: conditions (cores, bandwidth, ...) change the hosts, which on an existing engine is the user's machine: use emulated hosts")
+	}
+	if _, ok := cfg.Mode.(Mode); !ok {
+		return fmt.Errorf("lab: mode %s cannot be built on the %s driver", cfg.Mode.Name(), Name)
+	}
+	if cfg.Exe == "" {
+		return errors.New("lab: the docker driver needs the cnperf binary for its image")
+	}
+	if err := engine.Usable(cfg.Exe); err != nil {
+		return err
+	}
+	if _, err := os.Stat(engine.RunDir(cfg.Name)); err == nil {
+		return fmt.Errorf("lab %s already exists; remove it with `cnperf lab down %s`", cfg.Name, cfg.Name)
+	}
+	if cfg.DockerHost != "" {
+		return nil
+	}
+	return netns.CheckFree(cfg.Name)
+}
+
+// Up builds the emulated hosts and has the mode start an engine on each
+// host it uses, then applies the lab's congestion control and conditions;
+// or, with a docker host, uses that engine.
+func (Driver) Up(l *lab.Lab, cfg lab.Config) error {
+	if cfg.DockerHost != "" {
+		return upLocal(l, cfg)
+	}
+	if err := netns.UpHosts(l, cfg); err != nil {
+		return err
+	}
+	set := engine.NewSet(l.Name, l.Switch, cfg.Owner.String())
+	l.Runtime = set
+	b := &Build{Build: l.NewBuild(), set: set, exe: cfg.Exe}
+	eps, err := cfg.Mode.(Mode).BuildDocker(b)
+	if err != nil {
+		return fmt.Errorf("build mode %s: %w", l.Mode, err)
+	}
+	l.Endpoints = eps
+	return netns.Finish(l, b.Hosts, nil)
+}
+
+// upLocal builds a lab on an existing engine: no namespaces, every host is
+// this machine (its own network namespace, loopback), and the mode makes
+// only labelled containers and networks on the engine.
+func upLocal(l *lab.Lab, cfg lab.Config) error {
+	l.Local, l.DockerHost = true, cfg.DockerHost
+	self := fmt.Sprintf("/proc/%d/ns/net", os.Getpid())
+	var names []string
+	for i, spec := range cfg.Topology.Hosts {
+		l.Hosts = append(l.Hosts, lab.Host{Name: spec.Name, Index: i + 1, NS: self, Addr: "127.0.0.1"})
+		names = append(names, spec.Name)
+	}
+	set := engine.NewSet(l.Name, "", cfg.Owner.String())
+	if err := set.UseExisting(context.Background(), cfg.DockerHost, names); err != nil {
+		return err
+	}
+	l.Runtime = set
+	b := &Build{Build: l.NewBuild(), Local: true, set: set, exe: cfg.Exe}
+	eps, err := cfg.Mode.(Mode).BuildDocker(b)
+	if err != nil {
+		return fmt.Errorf("build mode %s on %s: %w", l.Mode, cfg.DockerHost, err)
+	}
+	l.Endpoints = eps
+	return nil
+}
+
+// Down removes the lab's engines while their namespaces still exist (they
+// stop their containers and unmount what they mounted), then the emulated
+// hosts.
+func (Driver) Down(name string) error {
+	return errors.Join(engine.Remove(name), netns.Driver{}.Down(name))
+}
+
+// Labs finds the labs that have engines, by the owner recorded with them:
+// also those whose namespaces are gone (a run killed while it tore down)
+// and those on an existing engine, which have none.
+func (Driver) Labs() ([]lab.Info, error) {
+	names, err := engine.Labs()
+	if err != nil {
+		return nil, err
+	}
+	var out []lab.Info
+	for _, name := range names {
+		if lab.ValidName(name) != nil {
+			continue
+		}
+		info := lab.Info{Name: name, Mode: "?", OwnerText: engine.Owner(name)}
+		info.Owner, _ = owner.Parse(info.OwnerText) // unreadable: nobody's, never gone
+		out = append(out, info)
+	}
+	return out, nil
+}

@@ -1,0 +1,276 @@
+// Package netns is the driver that emulates hosts: each host is a named
+// network namespace (cnperf-<lab>-<host>) with one NIC, eth0, on an
+// underlay switch, a Linux bridge in the lab's own namespace
+// (cnperf-<lab>-net), the "physical network"; a Mode then builds by hand
+// what containers run on. Nothing is created in the root namespace, every
+// link carries the alias cnperf:<lab>, every namespace the lab's mark, and a
+// lab is found again from its marks alone, so no state file is needed and
+// deleting is idempotent. The docker driver runs its engines on these hosts.
+package netns
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/netbuild"
+	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/poll"
+)
+
+// Name is the driver's name.
+const Name = "netns"
+
+// Mode is a mode the netns driver can build: by hand, in the lab's
+// namespaces. Every device it creates must live in the lab's namespaces (or
+// in namespaces made with Build.CreateNS), so that Down removes it.
+type Mode interface {
+	lab.Mode
+	// Build sets up an endpoint on each of b.Hosts to serve on b.Port and
+	// returns them, in order.
+	Build(b *Build) ([]lab.Endpoint, error)
+}
+
+// Build is the handle a mode builds with on emulated hosts: the lab's Build
+// plus the blocks for devices by hand.
+type Build struct {
+	*lab.Build
+	mark Mark
+	// fixedOff are devices ("ns/dev") whose offloads the mode needs off.
+	fixedOff map[string]bool
+}
+
+// Net returns the building blocks (bridges, veths, addresses, rules) bound
+// to this lab.
+func (b *Build) Net() netbuild.B { return netbuild.B{Lab: b.Lab} }
+
+// CreateNS creates a namespace of the lab (a container's), marked as the
+// lab's; Down removes it with the rest.
+func (b *Build) CreateNS(ns string) error { return createNS(b.mark, ns) }
+
+// ContainerNS names the container namespace on a host of this lab.
+func (b *Build) ContainerNS(host string) string { return lab.ContainerNS(b.Lab, host) }
+
+// MTU is the underlay's MTU: lab.UnderlayMTU unless a condition sets it.
+func (b *Build) MTU() int { return mtu(b.Conditions.MTU) }
+
+// OverlayMTU is an overlay device's MTU: the underlay's less the overlay's
+// header (overhead bytes), unless a condition sets it.
+func (b *Build) OverlayMTU(overhead int) int {
+	if b.Conditions.OverlayMTU > 0 {
+		return b.Conditions.OverlayMTU
+	}
+	return b.MTU() - overhead
+}
+
+// PublishPorts returns the ports to publish, for netbuild.Publish.
+func (b *Build) PublishPorts() []netbuild.Port {
+	var ps []netbuild.Port
+	for _, p := range b.Publish {
+		ps = append(ps, netbuild.Port{Number: p.Number, Protocol: p.Protocol})
+	}
+	return ps
+}
+
+// KeepOffloadsOff tells the offloads condition to leave dev in ns off:
+// the mode needs it so (Open vSwitch's netdev datapath).
+func (b *Build) KeepOffloadsOff(ns, dev string) { b.fixedOff[ns+"/"+dev] = true }
+
+func mtu(condition int) int {
+	if condition > 0 {
+		return condition
+	}
+	return lab.UnderlayMTU
+}
+
+// Driver is the netns driver.
+type Driver struct{}
+
+func (Driver) Name() string { return Name }
+
+// Check refuses a mode the driver cannot build and a lab that exists.
+func (Driver) Check(cfg lab.Config) error {
+	if _, ok := cfg.Mode.(Mode); !ok {
+		return fmt.Errorf("lab: mode %s cannot be built on the %s driver", cfg.Mode.Name(), Name)
+	}
+	if cfg.DockerHost != "" {
+		return errors.New("lab: a docker host needs the docker driver")
+	}
+	return CheckFree(cfg.Name)
+}
+
+// CheckFree refuses a lab whose namespaces exist.
+func CheckFree(name string) error {
+	existing, err := namespaces(name)
+	if err != nil {
+		return err
+	}
+	if len(existing) > 0 {
+		return fmt.Errorf("lab %s already exists (%s); remove it with `cnperf lab down %s`", name, existing[0], name)
+	}
+	return nil
+}
+
+// Up builds the hosts, has the mode build on them, and applies the lab's
+// TCP congestion control and conditions.
+func (Driver) Up(l *lab.Lab, cfg lab.Config) error {
+	if err := UpHosts(l, cfg); err != nil {
+		return err
+	}
+	b := NewBuild(l, cfg)
+	eps, err := cfg.Mode.(Mode).Build(b)
+	if err != nil {
+		return fmt.Errorf("build mode %s: %w", l.Mode, err)
+	}
+	l.Endpoints = eps
+	return Finish(l, b.Hosts, b.fixedOff)
+}
+
+// NewBuild returns the mode's handle for a lab whose hosts are up.
+func NewBuild(l *lab.Lab, cfg lab.Config) *Build {
+	return &Build{Build: l.NewBuild(), mark: markOf(cfg), fixedOff: map[string]bool{}}
+}
+
+func markOf(cfg lab.Config) Mark {
+	return Mark{Lab: cfg.Name, Mode: cfg.Mode.Name(), Owner: cfg.Owner}
+}
+
+// UpHosts builds the lab's switch and its hosts, in the topology's order:
+// host i is 198.18.0.i on the switch.
+func UpHosts(l *lab.Lab, cfg lab.Config) error {
+	mark := markOf(cfg)
+	l.Switch = lab.NS(cfg.Name, lab.SwitchHost)
+	b := netbuild.B{Lab: cfg.Name}
+	mtu := mtu(cfg.Conditions.MTU)
+	if err := createNS(mark, l.Switch); err != nil {
+		return err
+	}
+	if err := b.Bridge(l.Switch, "br0", mtu); err != nil {
+		return err
+	}
+	// A physical switch runs no netfilter; with br_netfilter built in, a
+	// Linux bridge would pass every frame through iptables' hooks. The
+	// hosts keep the kernel's default (on), as Docker sets it.
+	if err := b.SysctlIfPresent(l.Switch, "net.bridge.bridge-nf-call-iptables", "0"); err != nil {
+		return err
+	}
+	if err := b.SysctlIfPresent(l.Switch, "net.bridge.bridge-nf-call-arptables", "0"); err != nil {
+		return err
+	}
+	for i, spec := range cfg.Topology.Hosts {
+		h := lab.Host{Name: spec.Name, Index: i + 1, NS: lab.NS(cfg.Name, spec.Name), Addr: lab.UnderlayIP(i + 1).String()}
+		if err := createNS(mark, h.NS); err != nil {
+			return err
+		}
+		if err := b.Veth(l.Switch, h.Name, "br0", h.NS, "eth0", mtu); err != nil {
+			return err
+		}
+		if err := b.Addr(h.NS, "eth0", h.Addr+"/24"); err != nil {
+			return err
+		}
+		l.Hosts = append(l.Hosts, h)
+	}
+	return nil
+}
+
+// createNS creates a namespace of the lab, marked as the lab's.
+func createNS(m Mark, ns string) error {
+	if !strings.HasPrefix(ns, lab.Prefix+m.Lab+"-") {
+		return fmt.Errorf("lab %s: namespace %s is not named for the lab", m.Lab, ns)
+	}
+	return netnsutil.Create(ns, m.String())
+}
+
+// Down removes a lab's namespaces: it kills the processes inside them (only
+// cnperf and the people using its labs start any there), then deletes the
+// namespaces, which removes every device and firewall rule with them (a
+// veth goes when either end's namespace goes, so the order does not
+// matter). Namespaces that vanish meanwhile are not an error.
+func (Driver) Down(name string) error {
+	nss, err := namespaces(name)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, ns := range nss {
+		if err := killIn(ns); err != nil && netnsutil.Exists(ns) {
+			errs = append(errs, err)
+		}
+	}
+	for _, ns := range nss {
+		if err := netnsutil.Delete(ns); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// killIn ends the processes inside a namespace, by PID: SIGTERM, then
+// SIGKILL for those still there after a grace period.
+func killIn(ns string) error {
+	pids, err := netnsutil.Pids(ns)
+	if err != nil || len(pids) == 0 {
+		return err
+	}
+	for _, p := range pids {
+		_ = syscall.Kill(p, syscall.SIGTERM)
+	}
+	gone := func() (bool, error) { left, _ := netnsutil.Pids(ns); return len(left) == 0, nil }
+	if poll.Until(context.Background(), 2*time.Second, 20*time.Millisecond, gone) == nil {
+		return nil
+	}
+	left, _ := netnsutil.Pids(ns)
+	for _, p := range left {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
+	return nil
+}
+
+// Labs finds every lab by the marks of its namespaces; namespaces without
+// cnperf's mark are not listed.
+func (Driver) Labs() ([]lab.Info, error) {
+	nss, err := netnsutil.List(lab.Prefix)
+	if err != nil {
+		return nil, err
+	}
+	byLab := map[string]*lab.Info{}
+	var order []string
+	for _, ns := range nss {
+		m, ok := readMark(ns)
+		if !ok || !strings.HasPrefix(ns, lab.Prefix+m.Lab+"-") {
+			continue
+		}
+		if byLab[m.Lab] == nil {
+			byLab[m.Lab] = &lab.Info{Name: m.Lab, Mode: m.Mode, Owner: m.Owner, OwnerText: m.Owner.String()}
+			order = append(order, m.Lab)
+		}
+		byLab[m.Lab].Namespaces = append(byLab[m.Lab].Namespaces, ns)
+	}
+	var out []lab.Info
+	for _, name := range order {
+		out = append(out, *byLab[name])
+	}
+	return out, nil
+}
+
+// namespaces lists the namespaces of one lab: those named for it that
+// carry its mark. A namespace that only looks like the lab's by name (a
+// user's cnperf-dev-1) is not cnperf's and is left alone. The '-' after the
+// lab name keeps lab "a" from matching lab "a_b".
+func namespaces(name string) ([]string, error) {
+	nss, err := netnsutil.List(lab.Prefix + name + "-")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, ns := range nss {
+		if m, ok := readMark(ns); ok && m.Lab == name {
+			out = append(out, ns)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,56 @@
+package lab
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// StateRoot holds the modes' own files, per lab and mode
+// (StateRoot/LAB/MODE): Open vSwitch's databases, sockets and logs.
+const StateRoot = "/run/cnperf/state"
+
+// legacyStateRoots held modes' files, per lab, in earlier versions
+// (/run/cnperf/ovs/LAB): Down and Clean remove a lab's there too.
+var legacyStateRoots = []string{"/run/cnperf/ovs"}
+
+// makeStateDir creates a mode's directory of a lab.
+func makeStateDir(lab, mode string) (string, error) {
+	if ValidName(lab) != nil || mode == "" || mode != filepath.Base(mode) {
+		return "", fmt.Errorf("state directory for lab %q, mode %q: bad name", lab, mode)
+	}
+	dir := filepath.Join(StateRoot, lab, mode)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("state directory: %w", err)
+	}
+	return dir, nil
+}
+
+// removeState removes a lab's state directory (the daemons that used it
+// are gone with the lab's processes) and the roots once empty.
+func removeState(lab string) error {
+	var errs []error
+	for _, root := range append([]string{StateRoot}, legacyStateRoots...) {
+		if err := os.RemoveAll(filepath.Join(root, lab)); err != nil {
+			errs = append(errs, fmt.Errorf("remove state of lab %s: %w", lab, err))
+		}
+		_ = os.Remove(root)
+	}
+	_ = os.Remove(filepath.Dir(StateRoot)) // /run/cnperf, once empty
+	return errors.Join(errs...)
+}
+
+// stateLabs lists the labs that have a state directory.
+func stateLabs() []string {
+	var labs []string
+	for _, root := range append([]string{StateRoot}, legacyStateRoots...) {
+		entries, _ := os.ReadDir(root)
+		for _, e := range entries {
+			if e.IsDir() {
+				labs = append(labs, e.Name())
+			}
+		}
+	}
+	return labs
+}

@@ -1,0 +1,111 @@
+package lab
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/cnperf/cnperf/internal/record"
+)
+
+// The topology types, as the lab's record stores them.
+type (
+	Topology     = record.Topology
+	HostSpec     = record.HostSpec
+	EndpointSpec = record.EndpointSpec
+)
+
+// SwitchHost names a lab's underlay namespace (cnperf-LAB-net): no host
+// may take it.
+const SwitchHost = "net"
+
+var (
+	hostRE = regexp.MustCompile(`^[a-z][a-z0-9]{0,9}$`)
+	roleRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,19}$`)
+)
+
+// ClientServers is the topology of a client and its servers: the first
+// host is the client, outside the cluster (with peers, an endpoint in the
+// cluster too), and every other host carries one endpoint; each endpoint's
+// role is its host's name. `cnperf lab up --hosts` builds this.
+func ClientServers(hosts []string, peers bool) Topology {
+	var t Topology
+	for i, h := range hosts {
+		spec := HostSpec{Name: h}
+		if i > 0 || peers {
+			spec.Endpoints = []EndpointSpec{{Role: h}}
+		}
+		t.Hosts = append(t.Hosts, spec)
+	}
+	return t
+}
+
+// checkTopology refuses a topology no driver can build (bad or repeated
+// names, no endpoint) and one the mode cannot build yet: the modes build
+// one endpoint per host.
+func checkTopology(t Topology, mode string) error {
+	if len(t.Hosts) == 0 {
+		return errors.New("lab: no hosts: need a client host and at least one server host")
+	}
+	hosts := map[string]bool{SwitchHost: true}
+	roles := map[string]bool{}
+	endpoints := 0
+	for _, h := range t.Hosts {
+		if !hostRE.MatchString(h.Name) || hosts[h.Name] {
+			return fmt.Errorf("lab: bad or repeated host name %q", h.Name)
+		}
+		hosts[h.Name] = true
+		var names []string
+		for _, e := range h.Endpoints {
+			if !roleRE.MatchString(e.Role) || roles[e.Role] {
+				return fmt.Errorf("lab: host %s: bad or repeated role %q (1-20 of a-z, 0-9 and _, starting with a letter)", h.Name, e.Role)
+			}
+			roles[e.Role] = true
+			names = append(names, e.Role)
+		}
+		if len(h.Endpoints) > 1 {
+			return fmt.Errorf("lab: host %s has %d endpoints (%s); mode %s builds one endpoint per host", h.Name, len(h.Endpoints), strings.Join(names, ", "), mode)
+		}
+		endpoints += len(h.Endpoints)
+	}
+	if endpoints == 0 {
+		return errors.New("lab: no host carries an endpoint: need a client host and at least one server host")
+	}
+	return nil
+}
+
+// assignRoles gives each endpoint the mode built the role the topology
+// asked for on its host, and checks that the mode built what was asked.
+func assignRoles(l *Lab) error {
+	want := map[string][]EndpointSpec{}
+	n := 0
+	for _, h := range l.Topology.Hosts {
+		want[h.Name] = h.Endpoints
+		n += len(h.Endpoints)
+	}
+	if len(l.Endpoints) != n {
+		return fmt.Errorf("mode %s built %d endpoints, the topology asks for %d", l.Mode, len(l.Endpoints), n)
+	}
+	used := map[string]int{}
+	for i := range l.Endpoints {
+		ep := &l.Endpoints[i]
+		specs := want[ep.Host]
+		if used[ep.Host] >= len(specs) {
+			return fmt.Errorf("mode %s built more endpoints on host %q than the topology's %d", l.Mode, ep.Host, len(specs))
+		}
+		ep.Role = specs[used[ep.Host]].Role
+		used[ep.Host]++
+	}
+	return nil
+}
+
+// cloneTopology copies t, so that the record does not share the caller's
+// slices.
+func cloneTopology(t Topology) Topology {
+	var c Topology
+	for _, h := range t.Hosts {
+		c.Hosts = append(c.Hosts, HostSpec{Name: h.Name, Endpoints: append([]EndpointSpec(nil), h.Endpoints...)})
+	}
+	return c
+}
