@@ -63,8 +63,9 @@ type DriverRow struct {
 	Ratio float64
 }
 
-// pingPongHeadline is the summary table's columns (WriteTable), the values
-// read from ModeRow so both tables show the very same numbers.
+// pingPongHeadline is the summary table's columns (WriteTable): ping-pong's
+// metrics as its descriptor names them, the values read from ModeRow so
+// both tables show the very same numbers.
 type pingPongHeadline struct {
 	key, title, unit, short string
 	higher                  bool
@@ -72,12 +73,19 @@ type pingPongHeadline struct {
 }
 
 func pingPongHeadlines() []pingPongHeadline {
-	return []pingPongHeadline{
-		{"transfer", "Transfer rate, median", "MB/s", "transfer MB/s", true, func(r ModeRow) float64 { return r.TransferMBs }},
-		{"latency", "Latency ping→pong, median", "ms", "ping->pong ms", false, func(r ModeRow) float64 { return r.InnerMS }},
-		{"outer", "Siege latency, median", "ms", "siege ms", false, func(r ModeRow) float64 { return r.LatencyMS }},
-		{"cell_rps", "Requests per second, median over cells", "req/s", "req/s", true, func(r ModeRow) float64 { return r.RPS }},
+	values := map[string]func(ModeRow) float64{
+		"transfer": func(r ModeRow) float64 { return r.TransferMBs },
+		"latency":  func(r ModeRow) float64 { return r.InnerMS },
+		"outer":    func(r ModeRow) float64 { return r.LatencyMS },
+		"cell_rps": func(r ModeRow) float64 { return r.RPS },
 	}
+	var out []pingPongHeadline
+	for _, m := range registry.PingPong().Metrics() {
+		if v, ok := values[m.Key]; ok {
+			out = append(out, pingPongHeadline{m.Key, m.Title, m.Unit, m.Short, m.HigherIsBetter, v})
+		}
+	}
+	return out
 }
 
 // PingPongDrivers compares each pair's two keys on the summary's headline

@@ -1,6 +1,11 @@
 package record
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/cnperf/cnperf/internal/workload"
+)
 
 // Record is one line a test's client printed, as the runner stores it in
 // samples.jsonl: the line itself in Data, untouched, wrapped with where and
@@ -38,4 +43,31 @@ type Cost struct {
 	Seconds  float64           `json:"seconds"` // the cell's wall time
 	Client   Usage             `json:"client"`
 	Server   Usage             `json:"server"` // CPU over the cell; memory: the server's peak so far
+}
+
+// Wrap turns one envelope line a client printed into a Record of case c,
+// the line kept whole as its Data; the runner adds mode, cell and
+// repetition. An end line is stored as KindTotal, the word runs have
+// always stored.
+func Wrap(c workload.Case, line []byte) (Record, error) {
+	env, err := workload.Decode(line)
+	if err != nil {
+		return Record{}, fmt.Errorf("client printed a line that is not a JSON envelope (%v): %q", err, truncate(line))
+	}
+	if env.Workload != c.Test.Workload {
+		return Record{}, fmt.Errorf("client printed a %q record in a %s test", env.Workload, c.Test.Workload)
+	}
+	kind := env.Kind
+	if kind == workload.KindEnd {
+		kind = KindTotal
+	}
+	return Record{Workload: c.Test.Workload, Kind: kind, Case: c.Label, Test: c.Index, Param: c.Param, Value: c.Value,
+		Data: append([]byte(nil), line...)}, nil
+}
+
+func truncate(b []byte) string {
+	if len(b) > 80 {
+		return string(b[:80]) + "..."
+	}
+	return string(b)
 }

@@ -178,7 +178,7 @@ func (t *socketTests) runCell(ctx context.Context, e *env, u int, cell *record.C
 	out := &lineWriter{fn: func(line []byte) {
 		mu.Lock()
 		defer mu.Unlock()
-		rec, err := wrapLine(c, line)
+		rec, err := record.Wrap(c, line)
 		if err != nil {
 			if badLine == nil {
 				badLine = err

@@ -1,4 +1,4 @@
-package run
+package record
 
 import (
 	"strings"
@@ -7,7 +7,7 @@ import (
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
-func TestWrapLine(t *testing.T) {
+func TestWrap(t *testing.T) {
 	c := workload.Case{Test: workload.Test{Workload: "stream"}, Label: "stream", Index: 2}
 	rr := workload.Case{Test: workload.Test{Workload: "rr"}}
 	tests := []struct {
@@ -29,7 +29,7 @@ func TestWrapLine(t *testing.T) {
 		{c, `{"workload":"rr","kind":"end","type":"result"}`, "", `"rr" record in a stream test`},
 	}
 	for _, tc := range tests {
-		r, err := wrapLine(tc.c, []byte(tc.line))
+		r, err := Wrap(tc.c, []byte(tc.line))
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%s: err %v, want %q", tc.line, err, tc.err)
@@ -40,7 +40,7 @@ func TestWrapLine(t *testing.T) {
 			t.Errorf("%s: %+v, %v; want kind %s", tc.line, r, err, tc.kind)
 		}
 	}
-	r, _ := wrapLine(c, []byte(`{"workload":"stream","kind":"end","duration_s":1}`))
+	r, _ := Wrap(c, []byte(`{"workload":"stream","kind":"end","duration_s":1}`))
 	if r.Test != 2 || r.Case != "stream" {
 		t.Errorf("record does not carry its case: %+v", r)
 	}

@@ -1,0 +1,285 @@
+package registry_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cnperf/cnperf/internal/analysis"
+	"github.com/cnperf/cnperf/internal/record"
+	"github.com/cnperf/cnperf/internal/spec"
+	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/registry"
+)
+
+// echo is a tiny socket workload written the way a real one is, in this
+// file only: a UDP server echoes datagrams, the client sends count of them
+// and counts the echoes. Nothing else in cnperf knows of it.
+type echo struct{}
+
+type echoTotal struct {
+	Sent   int64   `json:"sent"`
+	Echoed int64   `json:"echoed"`
+	Bytes  int64   `json:"bytes"`
+	PerSec float64 `json:"echoes_per_s"`
+}
+
+func (echo) Name() string     { return "echo" }
+func (echo) Headline() string { return "echoes_per_s" }
+func (echo) Metrics() []workload.Metric {
+	return []workload.Metric{
+		{Key: "echoes_per_s", Title: "Echoes", Unit: "1/s", HigherIsBetter: true, Short: "echoes/s"},
+		{Key: "unechoed", Title: "Not echoed", Unit: "datagrams", Short: "unechoed"},
+	}
+}
+func (echo) Server() workload.Server {
+	return workload.Server{Role: "echo-server", Port: 5299, Protocols: []string{"udp"}, Args: []string{"serve", "echo", "--listen", ":5299"}}
+}
+func (echo) Params() []string    { return []string{"length", "count"} }
+func (echo) Sweepable() []string { return []string{"length"} }
+func (echo) Protocols() []string { return nil }
+func (echo) Flags() map[string]string {
+	return map[string]string{"--size": "length", "--count": "count"}
+}
+func (echo) ServeCommand(workload.Console) *cobra.Command { return &cobra.Command{Use: "echo"} }
+
+func (echo) Check(t workload.Test, _ int64) error {
+	if err := workload.Size("length", t.Length, 1, 1400, "echo datagram"); err != nil {
+		return err
+	}
+	if t.Count > 10_000 {
+		return fmt.Errorf("--count %d: at most 10000", t.Count) // the client's words: renamed by Flags
+	}
+	return nil
+}
+
+func (echo) ClientFlags(t workload.Test) []string {
+	return []string{"--size", fmt.Sprint(max(t.Length, 64)), "--count", fmt.Sprint(t.Count)}
+}
+
+func (echo) Total(payload json.RawMessage) (workload.Total, error) {
+	r, err := workload.Value[echoTotal](payload)
+	if err != nil {
+		return workload.Total{}, err
+	}
+	return workload.Total{Protocol: "udp", Values: map[string]float64{"echoes_per_s": r.PerSec, "unechoed": float64(r.Sent - r.Echoed)},
+		Moved: r.Bytes}, nil
+}
+
+// ClientCommand is `cnperf echo --server H:P --json --time T --interval I
+// --size N --count N`: it prints a start and an end envelope.
+func (echo) ClientCommand(con workload.Console) *cobra.Command {
+	var server string
+	var size, count int
+	var asJSON bool
+	var d, iv time.Duration
+	cmd := &cobra.Command{Use: "echo", Args: cobra.NoArgs, RunE: func(cmd *cobra.Command, _ []string) error {
+		env := workload.NewPrinter(con.Stdout, "echo")
+		if err := env.Print(workload.KindStart, workload.StartOf(cmd, server)); err != nil {
+			return err
+		}
+		conn, err := net.Dial("udp", server)
+		if err != nil {
+			return workload.Fail(err)
+		}
+		defer conn.Close()
+		start := time.Now()
+		buf := make([]byte, size)
+		var tot echoTotal
+		for range count {
+			if _, err := conn.Write(buf); err != nil {
+				return workload.Fail(err)
+			}
+			tot.Sent++
+			_ = conn.SetReadDeadline(time.Now().Add(time.Second))
+			if n, err := conn.Read(buf); err == nil {
+				tot.Echoed++
+				tot.Bytes += int64(n)
+			}
+		}
+		tot.PerSec = float64(tot.Echoed) / time.Since(start).Seconds()
+		return env.Print(workload.KindEnd, tot)
+	}}
+	f := cmd.Flags()
+	f.StringVar(&server, "server", "", "")
+	f.BoolVar(&asJSON, "json", false, "")
+	f.DurationVar(&d, "time", 0, "")
+	f.DurationVar(&iv, "interval", 0, "")
+	f.IntVar(&size, "size", 64, "")
+	f.IntVar(&count, "count", 1, "")
+	return cmd
+}
+
+// echoServer echoes every datagram on a loopback port until ctx ends.
+func echoServer(t *testing.T, ctx context.Context) string {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		<-ctx.Done()
+		pc.Close()
+	}()
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			_, _ = pc.WriteTo(buf[:n], from)
+		}
+	}()
+	return pc.LocalAddr().String()
+}
+
+// TestEchoWorkload adds a workload with its package (this file) and one
+// line in the registry's list (Add), and nothing else: a spec's test of it
+// validates in the spec's words, its client's lines are stored as a run
+// stores them, and analysis reads its values and the cost per GB.
+func TestEchoWorkload(t *testing.T) {
+	if _, ok := registry.Lookup("echo"); ok {
+		t.Fatal("echo is registered before the test adds it")
+	}
+	t.Cleanup(registry.Add(echo{}))
+
+	// The spec: its test validates, and bad values are named as the spec
+	// writes them.
+	s, err := spec.Parse(strings.NewReader("name: e\nmodes: [bare, bridge]\ntests:\n  - {workload: echo, count: 200, repetitions: 2, sweep: {param: length, values: ['64', '512']}}\n"), "echo.yaml")
+	if err != nil {
+		t.Fatalf("a spec with an echo test: %v", err)
+	}
+	cases, err := s.Cases()
+	if err != nil || len(cases) != 2 || cases[1].Label != "echo length=512" {
+		t.Fatalf("cases: %+v, %v", cases, err)
+	}
+	for _, bad := range []struct{ yaml, want string }{
+		{"{workload: echo, length: 2000}", "tests[0].length: 2000 is above the largest echo datagram (1400)"},
+		{"{workload: echo, count: 20000}", "tests[0].count: 20000: at most 10000"},
+		{"{workload: echo, request: 10}", "tests[0].request: not a parameter of echo (it has length, count)"},
+		{"{workload: echo, sweep: {param: count, values: ['1']}}", `tests[0].sweep.param: "count": echo sweeps length`},
+		{"{workload: echoes}", `tests[0].workload: "echoes" is not a workload (known: stream, rr, jitter, datagram, echo)`},
+	} {
+		_, err := spec.Parse(strings.NewReader("name: e\nmodes: [bare]\ntests:\n  - "+bad.yaml+"\n"), "bad.yaml")
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s: %v, want %q", bad.yaml, err, bad.want)
+		}
+	}
+
+	// The run: the client each case's arguments make, against an echo
+	// server, its lines stored with a cost line per cell.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr := echoServer(t, ctx)
+	host, _, _ := net.SplitHostPort(addr)
+	dir := t.TempDir()
+	run, err := record.Create(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell := 0
+	for _, mode := range []string{"bare", "bridge"} {
+		for _, c := range cases {
+			args := c.ClientArgs(host)
+			if args[0] != "echo" || args[2] != host+":5299" {
+				t.Fatalf("client arguments %q", args)
+			}
+			args[2] = addr // the test's server listens on a port of its own
+			var out bytes.Buffer
+			cmd := c.Workload().ClientCommand(workload.Console{Stdout: &out})
+			cmd.SetArgs(args[1:])
+			if err := cmd.Execute(); err != nil {
+				t.Fatalf("echo client %q: %v", args, err)
+			}
+			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+			if len(lines) != 2 {
+				t.Fatalf("client printed %d lines, want start and end:\n%s", len(lines), out.String())
+			}
+			for _, line := range lines {
+				rec, err := record.Wrap(c, []byte(line))
+				if err != nil {
+					t.Fatal(err)
+				}
+				rec.Mode, rec.Cell = mode, cell
+				if err := run.Append(rec); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cpu := 0.5 // seconds per cell, each side: the bridge costs twice
+			if mode == "bridge" {
+				cpu = 1
+			}
+			if err := run.Append(record.Cost{Workload: "cost", Test: "echo", Mode: mode, Cell: cell, Case: c.Label,
+				Client: record.Usage{CPUSeconds: cpu}, Server: record.Usage{CPUSeconds: cpu}}); err != nil {
+				t.Fatal(err)
+			}
+			cell++
+		}
+	}
+	if err := run.WriteMeta(map[string]any{"spec": s}); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The report's reading: the records come back, analysis makes values.
+	rd, err := record.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	socks, rep, err := rd.Sockets()
+	if err != nil || rep.Skipped != 0 || len(socks.Records) != 8 || len(socks.Costs) != 4 {
+		t.Fatalf("stored: %d records, %d costs, %+v, %v", len(socks.Records), len(socks.Costs), rep, err)
+	}
+	obs := analysis.SocketObservations(socks.Records, socks.Costs, nil, nil, func(m string) string { return m })
+	if len(obs) != 4 {
+		t.Fatalf("%d observations, want one per cell", len(obs))
+	}
+	got := analysis.SocketCases(obs, []string{"bare", "bridge"}, "bare", 1)
+	if len(got) != 2 || got[1].Label != "echo length=512" || got[1].Protocol != "udp" {
+		t.Fatalf("cases: %+v", got)
+	}
+	c := got[1]
+	if m, ok := c.Headline(); !ok || m.Key != "echoes_per_s" || !m.HigherIsBetter {
+		t.Errorf("headline %+v, %v", m, ok)
+	}
+	keys := map[string]bool{}
+	for _, m := range c.Metrics {
+		keys[m.Key] = true
+	}
+	for _, k := range []string{"echoes_per_s", "unechoed", "client_cpu", "cpu_per_gb"} {
+		if !keys[k] {
+			t.Errorf("case lacks metric %s: %+v", k, c.Metrics)
+		}
+	}
+	for _, row := range c.Rows {
+		st := row.Stats["echoes_per_s"]
+		if st.N != 1 || !(st.Mean.Value > 0) || row.Stats["unechoed"].Mean.Value != 0 {
+			t.Errorf("%s: echoes/s %+v, unechoed %+v", row.Series, st, row.Stats["unechoed"])
+		}
+		// 200 echoes of 512 bytes in one cell, 1 or 2 CPU seconds.
+		want := 1.0 / (200 * 512 / 1e9)
+		if row.Series == "bridge" {
+			want *= 2
+		}
+		if g := row.Stats["cpu_per_gb"].Mean.Value; g < want*0.999 || g > want*1.001 {
+			t.Errorf("%s: CPU per GB %v, want %v", row.Series, g, want)
+		}
+	}
+	var table bytes.Buffer
+	if err := analysis.WriteSocketTables(&table, got, "bare"); err != nil || !strings.Contains(table.String(), "echoes/s") {
+		t.Errorf("table: %v\n%s", err, table.String())
+	}
+	if errors.Is(ctx.Err(), context.Canceled) {
+		t.Fatal("server stopped early")
+	}
+}

@@ -1,0 +1,12 @@
+package registry
+
+import "github.com/cnperf/cnperf/internal/workload"
+
+// Add appends w to the list, as its one line in sockets would, until the
+// returned function restores the list: for tests that add a workload.
+func Add(w workload.Socket) (restore func()) {
+	saved := sockets
+	sockets = append(workload.Set(nil), sockets...)
+	sockets = append(sockets, w)
+	return func() { sockets = saved }
+}
