@@ -194,7 +194,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if err != nil {
 			return finish(fmt.Errorf("mode %s: %w", instanceName(key, inst), err))
 		}
-		mm := record.ModeMeta{Mode: key, Instance: inst, Driver: driver, Summary: m.Summary(), Lab: &e.lab.Lab, Conditions: pl.Conditions}
+		mm := record.ModeMeta{Mode: key, Setup: name, Instance: inst, Driver: driver, Summary: m.Summary(), Lab: &e.lab.Lab, Conditions: pl.Conditions}
 		first := e.lab.Hosts[0].NS
 		nss, _ := netnsutil.List(lab.Prefix + e.lab.Name + "-")
 		if e.lab.Local {
