@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/cnperf/cnperf/internal/analysis"
+	"github.com/cnperf/cnperf/internal/workload"
 
 	"github.com/cnperf/cnperf/internal/record"
 )
@@ -20,6 +21,18 @@ type Run struct {
 	Samples []record.Sample
 	CPU     []record.CPUSample // the machine's CPU per second while measuring
 	Sockets record.Sockets     // socket tests' records and costs
+}
+
+// measured counts a run's socket records that carry measurements: a
+// client's start line says what it was asked to do, not what it measured.
+func measured(recs []record.Record) int {
+	n := 0
+	for _, r := range recs {
+		if r.Kind != workload.KindStart {
+			n++
+		}
+	}
+	return n
 }
 
 // Socket reports whether the run measured socket tests.

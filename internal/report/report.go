@@ -144,7 +144,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 	if !pingPong {
 		r.Data = Data{Generated: r.Generated, Reference: r.Reference}
 		for _, run := range r.Runs {
-			r.Data.Runs = append(r.Data.Runs, DataRun{Dir: run.Dir, Label: run.Label, Status: run.Meta.Status, Modes: run.Meta.SeriesKeys(), Samples: len(run.Sockets.Records)})
+			r.Data.Runs = append(r.Data.Runs, DataRun{Dir: run.Dir, Label: run.Label, Status: run.Meta.Status, Modes: run.Meta.SeriesKeys(), Samples: measured(run.Sockets.Records)})
 		}
 	}
 	r.Data.Sockets = socketData(r.socketCases)
