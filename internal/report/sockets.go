@@ -7,6 +7,8 @@ import (
 
 	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/report/figure"
+	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/registry"
 )
 
 // addSockets adds the socket tests' figures and tables: per test, bar
@@ -108,13 +110,17 @@ func (r *Report) addSockets(cases []analysis.SocketCase, series []string, o Opti
 
 // paramLabel names a swept parameter on an axis, with its unit.
 func paramLabel(c analysis.SocketCase) string {
+	if w, ok := registry.Lookup(c.Workload); ok {
+		if pt, ok := w.(workload.ParamTitler); ok {
+			if title := pt.ParamTitle(c.Param, c.Protocol); title != "" {
+				return title
+			}
+		}
+	}
 	switch c.Param {
 	case "":
 		return ""
 	case "length":
-		if c.Workload == "stream" && c.Protocol == "tcp" {
-			return "Write size (bytes)"
-		}
 		return "Datagram size (bytes)"
 	case "parallel":
 		return "Parallel streams"

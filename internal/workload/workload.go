@@ -75,6 +75,14 @@ type Socket interface {
 	ServeCommand(Console) *cobra.Command
 }
 
+// ParamTitler is a Socket that names a parameter on a figure's axis its own
+// way (stream's length over TCP is a write size, not a datagram's).
+type ParamTitler interface {
+	// ParamTitle is the axis title for param under protocol, "" for the
+	// usual one.
+	ParamTitle(param, protocol string) string
+}
+
 // Total is what analysis takes from a test's total record.
 type Total struct {
 	Protocol string             // tcp, udp, crr...: shown beside the case

@@ -95,3 +95,12 @@ func (descriptor) Total(payload json.RawMessage) (workload.Total, error) {
 
 func (descriptor) ClientCommand(c workload.Console) *cobra.Command { return clientCommand(c) }
 func (descriptor) ServeCommand(c workload.Console) *cobra.Command  { return serveCommand(c) }
+
+// ParamTitle: over TCP, length is the size of each write; over UDP, a
+// datagram's, as for every other workload.
+func (descriptor) ParamTitle(param, protocol string) string {
+	if param == "length" && protocol != "udp" {
+		return "Write size (bytes)"
+	}
+	return ""
+}
