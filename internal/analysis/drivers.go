@@ -1,8 +1,6 @@
 package analysis
 
 import (
-	"fmt"
-	"io"
 	"math"
 	"strings"
 
@@ -176,41 +174,6 @@ func SocketDrivers(cases []SocketCase, pairs []DriverPair) []DriverRow {
 	return out
 }
 
-// WriteDriverTable prints the rows as one fixed-width table per pair of
-// drivers, one line per mode and metric, headed by a line naming the
-// drivers. It writes nothing for no rows, so a caller can call it after
-// any summary; otherwise a blank line separates it from what came before.
-func WriteDriverTable(w io.Writer, rows []DriverRow) error {
-	var sb strings.Builder
-	for _, g := range GroupByDrivers(rows) {
-		base, other := g[0].Base, g[0].Other
-		x := other + "/" + base
-		fmt.Fprintf(&sb, "\ndrivers: each mode on %s against %s (%s near 1: the same datapath)\n", other, base, x)
-		withCase := false
-		for _, r := range g {
-			withCase = withCase || r.Case != ""
-		}
-		head, labels := []string{"mode", "metric", base, other, x}, 2
-		if withCase {
-			head, labels = append([]string{"test"}, head...), 3
-		}
-		table := [][]string{head}
-		for _, r := range g {
-			row := []string{r.Mode, r.Short, sig(r.BaseValue, driverPrec(r.Metric, r.BaseValue)),
-				sig(r.OtherValue, driverPrec(r.Metric, r.OtherValue)), sig(r.Ratio, 2)}
-			if withCase {
-				row = append([]string{r.Case}, row...)
-			}
-			table = append(table, row)
-		}
-		writeAlignedLeft(&sb, table, labels)
-	}
-	if _, err := io.WriteString(w, sb.String()); err != nil {
-		return fmt.Errorf("write driver table: %w", err)
-	}
-	return nil
-}
-
 // GroupByDrivers splits rows by their pair of drivers, in first-seen
 // order: each pair gets its own table, since its columns name the drivers.
 func GroupByDrivers(rows []DriverRow) [][]DriverRow {
@@ -227,20 +190,4 @@ func GroupByDrivers(rows []DriverRow) [][]DriverRow {
 		groups[i] = append(groups[i], r)
 	}
 	return groups
-}
-
-// driverPrec shows ping-pong metrics with at least WriteTable's decimals
-// (sig adds digits to small values alike), so the two tables of `cnperf
-// summary` agree digit for digit, and socket metrics with about three
-// significant digits, as WriteSocketTables does.
-func driverPrec(metric string, v float64) int {
-	switch metric {
-	case "transfer":
-		return 1
-	case "latency", "outer":
-		return 3
-	case "cell_rps":
-		return 0
-	}
-	return prec(v)
 }

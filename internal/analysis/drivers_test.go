@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/analysis"
+	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
@@ -221,7 +222,7 @@ jitter  host  jitter ms  0.0123  0.0246          2.00
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var sb strings.Builder
-			if err := analysis.WriteDriverTable(&sb, tc.rows); err != nil {
+			if err := report.WriteDriverTable(&sb, tc.rows); err != nil {
 				t.Fatal(err)
 			}
 			if sb.String() != tc.want {
@@ -229,7 +230,7 @@ jitter  host  jitter ms  0.0123  0.0246          2.00
 			}
 		})
 	}
-	err := analysis.WriteDriverTable(failWriter{}, pp)
+	err := report.WriteDriverTable(failWriter{}, pp)
 	if err == nil || !strings.Contains(err.Error(), "write driver table") || !strings.Contains(err.Error(), "disk full") {
 		t.Errorf("error = %v, want it wrapped with context", err)
 	}

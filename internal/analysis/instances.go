@@ -1,11 +1,8 @@
 package analysis
 
 import (
-	"fmt"
-	"io"
 	"math"
 	"slices"
-	"text/tabwriter"
 
 	"github.com/cnperf/cnperf/internal/analysis/stats"
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
@@ -92,32 +89,4 @@ func InstanceSpread(samples []pingpong.Sample, cells map[int]CellUnit, modes []s
 		rows = append(rows, row)
 	}
 	return rows
-}
-
-// WriteInstanceTable prints each mode's transfer ratio per lab instance
-// and their spread; nothing when the run had one instance.
-func WriteInstanceTable(w io.Writer, rows []InstanceRow) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "transfer rate against the reference per lab instance (median over like chunks)")
-	head := "mode\t"
-	for i := range rows[0].Ratios {
-		head += fmt.Sprintf("instance %d\t", i)
-	}
-	fmt.Fprintln(tw, head+"spread\t")
-	for _, r := range rows {
-		line := r.Mode + "\t"
-		for _, x := range r.Ratios {
-			line += num(x, 3) + "\t"
-		}
-		spread := "-"
-		if !math.IsNaN(r.Spread) {
-			spread = fmt.Sprintf("%.1f %%", 100*r.Spread)
-		}
-		fmt.Fprintln(tw, line+spread+"\t")
-	}
-	return tw.Flush()
 }

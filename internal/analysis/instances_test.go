@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
@@ -47,21 +46,5 @@ func TestInstanceSpread(t *testing.T) {
 	}
 	if InstanceSpread(samples, cells, []string{"a", "b"}, "a", 1) != nil {
 		t.Error("one instance has no spread to show")
-	}
-}
-
-func TestWriteInstanceTable(t *testing.T) {
-	var b strings.Builder
-	if err := WriteInstanceTable(&b, []InstanceRow{{Mode: "bridge", Ratios: []float64{0.8, 0.6667, math.NaN()}, Spread: 0.2}}); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"instance 2", "bridge", "0.800", "0.667", "20.0 %"} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("table lacks %q:\n%s", want, b.String())
-		}
-	}
-	b.Reset()
-	if err := WriteInstanceTable(&b, nil); err != nil || b.Len() != 0 {
-		t.Errorf("one instance printed %q", b.String())
 	}
 }

@@ -3,10 +3,7 @@
 package analysis
 
 import (
-	"fmt"
-	"io"
 	"math"
-	"strings"
 
 	"github.com/cnperf/cnperf/internal/analysis/stats"
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
@@ -142,45 +139,4 @@ func (p PingPongSet) Rows(reference string) []ModeRow {
 		rows = append(rows, r)
 	}
 	return rows
-}
-
-// WriteTable prints the rows as a fixed-width table.
-func WriteTable(w io.Writer, rows []ModeRow, reference string) error {
-	x := "x" + reference
-	if reference == "" {
-		x = "ratio"
-	}
-	head := []string{"mode", "samples", "failed", "transfer MB/s", x, "ping->pong ms", x, "siege ms", x, "req/s", x}
-	table := [][]string{head}
-	for _, r := range rows {
-		table = append(table, []string{r.Mode, fmt.Sprint(r.Samples), fmt.Sprint(r.Failed),
-			sig(r.TransferMBs, 1), sig(r.TransferRatio, 2), sig(r.InnerMS, 3), sig(r.InnerRatio, 2),
-			sig(r.LatencyMS, 3), sig(r.LatencyRatio, 2), sig(r.RPS, 0), sig(r.RPSRatio, 2)})
-	}
-	widths := make([]int, len(head))
-	for _, row := range table {
-		for i, c := range row {
-			widths[i] = max(widths[i], len(c))
-		}
-	}
-	var sb strings.Builder
-	for _, row := range table {
-		for i, c := range row {
-			if i == 0 {
-				fmt.Fprintf(&sb, "%-*s", widths[i], c)
-			} else {
-				fmt.Fprintf(&sb, "  %*s", widths[i], c)
-			}
-		}
-		sb.WriteString("\n")
-	}
-	_, err := io.WriteString(w, sb.String())
-	return err
-}
-
-func num(v float64, prec int) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "-"
-	}
-	return fmt.Sprintf("%.*f", prec, v)
 }

@@ -1,14 +1,10 @@
 package analysis
 
 import (
-	"fmt"
-	"io"
 	"maps"
 	"math"
 	"slices"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/cnperf/cnperf/internal/analysis/stats"
 	"github.com/cnperf/cnperf/internal/cost"
@@ -263,96 +259,4 @@ func (c SocketCase) SummaryMetrics() []SocketMetric {
 		out = append(out, m)
 	}
 	return out
-}
-
-// WriteSocketTables prints one table per case: per series the mean ± SD
-// over repetitions of each summary metric, and its change against ref.
-func WriteSocketTables(w io.Writer, cases []SocketCase, ref string) error {
-	var sb strings.Builder
-	for i, c := range cases {
-		if i > 0 {
-			sb.WriteString("\n")
-		}
-		ms := c.SummaryMetrics()
-		reps := 0
-		for _, r := range c.Rows {
-			reps = max(reps, r.N)
-		}
-		fmt.Fprintf(&sb, "%s (%d repetition(s); mean ± SD", c.Label, reps)
-		if ref != "" {
-			fmt.Fprintf(&sb, ", %% against %s", ref)
-		}
-		sb.WriteString(")\n")
-		head := []string{"mode"}
-		for _, m := range ms {
-			head = append(head, m.Short)
-		}
-		table := [][]string{head}
-		for _, r := range c.Rows {
-			row := []string{r.Series}
-			for _, m := range ms {
-				st := r.Stats[m.Key]
-				cell := num(st.Mean.Value, prec(st.Mean.Value))
-				if !math.IsNaN(st.SD.Value) {
-					cell += " ±" + num(st.SD.Value, prec(st.SD.Value))
-				}
-				if st.Mean.Class != "ref" && !math.IsNaN(st.Mean.Percent) {
-					cell += fmt.Sprintf(" (%+.1f%%)", st.Mean.Percent)
-				}
-				row = append(row, cell)
-			}
-			table = append(table, row)
-		}
-		writeAligned(&sb, table)
-	}
-	_, err := io.WriteString(w, sb.String())
-	return err
-}
-
-// prec is the number of decimals that shows v with about three significant
-// digits (at most 9, so a tiny value cannot ask for hundreds).
-func prec(v float64) int {
-	a := math.Abs(v)
-	if math.IsNaN(a) || math.IsInf(a, 0) || a == 0 || a >= 100 {
-		return 0
-	}
-	return min(max(2-int(math.Floor(math.Log10(a))), 0), 9)
-}
-
-// sig formats v with at least minPrec decimals and as many more as two
-// significant digits need (at most 9): an imported run's 0.023 MB/s must not
-// print as 0.0. "-" for NaN and infinities.
-func sig(v float64, minPrec int) string {
-	d := minPrec
-	if a := math.Abs(v); a > 0 && !math.IsInf(a, 0) {
-		d = max(d, min(1-int(math.Floor(math.Log10(a))), 9))
-	}
-	return num(v, d)
-}
-
-func writeAligned(sb *strings.Builder, table [][]string) { writeAlignedLeft(sb, table, 1) }
-
-// writeAlignedLeft pads the table's columns to their widest cell: the first
-// left columns (labels) to the left, the rest (numbers) to the right.
-func writeAlignedLeft(sb *strings.Builder, table [][]string, left int) {
-	widths := make([]int, len(table[0]))
-	for _, row := range table {
-		for i, c := range row {
-			widths[i] = max(widths[i], utf8.RuneCountInString(c))
-		}
-	}
-	for _, row := range table {
-		for i, c := range row {
-			pad := widths[i] - utf8.RuneCountInString(c)
-			switch {
-			case i == 0:
-				sb.WriteString(c + strings.Repeat(" ", pad))
-			case i < left:
-				sb.WriteString("  " + c + strings.Repeat(" ", pad))
-			default:
-				sb.WriteString("  " + strings.Repeat(" ", pad) + c)
-			}
-		}
-		sb.WriteString("\n")
-	}
 }

@@ -168,7 +168,7 @@ func (r *Report) writeDriverSummary(w io.Writer) error {
 				return fmt.Errorf("driver summary of %s: %w", rd.label, err)
 			}
 		}
-		if err := analysis.WriteDriverTable(w, rd.rows); err != nil {
+		if err := WriteDriverTable(w, rd.rows); err != nil {
 			return fmt.Errorf("driver summary of %s: %w", rd.label, err)
 		}
 	}

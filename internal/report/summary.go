@@ -58,22 +58,22 @@ func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.
 			_, err := fmt.Fprintln(w, "no socket test finished in this run")
 			return err
 		}
-		if err := analysis.WriteSocketTables(w, cases, ref); err != nil {
+		if err := WriteSocketTables(w, cases, ref); err != nil {
 			return err
 		}
 		// A driver comparison adds docker against netns per mode.
-		return analysis.WriteDriverTable(w, DriverRows(runs[0], DefaultOptions().Same))
+		return WriteDriverTable(w, DriverRows(runs[0], DefaultOptions().Same))
 	}
 	keys := meta.SeriesKeys()
 	set := analysis.NewPingPongSet(samples, CellRates(*meta), keys)
-	if err := analysis.WriteTable(w, set.Rows(ref), ref); err != nil {
+	if err := WritePingPongTable(w, set.Rows(ref), ref); err != nil {
 		return err
 	}
 	// Several lab instances per mode: how far apart they ran.
 	spread := analysis.InstanceSpread(samples, CellUnits(*meta), keys, ref, meta.Spec.LabInstances())
-	if err := analysis.WriteInstanceTable(w, spread); err != nil {
+	if err := WriteInstanceTable(w, spread); err != nil {
 		return err
 	}
 	pairs := analysis.DriverPairs(keys, meta.SplitSeries)
-	return analysis.WriteDriverTable(w, analysis.PingPongDrivers(set, pairs))
+	return WriteDriverTable(w, analysis.PingPongDrivers(set, pairs))
 }

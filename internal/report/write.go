@@ -11,7 +11,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/report/export"
 )
@@ -169,7 +168,7 @@ func (r *Report) WriteTables(dir string) ([]string, error) {
 // transfer rate and latency with their ratios, and what was skipped.
 func (r *Report) WriteSummary(w io.Writer) {
 	if len(r.socketCases) > 0 {
-		_ = analysis.WriteSocketTables(w, r.socketCases, r.Reference)
+		_ = WriteSocketTables(w, r.socketCases, r.Reference)
 	}
 	if len(r.Data.Summary["transfer"]) > 0 {
 		r.writePingPongSummary(w)

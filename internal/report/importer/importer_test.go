@@ -15,6 +15,7 @@ import (
 	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/analysis/stats"
 	"github.com/cnperf/cnperf/internal/record"
+	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/report/export"
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
@@ -458,7 +459,7 @@ func TestWriteRun(t *testing.T) {
 		t.Errorf("summary rows %s", b)
 	}
 	var table bytes.Buffer
-	if err := analysis.WriteTable(&table, rows, meta.Spec.Reference); err != nil {
+	if err := report.WritePingPongTable(&table, rows, meta.Spec.Reference); err != nil {
 		t.Fatal(err)
 	}
 

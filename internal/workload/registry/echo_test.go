@@ -15,6 +15,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/record"
+	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/registry"
@@ -276,7 +277,7 @@ func TestEchoWorkload(t *testing.T) {
 		}
 	}
 	var table bytes.Buffer
-	if err := analysis.WriteSocketTables(&table, got, "bare"); err != nil || !strings.Contains(table.String(), "echoes/s") {
+	if err := report.WriteSocketTables(&table, got, "bare"); err != nil || !strings.Contains(table.String(), "echoes/s") {
 		t.Errorf("table: %v\n%s", err, table.String())
 	}
 	if errors.Is(ctx.Err(), context.Canceled) {

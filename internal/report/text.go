@@ -1,0 +1,227 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+	"unicode/utf8"
+
+	"github.com/cnperf/cnperf/internal/analysis"
+)
+
+// The run's tables as text, for `cnperf summary` and the end of `cnperf
+// run`: fixed-width columns a terminal shows aligned.
+
+// WritePingPongTable prints the rows as a fixed-width table.
+func WritePingPongTable(w io.Writer, rows []analysis.ModeRow, reference string) error {
+	x := "x" + reference
+	if reference == "" {
+		x = "ratio"
+	}
+	head := []string{"mode", "samples", "failed", "transfer MB/s", x, "ping->pong ms", x, "siege ms", x, "req/s", x}
+	table := [][]string{head}
+	for _, r := range rows {
+		table = append(table, []string{r.Mode, fmt.Sprint(r.Samples), fmt.Sprint(r.Failed),
+			textSig(r.TransferMBs, 1), textSig(r.TransferRatio, 2), textSig(r.InnerMS, 3), textSig(r.InnerRatio, 2),
+			textSig(r.LatencyMS, 3), textSig(r.LatencyRatio, 2), textSig(r.RPS, 0), textSig(r.RPSRatio, 2)})
+	}
+	widths := make([]int, len(head))
+	for _, row := range table {
+		for i, c := range row {
+			widths[i] = max(widths[i], len(c))
+		}
+	}
+	var sb strings.Builder
+	for _, row := range table {
+		for i, c := range row {
+			if i == 0 {
+				fmt.Fprintf(&sb, "%-*s", widths[i], c)
+			} else {
+				fmt.Fprintf(&sb, "  %*s", widths[i], c)
+			}
+		}
+		sb.WriteString("\n")
+	}
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
+
+func textNum(v float64, prec int) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "-"
+	}
+	return fmt.Sprintf("%.*f", prec, v)
+}
+
+// WriteInstanceTable prints each mode's transfer ratio per lab instance
+// and their spread; nothing when the run had one instance.
+func WriteInstanceTable(w io.Writer, rows []analysis.InstanceRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "transfer rate against the reference per lab instance (median over like chunks)")
+	head := "mode\t"
+	for i := range rows[0].Ratios {
+		head += fmt.Sprintf("instance %d\t", i)
+	}
+	fmt.Fprintln(tw, head+"spread\t")
+	for _, r := range rows {
+		line := r.Mode + "\t"
+		for _, x := range r.Ratios {
+			line += textNum(x, 3) + "\t"
+		}
+		spread := "-"
+		if !math.IsNaN(r.Spread) {
+			spread = fmt.Sprintf("%.1f %%", 100*r.Spread)
+		}
+		fmt.Fprintln(tw, line+spread+"\t")
+	}
+	return tw.Flush()
+}
+
+// WriteSocketTables prints one table per case: per series the mean ± SD
+// over repetitions of each summary metric, and its change against ref.
+func WriteSocketTables(w io.Writer, cases []analysis.SocketCase, ref string) error {
+	var sb strings.Builder
+	for i, c := range cases {
+		if i > 0 {
+			sb.WriteString("\n")
+		}
+		ms := c.SummaryMetrics()
+		reps := 0
+		for _, r := range c.Rows {
+			reps = max(reps, r.N)
+		}
+		fmt.Fprintf(&sb, "%s (%d repetition(s); mean ± SD", c.Label, reps)
+		if ref != "" {
+			fmt.Fprintf(&sb, ", %% against %s", ref)
+		}
+		sb.WriteString(")\n")
+		head := []string{"mode"}
+		for _, m := range ms {
+			head = append(head, m.Short)
+		}
+		table := [][]string{head}
+		for _, r := range c.Rows {
+			row := []string{r.Series}
+			for _, m := range ms {
+				st := r.Stats[m.Key]
+				cell := textNum(st.Mean.Value, textPrec(st.Mean.Value))
+				if !math.IsNaN(st.SD.Value) {
+					cell += " ±" + textNum(st.SD.Value, textPrec(st.SD.Value))
+				}
+				if st.Mean.Class != "ref" && !math.IsNaN(st.Mean.Percent) {
+					cell += fmt.Sprintf(" (%+.1f%%)", st.Mean.Percent)
+				}
+				row = append(row, cell)
+			}
+			table = append(table, row)
+		}
+		writeAligned(&sb, table)
+	}
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
+
+// textPrec is the number of decimals that shows v with about three significant
+// digits (at most 9, so a tiny value cannot ask for hundreds).
+func textPrec(v float64) int {
+	a := math.Abs(v)
+	if math.IsNaN(a) || math.IsInf(a, 0) || a == 0 || a >= 100 {
+		return 0
+	}
+	return min(max(2-int(math.Floor(math.Log10(a))), 0), 9)
+}
+
+// textSig formats v with at least minPrec decimals and as many more as two
+// significant digits need (at most 9): an imported run's 0.023 MB/s must not
+// print as 0.0. "-" for NaN and infinities.
+func textSig(v float64, minPrec int) string {
+	d := minPrec
+	if a := math.Abs(v); a > 0 && !math.IsInf(a, 0) {
+		d = max(d, min(1-int(math.Floor(math.Log10(a))), 9))
+	}
+	return textNum(v, d)
+}
+
+func writeAligned(sb *strings.Builder, table [][]string) { writeAlignedLeft(sb, table, 1) }
+
+// writeAlignedLeft pads the table's columns to their widest cell: the first
+// left columns (labels) to the left, the rest (numbers) to the right.
+func writeAlignedLeft(sb *strings.Builder, table [][]string, left int) {
+	widths := make([]int, len(table[0]))
+	for _, row := range table {
+		for i, c := range row {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, row := range table {
+		for i, c := range row {
+			pad := widths[i] - utf8.RuneCountInString(c)
+			switch {
+			case i == 0:
+				sb.WriteString(c + strings.Repeat(" ", pad))
+			case i < left:
+				sb.WriteString("  " + c + strings.Repeat(" ", pad))
+			default:
+				sb.WriteString("  " + strings.Repeat(" ", pad) + c)
+			}
+		}
+		sb.WriteString("\n")
+	}
+}
+
+// WriteDriverTable prints the rows as one fixed-width table per pair of
+// drivers, one line per mode and metric, headed by a line naming the
+// drivers. It writes nothing for no rows, so a caller can call it after
+// any summary; otherwise a blank line separates it from what came before.
+func WriteDriverTable(w io.Writer, rows []analysis.DriverRow) error {
+	var sb strings.Builder
+	for _, g := range analysis.GroupByDrivers(rows) {
+		base, other := g[0].Base, g[0].Other
+		x := other + "/" + base
+		fmt.Fprintf(&sb, "\ndrivers: each mode on %s against %s (%s near 1: the same datapath)\n", other, base, x)
+		withCase := false
+		for _, r := range g {
+			withCase = withCase || r.Case != ""
+		}
+		head, labels := []string{"mode", "metric", base, other, x}, 2
+		if withCase {
+			head, labels = append([]string{"test"}, head...), 3
+		}
+		table := [][]string{head}
+		for _, r := range g {
+			row := []string{r.Mode, r.Short, textSig(r.BaseValue, driverPrec(r.Metric, r.BaseValue)),
+				textSig(r.OtherValue, driverPrec(r.Metric, r.OtherValue)), textSig(r.Ratio, 2)}
+			if withCase {
+				row = append([]string{r.Case}, row...)
+			}
+			table = append(table, row)
+		}
+		writeAlignedLeft(&sb, table, labels)
+	}
+	if _, err := io.WriteString(w, sb.String()); err != nil {
+		return fmt.Errorf("write driver table: %w", err)
+	}
+	return nil
+}
+
+// driverPrec shows ping-pong metrics with at least WriteTable's decimals
+// (sig adds digits to small values alike), so the two tables of `cnperf
+// summary` agree digit for digit, and socket metrics with about three
+// significant digits, as WriteSocketTables does.
+func driverPrec(metric string, v float64) int {
+	switch metric {
+	case "transfer":
+		return 1
+	case "latency", "outer":
+		return 3
+	case "cell_rps":
+		return 0
+	}
+	return textPrec(v)
+}

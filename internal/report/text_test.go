@@ -1,0 +1,52 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/cnperf/cnperf/internal/analysis"
+	"github.com/cnperf/cnperf/internal/record"
+)
+
+func TestWriteInstanceTable(t *testing.T) {
+	var b strings.Builder
+	if err := WriteInstanceTable(&b, []analysis.InstanceRow{{Mode: "bridge", Ratios: []float64{0.8, 0.6667, math.NaN()}, Spread: 0.2}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"instance 2", "bridge", "0.800", "0.667", "20.0 %"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	if err := WriteInstanceTable(&b, nil); err != nil || b.Len() != 0 {
+		t.Errorf("one instance printed %q", b.String())
+	}
+}
+
+func TestWriteSocketTables(t *testing.T) {
+	total := func(mode string, cell int, mbps float64) record.Record {
+		data, err := json.Marshal(map[string]any{"workload": "stream", "protocol": "tcp", "duration_s": 10,
+			"receiver_bits_per_second": mbps * 1e6, "receiver_bytes": 1e9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return record.Record{Workload: "stream", Kind: record.KindTotal, Mode: mode, Cell: cell, Case: "stream", Data: data}
+	}
+	recs := []record.Record{total("bare", 0, 1000), total("overlay", 1, 600), total("bare", 2, 800), total("overlay", 3, 800)}
+	obs := analysis.SocketObservations(recs, nil, nil, nil, func(m string) string { return m })
+	cases := analysis.SocketCases(obs, []string{"bare", "overlay"}, "bare", 2)
+	var buf bytes.Buffer
+	if err := WriteSocketTables(&buf, cases, "bare"); err != nil {
+		t.Fatal(err)
+	}
+	// bare: 1000, 800 → mean 900, SD 141.42; overlay: 600, 800 → 700.
+	for _, want := range []string{"stream (2 repetition(s); mean ± SD, % against bare)", "900 ±141", "700 ±141 (-22.2%)"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, buf.String())
+		}
+	}
+}
