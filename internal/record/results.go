@@ -1,4 +1,9 @@
-// Package results stores a cnperf run on disk and reads it back.
+// Package record owns everything a run stores, so that whatever reads runs
+// (analysis, report, export, import) depends on it alone and on no code
+// that builds labs: the run's metadata with its labs, cells and the system
+// they ran on (meta.go, lab.go, system.go), ping-pong samples, socket
+// records and cost lines (sockets.go), the machine's CPU (cpu.go), and the
+// run directory itself, written and read back here.
 //
 // A run directory holds two files:
 //

@@ -1,5 +1,5 @@
-// Package runner carries out a spec: it builds one lab per mode side by
-// side, starts ping and pong in each, and runs the plan's cells interleaved
+// Package run carries out a spec: it builds one lab per series side by
+// side, starts the workload's servers in each, and runs the plan's cells interleaved
 // (round-robin over the modes, in chunks of sizes) so that drift on a shared
 // machine hits every mode alike. Every sample is appended to the run as it
 // arrives; the labs are removed on success, error and interruption.

@@ -1,4 +1,4 @@
-// Package udptest implements cnperf's one-way UDP workloads: jitter (iperf's
+// Package udp implements cnperf's one-way UDP workloads: jitter (iperf's
 // constant-rate UDP test with RFC 3550 interarrival jitter) and datagram (in
 // the style of Oracle Coherence's Datagram Test: packet size, rate limit,
 // count or duration; received, missing, success rate, out of order, average

@@ -1,6 +1,6 @@
 // Package useroverlay holds the user-space overlays: containers on a
 // per-host bridge, each host's other-host traffic routed into a TUN device
-// that cnperf's overlay router (internal/uoverlay) carries to the other
+// that cnperf's overlay router (internal/lab/router) carries to the other
 // hosts over UDP on the underlay; in clear (overlay-userspace, as Flannel's
 // udp backend and Weave's sleeve mode) or encrypted with userspace
 // WireGuard (overlay-encrypted). Published ports reach a container through

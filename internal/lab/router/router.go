@@ -1,4 +1,4 @@
-// Package uoverlay is cnperf's user-space overlay router, one per emulated
+// Package router is cnperf's user-space overlay router, one per emulated
 // host, in two kinds:
 //
 //   - "udp" models Flannel's udp backend and Weave's sleeve mode: the host
