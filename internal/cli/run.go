@@ -16,6 +16,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab/docker"
 	"github.com/cnperf/cnperf/internal/lab/docker/engine"
+	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/lab/firewall"
 	"github.com/cnperf/cnperf/internal/lab/modes"
 	"github.com/cnperf/cnperf/internal/run"
@@ -108,6 +109,9 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 				return err
 			}
 			if err := modes.Check(s.Modes); err != nil {
+				return err
+			}
+			if err := drivers.Check(s.Driver, s.Drivers); err != nil {
 				return err
 			}
 			if err := needNetAdmin(); err != nil {

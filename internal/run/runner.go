@@ -122,6 +122,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err := modes.Check(s.Modes); err != nil {
 		return nil, err
 	}
+	if err := drivers.Check(s.Driver, s.Drivers); err != nil {
+		return nil, err
+	}
 	var w experiment
 	if s.Socket() {
 		cases, err := s.Cases()

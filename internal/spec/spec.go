@@ -61,8 +61,6 @@ const MaxInstances = 8
 // LabInstances returns how many instances of each lab a run builds.
 func (s Spec) LabInstances() int { return max(1, s.Instances) }
 
-var knownDrivers = []string{"netns", "docker"}
-
 // RunDrivers returns the drivers a run uses, the first the reference.
 func (s Spec) RunDrivers() []string {
 	if len(s.Drivers) > 0 {
@@ -509,13 +507,9 @@ func (s Spec) Validate() error {
 	if !nameRE.MatchString(s.Name) {
 		return fmt.Errorf("name %q: use letters, digits, '.', '_' and '-'", s.Name)
 	}
-	if !slices.Contains(knownDrivers, s.Driver) {
-		return fmt.Errorf("driver %q: unknown (known: %s)", s.Driver, strings.Join(knownDrivers, ", "))
-	}
+	// Whether a name is a driver is the driver registry's to say
+	// (drivers.Check), as for modes.
 	for i, d := range s.Drivers {
-		if !slices.Contains(knownDrivers, d) {
-			return fmt.Errorf("drivers[%d] %q: unknown (known: %s)", i, d, strings.Join(knownDrivers, ", "))
-		}
 		if slices.Contains(s.Drivers[:i], d) {
 			return fmt.Errorf("drivers: %q is listed twice", d)
 		}

@@ -165,8 +165,6 @@ func TestParseErrors(t *testing.T) {
 		{"variant empty", "name: x\nvariants: [{cores: 1}, {}]\n", []string{"variants[1]: sets nothing"}},
 		{"variant unknown field", "name: x\nvariants: [{jumbo: true}]\n", []string{"jumbo"}},
 		{"variant mtu", "name: x\nvariants: [{mtu: 1400}, {mtu: 400}]\n", []string{"variants[1].mtu 400", "576"}},
-		{"driver lxd", "name: x\ndriver: lxd\n", []string{"driver", `"lxd"`, "netns, docker"}},
-		{"drivers unknown", "name: x\ndrivers: [netns, kvm]\n", []string{"drivers[1]", `"kvm"`}},
 		{"drivers twice", "name: x\ndrivers: [docker, docker]\n", []string{"drivers", `"docker" is listed twice`}},
 		{"empty name", "name: \"\"\n", []string{"name"}},
 		{"no name", "modes: [bare]\n", []string{"name"}},

@@ -41,6 +41,21 @@ func Lookup(name string) (lab.Driver, error) {
 	return nil, fmt.Errorf("lab: unknown driver %q (known: %s)", name, strings.Join(Names(), ", "))
 }
 
+// Check says which of a spec's drivers (its driver, or its drivers list
+// when it compares several) is not a driver, in the spec's words.
+func Check(driver string, list []string) error {
+	known := strings.Join(Names(), ", ")
+	if _, err := Lookup(driver); err != nil || driver == "" {
+		return fmt.Errorf("driver %q: unknown (known: %s)", driver, known)
+	}
+	for i, d := range list {
+		if _, err := Lookup(d); err != nil || d == "" {
+			return fmt.Errorf("drivers[%d] %q: unknown (known: %s)", i, d, known)
+		}
+	}
+	return nil
+}
+
 // Up builds a lab with the driver cfg names.
 func Up(cfg lab.Config) (*lab.Lab, error) {
 	d, err := Lookup(cfg.Driver)
