@@ -14,7 +14,7 @@ import (
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
-// newServeRRCmd is `cnperf serve rr`.
+// serveCommand is `cnperf serve rr`.
 func serveCommand(con workload.Console) *cobra.Command {
 	stderr := con.Stderr
 	var listen string
@@ -47,7 +47,7 @@ port number; publish both.`,
 	return cmd
 }
 
-// newRRCmd is `cnperf rr`, the client.
+// clientCommand is `cnperf rr`, the client.
 func clientCommand(con workload.Console) *cobra.Command {
 	stdout := con.Stdout
 	var cfg Config

@@ -18,7 +18,7 @@ import (
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
-// newServeStreamCmd is `cnperf serve stream`.
+// serveCommand is `cnperf serve stream`.
 func serveCommand(con workload.Console) *cobra.Command {
 	stderr := con.Stderr
 	var listen string
@@ -49,7 +49,7 @@ UDP data the UDP port of the same number: publish both.`,
 	return cmd
 }
 
-// newStreamCmd is `cnperf stream`, the client.
+// clientCommand is `cnperf stream`, the client.
 func clientCommand(con workload.Console) *cobra.Command {
 	stdout := con.Stdout
 	var server, length, bitrate string

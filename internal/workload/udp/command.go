@@ -13,7 +13,7 @@ import (
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
-// newServeUDPCmd is `cnperf serve udp`: the listener of jitter and datagram.
+// serveCommand is `cnperf serve udp`: the listener of jitter and datagram.
 func serveCommand(con workload.Console) *cobra.Command {
 	stderr := con.Stderr
 	var listen string
