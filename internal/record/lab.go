@@ -29,6 +29,7 @@ type Lab struct {
 	// Topology is the shape the lab was asked for: hosts and the roles of
 	// the endpoints on each (absent in runs before it was recorded).
 	Topology *Topology `json:"topology,omitempty"`
+	Zones    *Zones    `json:"zones,omitempty"` // zone_* conditions: what delayed, and the delay line's counters (zones.go)
 }
 
 // Topology describes a lab as data: its hosts, in order (host i gets the
