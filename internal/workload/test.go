@@ -39,6 +39,55 @@ type Test struct {
 	FitMTU      bool   `yaml:"fit_mtu,omitempty" json:"fit_mtu,omitempty"`
 	Repetitions int    `yaml:"repetitions,omitempty" json:"repetitions,omitempty"`
 	Sweep       *Sweep `yaml:"sweep,omitempty" json:"sweep,omitempty"`
+	// Fan-out (seed 003), for every workload, over a spec's placement:
+	// Clients client containers run the test at once (0: every one the
+	// placement has), client i against server i mod Servers (0: one
+	// server; Pairs: as many servers as clients), each running Processes
+	// clients (0: one), every client measured on its own.
+	Clients   int  `yaml:"clients,omitempty" json:"clients,omitempty"`
+	Servers   int  `yaml:"servers,omitempty" json:"servers,omitempty"`
+	Pairs     bool `yaml:"pairs,omitempty" json:"pairs,omitempty"`
+	Processes int  `yaml:"processes,omitempty" json:"processes,omitempty"`
+}
+
+// FanOut are the parameters every workload takes for fan-out, and may
+// sweep, besides its own.
+var FanOut = []string{"clients", "servers", "processes"}
+
+// Fan-out bounds. A server serves at most MaxFanIn clients at once.
+const (
+	MaxClients   = 250 // tests[].clients, placement.clients
+	MaxServers   = 250 // tests[].servers, placement.servers
+	MaxProcesses = 64  // tests[].processes
+	MaxFanIn     = 1024
+)
+
+// ClientCount is how many client containers run the test, given how many
+// the lab has.
+func (t Test) ClientCount(placed int) int {
+	if t.Clients > 0 {
+		return t.Clients
+	}
+	return max(placed, 1)
+}
+
+// ServerCount is how many servers the test's clients spread over.
+func (t Test) ServerCount(placed int) int {
+	switch {
+	case t.Pairs:
+		return t.ClientCount(placed)
+	case t.Servers > 0:
+		return t.Servers
+	}
+	return 1
+}
+
+// ProcessCount is how many clients run in each client container.
+func (t Test) ProcessCount() int { return max(t.Processes, 1) }
+
+// FansOut reports whether the test runs more than one client at once.
+func (t Test) FansOut(placedClients int) bool {
+	return t.ClientCount(placedClients)*t.ProcessCount() > 1
 }
 
 // Sweep varies one parameter: listed values, or from..to by step.
@@ -156,6 +205,9 @@ func (t Test) check(s Set) (int, error) {
 	if err := t.onlyKnown(w); err != nil {
 		return 0, err
 	}
+	if err := t.checkFanOut(); err != nil {
+		return 0, err
+	}
 	if t.FitMTU && (t.Request != 0 || t.Response != 0 || (t.Sweep != nil && (t.Sweep.Param == "request" || t.Sweep.Param == "response"))) {
 		return 0, bad("fit_mtu", "sets request and response from the path MTU; leave them out")
 	}
@@ -163,8 +215,11 @@ func (t Test) check(s Set) (int, error) {
 		return 1, nil
 	}
 	sw := *t.Sweep
-	if !slices.Contains(w.Sweepable(), sw.Param) {
-		return 0, bad("sweep.param", "%q: %s sweeps %s", sw.Param, t.Workload, strings.Join(w.Sweepable(), ", "))
+	if sweepable := append(slices.Clip(w.Sweepable()), FanOut...); !slices.Contains(sweepable, sw.Param) {
+		return 0, bad("sweep.param", "%q: %s sweeps %s", sw.Param, t.Workload, strings.Join(sweepable, ", "))
+	}
+	if sw.Param == "servers" && t.Pairs {
+		return 0, bad("sweep.param", "servers: pairs sets servers to clients; sweep clients")
 	}
 	if len(sw.Values) > 0 {
 		if sw.From != 0 || sw.To != 0 || sw.Step != 0 {
@@ -314,8 +369,31 @@ func (t Test) with(param, v string) (Test, error) {
 		t.Request = n
 	case "response":
 		t.Response = n
+	case "clients":
+		t.Clients = n
+	case "servers":
+		t.Servers = n
+	case "processes":
+		t.Processes = n
 	}
 	return t, nil
+}
+
+// checkFanOut bounds the fan-out fields; whether the placement has that
+// many containers is the spec's to check.
+func (t Test) checkFanOut() error {
+	for _, f := range []struct {
+		name   string
+		v, max int
+	}{{"clients", t.Clients, MaxClients}, {"servers", t.Servers, MaxServers}, {"processes", t.Processes, MaxProcesses}} {
+		if f.v < 0 || f.v > f.max {
+			return bad(f.name, "%d is outside 0..%d (0: the default)", f.v, f.max)
+		}
+	}
+	if t.Pairs && t.Servers != 0 {
+		return bad("pairs", "sets servers to clients; leave servers out")
+	}
+	return nil
 }
 
 // onlyKnown refuses a parameter the workload does not have, so that a
@@ -365,6 +443,9 @@ func (t Test) ReportInterval() time.Duration {
 // workload's rules; an error is a FieldError naming the spec's field.
 func (c Case) Validate() error {
 	t, w := c.Test, c.w
+	if err := t.checkFanOut(); err != nil {
+		return err
+	}
 	if ps := w.Protocols(); t.Protocol != "" && !slices.Contains(ps, t.Protocol) {
 		return bad("protocol", "%q is not a protocol of %s (%s)", t.Protocol, t.Workload, strings.Join(ps, ", "))
 	}

@@ -254,3 +254,37 @@ func TestPlanned(t *testing.T) {
 		}
 	}
 }
+
+func TestFanOutFields(t *testing.T) {
+	vals := func(param string, v ...string) *workload.Sweep { return &workload.Sweep{Param: param, Values: v} }
+	for _, tc := range []struct {
+		name string
+		test workload.Test
+		want string // "" for no error
+	}{
+		{"clients", workload.Test{Workload: "stream", Clients: 20}, ""},
+		{"pairs", workload.Test{Workload: "rr", Clients: 4, Pairs: true}, ""},
+		{"processes", workload.Test{Workload: "jitter", Clients: 4, Processes: 16}, ""},
+		{"sweep clients", workload.Test{Workload: "stream", Sweep: vals("clients", "1", "2", "4", "8", "16", "20")}, ""},
+		{"too many clients", workload.Test{Workload: "stream", Clients: 251}, "tests[0].clients: 251 is outside 0..250"},
+		{"negative servers", workload.Test{Workload: "stream", Servers: -1}, "tests[0].servers: -1 is outside"},
+		{"too many processes", workload.Test{Workload: "datagram", Processes: 65}, "tests[0].processes: 65 is outside 0..64"},
+		{"pairs and servers", workload.Test{Workload: "stream", Pairs: true, Servers: 2}, "tests[0].pairs: sets servers to clients"},
+		{"swept clients too many", workload.Test{Workload: "stream", Sweep: vals("clients", "1", "300")}, "tests[0].sweep.values[1]: 300 is outside 0..250"},
+		{"sweep servers with pairs", workload.Test{Workload: "stream", Pairs: true, Sweep: vals("servers", "1")}, "tests[0].sweep.param: servers: pairs sets servers"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := registry.Expand([]workload.Test{tc.test})
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Fatalf("Expand: %v, want %q", err, tc.want)
+			}
+		})
+	}
+	c := workload.Test{Clients: 3, Pairs: true, Processes: 2}
+	if c.ClientCount(20) != 3 || c.ServerCount(20) != 3 || c.ProcessCount() != 2 || !c.FansOut(20) {
+		t.Errorf("counts of %+v: %d clients, %d servers, %d processes", c, c.ClientCount(20), c.ServerCount(20), c.ProcessCount())
+	}
+	if d := (workload.Test{}); d.ClientCount(0) != 1 || d.ServerCount(0) != 1 || d.FansOut(0) || !d.FansOut(2) {
+		t.Errorf("defaults: %d clients, %d servers, fans out %v", d.ClientCount(0), d.ServerCount(0), d.FansOut(0))
+	}
+}
