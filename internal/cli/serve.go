@@ -84,7 +84,7 @@ them inside its labs with the lab's own addresses.`}
 	ping.Flags().StringVar(&pongURL, "pong", "http://127.0.0.1:4040", "base URL of the pong server")
 	ping.Flags().IntVar(&retries, "retries", pingpong.DefaultRetries, fmt.Sprintf("retries after a failed attempt towards pong before giving up (0: none; at most %d)", pingpong.MaxRetries))
 	ping.Flags().DurationVar(&timeout, "timeout", pingpong.DefaultTimeout, fmt.Sprintf("timeout of one attempt towards pong (at most %s)", pingpong.MaxTimeout))
-	cmd.AddCommand(pong, ping, newServeOverlayCmd(stderr))
+	cmd.AddCommand(pong, ping, newServeOverlayCmd(stderr), newServeDelaylineCmd(stderr))
 	seen := map[string]bool{}
 	for _, w := range registry.All() {
 		srv := w.ServeCommand(console(nil, stderr))
