@@ -53,6 +53,9 @@ type Spec struct {
 	// every mode): one lab instance can run faster than another of the same
 	// mode for a whole run, and only several instances show that spread.
 	Instances int `yaml:"instances,omitempty" json:"instances,omitempty"`
+	// Placement, for socket tests, says where their containers run: how
+	// many servers and clients, on one host or two (seed 003's fan-out).
+	Placement *Placement `yaml:"placement,omitempty" json:"placement,omitempty"`
 }
 
 // MaxInstances bounds Instances: every instance is a whole set of labs.
@@ -307,7 +310,7 @@ var fieldRE = regexp.MustCompile(`field (\S+) not found in type (\S+)`)
 
 // sections maps the Go types of nested spec sections to their YAML keys, so
 // an unknown field is named with its path ("pingpong.colour").
-var sections = map[string]string{"spec.PingPong": "pingpong.", "workload.Test": "tests[].", "workload.Sweep": "tests[].sweep."}
+var sections = map[string]string{"spec.PingPong": "pingpong.", "spec.Placement": "placement.", "workload.Test": "tests[].", "workload.Sweep": "tests[].sweep."}
 
 // yamlMessage turns yaml.v3's errors into one line that names the field.
 func yamlMessage(err error) string {
@@ -568,8 +571,14 @@ func (s Spec) Validate() error {
 		if _, err := s.PlanSize(); err != nil {
 			return err
 		}
-		_, err := s.Cases()
-		return err
+		cases, err := s.Cases()
+		if err != nil {
+			return err
+		}
+		return s.checkPlacement(cases)
+	}
+	if s.Placement != nil {
+		return errors.New("placement: ping-pong's hosts are fixed (siege, ping, pong); placement is for socket tests")
 	}
 	if err := s.PingPong.validate(); err != nil {
 		return err
