@@ -22,7 +22,13 @@ type Record struct {
 	Param    string            `json:"param,omitempty"`
 	Value    string            `json:"value,omitempty"`
 	Rep      int               `json:"rep"`
-	Data     json.RawMessage   `json:"data"`
+	// A fan-out test (several clients at once) names which client printed
+	// the line: its container's role, its process in that container (from
+	// 0) and the server container it ran against. Empty for one client.
+	Client  string          `json:"client,omitempty"`
+	Process int             `json:"process,omitempty"`
+	Server  string          `json:"server,omitempty"`
+	Data    json.RawMessage `json:"data"`
 }
 
 // KindTotal is the kind of a test's total record, the one analysis reads
