@@ -12,8 +12,8 @@ type Driver interface {
 	// and the ports.
 	Check(cfg Config) error
 	// Up builds l's hosts as cfg.Topology lists them, has the mode build
-	// the endpoints (one per host that carries any, in the topology's
-	// order) and fills l's record: hosts, endpoints, how it was built. Up
+	// the endpoints (Build.Endpoints, in the topology's order) and fills
+	// l's record: hosts, endpoints, how it was built. Up
 	// removes the lab if it fails.
 	Up(l *Lab, cfg Config) error
 	// Down removes what the driver built for the named lab, from what it

@@ -106,7 +106,8 @@ func ValidName(name string) error {
 // NS returns the namespace name of a host of a lab.
 func NS(lab, host string) string { return Prefix + lab + "-" + host }
 
-// ContainerNS returns the namespace name of the container on a host.
+// ContainerNS returns the namespace name of the container on a host (its
+// first; SlotNS names the others).
 func ContainerNS(lab, host string) string { return NS(lab, host) + "-c" }
 
 // Up builds a lab with driver d. It checks what any driver would refuse
@@ -119,7 +120,7 @@ func Up(d Driver, cfg Config) (l *Lab, err error) {
 	if cfg.Mode == nil {
 		return nil, errors.New("lab: no mode given")
 	}
-	if err := checkTopology(cfg.Topology, cfg.Mode.Name()); err != nil {
+	if err := checkTopology(cfg.Topology); err != nil {
 		return nil, err
 	}
 	publish := append([]Port{{Number: cfg.Port, Protocol: "tcp"}}, cfg.Publish...)
@@ -127,6 +128,9 @@ func Up(d Driver, cfg Config) (l *Lab, err error) {
 		if p.Number < 1 || p.Number > 65535 || (p.Protocol != "tcp" && p.Protocol != "udp") {
 			return nil, fmt.Errorf("lab: bad port %d/%s", p.Number, p.Protocol)
 		}
+	}
+	if err := checkShiftedPorts(cfg.Topology, publish); err != nil {
+		return nil, err
 	}
 	// Check comes before the removal on error is armed: it refuses a lab
 	// that already exists, which is not this call's to remove.

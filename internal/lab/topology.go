@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 
 	"github.com/cnperf/cnperf/internal/record"
 )
@@ -41,10 +40,19 @@ func ClientServers(hosts []string, peers bool) Topology {
 	return t
 }
 
-// checkTopology refuses a topology no driver can build (bad or repeated
-// names, no endpoint) and one the mode cannot build yet: the modes build
-// one endpoint per host.
-func checkTopology(t Topology, mode string) error {
+// OneHost is the topology of endpoints that all run on one host, by role
+// (seed 003: a server and its client containers side by side).
+func OneHost(host string, roles ...string) Topology {
+	spec := HostSpec{Name: host}
+	for _, r := range roles {
+		spec.Endpoints = append(spec.Endpoints, EndpointSpec{Role: r})
+	}
+	return Topology{Hosts: []HostSpec{spec}}
+}
+
+// checkTopology refuses a topology no driver can build: bad or repeated
+// names, no endpoint, more endpoints on a host than MaxPerHost.
+func checkTopology(t Topology) error {
 	if len(t.Hosts) == 0 {
 		return errors.New("lab: no hosts: need a client host and at least one server host")
 	}
@@ -56,16 +64,14 @@ func checkTopology(t Topology, mode string) error {
 			return fmt.Errorf("lab: bad or repeated host name %q", h.Name)
 		}
 		hosts[h.Name] = true
-		var names []string
 		for _, e := range h.Endpoints {
 			if !roleRE.MatchString(e.Role) || roles[e.Role] {
 				return fmt.Errorf("lab: host %s: bad or repeated role %q (1-20 of a-z, 0-9 and _, starting with a letter)", h.Name, e.Role)
 			}
 			roles[e.Role] = true
-			names = append(names, e.Role)
 		}
-		if len(h.Endpoints) > 1 {
-			return fmt.Errorf("lab: host %s has %d endpoints (%s); mode %s builds one endpoint per host", h.Name, len(h.Endpoints), strings.Join(names, ", "), mode)
+		if len(h.Endpoints) > MaxPerHost {
+			return fmt.Errorf("lab: host %s has %d endpoints; at most %d per host", h.Name, len(h.Endpoints), MaxPerHost)
 		}
 		endpoints += len(h.Endpoints)
 	}
@@ -75,8 +81,26 @@ func checkTopology(t Topology, mode string) error {
 	return nil
 }
 
+// checkShiftedPorts refuses ports that the slots' shifts would push past
+// 65535.
+func checkShiftedPorts(t Topology, publish []Port) error {
+	span := portSpan(publish)
+	for _, h := range t.Hosts {
+		if len(h.Endpoints) < 2 {
+			continue
+		}
+		for _, p := range publish {
+			if top := p.Number + (len(h.Endpoints)-1)*span; top > 65535 {
+				return fmt.Errorf("lab: port %d/%s: host %s's %d endpoints each take their own ports, up to %d, above 65535", p.Number, p.Protocol, h.Name, len(h.Endpoints), top)
+			}
+		}
+	}
+	return nil
+}
+
 // assignRoles gives each endpoint the mode built the role the topology
-// asked for on its host, and checks that the mode built what was asked.
+// asked for on its host and its slot's port shift, and checks that the
+// mode built what was asked.
 func assignRoles(l *Lab) error {
 	want := map[string][]EndpointSpec{}
 	n := 0
@@ -88,13 +112,14 @@ func assignRoles(l *Lab) error {
 		return fmt.Errorf("mode %s built %d endpoints, the topology asks for %d", l.Mode, len(l.Endpoints), n)
 	}
 	used := map[string]int{}
+	span := portSpan(l.Publish)
 	for i := range l.Endpoints {
 		ep := &l.Endpoints[i]
 		specs := want[ep.Host]
 		if used[ep.Host] >= len(specs) {
 			return fmt.Errorf("mode %s built more endpoints on host %q than the topology's %d", l.Mode, ep.Host, len(specs))
 		}
-		ep.Role = specs[used[ep.Host]].Role
+		ep.Role, ep.PortShift = specs[used[ep.Host]].Role, used[ep.Host]*span
 		used[ep.Host]++
 	}
 	return nil

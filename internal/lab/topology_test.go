@@ -2,6 +2,7 @@ package lab
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -12,8 +13,8 @@ type fakeMode struct{}
 func (fakeMode) Name() string    { return "fake" }
 func (fakeMode) Summary() string { return "a mode for tests" }
 
-// fakeDriver builds hosts and one endpoint per host that carries any, as
-// the modes do, and notes what it was asked.
+// fakeDriver builds hosts and the endpoints the Build asks for, as the
+// modes do, and notes what it was asked.
 type fakeDriver struct {
 	checkErr, upErr error
 	calls           []string
@@ -30,8 +31,8 @@ func (d *fakeDriver) Up(l *Lab, cfg Config) error {
 		l.Hosts = append(l.Hosts, Host{Name: h.Name, Index: i + 1})
 	}
 	b := l.NewBuild()
-	for _, h := range b.Hosts {
-		l.Endpoints = append(l.Endpoints, Endpoint{Host: h.Name, Listen: HostPort("0.0.0.0", b.Port)})
+	for _, e := range b.Endpoints {
+		l.Endpoints = append(l.Endpoints, Endpoint{Host: e.Host.Name, NS: b.NS(e), Listen: HostPort("0.0.0.0", e.Port(b.Port))})
 	}
 	return d.upErr
 }
@@ -79,7 +80,10 @@ func TestUpRecordsTopologyAndRoles(t *testing.T) {
 // driver's refusal removes nothing (the lab may be someone's); a failed
 // build removes what it built.
 func TestUpRefusesAndRollsBack(t *testing.T) {
-	two := Topology{Hosts: []HostSpec{{Name: "h1", Endpoints: []EndpointSpec{{Role: "server"}, {Role: "client"}}}}}
+	crowded := OneHost("h1")
+	for i := range MaxPerHost + 1 {
+		crowded.Hosts[0].Endpoints = append(crowded.Hosts[0].Endpoints, EndpointSpec{Role: fmt.Sprintf("c%d", i)})
+	}
 	for _, tc := range []struct {
 		name      string
 		topo      Topology
@@ -87,8 +91,7 @@ func TestUpRefusesAndRollsBack(t *testing.T) {
 		want      string
 		wantCalls []string
 	}{
-		{"two endpoints on one host", two, &fakeDriver{},
-			"lab: host h1 has 2 endpoints (server, client); mode fake builds one endpoint per host", nil},
+		{"more endpoints on a host than the bound", crowded, &fakeDriver{}, "lab: host h1 has 251 endpoints; at most 250 per host", nil},
 		{"repeated role", Topology{Hosts: []HostSpec{{Name: "a", Endpoints: []EndpointSpec{{Role: "x"}}}, {Name: "b", Endpoints: []EndpointSpec{{Role: "x"}}}}},
 			&fakeDriver{}, `host b: bad or repeated role "x"`, nil},
 		{"the switch's name", ClientServers([]string{"c", "net"}, false), &fakeDriver{}, `bad or repeated host name "net"`, nil},
@@ -98,6 +101,9 @@ func TestUpRefusesAndRollsBack(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Up(tc.d, Config{Name: "tfake", Mode: fakeMode{}, Topology: tc.topo, Port: 8080})
+			if err != nil && strings.Contains(err.Error(), "\n") {
+				t.Errorf("err = %q: want one line", err)
+			}
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want %q", err, tc.want)
 			}
@@ -105,6 +111,60 @@ func TestUpRefusesAndRollsBack(t *testing.T) {
 				t.Errorf("driver calls %v, want %v", tc.d.calls, tc.wantCalls)
 			}
 		})
+	}
+}
+
+// A host may carry several endpoints: one host alone is a lab, the mode is
+// asked for every endpoint with its slot, and each slot's ports are shifted
+// by the span of the lab's ports (8080-8082 here: 3), in the Build and in
+// the record.
+func TestSeveralEndpointsOnAHost(t *testing.T) {
+	d := &fakeDriver{}
+	topo := OneHost("h1", "server", "c1", "c2")
+	publish := []Port{{Number: 8082, Protocol: "udp"}}
+	l, err := Up(d, Config{Name: "tfake", Mode: fakeMode{}, Topology: topo, Port: 8080, Publish: publish})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := l.NewBuild()
+	if len(b.Hosts) != 1 || len(b.AllHosts) != 1 || !b.Several() {
+		t.Errorf("build hosts %+v, all %+v, several %v", b.Hosts, b.AllHosts, b.Several())
+	}
+	for k, want := range []struct {
+		role  string
+		shift int
+		ns    string
+	}{{"server", 0, "cnperf-tfake-h1-c"}, {"c1", 3, "cnperf-tfake-h1-c1"}, {"c2", 6, "cnperf-tfake-h1-c2"}} {
+		e := b.Endpoints[k]
+		if e.Role != want.role || e.Slot != k || e.Shift != want.shift || b.NS(e) != want.ns || e.Port(8082) != 8082+want.shift {
+			t.Errorf("endpoint %d: %+v in %s, want role %s, shift %d in %s", k, e, b.NS(e), want.role, want.shift, want.ns)
+		}
+		ep, err := l.Endpoint(want.role)
+		if err != nil || ep.PortShift != want.shift || ep.NS != want.ns || ep.Listen != HostPort("0.0.0.0", 8080+want.shift) {
+			t.Errorf("Endpoint(%s) = %+v, %v; want port shift %d", want.role, ep, err, want.shift)
+		}
+	}
+	if Dev("veth0", 0) != "veth0" || Dev("vethovs", 250) != "vethovs-250" {
+		t.Errorf("Dev: %s, %s", Dev("veth0", 0), Dev("vethovs", 250))
+	}
+	// One endpoint per host keeps slot 0's names and no shift.
+	one := (&Lab{Lab: l.Lab}).withTopology(pingPong).NewBuild()
+	if one.Several() || len(one.Endpoints) != 2 || one.NS(one.Endpoints[1]) != "cnperf-tfake-pong-c" || one.Endpoints[1].Shift != 0 {
+		t.Errorf("ping-pong build %+v", one.Endpoints)
+	}
+}
+
+// Shifted ports past 65535 are refused in one line naming the port.
+func TestShiftedPortsBounded(t *testing.T) {
+	topo := OneHost("h1")
+	for i := range 200 {
+		topo.Hosts[0].Endpoints = append(topo.Hosts[0].Endpoints, EndpointSpec{Role: fmt.Sprintf("c%d", i)})
+	}
+	d := &fakeDriver{}
+	_, err := Up(d, Config{Name: "tfake", Mode: fakeMode{}, Topology: topo, Port: 65400})
+	want := "lab: port 65400/tcp: host h1's 200 endpoints each take their own ports, up to 65599, above 65535"
+	if err == nil || err.Error() != want || len(d.calls) != 0 {
+		t.Errorf("err = %v, calls %v; want %q before the driver is asked", err, d.calls, want)
 	}
 }
 
@@ -117,4 +177,14 @@ func TestClientServers(t *testing.T) {
 	if got := ClientServers([]string{"siege", "ping"}, false); len(got.Hosts[0].Endpoints) != 0 || got.Hosts[1].Endpoints[0].Role != "ping" {
 		t.Errorf("no peers: %+v", got)
 	}
+}
+
+// withTopology is l with topology t and hosts for it, as a driver's Up
+// leaves them.
+func (l *Lab) withTopology(t Topology) *Lab {
+	l.Topology, l.Hosts = &t, nil
+	for i, h := range t.Hosts {
+		l.Hosts = append(l.Hosts, Host{Name: h.Name, Index: i + 1})
+	}
+	return l
 }

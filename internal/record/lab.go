@@ -72,6 +72,12 @@ type Endpoint struct {
 	External  string   `json:"external"`  // host:port a client outside the cluster dials
 	Internal  string   `json:"internal"`  // host:port a peer inside the cluster dials
 	Path      []string `json:"path"`      // the devices a packet crosses, for people
+	// PortShift is added to every port of the lab at this endpoint: where
+	// its servers listen, are published and are dialled (Listen, External
+	// and Internal carry it for the lab's port). A host's k-th endpoint
+	// (from 0) shifts by k times the span of the lab's ports, so endpoints
+	// sharing the host's stack or its published ports stay apart.
+	PortShift int `json:"port_shift,omitempty"`
 	// Router is set when a user-space overlay router carries the endpoint's
 	// traffic.
 	Router *RouterInfo `json:"router,omitempty"`
