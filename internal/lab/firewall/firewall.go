@@ -6,6 +6,7 @@ package firewall
 import (
 	"fmt"
 	"os/exec"
+	"strings"
 
 	"github.com/coreos/go-iptables/iptables"
 
@@ -65,6 +66,30 @@ func (f *Firewall) Append(table, chain string, spec ...string) error {
 	return f.do(func(ipt *iptables.IPTables) error {
 		if err := ipt.AppendUnique(table, chain, full...); err != nil {
 			return fmt.Errorf("append to %s/%s in %s: %w", table, chain, f.ns, err)
+		}
+		return nil
+	})
+}
+
+// AppendAll adds rules at the end of table/chain, each with cnperf's
+// comment, in one iptables-restore run (--noflush keeps what is there):
+// one program run however many rules. The rules are new ones; unlike
+// Append it does not skip a rule that exists.
+func (f *Firewall) AppendAll(table, chain string, rules [][]string) error {
+	if len(rules) == 0 {
+		return nil
+	}
+	var in strings.Builder
+	fmt.Fprintf(&in, "*%s\n", table)
+	for _, r := range rules {
+		fmt.Fprintf(&in, "-A %s %s -m comment --comment %q\n", chain, strings.Join(r, " "), f.comment)
+	}
+	in.WriteString("COMMIT\n")
+	return netnsutil.Do(f.ns, func() error {
+		cmd := exec.Command("iptables-restore", "--noflush")
+		cmd.Stdin = strings.NewReader(in.String())
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("append %d rules to %s/%s in %s: %v: %s", len(rules), table, chain, f.ns, err, strings.TrimSpace(string(out)))
 		}
 		return nil
 	})

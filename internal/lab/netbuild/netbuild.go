@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -261,6 +262,18 @@ func (b B) SysctlIfPresent(ns, key, value string) error {
 // that accepts the forwarded traffic, and masquerade for the container subnet
 // on the way out.
 func (b B) Publish(ns, bridge, subnet string, ctr net.IP, ports ...Port) error {
+	if err := b.PublishChains(ns, bridge, subnet, false); err != nil {
+		return err
+	}
+	return b.PublishTo(ns, bridge, ctr, 0, false, ports...)
+}
+
+// PublishChains lays out Publish's chains and the rules a bridge's
+// containers share, once per bridge. With hairpin, a container may reach
+// its own host's published ports too (PublishTo's hairpin), as Docker
+// allows with its userland proxy off: what the bridge sends back to itself
+// through DNAT is masqueraded, so the answer returns the same way.
+func (b B) PublishChains(ns, bridge, subnet string, hairpin bool) error {
 	fw := firewall.New(ns, "cnperf:"+b.Lab)
 	steps := []func() error{
 		func() error { return fw.NewChain("nat", "CNPERF") },
@@ -273,14 +286,6 @@ func (b B) Publish(ns, bridge, subnet string, ctr net.IP, ports ...Port) error {
 		func() error {
 			return fw.Append("nat", "POSTROUTING", "-s", subnet, "!", "-o", bridge, "-j", "MASQUERADE")
 		},
-	}
-	for _, p := range ports {
-		dst := fmt.Sprintf("%s:%d", ctr, p.Number)
-		steps = append(steps, func() error {
-			return fw.Append("nat", "CNPERF", "!", "-i", bridge, "-p", p.Protocol, "--dport", fmt.Sprint(p.Number), "-j", "DNAT", "--to-destination", dst)
-		})
-	}
-	steps = append(steps,
 		func() error { return fw.NewChain("filter", "CNPERF") },
 		func() error { return fw.Append("filter", "FORWARD", "-o", bridge, "-j", "CNPERF") },
 		func() error {
@@ -288,19 +293,43 @@ func (b B) Publish(ns, bridge, subnet string, ctr net.IP, ports ...Port) error {
 		},
 		func() error { return fw.Append("filter", "FORWARD", "-i", bridge, "!", "-o", bridge, "-j", "ACCEPT") },
 		func() error { return fw.Append("filter", "FORWARD", "-i", bridge, "-o", bridge, "-j", "ACCEPT") },
-	)
-	for _, p := range ports {
+		func() error { return b.Sysctl(ns, "net.ipv4.ip_forward", "1") },
+	}
+	if hairpin {
 		steps = append(steps, func() error {
-			return fw.Append("filter", "CNPERF", "-d", ctr.String()+"/32", "!", "-i", bridge, "-o", bridge, "-p", p.Protocol, "--dport", fmt.Sprint(p.Number), "-j", "ACCEPT")
+			return fw.Append("nat", "POSTROUTING", "-s", subnet, "-o", bridge, "-m", "conntrack", "--ctstate", "DNAT", "-j", "MASQUERADE")
 		})
 	}
-	steps = append(steps, func() error { return b.Sysctl(ns, "net.ipv4.ip_forward", "1") })
 	for _, s := range steps {
 		if err := s(); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// PublishTo publishes one container's ports, each shifted by shift on the
+// host and in the container alike (a host's later containers, whose ports
+// must not meet its first's), into the chains PublishChains laid out; with
+// hairpin, also for connections from the bridge's containers. The
+// rules go in as one iptables-restore per table, so a host with many
+// containers pays one program run per container, not one per rule.
+func (b B) PublishTo(ns, bridge string, ctr net.IP, shift int, hairpin bool, ports ...Port) error {
+	fw := firewall.New(ns, "cnperf:"+b.Lab)
+	from := []string{"!", "-i", bridge}
+	if hairpin {
+		from = nil
+	}
+	var nat, filter [][]string
+	for _, p := range ports {
+		n := fmt.Sprint(p.Number + shift)
+		nat = append(nat, append(slices.Clone(from), "-p", p.Protocol, "--dport", n, "-j", "DNAT", "--to-destination", ctr.String()+":"+n))
+		filter = append(filter, []string{"-d", ctr.String() + "/32", "!", "-i", bridge, "-o", bridge, "-p", p.Protocol, "--dport", n, "-j", "ACCEPT"})
+	}
+	if err := fw.AppendAll("nat", "CNPERF", nat); err != nil {
+		return err
+	}
+	return fw.AppendAll("filter", "CNPERF", filter)
 }
 
 // Port is a published port: the same number on the host and in the container.
@@ -342,6 +371,32 @@ func (b B) BridgedContainer(hostNS, br, veth, ctrNS, ctrIf, gwCIDR, ctrCIDR stri
 			return fmt.Errorf("parse gateway %s: %w", gwCIDR, err)
 		}
 		return b.DefaultRoute(ctrNS, gw)
+	}
+	return nil
+}
+
+// Route is a route to Dst (a CIDR) via the gateway Via.
+type Route struct {
+	Dst string
+	Via net.IP
+}
+
+// Routes adds routes via gateways in ns, over one netlink handle: the
+// routes a lab's every host needs to the others' container subnets.
+func (b B) Routes(ns string, routes []Route) error {
+	h, err := b.handle(ns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	for _, r := range routes {
+		_, dst, err := net.ParseCIDR(r.Dst)
+		if err != nil {
+			return fmt.Errorf("parse %s: %w", r.Dst, err)
+		}
+		if err := h.RouteAdd(&netlink.Route{Dst: dst, Gw: r.Via}); err != nil {
+			return fmt.Errorf("route %s via %s in %s: %w", r.Dst, r.Via, ns, err)
+		}
 	}
 	return nil
 }
