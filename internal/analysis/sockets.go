@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"maps"
 	"math"
 	"slices"
 	"time"
@@ -37,7 +36,18 @@ func socketMetrics(name string) []SocketMetric {
 	if !ok {
 		return costMetrics
 	}
-	return append(slices.Clip(w.Metrics()), costMetrics...)
+	out := slices.Clip(w.Metrics())
+	// A fan-out test's figures per client container (seed 003's plots).
+	for _, m := range w.Metrics() {
+		if m.Key == w.Headline() {
+			out = append(out, SocketMetric{Key: "per_client", Title: m.Title + " per client container", Unit: m.Unit,
+				HigherIsBetter: m.HigherIsBetter, Short: m.Short + " per client"})
+		}
+	}
+	out = append(out, SocketMetric{Key: "fairness", Title: "Fairness over client containers (Jain's index)", Unit: "1 = equal",
+		HigherIsBetter: true, Short: "fairness"},
+		SocketMetric{Key: "clients", Title: "Client containers", Unit: "count", Short: "clients"})
+	return append(out, costMetrics...)
 }
 
 // SocketObs is one repetition of one case on one series: its figures.
@@ -59,9 +69,13 @@ type Window struct{ Start, End time.Time }
 
 // SocketObservations turns one run's stored records into observations:
 // one per cell that printed a total, with the cell's cost and the machine's
-// CPU while it ran. series maps a record's mode to its series name.
+// CPU while it ran. series maps a record's mode to its series name. A
+// fan-out cell (several clients at once, each its own total) becomes one
+// observation: additive figures summed over its clients, the others
+// averaged, with the headline per client container and Jain's fairness
+// index over the containers.
 func SocketObservations(recs []record.Record, costs []record.Cost, cpu []cost.CPUSample, cells map[int]Window, series func(mode string) string) []SocketObs {
-	byCell := map[int]*SocketObs{}
+	byCell := map[int]*cellTotals{}
 	var order []int
 	for _, r := range recs {
 		if r.Kind != record.KindTotal {
@@ -75,46 +89,113 @@ func SocketObservations(recs []record.Record, costs []record.Cost, cpu []cost.CP
 		if err != nil {
 			continue
 		}
-		v := maps.Clone(tot.Values)
-		if v == nil {
-			v = map[string]float64{}
-		}
-		o := &SocketObs{Series: series(r.Mode), Case: r.Case, Test: r.Test, Param: r.Param, Value: r.Value, Work: r.Workload,
-			Proto: tot.Protocol, Rep: r.Rep, Cell: r.Cell, Values: v}
-		if _, dup := byCell[r.Cell]; !dup {
+		ct := byCell[r.Cell]
+		if ct == nil {
+			ct = &cellTotals{w: w, vals: map[string][]float64{}, perClient: map[string]float64{},
+				obs: SocketObs{Series: series(r.Mode), Case: r.Case, Test: r.Test, Param: r.Param, Value: r.Value, Work: r.Workload,
+					Proto: tot.Protocol, Rep: r.Rep, Cell: r.Cell}}
+			byCell[r.Cell] = ct
 			order = append(order, r.Cell)
 		}
-		byCell[r.Cell] = o
-		if w, ok := cells[r.Cell]; ok {
-			all, busiest := cpuOver(cpu, w)
-			o.Values["machine_cpu"], o.Values["busiest_core"] = all, busiest
-		}
-		if tot.Moved > 0 {
-			o.Values["_bytes"] = float64(tot.Moved)
-		}
+		ct.add(r, tot)
 	}
 	for _, c := range costs {
-		o := byCell[c.Cell]
-		if o == nil {
+		ct := byCell[c.Cell]
+		if ct == nil {
 			continue
 		}
-		o.Values["client_cpu"] = c.Client.CPUSeconds
-		o.Values["server_cpu"] = c.Server.CPUSeconds
-		// A cgroup counts page cache and kernel memory, a process's RSS
-		// neither: keep them apart so no change compares one with the other.
-		o.Values[memKey("client", c.Client.Source)] = float64(c.Client.MemoryPeak) / 1e6
-		o.Values[memKey("server", c.Server.Source)] = float64(c.Server.MemoryPeak) / 1e6
-		if b := o.Values["_bytes"]; b > 0 {
-			o.Values["cpu_per_gb"] = (c.Client.CPUSeconds + c.Server.CPUSeconds) / (b / 1e9)
-		}
+		ct.cost = &c
 	}
 	out := make([]SocketObs, 0, len(order))
 	for _, cell := range order {
-		o := byCell[cell]
-		delete(o.Values, "_bytes")
-		out = append(out, *o)
+		ct := byCell[cell]
+		o := ct.observation()
+		if w, ok := cells[cell]; ok {
+			all, busiest := cpuOver(cpu, w)
+			o.Values["machine_cpu"], o.Values["busiest_core"] = all, busiest
+		}
+		if c := ct.cost; c != nil {
+			o.Values["client_cpu"] = c.Client.CPUSeconds
+			o.Values["server_cpu"] = c.Server.CPUSeconds
+			// A cgroup counts page cache and kernel memory, a process's RSS
+			// neither: keep them apart so no change compares one with the other.
+			o.Values[memKey("client", c.Client.Source)] = float64(c.Client.MemoryPeak) / 1e6
+			o.Values[memKey("server", c.Server.Source)] = float64(c.Server.MemoryPeak) / 1e6
+			if ct.moved > 0 {
+				o.Values["cpu_per_gb"] = (c.Client.CPUSeconds + c.Server.CPUSeconds) / (float64(ct.moved) / 1e9)
+			}
+		}
+		out = append(out, o)
 	}
 	return out
+}
+
+// cellTotals gathers one cell's totals: one, or one per client of a
+// fan-out test.
+type cellTotals struct {
+	w         workload.Socket
+	obs       SocketObs
+	vals      map[string][]float64 // every total's values, by metric
+	perClient map[string]float64   // the headline summed per client container
+	clients   []string             // in the order they reported
+	moved     int64
+	cost      *record.Cost
+}
+
+func (ct *cellTotals) add(r record.Record, tot workload.Total) {
+	for k, v := range tot.Values {
+		ct.vals[k] = append(ct.vals[k], v)
+	}
+	ct.moved += tot.Moved
+	if r.Client == "" {
+		return
+	}
+	if _, seen := ct.perClient[r.Client]; !seen {
+		ct.clients = append(ct.clients, r.Client)
+	}
+	ct.perClient[r.Client] += tot.Values[ct.w.Headline()]
+}
+
+// observation sums the additive figures and averages the others; a fan-out
+// cell adds its per-container figures.
+func (ct *cellTotals) observation() SocketObs {
+	o := ct.obs
+	o.Values = make(map[string]float64, len(ct.vals)+8)
+	additive := map[string]bool{}
+	for _, m := range ct.w.Metrics() {
+		additive[m.Key] = m.Additive
+	}
+	for k, xs := range ct.vals {
+		if additive[k] {
+			o.Values[k] = stats.Sum(xs)
+		} else {
+			o.Values[k] = stats.Mean(xs)
+		}
+	}
+	if n := len(ct.clients); n > 0 {
+		xs := make([]float64, n)
+		for i, c := range ct.clients {
+			xs[i] = ct.perClient[c]
+		}
+		o.Values["clients"] = float64(n)
+		o.Values["per_client"] = stats.Mean(xs)
+		o.Values["fairness"] = jain(xs)
+	}
+	return o
+}
+
+// jain is Jain's fairness index, (Σx)² / (n Σx²): 1 when every client got
+// the same, 1/n when one got everything.
+func jain(xs []float64) float64 {
+	var sum, sq float64
+	for _, x := range xs {
+		sum += x
+		sq += x * x
+	}
+	if sq == 0 {
+		return math.NaN()
+	}
+	return sum * sum / (float64(len(xs)) * sq)
 }
 
 func memKey(role, source string) string {
@@ -253,7 +334,7 @@ func (c SocketCase) SummaryMetrics() []SocketMetric {
 	var out []SocketMetric
 	for _, m := range c.Metrics {
 		switch m.Key {
-		case "client_cpu", "server_cpu", "client_mem", "server_mem", "client_rss", "server_rss", "machine_cpu", "out_of_order", "avg_offset", "rtt_p99", "packets_per_s":
+		case "client_cpu", "server_cpu", "client_mem", "server_mem", "client_rss", "server_rss", "machine_cpu", "out_of_order", "avg_offset", "rtt_p99", "packets_per_s", "clients":
 			continue
 		}
 		out = append(out, m)

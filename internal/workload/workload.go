@@ -36,6 +36,9 @@ type Metric struct {
 	Key, Title, Unit string
 	HigherIsBetter   bool
 	Short            string // column head in the terminal summary
+	// Additive figures of clients running at once add up (throughput,
+	// transactions, counts); the others are averaged (latency, loss %).
+	Additive bool
 }
 
 // Socket is a workload of one client and one server: what a spec's test

@@ -48,8 +48,9 @@ func Median(xs []float64) float64 {
 	return Quantile(sortedCopy(xs), 0.5)
 }
 
-// Mean returns the arithmetic mean of xs, NaN for empty input.
-func Mean(xs []float64) float64 {
+// Sum returns the sum of xs, NaN for empty input (nothing measured is not
+// zero).
+func Sum(xs []float64) float64 {
 	if len(xs) == 0 {
 		return math.NaN()
 	}
@@ -57,7 +58,15 @@ func Mean(xs []float64) float64 {
 	for _, x := range xs {
 		sum += x
 	}
-	return sum / float64(len(xs))
+	return sum
+}
+
+// Mean returns the arithmetic mean of xs, NaN for empty input.
+func Mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	return Sum(xs) / float64(len(xs))
 }
 
 // StdDev returns the sample standard deviation of xs (denominator n-1),

@@ -20,11 +20,11 @@ func (descriptor) Headline() string { return "trans_per_s" }
 
 func (descriptor) Metrics() []workload.Metric {
 	return []workload.Metric{
-		{Key: "trans_per_s", Title: "Transactions", Unit: "1/s", HigherIsBetter: true, Short: "trans/s"},
+		{Key: "trans_per_s", Title: "Transactions", Unit: "1/s", HigherIsBetter: true, Short: "trans/s", Additive: true},
 		{Key: "rtt_p50", Title: "Round trip, median", Unit: "µs", Short: "RTT p50 µs"},
 		{Key: "rtt_p99", Title: "Round trip, 99th pct", Unit: "µs", Short: "RTT p99 µs"},
 		{Key: "one_way_p50", Title: "One way (round trip / 2), median", Unit: "µs", Short: "1-way p50 µs (RTT/2)"},
-		{Key: "rr_lost", Title: "Lost transactions", Unit: "count", Short: "lost"},
+		{Key: "rr_lost", Title: "Lost transactions", Unit: "count", Short: "lost", Additive: true},
 	}
 }
 

@@ -19,10 +19,10 @@ func (descriptor) Headline() string { return "throughput" }
 
 func (descriptor) Metrics() []workload.Metric {
 	return []workload.Metric{
-		{Key: "throughput", Title: "Throughput", Unit: "Mbit/s", HigherIsBetter: true, Short: "Mbit/s"},
-		{Key: "retransmits", Title: "TCP retransmits", Unit: "segments", Short: "retrans"},
+		{Key: "throughput", Title: "Throughput", Unit: "Mbit/s", HigherIsBetter: true, Short: "Mbit/s", Additive: true},
+		{Key: "retransmits", Title: "TCP retransmits", Unit: "segments", Short: "retrans", Additive: true},
 		{Key: "loss", Title: "Loss", Unit: "%", Short: "loss %"},
-		{Key: "out_of_order", Title: "Out of order", Unit: "datagrams", Short: "out of order"},
+		{Key: "out_of_order", Title: "Out of order", Unit: "datagrams", Short: "out of order", Additive: true},
 	}
 }
 

@@ -34,9 +34,9 @@ func (jitter) Headline() string { return "jitter" }
 
 func (jitter) Metrics() []workload.Metric {
 	return []workload.Metric{
-		{Key: "throughput", Title: "Throughput", Unit: "Mbit/s", HigherIsBetter: true, Short: "Mbit/s"},
+		{Key: "throughput", Title: "Throughput", Unit: "Mbit/s", HigherIsBetter: true, Short: "Mbit/s", Additive: true},
 		{Key: "loss", Title: "Loss", Unit: "%", Short: "loss %"},
-		{Key: "out_of_order", Title: "Out of order", Unit: "datagrams", Short: "out of order"},
+		{Key: "out_of_order", Title: "Out of order", Unit: "datagrams", Short: "out of order", Additive: true},
 		{Key: "jitter", Title: "Jitter (RFC 3550)", Unit: "ms", Short: "jitter ms"},
 	}
 }
@@ -95,9 +95,9 @@ func (datagram) Headline() string { return "mb_per_s" }
 
 func (datagram) Metrics() []workload.Metric {
 	return []workload.Metric{
-		{Key: "out_of_order", Title: "Out of order", Unit: "datagrams", Short: "out of order"},
-		{Key: "mb_per_s", Title: "Throughput", Unit: "MB/s", HigherIsBetter: true, Short: "MB/s"},
-		{Key: "packets_per_s", Title: "Packets", Unit: "1/s", HigherIsBetter: true, Short: "packets/s"},
+		{Key: "out_of_order", Title: "Out of order", Unit: "datagrams", Short: "out of order", Additive: true},
+		{Key: "mb_per_s", Title: "Throughput", Unit: "MB/s", HigherIsBetter: true, Short: "MB/s", Additive: true},
+		{Key: "packets_per_s", Title: "Packets", Unit: "1/s", HigherIsBetter: true, Short: "packets/s", Additive: true},
 		{Key: "success", Title: "Success rate", Unit: "%", HigherIsBetter: true, Short: "success %"},
 		{Key: "avg_offset", Title: "Average offset", Unit: "packets", Short: "avg offset"},
 	}
