@@ -86,7 +86,7 @@ func TestServerInterval(t *testing.T) {
 		{0, 24 * time.Hour, s, 1, 2 * s},
 	} {
 		c := Config{Omit: tc.omit, Duration: tc.dur, Interval: tc.iv, Parallel: tc.parallel}
-		got := serverInterval(c)
+		got := serverInterval(c, maxBinCells)
 		bins := countBins(tc.omit, tc.dur, got)
 		if got != tc.want || bins*int64(tc.parallel) > maxBinCells || got%tc.iv != 0 {
 			t.Errorf("serverInterval(%+v) = %s (%d bins per stream), want %s", c, got, bins, tc.want)
@@ -101,7 +101,7 @@ func TestServerInterval(t *testing.T) {
 // the warm-up told apart by the server's own edges.
 func TestCoarseResults(t *testing.T) {
 	cfg := Config{Protocol: "tcp", Omit: 2 * time.Second, Duration: 8 * time.Second, Interval: 10 * time.Millisecond, Parallel: 128}.withDefaults()
-	tt := newTest(cfg, [cookieLen]byte{}, nil)
+	tt := newTest(cfg, [cookieLen]byte{}, maxBinCells)
 	for _, r := range tt.recv {
 		for k := range r.bytes {
 			r.bytes[k] = 1

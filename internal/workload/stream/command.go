@@ -22,18 +22,23 @@ import (
 func serveCommand(con workload.Console) *cobra.Command {
 	stderr := con.Stderr
 	var listen string
+	var tests int
 	cmd := &cobra.Command{
-		Use:   "stream [--listen ADDR]",
+		Use:   "stream [--listen ADDR] [--tests N]",
 		Short: "Receive stream tests: TCP and UDP bulk throughput, like iperf3 -s",
-		Long: `Receive stream tests, one at a time. Control and TCP data use the TCP port,
-UDP data the UDP port of the same number: publish both.`,
+		Long: `Receive stream tests, one at a time (--tests N: up to N at once, each
+measured on its own; one more is told the server is busy). Control and TCP
+data use the TCP port, UDP data the UDP port of the same number: publish both.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if tests < 1 || tests > MaxTests {
+				return fmt.Errorf("--tests %d: must be in [1, %d]", tests, MaxTests)
+			}
 			addr, err := con.Listen(listen, DefaultPort)
 			if err != nil {
 				return err
 			}
-			s, err := Listen(addr, stderr)
+			s, err := Listen(addr, tests, stderr)
 			if err != nil {
 				return workload.Fail(err)
 			}
@@ -46,6 +51,7 @@ UDP data the UDP port of the same number: publish both.`,
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", con.DefaultListen(DefaultPort), con.ListenHelp+" (the port: TCP and UDP)")
+	cmd.Flags().IntVar(&tests, "tests", 1, fmt.Sprintf("tests served at once, at most %d (1: as iperf3 -s)", MaxTests))
 	return cmd
 }
 

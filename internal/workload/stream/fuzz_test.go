@@ -42,7 +42,7 @@ func FuzzControl(f *testing.F) {
 		if err := cfg.Validate(); err != nil {
 			t.Fatalf("accepted an invalid test: %v", err)
 		}
-		tt := newTest(cfg, ck, nil)
+		tt := newTest(cfg, ck, maxBinCells)
 		cells := 0
 		for _, r := range tt.recv {
 			cells += len(r.bytes)

@@ -25,27 +25,39 @@ const (
 	udpSocketBuf  = 4 << 20
 )
 
-// Server receives stream tests, one at a time, on a TCP port (control and
-// TCP data) and the UDP port of the same number.
+// Server receives stream tests, up to its number of tests at once (by
+// default one, as iperf3 -s), on a TCP port (control and TCP data) and the
+// UDP port of the same number. Each test has its own records: TCP data
+// connections join their test by cookie, UDP datagrams by test id.
 type Server struct {
 	ln   net.Listener
 	udp  *net.UDPConn
 	log  io.Writer
 	logM sync.Mutex
-	// slot is held by the running test from its request until its answer
-	// is sent. answering is set while that answer goes out: a request
-	// arriving then waits for the slot instead of being told busy.
+	// slot holds one token per running test, from its request until its
+	// answer is sent. answering counts the answers going out: while one
+	// does, a request finding every slot taken waits for one instead of
+	// being told busy.
 	slot      chan struct{}
-	answering atomic.Bool
-	cur       atomic.Pointer[test]
+	answering atomic.Int32
+	// running maps a test id (its cookie's first 4 bytes) to the test,
+	// copied on each change (runningMu) so that the UDP reader looks a
+	// datagram's test up without a lock.
+	running   atomic.Pointer[map[uint32]*test]
+	runningMu sync.Mutex
+	cells     int64         // a test's bin records at most (serverInterval)
 	handlers  chan struct{} // one per connection being read (maxHandlers)
 	refused   atomic.Int64  // connections closed at once: too many
 	lastLog   atomic.Int64  // unix ns of the last "too many connections" line
 }
 
-// Listen opens the server's TCP listener and UDP socket on addr. With port
-// 0, both get the same free port number.
-func Listen(addr string, log io.Writer) (*Server, error) {
+// Listen opens the server's TCP listener and UDP socket on addr for up to
+// tests tests at once (1 to MaxTests). With port 0, both get the same free
+// port number.
+func Listen(addr string, tests int, log io.Writer) (*Server, error) {
+	if tests < 1 || tests > MaxTests {
+		return nil, fmt.Errorf("--tests %d: must be in [1, %d]", tests, MaxTests)
+	}
 	if log == nil {
 		log = io.Discard
 	}
@@ -69,7 +81,16 @@ func Listen(addr string, log io.Writer) (*Server, error) {
 		}
 		udp := pc.(*net.UDPConn)
 		_ = udp.SetReadBuffer(udpSocketBuf) // capped by net.core.rmem_max
-		return &Server{ln: ln, udp: udp, log: log, slot: make(chan struct{}, 1), handlers: make(chan struct{}, maxHandlers)}, nil
+		s := &Server{ln: ln, udp: udp, log: log, slot: make(chan struct{}, tests),
+			// Each further test holds its control connection for its
+			// whole run, and one data connection (-P 1) briefly.
+			handlers: make(chan struct{}, maxHandlers+2*(tests-1)),
+			// The records of all tests together stay within
+			// maxServerCells; a single test keeps maxBinCells.
+			cells: min(maxBinCells, maxServerCells/int64(tests)),
+		}
+		s.running.Store(&map[uint32]*test{})
+		return s, nil
 	}
 }
 
@@ -85,10 +106,16 @@ func (s *Server) Serve(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() { s.ln.Close() })
 	defer stop()
 	var wg sync.WaitGroup
+	udpDone := make(chan struct{})
+	go func() {
+		defer close(udpDone)
+		s.readUDP()
+	}()
 	defer func() {
 		cancel()
 		wg.Wait()
 		s.udp.Close()
+		<-udpDone
 	}()
 	for {
 		c, err := s.ln.Accept()
@@ -116,7 +143,7 @@ func (s *Server) Serve(ctx context.Context) error {
 			n := s.refused.Add(1)
 			if now := time.Now().UnixNano(); now-s.lastLog.Load() > int64(time.Second) {
 				s.lastLog.Store(now)
-				s.logf("too many connections (%d at once): %d refused so far", maxHandlers, n)
+				s.logf("too many connections (%d at once): %d refused so far", cap(s.handlers), n)
 			}
 			continue
 		}
@@ -129,16 +156,17 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 }
 
-// acquire takes the test slot for a new test. It waits for a test that is
-// sending its answer (a client's next test may arrive before the server
-// has let go of the last one), and no longer than wait; false: busy.
+// acquire takes a test slot for a new test. When all are taken, it waits
+// for a test that is sending its answer (a client's next test may arrive
+// before the server has let go of the last one), and no longer than wait;
+// false: busy.
 func (s *Server) acquire(ctx context.Context, wait time.Duration) bool {
 	select {
 	case s.slot <- struct{}{}:
 		return true
 	default:
 	}
-	if !s.answering.Load() {
+	if s.answering.Load() == 0 {
 		return false
 	}
 	timer := time.NewTimer(wait)
@@ -152,10 +180,47 @@ func (s *Server) acquire(ctx context.Context, wait time.Duration) bool {
 	return false
 }
 
-func (s *Server) release() {
-	s.answering.Store(false)
+// release gives back t's slot; answering says t had begun its answer.
+func (s *Server) release(answering bool) {
+	if answering {
+		s.answering.Add(-1)
+	}
 	<-s.slot
 }
+
+// register makes t findable by its id; false if a running test has that id
+// (a client reusing a cookie, or one chance in 2^32).
+func (s *Server) register(t *test) bool {
+	s.runningMu.Lock()
+	defer s.runningMu.Unlock()
+	old := *s.running.Load()
+	if _, ok := old[t.id]; ok {
+		return false
+	}
+	m := make(map[uint32]*test, len(old)+1)
+	for id, x := range old {
+		m[id] = x
+	}
+	m[t.id] = t
+	s.running.Store(&m)
+	return true
+}
+
+func (s *Server) unregister(t *test) {
+	s.runningMu.Lock()
+	defer s.runningMu.Unlock()
+	old := *s.running.Load()
+	m := make(map[uint32]*test, len(old))
+	for id, x := range old {
+		if x != t {
+			m[id] = x
+		}
+	}
+	s.running.Store(&m)
+}
+
+// lookup is the running test with id, or nil.
+func (s *Server) lookup(id uint32) *test { return (*s.running.Load())[id] }
 
 func (s *Server) logf(format string, a ...any) {
 	s.logM.Lock()
@@ -191,7 +256,7 @@ func (s *Server) handleData(c net.Conn) {
 		c.Close()
 		return
 	}
-	t := s.cur.Load()
+	t := s.lookup(binary.BigEndian.Uint32(h[:4]))
 	if t == nil || !bytes.Equal(h[:cookieLen], t.cookie[:]) || !t.addConn(int(binary.BigEndian.Uint32(h[cookieLen:])), c) {
 		c.Close()
 	}
@@ -216,20 +281,26 @@ func (s *Server) handleControl(ctx context.Context, c net.Conn, first []byte) {
 		s.logf("%s: refused: busy", peer)
 		return
 	}
-	// The slot is let go only once the answer is out, so that no two
-	// tests' records and answers are ever held at once.
-	defer s.release()
+	// The slot is let go only once the answer is out, so that no more
+	// tests' records and answers than slots are ever held at once.
+	answering := false
+	defer func() { s.release(answering) }()
+	t := newTest(cfg, cookie, s.cells)
+	if !s.register(t) {
+		reply(message{Type: "error", Error: "bad request: another running test has this cookie's test id"})
+		s.logf("%s: refused: test id %08x in use", peer, t.id)
+		return
+	}
 	s.logf("%s: %s test, %d stream(s), %s + %s warm-up", peer, cfg.Protocol, cfg.Parallel, cfg.Duration, cfg.Omit)
-	t := newTest(cfg, cookie, s.udp)
-	s.cur.Store(t)
 	// The test ends with the server: closing the control connection
 	// interrupts whatever the test waits for.
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	res, err := t.run(ctx, c, dec, reply)
 	stop()
 	t.closeConns()
-	s.cur.Store(nil)
-	s.answering.Store(true)
+	s.unregister(t)
+	answering = true
+	s.answering.Add(1)
 	if err != nil {
 		reply(message{Type: "error", Error: err.Error()})
 		s.logf("%s: test aborted: %v", peer, err)
@@ -281,7 +352,6 @@ type test struct {
 	cookie [cookieLen]byte
 	id     uint32
 	edges  []time.Duration
-	udp    *net.UDPConn
 
 	mu      sync.Mutex
 	conns   []net.Conn
@@ -291,17 +361,26 @@ type test struct {
 
 	recv     []*receiver
 	deadline atomic.Int64 // unix ns: when the TCP read loop stops
+
+	// UDP: the server's reader records datagrams into recv under rmu while
+	// receiving; the test stops it (waitUDP) before reading recv.
+	rmu       sync.Mutex
+	receiving bool
+	t0        time.Time
+	kick      chan struct{} // the deadline moved
 }
 
-func newTest(cfg Config, cookie [cookieLen]byte, udp *net.UDPConn) *test {
+// newTest makes the records of a test: at most cells bins over all its
+// streams.
+func newTest(cfg Config, cookie [cookieLen]byte, cells int64) *test {
 	t := &test{
 		cfg:     cfg,
 		cookie:  cookie,
 		id:      binary.BigEndian.Uint32(cookie[:4]),
-		edges:   boundaries(cfg.Omit, cfg.Duration, serverInterval(cfg)),
-		udp:     udp,
+		edges:   boundaries(cfg.Omit, cfg.Duration, serverInterval(cfg, cells)),
 		conns:   make([]net.Conn, cfg.Parallel),
 		allConn: make(chan struct{}),
+		kick:    make(chan struct{}, 1),
 	}
 	bins := len(t.edges) - 1
 	for range cfg.Parallel {
@@ -350,7 +429,10 @@ func (t *test) dataDeadline() time.Time { return time.Unix(0, t.deadline.Load())
 func (t *test) setDataDeadline(d time.Time) {
 	t.deadline.Store(d.UnixNano())
 	if t.cfg.Protocol == "udp" {
-		_ = t.udp.SetReadDeadline(d)
+		select {
+		case t.kick <- struct{}{}:
+		default:
+		}
 		return
 	}
 	t.mu.Lock()
@@ -393,7 +475,10 @@ func (t *test) run(ctx context.Context, c net.Conn, dec *json.Decoder, reply fun
 	if t.cfg.Protocol == "tcp" {
 		wg.Go(func() { t.readTCPStreams(t0) })
 	} else {
-		wg.Go(func() { t.readUDP(t0) })
+		t.rmu.Lock()
+		t.t0, t.receiving = t0, true
+		t.rmu.Unlock()
+		wg.Go(t.waitUDP)
 	}
 	abort := func(err error) (message, error) {
 		t.closeConns()
@@ -461,34 +546,72 @@ func (r *receiver) readTCP(c net.Conn, t0 time.Time, edges []time.Duration) {
 	}
 }
 
-func (t *test) readUDP(t0 time.Time) {
+// readUDP reads the server's UDP socket until it is closed and hands each
+// datagram to its test by the test id in its header; others are dropped.
+// One reader for all tests: the socket is one, and a datagram's test is
+// known only once it is read.
+func (s *Server) readUDP() {
 	buf := make([]byte, 64<<10)
 	for {
-		n, err := t.udp.Read(buf)
+		n, err := s.udp.Read(buf)
 		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && !ne.Timeout() && !errors.Is(err, net.ErrClosed) {
-				continue // e.g. an ICMP error queued on the socket
+			if errors.Is(err, net.ErrClosed) {
+				return
 			}
-			return
+			continue // e.g. an ICMP error queued on the socket
 		}
-		if n < udpHeaderLen || binary.BigEndian.Uint32(buf[16:20]) != t.id {
-			continue // not this test's
-		}
-		st := binary.BigEndian.Uint32(buf[20:24])
-		if st >= uint32(len(t.recv)) {
+		if n < udpHeaderLen {
 			continue
 		}
-		r := t.recv[st]
-		el := time.Since(t0)
-		k := r.bin(el, t.edges)
-		if r.seq.Observe(binary.BigEndian.Uint64(buf[0:8])).Kind == udpseq.Rejected {
-			continue
+		if t := s.lookup(binary.BigEndian.Uint32(buf[16:20])); t != nil {
+			t.observeUDP(buf[:n])
 		}
-		r.bytes[k] += int64(n)
-		r.packets[k]++
-		r.last = el
 	}
+}
+
+// observeUDP records datagram b (of this test's id) if the test is
+// receiving and its data deadline has not passed.
+func (t *test) observeUDP(b []byte) {
+	st := binary.BigEndian.Uint32(b[20:24])
+	if st >= uint32(len(t.recv)) {
+		return
+	}
+	t.rmu.Lock()
+	defer t.rmu.Unlock()
+	now := time.Now()
+	if !t.receiving || now.UnixNano() >= t.deadline.Load() {
+		return
+	}
+	r := t.recv[st]
+	el := now.Sub(t.t0)
+	k := r.bin(el, t.edges)
+	if r.seq.Observe(binary.BigEndian.Uint64(b[0:8])).Kind == udpseq.Rejected {
+		return
+	}
+	r.bytes[k] += int64(len(b))
+	r.packets[k]++
+	r.last = el
+}
+
+// waitUDP returns once the data deadline has passed (it may move, see
+// setDataDeadline), after which the reader no longer touches recv.
+func (t *test) waitUDP() {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		left := time.Until(t.dataDeadline())
+		if left <= 0 {
+			break
+		}
+		timer.Reset(left)
+		select {
+		case <-timer.C:
+		case <-t.kick:
+		}
+	}
+	t.rmu.Lock()
+	t.receiving = false
+	t.rmu.Unlock()
 }
 
 // results cuts the bins at the sender's end (elapsed; earlier than planned

@@ -55,6 +55,14 @@ const (
 	// (control connections and data connections before they join a test);
 	// beyond it, a new connection is closed at once.
 	maxHandlers = 2*MaxParallel + 64
+	// MaxTests bounds `cnperf serve stream --tests`: the tests served at
+	// once, each with its own records and reading thread.
+	MaxTests = 1024
+	// maxServerCells bounds the bin records of all running tests together
+	// (128 MiB of UDP records): with many tests, each keeps fewer (at
+	// least maxServerCells/MaxTests = 4096, enough for 32 bins on each of
+	// MaxParallel streams) and may be recorded in coarser intervals.
+	maxServerCells = 1 << 22
 )
 
 // ErrBusy is returned by Run when the server is running another test.
@@ -187,10 +195,10 @@ func countBins(omit, duration, interval time.Duration) int64 {
 
 // serverInterval is the interval the server records a test in: the
 // client's, or a whole multiple of it such that all streams' bins together
-// stay within maxBinCells. A test so coarsened is reported in longer
-// intervals; its totals are the same.
-func serverInterval(c Config) time.Duration {
-	perStream := int64(maxBinCells / max(c.Parallel, 1))
+// stay within cells (at most maxBinCells). A test so coarsened is reported
+// in longer intervals; its totals are the same.
+func serverInterval(c Config, cells int64) time.Duration {
+	perStream := max(cells/int64(max(c.Parallel, 1)), 1)
 	iv := c.Interval
 	if n := countBins(c.Omit, c.Duration, iv); n > perStream {
 		iv *= time.Duration((n + perStream - 1) / perStream)

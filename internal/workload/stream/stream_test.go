@@ -14,10 +14,15 @@ import (
 	"time"
 )
 
-// startServer serves on a free loopback port until the test ends.
-func startServer(t *testing.T) string {
+// startServer serves on a free loopback port until the test ends, up to
+// tests[0] tests at once (default 1).
+func startServer(t *testing.T, tests ...int) string {
 	t.Helper()
-	s, err := Listen("127.0.0.1:0", testLog{t})
+	n := 1
+	if len(tests) > 0 {
+		n = tests[0]
+	}
+	s, err := Listen("127.0.0.1:0", n, testLog{t})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,8 @@ func (descriptor) Metrics() []workload.Metric {
 	}
 }
 
+// Server serves one test at a time, as iperf3 -s. A runner that points
+// several clients at one server (fan-out) appends "--tests", N to Args.
 func (descriptor) Server() workload.Server {
 	return workload.Server{Role: "stream-server", Port: DefaultPort, Protocols: []string{"tcp", "udp"},
 		Args: []string{"serve", "stream", "--listen", fmt.Sprintf(":%d", DefaultPort)}}
