@@ -4,7 +4,8 @@
 // it for the delay (with jitter, and drops a share on purpose for loss) in
 // a queue bounded by the bandwidth-delay product, and writes it out of the
 // other zone's device when due (sendmmsg); both ways, each on a thread of
-// its own that sleeps in ppoll until the next frame is due or one arrives.
+// its own that sleeps in ppoll until shortly before the next frame is due
+// (then spins) or until one arrives.
 // A frame that finds the queue full is dropped and counted: the line never
 // slows the link to keep up. It counts how late frames leave against their
 // due time, its own added latency.
@@ -22,6 +23,7 @@ import (
 	"regexp"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -189,6 +191,9 @@ loop:
 			}
 		}
 	}
+	for _, d := range l.dirs {
+		d.stopped.Store(true)
+	}
 	one := []byte{1, 0, 0, 0, 0, 0, 0, 0}
 	if _, err := unix.Write(stop, one); err != nil {
 		return fmt.Errorf("stop the line: %w", err)
@@ -255,6 +260,8 @@ type direction struct {
 	rxb      *rxBatch
 	txb      *txBatch
 
+	// stopped ends run even while it spins.
+	stopped atomic.Bool
 	// local counts since the last publish; mu guards shared.
 	local  counts
 	mu     sync.Mutex
@@ -278,19 +285,23 @@ func (d *direction) run(stop int) error {
 	// Sleeps end when asked, not up to 50 µs later (the default slack).
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 	fds := []unix.PollFd{{Fd: int32(d.rx.fd), Events: unix.POLLIN}, {Fd: int32(stop), Events: unix.POLLIN}}
-	for {
+	for !d.stopped.Load() {
 		var ts *unix.Timespec
+		sleep := true
 		if _, due, ok := d.q.head(); ok {
-			t := unix.NsecToTimespec(max(due-d.now(), 0))
-			ts = &t
+			if left := due - d.now(); left > int64(wakeEarly) {
+				t := unix.NsecToTimespec(left - int64(wakeEarly))
+				ts = &t
+			} else {
+				sleep = false // spin: a sleep this short would overshoot
+			}
 		}
-		if ts == nil || ts.Sec > 0 || ts.Nsec > 0 {
+		if sleep {
 			if _, err := unix.Ppoll(fds, ts, nil); err != nil && err != unix.EINTR {
 				return fmt.Errorf("%s to %s: ppoll: %w", d.from, d.to, err)
 			}
 			if fds[1].Revents != 0 {
-				d.publish()
-				return nil
+				break
 			}
 		}
 		if err := d.receive(); err != nil {
@@ -301,7 +312,15 @@ func (d *direction) run(stop int) error {
 		}
 		d.publish()
 	}
+	d.publish()
+	return nil
 }
+
+// wakeEarly is how long before a frame is due the line stops sleeping and
+// spins (reading what arrives meanwhile): waking from a sleep takes 50 to
+// 90 µs here (median; hundreds at the 90th percentile), and a frame must
+// not leave that late, nor early.
+const wakeEarly = 100 * time.Microsecond
 
 // receive queues what arrived, a few batches at most so that due frames
 // are not held up behind a flood.
