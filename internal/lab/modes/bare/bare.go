@@ -18,18 +18,20 @@ func (Mode) Summary() string {
 
 // Build adds nothing: the hosts are ready as they are.
 func (Mode) Build(b *netns.Build) ([]lab.Endpoint, error) {
-	return Endpoints(b.Hosts, b.Port, false), nil
+	return Endpoints(b.Endpoints, b.Port, false), nil
 }
 
 // Endpoints returns endpoints that listen in the hosts' own namespaces; the
-// host mode shares them, wrapped as containers.
-func Endpoints(servers []lab.Host, port int, container bool) []lab.Endpoint {
+// host mode shares them, wrapped as containers. Endpoints on one host share
+// its stack: each is told apart by its ports (its slot's shift).
+func Endpoints(at []lab.EndpointAt, port int, container bool) []lab.Endpoint {
 	var eps []lab.Endpoint
-	for _, h := range servers {
-		addr := lab.HostPort(h.Addr, port)
+	for _, e := range at {
+		h, p := e.Host, e.Port(port)
+		addr := lab.HostPort(h.Addr, p)
 		eps = append(eps, lab.Endpoint{
 			Host: h.Name, NS: h.NS, Container: container,
-			Listen: lab.HostPort("0.0.0.0", port), External: addr, Internal: addr,
+			Listen: lab.HostPort("0.0.0.0", p), External: addr, Internal: addr,
 			Path: []string{h.Name + ":eth0"},
 		})
 	}
@@ -42,5 +44,5 @@ func (Mode) BuildDocker(b *docker.Build) ([]lab.Endpoint, error) {
 	if b.Local {
 		return docker.LocalEndpoints(b.Hosts, b.Port, false, nil, "bare"), nil
 	}
-	return Endpoints(b.Hosts, b.Port, false), nil
+	return Endpoints(b.Endpoints, b.Port, false), nil
 }

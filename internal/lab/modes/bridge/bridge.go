@@ -5,9 +5,15 @@
 package bridge
 
 import (
+	"net"
+
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/netns"
 )
+
+// Bridge is the per-host container bridge; the links and bridge-routed
+// modes use it too.
+const Bridge = "cnbr0"
 
 // Mode is the bridge mode.
 type Mode struct{}
@@ -17,28 +23,58 @@ func (Mode) Summary() string {
 	return "container behind a per-host bridge, published port (DNAT) and masquerade (docker -p)"
 }
 
-// Build puts a container behind cnbr0 on every server and publishes port.
+// Build puts each endpoint's container behind cnbr0 on its host and
+// publishes its ports. Endpoints on one host reach each other through the
+// host's published ports too (hairpin), as their Internal address is the
+// host's.
 func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
-	b := nb.Net()
 	var eps []lab.Endpoint
-	for _, h := range nb.Hosts {
-		ctr := nb.ContainerNS(h.Name)
-		if err := nb.CreateNS(ctr); err != nil {
+	for _, e := range nb.Endpoints {
+		h := e.Host
+		ctr, ip, err := Attach(nb, e)
+		if err != nil {
 			return nil, err
 		}
-		gw, ctrCIDR, subnet := lab.HostBridge(h.Index)
-		if err := b.BridgedContainer(h.NS, "cnbr0", "veth0", ctr, "eth0", gw, ctrCIDR, nb.MTU(), true); err != nil {
+		if err := Publish(nb, e, ip); err != nil {
 			return nil, err
 		}
-		if err := b.Publish(h.NS, "cnbr0", subnet, lab.IP(ctrCIDR), nb.PublishPorts()...); err != nil {
-			return nil, err
-		}
-		addr := lab.HostPort(h.Addr, nb.Port)
+		addr := lab.HostPort(h.Addr, e.Port(nb.Port))
 		eps = append(eps, lab.Endpoint{
 			Host: h.Name, NS: ctr, Container: true,
-			Listen: lab.HostPort("0.0.0.0", nb.Port), External: addr, Internal: addr,
-			Path: []string{h.Name + ":eth0", "iptables DNAT/MASQUERADE", h.Name + ":cnbr0", h.Name + ":veth0", "container:eth0"},
+			Listen: lab.HostPort("0.0.0.0", e.Port(nb.Port)), External: addr, Internal: addr,
+			Path: []string{h.Name + ":eth0", "iptables DNAT/MASQUERADE", h.Name + ":" + Bridge, h.Name + ":" + lab.Dev("veth0", e.Slot), "container:eth0"},
 		})
 	}
 	return eps, nil
+}
+
+// Attach creates the endpoint's container namespace and puts it on its
+// host's cnbr0 (created with the host's first container, the gateway
+// 198.19.i.1) at its slot's address 198.19.i.(2+slot), its default route
+// via the gateway. It returns the namespace and the address.
+func Attach(nb *netns.Build, e lab.EndpointAt) (string, net.IP, error) {
+	ctr := nb.NS(e)
+	if err := nb.CreateNS(ctr); err != nil {
+		return "", nil, err
+	}
+	gw, _, _ := lab.HostBridge(e.Host.Index)
+	ip := lab.SlotIP(e.Host.Index, e.Slot)
+	if err := nb.Net().BridgedContainer(e.Host.NS, Bridge, lab.Dev("veth0", e.Slot), ctr, "eth0", gw, ip.String()+"/24", nb.MTU(), true); err != nil {
+		return "", nil, err
+	}
+	return ctr, ip, nil
+}
+
+// Publish publishes the endpoint's ports (shifted for its slot) on its
+// host, laying out the chains with the host's first endpoint; with several
+// endpoints on a host, also for its own containers (hairpin).
+func Publish(nb *netns.Build, e lab.EndpointAt, ip net.IP) error {
+	b := nb.Net()
+	_, _, subnet := lab.HostBridge(e.Host.Index)
+	if e.Slot == 0 {
+		if err := b.PublishChains(e.Host.NS, Bridge, subnet, nb.Several()); err != nil {
+			return err
+		}
+	}
+	return b.PublishTo(e.Host.NS, Bridge, ip, e.Shift, nb.Several(), nb.PublishPorts()...)
 }

@@ -19,5 +19,5 @@ func (Mode) Summary() string {
 
 // Build adds no devices; the endpoints run as containers.
 func (Mode) Build(b *netns.Build) ([]lab.Endpoint, error) {
-	return bare.Endpoints(b.Hosts, b.Port, true), nil
+	return bare.Endpoints(b.Endpoints, b.Port, true), nil
 }

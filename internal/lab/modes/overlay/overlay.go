@@ -7,6 +7,7 @@
 package overlay
 
 import (
+	"fmt"
 	"net"
 
 	"github.com/cnperf/cnperf/internal/lab"
@@ -31,46 +32,72 @@ func (Mode) Summary() string {
 	return "containers on a VXLAN overlay (UDP 4789, MTU 1450), published ports via a gateway bridge"
 }
 
-// Build joins every server's container to the overlay.
+// Build joins every endpoint's container to the overlay: the host's first
+// at 198.19.200.i/24 as always, the others in lab.SlotRange, with routes on
+// the link between the two ranges; each has its leg on the host's gateway
+// bridge, with its ports published there.
 func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 	b := nb.Net()
 	servers, port := nb.Hosts, nb.Port
+	several := nb.Several()
+	mtu := nb.OverlayMTU(Overhead)
 	var eps []lab.Endpoint
-	for _, h := range servers {
-		ctr := nb.ContainerNS(h.Name)
+	for _, e := range nb.Endpoints {
+		h := e.Host
+		ctr := nb.NS(e)
 		if err := nb.CreateNS(ctr); err != nil {
 			return nil, err
 		}
-		var remotes []net.IP
-		for _, o := range servers {
-			if o.Name != h.Name {
-				remotes = append(remotes, net.ParseIP(o.Addr).To4())
+		if e.Slot == 0 {
+			var remotes []net.IP
+			for _, o := range servers {
+				if o.Name != h.Name {
+					remotes = append(remotes, net.ParseIP(o.Addr).To4())
+				}
+			}
+			if err := b.Bridge(h.NS, "ovbr0", mtu); err != nil {
+				return nil, err
+			}
+			if err := b.VXLAN(h.NS, "vxlan0", "eth0", VNI, Port, mtu, net.ParseIP(h.Addr).To4(), remotes, "ovbr0"); err != nil {
+				return nil, err
 			}
 		}
-		mtu := nb.OverlayMTU(Overhead)
-		if err := b.Bridge(h.NS, "ovbr0", mtu); err != nil {
+		ovIP, cidr, onLink := lab.OverlayIP(h.Index), lab.OverlayIP(h.Index).String()+"/24", lab.SlotRange
+		if e.Slot > 0 {
+			if h.Index > lab.SlotRangeHosts {
+				return nil, fmt.Errorf("overlay: host %s is host %d; only the first %d hosts may carry several endpoints", h.Name, h.Index, lab.SlotRangeHosts)
+			}
+			ovIP = lab.SlotRangeIP(h.Index, e.Slot)
+			cidr, onLink = ovIP.String()+"/17", lab.OverlaySubnet
+		}
+		if err := b.BridgedContainer(h.NS, "ovbr0", lab.Dev("vethov", e.Slot), ctr, "eth0", "", cidr, mtu, false); err != nil {
 			return nil, err
 		}
-		if err := b.VXLAN(h.NS, "vxlan0", "eth0", VNI, Port, mtu, net.ParseIP(h.Addr).To4(), remotes, "ovbr0"); err != nil {
+		if several {
+			if err := b.RouteDev(ctr, onLink, "eth0"); err != nil {
+				return nil, err
+			}
+		}
+		gw, _, subnet := lab.HostBridge(h.Index)
+		gwIP := lab.SlotIP(h.Index, e.Slot)
+		if err := b.BridgedContainer(h.NS, "cngw0", lab.Dev("vethgw", e.Slot), ctr, "eth1", gw, gwIP.String()+"/24", nb.MTU(), true); err != nil {
 			return nil, err
 		}
-		ovIP := lab.OverlayIP(h.Index).String()
-		if err := b.BridgedContainer(h.NS, "ovbr0", "vethov", ctr, "eth0", "", ovIP+"/24", mtu, false); err != nil {
+		if e.Slot == 0 {
+			if err := b.PublishChains(h.NS, "cngw0", subnet, false); err != nil {
+				return nil, err
+			}
+		}
+		if err := b.PublishTo(h.NS, "cngw0", gwIP, e.Shift, false, nb.PublishPorts()...); err != nil {
 			return nil, err
 		}
-		gw, ctrCIDR, subnet := lab.HostBridge(h.Index)
-		if err := b.BridgedContainer(h.NS, "cngw0", "vethgw", ctr, "eth1", gw, ctrCIDR, nb.MTU(), true); err != nil {
-			return nil, err
-		}
-		if err := b.Publish(h.NS, "cngw0", subnet, lab.IP(ctrCIDR), nb.PublishPorts()...); err != nil {
-			return nil, err
-		}
+		p := e.Port(port)
 		eps = append(eps, lab.Endpoint{
 			Host: h.Name, NS: ctr, Container: true,
-			Listen:   lab.HostPort("0.0.0.0", port),
-			External: lab.HostPort(h.Addr, port),
-			Internal: lab.HostPort(ovIP, port),
-			Path:     []string{"container:eth0", h.Name + ":vethov", h.Name + ":ovbr0", h.Name + ":vxlan0 (VNI 4097, UDP 4789)", h.Name + ":eth0"},
+			Listen:   lab.HostPort("0.0.0.0", p),
+			External: lab.HostPort(h.Addr, p),
+			Internal: lab.HostPort(ovIP.String(), p),
+			Path:     []string{"container:eth0", h.Name + ":" + lab.Dev("vethov", e.Slot), h.Name + ":ovbr0", h.Name + ":vxlan0 (VNI 4097, UDP 4789)", h.Name + ":eth0"},
 		})
 	}
 	return eps, nil

@@ -53,8 +53,8 @@ func Available() error {
 	return nil
 }
 
-// Build starts Open vSwitch on every server host and puts its container on
-// an OVS bridge.
+// Build starts Open vSwitch on every host that carries endpoints and puts
+// each endpoint's container on a port of its host's OVS bridge.
 func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 	if err := Available(); err != nil {
 		return nil, err
@@ -65,59 +65,71 @@ func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 	}
 	b := nb.Net()
 	var eps []lab.Endpoint
-	for _, h := range nb.Hosts {
+	for _, e := range nb.Endpoints {
+		h := e.Host
 		dir := filepath.Join(state, h.Name)
-		if err := startOVS(nb, h, dir); err != nil {
-			return nil, err
-		}
 		vsctl := func(args ...string) error {
 			return netbuild.Run(h.NS, "ovs-vsctl", append([]string{"--db=unix:" + filepath.Join(dir, "db.sock"), "--timeout=10"}, args...)...)
 		}
-		if err := vsctl("add-br", bridge, "--", "set", "bridge", bridge, "datapath_type=netdev"); err != nil {
-			return nil, err
+		if e.Slot == 0 {
+			if err := startOVS(nb, h, dir); err != nil {
+				return nil, err
+			}
+			if err := vsctl("add-br", bridge, "--", "set", "bridge", bridge, "datapath_type=netdev"); err != nil {
+				return nil, err
+			}
 		}
-		ctr := nb.ContainerNS(h.Name)
+		ctr := nb.NS(e)
 		if err := nb.CreateNS(ctr); err != nil {
 			return nil, err
 		}
-		if err := b.Veth(h.NS, "vethovs", "", ctr, "eth0", nb.MTU()); err != nil {
+		port := lab.Dev("vethovs", e.Slot)
+		if err := b.Veth(h.NS, port, "", ctr, "eth0", nb.MTU()); err != nil {
 			return nil, err
 		}
-		if err := vsctl("add-port", bridge, "vethovs"); err != nil {
+		if err := vsctl("add-port", bridge, port); err != nil {
 			return nil, err
 		}
 		// The netdev datapath does not complete checksums a veth leaves to
 		// the hardware: without this, TCP between the ports fails (lab notes).
-		if err := netbuild.Run(h.NS, "ethtool", "-K", "vethovs", "tx", "off"); err != nil {
+		if err := netbuild.Run(h.NS, "ethtool", "-K", port, "tx", "off"); err != nil {
 			return nil, err
 		}
 		if err := netbuild.Run(ctr, "ethtool", "-K", "eth0", "tx", "off"); err != nil {
 			return nil, err
 		}
-		nb.KeepOffloadsOff(h.NS, "vethovs")
+		nb.KeepOffloadsOff(h.NS, port)
 		nb.KeepOffloadsOff(ctr, "eth0")
-		gw, ctrCIDR, subnet := lab.HostBridge(h.Index)
-		if err := b.Addr(h.NS, bridge, gw); err != nil {
-			return nil, err
+		gw, _, subnet := lab.HostBridge(h.Index)
+		if e.Slot == 0 {
+			if err := b.Addr(h.NS, bridge, gw); err != nil {
+				return nil, err
+			}
+			if err := netbuild.Run(h.NS, "ip", "link", "set", bridge, "up"); err != nil {
+				return nil, err
+			}
 		}
-		if err := netbuild.Run(h.NS, "ip", "link", "set", bridge, "up"); err != nil {
-			return nil, err
-		}
-		if err := b.Addr(ctr, "eth0", ctrCIDR); err != nil {
+		ip := lab.SlotIP(h.Index, e.Slot)
+		if err := b.Addr(ctr, "eth0", ip.String()+"/24"); err != nil {
 			return nil, err
 		}
 		if err := b.DefaultRoute(ctr, lab.IP(gw)); err != nil {
 			return nil, err
 		}
-		if err := b.Publish(h.NS, bridge, subnet, lab.IP(ctrCIDR), nb.PublishPorts()...); err != nil {
+		if e.Slot == 0 {
+			if err := b.PublishChains(h.NS, bridge, subnet, nb.Several()); err != nil {
+				return nil, err
+			}
+		}
+		if err := b.PublishTo(h.NS, bridge, ip, e.Shift, nb.Several(), nb.PublishPorts()...); err != nil {
 			return nil, err
 		}
-		addr := lab.HostPort(h.Addr, nb.Port)
+		addr := lab.HostPort(h.Addr, e.Port(nb.Port))
 		eps = append(eps, lab.Endpoint{
 			Host: h.Name, NS: ctr, Container: true,
-			Listen: lab.HostPort("0.0.0.0", nb.Port), External: addr, Internal: addr,
+			Listen: lab.HostPort("0.0.0.0", e.Port(nb.Port)), External: addr, Internal: addr,
 			Path: []string{h.Name + ":eth0", "iptables DNAT/MASQUERADE", h.Name + ":" + bridge + " (OVS internal port)",
-				"ovs-vswitchd (netdev datapath, user space)", h.Name + ":vethovs", "container:eth0"},
+				"ovs-vswitchd (netdev datapath, user space)", h.Name + ":" + port, "container:eth0"},
 		})
 	}
 	return eps, nil

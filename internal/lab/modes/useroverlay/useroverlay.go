@@ -77,7 +77,7 @@ func (m Mode) port() int {
 // Build puts each server's container behind a bridge, starts the host's
 // router and routes the overlay's range into its TUN.
 func (m Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
-	servers, port := nb.Hosts, nb.Port
+	servers := nb.Hosts
 	if len(servers) > maxHosts {
 		return nil, fmt.Errorf("%s: at most %d hosts", m.Name(), maxHosts)
 	}
@@ -94,15 +94,23 @@ func (m Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 	}
 	b := nb.Net()
 	var eps []lab.Endpoint
-	for _, h := range servers {
-		ctr := nb.ContainerNS(h.Name)
+	for _, e := range nb.Endpoints {
+		h := e.Host
+		ctr := nb.NS(e)
 		if err := nb.CreateNS(ctr); err != nil {
 			return nil, err
 		}
 		subnet := Subnet(h.Index)
-		gw, ctrIP := fmt.Sprintf("198.19.%d.1", 160+h.Index), fmt.Sprintf("198.19.%d.2", 160+h.Index)
-		if err := b.BridgedContainer(h.NS, bridge, "vethov1", ctr, "eth0", gw+"/24", ctrIP+"/24", m.mtu(nb), true); err != nil {
+		gw, ctrIP := fmt.Sprintf("198.19.%d.1", 160+h.Index), fmt.Sprintf("198.19.%d.%d", 160+h.Index, 2+e.Slot)
+		if err := b.BridgedContainer(h.NS, bridge, lab.Dev("vethov1", e.Slot), ctr, "eth0", gw+"/24", ctrIP+"/24", m.mtu(nb), true); err != nil {
 			return nil, err
+		}
+		if e.Slot > 0 {
+			if err := b.PublishTo(h.NS, bridge, lab.IP(ctrIP+"/24"), e.Shift, false, nb.PublishPorts()...); err != nil {
+				return nil, err
+			}
+			eps = append(eps, m.endpoint(nb, e, ctr, ctrIP))
+			continue
 		}
 		if err := b.NATExempt(h.NS, subnet, Range); err != nil {
 			return nil, err
@@ -134,17 +142,24 @@ func (m Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 		if err := b.RouteDev(h.NS, Range, tunName); err != nil {
 			return nil, err
 		}
-		eps = append(eps, lab.Endpoint{
-			Host: h.Name, NS: ctr, Container: true,
-			Listen:   lab.HostPort("0.0.0.0", port),
-			External: lab.HostPort(h.Addr, port),
-			Internal: lab.HostPort(ctrIP, port),
-			Path: []string{"container:eth0", h.Name + ":" + bridge, h.Name + ":" + tunName + " (TUN)",
-				fmt.Sprintf("cnperf overlay router (%s, user space)", m.Kind), fmt.Sprintf("%s:eth0 UDP %d", h.Name, m.port())},
-			Router: &lab.RouterInfo{Kind: m.Kind, TUN: tunName, MTU: m.mtu(nb), Port: m.port(), Cipher: m.cipher()},
-		})
+		eps = append(eps, m.endpoint(nb, e, ctr, ctrIP))
 	}
 	return eps, nil
+}
+
+// endpoint describes the endpoint in slot e of its host, in namespace ctr
+// at address ip.
+func (m Mode) endpoint(nb *netns.Build, e lab.EndpointAt, ctr, ip string) lab.Endpoint {
+	h, p := e.Host, e.Port(nb.Port)
+	return lab.Endpoint{
+		Host: h.Name, NS: ctr, Container: true,
+		Listen:   lab.HostPort("0.0.0.0", p),
+		External: lab.HostPort(h.Addr, p),
+		Internal: lab.HostPort(ip, p),
+		Path: []string{"container:eth0", h.Name + ":" + bridge, h.Name + ":" + tunName + " (TUN)",
+			fmt.Sprintf("cnperf overlay router (%s, user space)", m.Kind), fmt.Sprintf("%s:eth0 UDP %d", h.Name, m.port())},
+		Router: &lab.RouterInfo{Kind: m.Kind, TUN: tunName, MTU: m.mtu(nb), Port: m.port(), Cipher: m.cipher()},
+	}
 }
 
 func (m Mode) cipher() string {
