@@ -10,16 +10,21 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/modes/bare"
 	"github.com/cnperf/cnperf/internal/lab/modes/bridge"
+	"github.com/cnperf/cnperf/internal/lab/modes/bridgerouted"
 	"github.com/cnperf/cnperf/internal/lab/modes/host"
+	"github.com/cnperf/cnperf/internal/lab/modes/links"
 	"github.com/cnperf/cnperf/internal/lab/modes/macvlan"
 	"github.com/cnperf/cnperf/internal/lab/modes/overlay"
 	"github.com/cnperf/cnperf/internal/lab/modes/ovs"
 	"github.com/cnperf/cnperf/internal/lab/modes/useroverlay"
+	"github.com/cnperf/cnperf/internal/lab/modes/vethrouted"
 )
 
-// All returns every mode, reference first.
+// All returns every mode, reference first; seed 003's techniques last.
 func All() []lab.Mode {
-	return append([]lab.Mode{bare.Mode{}, host.Mode{}, bridge.Mode{}, macvlan.Mode{}, overlay.Mode{}}, append(useroverlay.Modes(), ovs.Mode{})...)
+	all := []lab.Mode{bare.Mode{}, host.Mode{}, bridge.Mode{}, macvlan.Mode{}, overlay.Mode{}}
+	all = append(all, useroverlay.Modes()...)
+	return append(all, ovs.Mode{}, vethrouted.Mode{}, bridgerouted.Mode{}, links.Mode{})
 }
 
 // DefaultNames are the modes a spec compares when it names none: the five

@@ -1,0 +1,50 @@
+// Package bridgerouted is seed 003's iptables routing: containers on the
+// host's bridge get addresses the rest of the network routes to (via their
+// host's underlay address), and nothing is translated: no published ports,
+// no masquerade. It is the bridge mode without NAT, as Docker builds with
+// enable_ip_masquerade=false and gateway_mode_ipv4=routed.
+package bridgerouted
+
+import (
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/modes/bridge"
+	"github.com/cnperf/cnperf/internal/lab/modes/vethrouted"
+	"github.com/cnperf/cnperf/internal/lab/netns"
+)
+
+// Mode is the bridge-routed mode.
+type Mode struct{}
+
+func (Mode) Name() string { return "bridge-routed" }
+func (Mode) Summary() string {
+	return "container behind a per-host bridge with a routable address, no NAT (iptables routing, docker routed mode)"
+}
+
+// Build puts each endpoint's container on its host's cnbr0 at
+// 198.19.i.(2+slot); the host forwards, and every other host routes
+// 198.19.i.0/24 to it.
+func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
+	var eps []lab.Endpoint
+	for _, e := range nb.Endpoints {
+		h := e.Host
+		ctr, ip, err := bridge.Attach(nb, e)
+		if err != nil {
+			return nil, err
+		}
+		if e.Slot == 0 {
+			if err := nb.Net().Sysctl(h.NS, "net.ipv4.ip_forward", "1"); err != nil {
+				return nil, err
+			}
+		}
+		addr := lab.HostPort(ip.String(), e.Port(nb.Port))
+		eps = append(eps, lab.Endpoint{
+			Host: h.Name, NS: ctr, Container: true,
+			Listen: lab.HostPort("0.0.0.0", e.Port(nb.Port)), External: addr, Internal: addr,
+			Path: []string{h.Name + ":eth0", h.Name + " routing (no NAT)", h.Name + ":" + bridge.Bridge, h.Name + ":" + lab.Dev("veth0", e.Slot), "container:eth0"},
+		})
+	}
+	if err := vethrouted.RouteHosts(nb); err != nil {
+		return nil, err
+	}
+	return eps, nil
+}
