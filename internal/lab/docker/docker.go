@@ -107,7 +107,8 @@ type Driver struct{}
 
 func (Driver) Name() string { return Name }
 
-// Check refuses a mode without BuildDocker, a binary that cannot be the
+// Check refuses a mode without BuildDocker, several endpoints on a host
+// (its modes start one sandbox per host), a binary that cannot be the
 // image, conditions on a user's engine, and a lab that exists.
 func (Driver) Check(cfg lab.Config) error {
 	// An existing engine's host is the user's machine: cnperf shapes and
@@ -117,6 +118,11 @@ func (Driver) Check(cfg lab.Config) error {
 	}
 	if _, ok := cfg.Mode.(Mode); !ok {
 		return fmt.Errorf("lab: mode %s cannot be built on the %s driver", cfg.Mode.Name(), Name)
+	}
+	for _, h := range cfg.Topology.Hosts {
+		if len(h.Endpoints) > 1 {
+			return fmt.Errorf("lab: host %s has %d endpoints; the %s driver builds one per host (a sandbox each): use the netns driver", h.Name, len(h.Endpoints), Name)
+		}
 	}
 	if cfg.Exe == "" {
 		return errors.New("lab: the docker driver needs the cnperf binary for its image")
