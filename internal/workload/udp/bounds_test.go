@@ -241,7 +241,7 @@ func FuzzControl(f *testing.F) {
 		case <-time.After(5 * time.Second):
 			t.Fatal("control did not return")
 		}
-		if s.active.Load() != nil {
+		if s.running() != 0 {
 			t.Fatal("a test still runs after its connection closed")
 		}
 		for _, line := range bytes.Split(bytes.TrimSuffix(out.Bytes(), []byte("\n")), []byte("\n")) {

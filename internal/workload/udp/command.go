@@ -17,11 +17,17 @@ import (
 func serveCommand(con workload.Console) *cobra.Command {
 	stderr := con.Stderr
 	var listen string
+	var tests int
 	cmd := &cobra.Command{
-		Use:   "udp [--listen ADDR]",
+		Use:   "udp [--listen ADDR] [--tests N]",
 		Short: "Listen for jitter and datagram tests (TCP control and UDP data on one port)",
-		Args:  cobra.NoArgs,
+		Long: `Listen for jitter and datagram tests, one at a time (--tests N: up to N at
+once, each measured on its own; one more is told the listener is busy).`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if tests < 1 || tests > MaxTests {
+				return fmt.Errorf("--tests %d: must be in [1, %d]", tests, MaxTests)
+			}
 			addr, err := con.Listen(listen, DefaultPort)
 			if err != nil {
 				return err
@@ -34,13 +40,14 @@ func serveCommand(con workload.Console) *cobra.Command {
 			// As PID 1 of a container, signals without a handler are ignored.
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			s := &Server{Logf: func(format string, a ...any) {
+			s := &Server{Tests: tests, Logf: func(format string, a ...any) {
 				fmt.Fprintf(stderr, "cnperf serve udp: "+format+"\n", a...)
 			}}
 			return workload.Fail(s.Serve(ctx, pc, ln))
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", con.DefaultListen(DefaultPort), con.ListenHelp+" (the port: TCP and UDP)")
+	cmd.Flags().IntVar(&tests, "tests", 1, fmt.Sprintf("tests served at once, at most %d", MaxTests))
 	return cmd
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -24,10 +25,15 @@ const (
 	MaxInterval        = time.Hour
 	maxControlLine     = 64 << 10
 	readBuffer         = 8 << 20 // asked for; the kernel caps it at rmem_max
-	// maxControlConns bounds the control connections served at once (one
-	// test runs at a time; the others are told busy or are idle); beyond
-	// it, a new connection is closed at once.
+	// maxControlConns bounds the control connections served at once
+	// besides those of the tests that run (with one test at a time, the
+	// others are told busy or are idle); beyond it, a new connection is
+	// closed at once.
 	maxControlConns = 64
+	// MaxTests bounds Server.Tests (`cnperf serve udp --tests`): tests
+	// served at once, each with its own meter (up to TrackWindow/8 bytes
+	// and MaxRecords intervals).
+	MaxTests = 1024
 )
 
 // Control protocol: one JSON object per line over TCP. The client sends
@@ -48,19 +54,25 @@ type response struct {
 	Report *Report `json:"report,omitempty"`
 }
 
-// Server is the listener of both workloads: it serves one test at a time.
-// A client that disappears (its control connection closes, or neither it
-// nor its datagrams are heard of for IdleTimeout) ends its test, and the
-// server goes on serving. The zero value uses the defaults.
+// Server is the listener of both workloads: it serves up to Tests tests at
+// once (by default one), each measured on its own: a datagram goes to the
+// test its header names. A client that disappears (its control connection
+// closes, or neither it nor its datagrams are heard of for IdleTimeout) ends
+// its test, and the server goes on serving. The zero value uses the
+// defaults.
 type Server struct {
 	Grace       time.Duration // after stop, how long to wait for datagrams in flight
 	IdleTimeout time.Duration
+	Tests       int                           // tests at once, 1 (0) to MaxTests; one more is told busy
 	Logf        func(format string, a ...any) // optional
 
-	active  atomic.Pointer[test]
+	mu     sync.Mutex
+	active map[uint32]*test         // running tests by id
+	bySrc  map[netip.AddrPort]*test // running tests by their datagrams' source
+	lastID uint32
+
 	invalid atomic.Int64 // corrupt datagrams (short, wrong magic) outside of any test
 	stray   atomic.Int64 // well-formed datagrams of no running test
-	lastID  atomic.Uint32
 	refused atomic.Int64 // control connections closed at once: too many
 	lastLog atomic.Int64 // unix ns of the last "too many connections" line
 }
@@ -69,6 +81,7 @@ type test struct {
 	id       uint32
 	workload string
 	origin   time.Time
+	src      netip.AddrPort // source of its first datagram (under Server.mu)
 
 	mu     sync.Mutex
 	meter  *Meter
@@ -76,6 +89,17 @@ type test struct {
 	ending bool
 	done   bool      // reported: the meter is no longer touched
 	heard  time.Time // last datagram or control message
+	// srcSeen: its first datagram has been read (its source noted).
+	srcSeen bool
+}
+
+func (s *Server) tests() int { return max(s.Tests, 1) }
+
+// running is the number of tests running.
+func (s *Server) running() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.active)
 }
 
 func (s *Server) logf(format string, a ...any) {
@@ -114,6 +138,11 @@ func Listen(addr string) (net.PacketConn, net.Listener, error) {
 // Serve answers control connections on ln and measures datagrams on pc
 // until ctx is cancelled (then it returns nil) or ln fails. It closes both.
 func (s *Server) Serve(ctx context.Context, pc net.PacketConn, ln net.Listener) error {
+	if s.Tests < 0 || s.Tests > MaxTests {
+		ln.Close()
+		pc.Close()
+		return fmt.Errorf("--tests %d: must be in [1, %d]", s.Tests, MaxTests)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -129,7 +158,8 @@ func (s *Server) Serve(ctx context.Context, pc net.PacketConn, ln net.Listener) 
 		s.receive(ctx, pc)
 	}()
 	var err error
-	conns := make(chan struct{}, maxControlConns)
+	// Each running test holds its control connection.
+	conns := make(chan struct{}, maxControlConns+s.tests()-1)
 	for {
 		c, aerr := ln.Accept()
 		if aerr != nil {
@@ -145,7 +175,7 @@ func (s *Server) Serve(ctx context.Context, pc net.PacketConn, ln net.Listener) 
 			n := s.refused.Add(1)
 			if now := time.Now().UnixNano(); now-s.lastLog.Load() > int64(time.Second) {
 				s.lastLog.Store(now)
-				s.logf("too many control connections (%d at once): %d refused so far", maxControlConns, n)
+				s.logf("too many control connections (%d at once): %d refused so far", cap(conns), n)
 			}
 			continue
 		}
@@ -163,8 +193,9 @@ func (s *Server) Serve(ctx context.Context, pc net.PacketConn, ln net.Listener) 
 
 func (s *Server) receive(ctx context.Context, pc net.PacketConn) {
 	buf := make([]byte, 1<<16)
+	read := readFunc(pc)
 	for {
-		n, _, err := pc.ReadFrom(buf)
+		n, from, err := read(buf)
 		now := time.Now()
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
@@ -173,36 +204,95 @@ func (s *Server) receive(ctx context.Context, pc net.PacketConn) {
 			continue // e.g. a truncated or refused datagram
 		}
 		h, herr := ParseHeader(buf[:n])
-		t := s.active.Load()
-		switch {
-		case herr != nil && t != nil:
-			t.mu.Lock()
-			if !t.done {
-				t.meter.Invalid()
-			} else {
-				s.invalid.Add(1)
-			}
-			t.mu.Unlock()
-		case herr != nil:
-			s.invalid.Add(1)
-		case t == nil || h.TestID != t.id:
+		if herr != nil {
+			s.addInvalid(from)
+			continue
+		}
+		s.mu.Lock()
+		t := s.active[h.TestID]
+		s.mu.Unlock()
+		if t == nil {
 			s.stray.Add(1)
-		default:
-			t.mu.Lock()
-			if t.done {
-				t.mu.Unlock()
-				s.stray.Add(1)
-				continue
-			}
-			at := now.Sub(t.origin)
-			if t.ending && at > t.end {
-				at = t.end
-			}
-			t.meter.Add(at, h.Seq, n, time.Duration(now.UnixNano()-h.SendNS))
-			t.heard = now
+			continue
+		}
+		t.mu.Lock()
+		if t.done {
 			t.mu.Unlock()
+			s.stray.Add(1)
+			continue
+		}
+		at := now.Sub(t.origin)
+		if t.ending && at > t.end {
+			at = t.end
+		}
+		t.meter.Add(at, h.Seq, n, time.Duration(now.UnixNano()-h.SendNS))
+		t.heard = now
+		first := !t.srcSeen
+		t.srcSeen = true
+		t.mu.Unlock()
+		if first {
+			s.noteSource(t, from)
 		}
 	}
+}
+
+// readFunc reads a datagram and its source from pc, without an allocation
+// per datagram where pc is a *net.UDPConn.
+func readFunc(pc net.PacketConn) func([]byte) (int, netip.AddrPort, error) {
+	if u, ok := pc.(*net.UDPConn); ok {
+		return u.ReadFromUDPAddrPort
+	}
+	return func(b []byte) (int, netip.AddrPort, error) {
+		n, a, err := pc.ReadFrom(b)
+		var from netip.AddrPort
+		if ua, ok := a.(*net.UDPAddr); ok {
+			from = ua.AddrPort()
+		}
+		return n, from, err
+	}
+}
+
+// noteSource remembers where t's datagrams come from, so that corrupt
+// datagrams from there are charged to t.
+func (s *Server) noteSource(t *test, from netip.AddrPort) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active[t.id] != t || !from.IsValid() {
+		return
+	}
+	if _, taken := s.bySrc[from]; taken {
+		return
+	}
+	if s.bySrc == nil {
+		s.bySrc = map[netip.AddrPort]*test{}
+	}
+	t.src = from
+	s.bySrc[from] = t
+}
+
+// addInvalid counts a corrupt datagram: in the test whose datagrams come
+// from the same source, else in the only test running (as with one test at
+// a time), else in the server's count.
+func (s *Server) addInvalid(from netip.AddrPort) {
+	s.mu.Lock()
+	t := s.bySrc[from]
+	if t == nil && len(s.active) == 1 {
+		for _, t = range s.active {
+		}
+	}
+	s.mu.Unlock()
+	if t != nil {
+		t.mu.Lock()
+		done := t.done
+		if !done {
+			t.meter.Invalid()
+		}
+		t.mu.Unlock()
+		if !done {
+			return
+		}
+	}
+	s.invalid.Add(1)
 }
 
 // control serves one control connection: it reads request lines itself
@@ -237,7 +327,7 @@ func (s *Server) control(ctx context.Context, c net.Conn) {
 		return last
 	}
 	defer func() {
-		if cur != nil && s.active.CompareAndSwap(cur, nil) {
+		if cur != nil && s.end(cur) {
 			s.logf("test %d (%q) from %s ended: client gone", cur.id, cur.workload, c.RemoteAddr())
 		}
 	}()
@@ -283,7 +373,7 @@ func (s *Server) control(ctx context.Context, c net.Conn) {
 			}
 			t := s.begin(req)
 			if t == nil {
-				reply(response{Error: "busy: another test is running"})
+				reply(response{Error: s.busyError()})
 				return
 			}
 			cur = t
@@ -344,19 +434,49 @@ func clip(s string) string {
 	return s
 }
 
-// begin makes req's test the running one; nil when another runs.
+// begin makes req's test a running one; nil when as many run as the
+// server serves at once.
 func (s *Server) begin(req request) *test {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.active) >= s.tests() {
+		return nil
+	}
+	// A fresh id: neither a running test's nor the last one's, whose
+	// datagrams may still be in flight.
 	id := rand.Uint32()
-	for id == 0 || id == s.lastID.Load() {
+	for id == 0 || id == s.lastID || s.active[id] != nil {
 		id = rand.Uint32()
 	}
 	now := time.Now()
 	t := &test{id: id, workload: req.Workload, origin: now, heard: now, meter: NewMeter(req.Interval)}
-	if !s.active.CompareAndSwap(nil, t) {
-		return nil
+	if s.active == nil {
+		s.active = map[uint32]*test{}
 	}
-	s.lastID.Store(id)
+	s.active[id] = t
+	s.lastID = id
 	return t
+}
+
+// end removes t from the running tests; false if it was not running.
+func (s *Server) end(t *test) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active[t.id] != t {
+		return false
+	}
+	delete(s.active, t.id)
+	if t.src.IsValid() && s.bySrc[t.src] == t {
+		delete(s.bySrc, t.src)
+	}
+	return true
+}
+
+func (s *Server) busyError() string {
+	if s.tests() == 1 {
+		return "busy: another test is running"
+	}
+	return fmt.Sprintf("busy: %d tests are running", s.tests())
 }
 
 // finish ends t: its clock stops now, datagrams in flight get Grace to land.
@@ -375,10 +495,10 @@ func (s *Server) finish(ctx context.Context, t *test, sent int64) (Report, error
 	select {
 	case <-timer.C:
 	case <-ctx.Done():
-		s.active.CompareAndSwap(t, nil)
+		s.end(t)
 		return Report{}, nil
 	}
-	s.active.CompareAndSwap(t, nil)
+	s.end(t)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.done = true

@@ -16,13 +16,19 @@ import (
 // startServer runs a listener on a free loopback port until the test ends.
 func startServer(t *testing.T, idle ...time.Duration) (string, *Server) {
 	t.Helper()
-	pc, ln, err := Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	s := &Server{Grace: 100 * time.Millisecond, IdleTimeout: 2 * time.Second}
 	if len(idle) > 0 {
 		s.IdleTimeout = idle[0]
+	}
+	return serve(t, s)
+}
+
+// serve runs s on a free loopback port until the test ends.
+func serve(t *testing.T, s *Server) (string, *Server) {
+	t.Helper()
+	pc, ln, err := Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
 	var mu sync.Mutex
 	s.Logf = func(f string, a ...any) { mu.Lock(); defer mu.Unlock(); t.Logf("server: "+f, a...) }
@@ -217,7 +223,7 @@ func TestSilentClientTimesOut(t *testing.T) {
 	}
 	// The client says nothing more and keeps its connection open.
 	start := time.Now()
-	for s.active.Load() != nil {
+	for s.running() != 0 {
 		if time.Since(start) > 5*time.Second {
 			t.Fatal("a silent client's test never ended")
 		}

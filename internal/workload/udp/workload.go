@@ -19,6 +19,8 @@ var (
 // listener is what both workloads share: the server and its command.
 type listener struct{}
 
+// Server serves one test at a time. A runner that points several clients
+// at one listener (fan-out) appends "--tests", N to Args.
 func (listener) Server() workload.Server {
 	return workload.Server{Role: "udp-server", Port: DefaultPort, Protocols: []string{"tcp", "udp"}, // tcp: control
 		Args: []string{"serve", "udp", "--listen", fmt.Sprintf(":%d", DefaultPort)}}
