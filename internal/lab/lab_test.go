@@ -83,7 +83,17 @@ func TestModesReachability(t *testing.T) {
 	for _, m := range modes.All() {
 		t.Run(m.Name(), func(t *testing.T) {
 			name := "t" + fmt.Sprint(time.Now().UnixNano()%100000) + "_" + strings.ReplaceAll(m.Name(), "-", "_")
-			l, err := drivers.Up(lab.Config{Name: name, Mode: m, Topology: lab.ClientServers([]string{"siege", "ping", "pong"}, false), Port: port, Exe: testutil.Binary(t)})
+			topo := lab.ClientServers([]string{"siege", "ping", "pong"}, false)
+			if m.Name() == "links" {
+				// Links do not cross hosts: refused across two, built
+				// with ping and pong on one.
+				_, err := drivers.Up(lab.Config{Name: name, Mode: m, Topology: topo, Port: port})
+				if err == nil || !strings.Contains(err.Error(), "containers on one host") {
+					t.Errorf("links across hosts: err = %v, want a refusal", err)
+				}
+				topo = lab.Topology{Hosts: []lab.HostSpec{{Name: "siege"}, {Name: "ping", Endpoints: []lab.EndpointSpec{{Role: "ping"}, {Role: "pong"}}}}}
+			}
+			l, err := drivers.Up(lab.Config{Name: name, Mode: m, Topology: topo, Port: port, Exe: testutil.Binary(t)})
 			if err != nil {
 				t.Fatalf("lab up: %v", err)
 			}
@@ -104,7 +114,7 @@ func TestModesReachability(t *testing.T) {
 					t.Errorf("ovs state: %v", err)
 				}
 			}
-			if l.Topology == nil || len(l.Topology.Hosts) != 3 || l.Endpoints[0].Role != "ping" || l.Endpoints[1].Role != "pong" {
+			if l.Topology == nil || len(l.Topology.Hosts) != len(topo.Hosts) || l.Endpoints[0].Role != "ping" || l.Endpoints[1].Role != "pong" {
 				t.Errorf("topology %+v, endpoints %+v: want roles ping and pong recorded", l.Topology, l.Endpoints)
 			}
 			ping, err := l.Endpoint("ping")
@@ -172,6 +182,10 @@ func TestModesReachability(t *testing.T) {
 func TestUpRejectsBadInputAndLeavesNothing(t *testing.T) {
 	testutil.RequireRoot(t)
 	m, _ := modes.Lookup("bare")
+	crowded := lab.OneHost("s")
+	for i := range lab.MaxPerHost + 1 {
+		crowded.Hosts[0].Endpoints = append(crowded.Hosts[0].Endpoints, lab.EndpointSpec{Role: fmt.Sprintf("c%d", i)})
+	}
 	cases := []struct {
 		name string
 		cfg  lab.Config
@@ -181,9 +195,8 @@ func TestUpRejectsBadInputAndLeavesNothing(t *testing.T) {
 		{"no mode", lab.Config{Name: "x1", Topology: lab.ClientServers([]string{"c", "s"}, false)}, "no mode"},
 		{"one host", lab.Config{Name: "x2", Mode: m, Topology: lab.ClientServers([]string{"c"}, false)}, "client host"},
 		{"repeated host", lab.Config{Name: "x3", Mode: m, Topology: lab.ClientServers([]string{"c", "c"}, false)}, "repeated"},
-		{"two endpoints on a host", lab.Config{Name: "x4", Mode: m, Topology: lab.Topology{Hosts: []lab.HostSpec{{Name: "c"},
-			{Name: "s", Endpoints: []lab.EndpointSpec{{Role: "server"}, {Role: "server2"}}}}}},
-			"lab: host s has 2 endpoints (server, server2); mode bare builds one endpoint per host"},
+		{"more endpoints on a host than the bound", lab.Config{Name: "x4", Mode: m, Topology: crowded, Port: 8080},
+			"lab: host s has 251 endpoints; at most 250 per host"},
 		{"unknown driver", lab.Config{Name: "x5", Mode: m, Topology: lab.ClientServers([]string{"c", "s"}, false), Driver: "k8s"},
 			`unknown driver "k8s" (known: netns, docker)`},
 	}
@@ -231,7 +244,11 @@ func TestPeersWithPublishedUDP(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			m, _ := modes.Lookup(name)
 			labName := "tpeer_" + strings.ReplaceAll(name, "-", "_")
-			l, err := drivers.Up(lab.Config{Name: labName, Mode: m, Topology: lab.ClientServers([]string{"c", "s"}, true), Port: 9100,
+			topo := lab.ClientServers([]string{"c", "s"}, true)
+			if name == "links" {
+				topo = lab.OneHost("s", "c", "s") // links do not cross hosts
+			}
+			l, err := drivers.Up(lab.Config{Name: labName, Mode: m, Topology: topo, Port: 9100,
 				Publish: []lab.Port{{Number: 9101, Protocol: "udp"}}, Exe: testutil.Binary(t)})
 			if err != nil {
 				t.Fatal(err)
@@ -250,10 +267,11 @@ func TestPeersWithPublishedUDP(t *testing.T) {
 				t.Errorf("client endpoint %+v: container should be %v", client, name != "bare")
 			}
 			host, _, _ := net.SplitHostPort(server.Internal)
+			udp := fmt.Sprint(9101 + server.PortShift) // a second slot's ports are shifted
 			var pc net.PacketConn
 			if err := netnsutil.Do(server.NS, func() error {
 				var err error
-				pc, err = net.ListenPacket("udp4", ":9101")
+				pc, err = net.ListenPacket("udp4", ":"+udp)
 				return err
 			}); err != nil {
 				t.Fatal(err)
@@ -271,7 +289,7 @@ func TestPeersWithPublishedUDP(t *testing.T) {
 				got <- string(buf[:n])
 			}()
 			if err := netnsutil.Do(client.NS, func() error {
-				c, err := net.Dial("udp4", net.JoinHostPort(host, "9101"))
+				c, err := net.Dial("udp4", net.JoinHostPort(host, udp))
 				if err != nil {
 					return err
 				}

@@ -1,0 +1,73 @@
+package lab_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/drivers"
+	"github.com/cnperf/cnperf/internal/lab/modes"
+	"github.com/cnperf/cnperf/internal/testutil"
+)
+
+// BenchmarkUpDown builds and removes labs of growing size: many endpoints
+// on one host (up to the bound, lab.MaxPerHost) and many hosts of one
+// endpoint each, in the bridge mode (a veth, addresses and published ports
+// per endpoint) and the routed modes (a route per host on every host). It
+// reports up and down per endpoint, which should stay flat as labs grow:
+//
+//	go test -run '^$' -bench UpDown -benchtime 1x ./internal/lab/
+func BenchmarkUpDown(b *testing.B) {
+	testutil.RequireRoot(b)
+	for _, mode := range []string{"bridge", "veth-routed", "overlay"} {
+		for _, shape := range []struct {
+			name       string
+			hosts, per int
+		}{
+			{"endpoints=16", 1, 16}, {"endpoints=64", 1, 64}, {"endpoints=250", 1, lab.MaxPerHost},
+			{"hosts=10", 10, 1}, {"hosts=100", 100, 1},
+		} {
+			b.Run(mode+"/"+shape.name, func(b *testing.B) {
+				m, err := modes.Lookup(mode)
+				if err != nil {
+					b.Fatal(err)
+				}
+				topo := grid(shape.hosts, shape.per)
+				n := shape.hosts * shape.per
+				name := "tbench_" + strings.ReplaceAll(mode, "-", "_")
+				var up, down time.Duration
+				for range b.N {
+					start := time.Now()
+					_, err := drivers.Up(lab.Config{Name: name, Mode: m, Topology: topo, Port: 7000})
+					up += time.Since(start)
+					if err != nil {
+						b.Fatal(err)
+					}
+					start = time.Now()
+					if err := drivers.Down(name); err != nil {
+						b.Fatal(err)
+					}
+					down += time.Since(start)
+				}
+				per := float64(b.N * n)
+				b.ReportMetric(float64(up.Milliseconds())/per, "ms-up/endpoint")
+				b.ReportMetric(float64(down.Milliseconds())/per, "ms-down/endpoint")
+			})
+		}
+	}
+}
+
+// grid is hosts h1..hN with per endpoints each, roles e<host>_<slot>.
+func grid(hosts, per int) lab.Topology {
+	var t lab.Topology
+	for i := range hosts {
+		h := lab.HostSpec{Name: fmt.Sprintf("h%d", i+1)}
+		for k := range per {
+			h.Endpoints = append(h.Endpoints, lab.EndpointSpec{Role: fmt.Sprintf("e%d_%d", i+1, k)})
+		}
+		t.Hosts = append(t.Hosts, h)
+	}
+	return t
+}
