@@ -419,7 +419,7 @@ func (e *env) where(ep lab.Endpoint) (dockerrun.Where, error) {
 
 // startClient starts a client process on an endpoint: in its namespace, or
 // as an exec in its sandbox on the docker driver.
-func (e *env) startClient(ep lab.Endpoint, args []string, stdout, stderr io.Writer) (proc, error) {
+func (e *env) startClient(name string, ep lab.Endpoint, args []string, stdout, stderr io.Writer) (proc, error) {
 	if ep.Docker != nil {
 		w, err := e.where(ep)
 		if err != nil {
@@ -427,7 +427,7 @@ func (e *env) startClient(ep lab.Endpoint, args []string, stdout, stderr io.Writ
 		}
 		return dockerrun.StartExec(w, args[1:], stdout, stderr)
 	}
-	return container.Start(container.Spec{Lab: e.lab.Name, Name: "client", NetNS: ep.NS, Container: ep.Container,
+	return container.Start(container.Spec{Lab: e.lab.Name, Name: name, NetNS: ep.NS, Container: ep.Container,
 		Args: args, Stdout: stdout, Stderr: stderr, CPUs: e.lab.HostCPUs()})
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/container"
 	"github.com/cnperf/cnperf/internal/lab/netnsutil"
 	"github.com/cnperf/cnperf/internal/poll"
 	"github.com/cnperf/cnperf/internal/record"
@@ -76,8 +77,55 @@ func newSocketTests(s spec.Spec, cases []workload.Case) *socketTests {
 	return t
 }
 
+// topology is the lab the tests run on: without a placement, a client and
+// a server on two hosts (as always); with one, its server and client
+// containers, on one host or apart.
+func (t *socketTests) topology() lab.Topology {
+	if t.s.Placement == nil {
+		return socketTopology
+	}
+	p := t.s.Placed()
+	servers, clients := roles("server", p.Servers), roles("client", p.Clients)
+	if p.Hosts == spec.SameHost {
+		return lab.OneHost("host", append(servers, clients...)...)
+	}
+	ends := func(roles []string) []lab.EndpointSpec {
+		var out []lab.EndpointSpec
+		for _, r := range roles {
+			out = append(out, lab.EndpointSpec{Role: r})
+		}
+		return out
+	}
+	return lab.Topology{Hosts: []lab.HostSpec{{Name: "client", Endpoints: ends(clients)}, {Name: "server", Endpoints: ends(servers)}}}
+}
+
+// roles names n containers of a placement: server1, server2...
+func roles(base string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = base + strconv.Itoa(i+1)
+	}
+	return out
+}
+
+// serverRoles are the server containers the tests use, and fanIn how many
+// clients the busiest server of any test serves at once.
+func (t *socketTests) serverRoles() (used []string, fanIn int) {
+	if t.s.Placement == nil {
+		return []string{"server"}, 1
+	}
+	p := t.s.Placed()
+	n := 1
+	for _, c := range t.cases {
+		clients, servers := c.Test.ClientCount(p.Clients), c.Test.ServerCount(p.Clients)
+		n = max(n, servers)
+		fanIn = max(fanIn, (clients+servers-1)/servers*c.Test.ProcessCount())
+	}
+	return roles("server", n), fanIn
+}
+
 func (t *socketTests) labConfig() lab.Config {
-	cfg := lab.Config{Topology: socketTopology, Port: t.servers[0].Port}
+	cfg := lab.Config{Topology: t.topology(), Port: t.servers[0].Port}
 	for _, srv := range t.servers {
 		for _, proto := range srv.Protocols {
 			if srv.Port == cfg.Port && proto == "tcp" {
@@ -99,42 +147,56 @@ func (t *socketTests) describeCell(u int, cell *record.Cell) {
 	cell.Case, cell.Rep = t.plan[u].c.Label, t.plan[u].rep
 }
 
-// start starts each server the tests need in the server's container and
-// waits until each has bound its port.
+// start starts each server the tests need in every server container they
+// use and waits until each has bound its port.
 func (t *socketTests) start(ctx context.Context, e *env, exe, logs string) error {
 	t.exe, t.logs = exe, logs
-	ep, err := e.lab.Endpoint("server")
-	if err != nil {
-		return err
+	used, fanIn := t.serverRoles()
+	type started struct {
+		name  string
+		port  int
+		proto []string
 	}
-	// Servers listen where the mode's endpoint does: inside a lab's sealed
-	// namespaces 0.0.0.0 (only lab addresses exist there), in this
-	// machine's own stack (an existing engine's bare and host modes)
-	// loopback only. Never the servers' own default.
-	listenHost, _, _ := net.SplitHostPort(ep.Listen)
-	for _, srv := range t.servers {
-		args := shiftPort(append([]string{exe}, srv.Args...), "--listen", e.shift)
-		if listenHost != "" {
-			for i := range args {
-				if i > 0 && args[i-1] == "--listen" && strings.HasPrefix(args[i], ":") {
-					args[i] = listenHost + args[i]
+	var all []started
+	for _, role := range used {
+		ep, err := e.lab.Endpoint(role)
+		if err != nil {
+			return err
+		}
+		// Servers listen where the mode's endpoint does: inside a lab's
+		// sealed namespaces 0.0.0.0 (only lab addresses exist there), in
+		// this machine's own stack (an existing engine's bare and host
+		// modes) loopback only. Never the servers' own default.
+		listenHost, _, _ := net.SplitHostPort(ep.Listen)
+		for _, srv := range t.servers {
+			args := shiftPort(append([]string{exe}, srv.Args...), "--listen", e.shift+ep.PortShift)
+			if listenHost != "" {
+				for i := range args {
+					if i > 0 && args[i-1] == "--listen" && strings.HasPrefix(args[i], ":") {
+						args[i] = listenHost + args[i]
+					}
 				}
 			}
-		}
-		if err := e.startServer(srv.Role, ep, args, logs); err != nil {
-			return err
+			if fanIn > 1 && srv.Concurrent != "" {
+				args = append(args, srv.Concurrent, strconv.Itoa(fanIn))
+			}
+			name := serverName(srv.Role, role, t.s.Placement != nil)
+			if err := e.startServer(name, ep, args, logs); err != nil {
+				return err
+			}
+			all = append(all, started{name, srv.Port + e.shift + ep.PortShift, srv.Protocols})
 		}
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for _, srv := range t.servers {
+	for _, srv := range all {
 		err := poll.Until(ctx, time.Until(deadline), 20*time.Millisecond, func() (bool, error) {
 			if err := e.check(); err != nil {
 				return false, err
 			}
-			return netnsutil.Bound(e.procs[srv.Role].PID(), srv.Port+e.shift, srv.Protocols), nil
+			return netnsutil.Bound(e.procs[srv.name].PID(), srv.port, srv.proto), nil
 		})
 		if errors.Is(err, poll.ErrTimeout) {
-			return fmt.Errorf("%s did not bind port %d within 10s; see logs/%s", srv.Role, srv.Port, e.logName(srv.Role))
+			return fmt.Errorf("%s did not bind port %d within 10s; see logs/%s", srv.name, srv.port, e.logName(srv.name))
 		}
 		if err != nil {
 			return err
@@ -143,95 +205,194 @@ func (t *socketTests) start(ctx context.Context, e *env, exe, logs string) error
 	return nil
 }
 
-// runCell runs the client of one repetition of a case and stores its lines
-// and the cell's cost. A client that fails marks the cell failed with its
-// reason; the run goes on.
+// serverName names a server process (and its cgroup and log): its role,
+// and with a placement the container it runs in.
+func serverName(server, container string, placed bool) string {
+	if !placed {
+		return server
+	}
+	return server + "-" + container
+}
+
+// clientRun is one client process of a cell: in which container, against
+// which server container, and its tags on what it prints.
+type clientRun struct {
+	name           string // process (cgroup) name
+	client, server lab.Endpoint
+	tagged         bool // a fan-out client: its records name it
+	process        int
+}
+
+// clients lists a case's client processes: one, from the client to the
+// server; with a placement, every client container the test uses, each
+// against server i mod servers, Processes times.
+func (t *socketTests) clients(e *env, c workload.Case) ([]clientRun, error) {
+	if t.s.Placement == nil {
+		cep, err := e.lab.Endpoint("client")
+		if err != nil {
+			return nil, err
+		}
+		sep, err := e.lab.Endpoint("server")
+		if err != nil {
+			return nil, err
+		}
+		return []clientRun{{name: "client", client: cep, server: sep}}, nil
+	}
+	p := t.s.Placed()
+	n, servers, k := c.Test.ClientCount(p.Clients), c.Test.ServerCount(p.Clients), c.Test.ProcessCount()
+	var out []clientRun
+	for i := range n {
+		cep, err := e.lab.Endpoint("client" + strconv.Itoa(i+1))
+		if err != nil {
+			return nil, err
+		}
+		sep, err := e.lab.Endpoint("server" + strconv.Itoa(i%servers+1))
+		if err != nil {
+			return nil, err
+		}
+		for j := range k {
+			out = append(out, clientRun{name: fmt.Sprintf("%s-%d", cep.Role, j), client: cep, server: sep, tagged: true, process: j})
+		}
+	}
+	return out, nil
+}
+
+// runCell runs the clients of one repetition of a case, all at once, and
+// stores every line they print and the cell's cost. A client that fails
+// marks the cell failed with its reason; the run goes on.
 func (t *socketTests) runCell(ctx context.Context, e *env, u int, cell *record.Cell, app *appender) error {
 	unit := t.plan[u]
+	runs, err := t.clients(e, unit.c)
+	if err != nil {
+		return err
+	}
 	c := unit.c
-	clientEP, err := e.lab.Endpoint("client")
-	if err != nil {
-		return err
-	}
-	serverEP, err := e.lab.Endpoint("server")
-	if err != nil {
-		return err
-	}
-	host, _, err := net.SplitHostPort(serverEP.Internal)
-	if err != nil {
-		return fmt.Errorf("server endpoint %q: %w", serverEP.Internal, err)
-	}
 	if c.Test.FitMTU {
-		mtu, err := pathMTU(clientEP.NS, host)
+		host, _, err := net.SplitHostPort(runs[0].server.Internal)
+		if err != nil {
+			return fmt.Errorf("server endpoint %q: %w", runs[0].server.Internal, err)
+		}
+		mtu, err := pathMTU(runs[0].client.NS, host)
 		if err != nil {
 			return fmt.Errorf("path MTU from the client to %s: %w", host, err)
 		}
 		c = c.FitTo(mtu)
 	}
 	w := c.Workload()
-	server := e.procs[w.Server().Role]
-	serverBefore, _ := server.Usage()
-
-	mode := e.key
-	var mu sync.Mutex
-	var badLine error
-	out := &lineWriter{fn: func(line []byte) {
-		mu.Lock()
-		defer mu.Unlock()
-		rec, err := record.Wrap(c, line)
-		if err != nil {
-			if badLine == nil {
-				badLine = err
-			}
-			return
+	serverBefore := map[string]container.Usage{}
+	for _, r := range runs {
+		name := serverName(w.Server().Role, r.server.Role, t.s.Placement != nil)
+		if _, ok := serverBefore[name]; !ok {
+			serverBefore[name], _ = e.procs[name].Usage()
 		}
-		rec.Mode, rec.Labels, rec.Cell, rec.Rep = mode, t.s.Labels, cell.Index, unit.rep
-		if rec.Kind == record.KindTotal {
-			if tot, err := w.Total(rec.Data); err == nil {
-				app.bytes[envKey(e.key, e.instance)] += tot.Moved
-			}
-		}
-		cell.Samples++
-		app.add(rec, false)
-	}}
+	}
 	logf, err := os.OpenFile(filepath.Join(t.logs, e.logName("client")), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
 	defer logf.Close()
-	args := shiftPort(append([]string{t.exe}, c.ClientArgs(host)...), "--server", e.shift)
-	fmt.Fprintf(logf, "# cell %d: %s\n", cell.Index, strings.Join(args[1:], " "))
-	var stderr bytes.Buffer
-	client, err := e.startClient(clientEP, args, out, io.MultiWriter(logf, &stderr))
-	if err != nil {
-		return err
+
+	mode := e.key
+	var mu sync.Mutex // the appender, the cell and the log, from every client's output
+	var badLine error
+	type running struct {
+		run    clientRun
+		p      proc
+		out    *lineWriter
+		stderr *bytes.Buffer
+	}
+	var started []running
+	stopAll := func() {
+		for _, r := range started {
+			_ = r.p.Stop(0)
+		}
+	}
+	for _, r := range runs {
+		host, _, err := net.SplitHostPort(r.server.Internal)
+		if err != nil {
+			stopAll()
+			return fmt.Errorf("server endpoint %q: %w", r.server.Internal, err)
+		}
+		out := &lineWriter{fn: func(line []byte) {
+			mu.Lock()
+			defer mu.Unlock()
+			rec, err := record.Wrap(c, line)
+			if err != nil {
+				if badLine == nil {
+					badLine = err
+				}
+				return
+			}
+			rec.Mode, rec.Labels, rec.Cell, rec.Rep = mode, t.s.Labels, cell.Index, unit.rep
+			if r.tagged {
+				rec.Client, rec.Process, rec.Server = r.client.Role, r.process, r.server.Role
+			}
+			if rec.Kind == record.KindTotal {
+				if tot, err := w.Total(rec.Data); err == nil {
+					app.bytes[envKey(e.key, e.instance)] += tot.Moved
+				}
+			}
+			cell.Samples++
+			app.add(rec, false)
+		}}
+		args := shiftPort(append([]string{t.exe}, c.ClientArgs(host)...), "--server", e.shift+r.server.PortShift)
+		stderr := &bytes.Buffer{}
+		mu.Lock()
+		fmt.Fprintf(logf, "# cell %d %s: %s\n", cell.Index, r.name, strings.Join(args[1:], " "))
+		mu.Unlock()
+		p, err := e.startClient(r.name, r.client, args, out, io.MultiWriter(&lockedWriter{mu: &mu, w: logf}, stderr))
+		if err != nil {
+			stopAll()
+			return err
+		}
+		started = append(started, running{r, p, out, stderr})
 	}
 	// A test that runs far past its planned time is stopped, not waited on.
 	limit := c.Test.Planned() + 30*time.Second
 	if c.Test.Planned() == 0 {
 		limit = 10*time.Minute + 30*time.Second // until a count: bounded all the same
 	}
+	timeout := time.After(limit)
 	var stopReason string
-	select {
-	case <-client.Done():
-	case <-ctx.Done():
-		stopReason = "interrupted"
-	case <-time.After(limit):
-		stopReason = fmt.Sprintf("client still running %s after it started: stopped", limit)
+	for _, r := range started {
+		if stopReason != "" {
+			break
+		}
+		select {
+		case <-r.p.Done():
+		case <-ctx.Done():
+			stopReason = "interrupted"
+		case <-timeout:
+			stopReason = fmt.Sprintf("client still running %s after it started: stopped", limit)
+		}
 	}
 	if stopReason != "" {
-		_ = client.Stop(5 * time.Second) // SIGTERM first: the client prints what it has
+		for _, r := range started {
+			_ = r.p.Stop(5 * time.Second) // SIGTERM first: the client prints what it has
+		}
 	}
-	_, exitErr := client.Exited()
-	cu, _ := client.Usage()
-	_ = client.Stop(0)
-	out.flush()
-	su, _ := server.Usage()
-	su.CPUSeconds -= serverBefore.CPUSeconds
-	su.UserSeconds -= serverBefore.UserSeconds
-	su.SystemSeconds -= serverBefore.SystemSeconds
+	var clientUse container.Usage
+	var failed []string
+	for _, r := range started {
+		_, exitErr := r.p.Exited()
+		cu, _ := r.p.Usage()
+		_ = r.p.Stop(0)
+		r.out.flush()
+		addUsage(&clientUse, cu)
+		if exitErr != nil {
+			failed = append(failed, fmt.Sprintf("%s: %v: %s", r.run.name, exitErr, lastLine(r.stderr.String())))
+		}
+	}
+	var serverUse container.Usage
+	for name, before := range serverBefore {
+		su, _ := e.procs[name].Usage()
+		su.CPUSeconds -= before.CPUSeconds
+		su.UserSeconds -= before.UserSeconds
+		su.SystemSeconds -= before.SystemSeconds
+		addUsage(&serverUse, su)
+	}
 	app.add(record.Cost{Workload: "cost", Test: c.Test.Workload, Mode: mode, Labels: t.s.Labels, Cell: cell.Index, Case: c.Label, Rep: unit.rep,
-		Seconds: time.Since(cell.Start).Seconds(), Client: cu, Server: su}, false)
+		Seconds: time.Since(cell.Start).Seconds(), Client: clientUse, Server: serverUse}, false)
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -240,8 +401,10 @@ func (t *socketTests) runCell(ctx context.Context, e *env, u int, cell *record.C
 		return ctx.Err()
 	case stopReason != "":
 		cell.Error = stopReason
-	case exitErr != nil:
-		cell.Error = fmt.Sprintf("client: %v: %s", exitErr, lastLine(stderr.String()))
+	case len(failed) == 1:
+		cell.Error = "client: " + failed[0]
+	case len(failed) > 1:
+		cell.Error = fmt.Sprintf("%d of %d clients failed; first %s", len(failed), len(started), failed[0])
 	case badLine != nil:
 		cell.Error = badLine.Error()
 	}
@@ -249,6 +412,32 @@ func (t *socketTests) runCell(ctx context.Context, e *env, u int, cell *record.C
 		cell.Failed++
 	}
 	return nil
+}
+
+// addUsage adds u to sum: CPU over the cell adds up over processes, and so
+// does their peak memory (they ran at once; an upper bound of the peak of
+// the sum).
+func addUsage(sum *container.Usage, u container.Usage) {
+	if sum.Source == "" {
+		sum.Source = u.Source
+	}
+	sum.CPUSeconds += u.CPUSeconds
+	sum.UserSeconds += u.UserSeconds
+	sum.SystemSeconds += u.SystemSeconds
+	sum.MemoryPeak += u.MemoryPeak
+	sum.MemoryCurrent += u.MemoryCurrent
+}
+
+// lockedWriter serialises writes of several clients into one log.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // pathMTU is the MTU of the interface the client's route to host leaves

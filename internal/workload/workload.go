@@ -100,6 +100,10 @@ type Server struct {
 	Port      int      // TCP and/or UDP
 	Protocols []string // what to publish
 	Args      []string
+	// Concurrent is the flag that lets the server run N tests at once
+	// (appended as FLAG N for fan-out tests); "" when it serves any number
+	// of clients already.
+	Concurrent string
 }
 
 // Console is what a workload's commands get from cnperf's command line:
