@@ -15,6 +15,8 @@ func TestParamLabel(t *testing.T) {
 		{"jitter", "udp", "length", "Datagram size (bytes)"},
 		{"rr", "tcp", "request", "Request size (bytes)"},
 		{"stream", "tcp", "parallel", "Parallel streams"},
+		{"stream", "tcp", "clients", "Client containers"},
+		{"rr", "udp", "processes", "Clients per container"},
 		{"nosuch", "", "colour", "colour"},
 		{"stream", "tcp", "", ""},
 	} {

@@ -130,6 +130,12 @@ func paramLabel(c analysis.SocketCase) string {
 		return "Request size (bytes)"
 	case "response":
 		return "Response size (bytes)"
+	case "clients":
+		return "Client containers"
+	case "servers":
+		return "Server containers"
+	case "processes":
+		return "Clients per container"
 	}
 	return c.Param
 }
