@@ -30,7 +30,7 @@ func (descriptor) Metrics() []workload.Metric {
 // several clients at one server (fan-out) appends "--tests", N to Args.
 func (descriptor) Server() workload.Server {
 	return workload.Server{Role: "stream-server", Port: DefaultPort, Protocols: []string{"tcp", "udp"},
-		Args: []string{"serve", "stream", "--listen", fmt.Sprintf(":%d", DefaultPort)}}
+		Args: []string{"serve", "stream", "--listen", fmt.Sprintf(":%d", DefaultPort)}, Concurrent: "--tests"}
 }
 
 func (descriptor) Params() []string {

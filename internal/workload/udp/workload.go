@@ -23,7 +23,7 @@ type listener struct{}
 // at one listener (fan-out) appends "--tests", N to Args.
 func (listener) Server() workload.Server {
 	return workload.Server{Role: "udp-server", Port: DefaultPort, Protocols: []string{"tcp", "udp"}, // tcp: control
-		Args: []string{"serve", "udp", "--listen", fmt.Sprintf(":%d", DefaultPort)}}
+		Args: []string{"serve", "udp", "--listen", fmt.Sprintf(":%d", DefaultPort)}, Concurrent: "--tests"}
 }
 
 func (listener) ServeCommand(c workload.Console) *cobra.Command { return serveCommand(c) }
