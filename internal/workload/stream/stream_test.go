@@ -139,18 +139,29 @@ func TestTCP(t *testing.T) {
 
 func TestUDP(t *testing.T) {
 	addr := startServer(t)
-	var c collect
 	const rate = 10_000_000
-	res, err := Run(context.Background(), Config{Addr: addr, Protocol: "udp", Duration: time.Second, Rate: rate}, c.emit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%+v", res)
-	if d := math.Abs(res.SenderBitsPerSecond-rate) / rate; d > 0.1 {
-		t.Errorf("sender %.0f bit/s, want %d ± 10%%", res.SenderBitsPerSecond, rate)
-	}
-	if d := math.Abs(res.ReceiverBitsPerSecond-rate) / rate; d > 0.1 {
-		t.Errorf("receiver %.0f bit/s, want %d ± 10%%", res.ReceiverBitsPerSecond, rate)
+	// The pacer must never send faster than asked. It may fall behind only
+	// when the machine starves it of CPU (a loaded 2-core CI machine did,
+	// once): a pacer that is slow by design falls behind every attempt.
+	var res Result
+	var c collect
+	for attempt := 1; ; attempt++ {
+		c = collect{}
+		var err error
+		res, err = Run(context.Background(), Config{Addr: addr, Protocol: "udp", Duration: time.Second, Rate: rate}, c.emit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("attempt %d: %+v", attempt, res)
+		if res.SenderBitsPerSecond > rate*1.1 || res.ReceiverBitsPerSecond > rate*1.1 {
+			t.Fatalf("sender %.0f, receiver %.0f bit/s: faster than %d + 10%%", res.SenderBitsPerSecond, res.ReceiverBitsPerSecond, rate)
+		}
+		if res.SenderBitsPerSecond >= rate*0.9 && res.ReceiverBitsPerSecond >= rate*0.9 {
+			break
+		}
+		if attempt == 3 {
+			t.Fatalf("sender %.0f, receiver %.0f bit/s in 3 attempts, want %d ± 10%%", res.SenderBitsPerSecond, res.ReceiverBitsPerSecond, rate)
+		}
 	}
 	if res.Lost != 0 || res.LossPercent != 0 || res.OutOfOrder != 0 {
 		t.Errorf("lost %d (%.2f%%), out of order %d on loopback", res.Lost, res.LossPercent, res.OutOfOrder)
