@@ -39,6 +39,9 @@ type ZoneDirection struct {
 	Lost      uint64 `json:"lost"`
 	Dropped   uint64 `json:"dropped"`
 	Truncated uint64 `json:"truncated,omitempty"`
+	// SendFailed were refused by the kernel on the way out (counted in
+	// no other field).
+	SendFailed uint64 `json:"send_failed,omitempty"`
 	// PeakQueueBytes is the most the queue held.
 	PeakQueueBytes int `json:"peak_queue_bytes"`
 	// Late is how long after its due time each frame left: the delay

@@ -100,6 +100,9 @@ func (Driver) Check(cfg lab.Config) error {
 	if cfg.DockerHost != "" {
 		return errors.New("lab: a docker host needs the docker driver")
 	}
+	if _, err := remoteHosts(cfg); err != nil {
+		return fmt.Errorf("lab: %w", err)
+	}
 	return CheckFree(cfg.Name)
 }
 
@@ -140,7 +143,9 @@ func markOf(cfg lab.Config) Mark {
 }
 
 // UpHosts builds the lab's switch and its hosts, in the topology's order:
-// host i is 198.18.0.i on the switch.
+// host i is 198.18.0.i on the switch. With zones, the second zone's hosts
+// are on a switch of their own, joined to the first's through a delay
+// (zones.go).
 func UpHosts(l *lab.Lab, cfg lab.Config) error {
 	mark := markOf(cfg)
 	l.Switch = lab.NS(cfg.Name, lab.SwitchHost)
@@ -161,18 +166,30 @@ func UpHosts(l *lab.Lab, cfg lab.Config) error {
 	if err := b.SysctlIfPresent(l.Switch, "net.bridge.bridge-nf-call-arptables", "0"); err != nil {
 		return err
 	}
+	remote, err := remoteHosts(cfg)
+	if err != nil {
+		return err
+	}
+	if len(remote) > 0 {
+		if err := b.Bridge(l.Switch, zoneBridge, mtu); err != nil {
+			return err
+		}
+	}
 	for i, spec := range cfg.Topology.Hosts {
 		h := lab.Host{Name: spec.Name, Index: i + 1, NS: lab.NS(cfg.Name, spec.Name), Addr: lab.UnderlayIP(i + 1).String()}
 		if err := createNS(mark, h.NS); err != nil {
 			return err
 		}
-		if err := b.Veth(l.Switch, h.Name, "br0", h.NS, "eth0", mtu); err != nil {
+		if err := b.Veth(l.Switch, h.Name, zoneOf(remote, h.Name), h.NS, "eth0", mtu); err != nil {
 			return err
 		}
 		if err := b.Addr(h.NS, "eth0", h.Addr+"/24"); err != nil {
 			return err
 		}
 		l.Hosts = append(l.Hosts, h)
+	}
+	if len(remote) > 0 {
+		return joinZones(l, cfg.Conditions, remote)
 	}
 	return nil
 }

@@ -115,14 +115,14 @@ func (s Set) RemoteZone(hosts []string) ([]string, error) {
 
 // ZoneQueueBytes bounds what the zone link holds each way: the
 // bandwidth-delay product at the lab's bandwidth over the longest delay,
-// plus the shaper's burst and room for bursts that coalesced on their way
-// (segmentation offload); without a bandwidth, a fixed cap. A link paced at
-// the bandwidth never fills it; a faster sender overflows it, and the
-// overflow is dropped and counted.
+// plus 1 MiB (8 ms at 1 Gbit/s) for the shaper's burst, 64 kB frames and
+// the delay line's own late wake-ups, which hold frames longer; without a
+// bandwidth, a fixed cap. A link paced at the bandwidth does not fill it; a
+// faster sender overflows it, and the overflow is dropped and counted.
 func (s Set) ZoneQueueBytes() int {
 	const (
-		slack   = 512 << 10 // the TBF's 64 kB burst and a few 64 kB GSO frames
-		noLimit = 64 << 20  // no bandwidth: about 50 ms at 10 Gbit/s
+		slack   = 1 << 20
+		noLimit = 64 << 20 // no bandwidth: about 50 ms at 10 Gbit/s
 	)
 	if s.Bandwidth == "" {
 		return noLimit

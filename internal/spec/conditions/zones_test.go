@@ -75,18 +75,18 @@ func TestRemoteZone(t *testing.T) {
 func TestZoneQueueBytes(t *testing.T) {
 	// 1 Gbit/s for 20 ms is 2.5 MB in flight each way.
 	s := Set{Bandwidth: "1gbit", ZoneDelay: 20 * time.Millisecond}
-	if got, want := s.ZoneQueueBytes(), 2_500_000+512<<10; got != want {
+	if got, want := s.ZoneQueueBytes(), 2_500_000+1<<20; got != want {
 		t.Errorf("1gbit, 20ms: %d bytes, want %d", got, want)
 	}
 	// Jitter holds frames longer: the worst case counts.
 	s.ZoneJitter = 20 * time.Millisecond
-	if got, want := s.ZoneQueueBytes(), 5_000_000+512<<10; got != want {
+	if got, want := s.ZoneQueueBytes(), 5_000_000+1<<20; got != want {
 		t.Errorf("1gbit, 20±20ms: %d bytes, want %d", got, want)
 	}
 	if got := (Set{ZoneDelay: time.Second}).ZoneQueueBytes(); got != 64<<20 {
 		t.Errorf("no bandwidth: %d bytes, want the fixed cap", got)
 	}
-	if got := (Set{Bandwidth: "1000gbit", ZoneDelay: time.Hour}).ZoneQueueBytes(); got != 1<<30+512<<10 {
+	if got := (Set{Bandwidth: "1000gbit", ZoneDelay: time.Hour}).ZoneQueueBytes(); got != 1<<30+1<<20 {
 		t.Errorf("huge product: %d bytes, want it capped at 1 GiB", got)
 	}
 }
