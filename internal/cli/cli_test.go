@@ -38,6 +38,8 @@ func TestFailures(t *testing.T) {
 	empty := writeSpec(t, specs, "empty.yaml", "")
 	bigDatagram := writeSpec(t, specs, "dgram.yaml", "name: x\nmodes: [bare]\ntests:\n  - {workload: datagram, length: 70000}\n")
 	good := writeSpec(t, specs, "good.yaml", "name: x\nmodes: [bare]\n")
+	zoneHost := writeSpec(t, specs, "zone.yaml", "name: x\nmodes: [bare]\nconditions: {zone_delay: 10ms, zone_hosts: nosuch}\n")
+	fanOut := writeSpec(t, specs, "fan.yaml", "name: x\nmodes: [bare]\nplacement: {clients: 2}\ntests:\n  - {workload: stream, clients: 3}\n")
 	noRun := t.TempDir() // a directory without run.json
 
 	tests := []struct {
@@ -58,6 +60,8 @@ func TestFailures(t *testing.T) {
 		{"run min above max", []string{"run", minMax}, 2, []string{"minmax.yaml", "pingpong.max_size", "min_size"}},
 		{"run wrong type", []string{"run", wrongType}, 2, []string{"type.yaml", "modes"}},
 		{"run empty spec", []string{"run", empty}, 2, []string{"empty.yaml", "empty spec"}},
+		{"run zone host the lab lacks", []string{"run", zoneHost}, 2, []string{"conditions.zone_hosts", "no host nosuch", "siege, ping, pong"}},
+		{"run more clients than placed", []string{"run", fanOut}, 2, []string{"tests[0].clients 3", "placement.clients"}},
 		{"run unknown driver", []string{"run", "--preset", "tiny", "--driver", "lxd"}, 2, []string{`driver "lxd"`, "netns, docker"}},
 		{"run bad docker host", []string{"run", "--preset", "tiny", "--modes", "bare", "--docker-host", "/var/run/docker.sock"}, 2, []string{"--docker-host", "unix:///PATH"}},
 		{"run multi-host mode on one engine", []string{"run", "--preset", "tiny", "--docker-host", "unix:///x.sock"}, 2, []string{"mode overlay needs emulated hosts"}},

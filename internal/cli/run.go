@@ -16,9 +16,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab/docker"
 	"github.com/cnperf/cnperf/internal/lab/docker/engine"
-	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/lab/firewall"
-	"github.com/cnperf/cnperf/internal/lab/modes"
 	"github.com/cnperf/cnperf/internal/run"
 	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/workload"
@@ -108,11 +106,8 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err := s.Validate(); err != nil {
 				return err
 			}
-			if err := modes.Check(s.Modes); err != nil {
-				return err
-			}
-			if err := drivers.Check(s.Driver, s.Drivers); err != nil {
-				return err
+			if err := run.Check(s); err != nil {
+				return err // bad input: refused before anything is built
 			}
 			if err := needNetAdmin(); err != nil {
 				return err

@@ -112,10 +112,16 @@ func (a *appender) add(v any, failed bool) {
 	a.bar.Sample(failed)
 }
 
-// Run carries out the spec. When ctx is cancelled it stops measuring, keeps
-// every sample so far, tears down and returns ctx's error with the result.
-func Run(ctx context.Context, o Options) (*Result, error) {
-	s := o.Spec
+// Check refuses a spec this cnperf cannot run, before anything is built:
+// its fields (spec.Validate), its modes and drivers, and what its labs'
+// conditions say of their hosts (a zone naming a host the lab has not).
+// Its errors are bad input.
+func Check(s spec.Spec) error {
+	_, err := check(s)
+	return err
+}
+
+func check(s spec.Spec) (experiment, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
@@ -134,6 +140,30 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		w = newSocketTests(s, cases)
 	} else {
 		w = newPingPong(s)
+	}
+	var hosts []string
+	for _, h := range w.labConfig().Topology.Hosts {
+		hosts = append(hosts, h.Name)
+	}
+	for i, pl := range s.Labs() {
+		if _, err := pl.Conditions.RemoteZone(hosts); err != nil {
+			where := "conditions"
+			if len(s.Variants) > 1 {
+				where = fmt.Sprintf("variants[%d]", i%len(s.Variants))
+			}
+			return nil, fmt.Errorf("%s.%w", where, err)
+		}
+	}
+	return w, nil
+}
+
+// Run carries out the spec. When ctx is cancelled it stops measuring, keeps
+// every sample so far, tears down and returns ctx's error with the result.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	s := o.Spec
+	w, err := check(s)
+	if err != nil {
+		return nil, err
 	}
 	run, err := record.Create(o.Dir)
 	if err != nil {
@@ -489,6 +519,11 @@ func teardown(envs map[string]*env, meta *record.Meta, out io.Writer) {
 			procs[role] = p
 		}
 		if e.lab != nil {
+			// The delay line's counters (what it moved, lost, dropped
+			// when full) go into the lab's record before it is removed.
+			if err := netns.ReadZoneCounters(e.lab); err != nil {
+				fmt.Fprintf(out, "cnperf: lab %s: the delay line's counters: %v\n", e.lab.Name, err)
+			}
 			for name, p := range e.lab.Processes() { // overlay routers
 				procs[name] = p
 			}
