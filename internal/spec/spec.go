@@ -56,6 +56,9 @@ type Spec struct {
 	// Placement, for socket tests, says where their containers run: how
 	// many servers and clients, on one host or two (seed 003's fan-out).
 	Placement *Placement `yaml:"placement,omitempty" json:"placement,omitempty"`
+	// Calibrate derives conditions.bandwidth and zone_delay from a
+	// reference run when the run starts (calibrate.go).
+	Calibrate *Calibrate `yaml:"calibrate,omitempty" json:"calibrate,omitempty"`
 }
 
 // MaxInstances bounds Instances: every instance is a whole set of labs.
@@ -310,7 +313,7 @@ var fieldRE = regexp.MustCompile(`field (\S+) not found in type (\S+)`)
 
 // sections maps the Go types of nested spec sections to their YAML keys, so
 // an unknown field is named with its path ("pingpong.colour").
-var sections = map[string]string{"spec.PingPong": "pingpong.", "spec.Placement": "placement.", "workload.Test": "tests[].", "workload.Sweep": "tests[].sweep."}
+var sections = map[string]string{"spec.PingPong": "pingpong.", "spec.Placement": "placement.", "spec.Calibrate": "calibrate.", "spec.Calibration": "calibrate.derived.", "workload.Test": "tests[].", "workload.Sweep": "tests[].sweep."}
 
 // yamlMessage turns yaml.v3's errors into one line that names the field.
 func yamlMessage(err error) string {
@@ -553,6 +556,9 @@ func (s Spec) Validate() error {
 			return fmt.Errorf("variants[%d]: sets nothing", i)
 		}
 		labels[v.Label()] = true
+	}
+	if err := s.validateCalibrate(); err != nil {
+		return err
 	}
 	if len(s.Labels) > MaxLabels {
 		return fmt.Errorf("labels: %d, more than %d", len(s.Labels), MaxLabels)
