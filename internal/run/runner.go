@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/cost"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/container"
@@ -117,7 +118,11 @@ func (a *appender) add(v any, failed bool) {
 // conditions say of their hosts (a zone naming a host the lab has not).
 // Its errors are bad input.
 func Check(s spec.Spec) error {
-	_, err := check(s)
+	s, err := analysis.Calibrated(s)
+	if err != nil {
+		return err
+	}
+	_, err = check(s)
 	return err
 }
 
@@ -160,7 +165,15 @@ func check(s spec.Spec) (experiment, error) {
 // Run carries out the spec. When ctx is cancelled it stops measuring, keeps
 // every sample so far, tears down and returns ctx's error with the result.
 func Run(ctx context.Context, o Options) (*Result, error) {
-	s := o.Spec
+	// A calibrated spec is stored with what it derived (spec.Calibrate).
+	s, err := analysis.Calibrated(o.Spec)
+	if err != nil {
+		return nil, err
+	}
+	if c := s.Calibrate; c != nil {
+		fmt.Fprintf(o.Out, "cnperf: calibrated to %s (%s): round trip %s, %d bit/s: bandwidth %s, zone_delay %s\n",
+			c.From, c.Derived.Series, c.Derived.RTT, c.Derived.BitsPerSecond, c.Derived.Bandwidth, c.Derived.ZoneDelay)
+	}
 	w, err := check(s)
 	if err != nil {
 		return nil, err
