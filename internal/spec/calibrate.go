@@ -74,6 +74,9 @@ func (s Spec) Calibrated(c Calibration) (Spec, error) {
 	if s.Calibrate == nil {
 		return s, errors.New("calibrate: the spec has none")
 	}
+	if err := s.validateCalibrate(); err != nil {
+		return s, err // the spec's own bandwidth or delay is not overwritten
+	}
 	from := s.Calibrate.From
 	if c.RTT < 0 {
 		return s, fmt.Errorf("calibrate.from %s: round trip %s: negative, the samples do not fit time = round trip + size / bandwidth", from, c.RTT)
