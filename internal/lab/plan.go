@@ -14,6 +14,9 @@ import (
 //	198.19.<i>.0/24      host i's container bridge (.1 gateway, .2 container;
 //	                     slot k's container .(2+k)); routed modes route it
 //	198.19.200.<i>/24    host i's container on the VXLAN overlay
+//	198.18.<10+i>.0/24   a chain's segment i, host i .1 and host i+1 .2;
+//	                     each host's own 198.18.0.<i> is then on its
+//	                     loopback (netns/chain.go)
 //	198.18.<128+i>.<k>   host i's slot-k container (k >= 1) on a shared L2
 //	                     (macvlan on the underlay, the VXLAN overlay), in
 //	                     SlotRange, when a host carries several endpoints

@@ -15,6 +15,13 @@ type (
 	EndpointSpec = record.EndpointSpec
 )
 
+// A chain's bounds: a line needs two hosts, and each segment takes a /24
+// of the address plan (plan.go's ChainSegment).
+const (
+	MinChain = 2
+	MaxChain = 16
+)
+
 // SwitchHost names a lab's underlay namespace (cnperf-LAB-net): no host
 // may take it.
 const SwitchHost = "net"
@@ -78,6 +85,9 @@ func checkTopology(t Topology) error {
 	if endpoints == 0 {
 		return errors.New("lab: no host carries an endpoint: need a client host and at least one server host")
 	}
+	if t.Chain && (len(t.Hosts) < MinChain || len(t.Hosts) > MaxChain) {
+		return fmt.Errorf("lab: a chain of %d hosts: want %d to %d", len(t.Hosts), MinChain, MaxChain)
+	}
 	return nil
 }
 
@@ -128,7 +138,7 @@ func assignRoles(l *Lab) error {
 // cloneTopology copies t, so that the record does not share the caller's
 // slices.
 func cloneTopology(t Topology) Topology {
-	var c Topology
+	c := Topology{Chain: t.Chain}
 	for _, h := range t.Hosts {
 		c.Hosts = append(c.Hosts, HostSpec{Name: h.Name, Endpoints: append([]EndpointSpec(nil), h.Endpoints...)})
 	}

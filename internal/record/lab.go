@@ -30,12 +30,19 @@ type Lab struct {
 	// the endpoints on each (absent in runs before it was recorded).
 	Topology *Topology `json:"topology,omitempty"`
 	Zones    *Zones    `json:"zones,omitempty"` // zone_* conditions: what delayed, and the delay line's counters (zones.go)
+	// Chain is the underlay of a chained topology: its segments and
+	// whether the hosts route between them (chain.go).
+	Chain *Chain `json:"chain,omitempty"`
 }
 
 // Topology describes a lab as data: its hosts, in order (host i gets the
 // address plan's index i+1), and on each the workload's endpoints by role.
 type Topology struct {
 	Hosts []HostSpec `json:"hosts"`
+	// Chain lays the hosts in a line, in this order: each reaches only its
+	// neighbours, over a link of its own (seed 002's hop chain); the
+	// driver records the segments in Lab.Chain.
+	Chain bool `json:"chain,omitempty"`
 }
 
 // HostSpec is one host of a topology. A host without endpoints is a

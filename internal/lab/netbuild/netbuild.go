@@ -154,21 +154,26 @@ func (b B) Macvlan(ns, parent, nsZ, z string) error {
 // VXLAN creates a VXLAN device in ns bound to the underlay device dev and
 // local address local, with head-end replication to every remote VTEP (an
 // all-zero FDB entry per remote, as Flannel and Docker's unicast overlays
-// do), attached to bridge master and up.
+// do), attached to bridge master and up. With dev "" the device is bound
+// to none: each remote's route picks the way out (a routed underlay whose
+// hosts have several NICs).
 func (b B) VXLAN(ns, name, dev string, vni, port, mtu int, local net.IP, remotes []net.IP, master string) error {
 	h, err := b.handle(ns)
 	if err != nil {
 		return err
 	}
 	defer h.Close()
-	parent, err := h.LinkByName(dev)
-	if err != nil {
-		return fmt.Errorf("find underlay %s in %s: %w", dev, ns, err)
-	}
 	la := netlink.NewLinkAttrs()
 	la.Name = name
 	la.MTU = mtu
-	vx := &netlink.Vxlan{LinkAttrs: la, VxlanId: vni, VtepDevIndex: parent.Attrs().Index, SrcAddr: local, Port: port, Learning: true}
+	vx := &netlink.Vxlan{LinkAttrs: la, VxlanId: vni, SrcAddr: local, Port: port, Learning: true}
+	if dev != "" {
+		parent, err := h.LinkByName(dev)
+		if err != nil {
+			return fmt.Errorf("find underlay %s in %s: %w", dev, ns, err)
+		}
+		vx.VtepDevIndex = parent.Attrs().Index
+	}
 	if err := h.LinkAdd(vx); err != nil {
 		return fmt.Errorf("create vxlan %s in %s: %w", name, ns, err)
 	}

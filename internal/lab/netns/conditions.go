@@ -50,8 +50,10 @@ func applyConditions(l *lab.Lab, servers []lab.Host, fixedOff map[string]bool) e
 	b := netbuild.B{Lab: l.Name}
 	if c.Bandwidth != "" {
 		for _, h := range l.Hosts {
-			if err := shape(h.NS, "eth0", c.Bandwidth); err != nil {
-				return err
+			for _, dev := range nics(l, h) {
+				if err := shape(h.NS, dev, c.Bandwidth); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -120,4 +122,20 @@ func applyConditions(l *lab.Lab, servers []lab.Host, fixedOff map[string]bool) e
 // as many frames as it needs to, short of 1 Gbit/s.
 func shape(ns, dev, rate string) error {
 	return netbuild.Run(ns, "tc", "qdisc", "replace", "dev", dev, "root", "tbf", "rate", rate, "burst", "128kb", "latency", "50ms")
+}
+
+// nics are a host's underlay devices: eth0 on a switch, in a chain the
+// segments it is on (each shaped on its own, as a host's two NICs).
+func nics(l *lab.Lab, h lab.Host) []string {
+	if l.Chain == nil {
+		return []string{"eth0"}
+	}
+	var out []string
+	if h.Index > 1 {
+		out = append(out, ChainPrev)
+	}
+	if h.Index < len(l.Hosts) {
+		out = append(out, ChainNext)
+	}
+	return out
 }

@@ -42,6 +42,7 @@ type Build struct {
 	mark Mark
 	// fixedOff are devices ("ns/dev") whose offloads the mode needs off.
 	fixedOff map[string]bool
+	chain    bool // the hosts are in a line (chain.go)
 }
 
 // Net returns the building blocks (bridges, veths, addresses, rules) bound
@@ -103,6 +104,14 @@ func (Driver) Check(cfg lab.Config) error {
 	if _, err := remoteHosts(cfg); err != nil {
 		return fmt.Errorf("lab: %w", err)
 	}
+	if cfg.Topology.Chain {
+		if _, err := chainRouting(cfg.Mode); err != nil {
+			return fmt.Errorf("lab: %w", err)
+		}
+		if cfg.Conditions.Zoned() {
+			return errors.New("lab: zone conditions split a switch, and a chain of hosts has none")
+		}
+	}
 	return CheckFree(cfg.Name)
 }
 
@@ -135,7 +144,7 @@ func (Driver) Up(l *lab.Lab, cfg lab.Config) error {
 
 // NewBuild returns the mode's handle for a lab whose hosts are up.
 func NewBuild(l *lab.Lab, cfg lab.Config) *Build {
-	return &Build{Build: l.NewBuild(), mark: markOf(cfg), fixedOff: map[string]bool{}}
+	return &Build{Build: l.NewBuild(), mark: markOf(cfg), fixedOff: map[string]bool{}, chain: cfg.Topology.Chain}
 }
 
 func markOf(cfg lab.Config) Mark {
@@ -145,9 +154,17 @@ func markOf(cfg lab.Config) Mark {
 // UpHosts builds the lab's switch and its hosts, in the topology's order:
 // host i is 198.18.0.i on the switch. With zones, the second zone's hosts
 // are on a switch of their own, joined to the first's through a delay
-// (zones.go).
+// (zones.go). A chain's hosts are in a line instead, with no switch
+// (chain.go).
 func UpHosts(l *lab.Lab, cfg lab.Config) error {
 	mark := markOf(cfg)
+	if cfg.Topology.Chain {
+		routing, err := chainRouting(cfg.Mode)
+		if err != nil {
+			return err
+		}
+		return upChain(l, cfg, mark, routing)
+	}
 	l.Switch = lab.NS(cfg.Name, lab.SwitchHost)
 	b := netbuild.B{Lab: cfg.Name}
 	mtu := mtu(cfg.Conditions.MTU)

@@ -16,6 +16,10 @@ func (Mode) Summary() string {
 	return "plain process on the host's NIC: the reference"
 }
 
+// ChainRouting: on a chain of hosts the hosts route between the segments
+// (the reference for seed 002's hops).
+func (Mode) ChainRouting() string { return netns.ChainKernel }
+
 // Build adds nothing: the hosts are ready as they are.
 func (Mode) Build(b *netns.Build) ([]lab.Endpoint, error) {
 	return Endpoints(b.Endpoints, b.Port, false), nil

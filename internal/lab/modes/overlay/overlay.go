@@ -32,6 +32,10 @@ func (Mode) Summary() string {
 	return "containers on a VXLAN overlay (UDP 4789, MTU 1450), published ports via a gateway bridge"
 }
 
+// ChainRouting: on a chain of hosts the VXLAN runs over an underlay the
+// hosts route (netns.ChainKernel), as VXLAN runs over any IP network.
+func (Mode) ChainRouting() string { return netns.ChainKernel }
+
 // Build joins every endpoint's container to the overlay: the host's first
 // at 198.19.200.i/24 as always, the others in lab.SlotRange, with routes on
 // the link between the two ranges; each has its leg on the host's gateway
@@ -58,7 +62,11 @@ func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 			if err := b.Bridge(h.NS, "ovbr0", mtu); err != nil {
 				return nil, err
 			}
-			if err := b.VXLAN(h.NS, "vxlan0", "eth0", VNI, Port, mtu, net.ParseIP(h.Addr).To4(), remotes, "ovbr0"); err != nil {
+			underlay := "eth0"
+			if nb.Chained() {
+				underlay = "" // several NICs: the routes pick
+			}
+			if err := b.VXLAN(h.NS, "vxlan0", underlay, VNI, Port, mtu, net.ParseIP(h.Addr).To4(), remotes, "ovbr0"); err != nil {
 				return nil, err
 			}
 		}
