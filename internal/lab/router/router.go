@@ -138,11 +138,15 @@ type Counters struct {
 	FromPeer atomic.Uint64 // datagrams received from peers
 	ToTUN    atomic.Uint64 // packets written to the TUN
 	NoRoute  atomic.Uint64 // packets for no peer's subnet, dropped
+	// Relayed are packets from a peer sent on to another (a chain's
+	// intermediate host); TTLExpired those dropped instead, their TTL out.
+	Relayed    atomic.Uint64
+	TTLExpired atomic.Uint64
 }
 
 func (c *Counters) String() string {
-	return fmt.Sprintf("tun->peers %d packets (%d sent), peers->tun %d (%d written), %d without a route",
-		c.FromTUN.Load(), c.ToPeers.Load(), c.FromPeer.Load(), c.ToTUN.Load(), c.NoRoute.Load())
+	return fmt.Sprintf("tun->peers %d packets (%d sent), peers->tun %d (%d written), %d without a route, %d relayed, %d TTL expired",
+		c.FromTUN.Load(), c.ToPeers.Load(), c.FromPeer.Load(), c.ToTUN.Load(), c.NoRoute.Load(), c.Relayed.Load(), c.TTLExpired.Load())
 }
 
 // Run creates the TUN and routes until ctx ends. The caller's process must

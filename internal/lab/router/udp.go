@@ -47,7 +47,7 @@ func runUDP(ctx context.Context, c Config, cnt *Counters, logf func(string, ...a
 	go func() { errc <- tunToPeers(dev, bind, rs, cnt) }()
 	var writeMu sync.Mutex // the receive functions share the TUN
 	for _, recv := range recvs {
-		go func() { errc <- peersToTUN(dev, &writeMu, recv, bind.BatchSize(), cnt) }()
+		go func() { errc <- peersToTUN(dev, &writeMu, recv, bind.BatchSize(), cnt, relay{bind: bind, rs: rs}) }()
 	}
 	select {
 	case <-ctx.Done():
@@ -127,9 +127,21 @@ func tunToPeers(dev tun.Device, bind conn.Bind, rs []peerRoute, cnt *Counters) e
 	}
 }
 
+// relay is where peersToTUN sends on what is not for this host: the
+// peers' routes and the bind to send with (its Send may be called from
+// several goroutines, as wireguard-go's peers do).
+type relay struct {
+	bind conn.Bind
+	rs   []peerRoute
+}
+
 // peersToTUN receives batches of datagrams (GRO splits them again) and
-// writes their packets to the TUN, which coalesces what it can.
-func peersToTUN(dev tun.Device, mu *sync.Mutex, recv conn.ReceiveFunc, batch int, cnt *Counters) error {
+// writes their packets to the TUN, which coalesces what it can. A packet
+// for a peer's subnet rather than this host's is relayed to that peer in
+// user space, its TTL decremented as a router does: on a chain of hosts
+// the peers behind a neighbour are reached through it (Weave's sleeve
+// routing through intermediate peers).
+func peersToTUN(dev tun.Device, mu *sync.Mutex, recv conn.ReceiveFunc, batch int, cnt *Counters, rl relay) error {
 	bufs := make([][]byte, batch)
 	views := make([][]byte, batch)
 	for i := range bufs {
@@ -141,17 +153,35 @@ func peersToTUN(dev tun.Device, mu *sync.Mutex, recv conn.ReceiveFunc, batch int
 	sizes := make([]int, batch)
 	eps := make([]conn.Endpoint, batch)
 	out := make([][]byte, 0, batch)
+	onward := make([][][]byte, len(rl.rs))
 	for {
 		k, err := recv(views, sizes, eps)
 		if err != nil {
 			return fmt.Errorf("receive: %w", err)
 		}
 		out = out[:0]
+		for i := range onward {
+			onward[i] = onward[i][:0]
+		}
 		for i := 0; i < k; i++ {
 			cnt.FromPeer.Add(1)
-			if sizes[i] >= 20 {
-				out = append(out, bufs[i][:headroom+sizes[i]])
+			if sizes[i] < 20 {
+				continue
 			}
+			pkt := bufs[i][headroom : headroom+sizes[i]]
+			p := peerFor(rl.rs, pkt)
+			if p < 0 {
+				out = append(out, bufs[i][:headroom+sizes[i]])
+				continue
+			}
+			if !decrementTTL(pkt) {
+				cnt.TTLExpired.Add(1)
+				continue
+			}
+			onward[p] = append(onward[p], pkt)
+		}
+		if err := rl.send(onward, cnt); err != nil {
+			return err
 		}
 		if len(out) == 0 {
 			continue
@@ -166,4 +196,43 @@ func peersToTUN(dev tun.Device, mu *sync.Mutex, recv conn.ReceiveFunc, batch int
 			cnt.ToTUN.Add(uint64(len(out)))
 		}
 	}
+}
+
+// send relays each peer its packets, in batches the bind takes; a full
+// socket buffer drops them, as a NIC would.
+func (rl relay) send(perPeer [][][]byte, cnt *Counters) error {
+	for p, pkts := range perPeer {
+		if len(pkts) == 0 {
+			continue
+		}
+		for len(pkts) > 0 {
+			chunk := pkts[:min(len(pkts), rl.bind.BatchSize())]
+			pkts = pkts[len(chunk):]
+			err := rl.bind.Send(chunk, rl.rs[p].ep)
+			if errors.Is(err, net.ErrClosed) {
+				return err
+			}
+			if err == nil {
+				cnt.Relayed.Add(uint64(len(chunk)))
+			}
+		}
+	}
+	return nil
+}
+
+// decrementTTL lowers an IPv4 packet's TTL by one and patches its header
+// checksum (RFC 1624, as the kernel's ip_decrease_ttl); false when the
+// packet must not go on (TTL 1 or 0: a loop, or a path too long).
+func decrementTTL(pkt []byte) bool {
+	if pkt[8] <= 1 {
+		return false
+	}
+	pkt[8]--
+	c := uint32(pkt[10])<<8 | uint32(pkt[11])
+	c += 0x0100
+	if c >= 0xffff {
+		c++
+	}
+	pkt[10], pkt[11] = byte(c>>8), byte(c)
+	return true
 }

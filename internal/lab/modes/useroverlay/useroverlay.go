@@ -74,6 +74,16 @@ func (m Mode) port() int {
 	return udpPort
 }
 
+// ChainRouting: on a chain of hosts the clear overlay's routers relay
+// (netns.ChainRelay); the encrypted one is not built there (WireGuard
+// would relay through each host's kernel, not in its router).
+func (m Mode) ChainRouting() string {
+	if m.Kind == router.KindUDP {
+		return netns.ChainRelay
+	}
+	return ""
+}
+
 // Build puts each server's container behind a bridge, starts the host's
 // router and routes the overlay's range into its TUN.
 func (m Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
@@ -122,7 +132,8 @@ func (m Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 			PrivateKey: hostKeys[h.Name].private}
 		for _, o := range servers {
 			if o.Name != h.Name {
-				cfg.Peers = append(cfg.Peers, router.Peer{Subnet: Subnet(o.Index), Endpoint: lab.HostPort(o.Addr, m.port()),
+				// On a chain the neighbour towards o relays.
+				cfg.Peers = append(cfg.Peers, router.Peer{Subnet: Subnet(o.Index), Endpoint: lab.HostPort(nb.Toward(h, o).Addr, m.port()),
 					PublicKey: hostKeys[o.Name].public})
 			}
 		}
