@@ -136,6 +136,9 @@ func check(s spec.Spec) (experiment, error) {
 	if err := drivers.Check(s.Driver, s.Drivers); err != nil {
 		return nil, err
 	}
+	if err := checkChainModes(s); err != nil {
+		return nil, err
+	}
 	var w experiment
 	if s.Socket() {
 		cases, err := s.Cases()

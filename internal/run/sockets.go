@@ -51,6 +51,9 @@ type socketUnit struct {
 }
 
 func newSocketTests(s spec.Spec, cases []workload.Case) *socketTests {
+	if s.Chain != nil {
+		cases = spec.ChainCases(cases, s.Chain.Hosts)
+	}
 	t := &socketTests{s: s, cases: cases}
 	// Repetition r of every case runs before repetition r+1, so the
 	// repetitions spread over the run like ping-pong's chunks.
@@ -81,6 +84,9 @@ func newSocketTests(s spec.Spec, cases []workload.Case) *socketTests {
 // a server on two hosts (as always); with one, its server and client
 // containers, on one host or apart.
 func (t *socketTests) topology() lab.Topology {
+	if t.s.Chain != nil {
+		return chainTopology(t.s.Chain.Hosts)
+	}
 	if t.s.Placement == nil {
 		return socketTopology
 	}
@@ -111,6 +117,9 @@ func roles(base string, n int) []string {
 // serverRoles are the server containers the tests use, and fanIn how many
 // clients the busiest server of any test serves at once.
 func (t *socketTests) serverRoles() (used []string, fanIn int) {
+	if t.s.Chain != nil {
+		return chainServerRoles(t.s.Chain.Hosts), 1
+	}
 	if t.s.Placement == nil {
 		return []string{"server"}, 1
 	}
@@ -180,7 +189,7 @@ func (t *socketTests) start(ctx context.Context, e *env, exe, logs string) error
 			if fanIn > 1 && srv.Concurrent != "" {
 				args = append(args, srv.Concurrent, strconv.Itoa(fanIn))
 			}
-			name := serverName(srv.Role, role, t.s.Placement != nil)
+			name := serverName(srv.Role, role, t.named())
 			if err := e.startServer(name, ep, args, logs); err != nil {
 				return err
 			}
@@ -205,6 +214,10 @@ func (t *socketTests) start(ctx context.Context, e *env, exe, logs string) error
 	return nil
 }
 
+// named says whether servers run in several containers, so that their
+// names say which.
+func (t *socketTests) named() bool { return t.s.Placement != nil || t.s.Chain != nil }
+
 // serverName names a server process (and its cgroup and log): its role,
 // and with a placement the container it runs in.
 func serverName(server, container string, placed bool) string {
@@ -227,6 +240,21 @@ type clientRun struct {
 // server; with a placement, every client container the test uses, each
 // against server i mod servers, Processes times.
 func (t *socketTests) clients(e *env, c workload.Case) ([]clientRun, error) {
+	if t.s.Chain != nil {
+		client, server, err := chainEnds(c)
+		if err != nil {
+			return nil, err
+		}
+		cep, err := e.lab.Endpoint(client)
+		if err != nil {
+			return nil, err
+		}
+		sep, err := e.lab.Endpoint(server)
+		if err != nil {
+			return nil, err
+		}
+		return []clientRun{{name: "client", client: cep, server: sep}}, nil
+	}
 	if t.s.Placement == nil {
 		cep, err := e.lab.Endpoint("client")
 		if err != nil {
@@ -281,7 +309,7 @@ func (t *socketTests) runCell(ctx context.Context, e *env, u int, cell *record.C
 	w := c.Workload()
 	serverBefore := map[string]container.Usage{}
 	for _, r := range runs {
-		name := serverName(w.Server().Role, r.server.Role, t.s.Placement != nil)
+		name := serverName(w.Server().Role, r.server.Role, t.named())
 		if _, ok := serverBefore[name]; !ok {
 			serverBefore[name], _ = e.procs[name].Usage()
 		}

@@ -59,6 +59,9 @@ type Spec struct {
 	// Calibrate derives conditions.bandwidth and zone_delay from a
 	// reference run when the run starts (calibrate.go).
 	Calibrate *Calibrate `yaml:"calibrate,omitempty" json:"calibrate,omitempty"`
+	// Chain, for socket tests, lays the hosts in a line and runs every test
+	// from the first host's container to each other's (seed 002's hops).
+	Chain *Chain `yaml:"chain,omitempty" json:"chain,omitempty"`
 }
 
 // MaxInstances bounds Instances: every instance is a whole set of labs.
@@ -581,7 +584,13 @@ func (s Spec) Validate() error {
 		if err != nil {
 			return err
 		}
+		if err := s.checkChain(cases); err != nil {
+			return err
+		}
 		return s.checkPlacement(cases)
+	}
+	if s.Chain != nil {
+		return s.checkChain(nil)
 	}
 	if s.Placement != nil {
 		return errors.New("placement: ping-pong's hosts are fixed (siege, ping, pong); placement is for socket tests")
