@@ -133,6 +133,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 		}
 		r.socketCases = cases
 		r.addSockets(cases, series, o)
+		r.addHops(cases, series)
 	}
 	if pingPong {
 		if err := r.addPingPong(ref, o); err != nil {

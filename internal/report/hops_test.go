@@ -1,0 +1,39 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cnperf/cnperf/internal/analysis"
+)
+
+// TestHopsFigureAndTable: a chain run's latency gets a figure with the
+// summed segments beside each mode and a table with the difference;
+// throughput a figure of its own without sums.
+func TestHopsFigureAndTable(t *testing.T) {
+	c := func(test int, work, param, value, key string, mean float64) analysis.SocketCase {
+		return analysis.SocketCase{Label: work + " " + param + "=" + value, Workload: work, Test: test, Param: param, Value: value,
+			Metrics: []analysis.SocketMetric{{Key: key, Title: key, Unit: "u"}},
+			Rows: []analysis.SocketRow{{Series: "bare", N: 3, Stats: map[string]analysis.SocketStat{key: {N: 3,
+				Mean: analysis.Change{Value: mean}, SD: analysis.Change{Value: 1}}}}}}
+	}
+	cases := []analysis.SocketCase{
+		c(0, "rr", "hops", "1", "rtt_p50", 20), c(0, "rr", "hops", "2", "rtt_p50", 45), c(0, "rr", "segment", "2", "rtt_p50", 21),
+		c(1, "stream", "hops", "1", "throughput", 1000), c(1, "stream", "hops", "2", "throughput", 400),
+	}
+	r := &Report{}
+	r.addHops(cases, []string{"bare"})
+	if len(r.Figures) != 2 || len(r.Tables) != 2 {
+		t.Fatalf("%d figures, %d tables, want 2 and 2", len(r.Figures), len(r.Tables))
+	}
+	lat := r.Tables[0]
+	if len(lat.Columns) != 6 || len(lat.Rows) != 2 || lat.Rows[1][4].Text != "41.00" || lat.Rows[1][5].Text != "4.00" {
+		t.Errorf("latency table %+v, want 2 hops: sum 41, difference 4", lat)
+	}
+	if tp := r.Tables[1]; len(tp.Columns) != 4 || tp.Rows[1][3].Text != "0.400" {
+		t.Errorf("throughput table %+v", tp)
+	}
+	if !strings.Contains(r.Figures[0].Title, "against hops") {
+		t.Errorf("figure %q", r.Figures[0].Title)
+	}
+}
