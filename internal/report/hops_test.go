@@ -37,3 +37,22 @@ func TestHopsFigureAndTable(t *testing.T) {
 		t.Errorf("figure %q", r.Figures[0].Title)
 	}
 }
+
+// TestChainSweepsChartApart: a chain's rr test sweeps hops, then
+// segments; each gets its own chart, not one axis mixing both.
+func TestChainSweepsChartApart(t *testing.T) {
+	c := func(param, value string) analysis.SocketCase {
+		return analysis.SocketCase{Label: "lat " + param + "=" + value, Workload: "rr", Test: 0, Param: param, Value: value,
+			Metrics: []analysis.SocketMetric{{Key: "rtt_p50", Title: "RTT", Unit: "µs"}},
+			Rows:    []analysis.SocketRow{{Series: "bare", N: 1, Stats: map[string]analysis.SocketStat{"rtt_p50": {N: 1, Mean: analysis.Change{Value: 1}}}}}}
+	}
+	r := &Report{}
+	r.addSockets([]analysis.SocketCase{c("hops", "1"), c("hops", "2"), c("segment", "2")}, []string{"bare"}, DefaultOptions())
+	var ids []string
+	for _, f := range r.Figures {
+		ids = append(ids, f.ID)
+	}
+	if len(ids) != 2 || ids[0] != "fig-test0-rtt_p50" || ids[1] != "fig-test1-rtt_p50" {
+		t.Errorf("figures %v, want one for the hops and one for the segments", ids)
+	}
+}

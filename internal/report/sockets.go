@@ -19,7 +19,8 @@ func (r *Report) addSockets(cases []analysis.SocketCase, series []string, o Opti
 	// Cases of one test, in order: a test's sweep values form one chart.
 	var tests [][]analysis.SocketCase
 	for _, c := range cases {
-		if n := len(tests); n > 0 && tests[n-1][0].Test == c.Test && testLabel(tests[n-1][0]) == testLabel(c) {
+		// A chain's test sweeps hops, then segments: a chart each.
+		if n := len(tests); n > 0 && tests[n-1][0].Test == c.Test && tests[n-1][0].Param == c.Param && testLabel(tests[n-1][0]) == testLabel(c) {
 			tests[n-1] = append(tests[n-1], c)
 			continue
 		}
@@ -136,6 +137,10 @@ func paramLabel(c analysis.SocketCase) string {
 		return "Server containers"
 	case "processes":
 		return "Clients per container"
+	case "hops":
+		return "Hops from the first host"
+	case "segment":
+		return "Segment (host i to host i+1)"
 	}
 	return c.Param
 }

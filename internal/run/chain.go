@@ -69,7 +69,7 @@ func checkChainModes(s spec.Spec) error {
 			continue // modes.Check says so
 		}
 		if err := netns.CheckChainMode(m); err != nil {
-			return fmt.Errorf("modes[%d]: %w (chain)", i, err)
+			return fmt.Errorf("modes[%d]: %w", i, err)
 		}
 	}
 	return nil
