@@ -51,9 +51,6 @@ type socketUnit struct {
 }
 
 func newSocketTests(s spec.Spec, cases []workload.Case) *socketTests {
-	if s.Chain != nil {
-		cases = spec.ChainCases(cases, s.Chain.Hosts)
-	}
 	t := &socketTests{s: s, cases: cases}
 	// Repetition r of every case runs before repetition r+1, so the
 	// repetitions spread over the run like ping-pong's chunks.

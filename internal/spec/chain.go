@@ -54,6 +54,20 @@ func ChainCases(cases []workload.Case, hosts int) []workload.Case {
 	return out
 }
 
+// casesPer is how many cases a chain makes of each case of a workload
+// (1 without a chain): one per target, and for rr one per segment past
+// the first. Hosts are clamped to the bounds, which checkChain reports.
+func (c *Chain) casesPer(workload string) int64 {
+	if c == nil {
+		return 1
+	}
+	h := int64(min(max(c.Hosts, MinChainHosts), MaxChainHosts))
+	if workload == "rr" {
+		return 2*h - 3
+	}
+	return h - 1
+}
+
 func chainCase(c workload.Case, param string, v int) workload.Case {
 	c.Param, c.Value = param, strconv.Itoa(v)
 	c.Label += " " + param + "=" + c.Value
@@ -62,6 +76,7 @@ func chainCase(c workload.Case, param string, v int) workload.Case {
 
 // checkChain bounds a chain and refuses what it cannot run: ping-pong, a
 // placement, fan-out, sweeps (a chain sweeps the hops), drivers but netns.
+// cases are the tests' own, before the chain expands them.
 func (s Spec) checkChain(cases []workload.Case) error {
 	c := s.Chain
 	if c == nil {

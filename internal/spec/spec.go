@@ -153,8 +153,15 @@ func (s Spec) SplitModeKey(key string) (mode, driver string) {
 // Socket reports whether the spec runs socket tests rather than ping-pong.
 func (s Spec) Socket() bool { return len(s.Tests) > 0 }
 
-// Cases returns the socket tests' cases in order.
-func (s Spec) Cases() ([]workload.Case, error) { return registry.Expand(s.Tests) }
+// Cases returns the socket tests' cases in order; over a chain of hosts,
+// each once per target and segment (ChainCases).
+func (s Spec) Cases() ([]workload.Case, error) {
+	cases, err := registry.Expand(s.Tests)
+	if err != nil || s.Chain == nil {
+		return cases, err
+	}
+	return ChainCases(cases, s.Chain.Hosts), nil
+}
 
 // PingPong holds the ping-pong workload's parameters (ppbench's, plus how
 // the cells are interleaved).
@@ -580,7 +587,7 @@ func (s Spec) Validate() error {
 		if _, err := s.PlanSize(); err != nil {
 			return err
 		}
-		cases, err := s.Cases()
+		cases, err := registry.Expand(s.Tests)
 		if err != nil {
 			return err
 		}
@@ -645,7 +652,7 @@ func (s Spec) PlanSize() (Size, error) {
 			return z, err
 		}
 		for i, n := range counts {
-			z.Units += mul(int64(n), int64(max(s.Tests[i].Repetitions, 1)))
+			z.Units += mul(mul(int64(n), s.Chain.casesPer(s.Tests[i].Workload)), int64(max(s.Tests[i].Repetitions, 1)))
 		}
 		z.Cells = mul(z.Units, z.Labs)
 		if z.Cells > MaxCells {
