@@ -40,7 +40,12 @@ type HopRow struct {
 	// Excess is Mean - SegmentSum: what relaying costs beyond its links.
 	SegmentSum, Excess float64
 	// OfFirst is Mean over the one-hop Mean: what is left after k hops.
-	OfFirst float64
+	// PerHop is (Mean - the one-hop Mean) / (Hops - 1): what each host
+	// crossed on the way adds (NaN at one hop). A segment measured alone
+	// also counts both ends' own work, which a longer path pays once: where
+	// that work outweighs the links (a lab's, not the paper's WAN), the
+	// sum of the segments overstates the path and PerHop is the relaying.
+	OfFirst, PerHop float64
 }
 
 // Hops gathers the chain cases of a run's socket cases into one HopTest
@@ -115,9 +120,13 @@ func Hops(cases []SocketCase) []HopTest {
 				if !ok {
 					continue
 				}
-				row := HopRow{Series: s, Hops: k, Mean: st.mean, SD: st.sd, SegmentSum: math.NaN(), Excess: math.NaN(), OfFirst: math.NaN()}
+				row := HopRow{Series: s, Hops: k, Mean: st.mean, SD: st.sd, SegmentSum: math.NaN(), Excess: math.NaN(),
+					OfFirst: math.NaN(), PerHop: math.NaN()}
 				if hasFirst && first.mean != 0 {
 					row.OfFirst = st.mean / first.mean
+				}
+				if hasFirst && k > 1 {
+					row.PerHop = (st.mean - first.mean) / float64(k-1)
 				}
 				if ht.Workload == "rr" {
 					row.SegmentSum = segmentSum(per, k)

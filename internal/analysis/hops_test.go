@@ -40,10 +40,13 @@ func TestHopsSumsTheSegments(t *testing.T) {
 	if r := lat.Rows[0]; r.SegmentSum != 20 || r.Excess != 0 {
 		t.Errorf("1 hop: %+v", r)
 	}
-	if r := lat.Rows[1]; r.Hops != 2 || r.SegmentSum != 41 || r.Excess != 4 || r.OfFirst != 2.25 {
+	if r := lat.Rows[1]; r.Hops != 2 || r.SegmentSum != 41 || r.Excess != 4 || r.OfFirst != 2.25 || r.PerHop != 25 {
 		t.Errorf("2 hops: %+v, want sum 41, excess 4", r)
 	}
-	if r := lat.Rows[2]; !math.IsNaN(r.SegmentSum) || !math.IsNaN(r.Excess) {
+	if r := lat.Rows[0]; !math.IsNaN(r.PerHop) {
+		t.Errorf("1 hop has a per-hop cost: %+v", r)
+	}
+	if r := lat.Rows[2]; !math.IsNaN(r.SegmentSum) || !math.IsNaN(r.Excess) || r.PerHop != 25 {
 		t.Errorf("3 hops without segment 3: %+v, want no sum", r)
 	}
 	if tcp.Metric.Key != "throughput" || len(tcp.Rows) != 2 || tcp.Rows[1].OfFirst != 0.4 || !math.IsNaN(tcp.Rows[1].SegmentSum) {

@@ -27,7 +27,7 @@ func TestHopsFigureAndTable(t *testing.T) {
 		t.Fatalf("%d figures, %d tables, want 2 and 2", len(r.Figures), len(r.Tables))
 	}
 	lat := r.Tables[0]
-	if len(lat.Columns) != 6 || len(lat.Rows) != 2 || lat.Rows[1][4].Text != "41.00" || lat.Rows[1][5].Text != "4.00" {
+	if len(lat.Columns) != 7 || len(lat.Rows) != 2 || lat.Rows[1][4].Text != "41.00" || lat.Rows[1][5].Text != "4.00" || lat.Rows[1][6].Text != "25.00" {
 		t.Errorf("latency table %+v, want 2 hops: sum 41, difference 4", lat)
 	}
 	if tp := r.Tables[1]; len(tp.Columns) != 4 || tp.Rows[1][3].Text != "0.400" {
