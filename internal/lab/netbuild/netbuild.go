@@ -274,67 +274,54 @@ func (b B) Publish(ns, bridge, subnet string, ctr net.IP, ports ...Port) error {
 }
 
 // PublishChains lays out Publish's chains and the rules a bridge's
-// containers share, once per bridge. With hairpin, a container may reach
-// its own host's published ports too (PublishTo's hairpin), as Docker
-// allows with its userland proxy off: what the bridge sends back to itself
-// through DNAT is masqueraded, so the answer returns the same way.
+// containers share, once per host namespace (with its first container): it
+// creates the CNPERF chains, so they must not exist yet. With hairpin, a
+// container may reach its own host's published ports too (PublishTo's
+// hairpin), as Docker allows with its userland proxy off: what the bridge
+// sends back to itself through DNAT is masqueraded, so the answer returns
+// the same way. The rules go in as one iptables-restore run, in the order
+// Docker lays them out.
 func (b B) PublishChains(ns, bridge, subnet string, hairpin bool) error {
-	fw := firewall.New(ns, "cnperf:"+b.Lab)
-	steps := []func() error{
-		func() error { return fw.NewChain("nat", "CNPERF") },
-		func() error {
-			return fw.Append("nat", "PREROUTING", "-m", "addrtype", "--dst-type", "LOCAL", "-j", "CNPERF")
-		},
-		func() error {
-			return fw.Append("nat", "OUTPUT", "!", "-d", "127.0.0.0/8", "-m", "addrtype", "--dst-type", "LOCAL", "-j", "CNPERF")
-		},
-		func() error {
-			return fw.Append("nat", "POSTROUTING", "-s", subnet, "!", "-o", bridge, "-j", "MASQUERADE")
-		},
-		func() error { return fw.NewChain("filter", "CNPERF") },
-		func() error { return fw.Append("filter", "FORWARD", "-o", bridge, "-j", "CNPERF") },
-		func() error {
-			return fw.Append("filter", "FORWARD", "-o", bridge, "-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j", "ACCEPT")
-		},
-		func() error { return fw.Append("filter", "FORWARD", "-i", bridge, "!", "-o", bridge, "-j", "ACCEPT") },
-		func() error { return fw.Append("filter", "FORWARD", "-i", bridge, "-o", bridge, "-j", "ACCEPT") },
-		func() error { return b.Sysctl(ns, "net.ipv4.ip_forward", "1") },
-	}
+	r := firewall.New(ns, "cnperf:"+b.Lab).Rules()
+	r.NewChain("nat", "CNPERF")
+	r.Append("nat", "PREROUTING", "-m", "addrtype", "--dst-type", "LOCAL", "-j", "CNPERF")
+	r.Append("nat", "OUTPUT", "!", "-d", "127.0.0.0/8", "-m", "addrtype", "--dst-type", "LOCAL", "-j", "CNPERF")
+	r.Append("nat", "POSTROUTING", "-s", subnet, "!", "-o", bridge, "-j", "MASQUERADE")
+	r.NewChain("filter", "CNPERF")
+	r.Append("filter", "FORWARD", "-o", bridge, "-j", "CNPERF")
+	r.Append("filter", "FORWARD", "-o", bridge, "-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j", "ACCEPT")
+	r.Append("filter", "FORWARD", "-i", bridge, "!", "-o", bridge, "-j", "ACCEPT")
+	r.Append("filter", "FORWARD", "-i", bridge, "-o", bridge, "-j", "ACCEPT")
 	if hairpin {
-		steps = append(steps, func() error {
-			return fw.Append("nat", "POSTROUTING", "-s", subnet, "-o", bridge, "-m", "conntrack", "--ctstate", "DNAT", "-j", "MASQUERADE")
-		})
+		r.Append("nat", "POSTROUTING", "-s", subnet, "-o", bridge, "-m", "conntrack", "--ctstate", "DNAT", "-j", "MASQUERADE")
 	}
-	for _, s := range steps {
-		if err := s(); err != nil {
-			return err
-		}
+	if err := r.Apply(); err != nil {
+		return err
 	}
-	return nil
+	return b.Sysctl(ns, "net.ipv4.ip_forward", "1")
 }
 
 // PublishTo publishes one container's ports, each shifted by shift on the
 // host and in the container alike (a host's later containers, whose ports
 // must not meet its first's), into the chains PublishChains laid out; with
 // hairpin, also for connections from the bridge's containers. The
-// rules go in as one iptables-restore per table, so a host with many
-// containers pays one program run per container, not one per rule.
+// rules of both tables go in as one iptables-restore run, so a host with
+// many containers pays one program run per container, not one per rule.
 func (b B) PublishTo(ns, bridge string, ctr net.IP, shift int, hairpin bool, ports ...Port) error {
-	fw := firewall.New(ns, "cnperf:"+b.Lab)
+	r := firewall.New(ns, "cnperf:"+b.Lab).Rules()
 	from := []string{"!", "-i", bridge}
 	if hairpin {
 		from = nil
 	}
-	var nat, filter [][]string
 	for _, p := range ports {
 		n := fmt.Sprint(p.Number + shift)
-		nat = append(nat, append(slices.Clone(from), "-p", p.Protocol, "--dport", n, "-j", "DNAT", "--to-destination", ctr.String()+":"+n))
-		filter = append(filter, []string{"-d", ctr.String() + "/32", "!", "-i", bridge, "-o", bridge, "-p", p.Protocol, "--dport", n, "-j", "ACCEPT"})
+		r.Append("nat", "CNPERF", append(slices.Clone(from), "-p", p.Protocol, "--dport", n, "-j", "DNAT", "--to-destination", ctr.String()+":"+n)...)
 	}
-	if err := fw.AppendAll("nat", "CNPERF", nat); err != nil {
-		return err
+	for _, p := range ports {
+		n := fmt.Sprint(p.Number + shift)
+		r.Append("filter", "CNPERF", "-d", ctr.String()+"/32", "!", "-i", bridge, "-o", bridge, "-p", p.Protocol, "--dport", n, "-j", "ACCEPT")
 	}
-	return fw.AppendAll("filter", "CNPERF", filter)
+	return r.Apply()
 }
 
 // Port is a published port: the same number on the host and in the container.
