@@ -1,7 +1,11 @@
 package lab
 
 import (
+	"errors"
+	"fmt"
+	"runtime"
 	"strconv"
+	"sync"
 
 	"github.com/cnperf/cnperf/internal/lab/container"
 	"github.com/cnperf/cnperf/internal/spec/conditions"
@@ -83,6 +87,82 @@ func (l *Lab) NewBuild() *Build {
 	}
 	return b
 }
+
+// ByHost builds every endpoint with build and returns what it built in
+// b.Endpoints' order. A host's endpoints are built one after the other, in
+// slot order (slot 0 lays out what the host's later ones share); hosts are
+// built side by side, a few at a time, as all their work is inside their
+// own namespaces: it is what keeps a lab of 250 hosts from taking 250
+// times one host's build, which waits on iptables programs and the kernel.
+// build must not touch what other hosts' builds touch (a mode's shared
+// maps, the lab's processes). After an error no further host is started.
+func (b *Build) ByHost(build func(e EndpointAt) (Endpoint, error)) ([]Endpoint, error) {
+	byHost := map[string][]int{}
+	for i, e := range b.Endpoints {
+		byHost[e.Host.Name] = append(byHost[e.Host.Name], i)
+	}
+	out := make([]Endpoint, len(b.Endpoints))
+	errs := make([]error, len(b.Hosts))
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		failed bool
+	)
+	sem := make(chan struct{}, buildWorkers())
+	for hi, h := range b.Hosts {
+		sem <- struct{}{}
+		mu.Lock()
+		stop := failed
+		mu.Unlock()
+		if stop {
+			<-sem
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			for _, i := range byHost[h.Name] {
+				ep, err := build(b.Endpoints[i])
+				if err != nil {
+					errs[hi] = fmt.Errorf("host %s: %w", h.Name, err)
+					mu.Lock()
+					failed = true
+					mu.Unlock()
+					return
+				}
+				out[i] = ep
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// EachHost runs fn for each of hosts side by side, as ByHost does, and
+// joins the errors: work such as routes that every host of the lab needs.
+func EachHost(hosts []Host, fn func(h Host) error) error {
+	errs := make([]error, len(hosts))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, buildWorkers())
+	for i, h := range hosts {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = fn(h)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// buildWorkers is how many hosts are built at once: a host's build is
+// half program runs and kernel work, half waiting on them, so two per CPU
+// keep the CPUs busy without crowding them.
+func buildWorkers() int { return 2 * runtime.NumCPU() }
 
 // portSpan is how far apart two slots' ports are: the span of the lab's
 // ports, so no slot's ports meet another's.

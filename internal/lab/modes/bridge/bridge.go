@@ -26,26 +26,24 @@ func (Mode) Summary() string {
 // Build puts each endpoint's container behind cnbr0 on its host and
 // publishes its ports. Endpoints on one host reach each other through the
 // host's published ports too (hairpin), as their Internal address is the
-// host's.
+// host's. Hosts are built side by side.
 func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
-	var eps []lab.Endpoint
-	for _, e := range nb.Endpoints {
+	return nb.ByHost(func(e lab.EndpointAt) (lab.Endpoint, error) {
 		h := e.Host
 		ctr, ip, err := Attach(nb, e)
 		if err != nil {
-			return nil, err
+			return lab.Endpoint{}, err
 		}
 		if err := Publish(nb, e, ip); err != nil {
-			return nil, err
+			return lab.Endpoint{}, err
 		}
 		addr := lab.HostPort(h.Addr, e.Port(nb.Port))
-		eps = append(eps, lab.Endpoint{
+		return lab.Endpoint{
 			Host: h.Name, NS: ctr, Container: true,
 			Listen: lab.HostPort("0.0.0.0", e.Port(nb.Port)), External: addr, Internal: addr,
 			Path: []string{h.Name + ":eth0", "iptables DNAT/MASQUERADE", h.Name + ":" + Bridge, h.Name + ":" + lab.Dev("veth0", e.Slot), "container:eth0"},
-		})
-	}
-	return eps, nil
+		}, nil
+	})
 }
 
 // Attach creates the endpoint's container namespace and puts it on its

@@ -24,24 +24,26 @@ func (Mode) Summary() string {
 // 198.19.i.(2+slot); the host forwards, and every other host routes
 // 198.19.i.0/24 to it.
 func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
-	var eps []lab.Endpoint
-	for _, e := range nb.Endpoints {
+	eps, err := nb.ByHost(func(e lab.EndpointAt) (lab.Endpoint, error) {
 		h := e.Host
 		ctr, ip, err := bridge.Attach(nb, e)
 		if err != nil {
-			return nil, err
+			return lab.Endpoint{}, err
 		}
 		if e.Slot == 0 {
 			if err := nb.Net().Sysctl(h.NS, "net.ipv4.ip_forward", "1"); err != nil {
-				return nil, err
+				return lab.Endpoint{}, err
 			}
 		}
 		addr := lab.HostPort(ip.String(), e.Port(nb.Port))
-		eps = append(eps, lab.Endpoint{
+		return lab.Endpoint{
 			Host: h.Name, NS: ctr, Container: true,
 			Listen: lab.HostPort("0.0.0.0", e.Port(nb.Port)), External: addr, Internal: addr,
 			Path: []string{h.Name + ":eth0", h.Name + " routing (no NAT)", h.Name + ":" + bridge.Bridge, h.Name + ":" + lab.Dev("veth0", e.Slot), "container:eth0"},
-		})
+		}, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := vethrouted.RouteHosts(nb); err != nil {
 		return nil, err

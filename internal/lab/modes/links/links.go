@@ -29,26 +29,24 @@ func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 	if err := OneHost(nb.Build); err != nil {
 		return nil, err
 	}
-	var eps []lab.Endpoint
-	for _, e := range nb.Endpoints {
+	return nb.ByHost(func(e lab.EndpointAt) (lab.Endpoint, error) {
 		h := e.Host
 		ctr, ip, err := bridge.Attach(nb, e)
 		if err != nil {
-			return nil, err
+			return lab.Endpoint{}, err
 		}
 		if err := bridge.Publish(nb, e, ip); err != nil {
-			return nil, err
+			return lab.Endpoint{}, err
 		}
 		p := e.Port(nb.Port)
-		eps = append(eps, lab.Endpoint{
+		return lab.Endpoint{
 			Host: h.Name, NS: ctr, Container: true,
 			Listen:   lab.HostPort("0.0.0.0", p),
 			External: lab.HostPort(h.Addr, p),
 			Internal: lab.HostPort(ip.String(), p),
 			Path:     []string{"container:eth0", h.Name + ":" + lab.Dev("veth0", e.Slot), h.Name + ":" + bridge.Bridge + " (no NAT between containers)"},
-		})
-	}
-	return eps, nil
+		}, nil
+	})
 }
 
 // OneHost refuses endpoints on more than one host.

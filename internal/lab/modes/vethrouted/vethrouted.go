@@ -29,17 +29,16 @@ func (Mode) Summary() string {
 // routes the container's /32 to its veth and forwards.
 func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 	b := nb.Net()
-	var eps []lab.Endpoint
-	for _, e := range nb.Endpoints {
+	eps, err := nb.ByHost(func(e lab.EndpointAt) (lab.Endpoint, error) {
 		h := e.Host
 		if e.Slot == 0 {
 			if err := b.Sysctl(h.NS, "net.ipv4.ip_forward", "1"); err != nil {
-				return nil, err
+				return lab.Endpoint{}, err
 			}
 		}
 		ctr := nb.NS(e)
 		if err := nb.CreateNS(ctr); err != nil {
-			return nil, err
+			return lab.Endpoint{}, err
 		}
 		veth := lab.Dev("vethr", e.Slot)
 		gw, _, _ := lab.HostBridge(h.Index)
@@ -54,15 +53,18 @@ func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 		}
 		for _, s := range steps {
 			if err := s(); err != nil {
-				return nil, err
+				return lab.Endpoint{}, err
 			}
 		}
 		addr := lab.HostPort(ip.String(), e.Port(nb.Port))
-		eps = append(eps, lab.Endpoint{
+		return lab.Endpoint{
 			Host: h.Name, NS: ctr, Container: true,
 			Listen: lab.HostPort("0.0.0.0", e.Port(nb.Port)), External: addr, Internal: addr,
 			Path: []string{h.Name + ":eth0", h.Name + " routing (/32 via " + veth + ")", h.Name + ":" + veth, "container:eth0"},
-		})
+		}, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := RouteHosts(nb); err != nil {
 		return nil, err
@@ -72,10 +74,10 @@ func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 
 // RouteHosts teaches every host of the lab (also those without endpoints)
 // the route to each other host's container subnet 198.19.i.0/24 via that
-// host's underlay address.
+// host's underlay address, hosts side by side.
 func RouteHosts(nb *netns.Build) error {
 	b := nb.Net()
-	for _, h := range nb.AllHosts {
+	return lab.EachHost(nb.AllHosts, func(h lab.Host) error {
 		var routes []netbuild.Route
 		for _, o := range nb.Hosts {
 			if o.Name != h.Name {
@@ -86,6 +88,6 @@ func RouteHosts(nb *netns.Build) error {
 		if err := b.Routes(h.NS, routes); err != nil {
 			return fmt.Errorf("routes to the containers of the other hosts: %w", err)
 		}
-	}
-	return nil
+		return nil
+	})
 }
