@@ -20,6 +20,9 @@ import (
 //	198.18.<128+i>.<k>   host i's slot-k container (k >= 1) on a shared L2
 //	                     (macvlan on the underlay, the VXLAN overlay), in
 //	                     SlotRange, when a host carries several endpoints
+//	198.18.128.<i>/17    host i's macvlan container in a lab of more than
+//	                     MacvlanHosts hosts (MacvlanAddr)
+//	198.19.0.0/24        host 200's overlay gateway bridge (GatewayIndex)
 
 // Underlay is the lab's "physical" subnet. Every lab is sealed in its own
 // namespaces, so all labs share one address plan without conflict.
@@ -55,11 +58,44 @@ func SlotRangeIP(i, k int) net.IP { return net.IPv4(198, 18, byte(128+i), byte(k
 // MacvlanIP is host i's macvlan container address on the underlay.
 func MacvlanIP(i int) net.IP { return net.IPv4(198, 18, 0, byte(100+i)).To4() }
 
+// MacvlanHosts is the most hosts a lab may have for its macvlan
+// containers to sit on the underlay's /24 (MacvlanIP): host 101's own
+// address is host 1's container's.
+const MacvlanHosts = 100
+
+// MacvlanAddr is host i's (slot 0) macvlan container address and prefix
+// length in a lab of hosts hosts: MacvlanIP/24 up to MacvlanHosts hosts, as
+// always; in a larger lab 198.18.128.i/17 in SlotRange, whose first /24 no
+// slot uses (slot k of host i is 198.18.(128+i).k), reached on the link
+// as slots past 0 are.
+func MacvlanAddr(i, hosts int) (ip net.IP, bits int) {
+	if !MacvlanSpread(hosts) {
+		return MacvlanIP(i), 24
+	}
+	return net.IPv4(198, 18, 128, byte(i)).To4(), 17
+}
+
+// MacvlanSpread says whether a lab of hosts hosts puts its macvlan
+// containers in SlotRange (MacvlanAddr).
+func MacvlanSpread(hosts int) bool { return hosts > MacvlanHosts }
+
 // OverlaySubnet is the VXLAN overlay's subnet.
 const OverlaySubnet = "198.19.200.0/24"
 
 // OverlayIP is host i's container address on the overlay.
 func OverlayIP(i int) net.IP { return net.IPv4(198, 19, 200, byte(i)).To4() }
+
+// GatewayIndex is the index whose HostBridge and SlotIP host i's overlay
+// gateway bridge takes: i, but for host 200, whose container bridge
+// 198.19.200.0/24 is the overlay's own subnet; it takes 198.19.0.0/24,
+// which no host has (hosts count from 1). The gateway bridge is the host's
+// own, never routed beyond it, so no other host minds.
+func GatewayIndex(i int) int {
+	if _, _, subnet := HostBridge(i); subnet == OverlaySubnet {
+		return 0
+	}
+	return i
+}
 
 // HostPort joins an address and a port.
 func HostPort(ip string, port int) string { return net.JoinHostPort(ip, strconv.Itoa(port)) }

@@ -22,6 +22,10 @@ const (
 	MaxChain = 16
 )
 
+// MaxHosts bounds a lab's hosts: each takes an address of the underlay's
+// /24 (plan.go's UnderlayIP).
+const MaxHosts = 250
+
 // SwitchHost names a lab's underlay namespace (cnperf-LAB-net): no host
 // may take it.
 const SwitchHost = "net"
@@ -62,6 +66,9 @@ func OneHost(host string, roles ...string) Topology {
 func checkTopology(t Topology) error {
 	if len(t.Hosts) == 0 {
 		return errors.New("lab: no hosts: need a client host and at least one server host")
+	}
+	if len(t.Hosts) > MaxHosts {
+		return fmt.Errorf("lab: %d hosts; at most %d", len(t.Hosts), MaxHosts)
 	}
 	hosts := map[string]bool{SwitchHost: true}
 	roles := map[string]bool{}
