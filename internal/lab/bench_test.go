@@ -2,6 +2,8 @@ package lab_test
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +18,9 @@ import (
 // on one host (up to the bound, lab.MaxPerHost) and many hosts of one
 // endpoint each, in the bridge mode (a veth, addresses and published ports
 // per endpoint) and the routed modes (a route per host on every host). It
-// reports up and down per endpoint, which should stay flat as labs grow:
+// reports up and down per endpoint, which should stay flat as labs grow,
+// and how long after down the kernel took to free the namespaces (it does
+// so in the background, and whatever builds next waits on it):
 //
 //	go test -run '^$' -bench UpDown -benchtime 1x ./internal/lab/
 func BenchmarkUpDown(b *testing.B) {
@@ -27,7 +31,7 @@ func BenchmarkUpDown(b *testing.B) {
 			hosts, per int
 		}{
 			{"endpoints=16", 1, 16}, {"endpoints=64", 1, 64}, {"endpoints=250", 1, lab.MaxPerHost},
-			{"hosts=10", 10, 1}, {"hosts=100", 100, 1},
+			{"hosts=10", 10, 1}, {"hosts=100", 100, 1}, {"hosts=250", 250, 1},
 		} {
 			b.Run(mode+"/"+shape.name, func(b *testing.B) {
 				m, err := modes.Lookup(mode)
@@ -37,8 +41,9 @@ func BenchmarkUpDown(b *testing.B) {
 				topo := grid(shape.hosts, shape.per)
 				n := shape.hosts * shape.per
 				name := "tbench_" + strings.ReplaceAll(mode, "-", "_")
-				var up, down time.Duration
+				var up, down, freed time.Duration
 				for range b.N {
+					before := liveNetns()
 					start := time.Now()
 					_, err := drivers.Up(lab.Config{Name: name, Mode: m, Topology: topo, Port: 7000})
 					up += time.Since(start)
@@ -50,10 +55,12 @@ func BenchmarkUpDown(b *testing.B) {
 						b.Fatal(err)
 					}
 					down += time.Since(start)
+					freed += settle(before)
 				}
 				per := float64(b.N * n)
 				b.ReportMetric(float64(up.Milliseconds())/per, "ms-up/endpoint")
 				b.ReportMetric(float64(down.Milliseconds())/per, "ms-down/endpoint")
+				b.ReportMetric(float64(freed.Milliseconds())/per, "ms-freed/endpoint")
 			})
 		}
 	}
@@ -70,4 +77,41 @@ func grid(hosts, per int) lab.Topology {
 		t.Hosts = append(t.Hosts, h)
 	}
 	return t
+}
+
+// liveNetns is how many network namespaces the kernel holds, the
+// net_namespace slab's active objects (-1: unknown); namespaces deleted
+// but not yet freed count.
+func liveNetns() int {
+	b, err := os.ReadFile("/proc/slabinfo")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "net_namespace" {
+			n, err := strconv.Atoi(f[1])
+			if err != nil {
+				return -1
+			}
+			return n
+		}
+	}
+	return -1
+}
+
+// settle waits, up to a minute, until the kernel holds no more namespaces
+// than it did before a lab was built (give or take a slab's slack), and
+// returns how long that took: the work a lab's removal leaves the kernel.
+func settle(before int) time.Duration {
+	start := time.Now()
+	if before < 0 {
+		return 0
+	}
+	for time.Since(start) < time.Minute {
+		if n := liveNetns(); n < 0 || n <= before+8 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return time.Since(start)
 }
