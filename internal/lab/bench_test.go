@@ -99,17 +99,27 @@ func liveNetns() int {
 	return -1
 }
 
-// settle waits, up to a minute, until the kernel holds no more namespaces
-// than it did before a lab was built (give or take a slab's slack), and
-// returns how long that took: the work a lab's removal leaves the kernel.
+// settle waits until the kernel has freed the namespaces a lab's removal
+// let go: until it holds no more than before the lab was built (give or
+// take a slab's slack) or, as other namespaces come and go and the slab
+// keeps some, until the count has stopped falling for half a second; at
+// most 30 s. It returns how long that took: the work a lab's removal
+// leaves the kernel.
 func settle(before int) time.Duration {
 	start := time.Now()
 	if before < 0 {
 		return 0
 	}
-	for time.Since(start) < time.Minute {
-		if n := liveNetns(); n < 0 || n <= before+8 {
+	last, since := liveNetns(), time.Now()
+	for time.Since(start) < 30*time.Second {
+		n := liveNetns()
+		if n < 0 || n <= before+8 {
 			break
+		}
+		if n < last {
+			last, since = n, time.Now()
+		} else if time.Since(since) > 500*time.Millisecond {
+			return since.Sub(start)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
