@@ -81,7 +81,7 @@ func liveForeign() map[string]bool {
 }
 
 // labInPath finds a lab's name in a path of cnperf's (engine state, cgroups).
-var labInPath = regexp.MustCompile(`cnperf/(?:docker/)?([a-z0-9][a-z0-9_]{0,39})(?:/|$|\s)`)
+var labInPath = regexp.MustCompile(`cnperf/(?:docker/|state/|ovs/)?([a-z0-9][a-z0-9_]{0,39})(?:/|$|\s)`)
 
 // assertNothingLeft checks that nothing this suite made is left: no
 // namespace, cgroup, engine state, process or mount of a lab that is
@@ -172,6 +172,26 @@ func assertNothingLeft(t *testing.T, bin string) {
 			if _, err := os.Stat(p); err == nil {
 				t.Errorf("%s left by cnperf's Docker engines", p)
 			}
+		}
+	}
+}
+
+// TestLabInPath: a path names its lab wherever cnperf keeps a lab's files,
+// so that another run's live processes are never taken for this suite's.
+func TestLabInPath(t *testing.T) {
+	for _, tc := range []struct{ path, lab string }{
+		{"/run/cnperf/docker/e2e_a1/dockerd.sock", "e2e_a1"},
+		{"--stats /run/cnperf/state/rmihh_bare_cf36/zones/delayline.json", "rmihh_bare_cf36"},
+		{"/run/cnperf/ovs/lab1/h1/db.sock", "lab1"},
+		{"0::/cnperf/e2e_b2/server", "e2e_b2"},
+		{"/usr/bin/true", ""},
+	} {
+		got := ""
+		if m := labInPath.FindStringSubmatch(tc.path); m != nil {
+			got = m[1]
+		}
+		if got != tc.lab {
+			t.Errorf("labInPath(%q) = %q, want %q", tc.path, got, tc.lab)
 		}
 	}
 }
