@@ -88,8 +88,12 @@ func (m Mode) ChainRouting() string {
 // router and routes the overlay's range into its TUN.
 func (m Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 	servers := nb.Hosts
-	if len(servers) > maxHosts {
-		return nil, fmt.Errorf("%s: at most %d hosts", m.Name(), maxHosts)
+	// Host i's containers are on 198.19.(160+i).0/24 inside the /19 the
+	// hosts route into the TUN: hosts 1..31 only.
+	for _, h := range servers {
+		if h.Index > maxHosts {
+			return nil, fmt.Errorf("%s: at most %d hosts (its containers' subnets are 198.19.161-191.0/24); host %s is host %d", m.Name(), maxHosts, h.Name, h.Index)
+		}
 	}
 	type keys struct{ private, public string }
 	hostKeys := map[string]keys{}
