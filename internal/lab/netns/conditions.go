@@ -51,7 +51,7 @@ func applyConditions(l *lab.Lab, servers []lab.Host, fixedOff map[string]bool) e
 	if c.Bandwidth != "" {
 		for _, h := range l.Hosts {
 			for _, dev := range nics(l, h) {
-				if err := shape(h.NS, dev, c.Bandwidth); err != nil {
+				if err := b.Shape(h.NS, dev, c.Bandwidth); err != nil {
 					return err
 				}
 			}
@@ -113,16 +113,6 @@ func applyConditions(l *lab.Lab, servers []lab.Host, fixedOff map[string]bool) e
 	return nil
 }
 
-// shape limits dev's egress in ns to rate (tc's syntax, e.g. 100mbit) with
-// a token bucket filter: at most 50 ms queued, and a burst of 128 kB. A
-// TCP sender hands the NIC 64 kB frames (segmentation offload), 68 kB on
-// the wire with a header per segment: a smaller bucket makes the qdisc cut
-// each into 44 packets, work that a NIC with TSO does not ask of the
-// host, and that left a user-space zone link (delayline) moving 44 times
-// as many frames as it needs to, short of 1 Gbit/s.
-func shape(ns, dev, rate string) error {
-	return netbuild.Run(ns, "tc", "qdisc", "replace", "dev", dev, "root", "tbf", "rate", rate, "burst", "128kb", "latency", "50ms")
-}
 
 // nics are a host's underlay devices: eth0 on a switch, in a chain the
 // segments it is on (each shaped on its own, as a host's two NICs).
