@@ -113,7 +113,6 @@ func applyConditions(l *lab.Lab, servers []lab.Host, fixedOff map[string]bool) e
 	return nil
 }
 
-
 // nics are a host's underlay devices: eth0 on a switch, in a chain the
 // segments it is on (each shaped on its own, as a host's two NICs).
 func nics(l *lab.Lab, h lab.Host) []string {
