@@ -29,6 +29,11 @@ func FuzzSpec(f *testing.F) {
 	}
 	f.Add([]byte("name: x\npingpong: {retries: 0}\n"))
 	f.Add([]byte("name: x\ntests: [{workload: datagram, count: 1000, rate: 1T, sweep: {param: length, from: 24, to: 65507, step: 100}}]\n"))
+	// The fan-out, zones, chain and calibration fields, at and past their bounds.
+	f.Add([]byte("name: x\nplacement: {hosts: same, servers: 250, clients: 250}\ntests: [{workload: stream, processes: 64, sweep: {param: clients, from: 1, to: 250, step: 1}}]\n"))
+	f.Add([]byte("name: x\nconditions: {zone_delay: 1h, zone_jitter: 1h, zone_loss: 99.99, zone_hosts: \"pong,ping\"}\n"))
+	f.Add([]byte("name: x\nchain: {hosts: 17}\ntests: [{workload: rr}]\n"))
+	f.Add([]byte("name: x\ncalibrate: {from: /nonexistent, series: \"\"}\n"))
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
