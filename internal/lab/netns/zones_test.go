@@ -161,7 +161,10 @@ func TestZoneDelay(t *testing.T) {
 		if l.Zones.DelayVia == conditions.ViaDelayline {
 			for _, d := range l.Zones.Directions {
 				t.Logf("%s: %s to %s: %d frames, late median %s p99 %s", l.Name, d.From, d.To, d.Frames, d.LateMedian, d.LateP99)
-				if d.Frames < 50 || d.Dropped != 0 {
+				// 50 round trips at least (at zero delay 500) each way, give
+				// or take a frame TCP folds into another; labs have no IPv6
+				// chatter to pad the count.
+				if d.Frames < 45 || d.Dropped != 0 {
 					t.Errorf("%s: %s to %s: %d frames, %d dropped", l.Name, d.From, d.To, d.Frames, d.Dropped)
 				}
 			}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -87,8 +88,26 @@ func Create(name, mark string) error {
 		if err := netlink.LinkSetUp(lo); err != nil {
 			return fmt.Errorf("set lo up in %s: %w", name, err)
 		}
-		return nil
+		return quietIPv6(name)
 	})
+}
+
+// quietIPv6 turns IPv6 off for the devices a namespace will get (those
+// created in it or moved into it take the namespace's defaults). Labs
+// address only IPv4 (198.18.0.0/15), and each device that comes up with
+// IPv6 sends router solicitations, neighbour discovery and MLD reports;
+// on an overlay those multicasts are copied to every other host, so a lab
+// of n hosts sends n² of them while it is built and adds them to what it
+// measures. A kernel built without IPv6 has nothing to turn off.
+func quietIPv6(name string) error {
+	for _, key := range []string{"all", "default"} {
+		p := "/proc/sys/net/ipv6/conf/" + key + "/disable_ipv6"
+		err := os.WriteFile(p, []byte("1"), 0o644)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("turn IPv6 off in %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // Mark returns the mark Create gave the named namespace ("" if none).

@@ -92,7 +92,7 @@ var Sysctls = []string{
 	"net.core.wmem_default", "net.core.wmem_max", "net.ipv4.tcp_congestion_control",
 	"net.ipv4.tcp_window_scaling", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_sack",
 	"net.ipv4.tcp_slow_start_after_idle", "net.ipv4.tcp_mtu_probing", "net.core.somaxconn",
-	"net.ipv4.ip_forward", "net.core.default_qdisc",
+	"net.ipv4.ip_forward", "net.core.default_qdisc", "net.ipv6.conf.all.disable_ipv6",
 	"net.bridge.bridge-nf-call-iptables", "net.bridge.bridge-nf-call-arptables", "net.netfilter.nf_conntrack_max",
 }
 
