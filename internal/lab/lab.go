@@ -90,6 +90,13 @@ type Config struct {
 	// (e.g. unix:///var/run/docker.sock) instead of one per emulated host:
 	// the hosts are all this machine, and only single-host modes apply.
 	DockerHost string
+	// Engines, with the docker driver, runs the lab on engines on other
+	// machines: each host with endpoints maps to its engine's URL
+	// (tcp://, ssh:// or a docker context); hosts without are this
+	// machine. JoinSwarm uses the swarm those engines form instead of
+	// forming one.
+	Engines   map[string]string
+	JoinSwarm bool
 }
 
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_]{0,39}$`)

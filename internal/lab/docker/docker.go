@@ -9,7 +9,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/docker/dockerbuild"
@@ -36,8 +39,12 @@ type Build struct {
 	*lab.Build
 	// Local is set on an existing engine: every host is this machine.
 	Local bool
-	set   *engine.Set
-	exe   string
+	// Remote is set on engines on other machines (lab.Config.Engines):
+	// cnperf reaches them only through their API, so it touches nothing
+	// on those machines outside their engines (no routes, no namespaces).
+	Remote bool
+	set    *engine.Set
+	exe    string
 }
 
 // ErrSingleEngine is what a mode that spans hosts says on an existing
@@ -70,6 +77,12 @@ func (b *Build) Ports() []dockerbuild.Port {
 	return ps
 }
 
+// PortsAt returns the ports an endpoint publishes: the lab's, shifted for
+// its slot, so that a host's sandboxes publish ports of their own.
+func (b *Build) PortsAt(e lab.EndpointAt) []dockerbuild.Port {
+	return dockerbuild.Shifted(b.Ports(), e.Shift)
+}
+
 // EndpointOf describes a sandbox for an Endpoint.
 func EndpointOf(sb dockerbuild.Sandbox, net *dockerbuild.NetworkInfo) *lab.DockerEndpoint {
 	return &lab.DockerEndpoint{DockerHost: sb.Engine.DockerHost(), Version: sb.Engine.Version, API: sb.Engine.API,
@@ -79,11 +92,18 @@ func EndpointOf(sb dockerbuild.Sandbox, net *dockerbuild.NetworkInfo) *lab.Docke
 // LocalEndpoints returns, for a lab on an existing engine, endpoints in
 // this machine's own network namespace: listening on loopback only (the
 // machine's real network sees nothing) and on a port of their own each,
-// as they share one stack.
-func LocalEndpoints(servers []lab.Host, port int, container bool, docker []*lab.DockerEndpoint, path string) []lab.Endpoint {
+// as they share one stack: the i-th host's port+i, shifted for the slot
+// (Check allows several endpoints on a host only when one host has any).
+// docker holds each endpoint's sandbox, in at's order, or is nil.
+func LocalEndpoints(at []lab.EndpointAt, hosts []lab.Host, port int, container bool, docker []*lab.DockerEndpoint, path string) []lab.Endpoint {
+	ordinal := map[string]int{}
+	for i, h := range hosts {
+		ordinal[h.Name] = i
+	}
 	var eps []lab.Endpoint
-	for i, h := range servers {
-		addr := lab.HostPort("127.0.0.1", port+i)
+	for i, e := range at {
+		h := e.Host
+		addr := lab.HostPort("127.0.0.1", e.Port(port)+ordinal[h.Name])
 		ep := lab.Endpoint{Host: h.Name, NS: h.NS, Container: container, Listen: addr, External: addr, Internal: addr,
 			Path: []string{"lo (" + path + ")"}}
 		if docker != nil {
@@ -107,10 +127,13 @@ type Driver struct{}
 
 func (Driver) Name() string { return Name }
 
-// Check refuses a mode without BuildDocker, several endpoints on a host
-// (its modes start one sandbox per host), a binary that cannot be the
-// image, conditions on a user's engine, and a lab that exists.
+// Check refuses a mode without BuildDocker, a binary that cannot be the
+// image, conditions or mixed placements on a user's engine, and a lab that
+// exists. Each endpoint gets a sandbox of its own, several per host too.
 func (Driver) Check(cfg lab.Config) error {
+	if len(cfg.Engines) > 0 {
+		return checkRemote(cfg)
+	}
 	// An existing engine's host is the user's machine: cnperf shapes and
 	// tunes only what it built.
 	if cfg.DockerHost != "" && !cfg.Conditions.Empty() {
@@ -119,9 +142,9 @@ func (Driver) Check(cfg lab.Config) error {
 	if _, ok := cfg.Mode.(Mode); !ok {
 		return fmt.Errorf("lab: mode %s cannot be built on the %s driver", cfg.Mode.Name(), Name)
 	}
-	for _, h := range cfg.Topology.Hosts {
-		if len(h.Endpoints) > 1 {
-			return fmt.Errorf("lab: host %s has %d endpoints; the %s driver builds one per host (a sandbox each): use the netns driver", h.Name, len(h.Endpoints), Name)
+	if cfg.DockerHost != "" {
+		if err := checkLocalSlots(cfg.Topology); err != nil {
+			return err
 		}
 	}
 	if cfg.Exe == "" {
@@ -145,6 +168,9 @@ func (Driver) Check(cfg lab.Config) error {
 func (Driver) Up(l *lab.Lab, cfg lab.Config) error {
 	if cfg.DockerHost != "" {
 		return upLocal(l, cfg)
+	}
+	if len(cfg.Engines) > 0 {
+		return upRemote(l, cfg)
 	}
 	if err := netns.UpHosts(l, cfg); err != nil {
 		return err
@@ -180,6 +206,110 @@ func upLocal(l *lab.Lab, cfg lab.Config) error {
 	eps, err := cfg.Mode.(Mode).BuildDocker(b)
 	if err != nil {
 		return fmt.Errorf("build mode %s on %s: %w", l.Mode, cfg.DockerHost, err)
+	}
+	l.Endpoints = eps
+	return nil
+}
+
+// checkRemote refuses, for engines on other machines, what only emulated
+// hosts allow (conditions), a host with endpoints and no engine, and an
+// engine that does not answer, each in one line; and a lab that exists.
+func checkRemote(cfg lab.Config) error {
+	switch {
+	case cfg.DockerHost != "":
+		return errors.New("lab: engines: and --docker-host both say where the engines are: give one")
+	case !cfg.Conditions.Empty():
+		return errors.New("lab: engines: conditions (cores, bandwidth, ...) change the hosts, which are the engines' own machines: cnperf changes only hosts it emulates")
+	}
+	if _, ok := cfg.Mode.(Mode); !ok {
+		return fmt.Errorf("lab: mode %s cannot be built on the %s driver", cfg.Mode.Name(), Name)
+	}
+	if cfg.Exe == "" {
+		return errors.New("lab: the docker driver needs the cnperf binary for its image")
+	}
+	if err := CheckEngines(context.Background(), cfg.Topology, cfg.Engines); err != nil {
+		return err
+	}
+	if _, err := os.Stat(engine.RunDir(cfg.Name)); err == nil {
+		return fmt.Errorf("lab %s already exists; remove it with `cnperf lab down %s`", cfg.Name, cfg.Name)
+	}
+	return nil
+}
+
+// CheckEngines says, in one line naming the spec's field, which host of
+// the topology that carries endpoints has no engine, which engine names
+// no host of it, and which engine does not answer.
+func CheckEngines(ctx context.Context, t lab.Topology, engines map[string]string) error {
+	hosts := map[string]bool{}
+	var names []string
+	for _, h := range t.Hosts {
+		hosts[h.Name] = true
+		names = append(names, h.Name)
+		if _, ok := engines[h.Name]; !ok && len(h.Endpoints) > 0 {
+			return fmt.Errorf("engines.hosts: host %s carries endpoints and has no engine", h.Name)
+		}
+	}
+	for _, h := range slices.Sorted(maps.Keys(engines)) {
+		if !hosts[h] {
+			return fmt.Errorf("engines.hosts.%s: the lab has no such host (hosts: %s)", h, strings.Join(names, ", "))
+		}
+	}
+	for _, h := range slices.Sorted(maps.Keys(engines)) {
+		if err := engine.Ping(ctx, engines[h]); err != nil {
+			return fmt.Errorf("engines.hosts.%s: %w", h, err)
+		}
+	}
+	return nil
+}
+
+// checkLocalSlots refuses, on an existing engine (one stack for every
+// host), several endpoints on a host when several hosts carry endpoints:
+// the hosts' ports (port+i) and the slots' shifts would meet.
+func checkLocalSlots(t lab.Topology) error {
+	var used, crowded []string
+	for _, h := range t.Hosts {
+		if len(h.Endpoints) > 0 {
+			used = append(used, h.Name)
+		}
+		if len(h.Endpoints) > 1 {
+			crowded = append(crowded, h.Name)
+		}
+	}
+	if len(crowded) > 0 && len(used) > 1 {
+		return fmt.Errorf("lab: host %s has several endpoints and hosts %s all carry some; on an existing engine (--docker-host), several endpoints per host need them all on one host", crowded[0], strings.Join(used, ", "))
+	}
+	return nil
+}
+
+// upRemote builds a lab on engines on other machines: a host with
+// endpoints is its engine's machine, at that machine's address (the
+// engine URL's host), and has no namespace here; a host without (ping-pong's
+// siege) is this machine, where its client runs.
+func upRemote(l *lab.Lab, cfg lab.Config) error {
+	set := engine.NewSet(l.Name, "", cfg.Owner.String())
+	set.JoinSwarm = cfg.JoinSwarm
+	used := map[string]string{}
+	for _, h := range cfg.Topology.Hosts {
+		if u, ok := cfg.Engines[h.Name]; ok && len(h.Endpoints) > 0 {
+			used[h.Name] = u
+		}
+	}
+	if err := set.UseEngines(context.Background(), used); err != nil {
+		return err
+	}
+	l.Runtime = set
+	self := fmt.Sprintf("/proc/%d/ns/net", os.Getpid())
+	for i, spec := range cfg.Topology.Hosts {
+		h := lab.Host{Name: spec.Name, Index: i + 1, NS: self}
+		if e := set.Engine(spec.Name); e != nil {
+			h.NS, h.Addr = "", e.Addr
+		}
+		l.Hosts = append(l.Hosts, h)
+	}
+	b := &Build{Build: l.NewBuild(), Remote: true, set: set, exe: cfg.Exe}
+	eps, err := cfg.Mode.(Mode).BuildDocker(b)
+	if err != nil {
+		return fmt.Errorf("build mode %s on the engines: %w", l.Mode, err)
 	}
 	l.Endpoints = eps
 	return nil

@@ -20,6 +20,7 @@ import (
 	"github.com/docker/go-connections/nat"
 
 	"github.com/cnperf/cnperf/internal/lab/docker/engine"
+	"github.com/cnperf/cnperf/internal/lab/netbuild"
 	"github.com/cnperf/cnperf/internal/record"
 )
 
@@ -97,6 +98,23 @@ type Attach struct {
 	// CPUs pins the sandbox (and so the clients exec'd in it), the cores
 	// condition; nil takes B's.
 	CPUs []int
+	// Unconfined runs the sandbox (and the servers that join its
+	// namespaces inherit nothing of it) without seccomp and AppArmor.
+	Unconfined bool
+	// Slot is the endpoint's among its host's (lab.EndpointAt.Slot): it
+	// names the sandbox, so that a host's several sandboxes stay apart.
+	Slot int
+}
+
+// SandboxName names a host's sandbox in a slot: cnperf-LAB-HOST-sandbox for
+// slot 0, as a host's only sandbox always was, then -sandbox1, -sandbox2, ...
+// Named by lab, host and slot: one engine may hold several labs' sandboxes.
+func SandboxName(lab, host string, slot int) string {
+	name := "cnperf-" + lab + "-" + host + "-sandbox"
+	if slot > 0 {
+		name += strconv.Itoa(slot)
+	}
+	return name
 }
 
 // Cpuset writes CPUs as Docker's --cpuset-cpus takes them ("" for any).
@@ -114,12 +132,21 @@ type Port struct {
 	Protocol string
 }
 
+// Shifted returns ports moved by shift (an endpoint's slot, EndpointAt.Shift).
+func Shifted(ports []Port, shift int) []Port {
+	out := make([]Port, len(ports))
+	for i, p := range ports {
+		out[i] = Port{Number: p.Number + shift, Protocol: p.Protocol}
+	}
+	return out
+}
+
 // Sandbox is a running sandbox container.
 type Sandbox struct {
 	Engine *engine.Engine
 	ID     string
-	PID    int    // its process, in the root pid namespace
-	NetNS  string // /proc/PID/ns/net
+	PID    int    // its process, in the root pid namespace (0 on a remote engine)
+	NetNS  string // /proc/PID/ns/net ("" on a remote engine)
 	Image  string
 }
 
@@ -139,6 +166,9 @@ func (b B) Sandbox(host, image string, a Attach) (Sandbox, error) {
 	}
 	hc := &container.HostConfig{NetworkMode: container.NetworkMode(a.Network),
 		Resources: container.Resources{CpusetCpus: Cpuset(cpus)}}
+	if a.Unconfined {
+		hc.SecurityOpt = []string{"seccomp=unconfined", "apparmor=unconfined"}
+	}
 	if len(a.Publish) > 0 {
 		cfg.ExposedPorts = nat.PortSet{}
 		hc.PortBindings = nat.PortMap{}
@@ -154,8 +184,7 @@ func (b B) Sandbox(host, image string, a Attach) (Sandbox, error) {
 			a.Network: {IPAMConfig: &network.EndpointIPAMConfig{IPv4Address: a.IP}},
 		}}
 	}
-	// Named by lab and host: one engine may hold several labs' sandboxes.
-	r, err := e.Client.ContainerCreate(ctx, cfg, hc, nc, nil, "cnperf-"+b.Set.Lab+"-"+host+"-sandbox")
+	r, err := e.Client.ContainerCreate(ctx, cfg, hc, nc, nil, SandboxName(b.Set.Lab, host, a.Slot))
 	if err != nil {
 		return Sandbox{}, fmt.Errorf("create sandbox on %s: %w", host, err)
 	}
@@ -168,6 +197,10 @@ func (b B) Sandbox(host, image string, a Attach) (Sandbox, error) {
 	}
 	if in.State == nil || in.State.Pid == 0 {
 		return Sandbox{}, fmt.Errorf("sandbox on %s is not running", host)
+	}
+	if e.Remote {
+		// Its process is another machine's: nothing here to enter.
+		return Sandbox{Engine: e, ID: r.ID, Image: image}, nil
 	}
 	return Sandbox{Engine: e, ID: r.ID, PID: in.State.Pid, NetNS: fmt.Sprintf("/proc/%d/ns/net", in.State.Pid), Image: image}, nil
 }
@@ -192,4 +225,22 @@ func (b B) Inspect(host, name string) (NetworkInfo, error) {
 		info.Subnets = append(info.Subnets, c.Subnet)
 	}
 	return info, nil
+}
+
+// RouteOnLink routes each of cidrs out of the sandbox's device dev with no
+// gateway: Docker routes only its network's own subnets, and a macvlan
+// endpoint past slot 0 sits on another subnet of the same link
+// (lab.SlotRange). cnperf enters the sandbox's namespace from outside, so
+// the sandbox needs no capability.
+func RouteOnLink(lab string, sb Sandbox, dev string, cidrs ...string) error {
+	if sb.NetNS == "" {
+		return fmt.Errorf("sandbox %.12s is on another machine's engine: cnperf cannot add its routes", sb.ID)
+	}
+	nb := netbuild.B{Lab: lab}
+	for _, cidr := range cidrs {
+		if err := nb.RouteDev(sb.NetNS, cidr, dev); err != nil {
+			return fmt.Errorf("sandbox %.12s: %w", sb.ID, err)
+		}
+	}
+	return nil
 }

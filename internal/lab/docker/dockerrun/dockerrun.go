@@ -7,6 +7,7 @@ package dockerrun
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -35,6 +36,10 @@ type Where struct {
 	SandboxPID int
 	Image      string
 	CPUs       []int // the cores condition
+	// Remote is set for an engine on another machine: its processes and
+	// cgroups are not this machine's, so usage comes from the engine's
+	// stats and an exec cannot be signalled.
+	Remote bool
 }
 
 // cgroupOf is the cgroup of a process, relative to a controller's root, as
@@ -99,10 +104,10 @@ func StartServer(w Where, role string, args []string, logPath string) (*Server, 
 	if err != nil {
 		return nil, fmt.Errorf("inspect %s container: %w", role, err)
 	}
-	if in.State != nil {
+	if in.State != nil && !w.Remote {
 		s.pid = in.State.Pid
+		s.cgroup, _ = cgroupOf(s.pid)
 	}
-	s.cgroup, _ = cgroupOf(s.pid)
 	return s, nil
 }
 
@@ -124,6 +129,9 @@ func (s *Server) Exited() (bool, error) {
 
 // Usage reads the container's cgroup.
 func (s *Server) Usage() (cnc.Usage, error) {
+	if s.w.Remote {
+		return engineUsage(s.w.Client, s.id)
+	}
 	if s.cgroup == "" {
 		return cnc.Usage{}, errors.New("no cgroup known for the container")
 	}
@@ -169,12 +177,17 @@ type Exec struct {
 // stdout and stderr. Its usage is the sandbox cgroup's growth from now (the
 // idle pause process adds nothing to CPU and a few MB to memory).
 func StartExec(w Where, args []string, stdout, stderr io.Writer) (*Exec, error) {
-	rel, err := cgroupOf(w.SandboxPID)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: %w", err)
+	e := &Exec{w: w, done: make(chan struct{})}
+	if w.Remote {
+		e.before, _ = engineUsage(w.Client, w.Sandbox)
+	} else {
+		rel, err := cgroupOf(w.SandboxPID)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+		_ = cnc.ResetMemoryPeak(rel)
+		e.cgroup, e.before = rel, cnc.CgroupUsage(rel)
 	}
-	_ = cnc.ResetMemoryPeak(rel)
-	e := &Exec{w: w, cgroup: rel, before: cnc.CgroupUsage(rel), done: make(chan struct{})}
 	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
 	defer cancel()
 	r, err := w.Client.ContainerExecCreate(ctx, w.Sandbox, container.ExecOptions{
@@ -212,7 +225,7 @@ func StartExec(w Where, args []string, stdout, stderr io.Writer) (*Exec, error) 
 			e.exitErr = cerr
 		}
 	}()
-	for try := 0; try < 100 && e.pid == 0; try++ {
+	for try := 0; try < 100 && e.pid == 0 && !w.Remote; try++ {
 		in, err := w.Client.ContainerExecInspect(ctx, r.ID)
 		if err != nil {
 			break
@@ -244,7 +257,15 @@ func (e *Exec) Exited() (bool, error) {
 // Usage is the sandbox cgroup's CPU since the exec started and its memory
 // peak since then.
 func (e *Exec) Usage() (cnc.Usage, error) {
-	u := cnc.CgroupUsage(e.cgroup)
+	var u cnc.Usage
+	if e.w.Remote {
+		var err error
+		if u, err = engineUsage(e.w.Client, e.w.Sandbox); err != nil {
+			return u, err
+		}
+	} else {
+		u = cnc.CgroupUsage(e.cgroup)
+	}
 	u.CPUSeconds -= e.before.CPUSeconds
 	u.UserSeconds -= e.before.UserSeconds
 	u.SystemSeconds -= e.before.SystemSeconds
@@ -252,9 +273,22 @@ func (e *Exec) Usage() (cnc.Usage, error) {
 }
 
 // Stop ends the process by PID (SIGTERM, SIGKILL after grace): the engine
-// has no call to signal an exec.
+// has no call to signal an exec. On a remote engine, where the PID is not
+// this machine's, it waits grace for the process to end by itself (every
+// client has a duration).
 func (e *Exec) Stop(grace time.Duration) error {
-	if done, _ := e.Exited(); done || e.pid == 0 {
+	if done, _ := e.Exited(); done {
+		return nil
+	}
+	if e.w.Remote {
+		select {
+		case <-e.done:
+			return nil
+		case <-time.After(grace):
+			return errors.New("an exec on a remote engine cannot be signalled: it ends by itself")
+		}
+	}
+	if e.pid == 0 {
 		return nil
 	}
 	_ = syscall.Kill(e.pid, syscall.SIGTERM)
@@ -268,4 +302,24 @@ func (e *Exec) Stop(grace time.Duration) error {
 	}
 	<-e.done
 	return nil
+}
+
+// engineUsage reads a container's CPU and memory from its engine's stats:
+// the counters of its cgroup, as the engine reads them on its machine.
+func engineUsage(cli *client.Client, id string) (cnc.Usage, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+	defer cancel()
+	r, err := cli.ContainerStatsOneShot(ctx, id)
+	if err != nil {
+		return cnc.Usage{}, fmt.Errorf("stats of %.12s: %w", id, err)
+	}
+	defer r.Body.Close()
+	var st container.StatsResponse
+	if err := json.NewDecoder(r.Body).Decode(&st); err != nil {
+		return cnc.Usage{}, fmt.Errorf("stats of %.12s: %w", id, err)
+	}
+	const ns = 1e9
+	c := st.CPUStats.CPUUsage
+	return cnc.Usage{Source: "engine", CPUSeconds: float64(c.TotalUsage) / ns, UserSeconds: float64(c.UsageInUsermode) / ns,
+		SystemSeconds: float64(c.UsageInKernelmode) / ns, MemoryPeak: int64(st.MemoryStats.MaxUsage), MemoryCurrent: int64(st.MemoryStats.Usage)}, nil
 }

@@ -13,6 +13,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,9 +86,12 @@ type Engine struct {
 	// CgroupParent is where the engine puts its containers' cgroups, relative
 	// to each controller's root.
 	CgroupParent string
-	// URL and Existing are set for an engine cnperf did not start.
+	// URL and Existing are set for an engine cnperf did not start; Remote
+	// for one on another machine, whose processes and namespaces this
+	// machine cannot see.
 	URL      string
 	Existing bool
+	Remote   bool
 	proc     *daemon
 }
 
@@ -108,6 +112,13 @@ type Set struct {
 	ctrd     *daemon
 	engines  map[string]*Engine
 	swarm    bool
+	// JoinSwarm uses the swarm remote engines already form instead of
+	// forming one.
+	JoinSwarm bool
+	// TCPPort, when set, has each dockerd cnperf starts also listen on
+	// tcp://ADDR:TCPPort, its host's lab address: the emulated hosts then
+	// serve as remote engines (the tests of engines:).
+	TCPPort int
 }
 
 // NewSet prepares a lab's engines; containerd runs in switchNS. owner is
@@ -257,20 +268,23 @@ func (s *Set) startDockerd(ctx context.Context, h Host) (*Engine, error) {
 	ns := "cnperf-" + s.Lab + "-" + h.Name
 	e := &Engine{Host: h.Name, NS: h.NS, Addr: h.Addr, Socket: sock,
 		CgroupParent: "/cnperf/" + s.Lab + "/docker-" + h.Name}
-	d, err := startDaemon(h.NS, run, dockerdName,
-		"--config-file", cfg,
+	args := []string{"--config-file", cfg,
 		"--containerd", filepath.Join(RunDir(s.Lab), ctrdSocket),
 		"--containerd-namespace", ns,
-		"--containerd-plugins-namespace", ns+"-plugins",
+		"--containerd-plugins-namespace", ns + "-plugins",
 		"--data-root", data,
 		"--exec-root", filepath.Join(run, "exec"),
 		"--pidfile", filepath.Join(run, "dockerd.pid"),
-		"-H", "unix://"+sock,
+		"-H", "unix://" + sock,
 		"--bip", BridgeIP,
 		"--default-address-pool", fmt.Sprintf("base=%s,size=%d", LocalPool, PoolSize),
 		"--cgroup-parent", e.CgroupParent,
 		"--log-level", "warn",
-	)
+	}
+	if s.TCPPort != 0 {
+		args = append(args, "-H", "tcp://"+net.JoinHostPort(h.Addr, strconv.Itoa(s.TCPPort)))
+	}
+	d, err := startDaemon(h.NS, run, dockerdName, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -341,29 +355,86 @@ func (s *Set) Swarm(ctx context.Context, hosts []string) error {
 	if len(hosts) == 0 {
 		return errors.New("swarm: no hosts")
 	}
-	mgr := s.engines[hosts[0]]
-	if mgr == nil {
-		return fmt.Errorf("swarm: no engine on %s", hosts[0])
+	var engines []*Engine
+	for _, h := range hosts {
+		e := s.engines[h]
+		if e == nil {
+			return fmt.Errorf("swarm: no engine on %s", h)
+		}
+		engines = append(engines, e)
 	}
 	c, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
-	if _, err := mgr.Client.SwarmInit(c, swarmInit(mgr.Addr)); err != nil {
-		return fmt.Errorf("swarm init on %s: %w", mgr.Host, err)
+	if s.JoinSwarm {
+		if err := inSwarm(c, engines); err != nil {
+			return err
+		}
+		s.swarm = true
+		return nil
+	}
+	mgr := engines[0]
+	if err := s.noteSwarm(mgr); err != nil {
+		return err
+	}
+	if _, err := mgr.Client.SwarmInit(c, swarmInit(mgr.Addr, mgr.Remote)); err != nil {
+		return fmt.Errorf("swarm init on %s: %w%s", mgr.Host, err, joinHint(mgr))
 	}
 	sw, err := mgr.Client.SwarmInspect(c)
 	if err != nil {
 		return fmt.Errorf("swarm inspect on %s: %w", mgr.Host, err)
 	}
-	for _, h := range hosts[1:] {
-		e := s.engines[h]
-		if e == nil {
-			return fmt.Errorf("swarm: no engine on %s", h)
+	for _, e := range engines[1:] {
+		if err := s.noteSwarm(e); err != nil {
+			return err
 		}
-		if err := e.Client.SwarmJoin(c, swarmJoin(e.Addr, mgr.Addr, sw.JoinTokens.Worker)); err != nil {
-			return fmt.Errorf("swarm join from %s: %w", h, err)
+		if err := e.Client.SwarmJoin(c, swarmJoin(e.Addr, mgr.Addr, sw.JoinTokens.Worker, e.Remote)); err != nil {
+			return fmt.Errorf("swarm join from %s: %w%s", e.Host, err, joinHint(e))
 		}
 	}
 	s.swarm = true
+	return nil
+}
+
+// noteSwarm records, before it joins, a remote engine that Remove must
+// take out of the swarm cnperf forms (an emulated one goes with its host).
+func (s *Set) noteSwarm(e *Engine) error {
+	if !e.Remote {
+		return nil
+	}
+	f, err := os.OpenFile(filepath.Join(RunDir(s.Lab), swarmFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.WriteString(e.URL + "\n")
+	return err
+}
+
+// joinHint tells a user whose engines already form a swarm how to use it.
+func joinHint(e *Engine) string {
+	if e.Remote {
+		return " (engines already in a swarm: set engines.swarm: join)"
+	}
+	return ""
+}
+
+// inSwarm checks that every engine is an active node of one swarm.
+func inSwarm(ctx context.Context, engines []*Engine) error {
+	cluster := ""
+	for _, e := range engines {
+		info, err := e.Client.Info(ctx)
+		if err != nil {
+			return fmt.Errorf("engine %s: %w", e.DockerHost(), err)
+		}
+		if info.Swarm.LocalNodeState != "active" {
+			return fmt.Errorf("engines.swarm join: engine %s of host %s is in no swarm (%s): leave engines.swarm unset for cnperf to form one", e.DockerHost(), e.Host, info.Swarm.LocalNodeState)
+		}
+		id := strings.Join(remoteManagers(info.Swarm.RemoteManagers), ",")
+		if cluster != "" && id != cluster {
+			return fmt.Errorf("engines.swarm join: engine %s of host %s is in another swarm (managers %s, not %s)", e.DockerHost(), e.Host, id, cluster)
+		}
+		cluster = id
+	}
 	return nil
 }
 

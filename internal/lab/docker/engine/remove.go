@@ -29,7 +29,7 @@ const LabLabel = "cnperf.lab"
 // removeLabelled removes the lab's containers and networks from the engine
 // at url.
 func removeLabelled(url, lab string) error {
-	cli, err := client.NewClientWithOpts(client.WithHost(url), client.WithAPIVersionNegotiation())
+	cli, err := connect(url)
 	if err != nil {
 		return fmt.Errorf("docker host %s: %w", url, err)
 	}
@@ -57,6 +57,16 @@ func removeLabelled(url, lab string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// connect reaches a user's engine: --docker-host's unix:// or tcp://, or
+// an engines: URL (Dial).
+func connect(url string) (*client.Client, error) {
+	if strings.HasPrefix(url, "unix://") {
+		return client.NewClientWithOpts(client.WithHost(url), client.WithAPIVersionNegotiation())
+	}
+	cli, _, err := Dial(url)
+	return cli, err
 }
 
 // removeContainers removes, by force, the lab's containers on the engine
@@ -113,6 +123,9 @@ func Remove(lab string) error {
 		}
 	}
 	var errs []error
+	if Remote(lab) {
+		return removeRemote(lab)
+	}
 	// A user's own engine: remove what cnperf labelled on it, nothing else.
 	if b, err := os.ReadFile(filepath.Join(run, existingFile)); err == nil {
 		if err := removeLabelled(strings.TrimSpace(string(b)), lab); err != nil {

@@ -4,7 +4,6 @@ package bare
 
 import (
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/docker"
 	"github.com/cnperf/cnperf/internal/lab/netns"
 )
 
@@ -40,13 +39,4 @@ func Endpoints(at []lab.EndpointAt, port int, container bool) []lab.Endpoint {
 		})
 	}
 	return eps
-}
-
-// BuildDocker is Build: the reference needs no engine on either driver. On
-// an existing engine the servers are plain processes on this machine.
-func (Mode) BuildDocker(b *docker.Build) ([]lab.Endpoint, error) {
-	if b.Local {
-		return docker.LocalEndpoints(b.Hosts, b.Port, false, nil, "bare"), nil
-	}
-	return Endpoints(b.Endpoints, b.Port, false), nil
 }

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"fmt"
+	"net"
 
 	"github.com/docker/docker/api/types/network"
 
@@ -16,60 +17,88 @@ const dockerNet = "cnperf-bridge"
 // BuildDocker makes a user-defined bridge network on each server's engine,
 // on the subnet the netns driver uses, and publishes the lab's ports from
 // the sandbox (docker run -p), with Docker's own iptables rules and
-// userland proxy.
+// userland proxy. A host's endpoints each have a sandbox at their slot's
+// address publishing their slot's ports; they reach each other at the
+// host's published ports, through Docker's hairpin (docker-proxy).
 func (Mode) BuildDocker(d *docker.Build) ([]lab.Endpoint, error) {
 	b, image, err := d.Engines(false)
 	if err != nil {
 		return nil, err
 	}
-	pub := d.Ports()
 	if d.Local {
-		return buildLocal(d, b, image, pub)
+		return buildLocal(d, b, image, d.Ports())
 	}
-	var eps []lab.Endpoint
-	for _, h := range d.Hosts {
-		gw, ctr, subnet := lab.HostBridge(h.Index)
-		if _, err := b.Network(h.Name, dockerNet, network.CreateOptions{Driver: "bridge",
-			IPAM: &network.IPAM{Config: []network.IPAMConfig{{Subnet: subnet, Gateway: lab.IP(gw).String()}}}}); err != nil {
-			return nil, err
-		}
-		sb, err := b.Sandbox(h.Name, image, dockerbuild.Attach{Network: dockerNet, IP: lab.IP(ctr).String(), Publish: pub})
+	return d.ByHost(func(e lab.EndpointAt) (lab.Endpoint, error) {
+		h := e.Host
+		sb, info, _, err := DockerAttach(d, b, image, dockerNet, nil, e)
 		if err != nil {
-			return nil, err
+			return lab.Endpoint{}, err
 		}
-		info, err := b.Inspect(h.Name, dockerNet)
-		if err != nil {
-			return nil, err
-		}
-		addr := lab.HostPort(h.Addr, d.Port)
-		eps = append(eps, lab.Endpoint{
+		p := e.Port(d.Port)
+		addr := lab.HostPort(h.Addr, p)
+		return lab.Endpoint{
 			Host: h.Name, NS: sb.NetNS, Container: true,
-			Listen: lab.HostPort("0.0.0.0", d.Port), External: addr, Internal: addr,
+			Listen: lab.HostPort("0.0.0.0", p), External: addr, Internal: addr,
 			Path:   []string{h.Name + ":eth0", "iptables DNAT (dockerd)", h.Name + ":br-" + info.ID[:12], "container:eth0"},
-			Docker: docker.EndpointOf(sb, &info),
-		})
+			Docker: docker.EndpointOf(sb, info),
+		}, nil
+	})
+}
+
+// DockerAttach starts the endpoint's sandbox on a user-defined bridge
+// network named name of its host's engine, at its slot's address
+// 198.19.i.(2+slot), publishing its slot's ports. The host's first
+// endpoint creates the network on 198.19.i.0/24 (gateway .1) with the
+// driver options opts. The links and bridge-routed modes use it too.
+func DockerAttach(d *docker.Build, b dockerbuild.B, image, name string, opts map[string]string, e lab.EndpointAt) (dockerbuild.Sandbox, *dockerbuild.NetworkInfo, net.IP, error) {
+	h := e.Host
+	fail := func(err error) (dockerbuild.Sandbox, *dockerbuild.NetworkInfo, net.IP, error) {
+		return dockerbuild.Sandbox{}, nil, nil, err
 	}
-	return eps, nil
+	if e.Slot == 0 {
+		gw, _, subnet := lab.HostBridge(h.Index)
+		if _, err := b.Network(h.Name, name, network.CreateOptions{Driver: "bridge", Options: opts,
+			IPAM: &network.IPAM{Config: []network.IPAMConfig{{Subnet: subnet, Gateway: lab.IP(gw).String()}}}}); err != nil {
+			return fail(err)
+		}
+	}
+	ip := lab.SlotIP(h.Index, e.Slot)
+	sb, err := b.Sandbox(h.Name, image, dockerbuild.Attach{Network: name, IP: ip.String(), Publish: d.PortsAt(e), Slot: e.Slot})
+	if err != nil {
+		return fail(err)
+	}
+	info, err := b.Inspect(h.Name, name)
+	if err != nil {
+		return fail(err)
+	}
+	return sb, &info, ip, nil
 }
 
 // LocalSubnet is the bridge network cnperf makes on an existing engine.
 const LocalSubnet = "198.19.250.0/24"
 
+// localFirst is the first sandbox's host number on LocalSubnet; the
+// last one is .254.
+const localFirst = 10
+
 // buildLocal puts every sandbox on one user-defined bridge network of the
 // existing engine, named after the lab: peers reach each other across the
-// bridge, and the first server's ports are published on loopback only
+// bridge, and the first endpoint's ports are published on loopback only
 // (where siege reaches it), so nothing is exposed on the machine's network.
 func buildLocal(d *docker.Build, b dockerbuild.B, image string, pub []dockerbuild.Port) ([]lab.Endpoint, error) {
 	name := "cnperf-" + d.Lab
-	servers, port := d.Hosts, d.Port
-	if _, err := b.Network(servers[0].Name, name, network.CreateOptions{Driver: "bridge",
+	if n := len(d.Endpoints); localFirst+n-1 > 254 {
+		return nil, fmt.Errorf("%d endpoints: an existing engine's bridge network %s holds at most %d", n, LocalSubnet, 255-localFirst)
+	}
+	if _, err := b.Network(d.Hosts[0].Name, name, network.CreateOptions{Driver: "bridge",
 		IPAM: &network.IPAM{Config: []network.IPAMConfig{{Subnet: LocalSubnet, Gateway: "198.19.250.1"}}}}); err != nil {
 		return nil, err
 	}
 	var eps []lab.Endpoint
-	for i, h := range servers {
-		ip := fmt.Sprintf("198.19.250.%d", 10+i)
-		a := dockerbuild.Attach{Network: name, IP: ip}
+	for i, e := range d.Endpoints {
+		h, port := e.Host, e.Port(d.Port)
+		ip := fmt.Sprintf("198.19.250.%d", localFirst+i)
+		a := dockerbuild.Attach{Network: name, IP: ip, Slot: e.Slot}
 		if i == 0 {
 			a.Publish, a.HostIP = pub, "127.0.0.1"
 		}

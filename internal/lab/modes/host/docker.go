@@ -6,34 +6,39 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/docker/dockerbuild"
 )
 
-// BuildDocker runs each server's sandbox with --net=host on the host's
-// engine: its containers share the host's network stack.
+// BuildDocker runs each endpoint's sandbox with --net=host on its host's
+// engine: its containers share the host's network stack, so a host's
+// endpoints are told apart by their slot's ports.
 func (Mode) BuildDocker(d *docker.Build) ([]lab.Endpoint, error) {
 	b, image, err := d.Engines(false)
 	if err != nil {
 		return nil, err
 	}
-	var eps []lab.Endpoint
-	var local []*lab.DockerEndpoint
-	for _, h := range d.Hosts {
-		sb, err := b.Sandbox(h.Name, image, dockerbuild.Attach{Network: "host"})
+	sandboxes := make([]*lab.DockerEndpoint, len(d.Endpoints))
+	slot := map[lab.EndpointAt]int{}
+	for i, e := range d.Endpoints {
+		slot[e] = i
+	}
+	eps, err := d.ByHost(func(e lab.EndpointAt) (lab.Endpoint, error) {
+		h := e.Host
+		sb, err := b.Sandbox(h.Name, image, dockerbuild.Attach{Network: "host", Slot: e.Slot})
 		if err != nil {
-			return nil, err
+			return lab.Endpoint{}, err
 		}
-		if d.Local {
-			local = append(local, docker.EndpointOf(sb, nil))
-			continue
-		}
-		addr := lab.HostPort(h.Addr, d.Port)
-		eps = append(eps, lab.Endpoint{
+		sandboxes[slot[e]] = docker.EndpointOf(sb, nil)
+		addr := lab.HostPort(h.Addr, e.Port(d.Port))
+		return lab.Endpoint{
 			Host: h.Name, NS: sb.NetNS, Container: true,
-			Listen: lab.HostPort("0.0.0.0", d.Port), External: addr, Internal: addr,
+			Listen: lab.HostPort("0.0.0.0", e.Port(d.Port)), External: addr, Internal: addr,
 			Path:   []string{h.Name + ":eth0 (docker --net=host)"},
-			Docker: docker.EndpointOf(sb, nil),
-		})
+			Docker: sandboxes[slot[e]],
+		}, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if d.Local {
-		return docker.LocalEndpoints(d.Hosts, d.Port, true, local, "docker --net=host"), nil
+		return docker.LocalEndpoints(d.Endpoints, d.Hosts, d.Port, true, sandboxes, "docker --net=host"), nil
 	}
 	return eps, nil
 }
