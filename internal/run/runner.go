@@ -149,6 +149,12 @@ func check(s spec.Spec) (experiment, error) {
 	} else {
 		w = newPingPong(s)
 	}
+	if e := s.Engines; e != nil {
+		// Before anything is built: every engine must answer.
+		if err := docker.CheckEngines(context.Background(), w.labConfig().Topology, e.Hosts); err != nil {
+			return nil, err
+		}
+	}
 	var hosts []string
 	for _, h := range w.labConfig().Topology.Hosts {
 		hosts = append(hosts, h.Name)
@@ -236,7 +242,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if err != nil {
 			return finish(err)
 		}
-		e, err := startMode(ctx, meta.ID, pl, inst, o.DockerHost, 100*n, m, w, o.Exe, logs)
+		e, err := startMode(ctx, meta.ID, pl, inst, o.DockerHost, s.Engines, 100*n, m, w, o.Exe, logs)
 		if e != nil {
 			envs[envKey(key, inst)] = e
 		}
@@ -251,7 +257,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		// On the docker driver the containers' namespaces are Docker's.
 		for _, ep := range e.lab.Endpoints {
-			if ep.Docker != nil && !slices.Contains(nss, ep.NS) {
+			if ep.Docker != nil && ep.NS != "" && !slices.Contains(nss, ep.NS) { // "": another machine's
 				nss = append(nss, ep.NS)
 			}
 		}
@@ -397,9 +403,10 @@ func interleave(modes []string, units, instances int) []cellPlan {
 
 // startMode builds a mode's lab on a driver and starts the workload's
 // servers in it.
-// On an existing engine every lab shares this machine's stack, so each
-// lab's ports are shifted by shift to keep them apart.
-func startMode(ctx context.Context, id string, pl spec.Lab, instance int, dockerHost string, shift int, m lab.Mode, w experiment, exe, logs string) (*env, error) {
+// On an existing engine every lab shares this machine's stack, and on
+// engines of other machines each machine's, so each lab's ports are
+// shifted by shift to keep them apart.
+func startMode(ctx context.Context, id string, pl spec.Lab, instance int, dockerHost string, engines *spec.Engines, shift int, m lab.Mode, w experiment, exe, logs string) (*env, error) {
 	key, driver := pl.Key, pl.Driver
 	cfg := w.labConfig()
 	cfg.Name, cfg.Mode, cfg.Driver, cfg.Exe, cfg.Logs = labName(id, driver, m.Name(), pl.Conditions.Label(), instance), m, driver, exe, logs
@@ -411,8 +418,11 @@ func startMode(ctx context.Context, id string, pl spec.Lab, instance int, docker
 		return nil, fmt.Errorf("who owns lab %s: %w", cfg.Name, err)
 	}
 	cfg.Owner = self
-	if driver == docker.Name && dockerHost != "" {
+	if driver == docker.Name && (dockerHost != "" || engines != nil) {
 		cfg.DockerHost = dockerHost
+		if engines != nil {
+			cfg.Engines, cfg.JoinSwarm = engines.Hosts, engines.Swarm == spec.SwarmJoin
+		}
 		cfg.Port += shift
 		cfg.Publish = slices.Clone(cfg.Publish)
 		for i := range cfg.Publish {
@@ -460,7 +470,7 @@ func (e *env) where(ep lab.Endpoint) (dockerrun.Where, error) {
 		return dockerrun.Where{}, fmt.Errorf("no engine on host %s", ep.Host)
 	}
 	return dockerrun.Where{Client: set.Engine(ep.Host).Client, Lab: e.lab.Name, Sandbox: ep.Docker.Sandbox,
-		SandboxPID: ep.Docker.SandboxPID, Image: ep.Docker.Image, CPUs: e.lab.HostCPUs()}, nil
+		SandboxPID: ep.Docker.SandboxPID, Image: ep.Docker.Image, CPUs: e.lab.HostCPUs(), Remote: set.Engine(ep.Host).Remote}, nil
 }
 
 // startClient starts a client process on an endpoint: in its namespace, or

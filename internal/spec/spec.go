@@ -62,6 +62,9 @@ type Spec struct {
 	// Chain, for socket tests, lays the hosts in a line and runs every test
 	// from the first host's container to each other's (seed 002's hops).
 	Chain *Chain `yaml:"chain,omitempty" json:"chain,omitempty"`
+	// Engines runs the docker driver on engines of other machines, one per
+	// lab host (engines.go).
+	Engines *Engines `yaml:"engines,omitempty" json:"engines,omitempty"`
 }
 
 // MaxInstances bounds Instances: every instance is a whole set of labs.
@@ -568,6 +571,9 @@ func (s Spec) Validate() error {
 		labels[v.Label()] = true
 	}
 	if err := s.validateCalibrate(); err != nil {
+		return err
+	}
+	if err := s.checkEngines(); err != nil {
 		return err
 	}
 	if len(s.Labels) > MaxLabels {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -235,15 +236,22 @@ func Remote(lab string) bool {
 // removeRemote removes a lab's containers and networks from every engine
 // it used, then leaves the swarm cnperf formed for it (workers first).
 func removeRemote(lab string) error {
-	var errs []error
-	seen := map[string]bool{}
+	var urls []string
 	for _, line := range readLines(filepath.Join(RunDir(lab), enginesFile)) {
-		_, u, ok := strings.Cut(line, " ")
-		if !ok || seen[u] {
-			continue
+		if _, u, ok := strings.Cut(line, " "); ok && !slices.Contains(urls, u) {
+			urls = append(urls, u)
 		}
-		seen[u] = true
-		if err := removeLabelled(u, lab); err != nil {
+	}
+	// Every engine's containers before any network: a swarm network is
+	// removed on its manager only once no node has a container on it.
+	var errs []error
+	for _, u := range urls {
+		if err := removeLabelledContainers(u, lab); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, u := range urls {
+		if err := removeLabelledNetworks(u, lab); err != nil {
 			errs = append(errs, err)
 		}
 	}

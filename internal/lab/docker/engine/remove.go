@@ -29,6 +29,15 @@ const LabLabel = "cnperf.lab"
 // removeLabelled removes the lab's containers and networks from the engine
 // at url.
 func removeLabelled(url, lab string) error {
+	if err := removeLabelledContainers(url, lab); err != nil {
+		return err
+	}
+	return removeLabelledNetworks(url, lab)
+}
+
+// removeLabelledContainers removes the lab's containers from the engine at
+// url, by force.
+func removeLabelledContainers(url, lab string) error {
 	cli, err := connect(url)
 	if err != nil {
 		return fmt.Errorf("docker host %s: %w", url, err)
@@ -36,27 +45,50 @@ func removeLabelled(url, lab string) error {
 	defer cli.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
 	defer cancel()
-	f := filters.NewArgs(filters.Arg("label", LabLabel+"="+lab))
-	var errs []error
-	list, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+	list, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: labelled(lab)})
 	if err != nil {
 		return fmt.Errorf("docker host %s: list cnperf's containers: %w", url, err)
 	}
+	var errs []error
 	for _, c := range list {
 		if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true}); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	nets, err := cli.NetworkList(ctx, network.ListOptions{Filters: f})
+	return errors.Join(errs...)
+}
+
+// removeLabelledNetworks removes the lab's networks from the engine at
+// url. A swarm's overlay network outlives its last container on another
+// node for a moment, so a network still in use is tried again for a while.
+func removeLabelledNetworks(url, lab string) error {
+	cli, err := connect(url)
+	if err != nil {
+		return fmt.Errorf("docker host %s: %w", url, err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+	defer cancel()
+	nets, err := cli.NetworkList(ctx, network.ListOptions{Filters: labelled(lab)})
 	if err != nil {
 		return fmt.Errorf("docker host %s: list cnperf's networks: %w", url, err)
 	}
+	var errs []error
 	for _, n := range nets {
-		if err := cli.NetworkRemove(ctx, n.ID); err != nil {
-			errs = append(errs, err)
+		var last error
+		_ = poll.Until(ctx, 20*time.Second, 250*time.Millisecond, func() (bool, error) {
+			last = cli.NetworkRemove(ctx, n.ID)
+			return last == nil || client.IsErrNotFound(last), nil
+		})
+		if last != nil && !client.IsErrNotFound(last) {
+			errs = append(errs, fmt.Errorf("docker host %s: remove network %s: %w", url, n.Name, last))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+func labelled(lab string) filters.Args {
+	return filters.NewArgs(filters.Arg("label", LabLabel+"="+lab))
 }
 
 // connect reaches a user's engine: --docker-host's unix:// or tcp://, or

@@ -1,0 +1,108 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Engines runs the docker driver on Docker Engines of other machines
+// (issue 13): each lab host that carries endpoints is a machine whose
+// engine cnperf reaches at a URL; a host without endpoints (ping-pong's
+// siege) is the machine cnperf runs on. cnperf forms a swarm of them for
+// the overlay, or uses the one they form (swarm: join).
+type Engines struct {
+	// Hosts maps a lab host (siege, ping, pong; a placement's h1, h2) to
+	// its engine: tcp://HOST:PORT, ssh://[USER@]HOST[:PORT] or the name of
+	// a docker context.
+	Hosts map[string]string `yaml:"hosts" json:"hosts"`
+	// Swarm is "form" (the default: the first host's engine inits a swarm,
+	// the others join, and all leave it when the lab is removed) or
+	// "join" (the engines already are nodes of one swarm; cnperf leaves it
+	// as it is).
+	Swarm string `yaml:"swarm,omitempty" json:"swarm,omitempty"`
+}
+
+// The values of engines.swarm.
+const (
+	SwarmForm = "form"
+	SwarmJoin = "join"
+)
+
+// MaxEngines bounds engines.hosts: a lab has at most 250 hosts.
+const MaxEngines = 250
+
+var (
+	engineHostRE = regexp.MustCompile(`^[a-z][a-z0-9]{0,9}$`)
+	contextRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}$`)
+)
+
+// checkEngines bounds engines: and refuses what only emulated hosts
+// allow. Whether each host with endpoints has an engine, and whether each
+// engine answers, is the driver's to say (docker.CheckEngines).
+func (s Spec) checkEngines() error {
+	e := s.Engines
+	if e == nil {
+		return nil
+	}
+	switch {
+	case len(e.Hosts) == 0:
+		return errors.New("engines.hosts: none; map each lab host with endpoints to tcp://HOST:PORT, ssh://[USER@]HOST[:PORT] or a docker context")
+	case len(e.Hosts) > MaxEngines:
+		return fmt.Errorf("engines.hosts: %d, more than %d", len(e.Hosts), MaxEngines)
+	case e.Swarm != "" && e.Swarm != SwarmForm && e.Swarm != SwarmJoin:
+		return fmt.Errorf("engines.swarm %q: want %s or %s", e.Swarm, SwarmForm, SwarmJoin)
+	case !slices.Equal(s.RunDrivers(), []string{"docker"}):
+		return fmt.Errorf("engines: only the docker driver runs on engines (driver: docker), not %s", strings.Join(s.RunDrivers(), ", "))
+	case !s.Conditions.Empty() || len(s.Variants) > 0:
+		return errors.New("engines: conditions and variants change the hosts, which are the engines' own machines: cnperf changes only hosts it emulates")
+	case s.Instances > 1:
+		return fmt.Errorf("engines: instances %d: the instances of a mode would share the engines' networks (their subnets and names); use 1", s.Instances)
+	case s.Chain != nil:
+		return errors.New("engines: chain: only the netns driver builds chains")
+	}
+	for _, h := range slices.Sorted(maps.Keys(e.Hosts)) {
+		if !engineHostRE.MatchString(h) {
+			return fmt.Errorf("engines.hosts: %q is not a host name (1-10 of a-z and 0-9, starting with a letter)", h)
+		}
+		if err := checkEngineURL(e.Hosts[h]); err != nil {
+			return fmt.Errorf("engines.hosts.%s: %w", h, err)
+		}
+	}
+	return nil
+}
+
+// checkEngineURL checks an engine URL's form: tcp://HOST:PORT,
+// ssh://[USER@]HOST[:PORT], or a context name.
+func checkEngineURL(raw string) error {
+	if !strings.Contains(raw, "://") {
+		if !contextRE.MatchString(raw) {
+			return fmt.Errorf("%q: want tcp://HOST:PORT, ssh://[USER@]HOST[:PORT] or a docker context's name", raw)
+		}
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("%q: %v", raw, err)
+	}
+	port := u.Port()
+	switch {
+	case u.Scheme != "tcp" && u.Scheme != "ssh":
+		return fmt.Errorf("%q: want tcp:// or ssh:// (a unix socket is this machine's: --docker-host)", raw)
+	case u.Hostname() == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "":
+		return fmt.Errorf("%q: want %s://HOST:PORT, nothing after it", raw, u.Scheme)
+	case u.Scheme == "tcp" && port == "":
+		return fmt.Errorf("%q: want tcp://HOST:PORT", raw)
+	}
+	if port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("%q: port %s: want 1 to 65535", raw, port)
+		}
+	}
+	return nil
+}

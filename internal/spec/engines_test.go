@@ -1,0 +1,48 @@
+package spec_test
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestEngines: engines: is bounded in its own field names, one line each,
+// and a good one parses.
+func TestEngines(t *testing.T) {
+	const base = "name: x\ndriver: docker\nmodes: [bare, host]\n"
+	tests := []struct {
+		name string
+		doc  string
+		want string // substring of the error; "" when valid
+	}{
+		{"tcp, ssh and a context", base + "engines: {hosts: {ping: 'tcp://198.18.0.2:2375', pong: 'ssh://me@pong.example:2222', siege: my-ctx}}\n", ""},
+		{"join an existing swarm", base + "engines: {hosts: {ping: 'tcp://a:1'}, swarm: join}\n", ""},
+		{"no hosts", base + "engines: {hosts: {}}\n", "engines.hosts: none"},
+		{"bad swarm", base + "engines: {hosts: {ping: 'tcp://a:1'}, swarm: merge}\n", `engines.swarm "merge": want form or join`},
+		{"tcp without port", base + "engines: {hosts: {ping: 'tcp://a'}}\n", "engines.hosts.ping: \"tcp://a\": want tcp://HOST:PORT"},
+		{"port out of range", base + "engines: {hosts: {ping: 'tcp://a:70000'}}\n", "engines.hosts.ping: \"tcp://a:70000\": port 70000"},
+		{"unix socket", base + "engines: {hosts: {ping: 'unix:///var/run/docker.sock'}}\n", "engines.hosts.ping: \"unix:///var/run/docker.sock\": want tcp:// or ssh://"},
+		{"a path after the host", base + "engines: {hosts: {ping: 'tcp://a:1/x'}}\n", "engines.hosts.ping: \"tcp://a:1/x\": want tcp://HOST:PORT, nothing after it"},
+		{"bad context", base + "engines: {hosts: {ping: 'my ctx'}}\n", "engines.hosts.ping: \"my ctx\": want"},
+		{"bad host name", base + "engines: {hosts: {Ping: 'tcp://a:1'}}\n", `engines.hosts: "Ping" is not a host name`},
+		{"netns driver", "name: x\nmodes: [bare]\nengines: {hosts: {ping: 'tcp://a:1'}}\n", "engines: only the docker driver runs on engines (driver: docker), not netns"},
+		{"both drivers", "name: x\ndrivers: [netns, docker]\nmodes: [bare, host]\nengines: {hosts: {ping: 'tcp://a:1'}}\n", "not netns, docker"},
+		{"conditions", base + "conditions: {cores: 1}\nengines: {hosts: {ping: 'tcp://a:1'}}\n", "engines: conditions and variants change the hosts"},
+		{"instances", base + "instances: 3\nengines: {hosts: {ping: 'tcp://a:1'}}\n", "engines: instances 3"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := parse(tc.doc)
+			if err == nil {
+				err = s.Validate()
+			}
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("valid spec refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("err = %v, want one containing %q", err, tc.want)
+			case err != nil && strings.Contains(err.Error(), "\n"):
+				t.Fatalf("error is not one line: %q", err)
+			}
+		})
+	}
+}
