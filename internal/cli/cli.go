@@ -91,6 +91,8 @@ every sample with the system's description.`,
 		newVersionCmd(stdout),
 		newPauseCmd(),
 		newStressCmd(),
+		newImageCmd(stdout),
+		newPodCmd(stdout, stderr),
 	)
 	root.AddCommand(newClientCmds(stdout, stderr)...)
 	return root

@@ -17,6 +17,8 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/docker"
 	"github.com/cnperf/cnperf/internal/lab/docker/engine"
 	"github.com/cnperf/cnperf/internal/lab/firewall"
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/kube"
 	"github.com/cnperf/cnperf/internal/run"
 	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/workload"
@@ -25,6 +27,7 @@ import (
 
 func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	var preset, out, modesFlag, driver, dockerHost string
+	var kt spec.Kubernetes
 	var duration time.Duration
 	var labels []string
 	cmd := &cobra.Command{
@@ -82,6 +85,9 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 					}
 				}
 			}
+			if err := applyKubeFlags(cmd, &s, kt); err != nil {
+				return err
+			}
 			if cmd.Flags().Changed("duration") {
 				if !s.Socket() {
 					return usagef("--duration: only for socket tests (the spec has no tests)")
@@ -109,11 +115,19 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err := run.Check(s); err != nil {
 				return err // bad input: refused before anything is built
 			}
-			if err := needNetAdmin(); err != nil {
-				return err
+			if slices.Contains(s.RunDrivers(), kube.Name) {
+				if err := kube.Preflight(kubeTarget(s)); err != nil {
+					return err // no cluster, or no permission: nothing made yet
+				}
 			}
-			if err := firewall.Available(); err != nil {
-				return fail(err)
+			// A run only on a cluster builds nothing on this machine.
+			if !slices.Equal(s.RunDrivers(), []string{kube.Name}) {
+				if err := needNetAdmin(); err != nil {
+					return err
+				}
+				if err := firewall.Available(); err != nil {
+					return fail(err)
+				}
 			}
 			exe, err := os.Executable()
 			if err != nil {
@@ -153,6 +167,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd.Flags().StringVar(&driver, "driver", "netns", "build the labs with: netns (by hand, in namespaces) or docker (real Docker Engines, one per host), overriding the spec's")
 	cmd.Flags().StringVar(&dockerHost, "docker-host", "", "run the docker driver on an existing engine, e.g. unix:///var/run/docker.sock (single-host modes: bare, host, bridge); --driver docker takes $DOCKER_HOST too")
 	cmd.Flags().StringArrayVar(&labels, "label", nil, "KEY=VALUE stored with every sample (repeatable)")
+	addKubeFlags(cmd, &kt)
 	cmd.Flags().DurationVar(&duration, "duration", 0, "socket tests: measure each test this long instead of the spec's durations (stored in the run's spec)")
 	return cmd
 }
@@ -190,4 +205,49 @@ func newVersionCmd(stdout io.Writer) *cobra.Command {
 		Args:  cobra.NoArgs,
 		Run:   func(*cobra.Command, []string) { fmt.Fprintf(stdout, "cnperf %s\n", Version) },
 	}
+}
+
+// addKubeFlags adds the kubernetes driver's flags, which override the
+// spec's kubernetes: block.
+func addKubeFlags(cmd *cobra.Command, kt *spec.Kubernetes) {
+	f := cmd.Flags()
+	f.StringVar(&kt.Kubeconfig, "kubeconfig", "", "kubernetes driver: the kubeconfig file (default $KUBECONFIG or ~/.kube/config; in a pod, in-cluster)")
+	f.StringVar(&kt.Context, "context", "", "kubernetes driver: the kubeconfig context (default its current one)")
+	f.StringVar(&kt.Image, "image", "", "kubernetes driver: the workload image, holding cnperf at /cnperf (`cnperf image save` writes one)")
+	f.StringVar(&kt.PullPolicy, "image-pull-policy", "", "kubernetes driver: Always, IfNotPresent (default) or Never")
+	f.StringSliceVar(&kt.Nodes, "nodes", nil, "kubernetes driver: comma-separated nodes to use (default: the Ready, schedulable, untainted ones)")
+}
+
+// applyKubeFlags puts the kubernetes flags given into the spec (so the run
+// stores them); any of them asks for the kubernetes driver unless --driver
+// says otherwise.
+func applyKubeFlags(cmd *cobra.Command, s *spec.Spec, kt spec.Kubernetes) error {
+	changed := false
+	set := func(flag string, apply func(k *spec.Kubernetes)) {
+		if cmd.Flags().Changed(flag) {
+			if s.Kubernetes == nil {
+				s.Kubernetes = &spec.Kubernetes{}
+			}
+			apply(s.Kubernetes)
+			changed = true
+		}
+	}
+	set("kubeconfig", func(k *spec.Kubernetes) { k.Kubeconfig = kt.Kubeconfig })
+	set("context", func(k *spec.Kubernetes) { k.Context = kt.Context })
+	set("image", func(k *spec.Kubernetes) { k.Image = kt.Image })
+	set("image-pull-policy", func(k *spec.Kubernetes) { k.PullPolicy = kt.PullPolicy })
+	set("nodes", func(k *spec.Kubernetes) { k.Nodes = kt.Nodes })
+	if changed && !cmd.Flags().Changed("driver") && !slices.Contains(s.RunDrivers(), kube.Name) {
+		return usagef("--kubeconfig, --context, --image, --image-pull-policy and --nodes are for the kubernetes driver: add --driver kubernetes")
+	}
+	return nil
+}
+
+// kubeTarget is the spec's kubernetes: block as the driver takes it.
+func kubeTarget(s spec.Spec) lab.KubeTarget {
+	k := s.Kubernetes
+	if k == nil {
+		return lab.KubeTarget{}
+	}
+	return lab.KubeTarget{Kubeconfig: k.Kubeconfig, Context: k.Context, Image: k.Image, PullPolicy: k.PullPolicy, Nodes: k.Nodes}
 }

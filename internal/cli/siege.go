@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -23,6 +24,7 @@ func newSiegeCmd(stdout, stderr io.Writer) *cobra.Command {
 	var p pingpong.PlanConfig
 	var concurrency int
 	var timeout time.Duration
+	var sizesFlag string
 	cmd := &cobra.Command{
 		Use:   "siege --target URL",
 		Short: "Load a ping server (cnperf's or Kratzke's original) like ppbench and print every request",
@@ -35,6 +37,10 @@ func newSiegeCmd(stdout, stderr io.Writer) *cobra.Command {
 			}
 			if err := pingpong.CheckTarget(target); err != nil {
 				return usagef("--target %v", err)
+			}
+			sizes, err := siegeSizes(sizesFlag, p)
+			if err != nil {
+				return err
 			}
 			if err := p.Validate(); err != nil {
 				// Name the flags the user typed, not the spec's fields.
@@ -69,7 +75,7 @@ func newSiegeCmd(stdout, stderr io.Writer) *cobra.Command {
 			}
 			// Every line leaves as it is known, so an interrupted siege keeps
 			// what it measured.
-			err := pingpong.SiegePlan(ctx, pingpong.SiegeConfig{Target: target, Concurrency: concurrency, Timeout: timeout}, p.Sizes(), p.Repetitions, func(s pingpong.Sample) {
+			err = pingpong.SiegePlan(ctx, pingpong.SiegeConfig{Target: target, Concurrency: concurrency, Timeout: timeout}, sizes, p.Repetitions, func(s pingpong.Sample) {
 				s.Mode = experiment
 				if format == "jsonl" {
 					_ = enc.Encode(s)
@@ -98,6 +104,7 @@ func newSiegeCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.Float64Var(&p.Coverage, "coverage", 0.05, fmt.Sprintf("fraction of all sizes in [min, max] to request, in (0, 1]; at most %d sizes", pingpong.MaxPlanSizes))
 	f.IntVar(&p.Repetitions, "repetitions", 1, fmt.Sprintf("requests per size, 1..%d", pingpong.MaxRepetitions))
 	f.Int64Var(&p.Seed, "seed", 1, "seed of the size sample")
+	f.StringVar(&sizesFlag, "sizes", "", fmt.Sprintf("comma-separated message sizes to request, in this order, instead of a sample of [min, max] (at most %d)", pingpong.MaxPlanSizes))
 	f.IntVar(&concurrency, "concurrency", 1, fmt.Sprintf("requests in flight, 1..%d", pingpong.MaxConcurrency))
 	f.DurationVar(&timeout, "timeout", pingpong.DefaultTimeout, fmt.Sprintf("timeout of one request, at most %s", pingpong.MaxTimeout))
 	f.StringVar(&format, "format", "jsonl", "output: jsonl (one sample per request) or ppbench (ppbench's CSV)")
@@ -160,4 +167,25 @@ func (l *ppbenchLog) row(size int) {
 	if l.err == nil {
 		l.err = export.PPBenchRows(l.w, group, l.opts)
 	}
+}
+
+// siegeSizes is --sizes when given (each in [0, --max bound]), else the
+// plan's sample.
+func siegeSizes(flag string, p pingpong.PlanConfig) ([]int, error) {
+	if flag == "" {
+		return p.Sizes(), nil
+	}
+	parts := strings.Split(flag, ",")
+	if len(parts) > pingpong.MaxPlanSizes {
+		return nil, usagef("--sizes: %d sizes, more than %d", len(parts), pingpong.MaxPlanSizes)
+	}
+	sizes := make([]int, 0, len(parts))
+	for _, f := range parts {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 0 || n > pingpong.MaxSizeLimit {
+			return nil, usagef("--sizes: %q is not a size in 0..%d", f, pingpong.MaxSizeLimit)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes, nil
 }

@@ -97,6 +97,25 @@ type Config struct {
 	// forming one.
 	Engines   map[string]string
 	JoinSwarm bool
+	// Kube, with the kubernetes driver, says which cluster and image.
+	Kube KubeTarget
+}
+
+// KubernetesDriver is the kubernetes driver's name, for what lab checks
+// before any driver (conditions only it applies).
+const KubernetesDriver = "kubernetes"
+
+// KubeTarget says which cluster the kubernetes driver builds on and with
+// which image: the kubeconfig file and context ("" each: $KUBECONFIG or
+// ~/.kube/config and its current context, or in-cluster when neither
+// exists), the workload image and its pull policy, and the nodes to use
+// (none: cnperf picks Ready, schedulable, untainted ones).
+type KubeTarget struct {
+	Kubeconfig string
+	Context    string
+	Image      string
+	PullPolicy string
+	Nodes      []string
 }
 
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_]{0,39}$`)
@@ -138,6 +157,9 @@ func Up(d Driver, cfg Config) (l *Lab, err error) {
 	}
 	if err := checkShiftedPorts(cfg.Topology, publish); err != nil {
 		return nil, err
+	}
+	if cfg.Conditions.NodePlacement != "" && d.Name() != KubernetesDriver {
+		return nil, fmt.Errorf("lab: node_placement places pods on Kubernetes nodes; the %s driver has none", d.Name())
 	}
 	// Check comes before the removal on error is armed: it refuses a lab
 	// that already exists, which is not this call's to remove.
@@ -257,10 +279,12 @@ func Down(name string, ds ...Driver) error {
 	if _, err := container.CleanCgroups(name); err != nil {
 		errs = append(errs, err)
 	}
-	if err := removeState(name); err != nil {
-		errs = append(errs, err)
+	// A driver that could not remove its part (a cluster that did not
+	// answer) keeps what finds it again, for the next down or clean.
+	if len(errs) > 0 {
+		return errors.Join(errs...)
 	}
-	return errors.Join(errs...)
+	return removeState(name)
 }
 
 // Info is what `cnperf lab ls` shows of a lab found on the machine.

@@ -80,7 +80,7 @@ func linkMTU(t *testing.T, ns, link string) int {
 func TestModesReachability(t *testing.T) {
 	testutil.RequireRoot(t)
 	const port = 8080
-	for _, m := range modes.All() {
+	for _, m := range modes.Netns() {
 		t.Run(m.Name(), func(t *testing.T) {
 			name := "t" + fmt.Sprint(time.Now().UnixNano()%100000) + "_" + strings.ReplaceAll(m.Name(), "-", "_")
 			topo := lab.ClientServers([]string{"siege", "ping", "pong"}, false)
@@ -198,7 +198,7 @@ func TestUpRejectsBadInputAndLeavesNothing(t *testing.T) {
 		{"more endpoints on a host than the bound", lab.Config{Name: "x4", Mode: m, Topology: crowded, Port: 8080},
 			"lab: host s has 251 endpoints; at most 250 per host"},
 		{"unknown driver", lab.Config{Name: "x5", Mode: m, Topology: lab.ClientServers([]string{"c", "s"}, false), Driver: "k8s"},
-			`unknown driver "k8s" (known: netns, docker)`},
+			`unknown driver "k8s" (known: netns, docker, kubernetes)`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -240,9 +240,9 @@ func TestDownIsIdempotent(t *testing.T) {
 // port: through DNAT and masquerade in bridge mode, across VXLAN in overlay.
 func TestPeersWithPublishedUDP(t *testing.T) {
 	testutil.RequireRoot(t)
-	for _, name := range modes.Names() {
+	for _, m := range modes.Netns() {
+		name := m.Name()
 		t.Run(name, func(t *testing.T) {
-			m, _ := modes.Lookup(name)
 			labName := "tpeer_" + strings.ReplaceAll(name, "-", "_")
 			topo := lab.ClientServers([]string{"c", "s"}, true)
 			if name == "links" {

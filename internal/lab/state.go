@@ -54,3 +54,24 @@ func stateLabs() []string {
 	}
 	return labs
 }
+
+// DriverState is a driver's directory of a lab (StateRoot/LAB/driver.NAME),
+// created: where a driver that builds nothing on this machine (a remote
+// cluster) keeps what it needs to find and remove the lab again.
+func DriverState(lab, driver string) (string, error) { return makeStateDir(lab, "driver."+driver) }
+
+// DriverStateLabs lists the labs that have a driver's state directory.
+func DriverStateLabs(driver string) []string {
+	var labs []string
+	for _, name := range stateLabs() {
+		if fi, err := os.Stat(filepath.Join(StateRoot, name, "driver."+driver)); err == nil && fi.IsDir() {
+			labs = append(labs, name)
+		}
+	}
+	return labs
+}
+
+// DriverStatePath is where DriverState is, whether or not it exists.
+func DriverStatePath(lab, driver string) string {
+	return filepath.Join(StateRoot, lab, "driver."+driver)
+}

@@ -33,6 +33,8 @@ type Lab struct {
 	// Chain is the underlay of a chained topology: its segments and
 	// whether the hosts route between them (chain.go).
 	Chain *Chain `json:"chain,omitempty"`
+	// Kube is set on the kubernetes driver: the cluster and its nodes.
+	Kube *Kube `json:"kubernetes,omitempty"`
 }
 
 // Topology describes a lab as data: its hosts, in order (host i gets the
@@ -65,6 +67,9 @@ type Host struct {
 	Index int    `json:"index"` // 1-based; fixes the host's addresses
 	NS    string `json:"netns"`
 	Addr  string `json:"addr"` // underlay address of eth0
+	// Kube is set on the kubernetes driver: the host is a pod (a client
+	// with no server, like ping-pong's siege) on a node.
+	Kube *KubePod `json:"kubernetes,omitempty"`
 }
 
 // Endpoint is where a server process runs in a mode and how it is reached.
@@ -91,6 +96,8 @@ type Endpoint struct {
 	// Docker is set on the docker driver: the endpoint is a sandbox
 	// container on the host's engine.
 	Docker *DockerEndpoint `json:"docker,omitempty"`
+	// Kube is set on the kubernetes driver: the endpoint is a pod.
+	Kube *KubePod `json:"kubernetes,omitempty"`
 }
 
 // RouterInfo describes a user-space overlay router: its kind (udp or

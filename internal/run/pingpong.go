@@ -1,12 +1,15 @@
 package run
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
@@ -92,14 +95,8 @@ func (p *pingPong) runCell(ctx context.Context, e *env, chunk int, cell *record.
 		return err
 	}
 	pp := p.s.PingPong
-	reqs := pingpong.Requests(p.chunk(chunk), pp.Repetitions)
 	mode := e.key
-	return pingpong.Siege(ctx, pingpong.SiegeConfig{
-		Target:      "http://" + ping.External,
-		Concurrency: pp.Concurrency,
-		Timeout:     pp.Timeout,
-		Dial:        netnsutil.Dialer(siege.NS),
-	}, reqs, func(smp pingpong.Sample) {
+	emit := func(smp pingpong.Sample) {
 		smp.Mode, smp.Labels, smp.Cell = mode, p.s.Labels, cell.Index
 		cell.Samples++
 		if !smp.OK() {
@@ -108,7 +105,56 @@ func (p *pingPong) runCell(ctx context.Context, e *env, chunk int, cell *record.
 			app.bytes[envKey(e.key, e.instance)] += int64(smp.Length)
 		}
 		app.add(smp, !smp.OK())
-	})
+	}
+	if l, ok := e.lab.Runtime.(lab.Launcher); ok {
+		return siegeThrough(ctx, l, siege, ping, p.chunk(chunk), pp.Repetitions, pp.Concurrency, pp.Timeout, emit)
+	}
+	reqs := pingpong.Requests(p.chunk(chunk), pp.Repetitions)
+	return pingpong.Siege(ctx, pingpong.SiegeConfig{
+		Target:      "http://" + ping.External,
+		Concurrency: pp.Concurrency,
+		Timeout:     pp.Timeout,
+		Dial:        netnsutil.Dialer(siege.NS),
+	}, reqs, emit)
+}
+
+// siegeThrough runs siege as a client on the siege host through a
+// driver that runs processes itself (a pod on the kubernetes driver): the
+// same requests, every sample back as a line of JSON.
+func siegeThrough(ctx context.Context, l lab.Launcher, siege lab.Host, ping lab.Endpoint, sizes []int, reps, concurrency int,
+	timeout time.Duration, emit func(pingpong.Sample)) error {
+	list := make([]string, len(sizes))
+	for i, n := range sizes {
+		list[i] = strconv.Itoa(n)
+	}
+	args := []string{"cnperf", "siege", "--target", "http://" + ping.External, "--sizes", strings.Join(list, ","),
+		"--repetitions", strconv.Itoa(reps), "--concurrency", strconv.Itoa(concurrency), "--timeout", timeout.String(), "--format", "jsonl"}
+	var bad error
+	out := &lineWriter{fn: func(line []byte) {
+		var smp pingpong.Sample
+		if err := json.Unmarshal(line, &smp); err != nil {
+			if bad == nil {
+				bad = fmt.Errorf("siege printed %q: %w", line, err)
+			}
+			return
+		}
+		emit(smp)
+	}}
+	var stderr bytes.Buffer
+	proc, err := l.StartClient(lab.Endpoint{Host: siege.Name, Kube: siege.Kube}, "siege", args, out, &stderr)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-proc.Done():
+	case <-ctx.Done():
+		_ = proc.Stop(5 * time.Second) // siege prints what it has on SIGTERM
+	}
+	out.flush()
+	if _, err := proc.Exited(); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("siege on %s: %v: %s", siege.Name, err, lastLine(stderr.String()))
+	}
+	return bad
 }
 
 // waitReady polls ping's /ping/4 from the siege host until pong answers
@@ -128,6 +174,21 @@ func (p *pingPong) waitReady(ctx context.Context, e *env) error {
 	err = poll.Until(ctx, 15*time.Second, 50*time.Millisecond, func() (bool, error) {
 		if err := e.check(); err != nil {
 			return false, err
+		}
+		if l, ok := e.lab.Runtime.(lab.Launcher); ok {
+			// One request from the siege host's pod, as siege will send.
+			okCount := 0
+			err := siegeThrough(ctx, l, siege, ping, []int{4}, 1, 1, 2*time.Second, func(s pingpong.Sample) {
+				if s.OK() {
+					okCount++
+				} else {
+					last = fmt.Errorf("GET %s/mping/4: %d %s", ping.External, s.Code, s.Error)
+				}
+			})
+			if err != nil {
+				last = err
+			}
+			return okCount == 1, nil
 		}
 		resp, err := client.Get(url)
 		if err != nil {

@@ -431,6 +431,9 @@ func startMode(ctx context.Context, id string, pl spec.Lab, instance int, docker
 	} else {
 		shift = 0
 	}
+	if k := pl.Kube; k != nil {
+		cfg.Kube = lab.KubeTarget{Kubeconfig: k.Kubeconfig, Context: k.Context, Image: k.Image, PullPolicy: k.PullPolicy, Nodes: k.Nodes}
+	}
 	l, err := drivers.Up(cfg)
 	if err != nil {
 		return nil, err
@@ -476,6 +479,9 @@ func (e *env) where(ep lab.Endpoint) (dockerrun.Where, error) {
 // startClient starts a client process on an endpoint: in its namespace, or
 // as an exec in its sandbox on the docker driver.
 func (e *env) startClient(name string, ep lab.Endpoint, args []string, stdout, stderr io.Writer) (proc, error) {
+	if l, ok := e.lab.Runtime.(lab.Launcher); ok {
+		return l.StartClient(ep, name, args, stdout, stderr)
+	}
 	if ep.Docker != nil {
 		w, err := e.where(ep)
 		if err != nil {
@@ -491,6 +497,20 @@ func (e *env) startClient(name string, ep lab.Endpoint, args []string, stdout, s
 // logs/MODE-ROLE.log.
 func (e *env) startServer(role string, ep lab.Endpoint, args []string, logs string) error {
 	logPath := filepath.Join(logs, e.logName(role))
+	if l, ok := e.lab.Runtime.(lab.Launcher); ok {
+		logf, err := os.Create(logPath)
+		if err != nil {
+			return err
+		}
+		// The stream copies into the log as long as the server runs.
+		p, err := l.StartServer(ep, role, args, logf)
+		if err != nil {
+			logf.Close()
+			return err
+		}
+		e.procs[role] = p
+		return nil
+	}
 	if ep.Docker != nil {
 		w, err := e.where(ep)
 		if err != nil {

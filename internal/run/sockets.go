@@ -199,6 +199,9 @@ func (t *socketTests) start(ctx context.Context, e *env, exe, logs string) error
 			if err := e.check(); err != nil {
 				return false, err
 			}
+			if b, ok := e.procs[srv.name].(lab.Bounder); ok {
+				return b.Bound(srv.port, srv.proto), nil
+			}
 			return netnsutil.Bound(e.procs[srv.name].PID(), srv.port, srv.proto), nil
 		})
 		if errors.Is(err, poll.ErrTimeout) {

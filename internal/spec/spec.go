@@ -65,6 +65,9 @@ type Spec struct {
 	// Engines runs the docker driver on engines of other machines, one per
 	// lab host (engines.go).
 	Engines *Engines `yaml:"engines,omitempty" json:"engines,omitempty"`
+	// Kubernetes picks the cluster and image of the kubernetes driver
+	// (kubernetes.go).
+	Kubernetes *Kubernetes `yaml:"kubernetes,omitempty" json:"kubernetes,omitempty"`
 }
 
 // MaxInstances bounds Instances: every instance is a whole set of labs.
@@ -88,6 +91,8 @@ type Lab struct {
 	Mode       string
 	Driver     string
 	Conditions conditions.Set
+	// Kube is the spec's kubernetes: block, for labs on that driver.
+	Kube *Kubernetes
 }
 
 // Labs lists the labs of a run, in order: the modes; when drivers are
@@ -114,7 +119,11 @@ func (s Spec) Labs() []Lab {
 				if len(variants) > 1 {
 					k += "/" + v.Label()
 				}
-				labs = append(labs, Lab{Key: k, Mode: m, Driver: d, Conditions: s.Conditions.Over(v)})
+				l := Lab{Key: k, Mode: m, Driver: d, Conditions: s.Conditions.Over(v)}
+				if d == "kubernetes" {
+					l.Kube = s.Kubernetes
+				}
+				labs = append(labs, l)
 			}
 		}
 	}
@@ -571,6 +580,9 @@ func (s Spec) Validate() error {
 		labels[v.Label()] = true
 	}
 	if err := s.validateCalibrate(); err != nil {
+		return err
+	}
+	if err := s.checkKubernetes(); err != nil {
 		return err
 	}
 	if err := s.checkEngines(); err != nil {

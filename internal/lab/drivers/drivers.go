@@ -9,13 +9,14 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/docker"
+	"github.com/cnperf/cnperf/internal/lab/kube"
 	"github.com/cnperf/cnperf/internal/lab/netns"
 )
 
 // All returns every driver, the default first. A driver that builds on
 // another's hosts comes after it (lab.Down removes last first).
 func All() []lab.Driver {
-	return []lab.Driver{netns.Driver{}, docker.Driver{}}
+	return []lab.Driver{netns.Driver{}, docker.Driver{}, kube.Driver{}}
 }
 
 // Names returns the drivers' names in All's order.

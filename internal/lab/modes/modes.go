@@ -4,6 +4,11 @@ package modes
 
 import (
 	"fmt"
+	"github.com/cnperf/cnperf/internal/lab/modes/k8shost"
+	"github.com/cnperf/cnperf/internal/lab/modes/k8snodeport"
+	"github.com/cnperf/cnperf/internal/lab/modes/k8spod"
+	"github.com/cnperf/cnperf/internal/lab/modes/k8sservice"
+	"github.com/cnperf/cnperf/internal/lab/netns"
 	"sort"
 	"strings"
 
@@ -24,7 +29,9 @@ import (
 func All() []lab.Mode {
 	all := []lab.Mode{bare.Mode{}, host.Mode{}, bridge.Mode{}, macvlan.Mode{}, overlay.Mode{}}
 	all = append(all, useroverlay.Modes()...)
-	return append(all, ovs.Mode{}, vethrouted.Mode{}, bridgerouted.Mode{}, links.Mode{})
+	all = append(all, ovs.Mode{}, vethrouted.Mode{}, bridgerouted.Mode{}, links.Mode{})
+	// A cluster's own datapaths, on the kubernetes driver only.
+	return append(all, k8shost.Mode{}, k8spod.Mode{}, k8sservice.Mode{}, k8snodeport.Mode{})
 }
 
 // DefaultNames are the modes a spec compares when it names none: the five
@@ -60,4 +67,16 @@ func Check(names []string) error {
 		}
 	}
 	return nil
+}
+
+// Netns returns the modes the netns driver builds: the kernel topologies
+// cnperf makes by hand (the Kubernetes modes run only on a cluster).
+func Netns() []lab.Mode {
+	var out []lab.Mode
+	for _, m := range All() {
+		if _, ok := m.(netns.Mode); ok {
+			out = append(out, m)
+		}
+	}
+	return out
 }

@@ -74,7 +74,17 @@ type Set struct {
 	// ZoneVia picks what delays: "netem" or "delayline" (cnperf's
 	// user-space delay line); empty: netem where the kernel has it.
 	ZoneVia string `yaml:"zone_via,omitempty" json:"zone_via,omitempty"`
+	// NodePlacement, on the kubernetes driver, puts the lab's hosts on
+	// one node ("same-node") or each on its own ("cross-node", the
+	// default there).
+	NodePlacement string `yaml:"node_placement,omitempty" json:"node_placement,omitempty"`
 }
+
+// Node placements on the kubernetes driver.
+const (
+	SameNode  = "same-node"
+	CrossNode = "cross-node"
+)
 
 // Empty reports whether the set changes nothing.
 func (s Set) Empty() bool { s.Name = ""; return s == Set{} }
@@ -140,6 +150,7 @@ func (s Set) Label() string {
 	add("zjitter", s.ZoneJitter, s.ZoneJitter != 0)
 	add("zloss", s.ZoneLoss, s.ZoneLoss != 0)
 	add("zvia", s.ZoneVia, s.ZoneVia != "")
+	add("nodes", s.NodePlacement, s.NodePlacement != "")
 	return strings.Join(parts, ",")
 }
 
@@ -216,6 +227,11 @@ func (s Set) Validate(cpus int) error {
 		if f.v != 0 && (f.v < 576 || f.v > 9000) {
 			return fmt.Errorf("%s %d: outside 576..9000 (IPv4's minimum to a jumbo frame)", f.name, f.v)
 		}
+	}
+	switch s.NodePlacement {
+	case "", SameNode, CrossNode:
+	default:
+		return fmt.Errorf("node_placement %q: use %s or %s", s.NodePlacement, SameNode, CrossNode)
 	}
 	if s.Delay != "" {
 		return fmt.Errorf("delay %q: a delay on every link is not built (it would need netem on each); a lab delays between zones: use zone_delay (one way) and zone_hosts", s.Delay)

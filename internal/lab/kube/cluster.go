@@ -1,0 +1,210 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	authv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/cnperf/cnperf/internal/lab"
+)
+
+// apiTimeout bounds one call to the API server.
+const apiTimeout = 30 * time.Second
+
+// Cluster is a connection to a cluster: REST clients for the two API
+// groups a lab uses, the REST config exec needs, and what it was reached
+// by. It is built on client-go's REST layer and the API types only, not
+// client-go's clientset, whose every group's registration would make each
+// cnperf process (every server and client of every driver) start 80 ms
+// slower and 30 MB bigger.
+type Cluster struct {
+	core, authz *rest.RESTClient
+	params            runtime.ParameterCodec
+	REST              *rest.Config
+	Server            string
+	Context           string
+}
+
+// Connect reaches the cluster a target names: its kubeconfig and context,
+// or the default loading rules ($KUBECONFIG, ~/.kube/config), or, with
+// neither file, the in-cluster config. It asks the server's version, so a
+// cluster that does not answer is said here, in one line.
+func Connect(t lab.KubeTarget) (*Cluster, error) {
+	cfg, ctxName, err := restConfig(t)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Timeout = apiTimeout
+	cfg.QPS, cfg.Burst = 50, 100 // a lab's pods and execs, not a controller's load
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, authv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return nil, fmt.Errorf("kubernetes: API types: %w", err)
+		}
+	}
+	codecs := serializer.NewCodecFactory(scheme)
+	c := &Cluster{params: runtime.NewParameterCodec(scheme), REST: cfg, Server: cfg.Host, Context: ctxName}
+	for _, g := range []struct {
+		into *(*rest.RESTClient)
+		gv   schema.GroupVersion
+		path string
+	}{{&c.core, corev1.SchemeGroupVersion, "/api"}, {&c.authz, authv1.SchemeGroupVersion, "/apis"}} {
+		gc := rest.CopyConfig(cfg)
+		gc.GroupVersion, gc.APIPath, gc.NegotiatedSerializer = &g.gv, g.path, codecs.WithoutConversion()
+		if gc.UserAgent == "" {
+			gc.UserAgent = "cnperf"
+		}
+		rc, err := rest.RESTClientFor(gc)
+		if err != nil {
+			return nil, fmt.Errorf("kubernetes: client for %s: %w", cfg.Host, err)
+		}
+		*g.into = rc
+	}
+	if _, err := c.Version(context.Background()); err != nil {
+		return nil, fmt.Errorf("kubernetes: cluster at %s does not answer: %w", cfg.Host, err)
+	}
+	return c, nil
+}
+
+// Version is the API server's version.
+func (c *Cluster) Version(ctx context.Context) (version.Info, error) {
+	var v version.Info
+	cctx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	b, err := c.core.Get().AbsPath("/version").Do(cctx).Raw()
+	if err != nil {
+		return v, err
+	}
+	return v, json.Unmarshal(b, &v)
+}
+
+// get, list, create and remove are the REST calls a lab makes, on a
+// group's client, in namespace ns ("" for cluster-scoped resources).
+func (c *Cluster) get(ctx context.Context, rc *rest.RESTClient, ns, resource, name string, into runtime.Object) error {
+	cctx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	return rc.Get().NamespaceIfScoped(ns, ns != "").Resource(resource).Name(name).Do(cctx).Into(into)
+}
+
+func (c *Cluster) list(ctx context.Context, rc *rest.RESTClient, ns, resource string, into runtime.Object) error {
+	cctx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	return rc.Get().NamespaceIfScoped(ns, ns != "").Resource(resource).Do(cctx).Into(into)
+}
+
+func (c *Cluster) create(ctx context.Context, rc *rest.RESTClient, ns, resource string, obj, into runtime.Object) error {
+	cctx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	return rc.Post().NamespaceIfScoped(ns, ns != "").Resource(resource).Body(obj).Do(cctx).Into(into)
+}
+
+func (c *Cluster) remove(ctx context.Context, rc *rest.RESTClient, ns, resource, name string, opts *metav1.DeleteOptions) error {
+	cctx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	return rc.Delete().NamespaceIfScoped(ns, ns != "").Resource(resource).Name(name).Body(opts).Do(cctx).Error()
+}
+
+func restConfig(t lab.KubeTarget) (*rest.Config, string, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if t.Kubeconfig != "" {
+		if _, err := os.Stat(t.Kubeconfig); err != nil {
+			return nil, "", fmt.Errorf("kubernetes: kubeconfig %s: %w", t.Kubeconfig, err)
+		}
+		rules.ExplicitPath = t.Kubeconfig
+	}
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: t.Context})
+	cfg, err := cc.ClientConfig()
+	if err == nil {
+		raw, _ := cc.RawConfig()
+		name := t.Context
+		if name == "" {
+			name = raw.CurrentContext
+		}
+		return cfg, name, nil
+	}
+	if t.Kubeconfig == "" && t.Context == "" && clientcmd.IsEmptyConfig(err) {
+		in, ierr := rest.InClusterConfig()
+		if ierr == nil {
+			return in, "", nil
+		}
+		return nil, "", errors.New("kubernetes: no cluster: no kubeconfig ($KUBECONFIG, ~/.kube/config) and not in a pod; give --kubeconfig")
+	}
+	if t.Context != "" {
+		return nil, "", fmt.Errorf("kubernetes: context %q: %w", t.Context, err)
+	}
+	return nil, "", fmt.Errorf("kubernetes: kubeconfig: %w", err)
+}
+
+// need is one permission a lab needs: a verb on a resource, in the lab's
+// namespace ("" for cluster-scoped ones).
+type need struct {
+	verb, group, resource, sub string
+	namespaced                 bool
+}
+
+// needs are the permissions a lab needs, in the order they are used.
+var needs = []need{
+	{verb: "list", resource: "nodes"},
+	{verb: "create", resource: "namespaces"},
+	{verb: "delete", resource: "namespaces"},
+	{verb: "create", resource: "pods", namespaced: true},
+	{verb: "get", resource: "pods", namespaced: true},
+	{verb: "create", resource: "pods", sub: "exec", namespaced: true},
+	{verb: "create", resource: "services", namespaced: true},
+}
+
+// CheckAccess asks the API server whether the user may do everything a lab
+// in namespace ns needs, and names the first verb and resource it may not.
+func (c *Cluster) CheckAccess(ctx context.Context, ns string) error {
+	for _, n := range needs {
+		attr := &authv1.ResourceAttributes{Verb: n.verb, Group: n.group, Resource: n.resource, Subresource: n.sub}
+		if n.namespaced {
+			attr.Namespace = ns
+		}
+		r := &authv1.SelfSubjectAccessReview{}
+		err := c.create(ctx, c.authz, "", "selfsubjectaccessreviews",
+			&authv1.SelfSubjectAccessReview{Spec: authv1.SelfSubjectAccessReviewSpec{ResourceAttributes: attr}}, r)
+		if err != nil {
+			return fmt.Errorf("kubernetes: ask whether %s may be done: %w", describe(n, ns), err)
+		}
+		if !r.Status.Allowed {
+			return fmt.Errorf("kubernetes: permission missing: %s", describe(n, ns))
+		}
+	}
+	return nil
+}
+
+func describe(n need, ns string) string {
+	res := n.resource
+	if n.sub != "" {
+		res += "/" + n.sub
+	}
+	if n.namespaced {
+		return fmt.Sprintf("%s %s in namespace %s", n.verb, res, ns)
+	}
+	return fmt.Sprintf("%s %s", n.verb, res)
+}
+
+// Preflight says, before a run creates anything, whether the cluster a
+// target names answers and lets this user do what a lab needs (in a
+// namespace of the lab's name form).
+func Preflight(t lab.KubeTarget) error {
+	c, err := Connect(t)
+	if err != nil {
+		return err
+	}
+	return c.CheckAccess(context.Background(), Namespace("preflight"))
+}

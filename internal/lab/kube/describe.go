@@ -1,0 +1,97 @@
+package kube
+
+import (
+	"context"
+	"regexp"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/cnperf/cnperf/internal/record"
+)
+
+// knownCNIs are the pod networks whose daemonset (in kube-system or their
+// own namespace) names them.
+var knownCNIs = []string{"calico", "cilium", "flannel", "weave", "canal", "antrea", "kube-router", "kube-ovn", "ovn",
+	"multus", "aws-node", "azure-cni", "gke", "romana", "kindnet", "kube-flannel"}
+
+// describeCluster records the server's version, the nodes the lab used
+// (kernel, kubelet, runtime, capacity, pod CIDRs), the CNI and
+// kube-proxy's mode as far as the cluster tells them; what it cannot read
+// stays empty rather than failing the lab.
+func describeCluster(ctx context.Context, c *Cluster, k *record.Kube, nodes []string) {
+	if v, err := c.Version(ctx); err == nil {
+		k.Version = v.GitVersion
+	}
+	for _, name := range nodes {
+		n := &corev1.Node{}
+		if err := c.get(ctx, c.core, "", "nodes", name, n); err != nil {
+			k.Nodes = append(k.Nodes, record.KubeNode{Name: name})
+			continue
+		}
+		k.Nodes = append(k.Nodes, nodeRecord(n))
+	}
+	k.CNI, k.CNIFrom = findCNI(ctx, c)
+	k.ProxyMode = proxyMode(ctx, c)
+}
+
+func nodeRecord(n *corev1.Node) record.KubeNode {
+	info := n.Status.NodeInfo
+	addrs := map[string]string{}
+	for _, a := range n.Status.Addresses {
+		addrs[string(a.Type)] = a.Address
+	}
+	cpu, mem := n.Status.Capacity[corev1.ResourceCPU], n.Status.Capacity[corev1.ResourceMemory]
+	return record.KubeNode{Name: n.Name, Addresses: addrs, Kernel: info.KernelVersion, OS: info.OSImage,
+		Kubelet: info.KubeletVersion, KubeProxy: info.KubeProxyVersion, ContainerRuntime: info.ContainerRuntimeVersion,
+		Arch: info.Architecture, CPU: cpu.String(), Memory: mem.String(), PodCIDRs: n.Spec.PodCIDRs}
+}
+
+// cniNamespaces are where pod networks run their node agents.
+var cniNamespaces = []string{"kube-system", "kube-flannel", "calico-system", "cilium", "tigera-operator"}
+
+// findCNI names the pod network from the pods a known CNI runs on the
+// nodes (its daemonset's); with none, "" (a cluster whose nodes carry a
+// plain CNI config, like the test cluster's bridge, says nothing through
+// the API).
+func findCNI(ctx context.Context, c *Cluster) (string, string) {
+	var found []string
+	for _, ns := range cniNamespaces {
+		list := &corev1.PodList{}
+		if err := c.list(ctx, c.core, ns, "pods", list); err != nil {
+			continue
+		}
+		for _, p := range list.Items {
+			for _, cni := range knownCNIs {
+				if strings.Contains(p.Name, cni) && !slices.Contains(found, cni) {
+					found = append(found, cni)
+				}
+			}
+		}
+	}
+	if len(found) == 0 {
+		return "", ""
+	}
+	return strings.Join(found, "+"), "pods"
+}
+
+var modeRE = regexp.MustCompile(`(?m)^mode:\s*"?([a-z]*)"?`)
+
+// proxyMode reads kube-proxy's mode from its ConfigMap in kube-system (as
+// kubeadm writes it); "" when there is none or it says none.
+func proxyMode(ctx context.Context, c *Cluster) string {
+	cm := &corev1.ConfigMap{}
+	if err := c.get(ctx, c.core, "kube-system", "configmaps", "kube-proxy", cm); err != nil {
+		return ""
+	}
+	for _, v := range cm.Data {
+		if m := modeRE.FindStringSubmatch(v); m != nil {
+			if m[1] == "" {
+				return "iptables (default)"
+			}
+			return m[1]
+		}
+	}
+	return ""
+}

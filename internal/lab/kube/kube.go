@@ -1,0 +1,287 @@
+// Package kube is the kubernetes driver: it builds a lab on a cluster the
+// user has (or the test cluster scripts/k8s-cluster.sh runs), as pods in a
+// namespace of its own. Each of the lab's hosts is a node; each endpoint,
+// and each host that carries none (ping-pong's siege), is a pod holding
+// cnperf's workload image; servers and clients run in the pods by exec,
+// so that the runner interleaves cells across modes as on the other
+// drivers. Modes (k8s-host, k8s-pod, k8s-service, k8s-nodeport) say how
+// the pods are networked and how peers dial them. Everything is in the
+// lab's namespace, labelled as cnperf's with its owner, and goes with it.
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/owner"
+	"github.com/cnperf/cnperf/internal/record"
+	"github.com/cnperf/cnperf/internal/spec/conditions"
+)
+
+// Name is the driver's name.
+const Name = lab.KubernetesDriver
+
+// Labels every object cnperf makes carries.
+const (
+	LabelManaged   = "app.kubernetes.io/managed-by"
+	LabelLab       = "cnperf.io/lab"
+	LabelMode      = "cnperf.io/mode"
+	LabelOwner     = "cnperf.io/owner"      // PID.START of the run, on OwnerHost
+	LabelOwnerHost = "cnperf.io/owner-host" // the machine the run is on
+	LabelPod       = "cnperf.io/pod"        // a pod's own name, for its Service
+	managedBy      = "cnperf"
+)
+
+// Mode is a mode the kubernetes driver can build.
+type Mode interface {
+	lab.Mode
+	// BuildKube makes the lab's pods (b.Pods) and whatever peers dial them
+	// through (b.Service), and returns one endpoint per b.Endpoints.
+	BuildKube(b *Build) ([]lab.Endpoint, error)
+}
+
+// Namespace is a lab's namespace on the cluster.
+func Namespace(labName string) string {
+	return "cnperf-" + strings.ReplaceAll(labName, "_", "-")
+}
+
+// target is what Down and Labs need to find a lab again: stored on this
+// machine when the lab is built, as the cluster may be anyone's.
+type target struct {
+	Kubeconfig string `json:"kubeconfig,omitempty"`
+	Context    string `json:"context,omitempty"`
+	Namespace  string `json:"namespace"`
+	Mode       string `json:"mode"`
+	Owner      string `json:"owner"`
+}
+
+func targetFile(labName string) string {
+	return filepath.Join(lab.DriverStatePath(labName, Name), "target.json")
+}
+
+func readTarget(labName string) (target, bool, error) {
+	var t target
+	b, err := os.ReadFile(targetFile(labName))
+	if errors.Is(err, os.ErrNotExist) {
+		return t, false, nil
+	}
+	if err != nil {
+		return t, false, err
+	}
+	if err := json.Unmarshal(b, &t); err != nil {
+		return t, false, fmt.Errorf("lab %s: %s: %w", labName, targetFile(labName), err)
+	}
+	return t, true, nil
+}
+
+func writeTarget(labName string, t target) error {
+	dir, err := lab.DriverState(labName, Name)
+	if err != nil {
+		return err
+	}
+	b, _ := json.MarshalIndent(t, "", "  ")
+	return os.WriteFile(filepath.Join(dir, "target.json"), b, 0o600)
+}
+
+// Driver is the kubernetes driver.
+type Driver struct{}
+
+func (Driver) Name() string { return Name }
+
+// Check refuses, before the cluster is touched, a mode the driver cannot
+// build, conditions it cannot apply (the nodes are the user's), a chain, no
+// image, and a lab of that name that this machine already has.
+func (Driver) Check(cfg lab.Config) error {
+	if _, ok := cfg.Mode.(Mode); !ok {
+		return fmt.Errorf("lab: mode %s cannot be built on the %s driver", cfg.Mode.Name(), Name)
+	}
+	c := cfg.Conditions
+	c.NodePlacement = ""
+	if !c.Empty() {
+		return fmt.Errorf("lab: conditions %s change the hosts; on the %s driver the nodes are the cluster's: only node_placement applies", c.Label(), Name)
+	}
+	if cfg.Topology.Chain {
+		return fmt.Errorf("lab: a chain of hosts is built by the netns driver, not on a cluster")
+	}
+	if cfg.Kube.Image == "" {
+		return errors.New("lab: the kubernetes driver needs a workload image holding cnperf at /cnperf: give --image (`cnperf image save` writes one)")
+	}
+	switch cfg.Kube.PullPolicy {
+	case "", string(corev1.PullAlways), string(corev1.PullIfNotPresent), string(corev1.PullNever):
+	default:
+		return fmt.Errorf("lab: image pull policy %q: use Always, IfNotPresent or Never", cfg.Kube.PullPolicy)
+	}
+	if _, ok, err := readTarget(cfg.Name); err != nil || ok {
+		return fmt.Errorf("lab %s exists on a cluster; remove it with: cnperf lab down %s", cfg.Name, cfg.Name)
+	}
+	return nil
+}
+
+// Up connects, checks permissions, picks the nodes, makes the namespace
+// and has the mode build the pods; then it describes the nodes.
+func (Driver) Up(l *lab.Lab, cfg lab.Config) error {
+	ctx := context.Background()
+	c, err := Connect(cfg.Kube)
+	if err != nil {
+		return err
+	}
+	ns := Namespace(cfg.Name)
+	if err := c.CheckAccess(ctx, ns); err != nil {
+		return err
+	}
+	placement := cfg.Conditions.NodePlacement
+	if placement == "" {
+		placement = conditions.CrossNode
+	}
+	nodes, err := pickNodes(ctx, c, cfg.Kube.Nodes, placement, cfg.Topology)
+	if err != nil {
+		return err
+	}
+	// What finds the lab again is written before anything is made on the
+	// cluster: a run killed now leaves nothing `cnperf clean` cannot find.
+	if err := writeTarget(cfg.Name, target{Kubeconfig: cfg.Kube.Kubeconfig, Context: cfg.Kube.Context,
+		Namespace: ns, Mode: cfg.Mode.Name(), Owner: cfg.Owner.String()}); err != nil {
+		return err
+	}
+	if err := createNamespace(ctx, c, ns, cfg); err != nil {
+		return err
+	}
+	policy := corev1.PullPolicy(cfg.Kube.PullPolicy)
+	if policy == "" {
+		policy = corev1.PullIfNotPresent
+	}
+	b := &Build{Build: nil, ctx: ctx, c: c, ns: ns, image: cfg.Kube.Image, policy: policy, nodes: nodes,
+		labels: labelsOf(cfg)}
+	l.Kube = &record.Kube{Server: c.Server, Context: c.Context, Namespace: ns, Placement: placement,
+		Image: cfg.Kube.Image, PullPolicy: string(policy)}
+	for i, h := range cfg.Topology.Hosts {
+		l.Hosts = append(l.Hosts, lab.Host{Name: h.Name, Index: i + 1})
+	}
+	b.Build = l.NewBuild()
+	eps, err := cfg.Mode.(Mode).BuildKube(b)
+	if err != nil {
+		return fmt.Errorf("build mode %s: %w", l.Mode, err)
+	}
+	l.Endpoints = eps
+	for i := range l.Hosts {
+		h := &l.Hosts[i]
+		p := b.hostPods[h.Name]
+		if p == nil {
+			continue
+		}
+		h.Kube, h.Addr = p, p.HostIP
+	}
+	describeCluster(ctx, c, l.Kube, b.usedNodes())
+	l.Runtime = &Runtime{c: c, ns: ns, pods: b.allPods()}
+	return nil
+}
+
+// Down deletes the lab's namespace, with everything in it, and waits until
+// it is gone; a lab this machine has no record of is not an error.
+func (Driver) Down(name string) error {
+	t, ok, err := readTarget(name)
+	if err != nil || !ok {
+		return err
+	}
+	c, err := Connect(lab.KubeTarget{Kubeconfig: t.Kubeconfig, Context: t.Context})
+	if err != nil {
+		return fmt.Errorf("lab %s: %w", name, err)
+	}
+	return deleteNamespace(context.Background(), c, t.Namespace, name)
+}
+
+// Labs lists the labs this machine built on clusters, from what Up
+// recorded; it does not ask the clusters.
+func (Driver) Labs() ([]lab.Info, error) {
+	var out []lab.Info
+	var errs []error
+	for _, name := range lab.DriverStateLabs(Name) {
+		t, ok, err := readTarget(name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		id, _ := owner.Parse(t.Owner)
+		out = append(out, lab.Info{Name: name, Mode: t.Mode, Owner: id, OwnerText: t.Owner,
+			Namespaces: []string{"kubernetes:" + t.Namespace}})
+	}
+	return out, errors.Join(errs...)
+}
+
+func labelsOf(cfg lab.Config) map[string]string {
+	host, _ := os.Hostname()
+	return map[string]string{LabelManaged: managedBy, LabelLab: cfg.Name, LabelMode: cfg.Mode.Name(),
+		LabelOwner: strings.ReplaceAll(cfg.Owner.String(), " ", "_"), LabelOwnerHost: labelValue(host)}
+}
+
+// labelValue fits a string to a label value's rules (63 characters of
+// letters, digits, '-', '_' and '.', alphanumeric at both ends).
+func labelValue(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r < 128 && (r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			b.WriteRune(r)
+		}
+	}
+	out := strings.Trim(b.String(), "-_.")
+	if len(out) > 63 {
+		out = strings.Trim(out[:63], "-_.")
+	}
+	return out
+}
+
+func createNamespace(ctx context.Context, c *Cluster, ns string, cfg lab.Config) error {
+	err := c.create(ctx, c.core, "", "namespaces", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: labelsOf(cfg)}},
+		&corev1.Namespace{})
+	if apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("kubernetes: namespace %s exists: another cnperf's lab of that name, or left by one; remove it with kubectl delete namespace %s if it is yours", ns, ns)
+	}
+	if err != nil {
+		return fmt.Errorf("kubernetes: create namespace %s: %w", ns, err)
+	}
+	return nil
+}
+
+// deleteNamespace deletes a lab's namespace, only if it is that lab's
+// (labelled so), and waits up to two minutes for it to go.
+func deleteNamespace(ctx context.Context, c *Cluster, ns, labName string) error {
+	got := &corev1.Namespace{}
+	err := c.get(ctx, c.core, "", "namespaces", ns, got)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("kubernetes: find namespace %s: %w", ns, err)
+	}
+	if got.Labels[LabelManaged] != managedBy || got.Labels[LabelLab] != labName {
+		return fmt.Errorf("kubernetes: namespace %s is not lab %s's (labels %v): left alone", ns, labName, got.Labels)
+	}
+	grace := int64(0)
+	err = c.remove(ctx, c.core, "", "namespaces", ns, &metav1.DeleteOptions{GracePeriodSeconds: &grace,
+		Preconditions: &metav1.Preconditions{UID: &got.UID}})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("kubernetes: delete namespace %s: %w", ns, err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		if err := c.get(ctx, c.core, "", "namespaces", ns, &corev1.Namespace{}); apierrors.IsNotFound(err) {
+			return nil
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	return fmt.Errorf("kubernetes: namespace %s still terminating after 2 minutes", ns)
+}

@@ -1,0 +1,56 @@
+package record
+
+// Kube describes a lab on a Kubernetes cluster: where it ran and what the
+// cluster's nodes and network were, so a run can be compared with another
+// cluster's years later.
+type Kube struct {
+	// Server is the API server's URL, Context the kubeconfig context used
+	// ("" in-cluster), Version the API server's version.
+	Server    string `json:"server"`
+	Context   string `json:"context,omitempty"`
+	Version   string `json:"version"`
+	Namespace string `json:"namespace"` // the lab's own namespace
+	// Placement is "same-node" or "cross-node": whether the lab's hosts
+	// share one node or each has its own.
+	Placement string `json:"placement"`
+	// CNI names the cluster's pod network as cnperf found it: a known
+	// plugin's daemonset in kube-system, or what a node's CNI config says
+	// (empty when neither told).
+	CNI        string     `json:"cni,omitempty"`
+	CNIFrom    string     `json:"cni_from,omitempty"`
+	ProxyMode  string     `json:"kube_proxy_mode,omitempty"` // kube-proxy's configured mode ("" default: iptables)
+	Image      string     `json:"image"`
+	PullPolicy string     `json:"image_pull_policy"`
+	Nodes      []KubeNode `json:"nodes"`
+}
+
+// KubeNode is a node the lab ran on, as its status describes it.
+type KubeNode struct {
+	Name             string            `json:"name"`
+	Addresses        map[string]string `json:"addresses"` // InternalIP, Hostname, ...
+	Kernel           string            `json:"kernel"`
+	OS               string            `json:"os_image"`
+	Kubelet          string            `json:"kubelet"`
+	KubeProxy        string            `json:"kube_proxy,omitempty"`
+	ContainerRuntime string            `json:"container_runtime"`
+	Arch             string            `json:"arch"`
+	CPU              string            `json:"cpu"`    // capacity
+	Memory           string            `json:"memory"` // capacity
+	PodCIDRs         []string          `json:"pod_cidrs,omitempty"`
+}
+
+// KubePod says where an endpoint (or a host's pod) lives on the kubernetes
+// driver.
+type KubePod struct {
+	Namespace   string `json:"namespace"`
+	Pod         string `json:"pod"`
+	Node        string `json:"node"`
+	PodIP       string `json:"pod_ip"`
+	HostIP      string `json:"host_ip"`
+	HostNetwork bool   `json:"host_network,omitempty"`
+	// Service is set when peers dial a Service: its kind (ClusterIP,
+	// NodePort), name and cluster IP.
+	Service     string `json:"service,omitempty"`
+	ServiceType string `json:"service_type,omitempty"`
+	ClusterIP   string `json:"cluster_ip,omitempty"`
+}
