@@ -15,14 +15,17 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/docker"
 	"github.com/cnperf/cnperf/internal/lab/docker/engine"
 	"github.com/cnperf/cnperf/internal/lab/drivers"
+	"github.com/cnperf/cnperf/internal/lab/kube"
 	"github.com/cnperf/cnperf/internal/lab/modes"
 	"github.com/cnperf/cnperf/internal/lab/netns"
+	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/lab/netnsutil"
 )
 
 func newLabCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{Use: "lab", Short: "Build, list, enter and remove labs by hand"}
 	var mode, hosts, driver string
+	var kt spec.Kubernetes
 	var port int
 	up := &cobra.Command{
 		Use:   "up NAME --mode MODE",
@@ -44,10 +47,13 @@ func newLabCmd(stdout, stderr io.Writer) *cobra.Command {
 			if _, err := drivers.Lookup(driver); err != nil {
 				return usagef("--driver %q: unknown (known: %s)", driver, strings.Join(drivers.Names(), ", "))
 			}
-			if err := needNetAdmin(); err != nil {
-				return err
+			if driver != kube.Name {
+				if err := needNetAdmin(); err != nil {
+					return err
+				}
 			}
-			cfg := lab.Config{Name: args[0], Mode: m, Topology: lab.ClientServers(strings.Split(hosts, ","), false), Port: port, Driver: driver}
+			cfg := lab.Config{Name: args[0], Mode: m, Topology: lab.ClientServers(strings.Split(hosts, ","), false), Port: port, Driver: driver,
+				Kube: lab.KubeTarget{Kubeconfig: kt.Kubeconfig, Context: kt.Context, Image: kt.Image, PullPolicy: kt.PullPolicy, Nodes: kt.Nodes}}
 			// The binary runs the image (docker) and overlay routers.
 			if cfg.Exe, err = os.Executable(); err != nil {
 				return fail(err)
@@ -70,6 +76,9 @@ func newLabCmd(stdout, stderr io.Writer) *cobra.Command {
 				if e.Docker != nil {
 					fmt.Fprintf(stdout, "    docker -H %s (engine %s), sandbox %.12s\n", e.Docker.DockerHost, e.Docker.Version, e.Docker.Sandbox)
 				}
+				if k := e.Kube; k != nil {
+					fmt.Fprintf(stdout, "    kubectl -n %s exec %s -- /cnperf ... (node %s, pod IP %s)\n", k.Namespace, k.Pod, k.Node, k.PodIP)
+				}
 			}
 			return nil
 		},
@@ -77,7 +86,8 @@ func newLabCmd(stdout, stderr io.Writer) *cobra.Command {
 	up.Flags().StringVar(&mode, "mode", "bare", "network mode: "+strings.Join(modes.Names(), ", "))
 	up.Flags().StringVar(&hosts, "hosts", "client,server1,server2", "comma-separated host names; the first is the client outside the cluster")
 	up.Flags().IntVar(&port, "port", 8080, "port the servers' endpoints are published on")
-	up.Flags().StringVar(&driver, "driver", netns.Name, "netns (devices by hand) or docker (a dockerd per host, Docker's own networks)")
+	up.Flags().StringVar(&driver, "driver", netns.Name, "netns (devices by hand), docker (a dockerd per host, Docker's own networks) or kubernetes (pods on a cluster)")
+	addKubeFlags(up, &kt)
 
 	down := &cobra.Command{
 		Use:   "down NAME...",

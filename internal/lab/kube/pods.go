@@ -25,7 +25,7 @@ const Container = "cnperf"
 // podStartLimit bounds the wait for a pod to run; a pod whose image cannot
 // be had says so sooner (stuckLimit).
 const (
-	podStartLimit = 3 * time.Minute
+	podStartLimit = 2 * time.Minute
 	stuckLimit    = time.Minute
 )
 
@@ -190,12 +190,52 @@ func (b *Build) waitRunning(name string) (*corev1.Pod, error) {
 				}
 			}
 		}
+		// A pod the kubelet cannot start (its sandbox, a mount) stays
+		// Pending with no container state that says so: its events do.
+		if time.Since(start) > stuckLimit {
+			if why := b.lastWarning(name); why != "" {
+				return nil, fmt.Errorf("kubernetes: pod %s on node %s not running after %s: %s", name, p.Spec.NodeName,
+					time.Since(start).Round(time.Second), why)
+			}
+		}
 		if time.Since(start) > stuckLimit && !stuckSince.IsZero() || time.Since(start) > podStartLimit {
 			return nil, fmt.Errorf("kubernetes: pod %s on node %s not running after %s (phase %s)", name, p.Spec.NodeName,
 				time.Since(start).Round(time.Second), p.Status.Phase)
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
+}
+
+// lastWarning is the newest Warning event about a pod, as "REASON:
+// message" ("" when there is none or events cannot be read).
+func (b *Build) lastWarning(pod string) string {
+	list := &corev1.EventList{}
+	ctx, cancel := context.WithTimeout(b.ctx, apiTimeout)
+	defer cancel()
+	err := b.c.core.Get().Namespace(b.ns).Resource("events").
+		VersionedParams(&metav1.ListOptions{FieldSelector: "involvedObject.kind=Pod,involvedObject.name=" + pod}, b.c.params).
+		Do(ctx).Into(list)
+	if err != nil {
+		return ""
+	}
+	var last *corev1.Event
+	for i := range list.Items {
+		e := &list.Items[i]
+		if e.Type != corev1.EventTypeWarning {
+			continue
+		}
+		if last == nil || e.LastTimestamp.After(last.LastTimestamp.Time) {
+			last = e
+		}
+	}
+	if last == nil {
+		return ""
+	}
+	msg := last.Message
+	if len(msg) > 300 {
+		msg = msg[:300] + "..."
+	}
+	return last.Reason + ": " + msg
 }
 
 // Service puts a Service of type typ in front of an endpoint's pod, on
