@@ -34,7 +34,7 @@ td.ref { font-weight: bold; }
 <body>
 <h1>{{.Title}}</h1>
 <p class="meta">Generated {{.Generated.Format "2006-01-02 15:04 UTC"}} by cnperf{{if .Reference}} · reference: <b>{{.Reference}}</b>{{end}}{{if .Window}} · TCP receive window {{.Window}} bytes{{end}}{{if .Split}} · small/big split at {{.Split}} bytes{{end}}</p>
-<nav><ul>
+{{range .SectionTables "headline"}}{{template "table" .}}{{end}}<nav><ul>
 {{range .Figures}}<li><a href="#{{.ID}}">{{.Title}}</a></li>
 {{end}}{{range .Tables}}<li><a href="#{{.ID}}">{{.Title}}</a></li>
 {{end}}</ul></nav>

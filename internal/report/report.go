@@ -82,6 +82,7 @@ type Report struct {
 	metricsShown []analysis.Metric     // the metrics the data holds
 	socketCases  []analysis.SocketCase // socket tests, per case
 	drivers      []runDrivers          // runs whose modes ran on several drivers
+	cis          intervals             // ratios to the reference with their 95 % intervals
 }
 
 // pagePoints caps the raw points per plot: each costs ~130 bytes of SVG.
@@ -111,6 +112,8 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 		sockets = sockets || run.Socket()
 		pingPong = pingPong || !run.Socket()
 	}
+	r.computeIntervals(ref, o)
+	r.addHeadline()
 	r.addRunsTable()
 	r.addDrivers(o)
 	if sockets {
@@ -150,6 +153,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 	}
 	r.Data.Sockets = socketData(r.socketCases)
 	r.Data.Drivers = driverData(r.drivers)
+	r.Data.Intervals = intervalData(r.cis.list)
 	r.Data.Notes = r.Notes
 	return r, nil
 }

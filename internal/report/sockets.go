@@ -96,13 +96,14 @@ func (r *Report) addSockets(cases []analysis.SocketCase, series []string, o Opti
 	// Seed 000's summary: min, max, mean and SD per metric and mode.
 	for i, c := range cases {
 		t := Table{ID: fmt.Sprintf("tab-summary-case%d", i), Title: "Summary: " + c.Label,
-			Caption: "Over the repetitions, per metric and mode: minimum, maximum, mean and sample standard deviation, each with its change against the reference's same statistic (as seed 000's Tables 7-15).",
-			Columns: []string{"metric", "mode", "n", "min", "max", "mean", "SD"}}
+			Caption: "Over the repetitions, per metric and mode: minimum, maximum, mean and sample standard deviation, each with its change against the reference's same statistic (as seed 000's Tables 7-15); " +
+				"the 95 % interval of the mean's change, by a two-stage bootstrap over lab instances and repetitions, each paired with the reference's (docs/report.md).",
+			Columns: []string{"metric", "mode", "n", "min", "max", "mean", "SD", "mean: 95 % CI"}}
 		for _, m := range c.Metrics {
 			for _, row := range c.Rows {
 				st := row.Stats[m.Key]
 				t.Rows = append(t.Rows, []Cell{{Text: m.Title + " (" + m.Unit + ")"}, {Text: row.Series}, {Text: fmt.Sprint(st.N)},
-					change(st.Min), change(st.Max), change(st.Mean), change(st.SD)})
+					change(st.Min), change(st.Max), change(st.Mean), change(st.SD), r.ciCell(c.Label, row.Series, m.Key, st.Mean)})
 			}
 		}
 		r.Tables = append(r.Tables, t)

@@ -61,12 +61,18 @@ func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.
 		if err := WriteSocketTables(w, cases, ref); err != nil {
 			return err
 		}
+		if err := WriteIntervalTable(w, RunIntervals(runs[0], ref, DefaultOptions().Same), ref); err != nil {
+			return err
+		}
 		// A driver comparison adds docker against netns per mode.
 		return WriteDriverTable(w, DriverRows(runs[0], DefaultOptions().Same))
 	}
 	keys := meta.SeriesKeys()
 	set := analysis.NewPingPongSet(samples, CellRates(*meta), keys)
 	if err := WritePingPongTable(w, set.Rows(ref), ref); err != nil {
+		return err
+	}
+	if err := WriteIntervalTable(w, RunIntervals(Run{Meta: *meta, Samples: samples}, ref, 0), ref); err != nil {
 		return err
 	}
 	// Several lab instances per mode: how far apart they ran.

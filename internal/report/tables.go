@@ -60,10 +60,10 @@ func (r *Report) addTables(d analysis.Dataset, o Options) {
 	for _, m := range r.metricsShown {
 		t := Table{ID: "tab-summary-" + m.Key, Title: fmt.Sprintf("%s (%s), %s", m.Title, m.Unit, subtitle(m)),
 			Caption: summaryCaption(d, o),
-			Columns: []string{"mode", "samples", "min", "max", "mean", "median", "SD", "5th pct", "95th pct"}}
+			Columns: []string{"mode", "samples", "min", "max", "mean", "median", "SD", "5th pct", "95th pct", "median: 95 % CI"}}
 		for _, row := range d.Summary(m, o.Same, o.Bins) {
 			t.Rows = append(t.Rows, []Cell{{Text: row.Series}, {Text: fmt.Sprint(row.N)}, change(row.Min), change(row.Max),
-				change(row.Mean), change(row.Median), change(row.SD), change(row.P5), change(row.P95)})
+				change(row.Mean), change(row.Median), change(row.SD), change(row.P5), change(row.P95), r.ciCell("", row.Series, m.Key, row.Median)})
 		}
 		r.Tables = append(r.Tables, t)
 	}
@@ -101,7 +101,8 @@ func summaryCaption(d analysis.Dataset, o Options) string {
 	if d.Reference == "" {
 		return "Per mode, over every successful request."
 	}
-	return fmt.Sprintf("Per mode, over every successful request; in brackets the change against %s over like message sizes (per size bin, %d bins, the statistic's ratio to %s's in that bin; the median of those ratios), green where better, red where worse, grey within %g %%.", d.Reference, o.Bins, d.Reference, o.Same)
+	return fmt.Sprintf("Per mode, over every successful request; in brackets the change against %s over like message sizes (per size bin, %d bins, the statistic's ratio to %s's in that bin; the median of those ratios), green where better, red where worse, grey within %g %%. "+
+		"Median: 95 %% CI: the interval of the median's change, by a two-stage bootstrap over lab instances and the chunks each ran, paired with %s's on the same chunk (docs/report.md).", d.Reference, o.Bins, d.Reference, o.Same, d.Reference)
 }
 
 // ratioCell colours a ratio to the reference by the metric's direction.
