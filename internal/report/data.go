@@ -34,7 +34,7 @@ type Data struct {
 	Loss       map[string]map[string][]DataLoss `json:"loss"`      // metric key → series → bins
 	Impacts    []DataImpact                     `json:"impacts"`   // transfer rate
 	Sockets    []DataSocketCase                 `json:"sockets,omitempty"`
-	Drivers    []DataDriverRow                  `json:"drivers,omitempty"` // modes on two drivers, when a run compares drivers
+	Drivers    []DataDriverRow                  `json:"drivers,omitempty"`   // modes on two drivers, when a run compares drivers
 	Intervals  []DataInterval                   `json:"intervals,omitempty"` // ratios to the reference with their 95 % intervals
 	Notes      []string                         `json:"notes"`
 }
