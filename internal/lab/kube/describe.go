@@ -33,6 +33,9 @@ func describeCluster(ctx context.Context, c *Cluster, k *record.Kube, nodes []st
 		k.Nodes = append(k.Nodes, nodeRecord(n))
 	}
 	k.CNI, k.CNIFrom = findCNI(ctx, c)
+	if k.CNI == "" {
+		k.CNI, k.CNIFrom = cniFromNodes(ctx, c, nodes)
+	}
 	k.ProxyMode = proxyMode(ctx, c)
 }
 
@@ -74,6 +77,40 @@ func findCNI(ctx context.Context, c *Cluster) (string, string) {
 		return "", ""
 	}
 	return strings.Join(found, "+"), "pods"
+}
+
+// LabelCNI names a node's pod network where nothing else tells: a
+// cluster whose nodes carry a plain CNI config (the bridge plugin) can
+// label them so (the test cluster does), and cnperf records it.
+const LabelCNI = "cnperf.io/cni"
+
+// cniAnnotations are node annotations pod networks write, by network.
+var cniAnnotations = map[string]string{
+	"flannel.alpha.coreos.com/backend-type": "flannel",
+	"projectcalico.org/IPv4Address":         "calico",
+	"io.cilium.network.ipv4-pod-cidr":       "cilium",
+	"kube-router.io/pod-cidr":               "kube-router",
+	"node.antrea.io/mac-address":            "antrea",
+}
+
+// cniFromNodes names the pod network from what the nodes carry: the
+// cnperf.io/cni label, or an annotation a known network writes.
+func cniFromNodes(ctx context.Context, c *Cluster, nodes []string) (string, string) {
+	for _, name := range nodes {
+		n := &corev1.Node{}
+		if err := c.get(ctx, c.core, "", "nodes", name, n); err != nil {
+			continue
+		}
+		if v := n.Labels[LabelCNI]; v != "" {
+			return v, "node label " + LabelCNI
+		}
+		for a, cni := range cniAnnotations {
+			if _, ok := n.Annotations[a]; ok {
+				return cni, "node annotation " + a
+			}
+		}
+	}
+	return "", ""
 }
 
 var modeRE = regexp.MustCompile(`(?m)^mode:\s*"?([a-z]*)"?`)

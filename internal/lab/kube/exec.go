@@ -92,6 +92,7 @@ func (r *Runtime) start(ep lab.Endpoint, args []string, stdout, stderr io.Writer
 	cmd := append([]string{Exe, "pod", "run", "--"}, args[1:]...) // args[0] is this machine's binary
 	go func() {
 		err := r.exec(ctx, p.pod, cmd, pr, stdout, split)
+		_ = pw.Close() // frees the stream's stdin copier, if it still waits
 		_ = split.Close()
 		p.mu.Lock()
 		p.err = exitError(err)
