@@ -50,6 +50,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	msg := strings.Join(strings.Fields(err.Error()), " ")
 	fmt.Fprintf(stderr, "cnperf: %s\n", msg)
 	var f failure
+	if code, ok := isVerdict(err); ok {
+		return code
+	}
 	switch {
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted
@@ -86,6 +89,7 @@ every sample with the system's description.`,
 		newExportCmd(stdout),
 		newSummaryCmd(stdout),
 		newReportCmd(stdout, stderr),
+		newCheckCmd(stdout),
 		newImportCmd(stdout),
 		newCalibrateCmd(stdout),
 		newVersionCmd(stdout),

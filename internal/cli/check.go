@@ -1,0 +1,156 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cnperf/cnperf/internal/record"
+	"github.com/cnperf/cnperf/internal/report/check"
+)
+
+// ExitCannotTell is check's exit code when the run cannot tell whether a
+// limit holds: an interval straddles it.
+const ExitCannotTell = 3
+
+// verdictError carries check's verdict out as an exit code.
+type verdictError struct {
+	msg  string
+	code int
+}
+
+func (v verdictError) Error() string { return v.msg }
+
+// defaultMaxChange is how much worse than the baseline a ratio may get.
+const defaultMaxChange = 5.0
+
+func newCheckCmd(stdout io.Writer) *cobra.Command {
+	var costs []string
+	var limitsFile, baseline, junit string
+	maxChange := defaultMaxChange
+	cmd := &cobra.Command{
+		Use:   "check RUN_DIR (--max-cost MODE:METRIC=PCT... | --limits FILE | --baseline OLD_RUN)",
+		Short: "Exit 0 when every limit holds with 95 % confidence, 1 when one is broken, 3 when the run cannot tell",
+		Example: `  cnperf check runs/quick-1 --max-cost bridge:transfer=25 --max-cost overlay:latency=50
+  cnperf check runs/quick-2 --baseline runs/quick-1 --max-change 5 --junit check.xml`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			limits, change, err := checkLimits(costs, limitsFile, baseline)
+			if err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("max-change") || change == nil {
+				change = &maxChange
+			}
+			if junit != "" {
+				if err := record.CheckOutput(junit, append(args, baseline)...); err != nil {
+					return err
+				}
+			}
+			results, err := runCheck(args[0], limits, baseline, *change)
+			if err != nil {
+				return err
+			}
+			for _, r := range results {
+				fmt.Fprintln(stdout, r.Line)
+			}
+			if junit != "" {
+				if err := writeJUnit(junit, args[0], results); err != nil {
+					return fail(err)
+				}
+			}
+			return verdictOf(results)
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&costs, "max-cost", nil, "MODE:METRIC=PCT: the mode may cost at most PCT % of the metric against the reference (repeatable)")
+	f.StringVar(&limitsFile, "limits", "", "YAML file with max_cost: [MODE:METRIC=PCT, ...] and max_change: PCT")
+	f.StringVar(&baseline, "baseline", "", "an older run: each headline ratio may get at most --max-change % worse than in it")
+	f.Float64Var(&maxChange, "max-change", defaultMaxChange, "with --baseline: how much worse a ratio may get, in %")
+	f.StringVar(&junit, "junit", "", "also write the verdicts as JUnit XML to this file")
+	return cmd
+}
+
+// checkLimits gathers the limits of the flags and the file.
+func checkLimits(costs []string, file, baseline string) ([]check.Limit, *float64, error) {
+	var limits []check.Limit
+	var change *float64
+	if file != "" {
+		l, c, err := check.ReadFile(file)
+		if err != nil {
+			return nil, nil, err
+		}
+		limits, change = l, c
+	}
+	for _, s := range costs {
+		l, err := check.ParseLimit(s)
+		if err != nil {
+			return nil, nil, err
+		}
+		limits = append(limits, l)
+	}
+	if len(limits) == 0 && baseline == "" {
+		return nil, nil, usagef("nothing to check: give --max-cost, --limits or --baseline")
+	}
+	return limits, change, nil
+}
+
+// runCheck judges the run's limits and, with a baseline, its change.
+func runCheck(dir string, limits []check.Limit, baseline string, maxChange float64) ([]check.Result, error) {
+	run, err := check.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	results, err := check.Limits(run, limits)
+	if err != nil {
+		return nil, err
+	}
+	if baseline == "" {
+		return results, nil
+	}
+	old, err := check.Load(baseline)
+	if err != nil {
+		return nil, err
+	}
+	more, err := check.Baseline(run, old, maxChange)
+	return append(results, more...), err
+}
+
+func writeJUnit(path, run string, results []check.Result) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := check.WriteJUnit(f, run, results); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// verdictOf turns the results into check's exit: nil when all hold.
+func verdictOf(results []check.Result) error {
+	n := map[check.Verdict]int{}
+	for _, r := range results {
+		n[r.Verdict]++
+	}
+	switch check.Worst(results) {
+	case check.Broken:
+		return verdictError{fmt.Sprintf("%d of %d limits broken", n[check.Broken], len(results)), ExitFailure}
+	case check.CannotTell:
+		return verdictError{fmt.Sprintf("the run cannot tell %d of %d limits", n[check.CannotTell], len(results)), ExitCannotTell}
+	}
+	return nil
+}
+
+// isVerdict reports check's exit code for err, if it is a verdict.
+func isVerdict(err error) (int, bool) {
+	var v verdictError
+	if errors.As(err, &v) {
+		return v.code, true
+	}
+	return 0, false
+}

@@ -1,0 +1,248 @@
+// Package check judges a run against limits on what each mode may cost,
+// or against an older run, with the 95 % intervals of the ratios
+// (analysis.Bootstrap): a limit holds or is broken only when the whole
+// interval says so; otherwise the run cannot tell.
+package check
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/cnperf/cnperf/internal/analysis"
+	"github.com/cnperf/cnperf/internal/report"
+)
+
+// Verdict is what a run says about one limit.
+type Verdict int
+
+const (
+	Holds      Verdict = iota // the whole interval is within the limit
+	Broken                    // the whole interval is beyond it
+	CannotTell                // the interval straddles the limit, or there is none
+)
+
+func (v Verdict) String() string {
+	return [...]string{"holds", "BROKEN", "cannot tell"}[v]
+}
+
+// Limit is MODE:METRIC=PCT: the mode may cost at most PCT % of the
+// metric against the reference.
+type Limit struct {
+	Mode, Metric string
+	MaxCost      float64
+}
+
+func (l Limit) String() string {
+	return fmt.Sprintf("%s:%s=%s", l.Mode, l.Metric, strconv.FormatFloat(l.MaxCost, 'g', -1, 64))
+}
+
+// ParseLimit reads MODE:METRIC=PCT; PCT is a finite number, negative to
+// demand a gain.
+func ParseLimit(s string) (Limit, error) {
+	key, pct, ok := strings.Cut(s, "=")
+	mode, metric, ok2 := strings.Cut(key, ":")
+	if !ok || !ok2 || mode == "" || metric == "" {
+		return Limit{}, fmt.Errorf("limit %q: want MODE:METRIC=PCT, e.g. bridge:transfer=25", s)
+	}
+	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(pct), "%"), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return Limit{}, fmt.Errorf("limit %q: %q is not a percentage", s, pct)
+	}
+	return Limit{Mode: mode, Metric: metric, MaxCost: v}, nil
+}
+
+// File is a limits file: the same limits as the flags.
+type File struct {
+	MaxCost   []string `yaml:"max_cost"`   // MODE:METRIC=PCT
+	MaxChange *float64 `yaml:"max_change"` // with --baseline
+}
+
+// ReadFile reads a limits file strictly: unknown keys are an error.
+func ReadFile(path string) ([]Limit, *float64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("limits file: %w", err)
+	}
+	var f File
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
+		return nil, nil, fmt.Errorf("limits file %s: %w", path, err)
+	}
+	var out []Limit
+	for _, s := range f.MaxCost {
+		l, err := ParseLimit(s)
+		if err != nil {
+			return nil, nil, fmt.Errorf("limits file %s: %w", path, err)
+		}
+		out = append(out, l)
+	}
+	if m := f.MaxChange; m != nil && (math.IsNaN(*m) || math.IsInf(*m, 0)) {
+		return nil, nil, fmt.Errorf("limits file %s: max_change must be a number", path)
+	}
+	return out, f.MaxChange, nil
+}
+
+// Result is one limit judged on one ratio.
+type Result struct {
+	Name    string // the limit and, for a socket case, the case
+	Verdict Verdict
+	Line    string // what to print
+}
+
+// BadInput is what a run cannot be checked against: not a run, a mode or
+// metric it lacks.
+type BadInput struct{ msg string }
+
+func (b BadInput) Error() string { return b.msg }
+
+func badInput(format string, a ...any) error { return BadInput{fmt.Sprintf(format, a...)} }
+
+// Run is a run with its ratios to the reference and their intervals.
+type Run struct {
+	Dir       string
+	Reference string
+	CIs       []analysis.RatioCI
+	modes     []string
+}
+
+// Load reads a run and computes its intervals; a directory that is not a
+// readable run is bad input.
+func Load(dir string) (Run, error) {
+	runs, notes := report.Load([]string{dir})
+	if len(runs) == 0 {
+		return Run{}, badInput("%s", strings.Join(notes, "; "))
+	}
+	r := runs[0]
+	ref := r.Meta.Spec.ReferenceKey()
+	return Run{Dir: dir, Reference: ref, CIs: report.RunIntervals(r, ref, report.DefaultOptions().Same), modes: r.Meta.SeriesKeys()}, nil
+}
+
+// Limits judges every limit on the run: one result per limit, or per case
+// of a socket run that measured the metric. A mode the run lacks, the
+// reference itself, or a metric no case of the run measured is bad input.
+func Limits(run Run, limits []Limit) ([]Result, error) {
+	var out []Result
+	for _, l := range limits {
+		if !slices.Contains(run.modes, l.Mode) {
+			return nil, badInput("%s: %s has no mode %q (it has %s)", l, run.Dir, l.Mode, strings.Join(run.modes, ", "))
+		}
+		if l.Mode == run.Reference {
+			return nil, badInput("%s: %q is the reference: it costs nothing against itself", l, l.Mode)
+		}
+		var found bool
+		for _, ci := range run.CIs {
+			if ci.Mode != l.Mode || ci.Metric.Key != l.Metric {
+				continue
+			}
+			found = true
+			out = append(out, judge(l.String(), ci, l.MaxCost, "cost"))
+		}
+		if !found {
+			return nil, badInput("%s: %s has no metric %q against %s (it has %s)", l, run.Dir, l.Metric, run.Reference, strings.Join(metricKeys(run.CIs), ", "))
+		}
+	}
+	return out, nil
+}
+
+// metricKeys lists the metrics the run has intervals for.
+func metricKeys(cis []analysis.RatioCI) []string {
+	var keys []string
+	for _, ci := range cis {
+		if !slices.Contains(keys, ci.Metric.Key) {
+			keys = append(keys, ci.Metric.Key)
+		}
+	}
+	return keys
+}
+
+// judge compares a cost interval with a limit.
+func judge(name string, ci analysis.RatioCI, limit float64, word string) Result {
+	cost, lo, hi := ci.Cost()
+	return verdict(name, ci.Case, cost, lo, hi, ci.Known(), limit, word)
+}
+
+func verdict(name, kase string, cost, lo, hi float64, known bool, limit float64, word string) Result {
+	if kase != "" {
+		name += " (" + kase + ")"
+	}
+	r := Result{Name: name, Verdict: CannotTell}
+	switch {
+	case !known:
+		r.Line = fmt.Sprintf("%-11s %s: %s %s %%, no interval (fewer than 2 paired units) to hold against the limit %s %%", r.Verdict, name, word, num(cost), num(limit))
+		return r
+	case hi <= limit:
+		r.Verdict = Holds
+	case lo > limit:
+		r.Verdict = Broken
+	}
+	rel := map[Verdict]string{Holds: "within", Broken: "beyond", CannotTell: "straddles"}[r.Verdict]
+	r.Line = fmt.Sprintf("%-11s %s: %s %s %%, 95 %% CI [%s %%, %s %%] %s the limit %s %%", r.Verdict, name, word, num(cost), num(lo), num(hi), rel, num(limit))
+	return r
+}
+
+// num shows a percentage with one decimal.
+func num(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+
+// Baseline compares each headline ratio of run with the same ratio of old:
+// the change of the ratio in the worse direction, in percent, with the
+// interval of the difference of the two log ratios (each run's interval
+// combined by Zou and Donner's MOVER, the runs being independent), judged
+// against maxChange. Ratios only one run has are left out; none in common
+// is bad input.
+func Baseline(run, old Run, maxChange float64) ([]Result, error) {
+	var out []Result
+	for _, ci := range run.CIs {
+		if !ci.Headline {
+			continue
+		}
+		i := slices.IndexFunc(old.CIs, func(o analysis.RatioCI) bool {
+			return o.Case == ci.Case && o.Mode == ci.Mode && o.Metric.Key == ci.Metric.Key
+		})
+		if i < 0 {
+			continue
+		}
+		name := fmt.Sprintf("%s:%s", ci.Mode, ci.Metric.Key)
+		worse, lo, hi, known := change(ci, old.CIs[i])
+		out = append(out, verdict(name, ci.Case, worse, lo, hi, known, maxChange, "worse than the baseline by"))
+	}
+	if len(out) == 0 {
+		return nil, badInput("%s and %s share no mode and metric against the reference", run.Dir, old.Dir)
+	}
+	return out, nil
+}
+
+// change is how much worse the new ratio is than the old one, in percent
+// (negative: better), with its interval.
+func change(now, old analysis.RatioCI) (worse, lo, hi float64, known bool) {
+	d := math.Log(now.Ratio) - math.Log(old.Ratio)
+	known = now.Known() && old.Known() && !math.IsNaN(d) && !math.IsInf(d, 0)
+	l := d - math.Hypot(math.Log(now.Ratio/now.Lo), math.Log(old.Hi/old.Ratio))
+	u := d + math.Hypot(math.Log(now.Hi/now.Ratio), math.Log(old.Ratio/old.Lo))
+	if now.Metric.HigherIsBetter {
+		return (1 - math.Exp(d)) * 100, (1 - math.Exp(u)) * 100, (1 - math.Exp(l)) * 100, known
+	}
+	return (math.Exp(d) - 1) * 100, (math.Exp(l) - 1) * 100, (math.Exp(u) - 1) * 100, known
+}
+
+// Worst is the verdict of all results: broken if any is, else cannot tell
+// if any cannot, else holds.
+func Worst(rs []Result) Verdict {
+	w := Holds
+	for _, r := range rs {
+		if r.Verdict == Broken {
+			return Broken
+		}
+		if r.Verdict == CannotTell {
+			w = CannotTell
+		}
+	}
+	return w
+}
