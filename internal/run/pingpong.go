@@ -74,11 +74,13 @@ func (p *pingPong) start(ctx context.Context, e *env, exe, logs string) error {
 		return err
 	}
 	pp := p.s.PingPong
-	if err := e.startServer("pong", pong, []string{exe, "serve", "pong", "--listen", pong.Listen, "--max-size", strconv.Itoa(pp.MaxBody)}, logs); err != nil {
+	// pingpong.servers may name other implementations (servers.go).
+	if err := p.startRole(e, "pong", pong, []string{exe, "serve", "pong", "--listen", pong.Listen, "--max-size", strconv.Itoa(pp.MaxBody)},
+		spec.ServerValues{Listen: pong.Listen, Pong: pong.Internal}, logs); err != nil {
 		return err
 	}
-	if err := e.startServer("ping", ping, []string{exe, "serve", "ping", "--listen", ping.Listen, "--pong", "http://" + pong.Internal,
-		"--retries", strconv.Itoa(pp.Retries), "--timeout", pp.Timeout.String()}, logs); err != nil {
+	if err := p.startRole(e, "ping", ping, []string{exe, "serve", "ping", "--listen", ping.Listen, "--pong", "http://" + pong.Internal,
+		"--retries", strconv.Itoa(pp.Retries), "--timeout", pp.Timeout.String()}, spec.ServerValues{Listen: ping.Listen, Pong: pong.Internal}, logs); err != nil {
 		return err
 	}
 	return p.waitReady(ctx, e)
@@ -171,6 +173,7 @@ func (p *pingPong) waitReady(ctx context.Context, e *env) error {
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil, DialContext: netnsutil.Dialer(siege.NS), DisableKeepAlives: true}}
 	url := "http://" + ping.External + "/ping/4"
 	var last error
+	answered := false // ping answered, but not the protocol
 	err = poll.Until(ctx, 15*time.Second, 50*time.Millisecond, func() (bool, error) {
 		if err := e.check(); err != nil {
 			return false, err
@@ -195,13 +198,30 @@ func (p *pingPong) waitReady(ctx context.Context, e *env) error {
 			last = err
 			return false, nil
 		}
-		b, _ := io.ReadAll(resp.Body)
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
 		last = fmt.Errorf("GET %s: %d %q", url, resp.StatusCode, b)
-		return resp.StatusCode == 200 && string(b) == "pong", nil
+		if resp.StatusCode == 200 && string(b) != "pong" {
+			answered = true
+			return false, p.notProtocol("ping", url, b, `4 bytes "pong"`)
+		}
+		return resp.StatusCode == 200, nil
 	})
-	if errors.Is(err, poll.ErrTimeout) {
-		return fmt.Errorf("ping and pong did not answer within 15s: %v", last)
+	timedOut := errors.Is(err, poll.ErrTimeout)
+	if timedOut {
+		err = fmt.Errorf("ping and pong did not answer within 15s: %v", last)
+	}
+	if _, ok := e.lab.Runtime.(lab.Launcher); ok || p.s.PingPong.Servers == nil || !(err == nil || timedOut || answered) {
+		return err // cnperf's servers, or a server that exited
+	}
+	// Other implementations: ask each server itself, so that a message
+	// names the one that breaks the protocol.
+	pong, perr := e.lab.Endpoint("pong")
+	if perr != nil {
+		return perr
+	}
+	if perr := p.checkProtocol(ctx, client, ping.External, pong.External); perr != nil {
+		return perr
 	}
 	return err
 }

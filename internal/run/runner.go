@@ -139,6 +139,9 @@ func check(s spec.Spec) (experiment, error) {
 	if err := checkChainModes(s); err != nil {
 		return nil, err
 	}
+	if err := checkServers(s); err != nil {
+		return nil, err
+	}
 	var w experiment
 	if s.Socket() {
 		cases, err := s.Cases()

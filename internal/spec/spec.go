@@ -189,6 +189,9 @@ type PingPong struct {
 	Timeout     time.Duration `yaml:"timeout" json:"timeout"`
 	MaxBody     int           `yaml:"max_body" json:"max_body"`
 	Port        int           `yaml:"port" json:"port"`
+	// Servers, when given, runs another implementation of the protocol in
+	// place of cnperf's servers (servers.go).
+	Servers *Servers `yaml:"servers,omitempty" json:"servers,omitempty"`
 }
 
 // Plan returns the size plan's parameters.
@@ -335,7 +338,7 @@ var fieldRE = regexp.MustCompile(`field (\S+) not found in type (\S+)`)
 
 // sections maps the Go types of nested spec sections to their YAML keys, so
 // an unknown field is named with its path ("pingpong.colour").
-var sections = map[string]string{"spec.PingPong": "pingpong.", "spec.Placement": "placement.", "spec.Calibrate": "calibrate.", "spec.Calibration": "calibrate.derived.", "workload.Test": "tests[].", "workload.Sweep": "tests[].sweep."}
+var sections = map[string]string{"spec.PingPong": "pingpong.", "spec.Servers": "pingpong.servers.", "spec.Placement": "placement.", "spec.Calibrate": "calibrate.", "spec.Calibration": "calibrate.derived.", "workload.Test": "tests[].", "workload.Sweep": "tests[].sweep."}
 
 // yamlMessage turns yaml.v3's errors into one line that names the field.
 func yamlMessage(err error) string {
@@ -621,6 +624,9 @@ func (s Spec) Validate() error {
 		return errors.New("placement: ping-pong's hosts are fixed (siege, ping, pong); placement is for socket tests")
 	}
 	if err := s.PingPong.validate(); err != nil {
+		return err
+	}
+	if err := s.PingPong.checkServers(s.RunDrivers()); err != nil {
 		return err
 	}
 	_, err := s.PlanSize()
