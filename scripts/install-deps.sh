@@ -4,7 +4,9 @@
 # driver, openvswitch-switch for the ovs mode, and a Go toolchain >= 1.25
 # (from the Go module proxy, as `GOTOOLCHAIN` would fetch it, when the
 # machine has none or an older one). Arguments add extras: `bench` (wrk,
-# nginx) and `browser` (chromium, for the report's browser test).
+# nginx), `browser` (chromium, for the report's browser test) and `k8s`
+# (containerd, the CNI plugins, conntrack and runc, for the test cluster of
+# scripts/k8s-cluster.sh; docs/kubernetes.md).
 # Prints the go binary to use.
 set -euo pipefail
 
@@ -23,6 +25,15 @@ for extra in "$@"; do
     bench) command -v wrk >/dev/null || need_pkgs+=(wrk)
            command -v nginx >/dev/null || need_pkgs+=(nginx-light) ;;
     browser) command -v chromium >/dev/null || need_pkgs+=(chromium fonts-dejavu-core) ;;
+    # The test cluster: containerd with its CRI plugin per node, the bridge,
+    # host-local, loopback and portmap CNI plugins, conntrack for
+    # kube-proxy, runc as the OCI runtime.
+    k8s) command -v containerd >/dev/null || need_pkgs+=(containerd)
+         [ -x /usr/lib/cni/bridge ] || need_pkgs+=(containernetworking-plugins)
+         command -v conntrack >/dev/null || need_pkgs+=(conntrack)
+         command -v runc >/dev/null || need_pkgs+=(runc)
+         command -v openssl >/dev/null || need_pkgs+=(openssl)
+         command -v nsenter >/dev/null || need_pkgs+=(util-linux) ;;
   esac
 done
 if [ ${#need_pkgs[@]} -gt 0 ]; then
