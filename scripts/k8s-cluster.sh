@@ -36,7 +36,7 @@ die() { echo "k8s-cluster: $*" >&2; exit 2; }
 fail() { echo "k8s-cluster: $*" >&2; exit 1; }
 log() { echo "k8s-cluster: $*" >&2; }
 
-usage() { die "usage: k8s-cluster.sh up NAME [NODES] | down NAME | kubeconfig NAME [--lab] | status NAME | check NAME"; }
+usage() { die "usage: k8s-cluster.sh up NAME [NODES] | down NAME | kubeconfig NAME [--lab] | status NAME | check NAME | import NAME IMAGE.tar"; }
 
 [ $# -ge 2 ] || usage
 cmd=$1 name=$2
@@ -539,7 +539,7 @@ ctr --address "$nr/containerd.sock" -n k8s.io images import "$images/pause.tar"
 "$bin/kubelet" --config "$nd/kubelet.yaml" --kubeconfig "$nd/kubelet.kubeconfig" \\
   --root-dir "$nd/kubelet" --cert-dir "$nd/kubelet/pki" \\
   --hostname-override $node --node-ip $addr \\
-  --node-labels cnperf.io/cluster=$name,cnperf.io/host=$node --v=1 \\
+  --node-labels cnperf.io/cluster=$name,cnperf.io/host=$node,cnperf.io/cni=bridge --v=1 \\
   > "$var/logs/$node-kubelet.log" 2>&1 &
 echo \$! > "$nr/kubelet.pid"
 "$bin/kube-proxy" --config "$nd/kube-proxy.yaml" --v=1 > "$var/logs/$node-kube-proxy.log" 2>&1 &
@@ -597,6 +597,23 @@ check() {
   log "check passed in $(( $(date +%s) - t0 )) s"
 }
 
+# ---------------------------------------------------------------- import
+
+# import_image puts an image tarball (`cnperf image save`, docker save) in
+# every node's containerd, where pods with imagePullPolicy Never find it.
+import_image() {
+  local tar=$1 sock n=0
+  [ -f "$tar" ] || die "image $tar: no such file"
+  [ -f "$state" ] || fail "cluster $name is not up"
+  for sock in "$run"/node*/containerd.sock; do
+    [ -S "$sock" ] || continue
+    ctr --address "$sock" -n k8s.io images import "$tar" > /dev/null || fail "import $tar on $(basename "$(dirname "$sock")")"
+    n=$((n + 1))
+  done
+  [ "$n" -gt 0 ] || fail "cluster $name has no node's containerd to import into"
+  log "imported $tar on $n nodes"
+}
+
 # ---------------------------------------------------------------- status
 
 status() {
@@ -629,5 +646,6 @@ case $cmd in
     echo "$f" ;;
   status) [ $# -eq 2 ] || usage; status ;;
   check) [ $# -eq 2 ] || usage; check ;;
+  import) [ $# -eq 3 ] || usage; import_image "$3" ;;
   *) usage ;;
 esac
