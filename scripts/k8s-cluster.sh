@@ -18,6 +18,14 @@
 #   flock /tmp/cnperf-lab.lock scripts/k8s-cluster.sh up NAME
 set -euo pipefail
 
+# What the cluster starts must not inherit the caller's descriptors: a
+# lock taken with `flock LOCK k8s-cluster.sh up` would stay held by the
+# daemons as long as the cluster runs. 255 is bash's own (the script).
+for fd in /proc/$$/fd/*; do
+  fd=${fd##*/}
+  if [ "$fd" -gt 2 ] 2>/dev/null && [ "$fd" -lt 255 ]; then eval "exec $fd>&-" 2>/dev/null || true; fi
+done
+
 K8S_VERSION=v1.34.4
 cache=${CNPERF_K8S_CACHE:-/var/cache/cnperf/k8s}
 bin=$cache/$K8S_VERSION/bin

@@ -21,6 +21,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/kube"
 	"github.com/cnperf/cnperf/internal/run"
 	"github.com/cnperf/cnperf/internal/spec"
+	"github.com/cnperf/cnperf/internal/spec/conditions"
 	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/presets"
 )
@@ -116,7 +117,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 				return err // bad input: refused before anything is built
 			}
 			if slices.Contains(s.RunDrivers(), kube.Name) {
-				if err := kube.Preflight(kubeTarget(s)); err != nil {
+				if err := kube.Preflight(kubeTarget(s), kubePlacements(s)); err != nil {
 					return err // no cluster, or no permission: nothing made yet
 				}
 			}
@@ -250,4 +251,20 @@ func kubeTarget(s spec.Spec) lab.KubeTarget {
 		return lab.KubeTarget{}
 	}
 	return lab.KubeTarget{Kubeconfig: k.Kubeconfig, Context: k.Context, Image: k.Image, PullPolicy: k.PullPolicy, Nodes: k.Nodes}
+}
+
+// kubePlacements are the node placements the spec's labs on the
+// kubernetes driver ask for.
+func kubePlacements(s spec.Spec) []string {
+	var out []string
+	for _, l := range s.Labs() {
+		p := l.Conditions.NodePlacement
+		if p == "" {
+			p = conditions.CrossNode
+		}
+		if l.Driver == kube.Name && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -199,12 +199,22 @@ func describe(n need, ns string) string {
 }
 
 // Preflight says, before a run creates anything, whether the cluster a
-// target names answers and lets this user do what a lab needs (in a
-// namespace of the lab's name form).
-func Preflight(t lab.KubeTarget) error {
+// target names answers, lets this user do what a lab needs (in a namespace
+// of the lab's name form), and has the nodes the placements need.
+func Preflight(t lab.KubeTarget, placements []string) error {
 	c, err := Connect(t)
 	if err != nil {
 		return err
 	}
-	return c.CheckAccess(context.Background(), Namespace("preflight"))
+	ctx := context.Background()
+	if err := c.CheckAccess(ctx, Namespace("preflight")); err != nil {
+		return err
+	}
+	two := lab.Topology{Hosts: []lab.HostSpec{{Name: "a"}, {Name: "b"}}}
+	for _, p := range placements {
+		if _, err := pickNodes(ctx, c, t.Nodes, p, two); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,0 +1,194 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/testutil"
+)
+
+// k8sBin is where scripts/k8s-build.sh caches the test cluster's binaries.
+const k8sBin = "/var/cache/cnperf/k8s/v1.34.4/bin"
+
+// testCluster brings up the test cluster (scripts/k8s-cluster.sh) with two
+// nodes and cnperf's image on them, and takes it down at the end, checking
+// that nothing of it is left. Without its binaries the test is skipped,
+// and fails in CI, whose scripts/test.sh builds them.
+func testCluster(t *testing.T, bin string) (kubeconfig, image string) {
+	t.Helper()
+	for _, b := range []string{"kube-apiserver", "kubelet", "etcd", "kubectl", "pause"} {
+		if _, err := os.Stat(filepath.Join(k8sBin, b)); err != nil {
+			msg := fmt.Sprintf("the test cluster is not built (%s): scripts/install-deps.sh k8s && scripts/k8s-build.sh BINARY (about 15 minutes, once)", err)
+			if os.Getenv("CI") != "" {
+				t.Fatal(msg)
+			}
+			t.Skip(msg)
+		}
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(root, "scripts", "k8s-cluster.sh")
+	name := fmt.Sprintf("e%d", os.Getpid()%100000)
+	cluster := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("bash", append([]string{script}, args...)...)
+		cmd.Env = append(os.Environ(), "CNPERF="+bin)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("k8s-cluster.sh %s: %v\n%s", strings.Join(args, " "), err, lastLines(string(out), 30))
+		}
+		return string(out)
+	}
+	start := time.Now()
+	t.Cleanup(func() {
+		cluster("down", name)
+		assertClusterGone(t, name)
+	})
+	cluster("up", name, "2")
+	t.Logf("test cluster %s up in %s", name, time.Since(start).Round(time.Second))
+	image = "cnperf/e2e:" + name
+	tar := filepath.Join(t.TempDir(), "image.tar")
+	if out, err := exec.Command(bin, "image", "save", "-o", tar, "--name", image).CombinedOutput(); err != nil {
+		t.Fatalf("image save: %v\n%s", err, out)
+	}
+	cluster("import", name, tar)
+	return strings.TrimSpace(cluster("kubeconfig", name)), image
+}
+
+// assertClusterGone checks what the cluster script makes on the machine:
+// namespaces, processes, state directories and cgroups.
+func assertClusterGone(t *testing.T, name string) {
+	t.Helper()
+	if left, _ := netnsutil.List("cnperf-" + name + "-"); len(left) > 0 {
+		t.Errorf("cluster %s left namespaces %v", name, left)
+	}
+	for _, p := range []string{"/run/cnperf/k8s/" + name, "/var/lib/cnperf/k8s/" + name, "/sys/fs/cgroup/memory/cnperf-k8s/" + name} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("cluster %s left %s", name, p)
+		}
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err == nil && strings.Contains(string(b), "/cnperf/k8s/"+name+"/") {
+			t.Errorf("cluster %s left process %s: %s", name, filepath.Base(filepath.Dir(p)), strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+}
+
+// kubectl runs the test cluster's kubectl.
+func kubectl(t *testing.T, kubeconfig string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(filepath.Join(k8sBin, "kubectl"), append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// TestKubernetesDriver runs ping-pong and stream on the four Kubernetes
+// modes, same node and across nodes, on a real Kubernetes (the test
+// cluster): every series measures, run.json names the nodes and the CNI,
+// and nothing is left on the cluster or the machine. Bad input is refused
+// before anything is made, and an image the nodes cannot get fails the lab
+// within a minute, leaving nothing.
+func TestKubernetesDriver(t *testing.T) {
+	testutil.RequireRoot(t)
+	bin := testutil.Binary(t)
+	kc, image := testCluster(t, bin)
+	head := fmt.Sprintf(`driver: kubernetes
+modes: [k8s-host, k8s-pod, k8s-service, k8s-nodeport]
+reference: k8s-host
+variants:
+  - {name: same-node, node_placement: same-node}
+  - {name: cross-node, node_placement: cross-node}
+kubernetes: {image: "%s", image_pull_policy: Never}
+`, image)
+	runs := []struct{ name, spec string }{
+		{"pingpong", "name: k8spp\n" + head + "pingpong: {min_size: 1, max_size: 100000, coverage: 0.0002, repetitions: 2, chunk: 10, port: 8080}\n"},
+		{"stream", "name: k8sst\n" + head + "tests:\n  - {workload: stream, duration: 1s}\n  - {workload: rr, protocol: tcp, duration: 1s}\n"},
+	}
+	for _, r := range runs {
+		t.Run(r.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "run")
+			start := time.Now()
+			out, err := exec.Command(bin, "run", writeSpec(t, r.spec), "--kubeconfig", kc, "-o", dir).CombinedOutput()
+			if err != nil {
+				t.Fatalf("run: %v\n%s", err, lastLines(string(out), 40))
+			}
+			t.Logf("%s on the cluster in %s:\n%s", r.name, time.Since(start).Round(time.Second), lastLines(string(out), 40))
+			m := readMeta(t, dir)
+			if m.Status != "complete" || len(m.Modes) != 8 {
+				t.Fatalf("status %s, %d series, want complete and 8", m.Status, len(m.Modes))
+			}
+			for _, mm := range m.Modes {
+				k := mm.Lab.Kube
+				if k == nil || k.CNI != "bridge" || k.Version == "" || len(k.Nodes) == 0 || k.Nodes[0].Kubelet == "" {
+					t.Fatalf("series %s: run.json's cluster %+v, want the nodes, their kubelet, the CNI (bridge)", mm.Mode, k)
+				}
+				var nodes []string
+				for _, n := range k.Nodes {
+					nodes = append(nodes, n.Name)
+				}
+				want := []string{"node1"}
+				if strings.HasSuffix(mm.Mode, "cross-node") {
+					want = []string{"node1", "node2"}
+				}
+				if !slices.Equal(nodes, want) {
+					t.Errorf("series %s ran on %v, want %v", mm.Mode, nodes, want)
+				}
+				for _, ep := range mm.Lab.Endpoints {
+					if ep.Kube == nil || ep.Kube.Pod == "" || ep.Kube.Node == "" {
+						t.Errorf("series %s: endpoint %s has no pod recorded", mm.Mode, ep.Role)
+					}
+				}
+			}
+			if got := kubectl(t, kc, "get", "namespaces", "-l", "app.kubernetes.io/managed-by=cnperf", "-o", "name"); strings.TrimSpace(got) != "" {
+				t.Errorf("left on the cluster: %s", got)
+			}
+		})
+	}
+	t.Run("bad input", func(t *testing.T) {
+		spec := writeSpec(t, "name: k8sbad\n"+strings.Replace(head, "image: \""+image+"\"", "image: \"cnperf/absent:none\"", 1)+
+			"tests:\n  - {workload: stream, duration: 1s}\n")
+		start := time.Now()
+		cmd := exec.Command(bin, "run", spec, "--kubeconfig", kc, "--modes", "k8s-pod", "-o", filepath.Join(t.TempDir(), "run"))
+		out, err := cmd.CombinedOutput()
+		if code := exitCode(err); code != 1 || !strings.Contains(string(out), "ErrImageNeverPull") || time.Since(start) > 90*time.Second {
+			t.Errorf("an image the nodes lack: exit %d after %s, want 1 within a minute naming ErrImageNeverPull:\n%s", code, time.Since(start), lastLines(string(out), 5))
+		}
+		out, err = exec.Command(bin, "run", "--preset", "k8s-quick-sockets", "--kubeconfig", kc, "--image", image, "--nodes", "node1").CombinedOutput()
+		if code := exitCode(err); code != 2 || !strings.Contains(string(out), "cross-node needs two schedulable nodes") {
+			t.Errorf("cross-node on one named node: exit %d, want 2 saying it needs two nodes:\n%s", code, lastLines(string(out), 5))
+		}
+		out, err = exec.Command(bin, "run", "--preset", "k8s-quick", "--kubeconfig", "/nonexistent", "--image", image).CombinedOutput()
+		if code := exitCode(err); code != 2 || strings.Count(strings.TrimSpace(string(out)), "\n") != 0 {
+			t.Errorf("no kubeconfig: exit %d, want 2 and one line:\n%s", code, out)
+		}
+		if got := kubectl(t, kc, "get", "namespaces", "-l", "app.kubernetes.io/managed-by=cnperf", "-o", "name"); strings.TrimSpace(got) != "" {
+			t.Errorf("left on the cluster: %s", got)
+		}
+	})
+	assertNothingLeft(t, bin)
+}
+
+// exitCode is a finished command's exit code (0 when err is nil, -1 when it
+// did not run).
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	return -1
+}
