@@ -97,6 +97,7 @@ every sample with the system's description.`,
 		newStressCmd(),
 		newImageCmd(stdout),
 		newPodCmd(stdout, stderr),
+		newMachineCmd(stdout, stderr),
 	)
 	root.AddCommand(newClientCmds(stdout, stderr)...)
 	return root

@@ -38,7 +38,7 @@ func checkReportOptions(o report.Options) error {
 
 func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 	o := report.DefaultOptions()
-	var out, figures, tables string
+	var out, figures, tables, profiles string
 	cmd := &cobra.Command{
 		Use:   "report RUN_DIR... [-o report.html]",
 		Short: "Write the papers' figures and tables for one or more runs as one self-contained HTML file",
@@ -58,6 +58,14 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err := record.CheckOutput(out, args...); err != nil {
 				return err // bad input, refused before the work
 			}
+			var machines report.Table
+			if profiles != "" {
+				t, err := machineTable(profiles)
+				if err != nil {
+					return err // bad input, refused before the work
+				}
+				machines = t
+			}
 			runs, notes := report.Load(args)
 			if len(runs) == 0 {
 				// No argument is a readable run: bad input, as for summary
@@ -73,6 +81,12 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 			}
 			if err := r.CheckOutputs(out, figures, tables); err != nil {
 				return err
+			}
+			if t, ok := report.ServersTable(runs); ok {
+				r.Tables = append(r.Tables, t)
+			}
+			if profiles != "" {
+				r.Tables = append(r.Tables, machines)
 			}
 			if err := r.WriteHTML(out); err != nil {
 				return fail(err)
@@ -103,5 +117,6 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.Float64Var(&o.SplitK, "split-k", o.SplitK, "small/big messages split at K x the TCP receive window")
 	f.Float64Var(&o.Same, "same", o.Same, "a change below this many percent counts as the same as the reference")
 	f.IntVar(&o.Smooth, "smooth", o.Smooth, "bins averaged for drawn lines and bands")
+	f.StringVar(&profiles, "profiles", "", "comma-separated machine profiles (cnperf machine profile): add their similarity matrix")
 	return cmd
 }
