@@ -18,8 +18,8 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/kube"
 	"github.com/cnperf/cnperf/internal/lab/modes"
 	"github.com/cnperf/cnperf/internal/lab/netns"
-	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/spec"
 )
 
 func newLabCmd(stdout, stderr io.Writer) *cobra.Command {

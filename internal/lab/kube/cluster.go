@@ -32,10 +32,10 @@ const apiTimeout = 30 * time.Second
 // slower and 30 MB bigger.
 type Cluster struct {
 	core, authz *rest.RESTClient
-	params            runtime.ParameterCodec
-	REST              *rest.Config
-	Server            string
-	Context           string
+	params      runtime.ParameterCodec
+	REST        *rest.Config
+	Server      string
+	Context     string
 }
 
 // Connect reaches the cluster a target names: its kubeconfig and context,

@@ -8,8 +8,10 @@ import (
 	"archive/tar"
 	"bytes"
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -45,6 +47,9 @@ func Write(w io.Writer, exe, ref string) error {
 	}
 	if len(bin) > MaxBinary {
 		return fmt.Errorf("%s: %d bytes, more than %d", exe, len(bin), MaxBinary)
+	}
+	if err := static(bin); err != nil {
+		return fmt.Errorf("%s: %w", exe, err)
 	}
 	epoch := time.Unix(0, 0).UTC()
 	var layer bytes.Buffer
@@ -111,6 +116,22 @@ func Write(w io.Writer, exe, ref string) error {
 		}
 	}
 	return tw.Close()
+}
+
+// static refuses a dynamically linked ELF binary: the image holds nothing
+// but the binary, so one that needs a loader and libc (built without
+// CGO_ENABLED=0) fails in the pod with "exec /cnperf: no such file".
+func static(bin []byte) error {
+	f, err := elf.NewFile(bytes.NewReader(bin))
+	if err != nil {
+		return nil // not ELF: a script or test stand-in, the user's affair
+	}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return errors.New("dynamically linked (an ELF interpreter), and the image has no libc: build it with CGO_ENABLED=0")
+		}
+	}
+	return nil
 }
 
 func digest(b []byte) string {
