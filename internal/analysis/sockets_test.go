@@ -135,7 +135,7 @@ func TestTotalValues(t *testing.T) {
 			}
 		}
 	}
-	if totalValues("stream", json.RawMessage(`[1,2]`)) != nil || totalValues("grid", json.RawMessage(`{}`)) != nil {
+	if totalValues("stream", json.RawMessage(`[1,2]`)) != nil || totalValues("nosuch", json.RawMessage(`{}`)) != nil {
 		t.Error("undecodable or unknown totals should give nil")
 	}
 }

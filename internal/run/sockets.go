@@ -139,6 +139,9 @@ func (t *socketTests) labConfig() lab.Config {
 			}
 			cfg.Publish = append(cfg.Publish, lab.Port{Number: srv.Port, Protocol: proto})
 		}
+		for _, p := range srv.More {
+			cfg.Publish = append(cfg.Publish, lab.Port{Number: p.Number, Protocol: p.Protocol})
+		}
 	}
 	return cfg
 }

@@ -104,6 +104,15 @@ type Server struct {
 	// (appended as FLAG N for fan-out tests); "" when it serves any number
 	// of clients already.
 	Concurrent string
+	// More are further ports it listens on (a data grid's gossip), shifted
+	// with Port: the runner publishes them too.
+	More []Port
+}
+
+// Port is a port number and its protocol ("tcp" or "udp").
+type Port struct {
+	Number   int
+	Protocol string
 }
 
 // Console is what a workload's commands get from cnperf's command line:

@@ -4,6 +4,7 @@ package registry
 
 import (
 	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/grid"
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
 	"github.com/cnperf/cnperf/internal/workload/rr"
 	"github.com/cnperf/cnperf/internal/workload/stream"
@@ -16,6 +17,7 @@ var sockets = workload.Set{
 	rr.Descriptor,
 	udp.JitterDescriptor,
 	udp.DatagramDescriptor,
+	grid.Descriptor,
 }
 
 // All returns the socket workloads.

@@ -1,0 +1,133 @@
+package grid
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// freePorts finds a port whose next port is free too, on loopback.
+func freePorts(t *testing.T) int {
+	t.Helper()
+	for range 20 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if p >= 65535 {
+			continue
+		}
+		l2, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p+1)))
+		if err != nil {
+			continue
+		}
+		l2.Close()
+		return p
+	}
+	t.Fatal("no two free ports in a row")
+	return 0
+}
+
+// startMember runs a storage member on loopback until the test ends.
+func startMember(t *testing.T) string {
+	t.Helper()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePorts(t)))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, addr, io.Discard) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+		case <-time.After(15 * time.Second):
+			t.Error("Serve did not return after cancel")
+		}
+	})
+	return addr
+}
+
+// TestGridOnLoopback: a client joins the embedded member, its loop puts
+// and removes without failures, and the member's gossip listens on the
+// next port of the same address.
+func TestGridOnLoopback(t *testing.T) {
+	addr := startMember(t)
+	ctx := context.Background()
+	store, closeFn, err := Dial(ctx, addr, time.Second, 10*time.Second, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	res, err := Run(ctx, Config{Addr: addr, Duration: time.Second, Interval: 200 * time.Millisecond, ValueSize: 700}, store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d puts/s, put p50 %.0f µs, p99 %.0f µs", int(res.PutsPerSec), res.Put.P50, res.Put.P99)
+	if res.Puts < 100 || res.Failures() != 0 || res.Removes < res.Puts-1 {
+		t.Errorf("%d puts, %d removes, %d failures", res.Puts, res.Removes, res.Failures())
+	}
+	_, p, _ := net.SplitHostPort(addr)
+	port, _ := strconv.Atoi(p)
+	gossip := net.JoinHostPort("127.0.0.1", strconv.Itoa(GossipPort(port)))
+	if c, err := net.DialTimeout("tcp", gossip, time.Second); err != nil {
+		t.Errorf("gossip is not on %s: %v", gossip, err)
+	} else {
+		c.Close()
+	}
+}
+
+// TestDialFailsWithoutMember: nothing listening is a failure to join,
+// within the join timeout, naming the address.
+func TestDialFailsWithoutMember(t *testing.T) {
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePorts(t)))
+	start := time.Now()
+	_, _, err := Dial(context.Background(), addr, 100*time.Millisecond, 300*time.Millisecond, io.Discard)
+	if err == nil {
+		t.Fatal("joined a grid that is not there")
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Errorf("gave up after %s", time.Since(start))
+	}
+	t.Log(err)
+}
+
+// TestMemberConfig: the member binds the address it announces, never an
+// unspecified one; the port leaves room for gossip.
+func TestMemberConfig(t *testing.T) {
+	for _, tc := range []struct{ addr, err string }{
+		{"127.0.0.1:5204", ""},
+		{"localhost:5204", ""},
+		{":5204", ""},
+		{"127.0.0.1:65535", "1..65534"},
+		{"127.0.0.1:0", "1..65534"},
+		{"nonsense", "missing port"},
+	} {
+		c, err := memberConfig(tc.addr, io.Discard)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: %v; want an error with %q", tc.addr, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.addr, err)
+			continue
+		}
+		ip, perr := netip.ParseAddr(c.BindAddr)
+		if perr != nil || ip.IsUnspecified() || c.MemberlistConfig.BindAddr != c.BindAddr || c.MemberlistConfig.BindPort != c.BindPort+1 {
+			t.Errorf("%s: binds %s:%d, gossip %s:%d", tc.addr, c.BindAddr, c.BindPort, c.MemberlistConfig.BindAddr, c.MemberlistConfig.BindPort)
+		}
+		if c.DMaps.MaxKeys == 0 || c.DMaps.MaxInuse == 0 || c.PartitionCount == 0 {
+			t.Errorf("%s: unbounded maps: %+v", tc.addr, c.DMaps)
+		}
+	}
+}
