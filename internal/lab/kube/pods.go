@@ -407,3 +407,22 @@ func (b *Build) Span() int {
 	}
 	return hi - lo + 1
 }
+
+// EachPod makes the lab's pods (Pods) and returns the endpoint that
+// makes of each, in b.Endpoints' order: what every mode on this driver
+// does, with its own way of being dialled.
+func (b *Build) EachPod(hostNetwork bool, endpoint func(p Placed) (lab.Endpoint, error)) ([]lab.Endpoint, error) {
+	placed, err := b.Pods(hostNetwork)
+	if err != nil {
+		return nil, err
+	}
+	eps := make([]lab.Endpoint, 0, len(placed))
+	for _, p := range placed {
+		ep, err := endpoint(p)
+		if err != nil {
+			return nil, err
+		}
+		eps = append(eps, ep)
+	}
+	return eps, nil
+}

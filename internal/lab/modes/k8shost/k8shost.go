@@ -19,16 +19,10 @@ func (Mode) Summary() string {
 // BuildKube makes hostNetwork pods. Pods on one node share its stack, so
 // the second endpoint on a node takes the next span of ports, and so on.
 func (Mode) BuildKube(b *kube.Build) ([]lab.Endpoint, error) {
-	placed, err := b.Pods(true)
-	if err != nil {
-		return nil, err
-	}
 	onNode := map[string]int{}
-	var eps []lab.Endpoint
-	for _, p := range placed {
+	return b.EachPod(true, func(p kube.Placed) (lab.Endpoint, error) {
 		shift := onNode[p.Pod.Node] * b.Span()
 		onNode[p.Pod.Node]++
-		eps = append(eps, b.Endpoint(p, p.Pod.HostIP, shift, "node "+p.Pod.Node+": its own stack ("+p.Pod.HostIP+")"))
-	}
-	return eps, nil
+		return b.Endpoint(p, p.Pod.HostIP, shift, "node "+p.Pod.Node+": its own stack ("+p.Pod.HostIP+")"), nil
+	})
 }

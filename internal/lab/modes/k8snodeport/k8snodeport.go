@@ -20,19 +20,13 @@ func (Mode) Summary() string {
 // each endpoint, its servers' ports moved into the node port range so that
 // port and node port are the same number.
 func (Mode) BuildKube(b *kube.Build) ([]lab.Endpoint, error) {
-	placed, err := b.Pods(false)
-	if err != nil {
-		return nil, err
-	}
-	var eps []lab.Endpoint
-	for _, p := range placed {
+	return b.EachPod(false, func(p kube.Placed) (lab.Endpoint, error) {
 		svc, shift, err := b.NodePortService(p)
 		if err != nil {
-			return nil, err
+			return lab.Endpoint{}, err
 		}
 		p.Pod.Service, p.Pod.ServiceType, p.Pod.ClusterIP = svc.Name, string(svc.Spec.Type), svc.Spec.ClusterIP
-		eps = append(eps, b.Endpoint(p, p.Pod.HostIP, p.Shift+shift, "node "+p.Pod.Node+" ("+p.Pod.HostIP+") node port",
-			"service "+svc.Name+" (NodePort)", "pod:eth0 ("+p.Pod.PodIP+")"))
-	}
-	return eps, nil
+		return b.Endpoint(p, p.Pod.HostIP, p.Shift+shift, "node "+p.Pod.Node+" ("+p.Pod.HostIP+") node port",
+			"service "+svc.Name+" (NodePort)", "pod:eth0 ("+p.Pod.PodIP+")"), nil
+	})
 }

@@ -17,13 +17,7 @@ func (Mode) Summary() string {
 
 // BuildKube makes the pods on the pod network; peers dial the pod's IP.
 func (Mode) BuildKube(b *kube.Build) ([]lab.Endpoint, error) {
-	placed, err := b.Pods(false)
-	if err != nil {
-		return nil, err
-	}
-	var eps []lab.Endpoint
-	for _, p := range placed {
-		eps = append(eps, b.Endpoint(p, p.Pod.PodIP, p.Shift, "pod:eth0 ("+p.Pod.PodIP+")", "node "+p.Pod.Node+": the CNI's datapath"))
-	}
-	return eps, nil
+	return b.EachPod(false, func(p kube.Placed) (lab.Endpoint, error) {
+		return b.Endpoint(p, p.Pod.PodIP, p.Shift, "pod:eth0 ("+p.Pod.PodIP+")", "node "+p.Pod.Node+": the CNI's datapath"), nil
+	})
 }

@@ -21,19 +21,13 @@ func (Mode) Summary() string {
 // BuildKube makes the pods on the pod network and a ClusterIP Service for
 // each endpoint.
 func (Mode) BuildKube(b *kube.Build) ([]lab.Endpoint, error) {
-	placed, err := b.Pods(false)
-	if err != nil {
-		return nil, err
-	}
-	var eps []lab.Endpoint
-	for _, p := range placed {
+	return b.EachPod(false, func(p kube.Placed) (lab.Endpoint, error) {
 		svc, err := b.Service(p, corev1.ServiceTypeClusterIP, p.Shift)
 		if err != nil {
-			return nil, err
+			return lab.Endpoint{}, err
 		}
 		p.Pod.Service, p.Pod.ServiceType, p.Pod.ClusterIP = svc.Name, string(svc.Spec.Type), svc.Spec.ClusterIP
-		eps = append(eps, b.Endpoint(p, svc.Spec.ClusterIP, p.Shift, "service "+svc.Name+" ("+svc.Spec.ClusterIP+", ClusterIP)",
-			"pod:eth0 ("+p.Pod.PodIP+")", "node "+p.Pod.Node))
-	}
-	return eps, nil
+		return b.Endpoint(p, svc.Spec.ClusterIP, p.Shift, "service "+svc.Name+" ("+svc.Spec.ClusterIP+", ClusterIP)",
+			"pod:eth0 ("+p.Pod.PodIP+")", "node "+p.Pod.Node), nil
+	})
 }
