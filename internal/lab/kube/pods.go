@@ -408,8 +408,8 @@ func (b *Build) Span() int {
 	return hi - lo + 1
 }
 
-// EachPod makes the lab's pods (Pods) and returns the endpoint that
-// makes of each, in b.Endpoints' order: what every mode on this driver
+// EachPod makes the lab's pods (Pods) and returns, in b.Endpoints' order,
+// the endpoint endpoint() makes of each: what every mode on this driver
 // does, with its own way of being dialled.
 func (b *Build) EachPod(hostNetwork bool, endpoint func(p Placed) (lab.Endpoint, error)) ([]lab.Endpoint, error) {
 	placed, err := b.Pods(hostNetwork)
