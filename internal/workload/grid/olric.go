@@ -101,10 +101,10 @@ func watchMemory(ctx context.Context, done <-chan error) error {
 func memberConfig(addr string, logw io.Writer) (*config.Config, error) {
 	host, portStr, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, fmt.Errorf("--listen %q: %w", addr, err)
+		return nil, fmt.Errorf("--listen %q: want HOST:PORT", addr) // err repeats addr unquoted
 	}
-	port, _ := strconv.Atoi(portStr)
-	if port < 1 || port > 65534 {
+	port, err := strconv.Atoi(portStr)
+	if err != nil || port < 1 || port > 65534 {
 		return nil, fmt.Errorf("--listen %q: the port must be 1..65534 (gossip takes the next one)", addr)
 	}
 	ip, err := bindIP(host)
@@ -142,7 +142,7 @@ func bindIP(host string) (netip.Addr, error) {
 	}
 	ip, err := netip.ParseAddr(host)
 	if err != nil {
-		return netip.Addr{}, fmt.Errorf("--listen host %q: %w", host, err)
+		return netip.Addr{}, fmt.Errorf("--listen host %q: not an IP address (or localhost)", host)
 	}
 	return ip, nil
 }

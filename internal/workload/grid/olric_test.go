@@ -109,7 +109,7 @@ func TestMemberConfig(t *testing.T) {
 		{":5204", ""},
 		{"127.0.0.1:65535", "1..65534"},
 		{"127.0.0.1:0", "1..65534"},
-		{"nonsense", "missing port"},
+		{"nonsense", "want HOST:PORT"},
 	} {
 		c, err := memberConfig(tc.addr, io.Discard)
 		if tc.err != "" {
@@ -130,4 +130,29 @@ func TestMemberConfig(t *testing.T) {
 			t.Errorf("%s: unbounded maps: %+v", tc.addr, c.DMaps)
 		}
 	}
+}
+
+// FuzzMemberConfig: whatever --listen holds, the member either refuses it
+// in one line or binds a concrete address it can announce, its gossip on
+// the next port, both in range.
+func FuzzMemberConfig(f *testing.F) {
+	for _, s := range []string{"127.0.0.1:5204", ":5204", "localhost:1", "[::1]:65534", "0.0.0.0:65535", "a:b", "1.2.3.4:0", "::"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, addr string) {
+		c, err := memberConfig(addr, io.Discard)
+		if err != nil {
+			if strings.ContainsAny(err.Error(), "\n\r") {
+				t.Fatalf("error spans lines: %q", err)
+			}
+			return
+		}
+		ip, perr := netip.ParseAddr(c.BindAddr)
+		switch {
+		case perr != nil || ip.IsUnspecified():
+			t.Fatalf("%q: binds %q", addr, c.BindAddr)
+		case c.BindPort < 1 || c.MemberlistConfig.BindPort != c.BindPort+1 || c.MemberlistConfig.BindPort > 65535:
+			t.Fatalf("%q: ports %d, %d", addr, c.BindPort, c.MemberlistConfig.BindPort)
+		}
+	})
 }
