@@ -167,7 +167,7 @@ func TestEchoWorkload(t *testing.T) {
 		{"{workload: echo, count: 20000}", "tests[0].count: 20000: at most 10000"},
 		{"{workload: echo, request: 10}", "tests[0].request: not a parameter of echo (it has length, count)"},
 		{"{workload: echo, sweep: {param: count, values: ['1']}}", `tests[0].sweep.param: "count": echo sweeps length`},
-		{"{workload: echoes}", `tests[0].workload: "echoes" is not a workload (known: stream, rr, jitter, datagram, echo)`},
+		{"{workload: echoes}", `tests[0].workload: "echoes" is not a workload (known: stream, rr, jitter, datagram, grid, echo)`},
 	} {
 		_, err := spec.Parse(strings.NewReader("name: e\nmodes: [bare]\ntests:\n  - "+bad.yaml+"\n"), "bad.yaml")
 		if err == nil || !strings.Contains(err.Error(), bad.want) {
