@@ -25,6 +25,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/docker"
 	"github.com/cnperf/cnperf/internal/lab/docker/dockerrun"
 	"github.com/cnperf/cnperf/internal/lab/drivers"
+	"github.com/cnperf/cnperf/internal/lab/kube"
 	"github.com/cnperf/cnperf/internal/lab/modes"
 	"github.com/cnperf/cnperf/internal/lab/netns"
 	"github.com/cnperf/cnperf/internal/lab/netnsutil"
@@ -421,7 +422,9 @@ func startMode(ctx context.Context, id string, pl spec.Lab, instance int, docker
 		return nil, fmt.Errorf("who owns lab %s: %w", cfg.Name, err)
 	}
 	cfg.Owner = self
-	if driver == docker.Name && (dockerHost != "" || engines != nil) {
+	// A cluster's labs share its nodes, whose stacks the hostNetwork pods
+	// of every lab of the run use at once: their ports are kept apart too.
+	if driver == docker.Name && (dockerHost != "" || engines != nil) || driver == kube.Name {
 		cfg.DockerHost = dockerHost
 		if engines != nil {
 			cfg.Engines, cfg.JoinSwarm = engines.Hosts, engines.Swarm == spec.SwarmJoin
