@@ -455,7 +455,11 @@ func labName(id, driver, mode, variant string, instance int) string {
 	mode = strings.ReplaceAll(mode, "-", "_")
 	name := id + "_" + mode
 	if driver != netns.Name {
-		name = id + "_" + driver + "_" + mode
+		tag := driver
+		if driver == kube.Name {
+			tag = "k8s" // names stay within lab.ValidName's 40 characters
+		}
+		name = id + "_" + tag + "_" + mode
 	}
 	if variant != "" {
 		name += fmt.Sprintf("_%04x", crc32.ChecksumIEEE([]byte(variant))&0xffff)
