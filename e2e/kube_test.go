@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -152,6 +153,12 @@ kubernetes: {image: "%s", image_pull_policy: Never}
 					}
 				}
 			}
+			measured := measuredBySeries(t, dir)
+			for _, mm := range m.Modes {
+				if measured[mm.Mode] == 0 {
+					t.Errorf("series %s measured nothing (results of every cell: %v)", mm.Mode, measured)
+				}
+			}
 			if got := kubectl(t, kc, "get", "namespaces", "-l", "app.kubernetes.io/managed-by=cnperf", "-o", "name"); strings.TrimSpace(got) != "" {
 				t.Errorf("left on the cluster: %s", got)
 			}
@@ -191,4 +198,28 @@ func exitCode(err error) int {
 		return ee.ExitCode()
 	}
 	return -1
+}
+
+// measuredBySeries counts, per series, the good results a run stored: a
+// ping-pong request answered, or a socket test's total.
+func measuredBySeries(t *testing.T, dir string) map[string]int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "samples.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, line := range strings.Split(string(b), "\n") {
+		var r struct {
+			Workload, Mode, Kind, Error string
+			Code                        int
+		}
+		if json.Unmarshal([]byte(line), &r) != nil || r.Mode == "" {
+			continue
+		}
+		if (r.Workload == "pingpong" && r.Error == "" && r.Code == 200) || r.Kind == "total" {
+			out[r.Mode]++
+		}
+	}
+	return out
 }

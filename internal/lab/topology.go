@@ -116,8 +116,8 @@ func checkShiftedPorts(t Topology, publish []Port) error {
 }
 
 // assignRoles gives each endpoint the mode built the role the topology
-// asked for on its host and its slot's port shift, and checks that the
-// mode built what was asked.
+// asked for on its host and, unless the mode set its own, its slot's port
+// shift, and checks that the mode built what was asked.
 func assignRoles(l *Lab) error {
 	want := map[string][]EndpointSpec{}
 	n := 0
@@ -136,7 +136,13 @@ func assignRoles(l *Lab) error {
 		if used[ep.Host] >= len(specs) {
 			return fmt.Errorf("mode %s built more endpoints on host %q than the topology's %d", l.Mode, ep.Host, len(specs))
 		}
-		ep.Role, ep.PortShift = specs[used[ep.Host]].Role, used[ep.Host]*span
+		ep.Role = specs[used[ep.Host]].Role
+		// A mode that moves an endpoint's ports itself (k8s-nodeport into
+		// the node port range, k8s-host apart on a shared node) says so;
+		// otherwise the slot's shift is the endpoint's.
+		if ep.PortShift == 0 {
+			ep.PortShift = used[ep.Host] * span
+		}
 		used[ep.Host]++
 	}
 	return nil

@@ -188,3 +188,27 @@ func (l *Lab) withTopology(t Topology) *Lab {
 	}
 	return l
 }
+
+// TestAssignRolesKeepsAModesOwnShift: a mode that moved an endpoint's
+// ports (k8s-nodeport into the node port range) keeps that shift; the
+// others get their slot's.
+func TestAssignRolesKeepsAModesOwnShift(t *testing.T) {
+	l := &Lab{}
+	l.Publish = []Port{{Number: 5201, Protocol: "tcp"}, {Number: 5202, Protocol: "udp"}}
+	l.Topology = &Topology{Hosts: []HostSpec{
+		{Name: "c", Endpoints: []EndpointSpec{{Role: "client"}}},
+		{Name: "s", Endpoints: []EndpointSpec{{Role: "server1"}, {Role: "server2"}}},
+	}}
+	l.Endpoints = []Endpoint{{Host: "c", PortShift: 27000}, {Host: "s"}, {Host: "s"}}
+	if err := assignRoles(l); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []struct {
+		role  string
+		shift int
+	}{{"client", 27000}, {"server1", 0}, {"server2", 2}} {
+		if got := l.Endpoints[i]; got.Role != want.role || got.PortShift != want.shift {
+			t.Errorf("endpoint %d: role %s shift %d, want %s %d", i, got.Role, got.PortShift, want.role, want.shift)
+		}
+	}
+}
