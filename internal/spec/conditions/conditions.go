@@ -111,6 +111,7 @@ func (s Set) Over(v Set) Set {
 	over(&s.ZoneJitter, v.ZoneJitter)
 	over(&s.ZoneLoss, v.ZoneLoss)
 	over(&s.ZoneVia, v.ZoneVia)
+	over(&s.NodePlacement, v.NodePlacement)
 	return s
 }
 
