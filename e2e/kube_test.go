@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,7 +23,7 @@ const k8sBin = "/var/cache/cnperf/k8s/v1.34.4/bin"
 // nodes and cnperf's image on them, and takes it down at the end, checking
 // that nothing of it is left. Without its binaries the test is skipped,
 // and fails in CI, whose scripts/test.sh builds them.
-func testCluster(t *testing.T, bin string) (kubeconfig, image string) {
+func testCluster(t *testing.T, bin string) (kubeconfig, image string, down func()) {
 	t.Helper()
 	for _, b := range []string{"kube-apiserver", "kubelet", "etcd", "kubectl", "pause"} {
 		if _, err := os.Stat(filepath.Join(k8sBin, b)); err != nil {
@@ -50,10 +51,14 @@ func testCluster(t *testing.T, bin string) (kubeconfig, image string) {
 		return string(out)
 	}
 	start := time.Now()
-	t.Cleanup(func() {
-		cluster("down", name)
-		assertClusterGone(t, name)
-	})
+	var once sync.Once
+	down = func() {
+		once.Do(func() {
+			cluster("down", name)
+			assertClusterGone(t, name)
+		})
+	}
+	t.Cleanup(down) // also when the test stops early; down is idempotent
 	cluster("up", name, "2")
 	t.Logf("test cluster %s up in %s", name, time.Since(start).Round(time.Second))
 	image = "cnperf/e2e:" + name
@@ -62,7 +67,7 @@ func testCluster(t *testing.T, bin string) (kubeconfig, image string) {
 		t.Fatalf("image save: %v\n%s", err, out)
 	}
 	cluster("import", name, tar)
-	return strings.TrimSpace(cluster("kubeconfig", name)), image
+	return strings.TrimSpace(cluster("kubeconfig", name)), image, down
 }
 
 // assertClusterGone checks what the cluster script makes on the machine:
@@ -105,7 +110,7 @@ func kubectl(t *testing.T, kubeconfig string, args ...string) string {
 func TestKubernetesDriver(t *testing.T) {
 	testutil.RequireRoot(t)
 	bin := testutil.Binary(t)
-	kc, image := testCluster(t, bin)
+	kc, image, down := testCluster(t, bin)
 	head := fmt.Sprintf(`driver: kubernetes
 modes: [k8s-host, k8s-pod, k8s-service, k8s-nodeport]
 reference: k8s-host
@@ -185,6 +190,7 @@ kubernetes: {image: "%s", image_pull_policy: Never}
 			t.Errorf("left on the cluster: %s", got)
 		}
 	})
+	down()
 	assertNothingLeft(t, bin)
 }
 
