@@ -66,16 +66,10 @@ type env struct {
 	shift    int // added to the workload's ports (labs sharing one stack)
 }
 
-// proc is a server or client process of either driver: a process or
-// container in a namespace (container.Process), or a Docker container or
-// exec (dockerrun).
-type proc interface {
-	PID() int
-	Done() <-chan struct{}
-	Exited() (bool, error)
-	Stop(grace time.Duration) error
-	Usage() (container.Usage, error)
-}
+// proc is a server or client process of any driver: a process or
+// container in a namespace (container.Process), a Docker container or exec
+// (dockerrun), or an exec in a pod (the kubernetes driver's Launcher).
+type proc = lab.Proc
 
 // workload is what the runner needs of a workload: the lab it runs on, its
 // servers, its plan of units, and how to measure one cell.
