@@ -1,19 +1,12 @@
 package spec_test
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 // TestEngines: engines: is bounded in its own field names, one line each,
 // and a good one parses.
 func TestEngines(t *testing.T) {
 	const base = "name: x\ndriver: docker\nmodes: [bare, host]\n"
-	tests := []struct {
-		name string
-		doc  string
-		want string // substring of the error; "" when valid
-	}{
+	checkSpecCases(t, []specCase{
 		{"tcp, ssh and a context", base + "engines: {hosts: {ping: 'tcp://198.18.0.2:2375', pong: 'ssh://me@pong.example:2222', siege: my-ctx}}\n", ""},
 		{"join an existing swarm", base + "engines: {hosts: {ping: 'tcp://a:1'}, swarm: join}\n", ""},
 		{"no hosts", base + "engines: {hosts: {}}\n", "engines.hosts: none"},
@@ -28,21 +21,5 @@ func TestEngines(t *testing.T) {
 		{"both drivers", "name: x\ndrivers: [netns, docker]\nmodes: [bare, host]\nengines: {hosts: {ping: 'tcp://a:1'}}\n", "not netns, docker"},
 		{"conditions", base + "conditions: {cores: 1}\nengines: {hosts: {ping: 'tcp://a:1'}}\n", "engines: conditions and variants change the hosts"},
 		{"instances", base + "instances: 3\nengines: {hosts: {ping: 'tcp://a:1'}}\n", "engines: instances 3"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			s, err := parse(tc.doc)
-			if err == nil {
-				err = s.Validate()
-			}
-			switch {
-			case tc.want == "" && err != nil:
-				t.Fatalf("valid spec refused: %v", err)
-			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-				t.Fatalf("err = %v, want one containing %q", err, tc.want)
-			case err != nil && strings.Contains(err.Error(), "\n"):
-				t.Fatalf("error is not one line: %q", err)
-			}
-		})
-	}
+	})
 }

@@ -1,19 +1,12 @@
 package spec_test
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 // TestKubernetes: kubernetes: and node_placement are bounded in their own
 // field names, one line each, and a good spec parses.
 func TestKubernetes(t *testing.T) {
 	const base = "name: x\ndriver: kubernetes\nmodes: [k8s-host, k8s-pod]\nreference: k8s-host\n"
-	tests := []struct {
-		name string
-		doc  string
-		want string // substring of the error; "" when valid
-	}{
+	checkSpecCases(t, []specCase{
 		{"all fields", base + "kubernetes: {kubeconfig: /root/.kube/config, context: lab, image: 'reg.local:5000/cnperf:v1', image_pull_policy: Never, nodes: [n1, n2]}\n", ""},
 		{"same and cross node as variants", base + "variants: [{node_placement: same-node}, {node_placement: cross-node}]\n", ""},
 		{"bad placement", base + "conditions: {node_placement: near}\n", `node_placement "near": use same-node or cross-node`},
@@ -24,21 +17,5 @@ func TestKubernetes(t *testing.T) {
 		{"bad node", base + "kubernetes: {nodes: [Node_1]}\n", `kubernetes.nodes[0] "Node_1": not a node name`},
 		{"node twice", base + "kubernetes: {nodes: [a, a]}\n", `kubernetes.nodes[1] "a": named twice`},
 		{"unknown field", base + "kubernetes: {namespace: x}\n", "namespace"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			s, err := parse(tc.doc)
-			if err == nil {
-				err = s.Validate()
-			}
-			switch {
-			case tc.want == "" && err != nil:
-				t.Fatalf("valid spec refused: %v", err)
-			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-				t.Fatalf("err %v, want %q", err, tc.want)
-			case err != nil && strings.Contains(err.Error(), "\n"):
-				t.Fatalf("error is not one line: %q", err)
-			}
-		})
-	}
+	})
 }
