@@ -13,9 +13,9 @@ func TestCheck(t *testing.T) {
 	}{
 		{"netns", nil, ""},
 		{"netns", []string{"netns", "docker"}, ""},
-		{"lxd", nil, `driver "lxd": unknown (known: netns, docker)`},
+		{"lxd", nil, `driver "lxd": unknown (known: netns, docker, kubernetes)`},
 		{"", nil, `driver "": unknown`},
-		{"netns", []string{"netns", "kvm"}, `drivers[1] "kvm": unknown (known: netns, docker)`},
+		{"netns", []string{"netns", "kvm"}, `drivers[1] "kvm": unknown (known: netns, docker, kubernetes)`},
 	} {
 		err := Check(tc.driver, tc.list)
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
