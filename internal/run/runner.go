@@ -500,6 +500,14 @@ func (e *env) startClient(name string, ep lab.Endpoint, args []string, stdout, s
 // startServer starts one server process of role on endpoint ep, logging to
 // logs/MODE-ROLE.log.
 func (e *env) startServer(role string, ep lab.Endpoint, args []string, logs string) error {
+	return e.startServerImage(role, ep, args, "", logs)
+}
+
+// startServerImage starts argv as role's server on ep: through the lab's
+// Launcher (a pod), as a container of image in the sandbox on the docker
+// driver ("": cnperf's own, which runs argv after the binary), or as a
+// container in the endpoint's namespace.
+func (e *env) startServerImage(role string, ep lab.Endpoint, argv []string, image, logs string) error {
 	logPath := filepath.Join(logs, e.logName(role))
 	if l, ok := e.lab.Runtime.(lab.Launcher); ok {
 		logf, err := os.Create(logPath)
@@ -507,7 +515,7 @@ func (e *env) startServer(role string, ep lab.Endpoint, args []string, logs stri
 			return err
 		}
 		// The stream copies into the log as long as the server runs.
-		p, err := l.StartServer(ep, role, args, logf)
+		p, err := l.StartServer(ep, role, argv, logf)
 		if err != nil {
 			logf.Close()
 			return err
@@ -520,9 +528,13 @@ func (e *env) startServer(role string, ep lab.Endpoint, args []string, logs stri
 		if err != nil {
 			return err
 		}
-		srv, err := dockerrun.StartServer(w, role, args[1:], logPath)
+		args := argv[1:] // cnperf's image runs the binary itself
+		if image != "" {
+			w.Image, args = image, argv
+		}
+		srv, err := dockerrun.StartServer(w, role, args, logPath)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s server (image %s): %w", role, w.Image, err)
 		}
 		e.procs[role] = srv
 		return nil
@@ -533,9 +545,9 @@ func (e *env) startServer(role string, ep lab.Endpoint, args []string, logs stri
 	}
 	defer logf.Close() // the child holds its own descriptor
 	proc, err := container.Start(container.Spec{Lab: e.lab.Name, Name: role, NetNS: ep.NS, Container: ep.Container,
-		Args: args, Stdout: logf, Stderr: logf, CPUs: e.lab.HostCPUs()})
+		Args: argv, Stdout: logf, Stderr: logf, CPUs: e.lab.HostCPUs()})
 	if err != nil {
-		return err
+		return fmt.Errorf("%s server %q: %w", role, argv[0], err)
 	}
 	e.procs[role] = proc
 	return nil

@@ -6,15 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/container"
-	"github.com/cnperf/cnperf/internal/lab/docker/dockerrun"
 	"github.com/cnperf/cnperf/internal/lab/netns"
 	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
@@ -67,32 +63,7 @@ func (p *pingPong) startRole(e *env, role string, ep lab.Endpoint, args []string
 	if !ok {
 		return e.startServer(role, ep, args, logs)
 	}
-	logPath := filepath.Join(logs, e.logName(role))
-	if ep.Docker != nil {
-		w, err := e.where(ep)
-		if err != nil {
-			return err
-		}
-		w.Image = image
-		srv, err := dockerrun.StartServer(w, role, argv, logPath)
-		if err != nil {
-			return fmt.Errorf("%s server (image %s): %w", role, image, err)
-		}
-		e.procs[role] = srv
-		return nil
-	}
-	logf, err := os.Create(logPath)
-	if err != nil {
-		return err
-	}
-	defer logf.Close() // the child holds its own descriptor
-	proc, err := container.Start(container.Spec{Lab: e.lab.Name, Name: role, NetNS: ep.NS, Container: ep.Container,
-		Args: argv, Stdout: logf, Stderr: logf, CPUs: e.lab.HostCPUs()})
-	if err != nil {
-		return fmt.Errorf("%s server %q: %w", role, argv[0], err)
-	}
-	e.procs[role] = proc
-	return nil
+	return e.startServerImage(role, ep, argv, image, logs)
 }
 
 // serverName names a role's server in messages: the spec's command, or
