@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -62,14 +63,23 @@ type run struct {
 	start        time.Time // the clock starts (warm-up begins)
 	measureStart time.Time // warm-up over
 	end          time.Time
+	endAt        time.Duration // end - start
+	busyPoll     bool
 }
 
 // add records one transaction that ended at t1 (unless after the end).
 func (r *run) add(w *worker, t1 time.Time, rt time.Duration) {
-	if t1.After(r.end) {
+	r.addAt(w, t1.Sub(r.start), rt)
+}
+
+// addAt is add with t1 as the time since the run's start: what the hot
+// path reads from the monotonic clock alone (time.Since), half the cost of
+// time.Now.
+func (r *run) addAt(w *worker, at, rt time.Duration) {
+	if at > r.endAt {
 		return
 	}
-	measured := !t1.Before(r.measureStart)
+	measured := at >= r.cfg.Omit
 	slot := 0
 	if measured {
 		slot = 1
@@ -112,6 +122,14 @@ func Run(ctx context.Context, cfg Config, emit func(Interval)) (Result, error) {
 	}
 	res := Result{Workload: "rr", Type: "result", Mode: cfg.Mode, RequestSize: cfg.RequestSize,
 		ResponseSize: cfg.ResponseSize, Parallel: cfg.Parallel}
+
+	r.busyPoll = cfg.BusyPoll
+	// One P per worker on the hot path, plus one for the reporter and
+	// the runtime: a worker blocked in a raw system call keeps its P.
+	if prev := runtime.GOMAXPROCS(0); prev < cfg.Parallel+1 {
+		runtime.GOMAXPROCS(cfg.Parallel + 1)
+		defer runtime.GOMAXPROCS(prev)
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -157,6 +175,7 @@ func Run(ctx context.Context, cfg Config, emit func(Interval)) (Result, error) {
 	r.start = time.Now()
 	r.measureStart = r.start.Add(cfg.Omit)
 	r.end = r.measureStart.Add(cfg.Duration)
+	r.endAt = r.end.Sub(r.start)
 	res.Time = r.measureStart
 	// Blocking system calls ignore deadlines: stop the workers at the end.
 	endTimer := time.AfterFunc(time.Until(r.end), stopAll)
@@ -309,7 +328,7 @@ func (r *run) connect(ctx context.Context) (*sock, error) {
 		return nil, fmt.Errorf("rr tcp: hello to %s: %w", r.cfg.Addr, err)
 	}
 	_ = c.SetWriteDeadline(time.Time{})
-	return newSock(c, true), nil
+	return newSock(c), nil
 }
 
 // udpSetup bounds opening a udp test: the control connection's hello and
@@ -375,9 +394,8 @@ func (r *run) connectUDP(ctx context.Context) (*sock, error) {
 	}
 	_ = c.SetReadDeadline(time.Time{})
 	_ = ctl.SetDeadline(time.Time{})
-	drain(c, in) // a second acknowledgement, if one came
-	s := newSock(c, true)
-	s.setRecvTimeout(r.cfg.Timeout)
+	drainConn(c, in) // a second acknowledgement, if one came
+	s := newSock(c)
 	s.ctl = ctl
 	return s, nil
 }
@@ -390,15 +408,17 @@ func (r *run) over(w *worker) bool {
 func (r *run) tcpWorker(w *worker, s *sock) error {
 	req, resp := r.cfg.RequestSize, r.cfg.ResponseSize
 	buf := make([]byte, min(resp, chunk))
+	if s.detached() {
+		return r.tcpHot(w, s, buf)
+	}
 	if err := s.c.SetDeadline(r.end); err != nil {
 		return err
 	}
-	stop := w.isStopped
 	for !w.isStopped() {
 		t0 := time.Now()
-		err := s.writeN(req, stop)
+		err := writeN(s.c, req)
 		if err == nil {
-			err = s.readN(buf, resp, stop)
+			err = readN(s.c, buf, resp)
 		}
 		t1 := time.Now()
 		if err != nil {
@@ -412,7 +432,19 @@ func (r *run) tcpWorker(w *worker, s *sock) error {
 	return nil
 }
 
+// hotFail turns a hot call's error into the worker's: nil when the run is
+// over (its end, or a stop's shutdown).
+func (r *run) hotFail(w *worker, what string, e syscall.Errno) error {
+	if r.over(w) {
+		return nil
+	}
+	return fmt.Errorf("rr %s: %w", what, os.NewSyscallError("read/write", e))
+}
+
 func (r *run) udpWorker(w *worker, s *sock) error {
+	if s.detached() {
+		return r.udpHot(w, s)
+	}
 	req, resp := r.cfg.RequestSize, r.cfg.ResponseSize
 	out := make([]byte, req)
 	in := make([]byte, MaxUDPSize+1)
@@ -421,73 +453,55 @@ func (r *run) udpWorker(w *worker, s *sock) error {
 	}
 	useSeq := req >= 8 && resp >= 8
 	var seq uint32
-	shortened := false // the receive timeout, after a late answer
 	for !w.isStopped() {
 		seq++
 		if useSeq {
 			binary.BigEndian.PutUint32(out[4:], seq)
 		}
-		if s.rc == nil { // on the netpoller: a deadline per transaction
-			if err := s.c.SetReadDeadline(minTime(time.Now().Add(r.cfg.Timeout), r.end)); err != nil {
-				return err
-			}
-		}
 		t0 := time.Now()
-		if err := s.write(out, nil); err != nil {
+		if err := s.c.SetReadDeadline(minTime(t0.Add(r.cfg.Timeout), r.end)); err != nil {
+			return err
+		}
+		if _, err := s.c.Write(out); err != nil {
 			if r.over(w) {
 				return nil
 			}
-			if errors.Is(err, syscall.ECONNREFUSED) {
-				return fmt.Errorf("rr udp: %s refused (is cnperf serve rr running there?): %w", r.cfg.Addr, err)
-			}
-			return fmt.Errorf("rr udp: send to %s: %w", r.cfg.Addr, err)
+			return r.udpSendErr(err)
 		}
 		for {
-			n, err := s.read(in)
+			n, err := s.c.Read(in)
+			t1 := time.Now()
+			if errors.Is(err, os.ErrDeadlineExceeded) && !r.over(w) {
+				r.addLost(w, t1)
+				break
+			}
 			if err != nil {
 				if r.over(w) {
 					return nil
 				}
-				if err == errAgain || errors.Is(err, os.ErrDeadlineExceeded) {
-					r.addLost(w, time.Now())
-					drain(s.c, in)
-					break
-				}
-				if errors.Is(err, syscall.ECONNREFUSED) {
-					return fmt.Errorf("rr udp: %s refused (is cnperf serve rr running there?): %w", r.cfg.Addr, err)
-				}
-				return fmt.Errorf("rr udp: %w", err)
+				return r.udpSendErr(err)
 			}
-			t1 := time.Now()
-			late := t1.Sub(t0) > r.cfg.Timeout
-			if !late && (n != resp || (useSeq && binary.BigEndian.Uint32(in[4:]) != seq)) {
-				// A late answer to a request counted as lost: wait
-				// for this one's for the rest of the timeout only.
-				if s.rc != nil {
-					s.setRecvTimeout(r.cfg.Timeout - t1.Sub(t0))
-					shortened = true
-				}
-				continue
-			}
-			if late {
-				r.addLost(w, t1)
-				drain(s.c, in)
-			} else {
+			if n == resp && (!useSeq || binary.BigEndian.Uint32(in[4:]) == seq) {
 				r.add(w, t1, t1.Sub(t0))
+				break
 			}
-			break
-		}
-		if shortened {
-			s.setRecvTimeout(r.cfg.Timeout)
-			shortened = false
+			// A late answer to a request counted as lost: wait for this
+			// one's for the rest of the timeout.
 		}
 	}
 	return nil
 }
 
-// drain discards the datagrams queued on c (late answers), when c gives
-// access to its socket.
-func drain(c net.Conn, buf []byte) {
+func (r *run) udpSendErr(err error) error {
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Errorf("rr udp: %s refused (is cnperf serve rr running there?): %w", r.cfg.Addr, err)
+	}
+	return fmt.Errorf("rr udp: %s: %w", r.cfg.Addr, err)
+}
+
+// drainConn discards the datagrams queued on c (late answers), when c
+// gives access to its socket.
+func drainConn(c net.Conn, buf []byte) {
 	sc, ok := c.(syscall.Conn)
 	if !ok {
 		return
@@ -497,15 +511,17 @@ func drain(c net.Conn, buf []byte) {
 		return
 	}
 	_ = raw.Read(func(fd uintptr) bool {
-		for {
-			if _, _, err := syscall.Recvfrom(int(fd), buf, syscall.MSG_DONTWAIT); err != nil {
-				return true
-			}
-		}
+		drainFd(fd, buf)
+		return true
 	})
 }
 
 func (r *run) crrWorker(ctx context.Context, w *worker) error {
+	if r.cfg.Dial == nil {
+		if to, ok := r.crrTarget(); ok {
+			return r.crrHot(w, to)
+		}
+	}
 	req, resp := r.cfg.RequestSize, r.cfg.ResponseSize
 	first := make([]byte, helloLen+min(req, chunk))
 	hello{flagOnce, uint32(req), uint32(resp)}.put(first)
@@ -523,27 +539,25 @@ func (r *run) crrWorker(ctx context.Context, w *worker) error {
 			}
 			return fmt.Errorf("rr crr: connect to %s: %w", r.cfg.Addr, err)
 		}
-		deadline := minTime(t0.Add(r.cfg.Timeout), r.end)
-		_ = c.SetDeadline(deadline)
-		if tc, ok := c.(*net.TCPConn); ok {
-			_ = tc.SetNoDelay(true)
-		}
-		s := newSock(c, true)
+		s := &sock{c: c, fd: -1}
 		if !w.setSock(s) {
 			c.Close()
 			return nil
 		}
-		stop := func() bool { return w.isStopped() || time.Now().After(deadline) }
-		err = s.write(first, stop)
+		_ = c.SetDeadline(minTime(t0.Add(r.cfg.Timeout), r.end))
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetNoDelay(true)
+		}
+		_, err = c.Write(first)
 		if err == nil && rest > 0 {
-			err = s.writeN(rest, stop)
+			err = writeN(c, rest)
 		}
 		if err == nil {
-			err = s.readN(buf, resp, stop)
+			err = readN(c, buf, resp)
 		}
 		t1 := time.Now()
 		if err != nil {
-			c.Close()
+			s.close()
 			if r.over(w) {
 				return nil
 			}
@@ -552,8 +566,8 @@ func (r *run) crrWorker(ctx context.Context, w *worker) error {
 		r.add(w, t1, t1.Sub(t0))
 		// The server closes first: wait for its FIN, so this side does
 		// not keep the port in TIME_WAIT.
-		_, _ = s.read(one[:])
-		c.Close()
+		_, _ = c.Read(one[:])
+		s.close()
 	}
 	return nil
 }

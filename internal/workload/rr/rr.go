@@ -67,6 +67,9 @@ type Config struct {
 	// worker goes on (default 1 s); tcp and crr, the bound on connecting and
 	// (crr) on one whole transaction (default 10 s).
 	Timeout time.Duration
+	// BusyPoll spins on non-blocking calls instead of blocking, so the
+	// client's CPU never idles (sockperf's --nonblocked): a CPU per worker.
+	BusyPoll bool
 	// Dial opens the client's connections (the runner dials from inside a
 	// namespace); nil uses net.Dialer. crr dials once per transaction.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -94,16 +95,13 @@ type Server struct {
 	udp      *net.UDPConn
 	log      io.Writer
 	stopping atomic.Bool
-	blocking atomic.Int32 // connections served with blocking system calls
+	hot      atomic.Int32 // rr connections on the hot path
+	hotMu    sync.Mutex
+	hotSocks map[*sock]struct{} // for stop to unblock
 	peers    peerTable
 	refused  atomic.Int64 // connections closed at once: too many
 	lastLog  atomic.Int64 // unix ns of the last "too many connections" line
 }
-
-// maxBlocking bounds the connections served with blocking system calls
-// (each holds a thread while it waits, up to the idle timeout); the others
-// use the netpoller.
-const maxBlocking = MaxParallel
 
 // udpPeer is a UDP test opened over a control connection: the server
 // answers datagrams from addr (learnt from a registration datagram that
@@ -237,6 +235,7 @@ func (s *Server) Serve(ctx context.Context, log io.Writer) error {
 			unblockConn(c)
 		}
 		mu.Unlock()
+		s.unblockHot()
 		s.ln.Close()
 		unblockConn(s.udp)
 	})
@@ -339,27 +338,105 @@ func (s *Server) serveConn(c net.Conn) {
 		return
 	}
 	_ = c.SetReadDeadline(time.Time{})
-	n := s.blocking.Add(1)
-	defer s.blocking.Add(-1)
-	// A blocking call waits at most the idle timeout (no wake-ups before);
-	// the server's stop shuts the socket down, which wakes it at once.
-	idle := s.idle()
-	sk := newSockTimeout(c, n <= maxBlocking, idle)
-	buf := make([]byte, min(int(h.req), chunk))
-	stop := func() bool { return true } // a call timed out: idle
-	for {
-		if sk.rc == nil {
-			_ = c.SetDeadline(time.Now().Add(idle))
+	if h.flags&flagOnce == 0 {
+		if n := s.hot.Add(1); n <= maxHot {
+			defer s.hot.Add(-1)
+			if sk := newSock(c); sk.detached() {
+				s.serveHot(sk, h, n)
+				return
+			}
+		} else {
+			s.hot.Add(-1)
 		}
-		if err := sk.readN(buf, int(h.req), stop); err != nil {
+	}
+	// crr, and rr beyond maxHot: on the netpoller. A crr connection lives
+	// for one transaction, too short to pay for detaching it.
+	idle := s.idle()
+	buf := make([]byte, min(int(h.req), chunk))
+	for {
+		_ = c.SetDeadline(time.Now().Add(idle))
+		if err := readN(c, buf, int(h.req)); err != nil {
 			return // EOF: the client is done (or gone, or idle)
 		}
-		if err := sk.writeN(int(h.resp), stop); err != nil {
+		if err := writeN(c, int(h.resp)); err != nil {
 			return
 		}
 		if h.flags&flagOnce != 0 {
 			return // crr: close first, so TIME_WAIT stays here
 		}
+	}
+}
+
+// maxHot bounds the connections served on the hot path (hot.go), each on
+// its own OS thread and P; the others block in system calls that hand
+// their P back.
+const maxHot = 64
+
+// serveHot answers one rr connection on the hot path (hot.go), until the
+// client closes it, is idle for the idle timeout or the server stops; n
+// is the number of hot connections with this one.
+func (s *Server) serveHot(sk *sock, h hello, n int32) {
+	if !s.addHot(sk, n) {
+		sk.close()
+		return
+	}
+	defer s.removeHot(sk)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	req, resp := int(h.req), int(h.resp)
+	buf := make([]byte, min(req, chunk))
+	idle := s.idle()
+	hio := hotIO{fd: uintptr(sk.fd)}
+	start := time.Now()
+	var last time.Duration // the last request
+	stop := func() bool { return s.stopping.Load() || time.Since(start)-last >= idle }
+	var y yielder
+	for {
+		if hio.readN(buf, req, stop) != 0 {
+			return // EOF: the client is done (or gone, or idle)
+		}
+		last = time.Since(start)
+		if hio.writeN(resp, stop) != 0 {
+			return
+		}
+		y.maybe(last)
+	}
+}
+
+// addHot registers a hot socket for the server's stop to unblock, and
+// makes sure it has a P of its own, with two to spare for accepting and
+// the rest: n is the number of hot sockets with this one. False if the
+// server is stopping.
+func (s *Server) addHot(sk *sock, n int32) bool {
+	s.hotMu.Lock()
+	defer s.hotMu.Unlock()
+	if s.stopping.Load() {
+		return false
+	}
+	if s.hotSocks == nil {
+		s.hotSocks = map[*sock]struct{}{}
+	}
+	s.hotSocks[sk] = struct{}{}
+	if want := int(n) + 2; runtime.GOMAXPROCS(0) < want {
+		runtime.GOMAXPROCS(want)
+	}
+	return true
+}
+
+// removeHot closes a hot socket.
+func (s *Server) removeHot(sk *sock) {
+	s.hotMu.Lock()
+	delete(s.hotSocks, sk)
+	s.hotMu.Unlock()
+	sk.close()
+}
+
+// unblockHot wakes every hot socket's blocking call.
+func (s *Server) unblockHot() {
+	s.hotMu.Lock()
+	defer s.hotMu.Unlock()
+	for sk := range s.hotSocks {
+		sk.unblock()
 	}
 }
 
@@ -435,39 +512,37 @@ func unblockConn(c net.Conn) {
 	c.Close()
 }
 
-// serveUDP answers every datagram until the socket is closed, with
-// blocking system calls (see sock).
+// serveUDP answers every datagram until the server stops, on the hot path
+// (hot.go): the socket detached from the netpoller, raw blocking calls
+// from one locked OS thread.
 func (s *Server) serveUDP() error {
-	rc, err := s.udp.SyscallConn()
-	if err != nil {
-		return err
+	sk := newSock(s.udp)
+	if !sk.detached() {
+		return fmt.Errorf("udp socket: cannot take it off the netpoller")
 	}
-	var serr error
-	if err := rc.Control(func(fd uintptr) {
-		tv := syscall.NsecToTimeval(int64(blockTimeout))
-		if serr = syscall.SetsockoptTimeval(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv); serr == nil {
-			serr = syscall.SetNonblock(int(fd), false)
-		}
-	}); err != nil || serr != nil {
-		return fmt.Errorf("udp socket: %v", errors.Join(err, serr))
+	if !s.addHot(sk, s.hot.Add(1)) {
+		s.hot.Add(-1)
+		sk.close()
+		return nil
 	}
+	defer s.hot.Add(-1)
+	defer s.removeHot(sk)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	fd := uintptr(sk.fd)
 	in := make([]byte, MaxUDPSize+1)
 	out := make([]byte, MaxUDPSize)
 	var from syscall.RawSockaddrAny
 	var fromLen uint32
+	start := time.Now()
+	var y yielder
 	for !s.stopping.Load() {
-		var n int
-		var e syscall.Errno
-		if err := rc.Read(func(fd uintptr) bool {
-			for {
-				if n, e = recvfrom(fd, in, &from, &fromLen); e != syscall.EINTR {
-					return true
-				}
-			}
-		}); err != nil {
-			return nil // closed
-		}
+		y.maybe(time.Since(start))
+		n, e := recvfrom(fd, in, &from, &fromLen)
 		switch {
+		case e == syscall.EINTR:
+			runtime.Gosched() // the runtime's preemption signal (hot.go)
+			continue
 		case e == syscall.EAGAIN:
 			continue
 		case e != 0:
@@ -475,6 +550,8 @@ func (s *Server) serveUDP() error {
 			// without spinning should the error persist.
 			time.Sleep(time.Millisecond)
 			continue
+		case n == 0 && fromLen == 0:
+			continue // a shutdown: stopping is set
 		}
 		a, ok := addrPort(&from)
 		if !ok {
@@ -484,11 +561,8 @@ func (s *Server) serveUDP() error {
 		if size == 0 {
 			continue
 		}
-		_ = rc.Write(func(fd uintptr) bool {
-			for sendto(fd, out[:size], &from, fromLen) == syscall.EINTR {
-			}
-			return true
-		})
+		for sendto(fd, out[:size], &from, fromLen) == syscall.EINTR {
+		}
 		clear(out[:regLen]) // nothing of one client's datagram goes to another
 	}
 	return nil

@@ -7,62 +7,38 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
 )
 
-// sock does a connection's reads and writes. For a kernel socket it puts
-// the socket in blocking mode and makes plain blocking system calls, so a
-// response wakes the waiting thread directly: Go's netpoller (park, epoll,
-// wake another thread) would add microseconds to every round trip, far
-// beyond the 10 % a loopback rr may differ from sockperf. Deadlines set on
-// the conn still stop the next call; shutdown unblocks a call in progress.
-// Other conns (a custom Dial's) go through their Read and Write.
+// sock is one connection of the client or the server. A kernel socket is
+// detached from Go's netpoller: the sock keeps a duplicate of its
+// descriptor, in blocking mode, and closes the net.Conn, which takes the
+// socket out of the runtime's epoll set. Left there, every segment that
+// arrives would also wake a runtime thread blocked in epoll_wait, for
+// nothing: three context switches per transaction where sockperf has one.
+// The hot path (hot.go) then makes its system calls on fd. Other conns (a
+// custom Dial's) stay conns and go through Read and Write.
 type sock struct {
-	c   net.Conn
-	rc  syscall.RawConn // nil: use c
-	ctl net.Conn        // udp: the test's control connection, closed with c
+	c   net.Conn // nil once detached
+	fd  int      // the detached descriptor; -1 for a conn
+	ctl net.Conn // udp: the test's control connection, closed with the sock
 
-	// One call's arguments and results, so that the callbacks given to rc
-	// are bound once, not allocated per call.
-	buf             []byte
-	n               int
-	err             error
-	readFn, writeFn func(fd uintptr) bool
+	mu     sync.Mutex // fd against a shutdown after close
+	closed bool
 }
 
-func (s *sock) doRead(fd uintptr) bool {
-	for {
-		s.n, s.err = syscall.Read(int(fd), s.buf)
-		if s.err != syscall.EINTR {
-			return true
-		}
-	}
-}
-
-func (s *sock) doWrite(fd uintptr) bool {
-	for {
-		s.n, s.err = syscall.Write(int(fd), s.buf)
-		if s.err != syscall.EINTR {
-			return true
-		}
-	}
-}
-
-// blockTimeout bounds one blocking call of the client, so a missed wake-up
-// costs at most this long; calls are retried after it.
+// blockTimeout bounds one blocking call (SO_RCVTIMEO, SO_SNDTIMEO): how
+// long a stop, or the garbage collector's stop of the world, can wait
+// for a worker blocked in a raw system call.
 const blockTimeout = 250 * time.Millisecond
 
-// newSock wraps c; blocking=false keeps c on the netpoller.
-func newSock(c net.Conn, blocking bool) *sock { return newSockTimeout(c, blocking, blockTimeout) }
-
-// newSockTimeout is newSock with blocking calls timing out after timeout.
-func newSockTimeout(c net.Conn, blocking bool, timeout time.Duration) *sock {
-	s := &sock{c: c}
-	if !blocking {
-		return s
-	}
+// newSock detaches c when it is a kernel socket; it returns c as a conn
+// otherwise (or if the descriptor cannot be duplicated).
+func newSock(c net.Conn) *sock {
+	s := &sock{c: c, fd: -1}
 	sc, ok := c.(syscall.Conn)
 	if !ok {
 		return s
@@ -71,147 +47,109 @@ func newSockTimeout(c net.Conn, blocking bool, timeout time.Duration) *sock {
 	if err != nil {
 		return s
 	}
-	var serr error
-	if err := rc.Control(func(fd uintptr) {
-		tv := syscall.NsecToTimeval(int64(timeout))
-		if serr = syscall.SetsockoptTimeval(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv); serr != nil {
-			return
-		}
-		if serr = syscall.SetsockoptTimeval(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDTIMEO, &tv); serr != nil {
-			return
-		}
-		serr = syscall.SetNonblock(int(fd), false)
-	}); err != nil || serr != nil {
+	fd, derr := -1, error(nil)
+	if err := rc.Control(func(f uintptr) {
+		fd, derr = dupBlocking(int(f))
+	}); err != nil || derr != nil {
 		return s
 	}
-	s.rc = rc
-	s.readFn, s.writeFn = s.doRead, s.doWrite
-	return s
+	c.Close()
+	return &sock{fd: fd}
 }
 
-// errAgain is a blocking call's timeout: retried by readAtLeast and write.
-var errAgain = errors.New("again")
-
-// read is one read(2). It returns errAgain after blockTimeout without data,
-// io.EOF at the end of the stream (or after shutdown).
-func (s *sock) read(p []byte) (int, error) {
-	if s.rc == nil {
-		return s.c.Read(p)
+// dupBlocking duplicates fd (close-on-exec) and puts the duplicate in
+// blocking mode with blockTimeout on both directions.
+func dupBlocking(fd int) (int, error) {
+	nfd, _, e := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_DUPFD_CLOEXEC, 0)
+	if e != 0 {
+		return -1, os.NewSyscallError("fcntl", e)
 	}
-	s.buf = p
-	rerr := s.rc.Read(s.readFn)
-	s.buf = nil
-	if rerr != nil {
-		return 0, rerr // a deadline passed or the conn is closed
+	if err := setBlocking(int(nfd)); err != nil {
+		syscall.Close(int(nfd))
+		return -1, err
 	}
-	n, err := s.n, s.err
-	switch {
-	case err == syscall.EAGAIN:
-		return 0, errAgain
-	case err != nil:
-		return 0, os.NewSyscallError("read", err)
-	case n == 0 && len(p) > 0:
-		return 0, io.EOF
-	}
-	return n, nil
+	return int(nfd), nil
 }
 
-// readFull fills p; stop (if not nil) is checked when a call times out.
-func (s *sock) readFull(p []byte, stop func() bool) error {
-	for len(p) > 0 {
-		n, err := s.read(p)
-		if err == errAgain {
-			if stop != nil && stop() {
-				return os.ErrDeadlineExceeded
-			}
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		p = p[n:]
+// setBlocking puts fd in blocking mode, each call waiting at most
+// blockTimeout.
+func setBlocking(fd int) error {
+	if err := syscall.SetNonblock(fd, false); err != nil {
+		return os.NewSyscallError("fcntl", err)
+	}
+	tv := syscall.NsecToTimeval(int64(blockTimeout))
+	if err := syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv); err != nil {
+		return os.NewSyscallError("setsockopt", err)
+	}
+	if err := syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_SNDTIMEO, &tv); err != nil {
+		return os.NewSyscallError("setsockopt", err)
 	}
 	return nil
 }
 
-// write writes all of p.
-func (s *sock) write(p []byte, stop func() bool) error {
-	if s.rc == nil {
-		_, err := s.c.Write(p)
-		return err
-	}
-	for len(p) > 0 {
-		s.buf = p
-		werr := s.rc.Write(s.writeFn)
-		s.buf = nil
-		if werr != nil {
-			return werr
-		}
-		n, err := s.n, s.err
-		switch {
-		case err == syscall.EAGAIN:
-			if stop != nil && stop() {
-				return os.ErrDeadlineExceeded
-			}
-			continue
-		case err != nil:
-			return os.NewSyscallError("write", err)
-		}
-		p = p[n:]
-	}
-	return nil
-}
+// detached reports whether s is a descriptor for the hot path.
+func (s *sock) detached() bool { return s.fd >= 0 }
 
-// readN reads exactly n bytes through buf.
-func (s *sock) readN(buf []byte, n int, stop func() bool) error {
-	for n > 0 {
-		k := min(n, len(buf))
-		if err := s.readFull(buf[:k], stop); err != nil {
-			return err
-		}
-		n -= k
-	}
-	return nil
-}
-
-// writeN writes n zero bytes.
-func (s *sock) writeN(n int, stop func() bool) error {
-	for n > 0 {
-		k := min(n, len(zeros))
-		if err := s.write(zeros[:k], stop); err != nil {
-			return err
-		}
-		n -= k
-	}
-	return nil
-}
-
-// setRecvTimeout sets how long one blocking read waits (udp's timeout).
-func (s *sock) setRecvTimeout(d time.Duration) {
-	if s.rc == nil {
+// unblock wakes a call in progress on s and fails the later ones.
+func (s *sock) unblock() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
 		return
 	}
-	_ = s.rc.Control(func(fd uintptr) {
-		tv := syscall.NsecToTimeval(int64(d))
-		_ = syscall.SetsockoptTimeval(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv)
-	})
-}
-
-// unblock wakes a blocking call in progress (and fails later ones).
-func (s *sock) unblock() {
-	_ = s.c.SetDeadline(time.Unix(1, 0))
-	if s.rc != nil {
-		_ = s.rc.Control(func(fd uintptr) { _ = syscall.Shutdown(int(fd), syscall.SHUT_RDWR) })
+	if s.detached() {
+		_ = syscall.Shutdown(s.fd, syscall.SHUT_RDWR)
+		return
 	}
+	_ = s.c.SetDeadline(time.Unix(1, 0))
 }
 
 // close closes the connection and, udp, its control connection.
 func (s *sock) close() {
-	s.c.Close()
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		if s.detached() {
+			syscall.Close(s.fd)
+		} else {
+			s.c.Close()
+		}
+	}
+	s.mu.Unlock()
 	if s.ctl != nil {
 		s.ctl.Close()
 	}
 }
+
+// The conn path, for conns that are not kernel sockets.
+
+// readN reads exactly n bytes of c through buf.
+func readN(c net.Conn, buf []byte, n int) error {
+	for n > 0 {
+		k := min(n, len(buf))
+		if _, err := io.ReadFull(c, buf[:k]); err != nil {
+			return err
+		}
+		n -= k
+	}
+	return nil
+}
+
+// writeN writes n zero bytes to c.
+func writeN(c net.Conn, n int) error {
+	for n > 0 {
+		k := min(n, len(zeros))
+		if _, err := c.Write(zeros[:k]); err != nil {
+			return err
+		}
+		n -= k
+	}
+	return nil
+}
+
+// errTimeout is a hot call's timeout: no answer within the socket's
+// receive timeout, or the stop condition held.
+var errTimeout = errors.New("timed out")
 
 // addrPort reads a datagram's source address without allocating.
 func addrPort(sa *syscall.RawSockaddrAny) (netip.AddrPort, bool) {
@@ -228,16 +166,17 @@ func addrPort(sa *syscall.RawSockaddrAny) (netip.AddrPort, bool) {
 	return netip.AddrPort{}, false
 }
 
-// recvfrom and sendto without allocating a sockaddr per datagram.
+// recvfrom and sendto without allocating a sockaddr per datagram, and
+// without entering the scheduler (hot.go).
 func recvfrom(fd uintptr, p []byte, from *syscall.RawSockaddrAny, fromLen *uint32) (int, syscall.Errno) {
 	*fromLen = syscall.SizeofSockaddrAny
-	n, _, e := syscall.Syscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0,
+	n, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0,
 		uintptr(unsafe.Pointer(from)), uintptr(unsafe.Pointer(fromLen)))
 	return int(n), e
 }
 
 func sendto(fd uintptr, p []byte, to *syscall.RawSockaddrAny, toLen uint32) syscall.Errno {
-	_, _, e := syscall.Syscall6(syscall.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0,
+	_, _, e := syscall.RawSyscall6(syscall.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0,
 		uintptr(unsafe.Pointer(to)), uintptr(toLen))
 	return e
 }

@@ -1,0 +1,384 @@
+package rr
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"runtime"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// The hot path: a worker's transactions on a detached socket (sock.go),
+// from one locked OS thread, with system calls made straight on the
+// descriptor. Go's scheduler is not entered on the way (RawSyscall keeps
+// the goroutine's P, so nothing hands it off while the call blocks and
+// nothing has to take it back after): between the response's arrival and
+// the next request, the thread does what sockperf's or netperf's does.
+// Run holds one P per worker more than it needs, so a blocked worker never
+// keeps another goroutine from running; and the worker yields every
+// yieldEvery, so the reporter's timers fire and sysmon sees the P
+// reschedule (it would otherwise signal the thread every 10 ms to preempt
+// it). The loops allocate nothing, so no garbage collection has to stop
+// them; one that does waits at most blockTimeout.
+//
+// With busy polling the socket is non-blocking and the thread spins on
+// EAGAIN, as sockperf --nonblocked does: its CPU never idles, so the time to
+// wake it (tens of µs in a VM) leaves the round trip.
+type hotIO struct {
+	fd   uintptr
+	busy bool
+	// spins counts EAGAINs while busy polling, so stop is checked every
+	// spinCheck of them, not on every turn.
+	spins int
+}
+
+const (
+	yieldEvery = 5 * time.Millisecond
+	spinCheck  = 256
+)
+
+func rawRead(fd uintptr, p []byte, flags int) (int, syscall.Errno) {
+	n, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), uintptr(flags), 0, 0)
+	return int(n), e
+}
+
+func rawWrite(fd uintptr, p []byte, flags int) (int, syscall.Errno) {
+	n, _, e := syscall.RawSyscall6(syscall.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), uintptr(flags), 0, 0)
+	return int(n), e
+}
+
+// again reports whether a call that returned EAGAIN (a blocking call's
+// timeout, or nothing yet while busy polling) or EINTR should be retried:
+// not once stop says so. EINTR is mostly the runtime's preemption signal,
+// sent to a goroutine that ran (blocked, as the runtime sees it) for 10 ms:
+// the thread yields, as asked.
+func (h *hotIO) again(e syscall.Errno, stop func() bool) bool {
+	if e == syscall.EINTR {
+		runtime.Gosched()
+	} else if h.busy {
+		h.spins++
+		if h.spins%spinCheck != 0 {
+			return true
+		}
+	}
+	return !stop()
+}
+
+// readN reads exactly n bytes through buf.
+func (h *hotIO) readN(buf []byte, n int, stop func() bool) syscall.Errno {
+	for n > 0 {
+		k, e := rawRead(h.fd, buf[:min(n, len(buf))], 0)
+		switch {
+		case e == 0 && k == 0:
+			return syscall.ECONNRESET // EOF: the peer is gone, or a stop's shutdown
+		case e == 0:
+			n -= k
+		case e == syscall.EAGAIN || e == syscall.EINTR:
+			if !h.again(e, stop) {
+				return syscall.ETIMEDOUT
+			}
+		default:
+			return e
+		}
+	}
+	return 0
+}
+
+// write writes all of p.
+func (h *hotIO) write(p []byte, stop func() bool) syscall.Errno {
+	for len(p) > 0 {
+		k, e := rawWrite(h.fd, p, syscall.MSG_NOSIGNAL)
+		switch {
+		case e == 0:
+			p = p[k:]
+		case e == syscall.EAGAIN || e == syscall.EINTR:
+			if !h.again(e, stop) {
+				return syscall.ETIMEDOUT
+			}
+		default:
+			return e
+		}
+	}
+	return 0
+}
+
+// writeN writes n zero bytes.
+func (h *hotIO) writeN(n int, stop func() bool) syscall.Errno {
+	for n > 0 {
+		k := min(n, len(zeros))
+		if e := h.write(zeros[:k], stop); e != 0 {
+			return e
+		}
+		n -= k
+	}
+	return 0
+}
+
+// yielder lets the scheduler in every yieldEvery of the worker's time.
+type yielder struct{ last time.Duration }
+
+func (y *yielder) maybe(now time.Duration) {
+	if now-y.last >= yieldEvery {
+		runtime.Gosched()
+		y.last = now
+	}
+}
+
+// setNonblock puts fd in non-blocking mode, for busy polling.
+func setNonblock(fd uintptr) syscall.Errno {
+	fl, _, e := syscall.RawSyscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
+	if e != 0 {
+		return e
+	}
+	_, _, e = syscall.RawSyscall(syscall.SYS_FCNTL, fd, syscall.F_SETFL, fl|syscall.O_NONBLOCK)
+	return e
+}
+
+// setRecvTimeout sets how long one blocking receive on fd waits.
+func setRecvTimeout(fd uintptr, d time.Duration) syscall.Errno {
+	tv := syscall.NsecToTimeval(int64(d))
+	_, _, e := syscall.RawSyscall6(syscall.SYS_SETSOCKOPT, fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO,
+		uintptr(unsafe.Pointer(&tv)), unsafe.Sizeof(tv), 0)
+	return e
+}
+
+// drainFd discards the datagrams queued on fd (late answers).
+func drainFd(fd uintptr, buf []byte) {
+	for {
+		if _, e := rawRead(fd, buf, syscall.MSG_DONTWAIT); e != 0 && e != syscall.EINTR {
+			return
+		}
+	}
+}
+
+// tcpHot is tcpWorker's loop on the hot path.
+func (r *run) tcpHot(w *worker, s *sock, buf []byte) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	req, resp := r.cfg.RequestSize, r.cfg.ResponseSize
+	h := hotIO{fd: uintptr(s.fd), busy: r.busyPoll}
+	if h.busy {
+		if e := setNonblock(h.fd); e != 0 {
+			return fmt.Errorf("rr tcp: %w", os.NewSyscallError("fcntl", e))
+		}
+	}
+	stop := func() bool { return w.isStopped() || time.Since(r.start) > r.endAt }
+	var y yielder
+	for !w.isStopped() {
+		t0 := time.Since(r.start)
+		e := h.writeN(req, stop)
+		if e == 0 {
+			e = h.readN(buf, resp, stop)
+		}
+		if e != 0 {
+			return r.hotFail(w, "tcp", e)
+		}
+		t1 := time.Since(r.start)
+		r.addAt(w, t1, t1-t0)
+		if t1 > r.endAt {
+			return nil
+		}
+		y.maybe(t1)
+	}
+	return nil
+}
+
+// udpHot is udpWorker's loop on the hot path. A response not back within
+// the timeout is lost; receives block at most min(timeout, blockTimeout)
+// at a time, so a timeout is noticed within that of its expiry.
+func (r *run) udpHot(w *worker, s *sock) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	req, resp, timeout := r.cfg.RequestSize, r.cfg.ResponseSize, r.cfg.Timeout
+	out := make([]byte, req)
+	in := make([]byte, MaxUDPSize+1)
+	if req >= 4 {
+		binary.BigEndian.PutUint32(out, uint32(resp))
+	}
+	useSeq := req >= 8 && resp >= 8
+	h := hotIO{fd: uintptr(s.fd), busy: r.busyPoll}
+	if h.busy {
+		if e := setNonblock(h.fd); e != 0 {
+			return fmt.Errorf("rr udp: %w", os.NewSyscallError("fcntl", e))
+		}
+	} else if e := setRecvTimeout(h.fd, min(timeout, blockTimeout)); e != 0 {
+		return fmt.Errorf("rr udp: %w", os.NewSyscallError("setsockopt", e))
+	}
+	stop := func() bool { return w.isStopped() || time.Since(r.start) > r.endAt }
+	var (
+		seq uint32
+		y   yielder
+	)
+	for !w.isStopped() {
+		seq++
+		if useSeq {
+			binary.BigEndian.PutUint32(out[4:], seq)
+		}
+		t0 := time.Since(r.start)
+		if e := h.write(out, stop); e != 0 {
+			if e == syscall.ECONNREFUSED && !r.over(w) {
+				return r.udpSendErr(e)
+			}
+			return r.hotFail(w, "udp", e)
+		}
+		for {
+			n, e := rawRead(h.fd, in, 0)
+			t1 := time.Since(r.start)
+			switch {
+			case e == syscall.EAGAIN || e == syscall.EINTR:
+				if !h.again(e, stop) {
+					return nil
+				}
+				if t1-t0 < timeout {
+					continue
+				}
+				r.addLost(w, r.start.Add(t1))
+				drainFd(h.fd, in)
+			case e == syscall.ECONNREFUSED && !r.over(w):
+				return r.udpSendErr(e)
+			case e != 0:
+				return r.hotFail(w, "udp", e)
+			case t1-t0 > timeout:
+				r.addLost(w, r.start.Add(t1))
+				drainFd(h.fd, in)
+			case n != resp || useSeq && binary.BigEndian.Uint32(in[4:]) != seq:
+				continue // a late answer to a request counted as lost
+			default:
+				r.addAt(w, t1, t1-t0)
+			}
+			break
+		}
+		t := time.Since(r.start)
+		if t > r.endAt {
+			return nil
+		}
+		y.maybe(t)
+	}
+	return nil
+}
+
+// crrTarget is the server's address for crrHot's own connect, if it is
+// an IP address.
+func (r *run) crrTarget() (netip.AddrPort, bool) {
+	ta, err := net.ResolveTCPAddr("tcp", r.cfg.Addr)
+	if err != nil || ta.IP == nil {
+		return netip.AddrPort{}, false
+	}
+	ap := ta.AddrPort()
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), true
+}
+
+// crrHot is crrWorker's loop on the hot path: a blocking socket, connect,
+// request, response and close per transaction, made with raw system calls
+// as netperf's TCP_CRR makes them.
+func (r *run) crrHot(w *worker, to netip.AddrPort) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	req, resp := r.cfg.RequestSize, r.cfg.ResponseSize
+	first := make([]byte, helloLen+min(req, chunk))
+	hello{flagOnce, uint32(req), uint32(resp)}.put(first)
+	rest := req - (len(first) - helloLen)
+	buf := make([]byte, min(resp, chunk))
+	sa, saLen := rawSockaddr(to)
+	var y yielder
+	for !w.isStopped() {
+		t0 := time.Since(r.start)
+		deadline := min(t0+r.cfg.Timeout, r.endAt)
+		stop := func() bool { return w.isStopped() || time.Since(r.start) > deadline }
+		fd, e := rawConnect(sa, saLen, stop)
+		if e != 0 {
+			if r.over(w) {
+				return nil
+			}
+			return fmt.Errorf("rr crr: connect to %s: %w", r.cfg.Addr, os.NewSyscallError("connect", e))
+		}
+		s := &sock{fd: fd}
+		if !w.setSock(s) {
+			s.close()
+			return nil
+		}
+		h := hotIO{fd: uintptr(fd)}
+		e = h.write(first, stop)
+		if e == 0 && rest > 0 {
+			e = h.writeN(rest, stop)
+		}
+		if e == 0 {
+			e = h.readN(buf, resp, stop)
+		}
+		t1 := time.Since(r.start)
+		if e != 0 {
+			s.close()
+			return r.hotFail(w, "crr", e)
+		}
+		r.addAt(w, t1, t1-t0)
+		// The server closes first: wait for its FIN, so this side does
+		// not keep the port in TIME_WAIT.
+		_, _ = rawRead(h.fd, buf[:1], 0)
+		s.close()
+		if t1 > r.endAt {
+			return nil
+		}
+		y.maybe(t1)
+	}
+	return nil
+}
+
+// rawSockaddr is to as the kernel takes it.
+func rawSockaddr(to netip.AddrPort) (*syscall.RawSockaddrAny, uint32) {
+	var sa syscall.RawSockaddrAny
+	port := (*[2]byte)(unsafe.Pointer(&sa.Addr.Data[0]))
+	binary.BigEndian.PutUint16(port[:], to.Port())
+	if to.Addr().Is4() {
+		p := (*syscall.RawSockaddrInet4)(unsafe.Pointer(&sa))
+		p.Family = syscall.AF_INET
+		p.Addr = to.Addr().As4()
+		return &sa, syscall.SizeofSockaddrInet4
+	}
+	p := (*syscall.RawSockaddrInet6)(unsafe.Pointer(&sa))
+	p.Family = syscall.AF_INET6
+	p.Addr = to.Addr().As16()
+	return &sa, syscall.SizeofSockaddrInet6
+}
+
+// rawConnect opens a blocking TCP socket (no Nagle, blockTimeout on each
+// call) connected to sa; the connect is retried until stop says so.
+func rawConnect(sa *syscall.RawSockaddrAny, saLen uint32, stop func() bool) (int, syscall.Errno) {
+	fd, _, e := syscall.RawSyscall(syscall.SYS_SOCKET, uintptr(sa.Addr.Family), syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if e != 0 {
+		return -1, e
+	}
+	one := int32(1)
+	tv := syscall.NsecToTimeval(int64(blockTimeout))
+	for _, o := range []struct {
+		level, name uintptr
+		p           unsafe.Pointer
+		n           uintptr
+	}{
+		{syscall.IPPROTO_TCP, syscall.TCP_NODELAY, unsafe.Pointer(&one), 4},
+		{syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, unsafe.Pointer(&tv), unsafe.Sizeof(tv)},
+		{syscall.SOL_SOCKET, syscall.SO_SNDTIMEO, unsafe.Pointer(&tv), unsafe.Sizeof(tv)},
+	} {
+		if _, _, e := syscall.RawSyscall6(syscall.SYS_SETSOCKOPT, fd, o.level, o.name, uintptr(o.p), o.n, 0); e != 0 {
+			syscall.Close(int(fd))
+			return -1, e
+		}
+	}
+	for {
+		_, _, e := syscall.RawSyscall(syscall.SYS_CONNECT, fd, uintptr(unsafe.Pointer(sa)), uintptr(saLen))
+		switch e {
+		case 0, syscall.EISCONN:
+			return int(fd), 0
+		case syscall.EINTR, syscall.EALREADY, syscall.EINPROGRESS:
+			if !stop() {
+				continue
+			}
+			e = syscall.ETIMEDOUT
+		}
+		syscall.Close(int(fd))
+		return -1, e
+	}
+}
