@@ -36,7 +36,10 @@ type Test struct {
 	// FitMTU (rr) sets request and response to the path MTU − 32 in each
 	// mode (1468 bytes on 1500, 1418 on the 1450-byte overlay), as seed 000
 	// chose by hand so that no packet fragments.
-	FitMTU      bool   `yaml:"fit_mtu,omitempty" json:"fit_mtu,omitempty"`
+	FitMTU bool `yaml:"fit_mtu,omitempty" json:"fit_mtu,omitempty"`
+	// BusyPoll (rr) spins the client's workers on non-blocking calls
+	// instead of blocking: a CPU each, never idle (sockperf --nonblocked).
+	BusyPoll    bool   `yaml:"busy_poll,omitempty" json:"busy_poll,omitempty"`
 	Repetitions int    `yaml:"repetitions,omitempty" json:"repetitions,omitempty"`
 	Sweep       *Sweep `yaml:"sweep,omitempty" json:"sweep,omitempty"`
 	// Fan-out (seed 003), for every workload, over a spec's placement:
@@ -402,10 +405,10 @@ func (t Test) onlyKnown(w Socket) error {
 	set := map[string]bool{
 		"protocol": t.Protocol != "", "omit": t.Omit != 0, "parallel": t.Parallel != 0, "length": t.Length != 0,
 		"rate": t.Rate != "", "request": t.Request != 0, "response": t.Response != 0, "count": t.Count != 0,
-		"timeout": t.Timeout != 0, "fit_mtu": t.FitMTU,
+		"timeout": t.Timeout != 0, "fit_mtu": t.FitMTU, "busy_poll": t.BusyPoll,
 	}
 	allowed := w.Params()
-	for _, k := range []string{"protocol", "omit", "parallel", "length", "rate", "request", "response", "count", "timeout", "fit_mtu"} {
+	for _, k := range []string{"protocol", "omit", "parallel", "length", "rate", "request", "response", "count", "timeout", "fit_mtu", "busy_poll"} {
 		if set[k] && !slices.Contains(allowed, k) {
 			return bad(k, "not a parameter of %s (it has %s)", t.Workload, strings.Join(allowed, ", "))
 		}

@@ -124,10 +124,11 @@ func Run(ctx context.Context, cfg Config, emit func(Interval)) (Result, error) {
 		ResponseSize: cfg.ResponseSize, Parallel: cfg.Parallel}
 
 	r.busyPoll = cfg.BusyPoll
-	// One P per worker on the hot path, plus one for the reporter and
-	// the runtime: a worker blocked in a raw system call keeps its P.
-	if prev := runtime.GOMAXPROCS(0); prev < cfg.Parallel+1 {
-		runtime.GOMAXPROCS(cfg.Parallel + 1)
+	// At least one P per worker on the hot path (hot.go): a worker blocked
+	// in a raw system call keeps its P. The rr command, a process of its
+	// own, runs with exactly that many, so no P idles.
+	if prev := runtime.GOMAXPROCS(0); prev < cfg.Parallel {
+		runtime.GOMAXPROCS(cfg.Parallel)
 		defer runtime.GOMAXPROCS(prev)
 	}
 
@@ -292,6 +293,7 @@ loop:
 	res.RoundTrip = latency(total)
 	res.OneWay = res.RoundTrip.Half()
 	res.Histogram = buckets(total)
+	res.IO = r.io(conns)
 	if runErr != nil {
 		return res, runErr
 	}
@@ -303,6 +305,21 @@ func minTime(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// io names how the workers waited (Result.IO).
+func (r *run) io(conns []*sock) string {
+	hot := r.cfg.Mode == ModeCRR && r.cfg.Dial == nil
+	if len(conns) > 0 && conns[0] != nil {
+		hot = conns[0].detached()
+	}
+	switch {
+	case !hot:
+		return "netpoller"
+	case r.busyPoll && r.cfg.Mode != ModeCRR:
+		return "busy-poll"
+	}
+	return "blocking"
 }
 
 // connect opens one tcp connection (with its hello) or one udp test: a

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"syscall"
 	"time"
@@ -80,6 +81,10 @@ one-way figures are the round trip / 2, as sockperf and netperf users report the
 			if err := cfg.Validate(); err != nil {
 				return fmt.Errorf("%v", err)
 			}
+			// One P per worker and none idle: a spare P is woken for
+			// nothing each time a worker yields (hot.go); the reporter
+			// runs when a worker yields.
+			runtime.GOMAXPROCS(cfg.Parallel)
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			env := workload.NewPrinter(stdout, "rr")
@@ -88,6 +93,9 @@ one-way figures are the round trip / 2, as sockperf and netperf users report the
 			} else {
 				fmt.Fprintf(stdout, "rr %s to %s: request %d B, response %d B, %d worker(s), %s", cfg.Mode, cfg.Addr,
 					cfg.RequestSize, cfg.ResponseSize, cfg.Parallel, cfg.Duration)
+				if cfg.BusyPoll {
+					fmt.Fprint(stdout, ", busy polling")
+				}
 				if cfg.Omit > 0 {
 					fmt.Fprintf(stdout, " after %s warm-up", cfg.Omit)
 				}
@@ -134,13 +142,14 @@ one-way figures are the round trip / 2, as sockperf and netperf users report the
 	f.IntVarP(&cfg.Parallel, "parallel", "P", 1, "workers, one connection each")
 	f.DurationVarP(&cfg.Interval, "interval", "i", time.Second, "reporting interval")
 	f.DurationVar(&cfg.Timeout, "timeout", 0, "udp: a response later than this is lost (default 1s); tcp, crr: bound on connecting and on a crr transaction (default 10s)")
+	f.BoolVar(&cfg.BusyPoll, "busy-poll", false, "spin on non-blocking calls instead of blocking, as sockperf --nonblocked: the CPU never idles (a CPU per worker; refused on a one-CPU machine)")
 	f.BoolVar(&jsonOut, "json", false, "print every interval and the result as JSON lines")
 	return cmd
 }
 
 func printRRResult(w io.Writer, r Result) {
 	fmt.Fprintln(w, "- - - - - - - - - - - - - - - - - - - - - - - - -")
-	fmt.Fprintf(w, "%d transactions in %.2f s: %.0f trans/s", r.Transactions, r.Duration, r.TransPerSec)
+	fmt.Fprintf(w, "%d transactions in %.2f s: %.0f trans/s (%s)", r.Transactions, r.Duration, r.TransPerSec, r.IO)
 	if r.Mode == ModeUDP {
 		pct := 0.0
 		if n := r.Transactions + r.Lost; n > 0 {

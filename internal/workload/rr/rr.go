@@ -31,6 +31,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -142,7 +146,61 @@ func (c Config) Validate() error {
 	if c.Timeout < 0 || c.Timeout > MaxTimeout {
 		return fmt.Errorf("--timeout %s: must be > 0 and <= %s", c.Timeout, MaxTimeout)
 	}
+	if c.BusyPoll {
+		if c.Mode == ModeCRR {
+			return errors.New("--busy-poll: for tcp and udp; crr blocks in connect once per transaction")
+		}
+		if err := busyPollCPUs(c.Parallel); err != nil {
+			return fmt.Errorf("--busy-poll: %v", err)
+		}
+	}
 	return nil
+}
+
+// busyPollCPUs refuses busy polling where it would take the only CPU: a
+// worker that never sleeps on a one-CPU machine starves the server, the
+// network stack and the reporter it waits for.
+func busyPollCPUs(workers int) error { return busyPollFits(workers, machineCPUs()) }
+
+func busyPollFits(workers, cpus int) error {
+	if cpus < 2 {
+		return fmt.Errorf("this machine has %d CPU; busy polling spins one per worker and needs one more for the rest", cpus)
+	}
+	if workers >= cpus {
+		return fmt.Errorf("%d workers would spin on all %d CPUs of this machine; use at most %d", workers, cpus, cpus-1)
+	}
+	return nil
+}
+
+// machineCPUs is the number of CPUs online on the machine, whatever this
+// process's affinity (a client pinned to one CPU may still busy poll).
+func machineCPUs() int {
+	if b, err := os.ReadFile("/sys/devices/system/cpu/online"); err == nil {
+		if n, ok := parseCPUList(string(b)); ok {
+			return n
+		}
+	}
+	return runtime.NumCPU()
+}
+
+// parseCPUList counts the CPUs of a kernel CPU list ("0-3,8,10-11").
+func parseCPUList(s string) (int, bool) {
+	n := 0
+	for _, part := range strings.Split(strings.TrimSpace(s), ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil || a < 0 {
+			return 0, false
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				return 0, false
+			}
+		}
+		n += b - a + 1
+	}
+	return n, n > 0
 }
 
 // WithDefaultPort adds the default port to an address without one.
@@ -216,4 +274,8 @@ type Result struct {
 	// a measured one-way delay.
 	OneWay    Latency  `json:"one_way_us_half_rtt"`
 	Histogram []Bucket `json:"round_trip_histogram,omitempty"`
+	// IO is how the workers waited for the server: "blocking" (raw
+	// blocking calls on a locked thread), "busy-poll" (spinning on
+	// non-blocking calls) or "netpoller" (Go's, for a custom Dial's conns).
+	IO string `json:"io"`
 }

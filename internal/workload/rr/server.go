@@ -381,8 +381,6 @@ func (s *Server) serveHot(sk *sock, h hello, n int32) {
 		return
 	}
 	defer s.removeHot(sk)
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	req, resp := int(h.req), int(h.resp)
 	buf := make([]byte, min(req, chunk))
 	idle := s.idle()
@@ -404,9 +402,10 @@ func (s *Server) serveHot(sk *sock, h hello, n int32) {
 }
 
 // addHot registers a hot socket for the server's stop to unblock, and
-// makes sure it has a P of its own, with two to spare for accepting and
-// the rest: n is the number of hot sockets with this one. False if the
-// server is stopping.
+// makes sure it has a P of its own, with one to spare for accepting and
+// the rest (a crr connection must not wait for a hot one to yield): n is
+// the number of hot sockets with this one. False if the server is
+// stopping.
 func (s *Server) addHot(sk *sock, n int32) bool {
 	s.hotMu.Lock()
 	defer s.hotMu.Unlock()
@@ -417,7 +416,7 @@ func (s *Server) addHot(sk *sock, n int32) bool {
 		s.hotSocks = map[*sock]struct{}{}
 	}
 	s.hotSocks[sk] = struct{}{}
-	if want := int(n) + 2; runtime.GOMAXPROCS(0) < want {
+	if want := int(n) + 1; runtime.GOMAXPROCS(0) < want {
 		runtime.GOMAXPROCS(want)
 	}
 	return true
@@ -513,8 +512,7 @@ func unblockConn(c net.Conn) {
 }
 
 // serveUDP answers every datagram until the server stops, on the hot path
-// (hot.go): the socket detached from the netpoller, raw blocking calls
-// from one locked OS thread.
+// (hot.go): the socket detached from the netpoller, raw blocking calls.
 func (s *Server) serveUDP() error {
 	sk := newSock(s.udp)
 	if !sk.detached() {
@@ -527,8 +525,6 @@ func (s *Server) serveUDP() error {
 	}
 	defer s.hot.Add(-1)
 	defer s.removeHot(sk)
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	fd := uintptr(sk.fd)
 	in := make([]byte, MaxUDPSize+1)
 	out := make([]byte, MaxUDPSize)

@@ -35,14 +35,14 @@ func (descriptor) Server() workload.Server {
 }
 
 func (descriptor) Params() []string {
-	return []string{"protocol", "omit", "parallel", "request", "response", "timeout", "fit_mtu"}
+	return []string{"protocol", "omit", "parallel", "request", "response", "timeout", "fit_mtu", "busy_poll"}
 }
 func (descriptor) Sweepable() []string { return []string{"request", "response", "parallel"} }
 func (descriptor) Protocols() []string { return []string{ModeTCP, ModeUDP, ModeCRR} }
 
 func (descriptor) Flags() map[string]string {
 	return map[string]string{"--mode": "protocol", "--time": "duration", "--omit": "omit", "--interval": "interval",
-		"--parallel": "parallel", "--request": "request", "--response": "response", "--timeout": "timeout"}
+		"--parallel": "parallel", "--request": "request", "--response": "response", "--timeout": "timeout", "--busy-poll": "busy_poll"}
 }
 
 func (descriptor) Check(t workload.Test, _ int64) error {
@@ -63,6 +63,14 @@ func (descriptor) Check(t workload.Test, _ int64) error {
 	req, resp := max(t.Request, 1), max(t.Response, 1)
 	if overUDP && req < 4 && resp != req {
 		return workload.Bad("response", "%d: a UDP request under 4 bytes cannot carry the response size; use request >= 4 or response %d", resp, req)
+	}
+	if t.BusyPoll {
+		if t.Protocol == ModeCRR {
+			return workload.Bad("busy_poll", "for protocol tcp and udp; crr blocks in connect once per transaction")
+		}
+		if err := busyPollCPUs(max(t.Parallel, 1)); err != nil {
+			return workload.Bad("busy_poll", "%v", err)
+		}
 	}
 	// The client's own rules too, so that one added there is never missed.
 	return Config{Addr: "198.18.0.1", Mode: t.Protocol, Duration: t.RunTime(), Omit: t.Omit, Interval: t.ReportInterval(),
@@ -90,6 +98,9 @@ func (descriptor) ClientFlags(t workload.Test) []string {
 	add("--request", strconv.Itoa(t.Request), t.Request != 0)
 	add("--response", strconv.Itoa(t.Response), t.Response != 0)
 	add("--timeout", t.Timeout.String(), t.Timeout != 0)
+	if t.BusyPoll {
+		a = append(a, "--busy-poll")
+	}
 	return a
 }
 

@@ -1,0 +1,90 @@
+package rr
+
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseCPUList(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int
+		ok   bool
+	}{
+		{"0\n", 1, true},
+		{"0-1\n", 2, true},
+		{"0-3,8,10-11", 7, true},
+		{"", 0, false},
+		{"3-1", 0, false},
+		{"a-b", 0, false},
+		{"-1", 0, false},
+	} {
+		n, ok := parseCPUList(tc.in)
+		if n != tc.want || ok != tc.ok {
+			t.Errorf("parseCPUList(%q) = %d, %v; want %d, %v", tc.in, n, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestBusyPollFits(t *testing.T) {
+	for _, tc := range []struct {
+		workers, cpus int
+		refused       string
+	}{
+		{1, 1, "has 1 CPU"},
+		{1, 2, ""},
+		{2, 2, "all 2 CPUs"},
+		{3, 8, ""},
+	} {
+		err := busyPollFits(tc.workers, tc.cpus)
+		switch {
+		case tc.refused == "" && err != nil:
+			t.Errorf("%d workers on %d CPUs: %v", tc.workers, tc.cpus, err)
+		case tc.refused != "" && (err == nil || !strings.Contains(err.Error(), tc.refused)):
+			t.Errorf("%d workers on %d CPUs: %v; want it refused (%q)", tc.workers, tc.cpus, err, tc.refused)
+		}
+	}
+	err := Config{Addr: "198.18.0.1", Mode: ModeCRR, Duration: time.Second, BusyPoll: true}.Validate()
+	if err == nil || !strings.HasPrefix(err.Error(), "--busy-poll:") {
+		t.Errorf("busy polling crr: %v; want it refused", err)
+	}
+}
+
+// TestHotPathIO: kernel sockets take the hot path, blocking or busy
+// polling, and the result says which; a conn that is no kernel socket
+// stays on the netpoller.
+func TestHotPathIO(t *testing.T) {
+	addr := startServer(t)
+	type plainConn struct{ net.Conn } // hides the socket: not detachable
+	plain := func(ctx context.Context, network, a string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, a)
+		return plainConn{c}, err
+	}
+	type ioCase struct {
+		mode string
+		busy bool
+		dial func(context.Context, string, string) (net.Conn, error)
+		want string
+	}
+	cases := []ioCase{
+		{ModeTCP, false, nil, "blocking"},
+		{ModeUDP, false, nil, "blocking"},
+		{ModeCRR, false, nil, "blocking"},
+		{ModeTCP, false, plain, "netpoller"},
+		{ModeUDP, false, plain, "netpoller"},
+		{ModeCRR, false, plain, "netpoller"},
+	}
+	if machineCPUs() >= 2 {
+		cases = append(cases, ioCase{ModeTCP, true, nil, "busy-poll"}, ioCase{ModeUDP, true, nil, "busy-poll"})
+	}
+	for _, tc := range cases {
+		res, err := Run(context.Background(), Config{Addr: addr, Mode: tc.mode, BusyPoll: tc.busy, Dial: tc.dial,
+			RequestSize: 32, ResponseSize: 100, Duration: 300 * time.Millisecond}, nil)
+		if err != nil || res.Transactions == 0 || res.IO != tc.want {
+			t.Errorf("%s busy=%v: %d transactions, io %q, %v; want some, io %q", tc.mode, tc.busy, res.Transactions, res.IO, err, tc.want)
+		}
+	}
+}
