@@ -1,15 +1,15 @@
 package stream
 
 import (
-	"runtime"
 	"sync"
 	"syscall"
 	"time"
 )
 
-// readTCPStreams reads every TCP stream of a test from one locked OS thread
-// with its own epoll set, one read(2) of tcpReadBuffer per readable stream
-// per round, as iperf3's server reads its streams from one select loop. The
+// readTCPStreams reads every TCP stream of a test from one thread with its
+// own epoll set: each round reads every stream until it is empty (at most
+// maxBurst reads of tcpReadBuffer), and waits in epoll_wait only when none
+// had data, with raw system calls (hotcall.go). The
 // sockets are dup'ed out of Go's netpoller first (their net.Conns closed),
 // so neither the netpoller nor the goroutine scheduler sits in the data
 // path. It returns when every stream has ended or deadline() has passed.
@@ -52,34 +52,53 @@ func (t *test) readTCPStreams(t0 time.Time) {
 		}
 	}()
 
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	buf := make([]byte, tcpReadBuffer)
 	events := make([]syscall.EpollEvent, len(fds))
+	end := func(i int) {
+		_, _, _ = syscall.RawSyscall6(syscall.SYS_EPOLL_CTL, uintptr(ep), syscall.EPOLL_CTL_DEL, uintptr(fds[i]), 0, 0, 0)
+		syscall.Close(fds[i])
+		fds[i] = -1
+	}
+	var y yielder
 	for live := len(fds); live > 0; {
 		left := time.Until(t.dataDeadline())
 		if left <= 0 {
 			return
 		}
-		n, err := syscall.EpollWait(ep, events, int(min(left, 50*time.Millisecond)/time.Millisecond)+1)
-		if err != nil && err != syscall.EINTR {
-			return
-		}
-		for _, ev := range events[:max(n, 0)] {
-			i := int(ev.Fd)
-			k, err := syscall.Read(fds[i], buf)
-			if k > 0 {
-				r := t.recv[i]
-				el := time.Since(t0)
-				r.bytes[r.bin(el, t.edges)] += int64(k)
-				r.last = el
-			}
-			if k == 0 || (err != nil && err != syscall.EAGAIN && err != syscall.EINTR) {
-				_ = syscall.EpollCtl(ep, syscall.EPOLL_CTL_DEL, fds[i], nil)
-				syscall.Close(fds[i])
-				fds[i] = -1
+		got := false
+		for i, fd := range fds {
+			for k := 0; fd >= 0 && k < maxBurst; k++ {
+				n, e := rawRead(uintptr(fd), buf)
+				if n > 0 {
+					r := t.recv[i]
+					el := time.Since(t0)
+					r.bytes[r.bin(el, t.edges)] += int64(n)
+					r.last = el
+					got = true
+					continue
+				}
+				if e == syscall.EAGAIN {
+					break
+				}
+				if e == syscall.EINTR {
+					continue
+				}
+				end(i) // n == 0: the end of the stream; or an error
+				fd = -1
 				live--
 			}
+		}
+		y.maybe(time.Since(t0))
+		if got {
+			continue
+		}
+		wait := min(left, yieldEvery)
+		// The wait enters the scheduler, as a blocking call must: its P
+		// serves other tests' loops meanwhile.
+		_, err := syscall.EpollWait(ep, events, int(wait/time.Millisecond)+1)
+		e, _ := err.(syscall.Errno)
+		if e != 0 && e != syscall.EINTR {
+			return
 		}
 	}
 }

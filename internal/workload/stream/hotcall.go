@@ -1,0 +1,40 @@
+package stream
+
+import (
+	"runtime"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// The data loops (tcploop.go, readloop.go) make their reads and writes,
+// which never block, raw: RawSyscall keeps the goroutine on its thread and
+// P, where Syscall enters the scheduler, and when a call takes longer than
+// sysmon's tick (20 µs; a 128 KiB write through a veth pair does) and no P
+// is idle (one CPU, GOMAXPROCS 1), sysmon takes the P away and the thread
+// has to win it back. Their waits (epoll_wait) do enter the scheduler, so
+// a server's P serves other tests while one waits. The loops yield every
+// yieldEvery, so the interval clock and the control connection get the P,
+// and so sysmon never has to preempt them.
+
+const yieldEvery = 5 * time.Millisecond
+
+func rawWrite(fd uintptr, p []byte) (int, syscall.Errno) {
+	n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	return int(n), e
+}
+
+func rawRead(fd uintptr, p []byte) (int, syscall.Errno) {
+	n, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	return int(n), e
+}
+
+// yielder lets the scheduler in every yieldEvery of a loop's time.
+type yielder struct{ last time.Duration }
+
+func (y *yielder) maybe(now time.Duration) {
+	if now-y.last >= yieldEvery {
+		runtime.Gosched()
+		y.last = now
+	}
+}
