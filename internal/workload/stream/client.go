@@ -166,7 +166,9 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	seqs := make([]uint64, cfg.Parallel)
 	var wg sync.WaitGroup
 	writersDone := make(chan struct{})
+	sndbuf := sendBuffer(conns)
 	var loop *tcpLoop
+	gso := 0
 	if cfg.Protocol == "tcp" && (cfg.Rate == 0 || cfg.Rate >= UnlimitedRate) {
 		loop = newTCPLoop(conns)
 	}
@@ -177,6 +179,23 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 			select {
 			case <-stopCh: // interrupted
 				loop.stop.Store(true)
+			case <-writersDone:
+			}
+		}()
+	} else if blasts := r.udpBlasts(conns); blasts != nil {
+		gso = blasts[0].gso
+		for i, b := range blasts {
+			wg.Go(func() {
+				seqs[i], errs[i] = b.run(id, i, cfg.Length, &ctrs[i], t0, end)
+				b.close()
+			})
+		}
+		go func() {
+			select {
+			case <-stopCh: // interrupted
+				for _, b := range blasts {
+					b.stop.Store(true)
+				}
 			case <-writersDone:
 			}
 		}()
@@ -217,6 +236,12 @@ ticks:
 	conns = conns[:0]
 
 	res := clock.result(cfg)
+	res.SendBuffer = sndbuf
+	res.UDPGSO = gso
+	res.IO = "netpoller"
+	if loop != nil || gso > 0 {
+		res.IO = "loop"
+	}
 	var streamErr error
 	for i, err := range errs {
 		if err != nil {
@@ -255,6 +280,50 @@ ticks:
 		return finish(fmt.Errorf("server %s: %w", cfg.Addr, err))
 	}
 	return finish(nil)
+}
+
+// sendBuffer is the first stream's socket send buffer (SO_SNDBUF: the
+// kernel's default or autotuned size, as cnperf sets none, like iperf3
+// without -w); 0 if unknown.
+func sendBuffer(conns []net.Conn) int {
+	if len(conns) == 0 {
+		return 0
+	}
+	sc, ok := conns[0].(syscall.Conn)
+	if !ok {
+		return 0
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	n := 0
+	_ = rc.Control(func(fd uintptr) { n, _ = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF) })
+	return n
+}
+
+// udpBlasts takes over the UDP streams of an unlimited test for udpBlast;
+// nil (conns untouched) when the test is not one, or a conn has no
+// descriptor.
+func (r *runner) udpBlasts(conns []net.Conn) []*udpBlast {
+	cfg := r.cfg
+	if cfg.Protocol != "udp" || cfg.Rate < UnlimitedRate {
+		return nil
+	}
+	for _, c := range conns {
+		if _, ok := c.(syscall.Conn); !ok {
+			return nil
+		}
+	}
+	var bs []*udpBlast
+	for _, c := range conns {
+		b := newUDPBlast(c, cfg.Length, !cfg.NoGSO)
+		if b == nil {
+			break // conns already taken over are closed; the test fails below
+		}
+		bs = append(bs, b)
+	}
+	return bs
 }
 
 // send runs one stream until end (its write deadline) or stop; it returns

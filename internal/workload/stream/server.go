@@ -30,10 +30,11 @@ const (
 // UDP port of the same number. Each test has its own records: TCP data
 // connections join their test by cookie, UDP datagrams by test id.
 type Server struct {
-	ln   net.Listener
-	udp  *net.UDPConn
-	log  io.Writer
-	logM sync.Mutex
+	ln      net.Listener
+	udp     *net.UDPConn
+	udpStop atomic.Bool // the UDP reader's loop (udprecv.go) stops
+	log     io.Writer
+	logM    sync.Mutex
 	// slot holds one token per running test, from its request until its
 	// answer is sent. answering counts the answers going out: while one
 	// does, a request finding every slot taken waits for one instead of
@@ -114,6 +115,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	defer func() {
 		cancel()
 		wg.Wait()
+		s.udpStop.Store(true)
 		s.udp.Close()
 		<-udpDone
 	}()
@@ -551,6 +553,9 @@ func (r *receiver) readTCP(c net.Conn, t0 time.Time, edges []time.Duration) {
 // One reader for all tests: the socket is one, and a datagram's test is
 // known only once it is read.
 func (s *Server) readUDP() {
+	if s.readUDPBatches() {
+		return
+	}
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := s.udp.Read(buf)
@@ -571,14 +576,16 @@ func (s *Server) readUDP() {
 
 // observeUDP records datagram b (of this test's id) if the test is
 // receiving and its data deadline has not passed.
-func (t *test) observeUDP(b []byte) {
+func (t *test) observeUDP(b []byte) { t.observeUDPAt(b, time.Now()) }
+
+// observeUDPAt is observeUDP for a datagram read at now.
+func (t *test) observeUDPAt(b []byte, now time.Time) {
 	st := binary.BigEndian.Uint32(b[20:24])
 	if st >= uint32(len(t.recv)) {
 		return
 	}
 	t.rmu.Lock()
 	defer t.rmu.Unlock()
-	now := time.Now()
 	if !t.receiving || now.UnixNano() >= t.deadline.Load() {
 		return
 	}

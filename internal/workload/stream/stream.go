@@ -101,6 +101,15 @@ type Result struct {
 	Lost                  int64   `json:"lost"`
 	LossPercent           float64 `json:"loss_percent"`
 	OutOfOrder            int64   `json:"out_of_order"`
+	// How the sender sent, so figures stay comparable: IO "loop" (one
+	// thread, raw writes: TCP and UDP as fast as possible) or "netpoller"
+	// (a goroutine per stream: paced tests); UDPGSO the datagrams per
+	// write with segmentation offload (0: none); SendBuffer the socket's
+	// send buffer in bytes (the kernel's; cnperf sets none, as iperf3
+	// without -w).
+	IO         string `json:"io"`
+	UDPGSO     int    `json:"udp_gso_segments,omitempty"`
+	SendBuffer int    `json:"send_buffer_bytes,omitempty"`
 }
 
 // Config is one test as the client runs it.
@@ -115,6 +124,9 @@ type Config struct {
 	// Rate is the target bit rate of each stream (as iperf3's -b). 0: TCP
 	// unlimited, UDP 1 Mbit/s; UnlimitedRate: as fast as possible.
 	Rate int64
+	// NoGSO sends UDP as fast as possible one datagram per write, as
+	// iperf3 3.12 does, instead of with segmentation offload.
+	NoGSO bool
 	// Dial opens the control and TCP data connections ("tcp") and the UDP
 	// sockets ("udp", used connected); nil: a net.Dialer. The runner sets it
 	// to dial from inside a network namespace.
