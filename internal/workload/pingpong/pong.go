@@ -7,6 +7,7 @@ import (
 	"math"
 	"net"
 	"sync"
+	"sync/atomic"
 
 	"github.com/valyala/fasthttp"
 )
@@ -58,6 +59,10 @@ func LengthOK(size, length int) bool {
 
 type pongHandler struct {
 	max int
+	// file holds buf too (a memfd), for bodies sent with sendfile; -1
+	// when there is none. sendfiles counts the bodies sent so.
+	file      int
+	sendfiles atomic.Int64
 	// buf is "o"×(len-2) + "ng": a body of n >= 5 bytes is "p", then
 	// chunks of buf's o's, then buf's last bytes up to and including
 	// "ng". Its size is fixed whatever max is.
@@ -87,8 +92,12 @@ func newPong(maxSize, size int) *pongHandler {
 	maxSize = min(max(maxSize, 0), MaxSizeLimit)
 	buf := bytes.Repeat([]byte{'o'}, max(size, 3))
 	buf[len(buf)-2], buf[len(buf)-1] = 'n', 'g'
-	h := &pongHandler{max: maxSize, buf: buf}
-	h.pool.New = func() any { return &pongBody{h: h} }
+	h := &pongHandler{max: maxSize, buf: buf, file: bodyFile(buf)}
+	h.pool.New = func() any {
+		b := &pongBody{h: h}
+		b.sendFn = b.sendChunks
+		return b
+	}
 	return h
 }
 
@@ -98,9 +107,13 @@ func newPong(maxSize, size int) *pongHandler {
 // trailing segment. fasthttp calls Close once the response is written or
 // dropped, which returns the body to the pool.
 type pongBody struct {
-	h   *pongHandler
-	n   int // body length
-	off int // bytes already produced
+	h    *pongHandler
+	n    int      // body length
+	off  int      // bytes already produced
+	conn net.Conn // the client's, for sendfile
+
+	sendFn  func(fd uintptr) bool // b.sendChunks
+	sendErr error
 }
 
 // segment returns bytes of the body from off on: "p" at 0; then o's from
@@ -127,6 +140,9 @@ func (b *pongBody) Read(p []byte) (int, error) {
 }
 
 func (b *pongBody) WriteTo(w io.Writer) (int64, error) {
+	if n, ok, err := b.sendfile(w); ok {
+		return n, err
+	}
 	var total int64
 	for b.off < b.n {
 		m, err := w.Write(b.segment())
@@ -140,7 +156,7 @@ func (b *pongBody) WriteTo(w io.Writer) (int64, error) {
 }
 
 func (b *pongBody) Close() error {
-	b.n, b.off = 0, 0
+	b.n, b.off, b.conn = 0, 0, nil
 	b.h.pool.Put(b)
 	return nil
 }
@@ -176,6 +192,7 @@ func (h *pongHandler) serve(ctx *fasthttp.RequestCtx) {
 	// Content-Length n; for HEAD fasthttp skips the body and still closes it.
 	b := h.pool.Get().(*pongBody)
 	b.n = n
+	b.conn = ctx.Conn()
 	ctx.Response.SetBodyStream(b, n)
 }
 
