@@ -381,3 +381,5 @@ func rawConnect(sa *syscall.RawSockaddrAny, saLen uint32, stop func() bool) (int
 		return -1, e
 	}
 }
+
+func uintptrOf(p []byte) uintptr { return uintptr(unsafe.Pointer(&p[0])) }

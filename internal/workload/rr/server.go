@@ -92,6 +92,7 @@ type Server struct {
 	MaxConns int
 
 	ln       net.Listener
+	addr     string // ln's, which is closed once a hotListener takes it over
 	udp      *net.UDPConn
 	log      io.Writer
 	stopping atomic.Bool
@@ -203,12 +204,12 @@ func Listen(addr string) (*Server, error) {
 			}
 			return nil, fmt.Errorf("listen on udp %s: %w", ua, err)
 		}
-		return &Server{ln: ln, udp: uc}, nil
+		return &Server{ln: ln, udp: uc, addr: ln.Addr().String()}, nil
 	}
 }
 
 // Addr is the address the server listens on (TCP and UDP).
-func (s *Server) Addr() string { return s.ln.Addr().String() }
+func (s *Server) Addr() string { return s.addr }
 
 // Serve answers clients until ctx is done, then closes every socket. A
 // client that vanishes or misbehaves loses its connection; the server goes on.
@@ -227,6 +228,17 @@ func (s *Server) Serve(ctx context.Context, log io.Writer) error {
 		done  bool
 		wg    sync.WaitGroup
 	)
+	accept := s.ln.Accept
+	hl, ok := newHotListener(s, s.ln)
+	if ok {
+		defer hl.close()
+		accept = hl.accept
+		s.hotMu.Lock()
+		if runtime.GOMAXPROCS(0) < 2 {
+			runtime.GOMAXPROCS(2) // the accepting thread's P, and one to spare
+		}
+		s.hotMu.Unlock()
+	}
 	stop := context.AfterFunc(ctx, func() {
 		s.stopping.Store(true)
 		mu.Lock()
@@ -237,6 +249,9 @@ func (s *Server) Serve(ctx context.Context, log io.Writer) error {
 		mu.Unlock()
 		s.unblockHot()
 		s.ln.Close()
+		if hl != nil {
+			hl.shutdown()
+		}
 		unblockConn(s.udp)
 	})
 	defer stop()
@@ -247,7 +262,7 @@ func (s *Server) Serve(ctx context.Context, log io.Writer) error {
 	var err error
 	delay := 5 * time.Millisecond
 	for {
-		c, aerr := s.ln.Accept()
+		c, aerr := accept()
 		if aerr != nil {
 			if ctx.Err() != nil {
 				break
@@ -402,10 +417,9 @@ func (s *Server) serveHot(sk *sock, h hello, n int32) {
 }
 
 // addHot registers a hot socket for the server's stop to unblock, and
-// makes sure it has a P of its own, with one to spare for accepting and
-// the rest (a crr connection must not wait for a hot one to yield): n is
-// the number of hot sockets with this one. False if the server is
-// stopping.
+// makes sure it has a P of its own, besides the accepting thread's
+// (accept.go) and one to spare for the rest: n is the number of hot
+// sockets with this one. False if the server is stopping.
 func (s *Server) addHot(sk *sock, n int32) bool {
 	s.hotMu.Lock()
 	defer s.hotMu.Unlock()
@@ -416,7 +430,7 @@ func (s *Server) addHot(sk *sock, n int32) bool {
 		s.hotSocks = map[*sock]struct{}{}
 	}
 	s.hotSocks[sk] = struct{}{}
-	if want := int(n) + 1; runtime.GOMAXPROCS(0) < want {
+	if want := int(n) + 2; runtime.GOMAXPROCS(0) < want {
 		runtime.GOMAXPROCS(want)
 	}
 	return true

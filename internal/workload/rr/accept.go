@@ -1,0 +1,146 @@
+package rr
+
+import (
+	"net"
+	"os"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// hotListener accepts on the hot path (hot.go): raw accept4 calls on a
+// duplicate of the listening socket, out of Go's netpoller, waiting in
+// poll on this thread, so a connection wakes this thread and no other, as
+// netserver's blocking accept does.
+// The listener defers accepting until the client's first data is in
+// (TCP_DEFER_ACCEPT), so a crr transaction, whose hello and request come
+// in the first segment, is answered inline: read, write, close, with no
+// goroutine, no epoll registration and no timer. Every other connection
+// becomes a net.Conn for serveConn.
+type hotListener struct {
+	s   *Server
+	fd  int
+	buf []byte // helloLen + maxInline
+}
+
+// maxInline bounds the requests and responses answered inline; larger
+// crr transactions go to serveConn.
+const maxInline = 16 << 10
+
+// deferAccept is TCP_DEFER_ACCEPT's timeout in seconds: a connection with
+// no data by then is accepted anyway.
+const deferAccept = 1
+
+// newHotListener takes over ln's socket (ln is closed); false, with ln
+// untouched, when it cannot.
+func newHotListener(s *Server, ln net.Listener) (*hotListener, bool) {
+	sc, ok := ln.(syscall.Conn)
+	if !ok {
+		return nil, false
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil, false
+	}
+	fd := -1
+	if err := rc.Control(func(f uintptr) { fd, _ = unix.FcntlInt(f, unix.F_DUPFD_CLOEXEC, 0) }); err != nil || fd < 0 {
+		return nil, false
+	}
+	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_DEFER_ACCEPT, deferAccept)
+	ln.Close()
+	return &hotListener{s: s, fd: fd, buf: make([]byte, helloLen+maxInline)}, true
+}
+
+// accept returns the next connection that needs serveConn, answering crr
+// transactions inline meanwhile; net.ErrClosed once the server stops.
+func (l *hotListener) accept() (net.Conn, error) {
+	start := time.Now()
+	var y yielder
+	for {
+		y.maybe(time.Since(start))
+		nfd, _, e := syscall.RawSyscall6(syscall.SYS_ACCEPT4, uintptr(l.fd), 0, 0, syscall.SOCK_CLOEXEC, 0, 0)
+		switch e {
+		case 0:
+		case syscall.EAGAIN:
+			// Wait in poll, a call that enters the scheduler: a blocking
+			// raw accept would hold the P through a stop of the world,
+			// and the kernel restarts it after each preemption signal.
+			if l.s.stopping.Load() {
+				return nil, net.ErrClosed
+			}
+			_, _ = unix.Poll([]unix.PollFd{{Fd: int32(l.fd), Events: unix.POLLIN}}, int(blockTimeout/time.Millisecond))
+			continue
+		case syscall.EINTR, syscall.ECONNABORTED:
+			continue
+		case syscall.EINVAL: // shut down: the server stops
+			return nil, net.ErrClosed
+		default:
+			return nil, os.NewSyscallError("accept4", e)
+		}
+		if l.s.stopping.Load() {
+			syscall.Close(int(nfd))
+			return nil, net.ErrClosed
+		}
+		if l.inline(int(nfd)) {
+			continue
+		}
+		if c, err := fdConn(int(nfd)); err == nil {
+			return c, nil
+		}
+	}
+}
+
+// inline answers a crr transaction whose hello and request are all in,
+// and closes it; false, with nothing consumed, for any other connection.
+func (l *hotListener) inline(fd int) bool {
+	buf := l.buf
+	n, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, uintptr(fd), uintptrOf(buf), helloLen,
+		syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
+	if e != 0 || int(n) < helloLen {
+		return false
+	}
+	h, err := parseHello(buf[:helloLen])
+	if err != nil || h.flags != flagOnce || h.req > maxInline || h.resp > maxInline {
+		return false
+	}
+	need := helloLen + int(h.req)
+	n, _, e = syscall.RawSyscall6(syscall.SYS_RECVFROM, uintptr(fd), uintptrOf(buf), uintptr(need),
+		syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
+	if e != 0 || int(n) < need {
+		return false // not all in yet: serveConn waits for it
+	}
+	_, _, _ = syscall.RawSyscall6(syscall.SYS_RECVFROM, uintptr(fd), uintptrOf(buf), uintptr(need), syscall.MSG_DONTWAIT, 0, 0)
+	sent, _, e := syscall.RawSyscall6(syscall.SYS_SENDTO, uintptr(fd), uintptrOf(zeros[:]), uintptr(h.resp),
+		syscall.MSG_DONTWAIT|syscall.MSG_NOSIGNAL, 0, 0)
+	if e == 0 && int(sent) < int(h.resp) || e == syscall.EAGAIN {
+		// The send buffer is full (a small one): the rest from a goroutine.
+		left := int(h.resp)
+		if e == 0 {
+			left -= int(sent)
+		}
+		if c, err := fdConn(fd); err == nil {
+			go func() {
+				defer c.Close()
+				_ = c.SetDeadline(time.Now().Add(helloTimeout))
+				_ = writeN(c, left)
+			}()
+		}
+		return true
+	}
+	syscall.Close(fd) // the server closes first: TIME_WAIT stays here
+	return true
+}
+
+// fdConn makes an accepted socket a net.Conn (on the netpoller); fd is
+// closed either way.
+func fdConn(fd int) (net.Conn, error) {
+	f := os.NewFile(uintptr(fd), "")
+	defer f.Close()
+	return net.FileConn(f)
+}
+
+// shutdown wakes a blocked accept (it fails with EINVAL).
+func (l *hotListener) shutdown() { _ = syscall.Shutdown(l.fd, syscall.SHUT_RD) }
+
+func (l *hotListener) close() { syscall.Close(l.fd) }
