@@ -91,17 +91,18 @@ type Server struct {
 	// MaxConns bounds the connections served at once.
 	MaxConns int
 
-	ln       net.Listener
-	addr     string // ln's, which is closed once a hotListener takes it over
-	udp      *net.UDPConn
-	log      io.Writer
-	stopping atomic.Bool
-	hot      atomic.Int32 // rr connections on the hot path
-	hotMu    sync.Mutex
-	hotSocks map[*sock]struct{} // for stop to unblock
-	peers    peerTable
-	refused  atomic.Int64 // connections closed at once: too many
-	lastLog  atomic.Int64 // unix ns of the last "too many connections" line
+	ln        net.Listener
+	addr      string // ln's, which is closed once a hotListener takes it over
+	udp       *net.UDPConn
+	log       io.Writer
+	stopping  atomic.Bool
+	hot       atomic.Int32 // rr connections on the hot path
+	hotMu     sync.Mutex
+	hotSocks  map[*sock]struct{} // for stop to unblock
+	baseProcs int                // GOMAXPROCS when Serve began
+	peers     peerTable
+	refused   atomic.Int64 // connections closed at once: too many
+	lastLog   atomic.Int64 // unix ns of the last "too many connections" line
 }
 
 // udpPeer is a UDP test opened over a control connection: the server
@@ -228,16 +229,14 @@ func (s *Server) Serve(ctx context.Context, log io.Writer) error {
 		done  bool
 		wg    sync.WaitGroup
 	)
+	s.hotMu.Lock()
+	s.baseProcs = runtime.GOMAXPROCS(0)
+	s.hotMu.Unlock()
 	accept := s.ln.Accept
 	hl, ok := newHotListener(s, s.ln)
 	if ok {
 		defer hl.close()
 		accept = hl.accept
-		s.hotMu.Lock()
-		if runtime.GOMAXPROCS(0) < 2 {
-			runtime.GOMAXPROCS(2) // the accepting thread's P, and one to spare
-		}
-		s.hotMu.Unlock()
 	}
 	stop := context.AfterFunc(ctx, func() {
 		s.stopping.Store(true)
@@ -357,7 +356,7 @@ func (s *Server) serveConn(c net.Conn) {
 		if n := s.hot.Add(1); n <= maxHot {
 			defer s.hot.Add(-1)
 			if sk := newSock(c); sk.detached() {
-				s.serveHot(sk, h, n)
+				s.serveHot(sk, h)
 				return
 			}
 		} else {
@@ -382,16 +381,14 @@ func (s *Server) serveConn(c net.Conn) {
 	}
 }
 
-// maxHot bounds the connections served on the hot path (hot.go), each on
-// its own OS thread and P; the others block in system calls that hand
-// their P back.
+// maxHot bounds the connections served on the hot path (hot.go), each
+// with a P of its own; the others are served on the netpoller.
 const maxHot = 64
 
 // serveHot answers one rr connection on the hot path (hot.go), until the
-// client closes it, is idle for the idle timeout or the server stops; n
-// is the number of hot connections with this one.
-func (s *Server) serveHot(sk *sock, h hello, n int32) {
-	if !s.addHot(sk, n) {
+// client closes it, is idle for the idle timeout or the server stops.
+func (s *Server) serveHot(sk *sock, h hello) {
+	if !s.addHot(sk) {
 		sk.close()
 		return
 	}
@@ -416,11 +413,9 @@ func (s *Server) serveHot(sk *sock, h hello, n int32) {
 	}
 }
 
-// addHot registers a hot socket for the server's stop to unblock, and
-// makes sure it has a P of its own, besides the accepting thread's
-// (accept.go) and one to spare for the rest: n is the number of hot
-// sockets with this one. False if the server is stopping.
-func (s *Server) addHot(sk *sock, n int32) bool {
+// addHot registers a hot socket for the server's stop to unblock and
+// gives it a P of its own (procs). False if the server is stopping.
+func (s *Server) addHot(sk *sock) bool {
 	s.hotMu.Lock()
 	defer s.hotMu.Unlock()
 	if s.stopping.Load() {
@@ -430,18 +425,31 @@ func (s *Server) addHot(sk *sock, n int32) bool {
 		s.hotSocks = map[*sock]struct{}{}
 	}
 	s.hotSocks[sk] = struct{}{}
-	if want := int(n) + 2; runtime.GOMAXPROCS(0) < want {
-		runtime.GOMAXPROCS(want)
-	}
+	s.procs()
 	return true
 }
 
-// removeHot closes a hot socket.
+// removeHot closes a hot socket and gives its P back.
 func (s *Server) removeHot(sk *sock) {
 	s.hotMu.Lock()
 	delete(s.hotSocks, sk)
+	s.procs()
 	s.hotMu.Unlock()
 	sk.close()
+}
+
+// procs sets GOMAXPROCS (under hotMu) to one P per hot socket, which
+// its thread holds while it blocks in raw calls, plus one for the
+// accepting thread (accept.go), which lends it to the rest of the server
+// while it waits in poll; never below what the process had when Serve
+// began. Not one more: a spare P is woken for nothing each time a hot
+// thread yields (hot.go), and that wake-up, 200 times a second per
+// connection, is what a latency's 99th percentile catches.
+func (s *Server) procs() {
+	want := max(len(s.hotSocks)+1, s.baseProcs)
+	if runtime.GOMAXPROCS(0) != want {
+		runtime.GOMAXPROCS(want)
+	}
 }
 
 // unblockHot wakes every hot socket's blocking call.
@@ -532,12 +540,10 @@ func (s *Server) serveUDP() error {
 	if !sk.detached() {
 		return fmt.Errorf("udp socket: cannot take it off the netpoller")
 	}
-	if !s.addHot(sk, s.hot.Add(1)) {
-		s.hot.Add(-1)
+	if !s.addHot(sk) {
 		sk.close()
 		return nil
 	}
-	defer s.hot.Add(-1)
 	defer s.removeHot(sk)
 	fd := uintptr(sk.fd)
 	in := make([]byte, MaxUDPSize+1)
