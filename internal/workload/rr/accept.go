@@ -111,8 +111,11 @@ func (l *hotListener) inline(fd int) bool {
 		return false // not all in yet: serveConn waits for it
 	}
 	_, _, _ = syscall.RawSyscall6(syscall.SYS_RECVFROM, uintptr(fd), uintptrOf(buf), uintptr(need), syscall.MSG_DONTWAIT, 0, 0)
+	// MSG_MORE holds the response back until close, which sends it with
+	// the FIN in one segment: the client wakes once, for both, where
+	// otherwise it reads the response and then waits again for the FIN.
 	sent, _, e := syscall.RawSyscall6(syscall.SYS_SENDTO, uintptr(fd), uintptrOf(zeros[:]), uintptr(h.resp),
-		syscall.MSG_DONTWAIT|syscall.MSG_NOSIGNAL, 0, 0)
+		syscall.MSG_DONTWAIT|syscall.MSG_NOSIGNAL|unix.MSG_MORE, 0, 0)
 	if e == 0 && int(sent) < int(h.resp) || e == syscall.EAGAIN {
 		// The send buffer is full (a small one): the rest from a goroutine.
 		left := int(h.resp)
