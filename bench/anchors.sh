@@ -1,116 +1,182 @@
 #!/usr/bin/env bash
-# anchors.sh — cnperf's socket workloads against the tools people trust, on
-# the same lab path, in one go: cnperf stream vs iperf3 (TCP 1 and 4 streams,
-# UDP at a fixed rate) and cnperf rr vs sockperf ping-pong (TCP, 14 bytes).
-# Rounds alternate the tools so drift hits both; medians are compared.
+# anchors.sh — cnperf's socket workloads against the C tools people trust, on
+# the same lab path, side by side: cnperf stream vs iperf3 (TCP and UDP, 1 and
+# 4 streams), cnperf rr vs sockperf ping-pong (TCP and UDP, blocking and busy
+# polling) and cnperf rr --mode crr vs netperf TCP_CRR. Rounds alternate the
+# tools so drift hits both; medians of the rounds are compared.
 #
-# Goals (issue 4): TCP throughput >= 0.95x iperf3's; rr p50 within 10 % of
-# sockperf's (both one-way: half the round trip); UDP loss at a rate the
-# path can carry below 0.1 %.
+# Goals (issue 15): throughput >= 1.0x the C tool's; rr p50 and p99 within
+# 5 % of sockperf's (one-way: half the round trip); crr transactions/s >=
+# netperf's; UDP loss at a rate the path carries below 0.1 %.
 #
 # Usage: bench/anchors.sh            (as root; builds ./cnperf if missing)
-# Env:   CNPERF=./cnperf MODE=bare ROUNDS=3 TIME=5 UDP_RATE=1G
+# Env:   CNPERF=./cnperf MODE=bare ROUNDS=5 TIME=5 UDP_RATE=1G
+#        TABLE=FILE  also write the result table (markdown) to FILE
+# Exit:  0 when every goal holds, 1 when one does not, 2 on setup errors.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CNPERF=${CNPERF:-./cnperf}
 MODE=${MODE:-bare}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
 TIME=${TIME:-5}
 UDP_RATE=${UDP_RATE:-1G}
-LAB=anchors
+TABLE=${TABLE:-}
+LAB=anchors$$
 
+die() { echo "anchors: $*" >&2; exit 2; }
 missing=()
 command -v iperf3 >/dev/null || missing+=(iperf3)
 command -v sockperf >/dev/null || missing+=(sockperf)
 if ((${#missing[@]})); then
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null ||
+		die "cannot install ${missing[*]}"
 fi
+NETPERF_DIR=$(bench/netperf.sh) || die "no netperf"
 [[ -x $CNPERF ]] || CGO_ENABLED=0 go build -o "$CNPERF" ./cmd/cnperf
 
-"$CNPERF" lab down "$LAB" >/dev/null 2>&1 || true
-trap '"$CNPERF" lab down "$LAB" >/dev/null 2>&1 || true; rm -f "${FEED:-}"' EXIT
+FEED=$(mktemp -d)
+trap '"$CNPERF" lab down "$LAB" >/dev/null 2>&1 || true; rm -rf "$FEED"' EXIT
 # Both ends are the mode's endpoints (hosts 2 and 3; host 1 is the lab's
-# outside client, unused here). Only modes whose endpoints are reached at
-# their own address work with several ports: bridge publishes just one.
+# outside client, unused here).
 case $MODE in
 	bare) SERVER=198.18.0.3; in=() ;;
 	macvlan) SERVER=198.18.0.103; in=(--container) ;;
 	overlay) SERVER=198.19.200.3; in=(--container) ;;
-	*) echo "anchors: MODE must be bare, macvlan or overlay" >&2; exit 2 ;;
+	*) die "MODE must be bare, macvlan or overlay" ;;
 esac
 "$CNPERF" lab up "$LAB" --mode "$MODE" --hosts ext,client,server >/dev/null
 # Servers in the server endpoint, in the background; lab down ends them.
 # Every tool runs pinned the same way, servers on CPU 1 and clients on CPU 0:
-# unpinned, the time to wake an idle vCPU (~25 us here) decides a ping-pong's
-# latency more than the network does, and tools differ in whether they pay
-# it (Go's runtime keeps a thread spinning; sockperf sleeps).
+# unpinned, the time to wake an idle vCPU decides a ping-pong's latency more
+# than the network does, and tools differ in whether they pay it.
 bg() { "$CNPERF" lab exec "$LAB" server "${in[@]}" -- taskset -c 1 "$@" >/dev/null 2>&1 & }
 bg "$CNPERF" serve stream --listen :5201
 bg "$CNPERF" serve rr --listen :5202
 bg iperf3 -s -p 5301
-bg sockperf sr --tcp -p 11111
-# sockperf's -F r (blocking recvfrom) needs its addresses in a feed file.
-FEED=$(mktemp); echo "T:$SERVER:11112" >"$FEED"
-bg sockperf sr -f "$FEED" -F r
+bg "$NETPERF_DIR/netserver" -D -p 12865
+# sockperf with blocking recvfrom (-F r), the I/O model of cnperf rr and
+# netperf, needs its addresses in feed files.
+echo "T:$SERVER:11112" >"$FEED/tcp"
+echo "U:$SERVER:11113" >"$FEED/udp"
+bg sockperf sr -f "$FEED/tcp" -F r
+bg sockperf sr -f "$FEED/udp" -F r
 sleep 1
 client() { "$CNPERF" lab exec "$LAB" client "${in[@]}" -- taskset -c 0 "$@"; }
-gbit() { awk -v b="$1" 'BEGIN { printf "%.2f", b / 1e9 }'; }
+json_last() { # KEY: the last JSON line with KEY, from stdin
+	python3 -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin if l.strip().startswith("{")]
+rows = [r.get("data", r) for r in rows]
+print(json.dumps([r for r in rows if sys.argv[1] in r][-1]))' "$1"
+}
+get() { python3 -c 'import json,sys; v=json.load(sys.stdin)
+for k in sys.argv[1:]: v=v[k]
+print(v)' "$@"; }
 
-median() { python3 -c 'import sys,statistics; print(statistics.median(float(x) for x in sys.argv[1:]))' "$@"; }
+gbit() { awk -v b="$1" 'BEGIN { printf "%.2f", b / 1e9 }'; }
 declare -A R
+add() { R[$1]+=" $2"; }
+
+iperf_tcp() { client iperf3 -c "$SERVER" -p 5301 -t "$TIME" -P "$1" -J | get end sum_received bits_per_second; }
+iperf_udp() { # streams: received bits/s at -b 0
+	client iperf3 -c "$SERVER" -p 5301 -t "$TIME" -u -b 0 -P "$1" -J |
+		python3 -c 'import json,sys; e=json.load(sys.stdin)["end"]["sum"]; print(e["bits_per_second"]*(1-e["lost_percent"]/100))'
+}
+cn_stream() { client "$CNPERF" stream --server "$SERVER:5201" -t "${TIME}s" "$@" --json | json_last receiver_bits_per_second; }
+sock_pp() { # feed [args]: "p50 p99" one-way µs
+	local f=$1; shift
+	client sockperf pp -f "$FEED/$f" -F r -t "$TIME" -m 14 "$@" 2>&1 |
+		awk '/percentile 99.000/{b=$NF} /percentile 50.000/{a=$NF} END{print a, b}'
+}
+cn_rr() { client "$CNPERF" rr --server "$SERVER:5202" -t "${TIME}s" -r 14 -R 14 "$@" --json | json_last one_way_us_half_rtt; }
+
 for ((i = 1; i <= ROUNDS; i++)); do
 	for P in 1 4; do
-		a=$(client iperf3 -c "$SERVER" -p 5301 -t "$TIME" -P "$P" -J | python3 -c 'import json,sys; print(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"])')
-		b=$(client "$CNPERF" stream --server "$SERVER:5201" -t "${TIME}s" -P "$P" --json | python3 -c '
-import json,sys
-r=[json.loads(l) for l in sys.stdin if l.strip()]
-print([x for x in r if "receiver_bits_per_second" in x][-1]["receiver_bits_per_second"])')
-		R[tcp$P.iperf3]+=" $a"; R[tcp$P.cnperf]+=" $b"
-		echo "round $i TCP -P $P: iperf3 $(gbit "$a") Gbit/s, cnperf $(gbit "$b") Gbit/s" >&2
+		a=$(iperf_tcp "$P")
+		b=$(cn_stream -P "$P" | get receiver_bits_per_second)
+		add "tcp$P.ref" "$a"; add "tcp$P.cn" "$b"
+		a=$(iperf_udp "$P")
+		b=$(cn_stream -P "$P" --udp -b 0 | get receiver_bits_per_second)
+		c=$(cn_stream -P "$P" --udp -b 0 --no-gso | get receiver_bits_per_second)
+		add "udp$P.ref" "$a"; add "udp$P.cn" "$b"; add "udpng$P.ref" "$a"; add "udpng$P.cn" "$c"
+		echo "round $i, $P stream(s): Gbit/s TCP iperf3 $(gbit "${R[tcp$P.ref]##* }") cnperf $(gbit "${R[tcp$P.cn]##* }");" \
+			"UDP -b 0 iperf3 $(gbit "$a") cnperf $(gbit "$b") (no GSO $(gbit "$c"))" >&2
 	done
-	a=$(client iperf3 -c "$SERVER" -p 5301 -t "$TIME" -u -b "$UDP_RATE" -J | python3 -c 'import json,sys; print(json.load(sys.stdin)["end"]["sum"]["lost_percent"])')
-	b=$(client "$CNPERF" stream --server "$SERVER:5201" -t "${TIME}s" --udp -b "$UDP_RATE" --json | python3 -c '
-import json,sys
-r=[json.loads(l) for l in sys.stdin if l.strip()]
-print([x for x in r if "loss_percent" in x and "receiver_bits_per_second" in x][-1]["loss_percent"])')
-	R[udp.iperf3]+=" $a"; R[udp.cnperf]+=" $b"
-	echo "round $i UDP $UDP_RATE: loss iperf3 $a %, cnperf $b %" >&2
-	# sockperf twice: with blocking recvfrom (-F r), the I/O model of cnperf
-	# rr and netperf, and with its default epoll loop, which adds a system
-	# call and a wake-up per message.
-	a=$(client sockperf pp -f "$FEED" -F r -t "$TIME" -m 14 2>&1 | sed -n 's/.*percentile 50.000 = *\([0-9.]*\).*/\1/p' | tail -1)
-	e=$(client sockperf pp --tcp -i "$SERVER" -p 11111 -t "$TIME" -m 14 2>&1 | sed -n 's/.*percentile 50.000 = *\([0-9.]*\).*/\1/p' | tail -1)
-	R[rr.epoll]+=" $e"
-	b=$(client "$CNPERF" rr --server "$SERVER:5202" -t "${TIME}s" -r 14 -R 14 --json | python3 -c '
-import json,sys
-r=[json.loads(l) for l in sys.stdin if l.strip()]
-print([x for x in r if "one_way_us_half_rtt" in x][-1]["one_way_us_half_rtt"]["p50"])')
-	R[rr.sockperf]+=" $a"; R[rr.cnperf]+=" $b"
-	echo "round $i TCP rr 14 B: p50 one-way sockperf -F r $a us, sockperf epoll $e us, cnperf $b us" >&2
+	a=$(client iperf3 -c "$SERVER" -p 5301 -t "$TIME" -u -b "$UDP_RATE" -J | get end sum lost_percent)
+	b=$(cn_stream --udp -b "$UDP_RATE" | get loss_percent)
+	add loss.ref "$a"; add loss.cn "$b"
+	read -r sp50 sp99 < <(sock_pp tcp)
+	o=$(cn_rr); cp50=$(get one_way_us_half_rtt p50 <<<"$o"); cp99=$(get one_way_us_half_rtt p99 <<<"$o")
+	add tcprr50.ref "$sp50"; add tcprr50.cn "$cp50"; add tcprr99.ref "$sp99"; add tcprr99.cn "$cp99"
+	read -r up50 up99 < <(sock_pp udp)
+	o=$(cn_rr --mode udp); cu50=$(get one_way_us_half_rtt p50 <<<"$o"); cu99=$(get one_way_us_half_rtt p99 <<<"$o")
+	add udprr50.ref "$up50"; add udprr50.cn "$cu50"; add udprr99.ref "$up99"; add udprr99.cn "$cu99"
+	read -r bp50 bp99 < <(sock_pp tcp --nonblocked)
+	o=$(cn_rr --busy-poll); cb50=$(get one_way_us_half_rtt p50 <<<"$o"); cb99=$(get one_way_us_half_rtt p99 <<<"$o")
+	add busy50.ref "$bp50"; add busy50.cn "$cb50"; add busy99.ref "$bp99"; add busy99.cn "$cb99"
+	# netperf's TCP_CRR: transactions/s and the transaction's p50 (µs).
+	read -r nt n50 < <(client "$NETPERF_DIR/netperf" -H "$SERVER" -p 12865 -t TCP_CRR -l "$TIME" -P 0 -- -r 14,14 \
+		-o THROUGHPUT,P50_LATENCY | tail -1 | tr ',' ' ')
+	o=$(client "$CNPERF" rr --server "$SERVER:5202" --mode crr -t "${TIME}s" -r 14 -R 14 --json | json_last trans_per_s)
+	ct=$(get trans_per_s <<<"$o"); c50=$(get round_trip_us p50 <<<"$o")
+	add crr.ref "$nt"; add crr.cn "$ct"; add crr50.ref "$n50"; add crr50.cn "$c50"
+	echo "round $i: UDP $UDP_RATE loss iperf3 $a % cnperf $b %; rr one-way p50/p99 µs: TCP sockperf $sp50/$sp99 cnperf $cp50/$cp99," \
+		"UDP $up50/$up99 $cu50/$cu99, busy poll $bp50/$bp99 $cb50/$cb99; crr trans/s netperf $nt cnperf $ct" >&2
 done
 
-t1i=$(median ${R[tcp1.iperf3]}); t1c=$(median ${R[tcp1.cnperf]})
-t4i=$(median ${R[tcp4.iperf3]}); t4c=$(median ${R[tcp4.cnperf]})
-ui=$(median ${R[udp.iperf3]}); uc=$(median ${R[udp.cnperf]})
-ri=$(median ${R[rr.sockperf]}); rc=$(median ${R[rr.cnperf]}); re=$(median ${R[rr.epoll]})
-python3 - "$MODE" "$t1i" "$t1c" "$t4i" "$t4c" "$ui" "$uc" "$ri" "$rc" "$re" "$UDP_RATE" <<'PY'
-import sys
-mode, t1i, t1c, t4i, t4c, ui, uc, ri, rc, re, rate = sys.argv[1], *map(float, sys.argv[2:11]), sys.argv[11]
+args=()
+for k in "${!R[@]}"; do args+=("$k=${R[$k]# }"); done
+python3 - "$MODE" "$UDP_RATE" "$ROUNDS" "$TIME" "$TABLE" "${args[@]}" <<'PY'
+import statistics, sys
+mode, rate, rounds, time_s, table = sys.argv[1:6]
+R = {}
+for a in sys.argv[6:]:
+    k, v = a.split("=", 1)
+    R[k] = [float(x) for x in v.split()]
+med = lambda k: statistics.median(R[k])
+G = 1e9
+# name, reference tool, unit scale, direction (">=": cnperf/ref at least goal; "<=": at most), goal
 rows = [
-    ("TCP, 1 stream (Gbit/s)", t1i / 1e9, t1c / 1e9, t1c / t1i, ">= 0.95", t1c / t1i >= 0.95),
-    ("TCP, 4 streams (Gbit/s)", t4i / 1e9, t4c / 1e9, t4c / t4i, ">= 0.95", t4c / t4i >= 0.95),
-    (f"UDP {rate}bit/s loss (%)", ui, uc, float("nan"), "< 0.1 %", uc < 0.1),
-    ("TCP rr 14 B p50 one-way (us), sockperf -F r", ri, rc, rc / ri, "within 10 %", abs(rc / ri - 1) <= 0.10),
+    ("TCP, 1 stream (Gbit/s)", "iperf3", "tcp1", G, ">=", 1.0),
+    ("TCP, 4 streams (Gbit/s)", "iperf3", "tcp4", G, ">=", 1.0),
+    ("UDP -b 0, 1 stream, received (Gbit/s)", "iperf3", "udp1", G, ">=", 1.0),
+    ("UDP -b 0, 4 streams, received (Gbit/s)", "iperf3", "udp4", G, ">=", 1.0),
+    ("TCP rr 14 B, p50 one-way (µs)", "sockperf -F r", "tcprr50", 1, "<=", 1.05),
+    ("TCP rr 14 B, p99 one-way (µs)", "sockperf -F r", "tcprr99", 1, "<=", 1.05),
+    ("UDP rr 14 B, p50 one-way (µs)", "sockperf -F r", "udprr50", 1, "<=", 1.05),
+    ("UDP rr 14 B, p99 one-way (µs)", "sockperf -F r", "udprr99", 1, "<=", 1.05),
+    ("TCP rr 14 B busy poll, p50 one-way (µs)", "sockperf --nonblocked", "busy50", 1, "<=", 1.05),
+    ("TCP rr 14 B busy poll, p99 one-way (µs)", "sockperf --nonblocked", "busy99", 1, "<=", 1.05),
+    ("TCP CRR 14 B (transactions/s)", "netperf TCP_CRR", "crr", 1, ">=", 1.0),
 ]
-info = [("TCP rr 14 B p50 one-way (us), sockperf default (epoll)", re, rc, rc / re)]
-print(f"mode {mode}; servers pinned to CPU 1, clients to CPU 0; medians of the rounds; reference tool first")
-print(f"| measurement | iperf3/sockperf | cnperf | ratio | goal | result |")
-print(f"|---|---:|---:|---:|---|---|")
+info = [
+    ("UDP -b 0, 1 stream, cnperf --no-gso (Gbit/s)", "iperf3", "udpng1", G),
+    ("UDP -b 0, 4 streams, cnperf --no-gso (Gbit/s)", "iperf3", "udpng4", G),
+    ("TCP CRR 14 B, p50 transaction (µs)", "netperf TCP_CRR", "crr50", 1),
+]
+out = [f"mode {mode}; servers pinned to CPU 1, clients to CPU 0; {rounds} interleaved rounds of {time_s} s; medians of the rounds",
+       "", "| measurement | reference | reference tool | cnperf | ratio | goal | result |", "|---|---|---:|---:|---:|---|---|"]
 ok = True
-for name, a, b, r, goal, passed in rows:
+for name, tool, k, scale, op, goal in rows:
+    a, b = med(k + ".ref") / scale, med(k + ".cn") / scale
+    r = b / a if a else float("nan")
+    passed = r >= goal if op == ">=" else r <= goal
     ok &= passed
-    print(f"| {name} | {a:.3f} | {b:.3f} | {r:.3f} | {goal} | {'PASS' if passed else 'FAIL'} |")
-for name, a, b, r in info:
-    print(f"| {name} | {a:.3f} | {b:.3f} | {r:.3f} | (for information) | |")
+    out.append(f"| {name} | {tool} | {a:.2f} | {b:.2f} | {r:.2f} | {op} {goal} | {'PASS' if passed else 'FAIL'} |")
+for name, tool, k, scale in info:
+    a, b = med(k + ".ref") / scale, med(k + ".cn") / scale
+    out.append(f"| {name} | {tool} | {a:.2f} | {b:.2f} | {b / a if a else float('nan'):.2f} | (information) | |")
+a, b = med("loss.ref"), med("loss.cn")
+passed = b < 0.1
+ok &= passed
+out.append(f"| UDP {rate}bit/s, loss (%) | iperf3 | {a:.3f} | {b:.3f} | | < 0.1 % | {'PASS' if passed else 'FAIL'} |")
+out.append("")
+out.append("Per round (reference / cnperf): " + "; ".join(
+    f"{k}: " + " ".join(f"{x:.3g}/{y:.3g}" for x, y in zip(R[k + '.ref'], R[k + '.cn']))
+    for k in ["tcp1", "tcp4", "udp1", "udp4", "tcprr50", "tcprr99", "udprr50", "udprr99", "busy50", "busy99", "crr"]))
+text = "\n".join(out)
+print(text)
+if table:
+    open(table, "w").write(text + "\n")
 sys.exit(0 if ok else 1)
 PY
