@@ -24,6 +24,13 @@ type hotListener struct {
 	buf []byte // helloLen + maxInline
 }
 
+// acceptWait bounds a wait in poll; the server's stop wakes it at once (it
+// shuts the socket down). Long, because each time the thread enters poll
+// and stays, sysmon takes its P and restarts its own 20 µs polling, which
+// lands on the CPU the hot threads answer on (4 times a second with a
+// 250 ms wait).
+const acceptWait = 10 * time.Second
+
 // maxInline bounds the requests and responses answered inline; larger
 // crr transactions go to serveConn.
 const maxInline = 16 << 10
@@ -69,7 +76,7 @@ func (l *hotListener) accept() (net.Conn, error) {
 			if l.s.stopping.Load() {
 				return nil, net.ErrClosed
 			}
-			_, _ = unix.Poll([]unix.PollFd{{Fd: int32(l.fd), Events: unix.POLLIN}}, int(blockTimeout/time.Millisecond))
+			_, _ = unix.Poll([]unix.PollFd{{Fd: int32(l.fd), Events: unix.POLLIN}}, int(acceptWait/time.Millisecond))
 			continue
 		case syscall.EINTR, syscall.ECONNABORTED:
 			continue
