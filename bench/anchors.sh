@@ -5,6 +5,8 @@
 # polling) and cnperf rr --mode crr vs netperf TCP_CRR. Rounds alternate the
 # tools so drift hits both; medians of the rounds are compared.
 #
+# Each pair of runs alternates its order round by round.
+#
 # Goals (issue 15): throughput >= 1.0x the C tool's; rr p50 and p99 within
 # 5 % of sockperf's (one-way: half the round trip); crr transactions/s >=
 # netperf's; UDP loss at a rate the path carries below 0.1 %.
@@ -90,38 +92,50 @@ sock_pp() { # feed [args]: "p50 p99" one-way µs
 }
 cn_rr() { client "$CNPERF" rr --server "$SERVER:5202" -t "${TIME}s" -r 14 -R 14 "$@" --json | json_last one_way_us_half_rtt; }
 
+# pair REF CN: runs two commands (reference tool, cnperf) in this round's
+# order, into A and B. Rounds alternate which goes first: what ran before
+# leaves the vCPUs warm or cold (here a busy-polled run made the next
+# minute's crr rates 2-4x higher), and that must not always favour one.
+pair() {
+	if ((i % 2)); then
+		A=$(eval "$1"); B=$(eval "$2")
+	else
+		B=$(eval "$2"); A=$(eval "$1")
+	fi
+}
+p50p99() { get one_way_us_half_rtt p50 <<<"$1"; get one_way_us_half_rtt p99 <<<"$1"; }
+
 for ((i = 1; i <= ROUNDS; i++)); do
 	for P in 1 4; do
-		a=$(iperf_tcp "$P")
-		b=$(cn_stream -P "$P" | get receiver_bits_per_second)
-		add "tcp$P.ref" "$a"; add "tcp$P.cn" "$b"
-		a=$(iperf_udp "$P")
-		b=$(cn_stream -P "$P" --udp -b 0 | get receiver_bits_per_second)
+		pair "iperf_tcp $P" "cn_stream -P $P | get receiver_bits_per_second"
+		add "tcp$P.ref" "$A"; add "tcp$P.cn" "$B"
+		t_ref=$A t_cn=$B
+		pair "iperf_udp $P" "cn_stream -P $P --udp -b 0 | get receiver_bits_per_second"
+		add "udp$P.ref" "$A"; add "udp$P.cn" "$B"; add "udpng$P.ref" "$A"
 		c=$(cn_stream -P "$P" --udp -b 0 --no-gso | get receiver_bits_per_second)
-		add "udp$P.ref" "$a"; add "udp$P.cn" "$b"; add "udpng$P.ref" "$a"; add "udpng$P.cn" "$c"
-		echo "round $i, $P stream(s): Gbit/s TCP iperf3 $(gbit "${R[tcp$P.ref]##* }") cnperf $(gbit "${R[tcp$P.cn]##* }");" \
-			"UDP -b 0 iperf3 $(gbit "$a") cnperf $(gbit "$b") (no GSO $(gbit "$c"))" >&2
+		add "udpng$P.cn" "$c"
+		echo "round $i, $P stream(s): Gbit/s TCP iperf3 $(gbit "$t_ref") cnperf $(gbit "$t_cn");" \
+			"UDP -b 0 iperf3 $(gbit "$A") cnperf $(gbit "$B") (no GSO $(gbit "$c"))" >&2
 	done
-	a=$(client iperf3 -c "$SERVER" -p 5301 -t "$TIME" -u -b "$UDP_RATE" -J | get end sum lost_percent)
-	b=$(cn_stream --udp -b "$UDP_RATE" | get loss_percent)
-	add loss.ref "$a"; add loss.cn "$b"
-	read -r sp50 sp99 < <(sock_pp tcp)
-	o=$(cn_rr); cp50=$(get one_way_us_half_rtt p50 <<<"$o"); cp99=$(get one_way_us_half_rtt p99 <<<"$o")
-	add tcprr50.ref "$sp50"; add tcprr50.cn "$cp50"; add tcprr99.ref "$sp99"; add tcprr99.cn "$cp99"
-	read -r up50 up99 < <(sock_pp udp)
-	o=$(cn_rr --mode udp); cu50=$(get one_way_us_half_rtt p50 <<<"$o"); cu99=$(get one_way_us_half_rtt p99 <<<"$o")
-	add udprr50.ref "$up50"; add udprr50.cn "$cu50"; add udprr99.ref "$up99"; add udprr99.cn "$cu99"
-	read -r bp50 bp99 < <(sock_pp tcp --nonblocked)
-	o=$(cn_rr --busy-poll); cb50=$(get one_way_us_half_rtt p50 <<<"$o"); cb99=$(get one_way_us_half_rtt p99 <<<"$o")
-	add busy50.ref "$bp50"; add busy50.cn "$cb50"; add busy99.ref "$bp99"; add busy99.cn "$cb99"
+	pair "client iperf3 -c $SERVER -p 5301 -t $TIME -u -b $UDP_RATE -J | get end sum lost_percent" \
+		"cn_stream --udp -b $UDP_RATE | get loss_percent"
+	add loss.ref "$A"; add loss.cn "$B"
+	line="round $i: UDP $UDP_RATE loss iperf3 $A % cnperf $B %; rr one-way p50/p99 µs:"
+	for k in "tcprr:tcp::" "udprr:udp:--mode udp:" "busy:tcp --nonblocked:--busy-poll:"; do
+		IFS=: read -r key feed cnargs _ <<<"$k"
+		pair "sock_pp $feed" "p50p99 \"\$(cn_rr $cnargs)\""
+		read -r sp50 sp99 <<<"$A"
+		read -r cp50 cp99 <<<"$(tr '\n' ' ' <<<"$B")"
+		add "${key}50.ref" "$sp50"; add "${key}50.cn" "$cp50"; add "${key}99.ref" "$sp99"; add "${key}99.cn" "$cp99"
+		line+=" $key sockperf $sp50/$sp99 cnperf $cp50/$cp99,"
+	done
 	# netperf's TCP_CRR: transactions/s and the transaction's p50 (µs).
-	read -r nt n50 < <(client "$NETPERF_DIR/netperf" -H "$SERVER" -p 12865 -t TCP_CRR -l "$TIME" -P 0 -- -r 14,14 \
-		-o THROUGHPUT,P50_LATENCY | tail -1 | tr ',' ' ')
-	o=$(client "$CNPERF" rr --server "$SERVER:5202" --mode crr -t "${TIME}s" -r 14 -R 14 --json | json_last trans_per_s)
-	ct=$(get trans_per_s <<<"$o"); c50=$(get round_trip_us p50 <<<"$o")
+	pair "client $NETPERF_DIR/netperf -H $SERVER -p 12865 -t TCP_CRR -l $TIME -P 0 -- -r 14,14 -o THROUGHPUT,P50_LATENCY | tail -1 | tr ',' ' '" \
+		"client $CNPERF rr --server $SERVER:5202 --mode crr -t ${TIME}s -r 14 -R 14 --json | json_last trans_per_s"
+	read -r nt n50 <<<"$A"
+	ct=$(get trans_per_s <<<"$B"); c50=$(get round_trip_us p50 <<<"$B")
 	add crr.ref "$nt"; add crr.cn "$ct"; add crr50.ref "$n50"; add crr50.cn "$c50"
-	echo "round $i: UDP $UDP_RATE loss iperf3 $a % cnperf $b %; rr one-way p50/p99 µs: TCP sockperf $sp50/$sp99 cnperf $cp50/$cp99," \
-		"UDP $up50/$up99 $cu50/$cu99, busy poll $bp50/$bp99 $cb50/$cb99; crr trans/s netperf $nt cnperf $ct" >&2
+	echo "$line crr trans/s netperf $nt cnperf $ct" >&2
 done
 
 args=()
