@@ -191,6 +191,8 @@ func TestParseErrors(t *testing.T) {
 		{"negative test duration", "name: x\ntests: [{workload: stream, duration: -5s}]\n", []string{"tests[0].duration: -5s"}},
 		{"unknown protocol", "name: x\ntests: [{workload: stream, protocol: sctp}]\n", []string{`tests[0].protocol: "sctp"`}},
 		{"fit_mtu with sizes", "name: x\ntests: [{workload: rr, fit_mtu: true, request: 10}]\n", []string{"tests[0].fit_mtu: "}},
+		{"busy_poll with crr", "name: x\ntests: [{workload: rr, protocol: crr, busy_poll: true}]\n", []string{"tests[0].busy_poll: for protocol tcp and udp"}},
+		{"busy_poll on stream", "name: x\ntests: [{workload: stream, busy_poll: true}]\n", []string{"tests[0].busy_poll: not a parameter of stream"}},
 		{"test duration type", "name: x\ntests:\n  - workload: rr\n    duration: 10\n", []string{"line 4: tests[0].duration: cannot unmarshal"}},
 	}
 	for _, tc := range tests {

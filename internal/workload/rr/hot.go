@@ -73,6 +73,18 @@ func (h *hotIO) again(e syscall.Errno, stop func() bool) bool {
 	return !stop()
 }
 
+// retry is what a failed call's error means: 0 to call again (EAGAIN or
+// EINTR, until stop says so: then ETIMEDOUT), else the error itself.
+func (h *hotIO) retry(e syscall.Errno, stop func() bool) syscall.Errno {
+	switch {
+	case e != syscall.EAGAIN && e != syscall.EINTR:
+		return e
+	case h.again(e, stop):
+		return 0
+	}
+	return syscall.ETIMEDOUT
+}
+
 // readN reads exactly n bytes through buf.
 func (h *hotIO) readN(buf []byte, n int, stop func() bool) syscall.Errno {
 	for n > 0 {
@@ -82,12 +94,10 @@ func (h *hotIO) readN(buf []byte, n int, stop func() bool) syscall.Errno {
 			return syscall.ECONNRESET // EOF: the peer is gone, or a stop's shutdown
 		case e == 0:
 			n -= k
-		case e == syscall.EAGAIN || e == syscall.EINTR:
-			if !h.again(e, stop) {
-				return syscall.ETIMEDOUT
-			}
 		default:
-			return e
+			if e = h.retry(e, stop); e != 0 {
+				return e
+			}
 		}
 	}
 	return 0
@@ -97,14 +107,9 @@ func (h *hotIO) readN(buf []byte, n int, stop func() bool) syscall.Errno {
 func (h *hotIO) write(p []byte, stop func() bool) syscall.Errno {
 	for len(p) > 0 {
 		k, e := rawWrite(h.fd, p, syscall.MSG_NOSIGNAL)
-		switch {
-		case e == 0:
+		if e == 0 {
 			p = p[k:]
-		case e == syscall.EAGAIN || e == syscall.EINTR:
-			if !h.again(e, stop) {
-				return syscall.ETIMEDOUT
-			}
-		default:
+		} else if e = h.retry(e, stop); e != 0 {
 			return e
 		}
 	}

@@ -3,9 +3,12 @@ package rr
 import (
 	"context"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/workload"
 )
 
 func TestParseCPUList(t *testing.T) {
@@ -86,5 +89,16 @@ func TestHotPathIO(t *testing.T) {
 		if err != nil || res.Transactions == 0 || res.IO != tc.want {
 			t.Errorf("%s busy=%v: %d transactions, io %q, %v; want some, io %q", tc.mode, tc.busy, res.Transactions, res.IO, err, tc.want)
 		}
+	}
+}
+
+// TestBusyPollFlag: a spec's busy_poll reaches the client's command line.
+func TestBusyPollFlag(t *testing.T) {
+	args := Descriptor.ClientFlags(workload.Test{Workload: "rr", BusyPoll: true})
+	if !slices.Contains(args, "--busy-poll") {
+		t.Errorf("client flags %q lack --busy-poll", args)
+	}
+	if args := Descriptor.ClientFlags(workload.Test{Workload: "rr"}); slices.Contains(args, "--busy-poll") {
+		t.Errorf("client flags %q have --busy-poll unasked", args)
 	}
 }
