@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -99,4 +100,44 @@ func AwaitRefused(t testing.TB, addr string) {
 	if err != nil {
 		t.Fatalf("%s never refused a connection over its cap: %v (last read: %v)", addr, err, last)
 	}
+}
+
+// VoluntarySwitches sums this process's threads' voluntary context
+// switches, each a wait that ended: a measuring server that is idle must
+// not wake the CPU it shares with the tests it answers. ok is false
+// without /proc.
+func VoluntarySwitches(t testing.TB) (n int, ok bool) {
+	t.Helper()
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return 0, false
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile(filepath.Join("/proc/self/task", task.Name(), "status"))
+		if err != nil {
+			continue // the thread is gone
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, found := strings.CutPrefix(line, "voluntary_ctxt_switches:"); found {
+				k, _ := strconv.Atoi(strings.TrimSpace(v))
+				n += k
+			}
+		}
+	}
+	return n, true
+}
+
+// IdleWakes counts the voluntary context switches of this process over
+// d, after settle: how often an idle server's threads woke. It skips the
+// test without /proc.
+func IdleWakes(t testing.TB, settle, d time.Duration) int {
+	t.Helper()
+	time.Sleep(settle)
+	before, ok := VoluntarySwitches(t)
+	if !ok {
+		t.Skip("no /proc/self/task")
+	}
+	time.Sleep(d)
+	after, _ := VoluntarySwitches(t)
+	return after - before
 }

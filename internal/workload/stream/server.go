@@ -33,8 +33,12 @@ type Server struct {
 	ln      net.Listener
 	udp     *net.UDPConn
 	udpStop atomic.Bool // the UDP reader's loop (udprecv.go) stops
-	log     io.Writer
-	logM    sync.Mutex
+	// udpFd is the UDP reader's own descriptor (udprecv.go) plus one, 0
+	// for none: the stop shuts it down to end its wait (udpMu).
+	udpFd int
+	udpMu sync.Mutex
+	log   io.Writer
+	logM  sync.Mutex
 	// slot holds one token per running test, from its request until its
 	// answer is sent. answering counts the answers going out: while one
 	// does, a request finding every slot taken waits for one instead of
@@ -115,7 +119,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	defer func() {
 		cancel()
 		wg.Wait()
-		s.udpStop.Store(true)
+		s.stopUDP()
 		s.udp.Close()
 		<-udpDone
 	}()

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/testutil"
 )
 
 // startServer serves on a free loopback port until the test ends, up to
@@ -399,5 +401,16 @@ func TestBackToBack(t *testing.T) {
 		if _, err := Run(context.Background(), Config{Addr: addr, Protocol: proto, Duration: 200 * time.Millisecond}, nil); err != nil {
 			t.Fatalf("test %d (%s): %v", i, proto, err)
 		}
+	}
+}
+
+// TestIdleServerSleeps: an idle server's threads sleep, its UDP reader
+// included, and it still stops at once (startServer's cleanup): a reader
+// that waited 50 ms at a time kept sysmon polling every 20 µs, a thousand
+// wake-ups a second on the CPU that answers the tests.
+func TestIdleServerSleeps(t *testing.T) {
+	startServer(t)
+	if n := testutil.IdleWakes(t, 200*time.Millisecond, time.Second); n > 50 {
+		t.Errorf("an idle server's threads woke %d times in 1 s; want at most 50", n)
 	}
 }
