@@ -9,10 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// hotListener accepts on the hot path (hot.go): raw accept4 calls on a
-// duplicate of the listening socket, out of Go's netpoller, waiting in
-// poll on this thread, so a connection wakes this thread and no other, as
-// netserver's blocking accept does.
+// hotListener accepts on the hot path (hot.go): blocking accept4 calls on
+// a duplicate of the listening socket, out of Go's netpoller, so a
+// connection wakes this thread and no other, as netserver's accept does.
 // The listener defers accepting until the client's first data is in
 // (TCP_DEFER_ACCEPT), so a crr transaction, whose hello and request come
 // in the first segment, is answered inline: read, write, close, with no
@@ -24,12 +23,13 @@ type hotListener struct {
 	buf []byte // helloLen + maxInline
 }
 
-// acceptWait bounds a wait in poll; the server's stop wakes it at once (it
-// shuts the socket down). Long, because each time the thread enters poll
-// and stays, sysmon takes its P and restarts its own 20 µs polling, which
-// lands on the CPU the hot threads answer on (4 times a second with a
-// 250 ms wait).
-const acceptWait = 10 * time.Second
+// serverWait bounds the server's blocking waits for the next connection
+// (accept) or datagram (serveUDP), with SO_RCVTIMEO; the server's stop
+// wakes them at once (it shuts the socket down). Long, because each time
+// a thread blocks and stays, sysmon takes its P and restarts its own
+// 20 µs polling, which lands on the CPU the hot threads answer on (4
+// times a second with a 250 ms wait).
+const serverWait = 10 * time.Second
 
 // maxInline bounds the requests and responses answered inline; larger
 // crr transactions go to serveConn.
@@ -54,6 +54,13 @@ func newHotListener(s *Server, ln net.Listener) (*hotListener, bool) {
 	if err := rc.Control(func(f uintptr) { fd, _ = unix.FcntlInt(f, unix.F_DUPFD_CLOEXEC, 0) }); err != nil || fd < 0 {
 		return nil, false
 	}
+	// The duplicate shares ln's file, which Go made non-blocking; ln is
+	// closed next, so the file is this listener's alone.
+	tv := unix.NsecToTimeval(int64(serverWait))
+	if unix.SetNonblock(fd, false) != nil || unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv) != nil {
+		unix.Close(fd)
+		return nil, false
+	}
 	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_DEFER_ACCEPT, deferAccept)
 	ln.Close()
 	return &hotListener{s: s, fd: fd, buf: make([]byte, helloLen+maxInline)}, true
@@ -66,17 +73,18 @@ func (l *hotListener) accept() (net.Conn, error) {
 	var y yielder
 	for {
 		y.maybe(time.Since(start))
-		nfd, _, e := syscall.RawSyscall6(syscall.SYS_ACCEPT4, uintptr(l.fd), 0, 0, syscall.SOCK_CLOEXEC, 0, 0)
+		// A call that enters the scheduler, unlike the hot path's raw
+		// ones: a raw accept would hold the P through a stop of the
+		// world, and the kernel restarts it after each preemption signal.
+		// One blocking accept per connection, where waiting in poll took
+		// an accept that failed, a poll and a second accept.
+		nfd, _, e := syscall.Syscall6(syscall.SYS_ACCEPT4, uintptr(l.fd), 0, 0, syscall.SOCK_CLOEXEC, 0, 0)
 		switch e {
 		case 0:
-		case syscall.EAGAIN:
-			// Wait in poll, a call that enters the scheduler: a blocking
-			// raw accept would hold the P through a stop of the world,
-			// and the kernel restarts it after each preemption signal.
+		case syscall.EAGAIN: // serverWait passed
 			if l.s.stopping.Load() {
 				return nil, net.ErrClosed
 			}
-			_, _ = unix.Poll([]unix.PollFd{{Fd: int32(l.fd), Events: unix.POLLIN}}, int(acceptWait/time.Millisecond))
 			continue
 		case syscall.EINTR, syscall.ECONNABORTED:
 			continue
@@ -101,8 +109,9 @@ func (l *hotListener) accept() (net.Conn, error) {
 // inline answers a crr transaction whose hello and request are all in,
 // and closes it; false, with nothing consumed, for any other connection.
 func (l *hotListener) inline(fd int) bool {
+	// One peek sees the hello and as much of the request as is in.
 	buf := l.buf
-	n, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, uintptr(fd), uintptrOf(buf), helloLen,
+	n, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, uintptr(fd), uintptrOf(buf), uintptr(len(buf)),
 		syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
 	if e != 0 || int(n) < helloLen {
 		return false
@@ -112,9 +121,7 @@ func (l *hotListener) inline(fd int) bool {
 		return false
 	}
 	need := helloLen + int(h.req)
-	n, _, e = syscall.RawSyscall6(syscall.SYS_RECVFROM, uintptr(fd), uintptrOf(buf), uintptr(need),
-		syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
-	if e != 0 || int(n) < need {
+	if int(n) < need {
 		return false // not all in yet: serveConn waits for it
 	}
 	_, _, _ = syscall.RawSyscall6(syscall.SYS_RECVFROM, uintptr(fd), uintptrOf(buf), uintptr(need), syscall.MSG_DONTWAIT, 0, 0)
@@ -138,7 +145,7 @@ func (l *hotListener) inline(fd int) bool {
 		}
 		return true
 	}
-	syscall.Close(fd) // the server closes first: TIME_WAIT stays here
+	rawClose(fd) // the server closes first: TIME_WAIT stays here
 	return true
 }
 

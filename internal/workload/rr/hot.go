@@ -36,6 +36,9 @@ import (
 type hotIO struct {
 	fd   uintptr
 	busy bool
+	// idle is set by a preemption signal (again): the next receive waits
+	// in a call that enters the scheduler (read).
+	idle bool
 	// spins counts EAGAINs while busy polling, so stop is checked every
 	// spinCheck of them, not on every turn.
 	spins int
@@ -51,9 +54,33 @@ func rawRead(fd uintptr, p []byte, flags int) (int, syscall.Errno) {
 	return int(n), e
 }
 
+// read is one receive into p. A raw call that blocks 10 ms is signalled
+// by sysmon, which takes the goroutine for running, not waiting; after
+// that signal the peer is idle, not mid-transaction, so the next wait is
+// a call that enters the scheduler, which sysmon leaves alone (it may
+// lend the P out), and an idle socket's thread sleeps instead of waking
+// 100 times a second.
+func (h *hotIO) read(p []byte) (int, syscall.Errno) {
+	if !h.idle {
+		return rawRead(h.fd, p, 0)
+	}
+	h.idle = false
+	n, _, e := syscall.Syscall6(syscall.SYS_RECVFROM, h.fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0, 0, 0)
+	return int(n), e
+}
+
 func rawWrite(fd uintptr, p []byte, flags int) (int, syscall.Errno) {
 	n, _, e := syscall.RawSyscall6(syscall.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), uintptr(flags), 0, 0)
 	return int(n), e
+}
+
+// rawClose closes a hot socket without entering the scheduler. Closing a
+// TCP socket (no SO_LINGER here) never blocks, but it sends the FIN, and
+// on a veth path the peer's receive of it runs in this call: long enough
+// for sysmon to take the P of a call that entered the scheduler, and for
+// the thread to pay for getting one back, on every crr transaction.
+func rawClose(fd int) {
+	_, _, _ = syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(fd), 0, 0)
 }
 
 // again reports whether a call that returned EAGAIN (a blocking call's
@@ -63,8 +90,11 @@ func rawWrite(fd uintptr, p []byte, flags int) (int, syscall.Errno) {
 // the thread yields, as asked.
 func (h *hotIO) again(e syscall.Errno, stop func() bool) bool {
 	if e == syscall.EINTR {
+		h.idle = true
 		runtime.Gosched()
-	} else if h.busy {
+	} else if !h.busy {
+		h.idle = true // a blocking call's timeout
+	} else {
 		h.spins++
 		if h.spins%spinCheck != 0 {
 			return true
@@ -88,7 +118,7 @@ func (h *hotIO) retry(e syscall.Errno, stop func() bool) syscall.Errno {
 // readN reads exactly n bytes through buf.
 func (h *hotIO) readN(buf []byte, n int, stop func() bool) syscall.Errno {
 	for n > 0 {
-		k, e := rawRead(h.fd, buf[:min(n, len(buf))], 0)
+		k, e := h.read(buf[:min(n, len(buf))])
 		switch {
 		case e == 0 && k == 0:
 			return syscall.ECONNRESET // EOF: the peer is gone, or a stop's shutdown
@@ -232,7 +262,7 @@ func (r *run) udpHot(w *worker, s *sock) error {
 			return r.hotFail(w, "udp", e)
 		}
 		for {
-			n, e := rawRead(h.fd, in, 0)
+			n, e := h.read(in)
 			t1 := time.Since(r.start)
 			switch {
 			case e == syscall.EAGAIN || e == syscall.EINTR:
@@ -285,6 +315,8 @@ func (r *run) crrHot(w *worker, to netip.AddrPort) error {
 	req, resp := r.cfg.RequestSize, r.cfg.ResponseSize
 	first := make([]byte, helloLen+min(req, chunk))
 	hello{flagOnce, uint32(req), uint32(resp)}.put(first)
+	// A request in one write needs no TCP_NODELAY: Nagle holds back only
+	// what follows unacknowledged data (netperf sets none either).
 	rest := req - (len(first) - helloLen)
 	buf := make([]byte, min(resp, chunk))
 	sa, saLen := rawSockaddr(to)
@@ -293,7 +325,7 @@ func (r *run) crrHot(w *worker, to netip.AddrPort) error {
 		t0 := time.Since(r.start)
 		deadline := min(t0+r.cfg.Timeout, r.endAt)
 		stop := func() bool { return w.isStopped() || time.Since(r.start) > deadline }
-		fd, e := rawConnect(sa, saLen, stop)
+		fd, e := rawConnect(sa, saLen, rest > 0, stop)
 		if e != 0 {
 			if r.over(w) {
 				return nil
@@ -348,24 +380,31 @@ func rawSockaddr(to netip.AddrPort) (*syscall.RawSockaddrAny, uint32) {
 	return &sa, syscall.SizeofSockaddrInet6
 }
 
-// rawConnect opens a blocking TCP socket (no Nagle, blockTimeout on each
-// call) connected to sa; the connect is retried until stop says so.
-func rawConnect(sa *syscall.RawSockaddrAny, saLen uint32, stop func() bool) (int, syscall.Errno) {
+// rawConnect opens a blocking TCP socket (blockTimeout on each call, and
+// the connect; no Nagle if nodelay) connected to sa; the connect is
+// retried until stop says so.
+func rawConnect(sa *syscall.RawSockaddrAny, saLen uint32, nodelay bool, stop func() bool) (int, syscall.Errno) {
 	fd, _, e := syscall.RawSyscall(syscall.SYS_SOCKET, uintptr(sa.Addr.Family), syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if e != 0 {
 		return -1, e
 	}
-	one := int32(1)
-	tv := syscall.NsecToTimeval(int64(blockTimeout))
-	for _, o := range []struct {
+	type opt struct {
 		level, name uintptr
 		p           unsafe.Pointer
 		n           uintptr
-	}{
-		{syscall.IPPROTO_TCP, syscall.TCP_NODELAY, unsafe.Pointer(&one), 4},
+	}
+	one := int32(1)
+	tv := syscall.NsecToTimeval(int64(blockTimeout))
+	opts := [3]opt{
 		{syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, unsafe.Pointer(&tv), unsafe.Sizeof(tv)},
 		{syscall.SOL_SOCKET, syscall.SO_SNDTIMEO, unsafe.Pointer(&tv), unsafe.Sizeof(tv)},
-	} {
+		{syscall.IPPROTO_TCP, syscall.TCP_NODELAY, unsafe.Pointer(&one), 4},
+	}
+	n := 2
+	if nodelay {
+		n = 3
+	}
+	for _, o := range opts[:n] {
 		if _, _, e := syscall.RawSyscall6(syscall.SYS_SETSOCKOPT, fd, o.level, o.name, uintptr(o.p), o.n, 0); e != 0 {
 			syscall.Close(int(fd))
 			return -1, e

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/testutil"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
@@ -100,5 +101,18 @@ func TestBusyPollFlag(t *testing.T) {
 	}
 	if args := Descriptor.ClientFlags(workload.Test{Workload: "rr"}); slices.Contains(args, "--busy-poll") {
 		t.Errorf("client flags %q have --busy-poll unasked", args)
+	}
+}
+
+// TestIdleServerSleeps: an idle server's threads sleep. The hot UDP
+// socket's thread blocks in a raw call, which sysmon takes for running
+// and signals every 10 ms; after the first signal its wait must enter the
+// scheduler (hotIO.read), or the thread wakes 100 times a second, on the
+// CPU that answers the tests.
+func TestIdleServerSleeps(t *testing.T) {
+	startServer(t)
+	// 300 ms: the first signals, and the switch to sleeping.
+	if n := testutil.IdleWakes(t, 300*time.Millisecond, time.Second); n > 50 {
+		t.Errorf("an idle server's threads woke %d times in 1 s; want at most 50", n)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"os"
 	"runtime"
 	"strconv"
 	"sync"
@@ -546,18 +547,23 @@ func (s *Server) serveUDP() error {
 	}
 	defer s.removeHot(sk)
 	fd := uintptr(sk.fd)
+	if e := setRecvTimeout(fd, serverWait); e != 0 {
+		return fmt.Errorf("udp socket: %w", os.NewSyscallError("setsockopt", e))
+	}
 	in := make([]byte, MaxUDPSize+1)
 	out := make([]byte, MaxUDPSize)
 	var from syscall.RawSockaddrAny
 	var fromLen uint32
 	start := time.Now()
 	var y yielder
+	idle := false
 	for !s.stopping.Load() {
 		y.maybe(time.Since(start))
-		n, e := recvfrom(fd, in, &from, &fromLen)
+		n, e := recvfrom(fd, in, &from, &fromLen, idle)
+		idle = e == syscall.EINTR || e == syscall.EAGAIN
 		switch {
 		case e == syscall.EINTR:
-			runtime.Gosched() // the runtime's preemption signal (hot.go)
+			runtime.Gosched() // the runtime's preemption signal (hotIO.read)
 			continue
 		case e == syscall.EAGAIN:
 			continue

@@ -110,7 +110,7 @@ func (s *sock) close() {
 	if !s.closed {
 		s.closed = true
 		if s.detached() {
-			syscall.Close(s.fd)
+			rawClose(s.fd)
 		} else {
 			s.c.Close()
 		}
@@ -168,8 +168,17 @@ func addrPort(sa *syscall.RawSockaddrAny) (netip.AddrPort, bool) {
 
 // recvfrom and sendto without allocating a sockaddr per datagram, and
 // without entering the scheduler (hot.go).
-func recvfrom(fd uintptr, p []byte, from *syscall.RawSockaddrAny, fromLen *uint32) (int, syscall.Errno) {
+// recvfrom receives a datagram with a raw call or, when idle (see
+// hotIO.read), one that enters the scheduler.
+func recvfrom(fd uintptr, p []byte, from *syscall.RawSockaddrAny, fromLen *uint32, idle bool) (int, syscall.Errno) {
 	*fromLen = syscall.SizeofSockaddrAny
+	// Direct calls each: the pointers are kept alive only in a
+	// system call's own argument list.
+	if idle {
+		n, _, e := syscall.Syscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0,
+			uintptr(unsafe.Pointer(from)), uintptr(unsafe.Pointer(fromLen)))
+		return int(n), e
+	}
 	n, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0,
 		uintptr(unsafe.Pointer(from)), uintptr(unsafe.Pointer(fromLen)))
 	return int(n), e
