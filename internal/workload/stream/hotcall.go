@@ -29,6 +29,16 @@ func rawRead(fd uintptr, p []byte) (int, syscall.Errno) {
 	return int(n), e
 }
 
+// readWait is a blocking read: raw, or, when idle, a call that enters the
+// scheduler, which sysmon leaves alone (readOne).
+func readWait(fd uintptr, p []byte, idle bool) (int, syscall.Errno) {
+	if !idle {
+		return rawRead(fd, p)
+	}
+	n, _, e := syscall.Syscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	return int(n), e
+}
+
 // yielder lets the scheduler in every yieldEvery of a loop's time.
 type yielder struct{ last time.Duration }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -37,8 +38,13 @@ type Server struct {
 	// for none: the stop shuts it down to end its wait (udpMu).
 	udpFd int
 	udpMu sync.Mutex
-	log   io.Writer
-	logM  sync.Mutex
+	// hot counts the tests' raw readers (readOne), each lent a P of its
+	// own (procs); baseProcs is GOMAXPROCS when Serve began. Under hotMu.
+	hot       int
+	baseProcs int
+	hotMu     sync.Mutex
+	log       io.Writer
+	logM      sync.Mutex
 	// slot holds one token per running test, from its request until its
 	// answer is sent. answering counts the answers going out: while one
 	// does, a request finding every slot taken waits for one instead of
@@ -106,6 +112,9 @@ func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 // running test and returns nil. Errors of one test are logged, never
 // returned.
 func (s *Server) Serve(ctx context.Context) error {
+	s.hotMu.Lock()
+	s.baseProcs = runtime.GOMAXPROCS(0)
+	s.hotMu.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(ctx, func() { s.ln.Close() })
@@ -159,6 +168,31 @@ func (s *Server) Serve(ctx context.Context) error {
 			defer func() { <-s.handlers }()
 			s.handle(ctx, c)
 		}()
+	}
+}
+
+// hotReader lends a raw reader (readOne) a P for the test: it holds its P
+// while it blocks in read, so the rest of the server, other tests' readers
+// included, needs another. It returns the release.
+func (s *Server) hotReader() (release func()) {
+	s.hotMu.Lock()
+	s.hot++
+	s.procs()
+	s.hotMu.Unlock()
+	return func() {
+		s.hotMu.Lock()
+		s.hot--
+		s.procs()
+		s.hotMu.Unlock()
+	}
+}
+
+// procs sets GOMAXPROCS (under hotMu) to one P per raw reader plus one
+// for everything else, never below what the process had when Serve began.
+func (s *Server) procs() {
+	want := max(s.hot+1, s.baseProcs)
+	if runtime.GOMAXPROCS(0) != want {
+		runtime.GOMAXPROCS(want)
 	}
 }
 
@@ -292,6 +326,7 @@ func (s *Server) handleControl(ctx context.Context, c net.Conn, first []byte) {
 	answering := false
 	defer func() { s.release(answering) }()
 	t := newTest(cfg, cookie, s.cells)
+	t.hotReader = s.hotReader
 	if !s.register(t) {
 		reply(message{Type: "error", Error: "bad request: another running test has this cookie's test id"})
 		s.logf("%s: refused: test id %08x in use", peer, t.id)
@@ -374,6 +409,8 @@ type test struct {
 	receiving bool
 	t0        time.Time
 	kick      chan struct{} // the deadline moved
+
+	hotReader func() (release func()) // the server's, for readOne; nil in tests without one
 }
 
 // newTest makes the records of a test: at most cells bins over all its

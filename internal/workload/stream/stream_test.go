@@ -8,8 +8,10 @@ import (
 	"io"
 	"math"
 	"net"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -412,5 +414,39 @@ func TestIdleServerSleeps(t *testing.T) {
 	startServer(t)
 	if n := testutil.IdleWakes(t, 200*time.Millisecond, time.Second); n > 50 {
 		t.Errorf("an idle server's threads woke %d times in 1 s; want at most 50", n)
+	}
+}
+
+// TestOneStreamReaderLentAP: the raw reader of a one-stream test holds its
+// P while it blocks, so the server lends it one for the test and takes it
+// back after: with GOMAXPROCS 1, the rest of the server (and a second
+// test) would otherwise wait for its yields.
+func TestOneStreamReaderLentAP(t *testing.T) {
+	prev := runtime.GOMAXPROCS(1)
+	t.Cleanup(func() { runtime.GOMAXPROCS(prev) })
+	addr := startServer(t)
+	time.Sleep(50 * time.Millisecond) // Serve has begun: its base is 1
+	var most atomic.Int32
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(10 * time.Millisecond):
+				if n := int32(runtime.GOMAXPROCS(0)); n > most.Load() {
+					most.Store(n)
+				}
+			}
+		}
+	}()
+	res, err := Run(context.Background(), Config{Addr: addr, Duration: 500 * time.Millisecond}, nil)
+	close(done)
+	if err != nil || res.ReceiverBitsPerSecond <= 0 {
+		t.Fatalf("%v, %+v", err, res)
+	}
+	time.Sleep(100 * time.Millisecond) // the reader's release follows the answer
+	if got := runtime.GOMAXPROCS(0); most.Load() != 2 || got != 1 {
+		t.Errorf("GOMAXPROCS was at most %d during the test and %d after; want 2 and 1", most.Load(), got)
 	}
 }
