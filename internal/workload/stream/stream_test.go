@@ -414,6 +414,8 @@ func TestIdleServerSleeps(t *testing.T) {
 	startServer(t)
 	if n := testutil.IdleWakes(t, 200*time.Millisecond, time.Second); n > 50 {
 		t.Errorf("an idle server's threads woke %d times in 1 s; want at most 50", n)
+	} else {
+		t.Logf("an idle server's threads woke %d times in 1 s", n)
 	}
 }
 
