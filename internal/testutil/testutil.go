@@ -128,12 +128,12 @@ func VoluntarySwitches(t testing.TB) (n int, ok bool) {
 	return n, true
 }
 
-// IdleWakes counts the voluntary context switches of this process over
-// d, after settle: how often an idle server's threads woke. The garbage
-// an earlier test left is collected and returned to the system first, so
-// the runtime's background scavenger is not counted. It skips the test
-// without /proc.
-func IdleWakes(t testing.TB, settle, d time.Duration) int {
+// CheckIdle fails the test when this process's threads woke more than
+// most times in a second, after settle: an idle server's threads must
+// sleep. The garbage an earlier test left is collected and returned to
+// the system first, so the runtime's background scavenger is not
+// counted. It skips the test without /proc.
+func CheckIdle(t testing.TB, settle time.Duration, most int) {
 	t.Helper()
 	debug.FreeOSMemory()
 	time.Sleep(settle)
@@ -141,7 +141,11 @@ func IdleWakes(t testing.TB, settle, d time.Duration) int {
 	if !ok {
 		t.Skip("no /proc/self/task")
 	}
-	time.Sleep(d)
+	time.Sleep(time.Second)
 	after, _ := VoluntarySwitches(t)
-	return after - before
+	if n := after - before; n > most {
+		t.Errorf("an idle server's threads woke %d times in 1 s; want at most %d", n, most)
+	} else {
+		t.Logf("an idle server's threads woke %d times in 1 s", n)
+	}
 }
