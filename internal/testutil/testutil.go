@@ -49,12 +49,26 @@ func RequireDocker(t testing.TB) {
 
 var (
 	binOnce sync.Once
+	binDir  string // what Binary made, for Main to remove
 	binPath string
 	binErr  error
 )
 
+// Main is the TestMain of a package whose tests call Binary: it runs them
+// and then removes the binary Binary built, which no single test can (it
+// is shared), and which was otherwise left in the temporary directory,
+// 60 MB per test run.
+func Main(m *testing.M) int {
+	code := m.Run()
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
+	return code
+}
+
 // Binary builds cnperf once per test binary (static, as the docker
 // driver's image and the overlay routers need it) and returns its path.
+// The package's TestMain must be Main, which removes it.
 func Binary(t testing.TB) string {
 	t.Helper()
 	binOnce.Do(func() {
@@ -69,7 +83,7 @@ func Binary(t testing.TB) string {
 			binErr = err
 			return
 		}
-		binPath = filepath.Join(dir, "cnperf")
+		binDir, binPath = dir, filepath.Join(dir, "cnperf")
 		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/cnperf")
 		cmd.Dir, cmd.Env = root, append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
