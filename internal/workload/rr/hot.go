@@ -36,8 +36,9 @@ import (
 type hotIO struct {
 	fd   uintptr
 	busy bool
-	// idle is set by a preemption signal (again): the next receive waits
-	// in a call that enters the scheduler (read).
+	// idle is set by a preemption signal or a blocking call's timeout
+	// (again): the next receive waits in a call that enters the
+	// scheduler (read).
 	idle bool
 	// spins counts EAGAINs while busy polling, so stop is checked every
 	// spinCheck of them, not on every turn.
@@ -56,7 +57,7 @@ func rawRead(fd uintptr, p []byte, flags int) (int, syscall.Errno) {
 
 // read is one receive into p. A raw call that blocks 10 ms is signalled
 // by sysmon, which takes the goroutine for running, not waiting; after
-// that signal the peer is idle, not mid-transaction, so the next wait is
+// that signal (or a timeout) the peer is idle, not mid-transaction, so the next wait is
 // a call that enters the scheduler, which sysmon leaves alone (it may
 // lend the P out), and an idle socket's thread sleeps instead of waking
 // 100 times a second.

@@ -13,7 +13,9 @@ import (
 // sysmon's tick (20 µs; a 128 KiB write through a veth pair does) and no P
 // is idle (one CPU, GOMAXPROCS 1), sysmon takes the P away and the thread
 // has to win it back. Their waits (epoll_wait) do enter the scheduler, so
-// a server's P serves other tests while one waits. The loops yield every
+// a server's P serves other tests while one waits; the exception is a
+// one-stream test's reader (readOne), which blocks in raw reads on a P
+// the server lends it for the test, until its stream idles. The loops yield every
 // yieldEvery, so the interval clock and the control connection get the P,
 // and so sysmon never has to preempt them.
 
