@@ -18,9 +18,10 @@ import (
 // goroutine, no epoll registration and no timer. Every other connection
 // becomes a net.Conn for serveConn.
 type hotListener struct {
-	s   *Server
-	fd  int
-	buf []byte // helloLen + maxInline
+	s        *Server
+	fd       int
+	buf      []byte // helloLen + maxInline
+	nonblock bool   // fd is in non-blocking mode (the server is quiet)
 }
 
 // serverWait bounds the server's blocking waits for the next connection
@@ -78,7 +79,32 @@ func (l *hotListener) accept() (net.Conn, error) {
 		// world, and the kernel restarts it after each preemption signal.
 		// One blocking accept per connection, where waiting in poll took
 		// an accept that failed, a poll and a second accept.
-		nfd, _, e := syscall.Syscall6(syscall.SYS_ACCEPT4, uintptr(l.fd), 0, 0, syscall.SOCK_CLOEXEC, 0, 0)
+		//
+		// While hot threads hold every P (Server.procs), no blocking:
+		// a look for a connection between their yields.
+		quiet := l.s.quiet.Load()
+		if quiet != l.nonblock {
+			if err := unix.SetNonblock(l.fd, quiet); err != nil {
+				return nil, os.NewSyscallError("fcntl", err)
+			}
+			l.nonblock = quiet
+		}
+		var (
+			nfd uintptr
+			e   syscall.Errno
+		)
+		if quiet {
+			nfd, _, e = syscall.RawSyscall6(syscall.SYS_ACCEPT4, uintptr(l.fd), 0, 0, syscall.SOCK_CLOEXEC, 0, 0)
+			if e == syscall.EAGAIN {
+				if l.s.stopping.Load() {
+					return nil, net.ErrClosed
+				}
+				time.Sleep(quietPoll)
+				continue
+			}
+		} else {
+			nfd, _, e = syscall.Syscall6(syscall.SYS_ACCEPT4, uintptr(l.fd), 0, 0, syscall.SOCK_CLOEXEC, 0, 0)
+		}
 		switch e {
 		case 0:
 		case syscall.EAGAIN: // serverWait passed

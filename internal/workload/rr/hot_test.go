@@ -2,7 +2,9 @@ package rr
 
 import (
 	"context"
+	"io"
 	"net"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -113,4 +115,72 @@ func TestIdleServerSleeps(t *testing.T) {
 	startServer(t)
 	// 300 ms: the first signals, and the switch to sleeping.
 	testutil.CheckIdle(t, 300*time.Millisecond, 50)
+}
+
+// TestServerHoldsOnlyHotPs: while rr tests run on the hot path the server
+// has one P per hot thread and no spare (an idle P made every yield of a
+// hot thread wake another thread), and still accepts, answers crr inline
+// and opens UDP tests, by looking for them in the hot threads' yields.
+func TestServerHoldsOnlyHotPs(t *testing.T) {
+	base := runtime.GOMAXPROCS(0)
+	addr := startServer(t)
+	waitProcs := func(what string, want int) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for runtime.GOMAXPROCS(0) != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: GOMAXPROCS %d, want %d", what, runtime.GOMAXPROCS(0), want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	buf := make([]byte, 64)
+	transact := func(what string, c net.Conn, req, resp int) {
+		t.Helper()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.Write(make([]byte, req)); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if _, err := io.ReadFull(c, buf[:resp]); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	hot := func(what string) net.Conn {
+		t.Helper()
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var hb [helloLen]byte
+		hello{0, 14, 14}.put(hb[:])
+		c.Write(hb[:])
+		transact(what, c, 14, 14)
+		return c
+	}
+	c1 := hot("first tcp test")
+	waitProcs("one tcp test", 1)
+	c2 := hot("second tcp test, accepted while quiet")
+	waitProcs("two tcp tests", 2)
+
+	// crr, answered inline: the hello and request in one write.
+	crr, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := make([]byte, helloLen+14)
+	hello{flagOnce, 14, 14}.put(first)
+	crr.SetDeadline(time.Now().Add(5 * time.Second))
+	crr.Write(first)
+	if b, err := io.ReadAll(crr); err != nil || len(b) != 14 {
+		t.Fatalf("crr while quiet: %d bytes, %v", len(b), err)
+	}
+	crr.Close()
+
+	u, ctl := openUDPTest(t, addr, 14, 14)
+	waitProcs("two tcp tests and a udp test", 3)
+	transact("udp test", u, 14, 14)
+	for _, c := range []net.Conn{c1, c2, ctl} {
+		c.Close()
+	}
+	waitProcs("all closed", base)
 }

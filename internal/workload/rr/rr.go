@@ -275,7 +275,7 @@ type Result struct {
 	OneWay    Latency  `json:"one_way_us_half_rtt"`
 	Histogram []Bucket `json:"round_trip_histogram,omitempty"`
 	// IO is how the workers waited for the server: "blocking" (raw
-	// blocking calls on a locked thread), "busy-poll" (spinning on
+	// blocking calls, the thread keeping its P), "busy-poll" (spinning on
 	// non-blocking calls) or "netpoller" (Go's, for a custom Dial's conns).
 	IO string `json:"io"`
 }

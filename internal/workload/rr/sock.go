@@ -170,12 +170,26 @@ func addrPort(sa *syscall.RawSockaddrAny) (netip.AddrPort, bool) {
 // without entering the scheduler (hot.go).
 // recvfrom receives a datagram with a raw call or, when idle (see
 // hotIO.read), one that enters the scheduler.
-func recvfrom(fd uintptr, p []byte, from *syscall.RawSockaddrAny, fromLen *uint32, idle bool) (int, syscall.Errno) {
+// How recvfrom waits for a datagram.
+type recvWait int
+
+const (
+	rawWait  recvWait = iota // a raw blocking call: the thread keeps its P
+	idleWait                 // a blocking call that enters the scheduler
+	noWait                   // no wait: EAGAIN if none is queued
+)
+
+func recvfrom(fd uintptr, p []byte, from *syscall.RawSockaddrAny, fromLen *uint32, w recvWait) (int, syscall.Errno) {
 	*fromLen = syscall.SizeofSockaddrAny
 	// Direct calls each: the pointers are kept alive only in a
 	// system call's own argument list.
-	if idle {
+	switch w {
+	case idleWait:
 		n, _, e := syscall.Syscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0,
+			uintptr(unsafe.Pointer(from)), uintptr(unsafe.Pointer(fromLen)))
+		return int(n), e
+	case noWait:
+		n, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), syscall.MSG_DONTWAIT,
 			uintptr(unsafe.Pointer(from)), uintptr(unsafe.Pointer(fromLen)))
 		return int(n), e
 	}
