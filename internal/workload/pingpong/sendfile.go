@@ -52,7 +52,9 @@ func (b *pongBody) sendfile(w io.Writer) (n int64, ok bool, err error) {
 		return 0, false, nil
 	}
 	start := b.off
-	// full segments with them, as nginx's tcp_nopush does.
+	// The "p" leaves with the headers, flushed; corking them onto the
+	// body, as nginx's tcp_nopush does, cost two more system calls a
+	// response and measured no faster.
 	m, err := fw.Write(b.segment()) // "p"
 	b.off += m
 	if err == nil {
