@@ -122,7 +122,9 @@ func TestIdleServerSleeps(t *testing.T) {
 // hot thread wake another thread), and still accepts, answers crr inline
 // and opens UDP tests, by looking for them in the hot threads' yields.
 func TestServerHoldsOnlyHotPs(t *testing.T) {
-	base := runtime.GOMAXPROCS(0)
+	// A server pinned to one CPU starts with one P, as in the bench.
+	prev := runtime.GOMAXPROCS(1)
+	t.Cleanup(func() { runtime.GOMAXPROCS(prev) }) // after the server's
 	addr := startServer(t)
 	waitProcs := func(what string, want int) {
 		t.Helper()
@@ -157,6 +159,9 @@ func TestServerHoldsOnlyHotPs(t *testing.T) {
 		transact(what, c, 14, 14)
 		return c
 	}
+	// Idle, two: the accept thread's blocking wait keeps its P only
+	// while another is idle (procs).
+	waitProcs("idle", 2)
 	c1 := hot("first tcp test")
 	waitProcs("one tcp test", 1)
 	c2 := hot("second tcp test, accepted while quiet")
@@ -182,5 +187,5 @@ func TestServerHoldsOnlyHotPs(t *testing.T) {
 	for _, c := range []net.Conn{c1, c2, ctl} {
 		c.Close()
 	}
-	waitProcs("all closed", base)
+	waitProcs("all closed", 2)
 }

@@ -240,7 +240,9 @@ func (s *Server) Serve(ctx context.Context, log io.Writer) error {
 	)
 	s.hotMu.Lock()
 	s.baseProcs = runtime.GOMAXPROCS(0)
+	s.procs()
 	s.hotMu.Unlock()
+	defer runtime.GOMAXPROCS(s.baseProcs)
 	accept := s.ln.Accept
 	hl, ok := newHotListener(s, s.ln)
 	if ok {
@@ -466,8 +468,13 @@ func (s *Server) udpTest(d int) {
 
 // procs sets GOMAXPROCS (under hotMu) to the number of Ps the hot threads
 // hold in raw calls: one per hot TCP socket, and one for the UDP socket
-// while a test is open; with none, to what the process had when Serve
-// began. Not one more: a hot thread yields every yieldEvery, and with an
+// while a test is open. With none, to what the process had when Serve
+// began, and at least 2: the accept thread waits in a call that enters
+// the scheduler, and with no idle P sysmon takes its P at every wait, so
+// the thread must find one again for every crr connection (context
+// switches per crr transaction on the server's CPU: 2.3-2.6 with 2 Ps,
+// 5.4-8.7 with 1, sysmon waking every 20 µs). With hot threads, not one
+// more: a hot thread yields every yieldEvery, and with an
 // idle P each yield wakes another thread, which steals the goroutine or
 // spins and sleeps again, on the CPU the hot threads answer on: 400
 // context switches a second that a latency's 99th percentile catches
@@ -479,7 +486,7 @@ func (s *Server) udpTest(d int) {
 // would hold it until sysmon took it back, 10-20 ms.
 func (s *Server) procs() {
 	held := s.tcpHot + min(s.udpTests, 1)
-	want := s.baseProcs
+	want := max(s.baseProcs, 2)
 	if held > 0 {
 		want = held
 	}
