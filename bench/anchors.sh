@@ -106,30 +106,35 @@ steal() { # "steal total" before, after
 		d = y[2] - x[2]; printf "%.1f", (d > 0 ? 100 * (y[1] - x[1]) / d : 0) }'
 }
 # pair REF CN: runs two commands (reference tool, cnperf) in this round's
-# order, into A and B, and the host's steal over both into S. Rounds
+# order, into A and B, the host's steal over both into S, and over each
+# tool's own run into SR and SC (steal comes in bursts: a round's pair can
+# see one tool's run hit and not the other's). Rounds
 # alternate which goes first: what ran before leaves the vCPUs warm or
 # cold (here a busy-polled run made the next minute's crr rates 2-4x
 # higher), and that must not always favour one.
 pair() {
-	local s0 s1
+	local s0 s1 s2
 	s0=$(snap)
 	if ((i % 2)); then
-		A=$(eval "$1"); B=$(eval "$2")
+		A=$(eval "$1"); s1=$(snap); B=$(eval "$2"); s2=$(snap)
+		SR=$(steal "$s0" "$s1") SC=$(steal "$s1" "$s2")
 	else
-		B=$(eval "$2"); A=$(eval "$1")
+		B=$(eval "$2"); s1=$(snap); A=$(eval "$1"); s2=$(snap)
+		SC=$(steal "$s0" "$s1") SR=$(steal "$s1" "$s2")
 	fi
-	s1=$(snap)
-	S=$(steal "$s0" "$s1")
+	S=$(steal "$s0" "$s2")
 }
+# stolen KEY: records the pair's steal for row KEY.
+stolen() { add "$1.st" "$S"; add "$1.sr" "$SR"; add "$1.sc" "$SC"; }
 p50p99() { get one_way_us_half_rtt p50 <<<"$1"; get one_way_us_half_rtt p99 <<<"$1"; }
 
 for ((i = 1; i <= ROUNDS; i++)); do
 	for P in 1 4; do
 		pair "iperf_tcp $P" "cn_stream -P $P | get receiver_bits_per_second"
-		add "tcp$P.ref" "$A"; add "tcp$P.cn" "$B"; add "tcp$P.st" "$S"
+		add "tcp$P.ref" "$A"; add "tcp$P.cn" "$B"; stolen "tcp$P"
 		t_ref=$A t_cn=$B
 		pair "iperf_udp $P" "cn_stream -P $P --udp -b 0 | get receiver_bits_per_second"
-		add "udp$P.ref" "$A"; add "udp$P.cn" "$B"; add "udp$P.st" "$S"; add "udpng$P.ref" "$A"
+		add "udp$P.ref" "$A"; add "udp$P.cn" "$B"; stolen "udp$P"; add "udpng$P.ref" "$A"
 		c=$(cn_stream -P "$P" --udp -b 0 --no-gso | get receiver_bits_per_second)
 		add "udpng$P.cn" "$c"
 		echo "round $i, $P stream(s): Gbit/s TCP iperf3 $(gbit "$t_ref") cnperf $(gbit "$t_cn");" \
@@ -145,7 +150,7 @@ for ((i = 1; i <= ROUNDS; i++)); do
 		read -r sp50 sp99 <<<"$A"
 		read -r cp50 cp99 <<<"$(tr '\n' ' ' <<<"$B")"
 		add "${key}50.ref" "$sp50"; add "${key}50.cn" "$cp50"; add "${key}99.ref" "$sp99"; add "${key}99.cn" "$cp99"
-		add "${key}50.st" "$S"; add "${key}99.st" "$S"
+		stolen "${key}50"; stolen "${key}99"
 		line+=" $key sockperf $sp50/$sp99 cnperf $cp50/$cp99,"
 	done
 	# netperf's TCP_CRR: transactions/s and the transaction's p50 (µs).
@@ -153,7 +158,7 @@ for ((i = 1; i <= ROUNDS; i++)); do
 		"client $CNPERF rr --server $SERVER:5202 --mode crr -t ${TIME}s -r 14 -R 14 --json | json_last trans_per_s"
 	read -r nt n50 <<<"$A"
 	ct=$(get trans_per_s <<<"$B"); c50=$(get round_trip_us p50 <<<"$B")
-	add crr.ref "$nt"; add crr.cn "$ct"; add crr.st "$S"; add crr50.ref "$n50"; add crr50.cn "$c50"
+	add crr.ref "$nt"; add crr.cn "$ct"; stolen crr; add crr50.ref "$n50"; add crr50.cn "$c50"
 	echo "$line crr trans/s netperf $nt cnperf $ct; host steal $S %" >&2
 done
 
@@ -217,8 +222,9 @@ out.append("Per round (reference / cnperf): " + "; ".join(
     f"{k}: " + " ".join(f"{x:.3g}/{y:.3g}" for x, y in zip(R[k + '.ref'], R[k + '.cn']))
     for k in ["tcp1", "tcp4", "udp1", "udp4", "tcprr50", "tcprr99", "udprr50", "udprr99", "busy50", "busy99", "crr"]))
 out.append("")
-out.append("Host steal per round (%): " + "; ".join(
-    f"{k}: " + " ".join(f"{x:.0f}" for x in R[k + '.st']) for k in ["tcp1", "tcp4", "udp1", "udp4", "tcprr50", "udprr50", "busy50", "crr"]))
+out.append("Host steal per round, % (during the reference's run / cnperf's): " + "; ".join(
+    f"{k}: " + " ".join(f"{x:.0f}/{y:.0f}" for x, y in zip(R[k + '.sr'], R[k + '.sc']))
+    for k in ["tcp1", "tcp4", "udp1", "udp4", "tcprr50", "udprr50", "busy50", "crr"]))
 text = "\n".join(out)
 print(text)
 if table:
