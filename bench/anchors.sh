@@ -198,25 +198,34 @@ def ratio(k):
     rs = [y / x for x, y in zip(R[k + ".ref"], R[k + ".cn"]) if x]
     return statistics.median(rs) if rs else float("nan")
 stolen = lambda k: f"{med(k + '.st'):.0f} %" if k + ".st" in R else ""
+QUIET = 3  # % steal: a run below it in both tools' runs is a quiet round
+def quiet(k):
+    # The ratio over the rounds where the host stole under QUIET % from
+    # both tools' runs (information: the goal is judged on every round).
+    rs = [y / x for x, y, a, b in zip(R[k + ".ref"], R[k + ".cn"], R[k + ".sr"], R[k + ".sc"])
+          if x and a < QUIET and b < QUIET]
+    return f"{statistics.median(rs):.2f} ({len(rs)})" if rs else "- (0)"
 out = [f"mode {mode}; servers pinned to CPU 1, clients to CPU 0; {rounds} interleaved rounds of {time_s} s; "
        "reference and cnperf: medians of the rounds; ratio: median of the rounds' cnperf/reference ratios; "
-       "host steal: median share of the CPUs' time the host took during a round's pair",
-       "", "| measurement | reference tool | reference | cnperf | ratio | goal | result | host steal |",
-       "|---|---|---:|---:|---:|---|---|---:|"]
+       "host steal: median share of the CPUs' time the host took during a round's pair; "
+       f"quiet rounds: the ratio over the rounds (how many) where the host stole under {QUIET} % "
+       "during both tools' runs, for information",
+       "", "| measurement | reference tool | reference | cnperf | ratio | goal | result | host steal | quiet rounds |",
+       "|---|---|---:|---:|---:|---|---|---:|---:|"]
 ok = True
 for name, tool, k, scale, op, goal in rows:
     a, b = med(k + ".ref") / scale, med(k + ".cn") / scale
     r = ratio(k)
     passed = r >= goal if op == ">=" else r <= goal
     ok &= passed
-    out.append(f"| {name} | {tool} | {a:.2f} | {b:.2f} | {r:.2f} | {op} {goal} | {'PASS' if passed else 'FAIL'} | {stolen(k)} |")
+    out.append(f"| {name} | {tool} | {a:.2f} | {b:.2f} | {r:.2f} | {op} {goal} | {'PASS' if passed else 'FAIL'} | {stolen(k)} | {quiet(k)} |")
 for name, tool, k, scale in info:
     a, b = med(k + ".ref") / scale, med(k + ".cn") / scale
-    out.append(f"| {name} | {tool} | {a:.2f} | {b:.2f} | {ratio(k):.2f} | (information) | | |")
+    out.append(f"| {name} | {tool} | {a:.2f} | {b:.2f} | {ratio(k):.2f} | (information) | | | |")
 a, b = med("loss.ref"), med("loss.cn")
 passed = b < 0.1
 ok &= passed
-out.append(f"| UDP {rate}bit/s, loss (%) | iperf3 | {a:.3f} | {b:.3f} | | < 0.1 % | {'PASS' if passed else 'FAIL'} | |")
+out.append(f"| UDP {rate}bit/s, loss (%) | iperf3 | {a:.3f} | {b:.3f} | | < 0.1 % | {'PASS' if passed else 'FAIL'} | | |")
 out.append("")
 out.append("Per round (reference / cnperf): " + "; ".join(
     f"{k}: " + " ".join(f"{x:.3g}/{y:.3g}" for x, y in zip(R[k + '.ref'], R[k + '.cn']))
