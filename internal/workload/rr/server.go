@@ -466,24 +466,20 @@ func (s *Server) udpTest(d int) {
 	s.hotMu.Unlock()
 }
 
-// procs sets GOMAXPROCS (under hotMu) to the number of Ps the hot threads
-// hold in raw calls: one per hot TCP socket, and one for the UDP socket
-// while a test is open. With none, to what the process had when Serve
-// began, and at least 2: the accept thread waits in a call that enters
-// the scheduler, and with no idle P sysmon takes its P at every wait, so
-// the thread must find one again for every crr connection (context
-// switches per crr transaction on the server's CPU: 2.3-2.6 with 2 Ps,
-// 5.4-8.7 with 1, sysmon waking every 20 µs). With hot threads, not one
-// more: a hot thread yields every yieldEvery, and with an
-// idle P each yield wakes another thread, which steals the goroutine or
-// spins and sleeps again, on the CPU the hot threads answer on: 400
-// context switches a second that a latency's 99th percentile catches
-// (busy-polled TCP rr against sockperf, 10 rounds: p99 1.15x and p99.9
-// 2.1x sockperf's with the spare P, 1.05x and 1.01x without). The rest
-// of the server (accepting, the netpoller's connections, timers) runs in
-// the hot threads' yields meanwhile, and waits there without blocking
-// (quiet): a goroutine that blocked in a system call on a hot thread's P
-// would hold it until sysmon took it back, 10-20 ms.
+// procs sets GOMAXPROCS (under hotMu). While rr tests run on the hot
+// path: one P per hot TCP socket, and one for the UDP socket while a UDP
+// test is open, and not one more. A hot thread yields every yieldEvery,
+// and with an idle P each yield woke another thread on the CPU the hot
+// threads answer on (busy-polled TCP rr, 10 rounds: p99 1.15x and p99.9
+// 2.1x sockperf's with the spare P, 1.05x and 1.01x without). The rest of
+// the server then runs in the hot threads' yields and does not block
+// (quiet): a goroutine blocked in a system call on a hot thread's P would
+// hold it until sysmon took it back, 10-20 ms.
+//
+// With no hot thread: what the process had when Serve began, and at
+// least 2. The accept thread waits in a call that enters the scheduler;
+// with no idle P sysmon takes its P at every wait (crr: 5.4-8.7 context
+// switches per transaction on the server's CPU, against 2.3-2.6).
 func (s *Server) procs() {
 	held := s.tcpHot + min(s.udpTests, 1)
 	want := max(s.baseProcs, 2)

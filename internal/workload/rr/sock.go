@@ -166,34 +166,31 @@ func addrPort(sa *syscall.RawSockaddrAny) (netip.AddrPort, bool) {
 	return netip.AddrPort{}, false
 }
 
-// recvfrom and sendto without allocating a sockaddr per datagram, and
-// without entering the scheduler (hot.go).
-// recvfrom receives a datagram with a raw call or, when idle (see
-// hotIO.read), one that enters the scheduler.
-// How recvfrom waits for a datagram.
+// recvWait is how recvfrom waits for a datagram.
 type recvWait int
 
 const (
 	rawWait  recvWait = iota // a raw blocking call: the thread keeps its P
-	idleWait                 // a blocking call that enters the scheduler
-	noWait                   // no wait: EAGAIN if none is queued
+	idleWait                 // a blocking call that enters the scheduler (see hotIO.read)
+	noWait                   // none: EAGAIN if no datagram is queued
 )
 
+// recvfrom and sendto without allocating a sockaddr per datagram and,
+// but for idleWait, without entering the scheduler (hot.go).
 func recvfrom(fd uintptr, p []byte, from *syscall.RawSockaddrAny, fromLen *uint32, w recvWait) (int, syscall.Errno) {
 	*fromLen = syscall.SizeofSockaddrAny
 	// Direct calls each: the pointers are kept alive only in a
 	// system call's own argument list.
-	switch w {
-	case idleWait:
+	if w == idleWait {
 		n, _, e := syscall.Syscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0,
 			uintptr(unsafe.Pointer(from)), uintptr(unsafe.Pointer(fromLen)))
 		return int(n), e
-	case noWait:
-		n, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), syscall.MSG_DONTWAIT,
-			uintptr(unsafe.Pointer(from)), uintptr(unsafe.Pointer(fromLen)))
-		return int(n), e
 	}
-	n, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0,
+	flags := uintptr(0)
+	if w == noWait {
+		flags = syscall.MSG_DONTWAIT
+	}
+	n, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), flags,
 		uintptr(unsafe.Pointer(from)), uintptr(unsafe.Pointer(fromLen)))
 	return int(n), e
 }
