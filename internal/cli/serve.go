@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/valyala/fasthttp"
 
 	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
@@ -27,13 +26,14 @@ them inside its labs with the lab's own addresses.`}
 	var listen, pongURL string
 	var maxSize, retries int
 	var timeout time.Duration
-	serve := func(h func() (fasthttp.RequestHandler, error)) func(*cobra.Command, []string) error {
+	// serve runs the server srv returns (or its error) on --listen.
+	serve := func(srv func() (func(context.Context, net.Listener) error, error)) func(*cobra.Command, []string) error {
 		return func(cmd *cobra.Command, _ []string) error {
 			addr, err := listenAddr(listen, defaultPort(cmd))
 			if err != nil {
 				return err
 			}
-			handler, err := h()
+			run, err := srv()
 			if err != nil {
 				return err
 			}
@@ -46,18 +46,18 @@ them inside its labs with the lab's own addresses.`}
 			// signals without a handler are ignored: handle them.
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			return fail(pingpong.Serve(ctx, ln, handler))
+			return fail(run(ctx, ln))
 		}
 	}
 	pong := &cobra.Command{
 		Use:   "pong --listen ADDR",
 		Short: "Answer GET /pong/{n} with an n-byte body, as Kratzke's original pong",
 		Args:  cobra.NoArgs,
-		RunE: serve(func() (fasthttp.RequestHandler, error) {
+		RunE: serve(func() (func(context.Context, net.Listener) error, error) {
 			if err := pingpong.CheckMaxSize(maxSize); err != nil {
 				return nil, usagef("--max-size %v", err)
 			}
-			return pingpong.NewPongHandler(maxSize), nil
+			return func(ctx context.Context, ln net.Listener) error { return pingpong.ServePong(ctx, ln, maxSize) }, nil
 		}),
 	}
 	pong.Flags().StringVar(&listen, "listen", defaultListen(4040), listenHelp)
@@ -66,7 +66,7 @@ them inside its labs with the lab's own addresses.`}
 		Use:   "ping --pong URL --listen ADDR",
 		Short: "Relay GET /ping/{n} to pong; time the relay for GET /mping/{n}",
 		Args:  cobra.NoArgs,
-		RunE: serve(func() (fasthttp.RequestHandler, error) {
+		RunE: serve(func() (func(context.Context, net.Listener) error, error) {
 			if err := pingpong.CheckRetries(retries); err != nil {
 				return nil, usagef("--retries %v", err)
 			}
@@ -77,7 +77,7 @@ them inside its labs with the lab's own addresses.`}
 			if err != nil {
 				return nil, usagef("--pong: %v", err)
 			}
-			return h, nil
+			return func(ctx context.Context, ln net.Listener) error { return pingpong.Serve(ctx, ln, h) }, nil
 		}),
 	}
 	ping.Flags().StringVar(&listen, "listen", defaultListen(8080), listenHelp)

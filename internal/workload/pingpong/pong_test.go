@@ -111,6 +111,26 @@ func serveOn(t testing.TB, h fasthttp.RequestHandler) string {
 	return "http://" + ln.Addr().String()
 }
 
+// servePongOn serves h on pong's event loops (ServePong) on a fresh
+// 127.0.0.1 port until the test ends and returns its base URL.
+func servePongOn(t testing.TB, h *pongHandler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serveLoops(ctx, ln, h) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serveLoops: %v", err)
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
 func get(t *testing.T, method, url string) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, nil)
@@ -166,7 +186,7 @@ func dropped(t *testing.T, method, url string) bool {
 
 func TestPongHandler(t *testing.T) {
 	const max = 100000
-	url := serveOn(t, NewPongHandler(max))
+	url := servePongOn(t, newPong(max, chunkSize))
 
 	tests := []struct {
 		method, path string
@@ -246,7 +266,7 @@ func TestPongHandler(t *testing.T) {
 // TestPongWire checks the answers for sizes 0..5 byte for byte as they
 // leave the server, status line and body, on one kept-alive connection.
 func TestPongWire(t *testing.T) {
-	url := serveOn(t, NewPongHandler(DefaultMaxSize))
+	url := servePongOn(t, newPong(DefaultMaxSize, chunkSize))
 	c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
 	if err != nil {
 		t.Fatal(err)
@@ -283,7 +303,7 @@ func TestPongWire(t *testing.T) {
 }
 
 func TestPongHead(t *testing.T) {
-	url := serveOn(t, NewPongHandler(DefaultMaxSize))
+	url := servePongOn(t, newPong(DefaultMaxSize, chunkSize))
 	for _, n := range []string{"5000", "2", "0"} {
 		resp, body := get(t, "HEAD", url+"/pong/"+n)
 		if resp.StatusCode != 200 || len(body) != 0 {
@@ -315,7 +335,7 @@ func TestPongStream(t *testing.T) {
 			}
 			max := slices.Max(sizes)
 			h := newPong(max, buf)
-			url := serveOn(t, h.serve)
+			url := servePongOn(t, h)
 			var wg sync.WaitGroup
 			for g := 0; g < 8; g++ {
 				wg.Add(1)
@@ -383,7 +403,7 @@ func TestPongLargeBodyBoundedMemory(t *testing.T) {
 	const n = 256 << 20
 	runtime.GC()
 	before := vmRSS(t)
-	url := serveOn(t, NewPongHandler(DefaultMaxSize))
+	url := servePongOn(t, newPong(DefaultMaxSize, chunkSize))
 	var peak atomic.Int64
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -577,10 +597,10 @@ func benchPong(b *testing.B, n int) {
 			b.Fatalf("wrote %d bytes for %d responses of %d", cw.n, b.N, n)
 		}
 	})
-	// loopback includes fasthttp serving and net/http as the client
+	// loopback includes pong's event loops serving and net/http as the client
 	// (client allocations too).
 	b.Run("loopback", func(b *testing.B) {
-		url := serveOn(b, NewPongHandler(DefaultMaxSize)) + path
+		url := servePongOn(b, newPong(DefaultMaxSize, chunkSize)) + path
 		client := &http.Client{Transport: newTransport(DefaultTimeout, 4)}
 		defer client.CloseIdleConnections()
 		b.ReportAllocs()
