@@ -95,25 +95,18 @@ func TestCheckMaxSize(t *testing.T) {
 // and returns its base URL.
 func serveOn(t testing.TB, h fasthttp.RequestHandler) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, ln, h) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return "http://" + ln.Addr().String()
+	return serveWith(t, "Serve", func(ctx context.Context, ln net.Listener) error { return Serve(ctx, ln, h) })
 }
 
-// servePongOn serves h on pong's event loops (ServePong) on a fresh
-// 127.0.0.1 port until the test ends and returns its base URL.
+// servePongOn serves h on pong's event loops (ServePong) likewise.
 func servePongOn(t testing.TB, h *pongHandler) string {
+	t.Helper()
+	return serveWith(t, "serveLoops", func(ctx context.Context, ln net.Listener) error { return serveLoops(ctx, ln, h) })
+}
+
+// serveWith runs serve on a fresh 127.0.0.1 listener until the test ends
+// and returns its base URL.
+func serveWith(t testing.TB, name string, serve func(context.Context, net.Listener) error) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -121,11 +114,11 @@ func servePongOn(t testing.TB, h *pongHandler) string {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- serveLoops(ctx, ln, h) }()
+	go func() { done <- serve(ctx, ln) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
-			t.Errorf("serveLoops: %v", err)
+			t.Errorf("%s: %v", name, err)
 		}
 	})
 	return "http://" + ln.Addr().String()
