@@ -13,15 +13,17 @@
 # netperf's; UDP loss at a rate the path carries below 0.1 %.
 #
 # Usage: bench/anchors.sh            (as root; builds ./cnperf if missing)
-# Env:   CNPERF=./cnperf MODE=bare ROUNDS=5 TIME=5 UDP_RATE=1G
+# Env:   CNPERF=./cnperf MODE=bare ROUNDS=10 TIME=3 UDP_RATE=1G
 #        TABLE=FILE  also write the result table (markdown) to FILE
-# Exit:  0 when every goal holds, 1 when one does not, 2 on setup errors.
+# Exit:  0 when every goal holds (every row PASS), 1 when one does not,
+#        2 on setup errors. A row's result also says whether a miss is
+#        beyond the rounds' noise (FAIL) or within it (MISS): bench/ratio.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CNPERF=${CNPERF:-./cnperf}
 MODE=${MODE:-bare}
-ROUNDS=${ROUNDS:-5}
-TIME=${TIME:-5}
+ROUNDS=${ROUNDS:-10}
+TIME=${TIME:-3}
 UDP_RATE=${UDP_RATE:-1G}
 TABLE=${TABLE:-}
 LAB=anchors$$
@@ -166,6 +168,8 @@ args=()
 for k in "${!R[@]}"; do args+=("$k=${R[$k]# }"); done
 python3 - "$MODE" "$UDP_RATE" "$ROUNDS" "$TIME" "$TABLE" "${args[@]}" <<'PY'
 import statistics, sys
+sys.path.insert(0, "bench")
+from ratio import interval, verdict
 mode, rate, rounds, time_s, table = sys.argv[1:6]
 R = {}
 for a in sys.argv[6:]:
@@ -192,10 +196,12 @@ info = [
     ("UDP -b 0, 4 streams, cnperf --no-gso (Gbit/s)", "iperf3", "udpng4", G),
     ("TCP CRR 14 B, p50 transaction (µs)", "netperf TCP_CRR", "crr50", 1),
 ]
+def ratios(k):
+    return [y / x for x, y in zip(R[k + ".ref"], R[k + ".cn"]) if x]
 def ratio(k):
     # The median of the rounds' own ratios: a round's two runs are back to
     # back and share the host's state, which drifts between rounds.
-    rs = [y / x for x, y in zip(R[k + ".ref"], R[k + ".cn"]) if x]
+    rs = ratios(k)
     return statistics.median(rs) if rs else float("nan")
 stolen = lambda k: f"{med(k + '.st'):.0f} %" if k + ".st" in R else ""
 QUIET = 3  # % steal: a run below it in both tools' runs is a quiet round
@@ -207,25 +213,30 @@ def quiet(k):
     return f"{statistics.median(rs):.2f} ({len(rs)})" if rs else "- (0)"
 out = [f"mode {mode}; servers pinned to CPU 1, clients to CPU 0; {rounds} interleaved rounds of {time_s} s; "
        "reference and cnperf: medians of the rounds; ratio: median of the rounds' cnperf/reference ratios; "
+       f"interval: the median ratio's distribution-free confidence interval ({interval(ratios('tcp1'))[2] * 100:.0f} % with {rounds} rounds); "
+       "result: PASS when the median ratio meets the goal, MISS when it does not but the interval reaches it "
+       "(the rounds cannot tell the miss from noise), FAIL when the whole interval lies past the goal; "
        "host steal: median share of the CPUs' time the host took during a round's pair; "
        f"quiet rounds: the ratio over the rounds (how many) where the host stole under {QUIET} % "
        "during both tools' runs, for information",
-       "", "| measurement | reference tool | reference | cnperf | ratio | goal | result | host steal | quiet rounds |",
-       "|---|---|---:|---:|---:|---|---|---:|---:|"]
+       "", "| measurement | reference tool | reference | cnperf | ratio | interval | goal | result | host steal | quiet rounds |",
+       "|---|---|---:|---:|---:|---:|---|---|---:|---:|"]
 ok = True
 for name, tool, k, scale, op, goal in rows:
     a, b = med(k + ".ref") / scale, med(k + ".cn") / scale
     r = ratio(k)
-    passed = r >= goal if op == ">=" else r <= goal
-    ok &= passed
-    out.append(f"| {name} | {tool} | {a:.2f} | {b:.2f} | {r:.2f} | {op} {goal} | {'PASS' if passed else 'FAIL'} | {stolen(k)} | {quiet(k)} |")
+    lo, hi, _ = interval(ratios(k))
+    v = verdict(op, goal, r, lo, hi)
+    ok &= v == "PASS"
+    out.append(f"| {name} | {tool} | {a:.2f} | {b:.2f} | {r:.2f} | {lo:.2f}–{hi:.2f} | {op} {goal} | {v} | {stolen(k)} | {quiet(k)} |")
 for name, tool, k, scale in info:
     a, b = med(k + ".ref") / scale, med(k + ".cn") / scale
-    out.append(f"| {name} | {tool} | {a:.2f} | {b:.2f} | {ratio(k):.2f} | (information) | | | |")
+    lo, hi, _ = interval(ratios(k))
+    out.append(f"| {name} | {tool} | {a:.2f} | {b:.2f} | {ratio(k):.2f} | {lo:.2f}–{hi:.2f} | (information) | | | |")
 a, b = med("loss.ref"), med("loss.cn")
 passed = b < 0.1
 ok &= passed
-out.append(f"| UDP {rate}bit/s, loss (%) | iperf3 | {a:.3f} | {b:.3f} | | < 0.1 % | {'PASS' if passed else 'FAIL'} | | |")
+out.append(f"| UDP {rate}bit/s, loss (%) | iperf3 | {a:.3f} | {b:.3f} | | | < 0.1 % | {'PASS' if passed else 'FAIL'} | | |")
 out.append("")
 out.append("Per round (reference / cnperf): " + "; ".join(
     f"{k}: " + " ".join(f"{x:.3g}/{y:.3g}" for x, y in zip(R[k + '.ref'], R[k + '.cn']))
