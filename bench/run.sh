@@ -10,6 +10,7 @@
 # Env:   OUT=bench/out  where the report goes
 #        ROUNDS=10 TIME=3 anchors' rounds and seconds per run
 #        PONG_ROUNDS=6    pong-vs-nginx's rounds
+#        FLOOR=1          also bench/floor.sh (FLOOR_ROUNDS=8), for information
 #        CNPERF=./cnperf  (built with CGO_ENABLED=0 if missing)
 # Exit:  0 when every goal holds, 1 when one does not, 2 on setup errors.
 # Run it on a quiet machine: anything else running lands on one tool's
@@ -33,6 +34,12 @@ s=0
 ROUNDS=${PONG_ROUNDS:-6} TABLE=$tmp/pong.md bench/pong-vs-nginx.sh >&2 || s=$?
 ((s < 2)) || exit "$s"
 ((status)) || status=$s
+# FLOOR=1: cnperf rr's client and server against the C floor of their
+# protocol too (bench/floor.sh, about 10 more minutes), to tell whose part
+# a miss in rr or crr is. Information: it sets no goal.
+if [[ ${FLOOR:-0} == 1 ]]; then
+	ROUNDS=${FLOOR_ROUNDS:-8} TIME=${TIME:-3} bench/floor.sh >"$tmp/floor.md" || exit 2
+fi
 
 version() { "$@" 2>&1 | head -1 | tr -d '\r' || true; }
 {
@@ -50,6 +57,12 @@ version() { "$@" 2>&1 | head -1 | tr -d '\r' || true; }
 	echo
 	cat "$tmp/pong.md"
 	echo
+	if [[ -s $tmp/floor.md ]]; then
+		echo "## cnperf rr against the floor of its protocol (bench/floor.sh)"
+		echo
+		cat "$tmp/floor.md"
+		echo
+	fi
 	echo "Result: $([[ $status == 0 ]] && echo 'every goal met' || echo 'a goal missed (MISS: within the noise of the rounds; FAIL: beyond it)')."
 } >"$report"
 cat "$report"
