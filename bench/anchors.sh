@@ -29,15 +29,8 @@ TABLE=${TABLE:-}
 LAB=anchors$$
 
 die() { echo "anchors: $*" >&2; exit 2; }
-missing=()
-command -v iperf3 >/dev/null || missing+=(iperf3)
-command -v sockperf >/dev/null || missing+=(sockperf)
-if ((${#missing[@]})); then
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null ||
-		die "cannot install ${missing[*]}"
-fi
-NETPERF_DIR=$(bench/netperf.sh) || die "no netperf"
-[[ -x $CNPERF ]] || CGO_ENABLED=0 go build -o "$CNPERF" ./cmd/cnperf
+source bench/lib.sh
+tools iperf3 sockperf
 
 FEED=$(mktemp -d)
 trap '"$CNPERF" lab down "$LAB" >/dev/null 2>&1 || true; rm -rf "$FEED"' EXIT

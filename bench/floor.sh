@@ -30,15 +30,8 @@ die() { echo "floor: $*" >&2; exit 2; }
 [[ $ROUNDS =~ ^[0-9]+$ ]] && ((ROUNDS >= 1 && ROUNDS <= 100)) || die "ROUNDS must be 1..100"
 [[ $TIME =~ ^[0-9]+$ ]] && ((TIME >= 2 && TIME <= 60)) || die "TIME must be 2..60 (seconds)"
 for t in $TESTS; do [[ $t =~ ^(busy|rr|crr)$ ]] || die "TESTS: $t is not busy, rr or crr"; done
-missing=()
-command -v gcc >/dev/null || missing+=(gcc)
-command -v sockperf >/dev/null || missing+=(sockperf)
-if ((${#missing[@]})); then
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null ||
-		die "cannot install ${missing[*]}"
-fi
-NETPERF_DIR=$(bench/netperf.sh) || die "no netperf"
-[[ -x $CNPERF ]] || CGO_ENABLED=0 go build -o "$CNPERF" ./cmd/cnperf
+source bench/lib.sh
+tools gcc sockperf
 WORK=$(mktemp -d)
 trap '"$CNPERF" lab down "$LAB" >/dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
 FLOOR=$WORK/rrfloor
