@@ -31,6 +31,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/netnsutil"
 	"github.com/cnperf/cnperf/internal/lab/owner"
 	"github.com/cnperf/cnperf/internal/lab/sysinfo"
+	"github.com/cnperf/cnperf/internal/poll"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/run/progress"
 	"github.com/cnperf/cnperf/internal/spec"
@@ -555,18 +556,36 @@ func (e *env) startServerImage(role string, ep lab.Endpoint, argv []string, imag
 
 // check reports a server, or a Docker daemon, that has died.
 func (e *env) check() error {
-	if rt := e.lab.Runtime; rt != nil {
+	rt := e.lab.Runtime
+	if rt != nil {
 		if err := rt.Check(); err != nil {
 			return err
 		}
 	}
 	for role, p := range e.procs {
 		if done, err := p.Exited(); done {
+			// A daemon's death is the cause to report: a server in its
+			// container sees its engine's connection break at once, the
+			// daemon's reaper a moment later.
+			if rt != nil {
+				var rerr error
+				_ = poll.Until(context.Background(), runtimeGrace, 20*time.Millisecond, func() (bool, error) {
+					rerr = rt.Check()
+					return rerr != nil, nil
+				})
+				if rerr != nil {
+					return rerr
+				}
+			}
 			return fmt.Errorf("%s server exited (%v); see logs/%s", role, err, e.logName(role))
 		}
 	}
 	return nil
 }
+
+// runtimeGrace is how long check waits, once a server has exited, for
+// its lab's runtime (a Docker daemon) to be found dead too.
+const runtimeGrace = time.Second
 
 // teardown records the servers' usage, stops them and removes every lab.
 func teardown(envs map[string]*env, meta *record.Meta, out io.Writer) {

@@ -1,0 +1,68 @@
+package run
+
+import (
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/container"
+)
+
+// deadAfter is a runtime whose daemon is found dead from a moment on.
+type deadAfter struct{ at time.Time }
+
+func (d deadAfter) Check() error {
+	if time.Now().After(d.at) {
+		return errors.New("dockerd on pong exited (signal: killed)")
+	}
+	return nil
+}
+
+// exitedProc is a server that has ended with err.
+type exitedProc struct {
+	err   error
+	calls atomic.Int32
+}
+
+func (p *exitedProc) PID() int { return 0 }
+func (p *exitedProc) Done() <-chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+func (p *exitedProc) Exited() (bool, error)           { p.calls.Add(1); return true, p.err }
+func (p *exitedProc) Stop(time.Duration) error        { return nil }
+func (p *exitedProc) Usage() (container.Usage, error) { return container.Usage{}, nil }
+
+// TestCheckNamesTheDeadDaemon: a server whose engine died sees its
+// connection break before the daemon's reaper has run; check reports the
+// daemon, not the server, once the runtime finds it dead within the grace.
+func TestCheckNamesTheDeadDaemon(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		rt      lab.Runtime
+		want    string
+		maxTime time.Duration
+	}{
+		{"daemon found dead a moment later", deadAfter{time.Now().Add(100 * time.Millisecond)}, "dockerd on pong exited", runtimeGrace},
+		{"daemon alive: the server's own exit", deadAfter{time.Now().Add(time.Hour)}, "pong server exited (lost the engine", 2 * runtimeGrace},
+		{"no runtime: at once", nil, "pong server exited (lost the engine", 100 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := &env{lab: &lab.Lab{Runtime: tc.rt}, procs: map[string]proc{
+				"pong": &exitedProc{err: errors.New("lost the engine: unexpected EOF")},
+			}}
+			start := time.Now()
+			err := e.check()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("check() = %v, want an error with %q", err, tc.want)
+			}
+			if d := time.Since(start); d > tc.maxTime {
+				t.Errorf("check took %v, want at most %v", d, tc.maxTime)
+			}
+		})
+	}
+}
