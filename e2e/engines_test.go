@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/modes"
 	"github.com/cnperf/cnperf/internal/lab/netnsutil"
 	"github.com/cnperf/cnperf/internal/lab/owner"
+	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/testutil"
 	"github.com/cnperf/cnperf/presets"
 )
@@ -100,6 +102,8 @@ func runIn(t *testing.T, ns, bin string, args ...string) (string, string, error)
 func TestQuickPresetOnEnginesOverTCP(t *testing.T) {
 	testutil.RequireDocker(t)
 	bin := testutil.Binary(t)
+	// Registered first, so it runs last: after the machines are removed.
+	t.Cleanup(func() { assertNothingLeft(t, bin) })
 	urls, siege := machines(t, "tengines")
 	quick, err := presets.Read("quick")
 	if err != nil {
@@ -115,6 +119,7 @@ func TestQuickPresetOnEnginesOverTCP(t *testing.T) {
 	}
 	t.Logf("run:\n%s\n%s", stdout, lastLines(stderr, 5))
 	m := readMeta(t, dir)
+	standInOverlayFiles(t, m)
 	if m.Status != "complete" || len(m.Modes) != 5 {
 		t.Fatalf("status %q, %d modes; want complete, 5", m.Status, len(m.Modes))
 	}
@@ -155,6 +160,35 @@ func TestQuickPresetOnEnginesOverTCP(t *testing.T) {
 	for h, u := range urls {
 		checkEngineClean(t, siege, h, u)
 	}
+}
+
+// standInOverlayFiles removes, once the test ends, the load-balancer
+// sandbox files of the run's overlay networks. libnetwork writes them under
+// /var/lib/docker/network/files whatever an engine's data root, and leaves
+// them when the network is removed: on a real machine that is Docker's own
+// directory, but the stand-in machines' engines are this machine's, and
+// their lab does not know the run's networks (the run made them through
+// the API, as on any remote engine). Runs before the machines' removal, so
+// that it finds the default paths empty and removes them.
+func standInOverlayFiles(t *testing.T, m record.Meta) {
+	ids := map[string]bool{}
+	for _, mm := range m.Modes {
+		for _, ep := range mm.Lab.Endpoints {
+			if ep.Docker == nil || ep.Docker.Network == nil {
+				continue
+			}
+			if n := ep.Docker.Network; n.Driver == "overlay" && n.ID != "" && !strings.ContainsAny(n.ID, "/.") {
+				ids[n.ID] = true
+			}
+		}
+	}
+	t.Cleanup(func() {
+		for id := range ids {
+			if err := os.RemoveAll(filepath.Join("/var/lib/docker/network/files", "lb_"+id)); err != nil {
+				t.Errorf("the stand-in machines' overlay files: %v", err)
+			}
+		}
+	})
 }
 
 // TestEngineThatDoesNotAnswer: a spec naming an engine nobody serves is
