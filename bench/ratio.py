@@ -25,7 +25,16 @@ import sys
 
 
 def interval(rs):
-    """The order-statistic interval for the median of rs, and its coverage."""
+    """The order-statistic interval for the median of rs, and its coverage.
+
+    >>> interval([5, 1, 4, 2, 3])  # 5 rounds: [min, max], 94 %
+    (1, 5, 0.9375)
+    >>> lo, hi, c = interval(list(range(1, 11)))  # 10 rounds: [r(2), r(9)]
+    >>> (lo, hi, round(c, 3))
+    (2, 9, 0.979)
+    >>> interval([1.2])
+    (1.2, 1.2, 0.0)
+    """
     rs = sorted(rs)
     n = len(rs)
     if n == 0:
@@ -45,6 +54,19 @@ def interval(rs):
 
 
 def verdict(op, goal, med, lo, hi):
+    """PASS, MISS or FAIL of a median ratio and its interval against goal.
+
+    >>> verdict("<=", 1.05, 1.00, 0.90, 1.10)
+    'PASS'
+    >>> verdict("<=", 1.05, 1.10, 0.95, 1.20)  # a miss the rounds cannot tell from noise
+    'MISS'
+    >>> verdict("<=", 1.05, 1.19, 1.06, 1.31)
+    'FAIL'
+    >>> verdict(">=", 1.0, 0.95, 0.83, 1.03)
+    'MISS'
+    >>> verdict(">=", 1.0, 0.91, 0.74, 0.94)
+    'FAIL'
+    """
     meets = (lambda r: r >= goal) if op == ">=" else (lambda r: r <= goal)
     if meets(med):
         return "PASS"
@@ -56,8 +78,11 @@ def verdict(op, goal, med, lo, hi):
 def main(argv):
     if len(argv) < 4 or argv[1] not in (">=", "<="):
         sys.exit("usage: ratio.py >=|<= GOAL RATIO...")
-    op, goal = argv[1], float(argv[2])
-    rs = [float(x) for x in argv[3:]]
+    op = argv[1]
+    try:
+        goal, rs = float(argv[2]), [float(x) for x in argv[3:]]
+    except ValueError as e:
+        sys.exit(f"ratio.py: not a number: {e}")
     med = statistics.median(rs)
     lo, hi, cov = interval(rs)
     print(f"{med:.4f} {lo:.4f} {hi:.4f} {100 * cov:.0f} {verdict(op, goal, med, lo, hi)}")

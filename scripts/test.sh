@@ -14,6 +14,8 @@ if [ -n "$unformatted" ]; then
   exit 1
 fi
 "$go" vet ./...
+# The benchmarks' statistics (bench/ratio.py: intervals and verdicts).
+python3 -m doctest bench/ratio.py
 if [ "$(id -u)" != 0 ]; then
   echo "test.sh: not root, so the lab integration and end-to-end tests will be skipped (run with sudo)" >&2
 else
