@@ -16,6 +16,7 @@ command -v iptables >/dev/null || need_pkgs+=(iptables)
 command -v ethtool >/dev/null || need_pkgs+=(ethtool)
 command -v curl >/dev/null || need_pkgs+=(curl)
 command -v unzip >/dev/null || need_pkgs+=(unzip)
+command -v python3 >/dev/null || need_pkgs+=(python3) # the benchmarks' statistics, test servers
 # The docker driver: dockerd, containerd and runc (Debian's docker.io).
 command -v dockerd >/dev/null || need_pkgs+=(docker.io)
 # The ovs mode: Open vSwitch's daemons, which cnperf starts per lab itself.
