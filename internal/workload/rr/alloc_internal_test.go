@@ -1,15 +1,22 @@
 package rr
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"io"
 	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 )
 
 // TestNoAllocsPerTransaction: the client's hot path allocates nothing, so
 // no garbage collection ever has to stop a worker blocked in a raw call.
 func TestNoAllocsPerTransaction(t *testing.T) {
-	addr := startServer(t)
+	addr := serverProcess(t)
 	r := &run{cfg: Config{Addr: addr, Mode: ModeTCP, RequestSize: 14, ResponseSize: 14}.withDefaults()}
 	r.dial = (&net.Dialer{}).DialContext
 	s, err := r.connect(context.Background())
@@ -33,5 +40,104 @@ func TestNoAllocsPerTransaction(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("%.1f allocations per transaction", allocs)
+	}
+}
+
+// TestNoAllocsPerCRRTransaction: neither does a crr transaction's
+// connect, exchange and close; the worker's sock is reused.
+func TestNoAllocsPerCRRTransaction(t *testing.T) {
+	ap, err := netip.ParseAddrPort(serverProcess(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newCRRClient(ap, 14, 14)
+	w := &worker{}
+	stop := func() bool { return false }
+	allocs := testing.AllocsPerRun(200, func() {
+		if e := c.open(w, stop); e != 0 {
+			t.Fatal(e)
+		}
+		if e := c.exchange(stop); e != 0 {
+			t.Fatal(e)
+		}
+		c.close()
+	})
+	if allocs != 0 {
+		t.Errorf("%.1f allocations per crr transaction", allocs)
+	}
+}
+
+// TestCRRClientStopped: a stopped worker's next open closes what it
+// connected and says so.
+func TestCRRClientStopped(t *testing.T) {
+	ap, err := netip.ParseAddrPort(startServer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newCRRClient(ap, 14, 14)
+	w := &worker{}
+	if !w.setSock(c.s) {
+		t.Fatal("setSock on a fresh worker")
+	}
+	w.stop()
+	if e := c.open(w, func() bool { return false }); e != errStopped {
+		t.Fatalf("open after stop: %v, want %v", e, errStopped)
+	}
+	if !c.s.closed {
+		t.Error("the sock is open after a stopped open")
+	}
+}
+
+// serverProcess starts a Server in a child process (this test binary,
+// running TestServerProcess) and returns its address. AllocsPerRun runs
+// with one P, which the client's raw calls hold while they wait: a Server
+// in this process could not answer until sysmon preempted the client
+// (10 ms and more a transaction).
+func serverProcess(t *testing.T) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestServerProcess$")
+	cmd.Env = append(os.Environ(), "CNPERF_RR_SERVER_PROCESS=1")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close() // the child stops when its stdin closes
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("server process: %v", err)
+		}
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("server process: %v", err)
+	}
+	return strings.TrimSpace(line)
+}
+
+// TestServerProcess is serverProcess's child: it serves until its stdin
+// closes.
+func TestServerProcess(t *testing.T) {
+	if os.Getenv("CNPERF_RR_SERVER_PROCESS") != "1" {
+		t.Skip("the child of serverProcess")
+	}
+	s, err := Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Println(s.Addr())
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		cancel()
+	}()
+	if err := s.Serve(ctx, io.Discard); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -321,55 +321,94 @@ func (r *run) crrTarget() (netip.AddrPort, bool) {
 // request, response and close per transaction, made with raw system calls
 // as netperf's TCP_CRR makes them.
 func (r *run) crrHot(w *worker, to netip.AddrPort) error {
-	req, resp := r.cfg.RequestSize, r.cfg.ResponseSize
-	first := make([]byte, helloLen+min(req, chunk))
-	hello{flagOnce, uint32(req), uint32(resp)}.put(first)
-	// A request in one write needs no TCP_NODELAY: Nagle holds back only
-	// what follows unacknowledged data (netperf sets none either).
-	rest := req - (len(first) - helloLen)
-	buf := make([]byte, min(resp, chunk))
-	sa, saLen := rawSockaddr(to)
+	c := newCRRClient(to, r.cfg.RequestSize, r.cfg.ResponseSize)
+	if !w.setSock(c.s) {
+		return nil
+	}
 	var y yielder
 	for !w.isStopped() {
 		t0 := time.Since(r.start)
 		deadline := min(t0+r.cfg.Timeout, r.endAt)
 		stop := func() bool { return w.isStopped() || time.Since(r.start) > deadline }
-		fd, e := rawConnect(sa, saLen, rest > 0, stop)
-		if e != 0 {
-			if r.over(w) {
+		if e := c.open(w, stop); e != 0 {
+			if r.over(w) || e == errStopped {
 				return nil
 			}
 			return fmt.Errorf("rr crr: connect to %s: %w", r.cfg.Addr, os.NewSyscallError("connect", e))
 		}
-		s := &sock{fd: fd}
-		if !w.setSock(s) {
-			s.close()
-			return nil
-		}
-		h := hotIO{fd: uintptr(fd)}
-		e = h.write(first, stop)
-		if e == 0 && rest > 0 {
-			e = h.writeN(rest, stop)
-		}
-		if e == 0 {
-			e = h.readN(buf, resp, stop)
-		}
+		e := c.exchange(stop)
 		t1 := time.Since(r.start)
 		if e != 0 {
-			s.close()
+			c.s.close()
 			return r.hotFail(w, "crr", e)
 		}
 		r.addAt(w, t1, t1-t0)
-		// The server closes first: wait for its FIN, so this side does
-		// not keep the port in TIME_WAIT.
-		_, _ = rawRead(h.fd, buf[:1], 0)
-		s.close()
+		c.close()
 		if t1 > r.endAt {
 			return nil
 		}
 		y.maybe(t1)
 	}
 	return nil
+}
+
+// crrClient makes one worker's crr transactions on the hot path. Its sock
+// is the worker's for the whole run, with a new descriptor per
+// connection, so a transaction allocates nothing.
+type crrClient struct {
+	sa    *syscall.RawSockaddrAny
+	saLen uint32
+	first []byte // the hello and the request's first chunk, in one write
+	rest  int    // the rest of the request
+	resp  int
+	buf   []byte
+	s     *sock
+}
+
+// errStopped is open's answer when the worker was stopped.
+const errStopped = syscall.ECANCELED
+
+func newCRRClient(to netip.AddrPort, req, resp int) *crrClient {
+	c := &crrClient{first: make([]byte, helloLen+min(req, chunk)), resp: resp, buf: make([]byte, min(resp, chunk)), s: &sock{fd: -1, closed: true}}
+	hello{flagOnce, uint32(req), uint32(resp)}.put(c.first)
+	c.rest = req - (len(c.first) - helloLen)
+	c.sa, c.saLen = rawSockaddr(to)
+	return c
+}
+
+// open connects a new socket and makes it the sock's descriptor;
+// errStopped, with nothing left open, once w is stopped.
+func (c *crrClient) open(w *worker, stop func() bool) syscall.Errno {
+	// A request in one write needs no TCP_NODELAY: Nagle holds back only
+	// what follows unacknowledged data (netperf sets none either).
+	fd, e := rawConnect(c.sa, c.saLen, c.rest > 0, stop)
+	if e != 0 {
+		return e
+	}
+	if !c.s.reopen(fd, w) {
+		return errStopped
+	}
+	return 0
+}
+
+// exchange sends the hello and the request and reads the response.
+func (c *crrClient) exchange(stop func() bool) syscall.Errno {
+	h := hotIO{fd: uintptr(c.s.fd)}
+	e := h.write(c.first, stop)
+	if e == 0 && c.rest > 0 {
+		e = h.writeN(c.rest, stop)
+	}
+	if e == 0 {
+		e = h.readN(c.buf, c.resp, stop)
+	}
+	return e
+}
+
+// close waits for the server's FIN, so this side does not keep the port
+// in TIME_WAIT (the server closes first), and closes the socket.
+func (c *crrClient) close() {
+	_, _ = rawRead(uintptr(c.s.fd), c.buf[:1], 0)
+	c.s.close()
 }
 
 // rawSockaddr is to as the kernel takes it.

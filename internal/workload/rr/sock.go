@@ -104,6 +104,20 @@ func (s *sock) unblock() {
 	_ = s.c.SetDeadline(time.Unix(1, 0))
 }
 
+// reopen makes a closed detached sock the descriptor fd's, for the next
+// crr connection; false, with fd closed, once w is stopped. Checked under
+// mu: a stop either sees fd (and shuts it down) or is seen here.
+func (s *sock) reopen(fd int, w *worker) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w.isStopped() {
+		rawClose(fd)
+		return false
+	}
+	s.fd, s.closed = fd, false
+	return true
+}
+
 // close closes the connection and, udp, its control connection.
 func (s *sock) close() {
 	s.mu.Lock()
