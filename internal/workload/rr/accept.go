@@ -123,34 +123,40 @@ func (l *hotListener) accept() (net.Conn, error) {
 			syscall.Close(int(nfd))
 			return nil, net.ErrClosed
 		}
-		if l.inline(int(nfd)) {
+		done, taken := l.inline(int(nfd))
+		if done {
 			continue
 		}
-		if c, err := fdConn(int(nfd)); err == nil {
-			return c, nil
+		c, err := fdConn(int(nfd))
+		if err != nil {
+			continue
 		}
+		if len(taken) > 0 {
+			return &preread{Conn: c, pending: append([]byte(nil), taken...)}, nil
+		}
+		return c, nil
 	}
 }
 
 // inline answers a crr transaction whose hello and request are all in,
-// and closes it; false, with nothing consumed, for any other connection.
-func (l *hotListener) inline(fd int) bool {
-	// One peek sees the hello and as much of the request as is in.
+// and closes it (done). For any other connection it returns what it read
+// (taken, in l's buffer), which serveConn reads again first (preread).
+// One receive, no peek: netserver's accept, recv, send, close.
+func (l *hotListener) inline(fd int) (done bool, taken []byte) {
 	buf := l.buf
 	n, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, uintptr(fd), uintptrOf(buf), uintptr(len(buf)),
-		syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
-	if e != 0 || int(n) < helloLen {
-		return false
+		syscall.MSG_DONTWAIT, 0, 0)
+	if e != 0 {
+		return false, nil
+	}
+	taken = buf[:n]
+	if int(n) < helloLen {
+		return false, taken
 	}
 	h, err := parseHello(buf[:helloLen])
-	if err != nil || h.flags != flagOnce || h.req > maxInline || h.resp > maxInline {
-		return false
+	if err != nil || h.flags != flagOnce || h.req > maxInline || h.resp > maxInline || int(n) < helloLen+int(h.req) {
+		return false, taken // not crr, or not all in yet: serveConn waits for the rest
 	}
-	need := helloLen + int(h.req)
-	if int(n) < need {
-		return false // not all in yet: serveConn waits for it
-	}
-	_, _, _ = syscall.RawSyscall6(syscall.SYS_RECVFROM, uintptr(fd), uintptrOf(buf), uintptr(need), syscall.MSG_DONTWAIT, 0, 0)
 	// MSG_MORE holds the response back until close, which sends it with
 	// the FIN in one segment: the client wakes once, for both, where
 	// otherwise it reads the response and then waits again for the FIN.
@@ -169,10 +175,26 @@ func (l *hotListener) inline(fd int) bool {
 				_ = writeN(c, left)
 			}()
 		}
-		return true
+		return true, nil
 	}
 	rawClose(fd) // the server closes first: TIME_WAIT stays here
-	return true
+	return true, nil
+}
+
+// preread is a connection the hot listener read from: what it took is
+// read again first.
+type preread struct {
+	net.Conn
+	pending []byte
+}
+
+func (c *preread) Read(p []byte) (int, error) {
+	if len(c.pending) > 0 {
+		n := copy(p, c.pending)
+		c.pending = c.pending[n:]
+		return n, nil
+	}
+	return c.Conn.Read(p)
 }
 
 // fdConn makes an accepted socket a net.Conn (on the netpoller); fd is

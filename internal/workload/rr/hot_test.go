@@ -189,3 +189,65 @@ func TestServerHoldsOnlyHotPs(t *testing.T) {
 	}
 	waitProcs("all closed", 2)
 }
+
+// TestFirstDataReadAgain: the hot listener reads a new connection's first
+// data to answer crr inline; whatever else it read (a hello in pieces, an
+// rr request, part of a crr request, a crr request too large to answer
+// inline) is read again by the connection's server, byte for byte.
+func TestFirstDataReadAgain(t *testing.T) {
+	addr := startServer(t)
+	hi := func(flags uint32, req, resp int) []byte {
+		b := make([]byte, helloLen)
+		hello{flags, uint32(req), uint32(resp)}.put(b)
+		return b
+	}
+	zeros := func(n int) []byte { return make([]byte, n) }
+	cat := func(bs ...[]byte) []byte { return slices.Concat(bs...) }
+	for _, tc := range []struct {
+		name   string
+		writes [][]byte // each written after the answer to the one before
+		answer []int    // the bytes answered to each write
+		eof    bool     // the server closes after the last answer
+	}{
+		{"rr, hello and request at once", [][]byte{cat(hi(0, 5, 7), zeros(5)), zeros(5)}, []int{7, 7}, false},
+		{"rr, hello and part of the request", [][]byte{cat(hi(0, 5, 7), zeros(3)), zeros(2), zeros(5)}, []int{0, 7, 7}, false},
+		{"rr, the hello in two pieces", [][]byte{hi(0, 5, 7)[:9], cat(hi(0, 5, 7)[9:], zeros(5))}, []int{0, 7}, false},
+		{"crr, part of the request", [][]byte{cat(hi(flagOnce, 5, 7), zeros(3)), zeros(2)}, []int{0, 7}, true},
+		{"crr, a request too large to answer inline", [][]byte{cat(hi(flagOnce, maxInline+1, 7), zeros(maxInline+1))}, []int{7}, true},
+		{"crr, at once", [][]byte{cat(hi(flagOnce, 5, 7), zeros(5))}, []int{7}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			buf := make([]byte, 64)
+			for i, w := range tc.writes {
+				if _, err := c.Write(w); err != nil {
+					t.Fatal(err)
+				}
+				c.SetReadDeadline(time.Now().Add(5 * time.Second))
+				if _, err := io.ReadFull(c, buf[:tc.answer[i]]); err != nil {
+					t.Fatalf("write %d: %v", i+1, err)
+				}
+				c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+				n, err := c.Read(buf)
+				last := i == len(tc.writes)-1
+				switch {
+				case last && tc.eof:
+					if err != io.EOF {
+						t.Fatalf("after the answer: %d bytes, %v; want EOF", n, err)
+					}
+				case n != 0 || !isTimeout(err):
+					t.Fatalf("write %d: %d bytes beyond the answer of %d (%v)", i+1, n, tc.answer[i], err)
+				}
+			}
+		})
+	}
+}
+
+func isTimeout(err error) bool {
+	ne, ok := err.(net.Error)
+	return ok && ne.Timeout()
+}

@@ -345,7 +345,11 @@ func (s *Server) idle() time.Duration {
 // control connection goes to serveUDPTest.
 func (s *Server) serveConn(c net.Conn) {
 	defer c.Close()
-	if tc, ok := c.(*net.TCPConn); ok {
+	kc := c // the kernel socket's conn
+	if p, ok := c.(*preread); ok {
+		kc = p.Conn
+	}
+	if tc, ok := kc.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
 	var hb [helloLen]byte
@@ -366,8 +370,12 @@ func (s *Server) serveConn(c net.Conn) {
 	if h.flags&flagOnce == 0 {
 		if n := s.hot.Add(1); n <= maxHot {
 			defer s.hot.Add(-1)
-			if sk := newSock(c); sk.detached() {
-				s.serveHot(sk, h)
+			in := 0 // request bytes the hot listener read
+			if p, ok := c.(*preread); ok {
+				in = len(p.pending)
+			}
+			if sk := newSock(kc); sk.detached() {
+				s.serveHot(sk, h, in)
 				return
 			}
 		} else {
@@ -397,8 +405,9 @@ func (s *Server) serveConn(c net.Conn) {
 const maxHot = 64
 
 // serveHot answers one rr connection on the hot path (hot.go), until the
-// client closes it, is idle for the idle timeout or the server stops.
-func (s *Server) serveHot(sk *sock, h hello) {
+// client closes it, is idle for the idle timeout or the server stops. The
+// first in bytes of requests were read already.
+func (s *Server) serveHot(sk *sock, h hello, in int) {
 	if !s.addHot(sk, true) {
 		sk.close()
 		return
@@ -413,7 +422,9 @@ func (s *Server) serveHot(sk *sock, h hello) {
 	stop := func() bool { return s.stopping.Load() || time.Since(start)-last >= idle }
 	var y yielder
 	for {
-		if hio.readN(buf, req, stop) != 0 {
+		k := min(in, req)
+		in -= k
+		if hio.readN(buf, req-k, stop) != 0 {
 			return // EOF: the client is done (or gone, or idle)
 		}
 		last = time.Since(start)
