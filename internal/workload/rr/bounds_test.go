@@ -274,3 +274,66 @@ func FuzzDatagram(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFirstData: whatever a client sends on a new connection before it
+// closes its side, the server answers no more than the hello asked for:
+// nothing without a valid hello, a token for a UDP test, one response for
+// crr with its request all in, one response per whole request for rr. The
+// hot listener's inline read and its hand-over (preread) are on this path.
+func FuzzFirstData(f *testing.F) {
+	s, err := Listen("127.0.0.1:0")
+	if err != nil {
+		f.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, io.Discard) }()
+	f.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	withHello := func(h hello, rest int) []byte {
+		b := make([]byte, helloLen+rest)
+		h.put(b)
+		return b
+	}
+	f.Add(withHello(hello{flagOnce, 14, 14}, 14))
+	f.Add(withHello(hello{flagOnce, 14, 14}, 20))
+	f.Add(withHello(hello{flagOnce, 14, 14}, 5))
+	f.Add(withHello(hello{flagOnce, maxInline + 1, 3}, maxInline+1))
+	f.Add(withHello(hello{0, 5, 7}, 12))
+	f.Add(withHello(hello{flagUDP, 4, 4}, 1))
+	f.Add(withHello(hello{0, 5, 7}, 0)[:9])
+	f.Add([]byte("GET / HTTP/1.0\r\n\r\n"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		max := 0
+		if h, err := parseHello(in); err == nil {
+			rest := len(in) - helloLen
+			switch {
+			case h.flags&flagUDP != 0:
+				max = tokenLen
+			case h.flags&flagOnce != 0 && rest >= int(h.req):
+				max = int(h.resp)
+			case h.flags&flagOnce == 0:
+				max = rest / int(h.req) * int(h.resp)
+			}
+		}
+		if max > 1<<20 {
+			return // a large answer: slow to read, and bounded by the hello all the same
+		}
+		c, err := net.Dial("tcp", s.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.Write(in); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.(*net.TCPConn).CloseWrite()
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		n, _ := io.Copy(io.Discard, io.LimitReader(c, int64(max)+1))
+		if n > int64(max) {
+			t.Fatalf("answered more than %d bytes to %d bytes of first data", max, len(in))
+		}
+	})
+}
