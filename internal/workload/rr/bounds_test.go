@@ -281,17 +281,7 @@ func FuzzDatagram(f *testing.F) {
 // crr with its request all in, one response per whole request for rr. The
 // hot listener's inline read and its hand-over (preread) are on this path.
 func FuzzFirstData(f *testing.F) {
-	s, err := Listen("127.0.0.1:0")
-	if err != nil {
-		f.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ctx, io.Discard) }()
-	f.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	addr := startServer(f)
 	withHello := func(h hello, rest int) []byte {
 		b := make([]byte, helloLen+rest)
 		h.put(b)
@@ -321,7 +311,7 @@ func FuzzFirstData(f *testing.F) {
 		if max > 1<<20 {
 			return // a large answer: slow to read, and bounded by the hello all the same
 		}
-		c, err := net.Dial("tcp", s.Addr())
+		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,7 +15,7 @@ import (
 )
 
 // startServer runs an rr server on a free loopback port until the test ends.
-func startServer(t *testing.T) string {
+func startServer(t testing.TB) string {
 	t.Helper()
 	s, err := Listen("127.0.0.1:0")
 	if err != nil {
