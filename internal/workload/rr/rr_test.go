@@ -135,7 +135,10 @@ func checkResult(t *testing.T, res Result, mode string) {
 }
 
 func TestRunModes(t *testing.T) {
-	addr := startServer(t)
+	// A server in another process, as in a run: in this one, its hot
+	// threads and the client's would share the Ps, and each transaction
+	// would wait for sysmon's preemption (25 a second).
+	addr := serverProcess(t)
 	for _, tc := range []struct {
 		name string
 		cfg  Config
