@@ -193,7 +193,9 @@ func TestServerHoldsOnlyHotPs(t *testing.T) {
 // TestFirstDataReadAgain: the hot listener reads a new connection's first
 // data to answer crr inline; whatever else it read (a hello in pieces, an
 // rr request, part of a crr request, a crr request too large to answer
-// inline) is read again by the connection's server, byte for byte.
+// inline) is read again by the connection's server, byte for byte. First
+// data that comes late, within the listener's wait for it or after, is
+// answered all the same.
 func TestFirstDataReadAgain(t *testing.T) {
 	addr := startServer(t)
 	hi := func(flags uint32, req, resp int) []byte {
@@ -205,16 +207,20 @@ func TestFirstDataReadAgain(t *testing.T) {
 	cat := func(bs ...[]byte) []byte { return slices.Concat(bs...) }
 	for _, tc := range []struct {
 		name   string
-		writes [][]byte // each written after the answer to the one before
-		answer []int    // the bytes answered to each write
-		eof    bool     // the server closes after the last answer
+		writes [][]byte      // each written after the answer to the one before
+		answer []int         // the bytes answered to each write
+		eof    bool          // the server closes after the last answer
+		delay  time.Duration // before the first write
 	}{
-		{"rr, hello and request at once", [][]byte{cat(hi(0, 5, 7), zeros(5)), zeros(5)}, []int{7, 7}, false},
-		{"rr, hello and part of the request", [][]byte{cat(hi(0, 5, 7), zeros(3)), zeros(2), zeros(5)}, []int{0, 7, 7}, false},
-		{"rr, the hello in two pieces", [][]byte{hi(0, 5, 7)[:9], cat(hi(0, 5, 7)[9:], zeros(5))}, []int{0, 7}, false},
-		{"crr, part of the request", [][]byte{cat(hi(flagOnce, 5, 7), zeros(3)), zeros(2)}, []int{0, 7}, true},
-		{"crr, a request too large to answer inline", [][]byte{cat(hi(flagOnce, maxInline+1, 7), zeros(maxInline+1))}, []int{7}, true},
-		{"crr, at once", [][]byte{cat(hi(flagOnce, 5, 7), zeros(5))}, []int{7}, true},
+		{"rr, hello and request at once", [][]byte{cat(hi(0, 5, 7), zeros(5)), zeros(5)}, []int{7, 7}, false, 0},
+		{"rr, hello and part of the request", [][]byte{cat(hi(0, 5, 7), zeros(3)), zeros(2), zeros(5)}, []int{0, 7, 7}, false, 0},
+		{"rr, the hello in two pieces", [][]byte{hi(0, 5, 7)[:9], cat(hi(0, 5, 7)[9:], zeros(5))}, []int{0, 7}, false, 0},
+		{"crr, part of the request", [][]byte{cat(hi(flagOnce, 5, 7), zeros(3)), zeros(2)}, []int{0, 7}, true, 0},
+		{"crr, a request too large to answer inline", [][]byte{cat(hi(flagOnce, maxInline+1, 7), zeros(maxInline+1))}, []int{7}, true, 0},
+		{"crr, at once", [][]byte{cat(hi(flagOnce, 5, 7), zeros(5))}, []int{7}, true, 0},
+		{"crr, within the listener's wait", [][]byte{cat(hi(flagOnce, 5, 7), zeros(5))}, []int{7}, true, firstDataWait / 4},
+		{"crr, after the listener's wait", [][]byte{cat(hi(flagOnce, 5, 7), zeros(5))}, []int{7}, true, 5 * firstDataWait},
+		{"rr, after the listener's wait", [][]byte{cat(hi(0, 5, 7), zeros(5)), zeros(5)}, []int{7, 7}, false, 5 * firstDataWait},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := net.Dial("tcp", addr)
@@ -222,6 +228,7 @@ func TestFirstDataReadAgain(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
+			time.Sleep(tc.delay)
 			buf := make([]byte, 64)
 			for i, w := range tc.writes {
 				if _, err := c.Write(w); err != nil {
