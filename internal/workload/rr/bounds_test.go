@@ -175,8 +175,8 @@ func TestConnectionCap(t *testing.T) {
 		conns = append(conns, c)
 	}
 	// The server is reading them all: the next one is closed at once (a
-	// probe that sends its hello: the listener defers accepting until
-	// data arrives).
+	// probe that sends its hello, so the listener does not wait for its
+	// first data).
 	var last error
 	if err := poll.Until(context.Background(), 5*time.Second, time.Millisecond, func() (bool, error) {
 		c, err := net.Dial("tcp", addr)
