@@ -8,6 +8,10 @@
 #
 # Each pair of runs alternates its order round by round.
 #
+# cnperf sends TCP with sendfile(2) unless --copy: the goal rows set its
+# default against iperf3's, and information rows each way against its
+# like (cnperf --copy against iperf3, cnperf against iperf3 -Z).
+#
 # Goals (issue 15): throughput >= 1.0x the C tool's; rr p50 and p99 within
 # 5 % of sockperf's (one-way: half the round trip); crr transactions/s >=
 # netperf's; UDP loss at a rate the path carries below 0.1 %.
@@ -75,7 +79,7 @@ gbit() { awk -v b="$1" 'BEGIN { printf "%.2f", b / 1e9 }'; }
 declare -A R
 add() { R[$1]+=" $2"; }
 
-iperf_tcp() { client iperf3 -c "$SERVER" -p 5301 -t "$TIME" -P "$1" -J | get end sum_received bits_per_second; }
+iperf_tcp() { client iperf3 -c "$SERVER" -p 5301 -t "$TIME" -P "$1" "${@:2}" -J | get end sum_received bits_per_second; }
 iperf_udp() { # streams: received bits/s at -b 0
 	client iperf3 -c "$SERVER" -p 5301 -t "$TIME" -u -b 0 -P "$1" -J |
 		python3 -c 'import json,sys; e=json.load(sys.stdin)["end"]["sum"]; print(e["bits_per_second"]*(1-e["lost_percent"]/100))'
@@ -128,6 +132,11 @@ for ((i = 1; i <= ROUNDS; i++)); do
 		pair "iperf_tcp $P" "cn_stream -P $P | get receiver_bits_per_second"
 		add "tcp$P.ref" "$A"; add "tcp$P.cn" "$B"; stolen "tcp$P"
 		t_ref=$A t_cn=$B
+		# cnperf sends TCP with sendfile (iperf3 -Z's way) unless --copy
+		# (iperf3's default): each way against its like, for information.
+		pair "iperf_tcp $P -Z" "cn_stream -P $P --copy | get receiver_bits_per_second"
+		add "tcpz$P.ref" "$A"; add "tcpz$P.cn" "$t_cn"; add "tcpcp$P.ref" "$t_ref"; add "tcpcp$P.cn" "$B"
+		echo "round $i, $P stream(s): Gbit/s TCP iperf3 -Z $(gbit "$A") cnperf --copy $(gbit "$B")" >&2
 		pair "iperf_udp $P" "cn_stream -P $P --udp -b 0 | get receiver_bits_per_second"
 		add "udp$P.ref" "$A"; add "udp$P.cn" "$B"; stolen "udp$P"; add "udpng$P.ref" "$A"
 		c=$(cn_stream -P "$P" --udp -b 0 --no-gso | get receiver_bits_per_second)
@@ -185,6 +194,10 @@ rows = [
     ("TCP CRR 14 B (transactions/s)", "netperf TCP_CRR", "crr", 1, ">=", 1.0),
 ]
 info = [
+    ("TCP, 1 stream, cnperf --copy (Gbit/s)", "iperf3", "tcpcp1", G),
+    ("TCP, 4 streams, cnperf --copy (Gbit/s)", "iperf3", "tcpcp4", G),
+    ("TCP, 1 stream, against iperf3 -Z (Gbit/s)", "iperf3 -Z", "tcpz1", G),
+    ("TCP, 4 streams, against iperf3 -Z (Gbit/s)", "iperf3 -Z", "tcpz4", G),
     ("UDP -b 0, 1 stream, cnperf --no-gso (Gbit/s)", "iperf3", "udpng1", G),
     ("UDP -b 0, 4 streams, cnperf --no-gso (Gbit/s)", "iperf3", "udpng4", G),
     ("TCP CRR 14 B, p50 transaction (µs)", "netperf TCP_CRR", "crr50", 1),

@@ -168,12 +168,13 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	writersDone := make(chan struct{})
 	sndbuf := sendBuffer(conns)
 	var loop *tcpLoop
+	var buf []byte
 	gso := 0
 	if cfg.Protocol == "tcp" && (cfg.Rate == 0 || cfg.Rate >= UnlimitedRate) {
-		loop = newTCPLoop(conns)
+		buf = make([]byte, cfg.Length)
+		loop = newTCPLoop(conns, buf, !cfg.Copy)
 	}
 	if loop != nil {
-		buf := make([]byte, cfg.Length)
 		wg.Go(func() { loop.run(buf, ctrs, end, errs) })
 		go func() {
 			select {
@@ -230,6 +231,7 @@ ticks:
 	clock.snap(k, elapsed)
 	wasInterrupted := !interrupted()
 	closeConns()
+	sendfile := loop != nil && loop.sendsFile()
 	if loop != nil {
 		loop.close() // the receiver reads the end of the streams
 	}
@@ -241,6 +243,12 @@ ticks:
 	res.IO = "netpoller"
 	if loop != nil || gso > 0 {
 		res.IO = "loop"
+	}
+	if cfg.Protocol == "tcp" {
+		res.Send = "write"
+		if sendfile {
+			res.Send = "sendfile"
+		}
 	}
 	var streamErr error
 	for i, err := range errs {

@@ -26,6 +26,14 @@ func rawWrite(fd uintptr, p []byte) (int, syscall.Errno) {
 	return int(n), e
 }
 
+// rawSendfile sends the first n bytes of file (from offset 0 each time:
+// every block is the same) to the socket fd.
+func rawSendfile(fd, file uintptr, n int) (int, syscall.Errno) {
+	var off int64
+	k, _, e := syscall.RawSyscall6(syscall.SYS_SENDFILE, fd, file, uintptr(unsafe.Pointer(&off)), uintptr(n), 0, 0)
+	return int(k), e
+}
+
 func rawRead(fd uintptr, p []byte) (int, syscall.Errno) {
 	n, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
 	return int(n), e

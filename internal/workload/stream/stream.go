@@ -102,12 +102,16 @@ type Result struct {
 	LossPercent           float64 `json:"loss_percent"`
 	OutOfOrder            int64   `json:"out_of_order"`
 	// How the sender sent, so figures stay comparable: IO "loop" (one
-	// thread, raw writes: TCP and UDP as fast as possible) or "netpoller"
-	// (a goroutine per stream: paced tests); UDPGSO the datagrams per
-	// write with segmentation offload (0: none); SendBuffer the socket's
-	// send buffer in bytes (the kernel's; cnperf sets none, as iperf3
-	// without -w).
+	// thread, raw system calls: TCP and UDP as fast as possible) or
+	// "netpoller" (a goroutine per stream: paced tests); Send, for TCP,
+	// "sendfile" (each block the pages of a memfd, not copied from user
+	// memory, as iperf3 -Z: TCP as fast as possible) or "write" (copied,
+	// as iperf3 without -Z: --copy, and paced tests); UDPGSO the
+	// datagrams per write with segmentation offload (0: none);
+	// SendBuffer the socket's send buffer in bytes (the kernel's; cnperf
+	// sets none, as iperf3 without -w).
 	IO         string `json:"io"`
+	Send       string `json:"send,omitempty"`
 	UDPGSO     int    `json:"udp_gso_segments,omitempty"`
 	SendBuffer int    `json:"send_buffer_bytes,omitempty"`
 }
@@ -127,6 +131,9 @@ type Config struct {
 	// NoGSO sends UDP as fast as possible one datagram per write, as
 	// iperf3 3.12 does, instead of with segmentation offload.
 	NoGSO bool
+	// Copy sends TCP as fast as possible with write(2) from user memory,
+	// as iperf3 without -Z, instead of with sendfile(2) from a memfd.
+	Copy bool
 	// Dial opens the control and TCP data connections ("tcp") and the UDP
 	// sockets ("udp", used connected); nil: a net.Dialer. The runner sets it
 	// to dial from inside a network namespace.

@@ -86,17 +86,24 @@ func TestTCP(t *testing.T) {
 		dur, omit     time.Duration
 		interval      time.Duration
 		bins, omitted int
+		copy          bool // --copy: write(2), not sendfile(2)
+		send          string
 	}{
-		{"1 stream", 1, time.Second, 0, 500 * time.Millisecond, 2, 0},
-		{"4 streams with warm-up", 4, time.Second, 500 * time.Millisecond, 500 * time.Millisecond, 3, 1},
+		{"1 stream", 1, time.Second, 0, 500 * time.Millisecond, 2, 0, false, "sendfile"},
+		{"4 streams with warm-up", 4, time.Second, 500 * time.Millisecond, 500 * time.Millisecond, 3, 1, false, "sendfile"},
+		{"1 stream copied", 1, time.Second, 0, 500 * time.Millisecond, 2, 0, true, "write"},
+		{"4 streams copied", 4, time.Second, 0, 500 * time.Millisecond, 2, 0, true, "write"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var c collect
 			start := time.Now()
-			res, err := Run(context.Background(), Config{Addr: addr, Duration: tt.dur, Omit: tt.omit, Interval: tt.interval, Parallel: tt.parallel}, c.emit)
+			res, err := Run(context.Background(), Config{Addr: addr, Duration: tt.dur, Omit: tt.omit, Interval: tt.interval, Parallel: tt.parallel, Copy: tt.copy}, c.emit)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if res.Send != tt.send || res.IO != "loop" {
+				t.Errorf("sent with %q (io %q), want %q (loop)", res.Send, res.IO, tt.send)
 			}
 			if el := time.Since(start); el > tt.dur+tt.omit+2*time.Second {
 				t.Errorf("took %s", el)

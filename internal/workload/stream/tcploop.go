@@ -12,8 +12,9 @@ import (
 )
 
 // tcpLoop writes every TCP stream of a test from one OS thread with its own
-// epoll set, as iperf3 drives its streams from one select loop: one
-// non-blocking write(2) per writable stream per round. The sockets are
+// epoll set, as iperf3 drives its streams from one select loop:
+// non-blocking writes (sendfile(2) or write(2)) to each writable stream
+// per round. The sockets are
 // dup'ed and their net.Conns closed first, so Go's netpoller does not wake
 // for every freed buffer, and the goroutine scheduler stays out of the data
 // path (with several streams on one CPU it cost a quarter of the
@@ -21,13 +22,20 @@ import (
 type tcpLoop struct {
 	fds  []int
 	ep   int
+	file int // a memfd holding the block, sent with sendfile; -1: write(2)
 	stop atomic.Bool
 }
 
 // newTCPLoop takes over conns; nil (conns untouched) when one has no file
-// descriptor or epoll fails.
-func newTCPLoop(conns []net.Conn) *tcpLoop {
-	l := &tcpLoop{}
+// descriptor or epoll fails. With zerocopy, each block is sent with
+// sendfile(2) from a memfd holding block (as iperf3 -Z from a file): the
+// socket takes the file's pages, and the sender does not copy each block
+// from user memory; without a memfd it writes.
+func newTCPLoop(conns []net.Conn, block []byte, zerocopy bool) *tcpLoop {
+	l := &tcpLoop{file: -1}
+	if zerocopy {
+		l.file = blockFile(block)
+	}
 	for _, c := range conns {
 		fd, ok := dupFd(c)
 		if !ok {
@@ -63,6 +71,11 @@ func newTCPLoop(conns []net.Conn) *tcpLoop {
 // system calls are raw (hotcall.go): the scheduler is not entered per
 // write, and the loop yields every yieldEvery so the interval clock runs.
 func (l *tcpLoop) run(buf []byte, ctrs []counter, end time.Time, errs []error) {
+	send, op := rawWrite, "write"
+	if l.file >= 0 {
+		file := uintptr(l.file)
+		send, op = func(fd uintptr, p []byte) (int, syscall.Errno) { return rawSendfile(fd, file, len(p)) }, "sendfile"
+	}
 	events := make([]syscall.EpollEvent, len(l.fds))
 	live := make([]bool, len(l.fds))
 	nLive := len(l.fds)
@@ -70,7 +83,7 @@ func (l *tcpLoop) run(buf []byte, ctrs []counter, end time.Time, errs []error) {
 		live[i] = true
 	}
 	fail := func(i int, e syscall.Errno) {
-		errs[i] = os.NewSyscallError("write", e)
+		errs[i] = os.NewSyscallError(op, e)
 		_, _, _ = syscall.RawSyscall6(syscall.SYS_EPOLL_CTL, uintptr(l.ep), syscall.EPOLL_CTL_DEL, uintptr(l.fds[i]), 0, 0, 0)
 		live[i] = false
 		nLive--
@@ -82,13 +95,21 @@ func (l *tcpLoop) run(buf []byte, ctrs []counter, end time.Time, errs []error) {
 		wrote := false
 		for i, fd := range l.fds {
 			for k := 0; live[i] && k < maxBurst; k++ {
-				n, e := rawWrite(uintptr(fd), buf)
+				n, e := send(uintptr(fd), buf)
 				if n > 0 {
 					ctrs[i].bytes.Add(int64(n))
 					wrote = true
 				}
 				if e == syscall.EAGAIN {
 					break
+				}
+				if l.file >= 0 && (e == syscall.EINVAL || e == syscall.ENOSYS || e == syscall.EOPNOTSUPP) {
+					// A socket or kernel that cannot splice: write
+					// from here on, and say so in the result.
+					syscall.Close(l.file)
+					l.file = -1
+					send, op = rawWrite, "write"
+					continue
 				}
 				if e != 0 && e != syscall.EINTR {
 					fail(i, e)
@@ -143,6 +164,31 @@ func (l *tcpLoop) close() {
 		syscall.Close(l.ep)
 	}
 	l.ep = -1
+	if l.file >= 0 {
+		syscall.Close(l.file)
+	}
+	l.file = -1
+}
+
+// sendsFile says whether the loop sends with sendfile.
+func (l *tcpLoop) sendsFile() bool { return l.file >= 0 }
+
+// blockFile is a memfd holding block, or -1 when the kernel has no memfd
+// or it cannot be filled.
+func blockFile(block []byte) int {
+	fd, err := unix.MemfdCreate("cnperf-stream-block", unix.MFD_CLOEXEC)
+	if err != nil {
+		return -1
+	}
+	for off := 0; off < len(block); {
+		n, err := unix.Pwrite(fd, block[off:], int64(off))
+		if err != nil || n == 0 {
+			unix.Close(fd)
+			return -1
+		}
+		off += n
+	}
+	return fd
 }
 
 // dupFd duplicates c's socket as a non-blocking, close-on-exec descriptor.
