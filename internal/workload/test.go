@@ -39,7 +39,10 @@ type Test struct {
 	FitMTU bool `yaml:"fit_mtu,omitempty" json:"fit_mtu,omitempty"`
 	// BusyPoll (rr) spins the client's workers on non-blocking calls
 	// instead of blocking: a CPU each, never idle (sockperf --nonblocked).
-	BusyPoll    bool   `yaml:"busy_poll,omitempty" json:"busy_poll,omitempty"`
+	BusyPoll bool `yaml:"busy_poll,omitempty" json:"busy_poll,omitempty"`
+	// Copy (stream, TCP as fast as possible) writes each block from user
+	// memory, as iperf3 without -Z, instead of sendfile from a memfd.
+	Copy        bool   `yaml:"copy,omitempty" json:"copy,omitempty"`
 	Repetitions int    `yaml:"repetitions,omitempty" json:"repetitions,omitempty"`
 	Sweep       *Sweep `yaml:"sweep,omitempty" json:"sweep,omitempty"`
 	// Fan-out (seed 003), for every workload, over a spec's placement:
@@ -405,10 +408,10 @@ func (t Test) onlyKnown(w Socket) error {
 	set := map[string]bool{
 		"protocol": t.Protocol != "", "omit": t.Omit != 0, "parallel": t.Parallel != 0, "length": t.Length != 0,
 		"rate": t.Rate != "", "request": t.Request != 0, "response": t.Response != 0, "count": t.Count != 0,
-		"timeout": t.Timeout != 0, "fit_mtu": t.FitMTU, "busy_poll": t.BusyPoll,
+		"timeout": t.Timeout != 0, "fit_mtu": t.FitMTU, "busy_poll": t.BusyPoll, "copy": t.Copy,
 	}
 	allowed := w.Params()
-	for _, k := range []string{"protocol", "omit", "parallel", "length", "rate", "request", "response", "count", "timeout", "fit_mtu", "busy_poll"} {
+	for _, k := range []string{"protocol", "omit", "parallel", "length", "rate", "request", "response", "count", "timeout", "fit_mtu", "busy_poll", "copy"} {
 		if set[k] && !slices.Contains(allowed, k) {
 			return bad(k, "not a parameter of %s (it has %s)", t.Workload, strings.Join(allowed, ", "))
 		}

@@ -34,14 +34,14 @@ func (descriptor) Server() workload.Server {
 }
 
 func (descriptor) Params() []string {
-	return []string{"protocol", "omit", "parallel", "length", "rate"}
+	return []string{"protocol", "omit", "parallel", "length", "rate", "copy"}
 }
 func (descriptor) Sweepable() []string { return []string{"length", "parallel", "rate"} }
 func (descriptor) Protocols() []string { return []string{"tcp", "udp"} }
 
 func (descriptor) Flags() map[string]string {
 	return map[string]string{"--protocol": "protocol", "--udp": "protocol", "--time": "duration", "--omit": "omit",
-		"--interval": "interval", "--parallel": "parallel", "--bitrate": "rate", "--length": "length"}
+		"--interval": "interval", "--parallel": "parallel", "--bitrate": "rate", "--length": "length", "--copy": "copy"}
 }
 
 func (descriptor) Check(t workload.Test, rate int64) error {
@@ -55,9 +55,12 @@ func (descriptor) Check(t workload.Test, rate int64) error {
 	if err := workload.Size("length", t.Length, lo, hi, what); err != nil {
 		return err
 	}
+	if t.Copy && (t.Protocol == "udp" || (rate != 0 && rate < UnlimitedRate)) {
+		return workload.Bad("copy", "only for TCP as fast as possible (no rate): the one test sent with sendfile")
+	}
 	// The client's own rules too, so that one added there is never missed.
 	return Config{Addr: "198.18.0.1", Protocol: t.Protocol, Duration: t.RunTime(), Omit: t.Omit,
-		Interval: t.ReportInterval(), Parallel: t.Parallel, Length: t.Length, Rate: rate}.Validate()
+		Interval: t.ReportInterval(), Parallel: t.Parallel, Length: t.Length, Rate: rate, Copy: t.Copy}.Validate()
 }
 
 func (descriptor) ClientFlags(t workload.Test) []string {
@@ -76,6 +79,9 @@ func (descriptor) ClientFlags(t workload.Test) []string {
 	}
 	if t.Rate != "" {
 		a = append(a, "--bitrate", t.Rate)
+	}
+	if t.Copy {
+		a = append(a, "--copy")
 	}
 	return a
 }
