@@ -41,7 +41,7 @@ type Test struct {
 	// instead of blocking: a CPU each, never idle (sockperf --nonblocked).
 	BusyPoll bool `yaml:"busy_poll,omitempty" json:"busy_poll,omitempty"`
 	// Copy (stream, TCP as fast as possible) writes each block from user
-	// memory, as iperf3 without -Z, instead of sendfile from a memfd.
+	// memory, as iperf3 without -Z, instead of sendfile from a file.
 	Copy        bool   `yaml:"copy,omitempty" json:"copy,omitempty"`
 	Repetitions int    `yaml:"repetitions,omitempty" json:"repetitions,omitempty"`
 	Sweep       *Sweep `yaml:"sweep,omitempty" json:"sweep,omitempty"`

@@ -231,7 +231,10 @@ ticks:
 	clock.snap(k, elapsed)
 	wasInterrupted := !interrupted()
 	closeConns()
-	sendfile := loop != nil && loop.sendsFile()
+	var sentFrom string
+	if loop != nil {
+		sentFrom = loop.sentFrom()
+	}
 	if loop != nil {
 		loop.close() // the receiver reads the end of the streams
 	}
@@ -245,8 +248,8 @@ ticks:
 		res.IO = "loop"
 	}
 	if cfg.Protocol == "tcp" {
-		res.Send = "write"
-		if sendfile {
+		res.Send, res.SendFile = "write", sentFrom
+		if sentFrom != "" {
 			res.Send = "sendfile"
 		}
 	}

@@ -152,7 +152,7 @@ func clientCommand(con workload.Console) *cobra.Command {
 	f.StringVarP(&length, "length", "l", "", "TCP write size or UDP datagram payload (default 128K for TCP, 1470 for UDP)")
 	f.StringVarP(&bitrate, "bitrate", "b", "", "target bit rate per stream, e.g. 100M or 10G (default unlimited for TCP, 1M for UDP; 0: unlimited)")
 	f.VarP(&interval, "interval", "i", "reporting interval")
-	f.BoolVar(&copyTCP, "copy", false, "TCP as fast as possible: write each block from user memory, as iperf3 without -Z, not sendfile(2) from a memfd")
+	f.BoolVar(&copyTCP, "copy", false, "TCP as fast as possible: write each block from user memory, as iperf3 without -Z, not sendfile(2) from a file")
 	f.BoolVar(&noGSO, "no-gso", false, "UDP as fast as possible (-b 0): one datagram per write, as iperf3 3.12, not 64 with segmentation offload (UDP_SEGMENT)")
 	f.BoolVar(&jsonOut, "json", false, "print every interval and the result as JSON lines")
 	return cmd

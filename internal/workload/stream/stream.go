@@ -104,14 +104,17 @@ type Result struct {
 	// How the sender sent, so figures stay comparable: IO "loop" (one
 	// thread, raw system calls: TCP and UDP as fast as possible) or
 	// "netpoller" (a goroutine per stream: paced tests); Send, for TCP,
-	// "sendfile" (each block the pages of a memfd, not copied from user
-	// memory, as iperf3 -Z: TCP as fast as possible) or "write" (copied,
-	// as iperf3 without -Z: --copy, and paced tests); UDPGSO the
+	// "sendfile" (each block the pages of a file, not copied from user
+	// memory, as iperf3 -Z: TCP as fast as possible), from SendFile
+	// "tmpfile" (an unnamed file in the temporary directory) or "memfd",
+	// or "write" (copied, as iperf3 without -Z: --copy, and paced
+	// tests); UDPGSO the
 	// datagrams per write with segmentation offload (0: none);
 	// SendBuffer the socket's send buffer in bytes (the kernel's; cnperf
 	// sets none, as iperf3 without -w).
 	IO         string `json:"io"`
 	Send       string `json:"send,omitempty"`
+	SendFile   string `json:"send_file,omitempty"`
 	UDPGSO     int    `json:"udp_gso_segments,omitempty"`
 	SendBuffer int    `json:"send_buffer_bytes,omitempty"`
 }
@@ -132,7 +135,7 @@ type Config struct {
 	// iperf3 3.12 does, instead of with segmentation offload.
 	NoGSO bool
 	// Copy sends TCP as fast as possible with write(2) from user memory,
-	// as iperf3 without -Z, instead of with sendfile(2) from a memfd.
+	// as iperf3 without -Z, instead of with sendfile(2) from a file.
 	Copy bool
 	// Dial opens the control and TCP data connections ("tcp") and the UDP
 	// sockets ("udp", used connected); nil: a net.Dialer. The runner sets it
