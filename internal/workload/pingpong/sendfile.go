@@ -5,6 +5,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cnperf/cnperf/internal/workload"
 )
 
 // Bodies of sendfileMin bytes or more leave with sendfile(2) from a memfd
@@ -16,18 +18,7 @@ const sendfileMin = 32 << 10
 // bodyFile is a memfd with buf's bytes, or -1 when the kernel has no memfd
 // or it cannot be filled (pong then writes from buf).
 func bodyFile(buf []byte) int {
-	fd, err := unix.MemfdCreate("cnperf-pong-body", unix.MFD_CLOEXEC)
-	if err != nil {
-		return -1
-	}
-	for off := 0; off < len(buf); {
-		n, err := unix.Pwrite(fd, buf[off:], int64(off))
-		if err != nil || n == 0 {
-			unix.Close(fd)
-			return -1
-		}
-		off += n
-	}
+	fd, _ := workload.SendFile(buf, "cnperf-pong-body", false)
 	return fd
 }
 

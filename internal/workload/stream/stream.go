@@ -108,10 +108,9 @@ type Result struct {
 	// memory, as iperf3 -Z: TCP as fast as possible), from SendFile
 	// "tmpfile" (an unnamed file in the temporary directory) or "memfd",
 	// or "write" (copied, as iperf3 without -Z: --copy, and paced
-	// tests); UDPGSO the
-	// datagrams per write with segmentation offload (0: none);
-	// SendBuffer the socket's send buffer in bytes (the kernel's; cnperf
-	// sets none, as iperf3 without -w).
+	// tests); UDPGSO the datagrams per write with segmentation offload
+	// (0: none); SendBuffer the socket's send buffer in bytes (the
+	// kernel's; cnperf sets none, as iperf3 without -w).
 	IO         string `json:"io"`
 	Send       string `json:"send,omitempty"`
 	SendFile   string `json:"send_file,omitempty"`

@@ -1,7 +1,6 @@
 package stream
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -9,12 +8,10 @@ import (
 	"io"
 	"math"
 	"net"
-	"os"
 	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -456,41 +453,5 @@ func TestOneStreamReaderLentAP(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // the reader's release follows the answer
 	if got := runtime.GOMAXPROCS(0); most.Load() != 2 || got != 1 {
 		t.Errorf("GOMAXPROCS was at most %d during the test and %d after; want 2 and 1", most.Load(), got)
-	}
-}
-
-// TestBlockFile: the block sendfile sends is in an unnamed file in the
-// temporary directory, else in a memfd, and holds the block's bytes.
-func TestBlockFile(t *testing.T) {
-	block := make([]byte, 200<<10)
-	for i := range block {
-		block[i] = byte(i * 7)
-	}
-	tests := []struct {
-		name, tmpdir, want string
-	}{
-		{"temporary directory", t.TempDir(), "tmpfile"},
-		{"no temporary directory", "/nonexistent-cnperf-test-dir", "memfd"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Setenv("TMPDIR", tt.tmpdir)
-			fd, kind := blockFile(block)
-			if fd < 0 {
-				t.Fatal("no file")
-			}
-			defer syscall.Close(fd)
-			if kind != tt.want {
-				t.Errorf("file %q, want %q", kind, tt.want)
-			}
-			got := make([]byte, len(block)+1)
-			n, err := syscall.Pread(fd, got, 0)
-			if err != nil || n != len(block) || !bytes.Equal(got[:n], block) {
-				t.Errorf("file holds %d bytes (%v), not the block", n, err)
-			}
-			if ents, _ := os.ReadDir(tt.tmpdir); len(ents) != 0 {
-				t.Errorf("left %d entries in %s", len(ents), tt.tmpdir)
-			}
-		})
 	}
 }

@@ -1,7 +1,6 @@
 package stream
 
 import (
-	"io"
 	"net"
 	"os"
 	"sync/atomic"
@@ -10,16 +9,17 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cnperf/cnperf/internal/workload"
 )
 
 // tcpLoop writes every TCP stream of a test from one OS thread with its own
 // epoll set, as iperf3 drives its streams from one select loop:
-// non-blocking writes (sendfile(2) or write(2)) to each writable stream
-// per round. The sockets are
-// dup'ed and their net.Conns closed first, so Go's netpoller does not wake
-// for every freed buffer, and the goroutine scheduler stays out of the data
-// path (with several streams on one CPU it cost a quarter of the
-// throughput).
+// non-blocking sendfile(2) or write(2) calls to each writable stream per
+// round. The sockets are dup'ed and their net.Conns closed first, so Go's
+// netpoller does not wake for every freed buffer, and the goroutine
+// scheduler stays out of the data path (with several streams on one CPU
+// it cost a quarter of the throughput).
 type tcpLoop struct {
 	fds  []int
 	ep   int
@@ -36,7 +36,7 @@ type tcpLoop struct {
 func newTCPLoop(conns []net.Conn, block []byte, zerocopy bool) *tcpLoop {
 	l := &tcpLoop{file: -1}
 	if zerocopy {
-		l.file, l.from = blockFile(block)
+		l.file, l.from = workload.SendFile(block, "cnperf-stream-block", true)
 	}
 	for _, c := range conns {
 		fd, ok := dupFd(c)
@@ -66,8 +66,8 @@ func newTCPLoop(conns []net.Conn, block []byte, zerocopy bool) *tcpLoop {
 
 // run writes buf to every stream until end or stop; errs[i] is set when
 // stream i fails. Each round writes every stream until its socket is full
-// (at most maxBurst writes; one sendfile), and only when every one was full does the
-// thread wait in epoll_wait, as iperf3 3.12 writes several blocks per
+// (at most maxBurst writes; one sendfile), and only when every one was
+// full does the thread wait in epoll_wait, as iperf3 3.12 writes several blocks per
 // select; with one epoll_wait per write, the thread slept and woke for
 // every block (13,000 context switches a second where iperf3 had 70). The
 // system calls are raw (hotcall.go): the scheduler is not entered per
@@ -184,46 +184,6 @@ func (l *tcpLoop) sentFrom() string {
 		return ""
 	}
 	return l.from
-}
-
-// blockFile is a file holding block and its kind, or -1 when none can be
-// made and filled: an unnamed file (O_TMPFILE) in the temporary
-// directory, as iperf3 -Z sends from an unlinked file there, else a memfd.
-// sendfile looks a memfd's pages (shmem) up one by one, 32 lookups per
-// 128 KiB block: 12 % of the sender's CPU with 4 streams here, and 0.78x
-// iperf3 -Z's rate, where a disk file system's page cache (large folios)
-// made 0.96x.
-func blockFile(block []byte) (int, string) {
-	fd, err := unix.Open(os.TempDir(), unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
-	if err == nil {
-		if fill(fd, block) == nil {
-			return fd, "tmpfile"
-		}
-		unix.Close(fd)
-	}
-	fd, err = unix.MemfdCreate("cnperf-stream-block", unix.MFD_CLOEXEC)
-	if err != nil {
-		return -1, ""
-	}
-	if fill(fd, block) != nil {
-		unix.Close(fd)
-		return -1, ""
-	}
-	return fd, "memfd"
-}
-
-func fill(fd int, block []byte) error {
-	for off := 0; off < len(block); {
-		n, err := unix.Pwrite(fd, block[off:], int64(off))
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return io.ErrShortWrite
-		}
-		off += n
-	}
-	return nil
 }
 
 // dupFd duplicates c's socket as a non-blocking, close-on-exec descriptor.
