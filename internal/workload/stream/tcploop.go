@@ -24,7 +24,7 @@ type tcpLoop struct {
 	fds  []int
 	ep   int
 	file int    // a file holding the block, sent with sendfile; -1: write(2)
-	from string // the file: "tmpfile" or "memfd" (blockFile)
+	from string // the file: "tmpfile" or "memfd" (workload.SendFile)
 	stop atomic.Bool
 }
 
