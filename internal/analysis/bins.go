@@ -2,63 +2,126 @@ package analysis
 
 import (
 	"math"
-	"math/bits"
+	"slices"
+	"sort"
 
 	"github.com/cnperf/cnperf/internal/analysis/stats"
 )
 
-// Bin describes a metric over the samples whose size lies in [Lo, Hi)
-// bytes (the last bin of a set is closed: [Lo, Hi]). Quantiles are R type 7
-// (stats.Quantile); all are NaN when N == 0.
+// Bin describes a metric over the samples of one size group: the measured
+// sizes from Lo to Hi bytes (both measured; Lo == Hi when the group is one
+// size). Quantiles are R type 7 (stats.Quantile); all are NaN when N == 0.
 type Bin struct {
 	Lo, Hi                    float64
 	N                         int
 	P5, P25, Median, P75, P95 float64
 }
 
-// binOf returns the index of size among n equal-width bins over
-// [0, maxSize], the last bin closed; sizes outside fall into the first or
-// last bin. With maxSize <= 0 every size falls into the last bin. The
-// product size·n is taken in 128 bits: a stored run may hold any int size,
-// and an overflow would give a negative index.
-func binOf(size, maxSize, n int) int {
-	if maxSize <= 0 || n < 1 {
-		return max(n-1, 0)
-	}
-	s := uint64(min(max(size, 0), maxSize))
-	hi, lo := bits.Mul64(s, uint64(n))
-	q, _ := bits.Div64(hi, lo, uint64(maxSize)) // hi < maxSize as s <= maxSize: no panic
-	return min(int(q), n-1)                     // exact floor
+// Grouping says how a Dataset groups message sizes to compare like with
+// like (see Dataset.Grouping).
+type Grouping struct {
+	Sizes  int // distinct sizes of successful samples, over every series
+	Groups int // groups the sizes are cut into
+	// Shared: two series measured a common size (cnperf's runs, ab,
+	// ppbench with repetitions, a size list), or fewer than two series
+	// have samples (nothing to pair).
+	Shared bool
+	lo, hi []int // each group's smallest and largest size, ascending
 }
 
-// binEdges returns the bounds of bin i of n over [0, maxSize]. Lo is
-// i·maxSize/n from the exact product (128 bits), so for sizes below 2^53 a
-// size s lies in bin i exactly when Lo <= s < Hi (binOf's integer rule).
-func binEdges(i, maxSize, n int) (lo, hi float64) {
-	m := uint64(max(maxSize, 0))
-	edge := func(k int) float64 {
-		h, l := bits.Mul64(uint64(k), m)
-		return (float64(h)*0x1p64 + float64(l)) / float64(n)
-	}
-	return edge(i), edge(i + 1)
+// PerSize reports whether every measured size is its own group: one point
+// per size.
+func (g Grouping) PerSize() bool { return g.Groups == g.Sizes }
+
+// of returns the index of the group holding size: the last group whose
+// smallest size is <= size (the first group for a smaller size).
+func (g Grouping) of(size int) int {
+	return max(sort.Search(len(g.lo), func(i int) bool { return g.lo[i] > size })-1, 0)
 }
 
-// binned splits the series' metric values into n size bins in one pass
-// over its value-sorted points, so every bin's values come out sorted.
-// nil for n < 1.
-func (d Dataset) binned(series string, m Metric, n int) [][]float64 {
+// Grouping cuts the distinct sizes of the successful samples (all series
+// together) into at most n groups holding equal numbers of sizes, in size
+// order. Equal counts, not equal widths: with sizes spaced a few per
+// decade (ab's 10, 20, …, 1 000 000) equal-width bins put every size
+// below a tenth of the largest into one bin and weight the rest by their
+// width; equal counts weight every measured size alike. With at most n
+// sizes every size is its own group: one point per measured size. When no
+// two series measured a common size (sizes drawn at random per series, as
+// ppbench does), a group of one size would never hold two series, so there
+// are at most sizes/series groups: about as many as one series measured
+// sizes. n < 1 gives no group.
+func (d Dataset) Grouping(n int) Grouping {
 	if n < 1 {
-		return nil
+		return Grouping{}
+	}
+	if d.cache != nil {
+		d.cache.mu.Lock()
+		g, ok := d.cache.groups[n]
+		d.cache.mu.Unlock()
+		if ok {
+			return g
+		}
+	}
+	by := map[int]int{} // size → series that measured it
+	series := 0
+	for _, s := range d.Series {
+		seen := map[int]bool{}
+		for _, smp := range d.OK[s] {
+			if !seen[smp.Size] {
+				seen[smp.Size] = true
+				by[smp.Size]++
+			}
+		}
+		if len(seen) > 0 {
+			series++
+		}
+	}
+	sizes := make([]int, 0, len(by))
+	shared := series < 2
+	for s, c := range by {
+		sizes = append(sizes, s)
+		shared = shared || c > 1
+	}
+	slices.Sort(sizes)
+	g := Grouping{Sizes: len(sizes), Shared: shared}
+	k := min(n, len(sizes))
+	if !shared {
+		k = min(k, max(1, len(sizes)/series))
+	}
+	g.Groups = k
+	for i := range k {
+		a, b := i*len(sizes)/k, (i+1)*len(sizes)/k // no overflow: len(sizes) <= samples
+		g.lo = append(g.lo, sizes[a])
+		g.hi = append(g.hi, sizes[b-1])
+	}
+	if d.cache != nil {
+		d.cache.mu.Lock()
+		d.cache.groups[n] = g
+		d.cache.mu.Unlock()
+	}
+	return g
+}
+
+// edges returns group i's smallest and largest size.
+func (g Grouping) edges(i int) (lo, hi float64) { return float64(g.lo[i]), float64(g.hi[i]) }
+
+// binned splits the series' metric values into the size groups of
+// Grouping(n) in one pass over its value-sorted points, so every group's
+// values come out sorted.
+func (d Dataset) binned(series string, m Metric, n int) (Grouping, [][]float64) {
+	g := d.Grouping(n)
+	if g.Groups == 0 {
+		return g, nil
 	}
 	p := d.points(series, m)
 	idx := make([]int, len(p))
-	count := make([]int, n)
+	count := make([]int, g.Groups)
 	for k, x := range p {
-		idx[k] = binOf(x.size, d.MaxSize, n)
+		idx[k] = g.of(x.size)
 		count[idx[k]]++
 	}
 	buf := make([]float64, len(p))
-	out := make([][]float64, n)
+	out := make([][]float64, g.Groups)
 	off := 0
 	for i, c := range count {
 		out[i] = buf[off : off : off+c]
@@ -67,17 +130,16 @@ func (d Dataset) binned(series string, m Metric, n int) [][]float64 {
 	for k, x := range p {
 		out[idx[k]] = append(out[idx[k]], x.value)
 	}
-	return out
+	return g, out
 }
 
-// Bins returns the series' metric in n equal-width size bins over
-// [0, MaxSize] (the last bin closed). An unknown series gives n empty
-// bins; n < 1 gives nil.
+// Bins returns the series' metric in the size groups of Grouping(n). An
+// unknown series gives empty bins; n < 1 gives none.
 func (d Dataset) Bins(series string, m Metric, n int) []Bin {
-	vals := d.binned(series, m, n)
+	g, vals := d.binned(series, m, n)
 	bins := make([]Bin, len(vals))
 	for i, v := range vals {
-		lo, hi := binEdges(i, d.MaxSize, n)
+		lo, hi := g.edges(i)
 		bins[i] = Bin{Lo: lo, Hi: hi, N: len(v),
 			P5: stats.Quantile(v, 0.05), P25: stats.Quantile(v, 0.25), Median: stats.Quantile(v, 0.5),
 			P75: stats.Quantile(v, 0.75), P95: stats.Quantile(v, 0.95)}
@@ -121,7 +183,7 @@ func SmoothBins(b []Bin, window int) []Bin {
 	return out
 }
 
-// LossBin is, for the sizes in [Lo, Hi), a series' median divided by the
+// LossBin is, for the size group of sizes Lo to Hi, a series' median divided by the
 // median of the series it is compared with (001's loss line, eq. 3: the
 // division of two median lines). Ratio is NaN when either bin is empty.
 type LossBin struct {
@@ -130,21 +192,22 @@ type LossBin struct {
 	N, RefN int
 }
 
-// ratioBins divides over's bin medians by under's.
+// ratioBins divides over's group medians by under's.
 func (d Dataset) ratioBins(over, under string, m Metric, n int) []LossBin {
-	a := d.binned(over, m, n)
-	b := d.binned(under, m, n)
+	g, a := d.binned(over, m, n)
+	_, b := d.binned(under, m, n)
 	out := make([]LossBin, len(a))
 	for i := range a {
-		lo, hi := binEdges(i, d.MaxSize, n)
+		lo, hi := g.edges(i)
 		out[i] = LossBin{Lo: lo, Hi: hi, N: len(a[i]), RefN: len(b[i]),
 			Ratio: stats.Ratio(stats.Quantile(a[i], 0.5), stats.Quantile(b[i], 0.5))}
 	}
 	return out
 }
 
-// Loss returns, per size bin, the series' median over the reference's
-// median. Without a reference every ratio is NaN (RefN 0); n < 1 gives nil.
+// Loss returns, per size group (Grouping(n)), the series' median over the
+// reference's median. Without a reference every ratio is NaN (RefN 0);
+// n < 1 gives none.
 func (d Dataset) Loss(series string, m Metric, n int) []LossBin {
 	return d.ratioBins(series, d.Reference, m, n)
 }
@@ -227,8 +290,8 @@ func (d Dataset) Impacts(m Metric, n int) []Impact {
 	return out
 }
 
-// group is a set of like message sizes: a size bin, cut at the small/big
-// split so that no group mixes small and big messages.
+// group is a set of like message sizes: a size group of Grouping, cut at
+// the small/big split so that no group mixes small and big messages.
 type group struct {
 	bin int
 	big bool
@@ -237,12 +300,16 @@ type group struct {
 // noSplit is the split that cuts no bin: every size is from it up.
 const noSplit = math.MinInt
 
-// grouped returns the series' metric values per group (n bins over
-// [0, MaxSize], each cut at split), each group's values sorted.
+// grouped returns the series' metric values per group (the size groups
+// of Grouping(n), each cut at split), each group's values sorted.
 func (d Dataset) grouped(series string, m Metric, n, split int) map[group][]float64 {
+	g := d.Grouping(n)
 	out := map[group][]float64{}
+	if g.Groups == 0 {
+		return out
+	}
 	for _, p := range d.points(series, m) { // value-sorted: every group comes out sorted
-		k := group{binOf(p.size, d.MaxSize, n), p.size >= split}
+		k := group{g.of(p.size), p.size >= split}
 		out[k] = append(out[k], p.value)
 	}
 	return out
@@ -279,9 +346,9 @@ func pairedRatio(over, under map[group][]float64, stat func(sorted []float64) fl
 	return Paired{Ratio: stats.Median(rs), Groups: len(rs)} // the median does not depend on map order
 }
 
-// PairedRatio compares the series' metric with under's size bin by size
-// bin (n bins over [0, MaxSize]): the median over the bins both have of
-// the ratio of their bin medians. NaN for n < 1.
+// PairedRatio compares the series' metric with under's size group by size
+// group (Grouping(n)): the median over the groups both have of the ratio
+// of their group medians. NaN for n < 1.
 func (d Dataset) PairedRatio(series, under string, m Metric, n int) Paired {
 	if n < 1 {
 		return Paired{Ratio: math.NaN()}
@@ -294,21 +361,22 @@ func (d Dataset) PairedRatio(series, under string, m Metric, n int) Paired {
 type SplitRow struct {
 	Series       string
 	SmallN, BigN int // the series' samples below / from the split
-	// Small and Big are the median over the size bins below / from the
-	// split that both series measured of the series' bin median over the
-	// reference's; SmallBins and BigBins count those bins.
+	// Small and Big are the median over the size groups below / from the
+	// split that both series measured of the series' group median over the
+	// reference's; SmallBins and BigBins count those groups.
 	Small, Big         float64
 	SmallBins, BigBins int
 }
 
 // SmallBig returns a row per series, the reference included (ratios 1).
-// Each side's ratio compares like with like: per size bin (n bins over
-// [0, MaxSize], a bin straddling split cut in two, one part per side) the
-// series' median over the reference's, then the median of those ratios.
+// Each side's ratio compares like with like: per size group (Grouping(n),
+// a group straddling split cut in two, one part per side) the series'
+// median over the reference's, then the median of those ratios, so every
+// measured size (or every group of equally many sizes) weighs the same.
 // Pooling a side's samples and dividing the pools' medians would compare
 // unlike size mixes whenever the series measured different sizes (imported
 // data, failed cells). Ratios are NaN without a reference, for n < 1, or
-// when no bin of that side has both series.
+// when no group of that side has both series.
 func (d Dataset) SmallBig(m Metric, split, n int) []SplitRow {
 	var ref map[group][]float64
 	if d.Reference != "" && n >= 1 {
@@ -334,4 +402,23 @@ func (d Dataset) SmallBig(m Metric, split, n int) []SplitRow {
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// SizeSpan returns the 5th and 95th percentile (type 7) of the distinct
+// positive sizes of successful samples, all series together: where the
+// measured sizes lie, a stray smallest or largest size left out. Both are
+// NaN without such a size.
+func (d Dataset) SizeSpan() (lo, hi float64) {
+	seen := map[int]bool{}
+	var sizes []float64
+	for _, s := range d.Series {
+		for _, smp := range d.OK[s] {
+			if smp.Size > 0 && !seen[smp.Size] {
+				seen[smp.Size] = true
+				sizes = append(sizes, float64(smp.Size))
+			}
+		}
+	}
+	slices.Sort(sizes)
+	return stats.Quantile(sizes, 0.05), stats.Quantile(sizes, 0.95)
 }

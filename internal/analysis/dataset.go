@@ -74,7 +74,7 @@ type Dataset struct {
 	Failed    map[string]int
 	MaxSize   int // largest size of a successful sample
 
-	cache *pointCache // sorted metric values, shared by copies; nil in a literal Dataset
+	cache *pointCache // sorted metric values and size groups, shared by copies; nil in a literal Dataset
 }
 
 // NewDataset keeps the samples of the named series, splitting them into
@@ -91,7 +91,7 @@ func NewDataset(series []string, samples map[string][]pingpong.Sample, reference
 		}
 		sort.Strings(series)
 	}
-	d := Dataset{OK: map[string][]pingpong.Sample{}, Failed: map[string]int{}, cache: &pointCache{m: map[pointKey][]point{}}}
+	d := Dataset{OK: map[string][]pingpong.Sample{}, Failed: map[string]int{}, cache: &pointCache{m: map[pointKey][]point{}, groups: map[int]Grouping{}}}
 	seen := map[string]bool{}
 	for _, s := range series {
 		if seen[s] {
@@ -146,8 +146,9 @@ type point struct {
 type pointKey struct{ series, metric string }
 
 type pointCache struct {
-	mu sync.Mutex
-	m  map[pointKey][]point
+	mu     sync.Mutex
+	m      map[pointKey][]point
+	groups map[int]Grouping // by the number of groups asked for
 }
 
 // points returns the series' defined metric values with their sizes, sorted

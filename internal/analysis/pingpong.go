@@ -27,9 +27,9 @@ type ModeRow struct {
 	RPSRatio      float64 `json:"rps_ratio"`
 }
 
-// DefaultBins is the number of size bins over which the summary's ratios
-// pair modes: the report's default, so `cnperf summary` and the report's
-// summary agree.
+// DefaultBins is the most size groups (Dataset.Grouping) over which the
+// summary's ratios pair modes: the report's default, so `cnperf summary`
+// and the report's summary agree.
 const DefaultBins = 100
 
 // CellRate is one finished cell's requests per second. Cells of the same
@@ -94,8 +94,9 @@ func (p PingPongSet) Row(mode string) ModeRow {
 
 // Ratio compares mode with under on a summary column ("transfer",
 // "latency", "outer" or "cell_rps") over like message sizes: for the
-// per-request metrics the median over DefaultBins size bins of the ratio of
-// the bins' medians (Dataset.PairedRatio); for requests per second the
+// per-request metrics the median over the size groups (at most
+// DefaultBins) of the ratio of the groups' medians (Dataset.PairedRatio),
+// each measured size one point when there are few; for requests per second the
 // median over the chunks both modes ran of the ratio of their cells'
 // rates. Modes measure different sizes when cells failed or the data was
 // imported, and a ratio of pooled medians would then compare size mixes.

@@ -146,27 +146,41 @@ func TestBins(t *testing.T) {
 		n      int
 		want   []analysis.Bin
 	}{
-		// n=2: [0,20) holds size 10: 1..5; [20,40] holds sizes 20, 30, 40: 10 20 30 40.
-		// Type 7, h=(n-1)p. 1..5: P5 h=.2→1.2, P25 h=1→2, P50 h=2→3, P75 h=3→4, P95 h=3.8→4.8.
-		// 10..40: P5 h=.15→11.5, P25 h=.75→17.5, P50 h=1.5→25, P75 h=2.25→32.5, P95 h=2.85→38.5.
-		{"two bins", "bare", 2, []analysis.Bin{
-			{Lo: 0, Hi: 20, N: 5, P5: 1.2, P25: 2, Median: 3, P75: 4, P95: 4.8},
-			{Lo: 20, Hi: 40, N: 4, P5: 11.5, P25: 17.5, Median: 25, P75: 32.5, P95: 38.5},
-		}},
-		// n=4: [0,10) empty; [10,20) 1..5; [20,30) 10; [30,40] 20 30 40 (40 in the closed last bin).
-		// 20,30,40: P5 h=.1→21, P25 h=.5→25, P50 30, P75 h=1.5→35, P95 h=1.9→39.
-		{"empty bin, closed last bin", "bare", 4, []analysis.Bin{
-			{Lo: 0, Hi: 10, N: 0, P5: nan, P25: nan, Median: nan, P75: nan, P95: nan},
-			{Lo: 10, Hi: 20, N: 5, P5: 1.2, P25: 2, Median: 3, P75: 4, P95: 4.8},
-			{Lo: 20, Hi: 30, N: 1, P5: 10, P25: 10, Median: 10, P75: 10, P95: 10},
+		// n=2: two groups of two of the sizes 10, 20, 30, 40: [10, 20] holds
+		// 1..5 and 10; [30, 40] holds 20, 30, 40.
+		// Type 7, h=(n-1)p. 1 2 3 4 5 10: P5 h=.25→1.25, P25 h=1.25→2.25, P50 h=2.5→3.5, P75 h=3.75→4.75, P95 h=4.75→8.75.
+		// 20 30 40: P5 h=.1→21, P25 h=.5→25, P50 30, P75 h=1.5→35, P95 h=1.9→39.
+		{"two groups", "bare", 2, []analysis.Bin{
+			{Lo: 10, Hi: 20, N: 6, P5: 1.25, P25: 2.25, Median: 3.5, P75: 4.75, P95: 8.75},
 			{Lo: 30, Hi: 40, N: 3, P5: 21, P25: 25, Median: 30, P75: 35, P95: 39},
 		}},
-		// bridge 2, 4 at size 10 (given unsorted): P5 2.1, P25 2.5, P50 3, P75 3.5, P95 3.9.
-		{"two values", "bridge", 2, []analysis.Bin{
-			{Lo: 0, Hi: 20, N: 2, P5: 2.1, P25: 2.5, Median: 3, P75: 3.5, P95: 3.9},
-			{Lo: 20, Hi: 40, N: 1, P5: 50, P25: 50, Median: 50, P75: 50, P95: 50},
+		// n=4: one group per size. 1..5: P5 h=.2→1.2, P25 2, P50 3, P75 4, P95 h=3.8→4.8;
+		// 30 40: P5 h=.05→30.5, P25 32.5, P50 35, P75 37.5, P95 39.5.
+		{"one group per size", "bare", 4, []analysis.Bin{
+			{Lo: 10, Hi: 10, N: 5, P5: 1.2, P25: 2, Median: 3, P75: 4, P95: 4.8},
+			{Lo: 20, Hi: 20, N: 1, P5: 10, P25: 10, Median: 10, P75: 10, P95: 10},
+			{Lo: 30, Hi: 30, N: 1, P5: 20, P25: 20, Median: 20, P75: 20, P95: 20},
+			{Lo: 40, Hi: 40, N: 2, P5: 30.5, P25: 32.5, Median: 35, P75: 37.5, P95: 39.5},
 		}},
-		{"unknown series", "nope", 1, []analysis.Bin{{Lo: 0, Hi: 40, P5: nan, P25: nan, Median: nan, P75: nan, P95: nan}}},
+		// n=3: sizes 0..1, 1..2, 2..4 of the four: [10], [20], [30, 40].
+		{"unequal split", "bare", 3, []analysis.Bin{
+			{Lo: 10, Hi: 10, N: 5, P5: 1.2, P25: 2, Median: 3, P75: 4, P95: 4.8},
+			{Lo: 20, Hi: 20, N: 1, P5: 10, P25: 10, Median: 10, P75: 10, P95: 10},
+			{Lo: 30, Hi: 40, N: 3, P5: 21, P25: 25, Median: 30, P75: 35, P95: 39},
+		}},
+		// bridge 2, 4 at size 10 (given unsorted): P5 2.1, P25 2.5, P50 3, P75 3.5, P95 3.9;
+		// it has no size 20 or 40, so the sizes of every series make the groups.
+		{"two values", "bridge", 2, []analysis.Bin{
+			{Lo: 10, Hi: 20, N: 2, P5: 2.1, P25: 2.5, Median: 3, P75: 3.5, P95: 3.9},
+			{Lo: 30, Hi: 40, N: 1, P5: 50, P25: 50, Median: 50, P75: 50, P95: 50},
+		}},
+		{"more groups asked than sizes", "bridge", 100, []analysis.Bin{
+			{Lo: 10, Hi: 10, N: 2, P5: 2.1, P25: 2.5, Median: 3, P75: 3.5, P95: 3.9},
+			{Lo: 20, Hi: 20, P5: nan, P25: nan, Median: nan, P75: nan, P95: nan},
+			{Lo: 30, Hi: 30, N: 1, P5: 50, P25: 50, Median: 50, P75: 50, P95: 50},
+			{Lo: 40, Hi: 40, P5: nan, P25: nan, Median: nan, P75: nan, P95: nan},
+		}},
+		{"unknown series", "nope", 1, []analysis.Bin{{Lo: 10, Hi: 40, P5: nan, P25: nan, Median: nan, P75: nan, P95: nan}}},
 		{"no bins", "bare", 0, nil},
 	}
 	for _, tt := range tests {
@@ -198,17 +212,18 @@ func binsEqual(a, b []analysis.Bin) bool {
 	return true
 }
 
-// TestBinsHugeSizes: a stored run may hold any int size; size·bins must
-// not overflow into a negative bin index.
+// TestBinsHugeSizes: a stored run may hold any int size; grouping must
+// keep every sample, in size order, without overflowing.
 func TestBinsHugeSizes(t *testing.T) {
 	tests := []struct {
 		name  string
 		sizes []int
 		n     int
-		want  []int // N per bin
+		want  []int // N per group
 	}{
-		{"max int", []int{1, math.MaxInt64 / 2, math.MaxInt64}, 4, []int{1, 1, 0, 1}},
-		{"max int, many bins", []int{math.MaxInt64, math.MaxInt64 - 1}, 10000, nil},
+		{"max int", []int{1, math.MaxInt64 / 2, math.MaxInt64}, 4, []int{1, 1, 1}},
+		{"max int, two groups", []int{1, math.MaxInt64 / 2, math.MaxInt64}, 2, []int{1, 2}},
+		{"max int, many bins", []int{math.MaxInt64, math.MaxInt64 - 1}, 10000, []int{1, 1}},
 		{"negative size", []int{-5, 10}, 2, []int{1, 1}},
 	}
 	for _, tc := range tests {
@@ -224,15 +239,15 @@ func TestBinsHugeSizes(t *testing.T) {
 			total := 0
 			for i, b := range bins {
 				total += b.N
-				if b.Lo > b.Hi || (i > 0 && b.Lo != bins[i-1].Hi) {
-					t.Errorf("bin %d: [%g, %g) after %g", i, b.Lo, b.Hi, bins[max(i-1, 0)].Hi)
+				if b.Lo > b.Hi || (i > 0 && b.Lo < bins[i-1].Hi) { // float64 may round two huge sizes to one
+					t.Errorf("group %d: [%g, %g] after %g", i, b.Lo, b.Hi, bins[max(i-1, 0)].Hi)
 				}
-				if tc.want != nil && b.N != tc.want[i] {
-					t.Errorf("bin %d: N %d, want %d", i, b.N, tc.want[i])
+				if i < len(tc.want) && b.N != tc.want[i] {
+					t.Errorf("group %d: N %d, want %d", i, b.N, tc.want[i])
 				}
 			}
-			if total != len(tc.sizes) || len(bins) != tc.n {
-				t.Errorf("%d bins holding %d samples, want %d holding %d", len(bins), total, tc.n, len(tc.sizes))
+			if total != len(tc.sizes) || len(bins) != len(tc.want) {
+				t.Errorf("%d groups holding %d samples, want %d holding %d", len(bins), total, len(tc.want), len(tc.sizes))
 			}
 			d.SmallBig(metric(t, "latency"), 3*87380, tc.n)
 			d.Summary(metric(t, "latency"), 2, tc.n)
@@ -298,16 +313,16 @@ func TestLoss(t *testing.T) {
 		n      int
 		want   []analysis.LossBin
 	}{
-		// bridge/bare: [0,20) median(2,4)=3 / median(1..5)=3 = 1; [20,40] 50 / median(10,20,30,40)=25 = 2.
-		{"two bins", d, "bridge", 2, []analysis.LossBin{{Lo: 0, Hi: 20, Ratio: 1, N: 2, RefN: 5}, {Lo: 20, Hi: 40, Ratio: 2, N: 1, RefN: 4}}},
-		// [0,10) both empty; [10,20) 3/3; [20,30) bridge empty; [30,40] 50/median(20,30,40)=50/30.
-		{"empty bins", d, "bridge", 4, []analysis.LossBin{
-			{Lo: 0, Hi: 10, Ratio: nan}, {Lo: 10, Hi: 20, Ratio: 1, N: 2, RefN: 5},
-			{Lo: 20, Hi: 30, Ratio: nan, N: 0, RefN: 1}, {Lo: 30, Hi: 40, Ratio: 5.0 / 3, N: 1, RefN: 3}}},
-		// overlay/bare: 6/3 = 2; 100/25 = 4.
-		{"overlay", d, "overlay", 2, []analysis.LossBin{{Lo: 0, Hi: 20, Ratio: 2, N: 1, RefN: 5}, {Lo: 20, Hi: 40, Ratio: 4, N: 1, RefN: 4}}},
-		{"reference itself", d, "bare", 1, []analysis.LossBin{{Lo: 0, Hi: 40, Ratio: 1, N: 9, RefN: 9}}},
-		{"no reference", noRef, "bridge", 2, []analysis.LossBin{{Lo: 0, Hi: 20, Ratio: nan, N: 2}, {Lo: 20, Hi: 40, Ratio: nan, N: 1}}},
+		// bridge/bare: [10,20] median(2,4)=3 / median(1..5, 10)=3.5; [30,40] 50 / median(20,30,40)=30.
+		{"two groups", d, "bridge", 2, []analysis.LossBin{{Lo: 10, Hi: 20, Ratio: 3 / 3.5, N: 2, RefN: 6}, {Lo: 30, Hi: 40, Ratio: 5.0 / 3, N: 1, RefN: 3}}},
+		// One group per size: 10: 3/3; 20: bridge has none; 30: 50/20; 40: bridge has none.
+		{"one group per size", d, "bridge", 4, []analysis.LossBin{
+			{Lo: 10, Hi: 10, Ratio: 1, N: 2, RefN: 5}, {Lo: 20, Hi: 20, Ratio: nan, N: 0, RefN: 1},
+			{Lo: 30, Hi: 30, Ratio: 2.5, N: 1, RefN: 1}, {Lo: 40, Hi: 40, Ratio: nan, N: 0, RefN: 2}}},
+		// overlay/bare: 6/3.5; 100/30.
+		{"overlay", d, "overlay", 2, []analysis.LossBin{{Lo: 10, Hi: 20, Ratio: 6 / 3.5, N: 1, RefN: 6}, {Lo: 30, Hi: 40, Ratio: 10.0 / 3, N: 1, RefN: 3}}},
+		{"reference itself", d, "bare", 1, []analysis.LossBin{{Lo: 10, Hi: 40, Ratio: 1, N: 9, RefN: 9}}},
+		{"no reference", noRef, "bridge", 2, []analysis.LossBin{{Lo: 10, Hi: 20, Ratio: nan, N: 2}, {Lo: 30, Hi: 40, Ratio: nan, N: 1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -328,6 +343,7 @@ func TestImpacts(t *testing.T) {
 		name    string
 		samples map[string][]pingpong.Sample
 		series  []string
+		groups  int // size groups of 2 asked for: one per size here
 		want    []imp
 	}{
 		// container: bridge/bare = 1 (sizes 10: 3/3), 2 (size 40: 20/10) → median 1.5.
@@ -337,19 +353,18 @@ func TestImpacts(t *testing.T) {
 			"bridge":  cat(lat(10, 3), lat(40, 20)),
 			"overlay": cat(lat(10, 6), lat(40, 40)),
 			"host":    lat(10, 1),
-		}, []string{"bare", "host", "bridge", "overlay"}, []imp{
+		}, []string{"bare", "host", "bridge", "overlay"}, 2, []imp{
 			{"container", "bridge", "bare", 1.5},
 			{"overlay (SDN)", "overlay", "bridge", 2},
 		}},
-		// All four layers; every sample has size 40, so bin [0,20) is NaN and
-		// left out of the median.
+		// All four layers; every sample has size 40: one group.
 		{"every layer", map[string][]pingpong.Sample{
 			"bare":              lat(40, 1),
 			"bridge":            lat(40, 2),
 			"overlay":           lat(40, 8),
 			"overlay-encrypted": lat(40, 10),
 			"overlay-userspace": lat(40, 5),
-		}, []string{"bare", "bridge", "overlay", "overlay-encrypted", "overlay-userspace"}, []imp{
+		}, []string{"bare", "bridge", "overlay", "overlay-encrypted", "overlay-userspace"}, 1, []imp{
 			{"container", "bridge", "bare", 2},
 			{"overlay (SDN)", "overlay", "bridge", 4},
 			{"encryption", "overlay-encrypted", "overlay", 1.25},
@@ -364,10 +379,10 @@ func TestImpacts(t *testing.T) {
 			"bridge · c":  lat(40, 4),
 			"bare · d":    lat(40, 1),
 			"bridge · d":  {{Size: 40, Code: 503}},
-		}, []string{"bare · a", "bridge · a", "overlay · b", "bridge · c", "bare · d", "bridge · d"}, []imp{
+		}, []string{"bare · a", "bridge · a", "overlay · b", "bridge · c", "bare · d", "bridge · d"}, 1, []imp{
 			{"container · a", "bridge · a", "bare · a", 1.5},
 		}},
-		{"nothing", map[string][]pingpong.Sample{"bare": lat(40, 1), "host": lat(40, 1)}, []string{"bare", "host"}, nil},
+		{"nothing", map[string][]pingpong.Sample{"bare": lat(40, 1), "host": lat(40, 1)}, []string{"bare", "host"}, 1, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -376,7 +391,7 @@ func TestImpacts(t *testing.T) {
 			var g []imp
 			for _, x := range got {
 				g = append(g, imp{x.Name, x.Over, x.Under, x.Median})
-				if len(x.Bins) != 2 || x.Formula == "" {
+				if len(x.Bins) != tt.groups || x.Formula == "" {
 					t.Errorf("%s: %d bins, formula %q", x.Name, len(x.Bins), x.Formula)
 				}
 			}
@@ -390,10 +405,10 @@ func TestImpacts(t *testing.T) {
 			}
 		})
 	}
-	// The bins are the ratio of the two series' bin medians.
+	// The bins are the ratio of the two series' group medians.
 	d := fixture(t)
 	im := d.Impacts(lm, 2)
-	want := []analysis.LossBin{{Lo: 0, Hi: 20, Ratio: 2, N: 1, RefN: 2}, {Lo: 20, Hi: 40, Ratio: 2, N: 1, RefN: 1}} // overlay/bridge: 6/3, 100/50
+	want := []analysis.LossBin{{Lo: 10, Hi: 20, Ratio: 2, N: 1, RefN: 2}, {Lo: 30, Hi: 40, Ratio: 2, N: 1, RefN: 1}} // overlay/bridge: 6/3, 100/50
 	if len(im) != 2 || !lossEqual(im[1].Bins, want) || im[1].Formula != "latency_overlay(m) / latency_bridge(m) (004 eq. 4)" {
 		t.Errorf("Impacts(fixture) = %+v", im)
 	}

@@ -67,8 +67,8 @@ var summaryStats = []func(sorted []float64) float64{
 // Summary returns per series the metric's min, max, mean, median, sample
 // SD and 5th/95th percentiles (type 7) over all its successful samples,
 // each with its % change against the reference. The change compares like
-// message sizes: per size bin (n bins over [0, MaxSize]) the statistic of
-// the series over the reference's, then the median of those ratios, so a
+// message sizes: per size group (Grouping(n)) the statistic of the series
+// over the reference's, then the median of those ratios, so a
 // series that measured other sizes than the reference is not judged by its
 // size mix (PairedRatio). same is the threshold in percent below which a
 // change counts as "same". Direction follows m.HigherIsBetter, except for

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -32,6 +33,8 @@ func checkReportOptions(o report.Options) error {
 		return usagef("--same %g: must be a percentage in [0, %d]", o.Same, maxSame)
 	case o.Smooth < 1 || o.Smooth > maxBins:
 		return usagef("--smooth %d: must be in 1..%d", o.Smooth, maxBins)
+	case !slices.Contains(report.SizeAxes, o.SizeAxis):
+		return usagef("--size-axis %q: want %s", o.SizeAxis, strings.Join(report.SizeAxes, ", "))
 	}
 	return nil
 }
@@ -113,10 +116,11 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.StringVar(&o.Reference, "reference", "", "mode the others are compared with (default: the first run's reference)")
 	f.StringVar(&figures, "figures", "", "also write every figure as SVG and PNG into this directory")
 	f.StringVar(&tables, "tables", "", "also write every table as CSV, and all numbers as tables.json, into this directory")
-	f.IntVar(&o.Bins, "bins", o.Bins, "message-size bins for medians, bands and loss")
+	f.IntVar(&o.Bins, "bins", o.Bins, "most message-size groups for medians, bands, loss and ratios (one per size when there are no more sizes)")
 	f.Float64Var(&o.SplitK, "split-k", o.SplitK, "small/big messages split at K x the TCP receive window")
 	f.Float64Var(&o.Same, "same", o.Same, "a change below this many percent counts as the same as the reference")
 	f.IntVar(&o.Smooth, "smooth", o.Smooth, "bins averaged for drawn lines and bands")
+	f.StringVar(&o.SizeAxis, "size-axis", o.SizeAxis, "message-size axis of the figures: auto (log when the sizes span more than two decades), log or linear")
 	f.StringVar(&profiles, "profiles", "", "comma-separated machine profiles (cnperf machine profile): add their similarity matrix")
 	return cmd
 }

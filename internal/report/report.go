@@ -19,14 +19,42 @@ import (
 // Options shape a report.
 type Options struct {
 	Reference string  // reference mode; "" takes the first run's spec reference
-	Bins      int     // size bins across [0, largest size]
+	Bins      int     // most size groups (analysis.Dataset.Grouping): one per size when there are no more sizes
 	SplitK    float64 // small/big split at SplitK x the TCP receive window
 	Same      float64 // |% change| below which a value counts as the same as the reference
 	Smooth    int     // bins averaged for the drawn lines and bands
+	SizeAxis  string  // "auto" (or ""), "log" or "linear": see SizeAxes
 }
 
+// SizeAxes are the values of Options.SizeAxis. "auto" draws the size axis
+// logarithmically when the measured sizes span more than two decades
+// (logSizeDecades), linearly otherwise.
+var SizeAxes = []string{"auto", "log", "linear"}
+
+// logSizeDecades is how many decades the middle 90 % of the measured sizes
+// must span for "auto" to draw a log size axis: ab's 10 B … 1 MB spans
+// five and crowds into the first tenth of a linear axis; a uniform draw
+// from 1 B to 500 kB spans one (its sizes lie mostly above 25 kB).
+const logSizeDecades = 2
+
 // DefaultOptions are the papers' choices: 3 x the receive window (seed 001).
-func DefaultOptions() Options { return Options{Bins: 100, SplitK: 3, Same: 2, Smooth: 5} }
+func DefaultOptions() Options {
+	return Options{Bins: 100, SplitK: 3, Same: 2, Smooth: 5, SizeAxis: "auto"}
+}
+
+// logSizes reports whether the figures draw message size on a log axis:
+// as axis says, or for "auto" (and "") when the 5th to 95th percentile of
+// the measured sizes span more than logSizeDecades.
+func logSizes(axis string, d analysis.Dataset) bool {
+	switch axis {
+	case "log":
+		return true
+	case "linear":
+		return false
+	}
+	lo, hi := d.SizeSpan()
+	return hi/lo > math.Pow(10, logSizeDecades) // false for NaN
+}
 
 // Figure is one chart, rendered as SVG for the page.
 type Figure struct {
@@ -302,6 +330,11 @@ func (r *Report) addChart(id, title, caption string, c Chart) {
 
 func (r *Report) addFigures(d analysis.Dataset, o Options) {
 	xl := "Message size (kB)"
+	xlog := logSizes(o.SizeAxis, d)
+	if xlog {
+		xl = "Message size (kB, log scale)"
+	}
+	groups := groupingText(d.Grouping(o.Bins))
 	maxSize := float64(d.MaxSize)
 	window := ""
 	switch k := r.guideStep(maxSize); {
@@ -312,14 +345,14 @@ func (r *Report) addFigures(d analysis.Dataset, o Options) {
 		window = fmt.Sprintf(" Dashed lines: every %.0fth multiple of the TCP receive window (%d bytes), thinned to at most %d.", k, r.Window, maxGuides)
 		r.Notes = append(r.Notes, fmt.Sprintf("TCP receive window %d bytes against messages up to %d bytes: the figures' dashed guides are thinned to every %.0fth multiple (at most %d)", r.Window, d.MaxSize, k, maxGuides))
 	}
-	bands := " Lines: median per size bin; dark band: 25th–75th percentile; light band: 5th–95th percentile."
+	bands := " Lines: median " + groups + "; dark band: 25th–75th percentile; light band: 5th–95th percentile."
 	for _, key := range []string{"transfer", "latency", "rps"} {
 		m, _ := analysis.MetricByKey(key)
-		c := figure.Chart{Title: m.Title, Subtitle: subtitle(m), XLabel: xl, YLabel: m.Title + " (" + m.Unit + ")", VLines: r.guides(maxSize)}
+		c := figure.Chart{Title: m.Title, Subtitle: subtitle(m), XLabel: xl, YLabel: m.Title + " (" + m.Unit + ")", VLines: r.guides(maxSize), XLog: xlog}
 		for _, s := range d.Series {
 			c.Series = append(c.Series, binSeries(s, analysis.SmoothBins(d.Bins(s, m, o.Bins), o.Smooth)))
 		}
-		r.add("fig-"+key, m.Title+" against message size", fmt.Sprintf("%s of every mode against message size, %d size bins.%s%s", m.Title, o.Bins, bands, window), c)
+		r.add("fig-"+key, m.Title+" against message size", fmt.Sprintf("%s of every mode against message size.%s%s", m.Title, bands, window), c)
 	}
 	// One plot per series and metric, with the raw points (seed 001, Figure 3).
 	for _, key := range []string{"transfer", "latency", "rps"} {
@@ -331,9 +364,9 @@ func (r *Report) addFigures(d analysis.Dataset, o Options) {
 				bs.PY = append(bs.PY, m.Value(smp))
 			}
 			c := figure.Chart{Title: m.Title + ": " + s, Subtitle: subtitle(m), XLabel: xl, YLabel: m.Title + " (" + m.Unit + ")",
-				VLines: r.guides(maxSize), Series: []figure.Series{bs}, ColourIndex: i, MaxPoints: pagePoints}
+				VLines: r.guides(maxSize), Series: []figure.Series{bs}, ColourIndex: i, MaxPoints: pagePoints, XLog: xlog}
 			r.add(fmt.Sprintf("fig-%s-%d", key, i), m.Title+": "+s,
-				fmt.Sprintf("Requests of %s as translucent points (at most %d, evenly thinned), with the median and bands per size bin.%s", s, pagePoints, window), c)
+				fmt.Sprintf("Requests of %s as translucent points (at most %d, evenly thinned), with the median and bands %s.%s", s, pagePoints, groups, window), c)
 		}
 	}
 	if d.Reference == "" {
@@ -343,7 +376,7 @@ func (r *Report) addFigures(d analysis.Dataset, o Options) {
 	one := 1.0
 	for _, key := range []string{"transfer", "latency"} {
 		m, _ := analysis.MetricByKey(key)
-		c := figure.Chart{Title: m.Title + " relative to " + d.Reference, Subtitle: subtitle(m), XLabel: xl, YLabel: "Ratio to " + d.Reference, VLines: r.guides(maxSize), HLine: &one, YPercent: true}
+		c := figure.Chart{Title: m.Title + " relative to " + d.Reference, Subtitle: subtitle(m), XLabel: xl, YLabel: "Ratio to " + d.Reference, VLines: r.guides(maxSize), HLine: &one, YPercent: true, XLog: xlog}
 		for i, s := range d.Series {
 			if s == d.Reference {
 				continue
@@ -356,13 +389,13 @@ func (r *Report) addFigures(d analysis.Dataset, o Options) {
 			continue
 		}
 		r.add("fig-loss-"+key, m.Title+" relative to "+d.Reference,
-			fmt.Sprintf("Per size bin, each mode's median %s divided by %s's median; 100 %% = no difference.%s", strings.ToLower(m.Title), d.Reference, window), c)
+			fmt.Sprintf("Each mode's median %s divided by %s's median, %s; 100 %% = no difference.%s", strings.ToLower(m.Title), d.Reference, groups, window), c)
 	}
 	// Layered impacts (seed 004, equations 1-5).
 	tm, _ := analysis.MetricByKey("transfer")
 	imps := d.Impacts(tm, o.Bins)
 	if len(imps) > 0 {
-		c := figure.Chart{Title: "Layered impacts on transfer rate", Subtitle: "bigger is better", XLabel: xl, YLabel: "Ratio", VLines: r.guides(maxSize), HLine: &one, YPercent: true}
+		c := figure.Chart{Title: "Layered impacts on transfer rate", Subtitle: "bigger is better", XLabel: xl, YLabel: "Ratio", VLines: r.guides(maxSize), HLine: &one, YPercent: true, XLog: xlog}
 		var parts []string
 		for _, im := range imps {
 			c.Series = append(c.Series, lossSeries(im.Name, im.Bins, o.Smooth))

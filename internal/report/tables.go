@@ -71,7 +71,7 @@ func (r *Report) addTables(d analysis.Dataset, o Options) {
 	// Small and big messages (seed 001, Tables II and III).
 	if d.Reference != "" && r.Split > 0 {
 		t := Table{ID: "tab-smallbig", Title: "Small and big messages",
-			Caption: fmt.Sprintf("Each mode relative to %s for messages below and from %g × the TCP receive window (%d bytes) up, over like sizes: per size bin (%d bins, the bin at the split cut in two) the mode's median over %s's, then the median of those ratios on each side. Samples: the mode's requests on each side.", d.Reference, o.SplitK, r.Split, o.Bins, d.Reference),
+			Caption: fmt.Sprintf("Each mode relative to %s for messages below and from %g × the TCP receive window (%d bytes) up, over like sizes: %s, the group at the split cut in two, the mode's median over %s's, then the median of those ratios on each side. Samples: the mode's requests on each side.", d.Reference, o.SplitK, r.Split, groupingText(d.Grouping(o.Bins)), d.Reference),
 			Columns: []string{"mode", "metric", "small: samples", "small: ratio", "big: samples", "big: ratio"}}
 		for _, key := range []string{"transfer", "latency", "rps"} {
 			m, _ := analysis.MetricByKey(key)
@@ -101,8 +101,20 @@ func summaryCaption(d analysis.Dataset, o Options) string {
 	if d.Reference == "" {
 		return "Per mode, over every successful request."
 	}
-	return fmt.Sprintf("Per mode, over every successful request; in brackets the change against %s over like message sizes (per size bin, %d bins, the statistic's ratio to %s's in that bin; the median of those ratios), green where better, red where worse, grey within %g %%. "+
-		"Median: 95 %% CI: the interval of the median's change, by a two-stage bootstrap over lab instances and the chunks each ran, paired with %s's on the same chunk (docs/report.md).", d.Reference, o.Bins, d.Reference, o.Same, d.Reference)
+	return fmt.Sprintf("Per mode, over every successful request; in brackets the change against %s over like message sizes (%s, the statistic's ratio to %s's; the median of those ratios), green where better, red where worse, grey within %g %%. "+
+		"Median: 95 %% CI: the interval of the median's change, by a two-stage bootstrap over lab instances and the chunks each ran, paired with %s's on the same chunk (docs/report.md).", d.Reference, groupingText(d.Grouping(o.Bins)), d.Reference, o.Same, d.Reference)
+}
+
+// groupingText says how the ratios group message sizes, for captions:
+// one point per measured size, or groups of equally many sizes.
+func groupingText(g analysis.Grouping) string {
+	switch {
+	case g.PerSize():
+		return fmt.Sprintf("per message size, each of the %d measured sizes one point", g.Sizes)
+	case !g.Shared:
+		return fmt.Sprintf("per size group, %d groups holding equally many of the %d measured sizes (the modes measured no size in common)", g.Groups, g.Sizes)
+	}
+	return fmt.Sprintf("per size group, %d groups holding equally many of the %d measured sizes", g.Groups, g.Sizes)
 }
 
 // ratioCell colours a ratio to the reference by the metric's direction.

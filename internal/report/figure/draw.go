@@ -180,12 +180,16 @@ func (pc *prepared) newPlot(xlen, ylen vg.Length) *plot.Plot {
 	tick := textStyle(fs, false, black)
 
 	xmin, xmax := pc.xmin, pc.xmax
-	xstep := chooseStep(xmin, xmax, xlen, true, false, tick)
-	if pc.c.XMax == nil {
-		// End on a tick if that is close to the data's end.
-		if c := niceCeil(xmax, xstep); c-xmax <= 0.03*(xmax-xmin) {
-			xmax = c
+	var xticks plot.Ticker = logTicks{}
+	if !pc.c.XLog {
+		xstep := chooseStep(xmin, xmax, xlen, true, false, tick)
+		if pc.c.XMax == nil {
+			// End on a tick if that is close to the data's end.
+			if c := niceCeil(xmax, xstep); c-xmax <= 0.03*(xmax-xmin) {
+				xmax = c
+			}
 		}
+		xticks = niceTicks{step: xstep, minor: minorFor(xstep)}
 	}
 	ymin, ymax := pc.ymin, pc.ytop
 	ystep := chooseStep(ymin, ymax, ylen, false, pc.c.YPercent, tick)
@@ -205,7 +209,10 @@ func (pc *prepared) newPlot(xlen, ylen vg.Length) *plot.Plot {
 	}
 	p.X.Min, p.X.Max = xmin, xmax
 	p.Y.Min, p.Y.Max = ymin, ymax
-	p.X.Tick.Marker = niceTicks{step: xstep, minor: minorFor(xstep)}
+	p.X.Tick.Marker = xticks
+	if pc.c.XLog {
+		p.X.Scale = logScale{}
+	}
 	p.Y.Tick.Marker = niceTicks{step: ystep, minor: minorFor(ystep), percent: pc.c.YPercent}
 
 	styleAxes(p, fs, xlen, ylen, pc.c.XLabel, pc.c.YLabel)

@@ -91,8 +91,16 @@ type Chart struct {
 	// band values (and HLine); raw points above it are clipped.
 	YMin, YMax *float64
 	// XMin, XMax fix the x range. By default 0 (or the data minimum if
-	// negative) up to the largest X or PX.
+	// negative) up to the largest X or PX; on a log axis from the power of
+	// ten at or below the smallest positive x to the one at or above the
+	// largest.
 	XMin, XMax *float64
+
+	// XLog draws the x axis logarithmically, with a tick at every power of
+	// ten: message sizes spanning several decades (10 B … 1 MB) would
+	// otherwise crowd into the axis's first tenth. Values at or below 0
+	// cannot be drawn on it and are left out.
+	XLog bool
 
 	MaxPoints int // cap of raw points per series (every k-th); 0 = DefaultMaxPoints
 
@@ -293,6 +301,9 @@ func (c Chart) prepare() (*prepared, error) {
 			return nil, fmt.Errorf("figure: series %q: %d point x values but %d y values", s.Name, len(s.PX), len(s.PY))
 		}
 		ps := prepSeries{name: s.Name, x: s.X, med: s.Median, b50: s.Band50, b90: s.Band90}
+		if c.XLog {
+			ps.x = positive(s.X)
+		}
 		if s.Color != nil {
 			ps.col = color.NRGBAModel.Convert(s.Color).(color.NRGBA)
 			ps.col.A = 0xff
@@ -300,11 +311,14 @@ func (c Chart) prepare() (*prepared, error) {
 			ps.col = SeriesColor(c.ColourIndex + i)
 		}
 		ps.px, ps.py = thin(s.PX, s.PY, maxPts)
+		if c.XLog {
+			ps.px = positive(ps.px)
+		}
 		pc.nPoints += len(ps.px)
 		if ps.hasBands() {
 			nBands++
 		}
-		for j, x := range s.X {
+		for j, x := range ps.x {
 			if !finite(x) {
 				continue
 			}
@@ -338,11 +352,20 @@ func (c Chart) prepare() (*prepared, error) {
 	xlo, xhi := minMax(xs)
 	pc.xmin = math.Min(0, xlo)
 	pc.xmax = xhi
+	if c.XLog {
+		pc.xmin, pc.xmax = decadeFloor(xlo), decadeCeil(xhi)
+		if pc.xmax <= pc.xmin {
+			pc.xmax = pc.xmin * 10
+		}
+	}
 	if c.XMin != nil {
 		pc.xmin = *c.XMin
 	}
 	if c.XMax != nil {
 		pc.xmax = *c.XMax
+	}
+	if c.XLog && !(pc.xmin > 0) {
+		return nil, fmt.Errorf("figure: x range [%g, %g] on a log axis: must be above 0", pc.xmin, pc.xmax)
 	}
 	if !finite(pc.xmin) || !finite(pc.xmax) || pc.xmax <= pc.xmin {
 		if c.XMin != nil || c.XMax != nil {
@@ -400,6 +423,21 @@ func (s *prepSeries) valuesAt(j int) [5]float64 {
 		v[3], v[4] = s.b90.Lo[j], s.b90.Hi[j]
 	}
 	return v
+}
+
+// positive returns x with every value at or below 0 made NaN (a gap):
+// what a log axis cannot show. x itself is not changed.
+func positive(x []float64) []float64 {
+	out := x
+	for i, v := range x {
+		if v <= 0 {
+			if &out[0] == &x[0] {
+				out = append([]float64(nil), x...)
+			}
+			out[i] = math.NaN()
+		}
+	}
+	return out
 }
 
 // thin keeps at most max points, evenly spread over the input order

@@ -156,3 +156,63 @@ func niceCeil(v, step float64) float64 {
 func niceFloor(v, step float64) float64 {
 	return math.Floor(v/step+1e-9) * step
 }
+
+// logScale is a log axis that, unlike plot.LogScale, does not panic on a
+// value at or below 0: it maps it to NaN, which nothing draws.
+type logScale struct{}
+
+var _ plot.Normalizer = logScale{}
+
+// Normalize implements plot.Normalizer.
+func (logScale) Normalize(min, max, x float64) float64 {
+	if !(min > 0 && max > min && x > 0) {
+		return math.NaN()
+	}
+	return math.Log(x/min) / math.Log(max/min)
+}
+
+// logTicks is a plot.Ticker for a log axis: a labelled major tick at every
+// power of ten and unlabelled minor ticks at 2…9 times it. An axis that
+// holds fewer than two powers of ten labels 2× and 5× too.
+type logTicks struct{}
+
+var _ plot.Ticker = logTicks{}
+
+// Ticks implements plot.Ticker.
+func (logTicks) Ticks(min, max float64) []plot.Tick {
+	if !(min > 0) || !finite(max) || max < min {
+		return nil
+	}
+	lo, hi := int(math.Floor(math.Log10(min)+1e-9)), int(math.Ceil(math.Log10(max)-1e-9))
+	if hi-lo > 300 {
+		return nil
+	}
+	majors := 0
+	for k := lo; k <= hi; k++ {
+		if v := math.Pow(10, float64(k)); v >= min*(1-1e-9) && v <= max*(1+1e-9) {
+			majors++
+		}
+	}
+	var ticks []plot.Tick
+	for k := lo; k <= hi; k++ {
+		p := math.Pow(10, float64(k))
+		for m := 1; m <= 9; m++ {
+			v := float64(m) * p
+			if v < min*(1-1e-9) || v > max*(1+1e-9) {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || (majors < 2 && (m == 2 || m == 5)) {
+				t.Label = tickLabel(v, p, false)
+			}
+			ticks = append(ticks, t)
+		}
+	}
+	return ticks
+}
+
+// decadeFloor is the largest power of ten at or below v (v > 0).
+func decadeFloor(v float64) float64 { return math.Pow(10, math.Floor(math.Log10(v)+1e-9)) }
+
+// decadeCeil is the smallest power of ten at or above v (v > 0).
+func decadeCeil(v float64) float64 { return math.Pow(10, math.Ceil(math.Log10(v)-1e-9)) }
