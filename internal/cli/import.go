@@ -74,7 +74,7 @@ func newImportCmd(stdout io.Writer) *cobra.Command {
 				return err // bad input: no header, missing column, no usable row
 			}
 			modes := importer.Modes(samples)
-			ref, err := importer.Reference(modes, reference)
+			ref, named, err := importer.Reference(modes, reference)
 			if err != nil {
 				return usagef("--reference: %v", err)
 			}
@@ -88,12 +88,18 @@ func newImportCmd(stdout io.Writer) *cobra.Command {
 				fmt.Fprintf(stdout, "; %d rows skipped", n)
 			}
 			fmt.Fprintln(stdout)
+			if !named {
+				// Ratios against an arbitrary first tag (often the slowest
+				// setup) read as nonsense: say so where the user looks.
+				fmt.Fprintf(stdout, "no tag is named like a reference (%s): ratios compare with the first tag, %s; give --reference MODE to choose (cnperf report also takes --reference)\n",
+					strings.Join(importer.ReferenceNames, ", "), ref)
+			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "", "input format: ppbench (ppbench's CSV log) or ab (apachebench-derived CSV)")
 	cmd.Flags().StringVarP(&out, "out", "o", "", "run directory to create (must not exist or be empty)")
 	cmd.Flags().IntVar(&window, "receive-window", 0, "TCP receive window (bytes, 1024..2^30) the data was measured with, for the report's guides and small/big split (ppbench's default: 87380); omit it when unknown")
-	cmd.Flags().StringVar(&reference, "reference", "", "reference mode for ratios (default: bare if present, else the first tag)")
+	cmd.Flags().StringVar(&reference, "reference", "", "reference mode for ratios (default: a tag named "+strings.Join(importer.ReferenceNames, ", ")+", in that order; else the first tag, and the output says so)")
 	return cmd
 }

@@ -41,8 +41,7 @@ func ReadRun(dir string, warn io.Writer) (*record.Meta, []record.Sample, error) 
 // line describing the run. Notes on what it skipped go to warn.
 func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.Sample, header bool) error {
 	if header {
-		fmt.Fprintf(w, "%s  %s  status %s  %s, %d CPUs, kernel %s\n\n", meta.Spec.Name, meta.Started.Format("2006-01-02 15:04"), meta.Status,
-			meta.Machine.CPUModel, meta.Machine.CPUs, meta.Machine.Kernel)
+		fmt.Fprintf(w, "%s\n\n", headerLine(meta))
 	}
 	ref := meta.Spec.ReferenceKey()
 	if meta.Spec.Socket() {

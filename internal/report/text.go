@@ -9,10 +9,37 @@ import (
 	"unicode/utf8"
 
 	"github.com/cnperf/cnperf/internal/analysis"
+	"github.com/cnperf/cnperf/internal/record"
 )
 
 // The run's tables as text, for `cnperf summary` and the end of `cnperf
 // run`: fixed-width columns a terminal shows aligned.
+
+// headerLine describes a run in one line for `cnperf summary`: its name,
+// start, status and what is known of its machine.
+func headerLine(meta *record.Meta) string {
+	line := fmt.Sprintf("%s  %s  status %s", meta.Spec.Name, meta.Started.Format("2006-01-02 15:04"), meta.Status)
+	if m := machineText(meta.Machine); m != "" {
+		line += "  " + m
+	}
+	return line
+}
+
+// machineText is "CPU model, N CPUs, kernel K" with what the run does not
+// know left out ("" when nothing is: an imported run has no machine).
+func machineText(m record.Machine) string {
+	var parts []string
+	if m.CPUModel != "" {
+		parts = append(parts, m.CPUModel)
+	}
+	if m.CPUs > 0 {
+		parts = append(parts, fmt.Sprintf("%d CPUs", m.CPUs))
+	}
+	if m.Kernel != "" {
+		parts = append(parts, "kernel "+m.Kernel)
+	}
+	return strings.Join(parts, ", ")
+}
 
 // WritePingPongTable prints the rows as a fixed-width table.
 func WritePingPongTable(w io.Writer, rows []analysis.ModeRow, reference string) error {

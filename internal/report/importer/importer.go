@@ -51,7 +51,7 @@ type Info struct {
 	Notes   []string // how rows were interpreted where the file left a choice
 
 	// Set by the caller before WriteRun, not by the readers.
-	Reference string // reference mode for run.json; "" = "bare" if present, else the first mode
+	Reference string // reference mode for run.json; "" = as Reference picks it (a tag named like a reference, else the first)
 	Cnperf    string // cnperf version recorded in run.json
 	Window    int    // TCP receive window the data was measured with (0: unknown)
 }

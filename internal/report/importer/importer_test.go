@@ -510,16 +510,24 @@ func TestReferenceAndName(t *testing.T) {
 	for _, tt := range []struct {
 		modes     []string
 		want, ref string
+		named     bool
 		wantErr   bool
 	}{
-		{[]string{"docker", "bare"}, "", "bare", false},
-		{[]string{"docker", "weave"}, "", "docker", false},
-		{[]string{"docker", "weave"}, "weave", "weave", false},
-		{[]string{"docker"}, "bare", "", true},
+		{[]string{"docker", "bare"}, "", "bare", true, false},
+		// Kratzke's ab data starts with the slowest setup: never the default.
+		{[]string{"weave-encrypted", "weave", "docker", "native"}, "", "native", true, false},
+		{[]string{"overlay", "Reference"}, "", "Reference", true, false}, // as the file spells it
+		{[]string{"vm", "docker", "native"}, "", "native", true, false},  // native before vm
+		{[]string{"docker", "VM"}, "", "VM", true, false},
+		{[]string{"bare-metal", "docker"}, "", "bare-metal", false, false}, // only the names themselves
+		{[]string{"docker", "weave"}, "", "docker", false, false},
+		{[]string{"docker", "weave"}, "weave", "weave", true, false},
+		{[]string{"docker"}, "bare", "", false, true},
+		{nil, "", "", false, false},
 	} {
-		got, err := Reference(tt.modes, tt.want)
-		if got != tt.ref || (err != nil) != tt.wantErr {
-			t.Errorf("Reference(%v, %q) = %q, %v", tt.modes, tt.want, got, err)
+		got, named, err := Reference(tt.modes, tt.want)
+		if got != tt.ref || named != tt.named || (err != nil) != tt.wantErr {
+			t.Errorf("Reference(%v, %q) = %q, %v, %v; want %q, %v", tt.modes, tt.want, got, named, err, tt.ref, tt.named)
 		}
 	}
 	for in, want := range map[string]string{

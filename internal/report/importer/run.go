@@ -32,21 +32,36 @@ func Modes(samples []pingpong.Sample) []string {
 	return modes
 }
 
+// ReferenceNames are the tags that name a reference setup, in order of
+// preference: bare metal, a native process, one called so, a plain VM.
+// Published data lists its setups in any order (Kratzke's ab data starts
+// with the encrypted overlay, the slowest), so the first tag is no
+// reference.
+var ReferenceNames = []string{"bare", "native", "reference", "vm"}
+
 // Reference returns the reference mode WriteRun records: want if set (it
-// must be one of modes), else "bare" if present, else the first mode.
-func Reference(modes []string, want string) (string, error) {
-	switch {
-	case want != "":
+// must be one of modes); else the first of ReferenceNames that is a mode
+// (case-insensitively, as the file spells it); else the first mode, and
+// named is false: nothing in the file says which setup is the reference,
+// so the caller should tell the user to give one.
+func Reference(modes []string, want string) (ref string, named bool, err error) {
+	if want != "" {
 		if !contains(modes, want) {
-			return "", fmt.Errorf("reference mode %q is not in the data (modes: %s)", want, strings.Join(modes, ", "))
+			return "", false, fmt.Errorf("reference mode %q is not in the data (modes: %s)", want, strings.Join(modes, ", "))
 		}
-		return want, nil
-	case contains(modes, "bare"):
-		return "bare", nil
-	case len(modes) > 0:
-		return modes[0], nil
+		return want, true, nil
 	}
-	return "", nil
+	for _, name := range ReferenceNames {
+		for _, m := range modes {
+			if strings.EqualFold(m, name) {
+				return m, true, nil
+			}
+		}
+	}
+	if len(modes) > 0 {
+		return modes[0], false, nil
+	}
+	return "", false, nil
 }
 
 // WriteRun stores imported samples as a cnperf run directory that
@@ -69,7 +84,7 @@ func WriteRun(dir string, samples []pingpong.Sample, info Info, format string) (
 		format = info.Format
 	}
 	modes := Modes(samples)
-	ref, err := Reference(modes, info.Reference)
+	ref, _, err := Reference(modes, info.Reference)
 	if err != nil {
 		return err
 	}
