@@ -70,8 +70,13 @@ func (r *Report) addTables(d analysis.Dataset, o Options) {
 
 	// Small and big messages (seed 001, Tables II and III).
 	if d.Reference != "" && r.Split > 0 {
+		g := d.Grouping(o.Bins)
+		cut := ", the group at the split cut in two"
+		if g.PerSize() {
+			cut = "" // no group holds two sizes
+		}
 		t := Table{ID: "tab-smallbig", Title: "Small and big messages",
-			Caption: fmt.Sprintf("Each mode relative to %s for messages below and from %g × the TCP receive window (%d bytes) up, over like sizes: %s, the group at the split cut in two, the mode's median over %s's, then the median of those ratios on each side. Samples: the mode's requests on each side.", d.Reference, o.SplitK, r.Split, groupingText(d.Grouping(o.Bins)), d.Reference),
+			Caption: fmt.Sprintf("Each mode relative to %s for messages below and from %g × the TCP receive window (%d bytes) up, over like sizes: %s%s, the mode's median over %s's, then the median of those ratios on each side. Samples: the mode's requests on each side.", d.Reference, o.SplitK, r.Split, groupingText(g), cut, d.Reference),
 			Columns: []string{"mode", "metric", "small: samples", "small: ratio", "big: samples", "big: ratio"}}
 		for _, key := range []string{"transfer", "latency", "rps"} {
 			m, _ := analysis.MetricByKey(key)
