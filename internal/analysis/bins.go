@@ -22,9 +22,9 @@ type Bin struct {
 type Grouping struct {
 	Sizes  int // distinct sizes of successful samples, over every series
 	Groups int // groups the sizes are cut into
-	// Shared: two series measured a common size (cnperf's runs, ab,
-	// ppbench with repetitions, a size list), or fewer than two series
-	// have samples (nothing to pair).
+	// Shared: every two series measured a size in common (cnperf's runs,
+	// ab, ppbench with repetitions of a size list), so groups of one size
+	// can pair them.
 	Shared bool
 	lo, hi []int // each group's smallest and largest size, ascending
 }
@@ -45,11 +45,13 @@ func (g Grouping) of(size int) int {
 // decade (ab's 10, 20, …, 1 000 000) equal-width bins put every size
 // below a tenth of the largest into one bin and weight the rest by their
 // width; equal counts weight every measured size alike. With at most n
-// sizes every size is its own group: one point per measured size. When no
-// two series measured a common size (sizes drawn at random per series, as
-// ppbench does), a group of one size would never hold two series, so there
-// are at most sizes/series groups: about as many as one series measured
-// sizes. n < 1 gives no group.
+// sizes every size is its own group: one point per measured size.
+//
+// That needs the series to have measured common sizes. When two series
+// measured no size in common (sizes drawn at random per series, as ppbench
+// does, or runs of different size plans compared), groups of one size
+// could not pair them, so there are at most sizes/series groups: about as
+// many as one series measured sizes. n < 1 gives no group.
 func (d Dataset) Grouping(n int) Grouping {
 	if n < 1 {
 		return Grouping{}
@@ -62,31 +64,33 @@ func (d Dataset) Grouping(n int) Grouping {
 			return g
 		}
 	}
-	by := map[int]int{} // size → series that measured it
-	series := 0
+	var per []map[int]bool // each series' distinct sizes
+	all := map[int]bool{}
 	for _, s := range d.Series {
 		seen := map[int]bool{}
 		for _, smp := range d.OK[s] {
-			if !seen[smp.Size] {
-				seen[smp.Size] = true
-				by[smp.Size]++
-			}
+			seen[smp.Size] = true
+			all[smp.Size] = true
 		}
 		if len(seen) > 0 {
-			series++
+			per = append(per, seen)
 		}
 	}
-	sizes := make([]int, 0, len(by))
-	shared := series < 2
-	for s, c := range by {
-		sizes = append(sizes, s)
-		shared = shared || c > 1
+	shared := true
+	for i := range per {
+		for j := i + 1; j < len(per) && shared; j++ {
+			shared = common(per[i], per[j])
+		}
+	}
+	sizes := make([]int, 0, len(all))
+	for size := range all {
+		sizes = append(sizes, size)
 	}
 	slices.Sort(sizes)
 	g := Grouping{Sizes: len(sizes), Shared: shared}
 	k := min(n, len(sizes))
 	if !shared {
-		k = min(k, max(1, len(sizes)/series))
+		k = min(k, max(1, len(sizes)/len(per)))
 	}
 	g.Groups = k
 	for i := range k {
@@ -100,6 +104,19 @@ func (d Dataset) Grouping(n int) Grouping {
 		d.cache.mu.Unlock()
 	}
 	return g
+}
+
+// common reports whether two sets of sizes meet.
+func common(a, b map[int]bool) bool {
+	if len(b) < len(a) {
+		a, b = b, a
+	}
+	for size := range a {
+		if b[size] {
+			return true
+		}
+	}
+	return false
 }
 
 // edges returns group i's smallest and largest size.

@@ -139,8 +139,8 @@ func TestLogSpacedSizes(t *testing.T) {
 }
 
 // TestGrouping pins the grouping rule: at most n groups of equally many
-// distinct sizes; one per size when there are at most n; fewer when no two
-// series share a size.
+// distinct sizes; one per size when there are at most n; fewer when two
+// series measured no size in common.
 func TestGrouping(t *testing.T) {
 	at := func(sizes ...int) []pingpong.Sample {
 		var out []pingpong.Sample
@@ -162,6 +162,12 @@ func TestGrouping(t *testing.T) {
 		{"seven sizes in three groups: 2, 2, 3", map[string][]pingpong.Sample{"a": at(1, 2, 3, 4, 5, 6, 7)}, 3, 3, true, []float64{1, 3, 5}},
 		// No size in common: groups of about one size per series.
 		{"sizes drawn apart", map[string][]pingpong.Sample{"a": at(10, 30, 50, 70), "b": at(11, 31, 51, 71)}, 100, 4, false, []float64{10, 30, 50, 70}},
+		// Two runs of other plans: each run's modes share sizes, the runs
+		// none; 8 sizes, 4 series: 2 groups, each with sizes of both runs.
+		{"two runs, other sizes", map[string][]pingpong.Sample{"a": at(10, 20, 30, 40), "b": at(10, 20, 30, 40), "c": at(11, 21, 31, 41), "d": at(11, 21, 31, 41)},
+			100, 2, false, []float64{10, 30}},
+		// One size in common is enough to pair size by size.
+		{"one size in common", map[string][]pingpong.Sample{"a": at(1000, 2000, 4000), "b": at(1000, 3000)}, 100, 4, true, []float64{1000, 2000, 3000, 4000}},
 		{"failed samples do not count", map[string][]pingpong.Sample{"a": append(at(10), pingpong.Sample{Size: 99, Code: 503}), "b": at(10)}, 100, 1, true, []float64{10}},
 		{"nothing", map[string][]pingpong.Sample{"a": nil}, 100, 0, true, nil}, // nothing to pair
 	}

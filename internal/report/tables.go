@@ -117,7 +117,7 @@ func groupingText(g analysis.Grouping) string {
 	case g.PerSize():
 		return fmt.Sprintf("per message size, each of the %d measured sizes one point", g.Sizes)
 	case !g.Shared:
-		return fmt.Sprintf("per size group, %d groups holding equally many of the %d measured sizes (the modes measured no size in common)", g.Groups, g.Sizes)
+		return fmt.Sprintf("per size group, %d groups holding equally many of the %d measured sizes (some modes measured no size in common)", g.Groups, g.Sizes)
 	}
 	return fmt.Sprintf("per size group, %d groups holding equally many of the %d measured sizes", g.Groups, g.Sizes)
 }
