@@ -116,8 +116,8 @@ type DataSummary struct {
 }
 
 // DataSplit is one series' small/big split: samples on each side, and the
-// median over the size bins both series have of the ratio of the bins'
-// medians, with the number of those bins.
+// median over the size groups both series have of the ratio of the groups'
+// medians, with the number of those groups (named bins in the JSON).
 type DataSplit struct {
 	Series    string `json:"series"`
 	SmallN    int    `json:"small_n"`
@@ -138,6 +138,9 @@ type DataDeviation struct {
 	MaxRSD  Num    `json:"max_rsd_percent"`
 }
 
+// DataLoss is one size group of a loss line: its smallest and largest
+// measured size (equal when the group is one size), the ratio of the
+// medians and both series' samples in it.
 type DataLoss struct {
 	Lo    Num `json:"lo_bytes"`
 	Hi    Num `json:"hi_bytes"`
