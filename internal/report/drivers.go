@@ -95,7 +95,7 @@ func driverTable(id, suffix string, rows []analysis.DriverRow, socket bool, o Op
 	ratio := other + " ÷ " + base
 	// The values are the summary's, so say which: the per-request rate of
 	// the summary tables is a different figure from the rate per cell.
-	values := "Medians over successful requests; requests per second: median over the mode's cells, as cnperf summary prints them. The ratio compares like message sizes: the median over size bins of the bins' medians' ratio (requests per second: over the chunks of sizes both ran), so it may differ from the quotient of the two medians where one side measured other sizes."
+	values := "Medians over successful requests; requests per second: median over the mode's cells, as cnperf summary prints them. The ratio compares like message sizes: the median over size groups (each measured size, or groups of equally many sizes) of the groups' medians' ratio (requests per second: over the chunks of sizes both ran), so it may differ from the quotient of the two medians where one side measured other sizes."
 	if socket {
 		values = "Each test's headline metric: its mean over the repetitions."
 	}
