@@ -33,12 +33,13 @@ const (
 // nobody asked Serve to stop (fasthttp returns nil for a closed listener).
 var errListenerClosed = errors.New("listener closed")
 
-// newServer is the fasthttp server both ping and pong run on.
-func newServer(h fasthttp.RequestHandler) *fasthttp.Server {
+// newServer is the fasthttp server ping runs on (pong's tests too), with
+// its request head's timeout (readTimeout but in tests).
+func newServer(h fasthttp.RequestHandler, headTimeout time.Duration) *fasthttp.Server {
 	return &fasthttp.Server{
 		Handler:               h,
 		NoDefaultServerHeader: true,
-		ReadTimeout:           readTimeout,
+		ReadTimeout:           headTimeout,
 		IdleTimeout:           idleTimeout,
 		MaxRequestBodySize:    maxRequestBodySize,
 		Concurrency:           maxConns,
@@ -68,11 +69,11 @@ func markChunked(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
 // after it; a request whose head does not arrive within readTimeout gets
 // no answer, the connection is closed.
 func badRequest(ctx *fasthttp.RequestCtx, err error) {
-	var ne net.Error
+	var timeout interface{ Timeout() bool } // net.Error's, and fasthttp's ErrTimeout
 	var small *fasthttp.ErrSmallBuffer
 	code := fasthttp.StatusBadRequest
 	switch {
-	case errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+	case errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &timeout) && timeout.Timeout():
 		// fasthttp writes the answer to the closed connection and gives up.
 		ctx.Conn().Close()
 		return
@@ -120,7 +121,12 @@ func (c *conns) closeAll() {
 // Serve runs h on ln until ctx is cancelled, then shuts down gracefully and
 // returns nil. Any other end of serving is returned as an error.
 func Serve(ctx context.Context, ln net.Listener, h fasthttp.RequestHandler) error {
-	srv := newServer(h)
+	return serve(ctx, ln, h, readTimeout)
+}
+
+// serve is Serve with the request head's timeout as a parameter.
+func serve(ctx context.Context, ln net.Listener, h fasthttp.RequestHandler, headTimeout time.Duration) error {
+	srv := newServer(h, headTimeout)
 	var open conns
 	srv.ConnState = open.track
 	errc := make(chan error, 1)
