@@ -53,10 +53,9 @@ func FuzzReadContext(f *testing.F) {
 		if err := os.WriteFile(p, meta, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		host, tls, err := readContext(dir, "c")
+		_, tls, err := readContext(dir, "c")
 		if err == nil && tls != nil && !tls.SkipVerify {
 			t.Fatalf("TLS %+v from a context without TLS files", tls)
 		}
-		_ = host
 	})
 }
