@@ -72,7 +72,10 @@ type Dataset struct {
 	Reference string                       // a series name, "" if none
 	OK        map[string][]pingpong.Sample // successful samples per series
 	Failed    map[string]int
-	MaxSize   int // largest size of a successful sample
+	// FailedSizes lists, per series, the sizes (ascending) whose every
+	// sample failed: they are missing from the series' curves and ratios.
+	FailedSizes map[string][]int
+	MaxSize     int // largest size of a successful sample
 
 	cache *pointCache // sorted metric values and size groups, shared by copies; nil in a literal Dataset
 }
@@ -91,7 +94,7 @@ func NewDataset(series []string, samples map[string][]pingpong.Sample, reference
 		}
 		sort.Strings(series)
 	}
-	d := Dataset{OK: map[string][]pingpong.Sample{}, Failed: map[string]int{}, cache: &pointCache{m: map[pointKey][]point{}, groups: map[int]Grouping{}}}
+	d := Dataset{OK: map[string][]pingpong.Sample{}, Failed: map[string]int{}, FailedSizes: map[string][]int{}, cache: &pointCache{m: map[pointKey][]point{}, groups: map[int]Grouping{}}}
 	seen := map[string]bool{}
 	for _, s := range series {
 		if seen[s] {
@@ -100,12 +103,34 @@ func NewDataset(series []string, samples map[string][]pingpong.Sample, reference
 		seen[s] = true
 		d.Series = append(d.Series, s)
 		var ok []pingpong.Sample
+		var failedAt map[int]bool // sizes with a failed sample: true while none succeeded
 		for _, smp := range samples[s] {
 			if smp.OK() && smp.DurationMS > 0 {
 				ok = append(ok, smp)
 				d.MaxSize = max(d.MaxSize, smp.Size)
 			} else {
 				d.Failed[s]++
+				if failedAt == nil {
+					failedAt = map[int]bool{}
+				}
+				failedAt[smp.Size] = true
+			}
+		}
+		if failedAt != nil {
+			for _, smp := range ok {
+				if _, seen := failedAt[smp.Size]; seen {
+					failedAt[smp.Size] = false
+				}
+			}
+			var sizes []int
+			for size, none := range failedAt {
+				if none {
+					sizes = append(sizes, size)
+				}
+			}
+			if len(sizes) > 0 {
+				slices.Sort(sizes)
+				d.FailedSizes[s] = sizes
 			}
 		}
 		d.OK[s] = ok

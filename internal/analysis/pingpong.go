@@ -12,12 +12,13 @@ import (
 // ModeRow is one mode's ping-pong summary.
 type ModeRow struct {
 	Mode        string  `json:"mode"`
-	Samples     int     `json:"samples"`      // successful exchanges
-	Failed      int     `json:"failed"`       // errors, non-200 codes, short bodies
-	TransferMBs float64 `json:"transfer_mbs"` // median per-request transfer rate, MB/s (10^6 B/s)
-	InnerMS     float64 `json:"inner_ms"`     // median ping→pong time (ppbench's time per request)
-	LatencyMS   float64 `json:"latency_ms"`   // median siege→ping→siege time
-	RPS         float64 `json:"rps"`          // median over the mode's cells of requests per second
+	Samples     int     `json:"samples"`                // successful exchanges
+	Failed      int     `json:"failed"`                 // errors, non-200 codes, short bodies
+	FailedSizes []int   `json:"failed_sizes,omitempty"` // sizes whose every request failed (ascending)
+	TransferMBs float64 `json:"transfer_mbs"`           // median per-request transfer rate, MB/s (10^6 B/s)
+	InnerMS     float64 `json:"inner_ms"`               // median ping→pong time (ppbench's time per request)
+	LatencyMS   float64 `json:"latency_ms"`             // median siege→ping→siege time
+	RPS         float64 `json:"rps"`                    // median over the mode's cells of requests per second
 	// Ratios to the reference mode (NaN without a reference), over like
 	// message sizes (PingPongSet.Ratio): not the quotient of the medians
 	// above when the modes measured different sizes.
@@ -86,7 +87,7 @@ func (p PingPongSet) Row(mode string) ModeRow {
 	for _, rs := range p.cells[mode] {
 		rates = append(rates, rs...)
 	}
-	return ModeRow{Mode: mode, Samples: len(p.d.OK[mode]), Failed: p.d.Failed[mode],
+	return ModeRow{Mode: mode, Samples: len(p.d.OK[mode]), Failed: p.d.Failed[mode], FailedSizes: p.d.FailedSizes[mode],
 		TransferMBs: median(p.d.values(mode, transfer)), InnerMS: median(p.d.values(mode, inner)),
 		LatencyMS: median(p.d.values(mode, outer)), RPS: stats.Median(rates),
 		TransferRatio: math.NaN(), InnerRatio: math.NaN(), LatencyRatio: math.NaN(), RPSRatio: math.NaN()}

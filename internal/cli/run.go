@@ -72,6 +72,13 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 				if !strings.HasPrefix(dockerHost, "unix://") && !strings.HasPrefix(dockerHost, "tcp://") {
 					return usagef("--docker-host %q: want unix:///PATH or tcp://HOST:PORT", dockerHost)
 				}
+				warning, err := engine.CheckExisting(dockerHost)
+				if err != nil {
+					return usagef("--docker-host: %v", err)
+				}
+				if warning != "" {
+					fmt.Fprintln(stderr, warning)
+				}
 				if !slices.Contains(s.RunDrivers(), docker.Name) {
 					s.Driver, s.Drivers = docker.Name, nil
 				}
@@ -166,7 +173,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd.Flags().StringVarP(&out, "out", "o", "", "run directory to create (default runs/NAME-TIME)")
 	cmd.Flags().StringVar(&modesFlag, "modes", "", "comma-separated modes, overriding the spec's")
 	cmd.Flags().StringVar(&driver, "driver", "netns", "build the labs with: netns (by hand, in namespaces), docker (real Docker Engines, one per host) or kubernetes (pods on a cluster), overriding the spec's")
-	cmd.Flags().StringVar(&dockerHost, "docker-host", "", "run the docker driver on an existing engine, e.g. unix:///var/run/docker.sock (single-host modes: bare, host, bridge); --driver docker takes $DOCKER_HOST too")
+	cmd.Flags().StringVar(&dockerHost, "docker-host", "", "run the docker driver on an existing engine, e.g. unix:///var/run/docker.sock, or tcp://HOST:2376 over TLS with $DOCKER_TLS_VERIFY and $DOCKER_CERT_PATH (single-host modes: bare, host, bridge); --driver docker takes $DOCKER_HOST too")
 	cmd.Flags().StringArrayVar(&labels, "label", nil, "KEY=VALUE stored with every sample (repeatable)")
 	addKubeFlags(cmd, &kt)
 	cmd.Flags().DurationVar(&duration, "duration", 0, "socket tests: measure each test this long instead of the spec's durations (stored in the run's spec)")

@@ -67,7 +67,8 @@ func newSiegeCmd(stdout, stderr io.Writer) *cobra.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			enc := json.NewEncoder(w)
-			pp := &ppbenchLog{w: w, reps: p.Repetitions, opts: export.PPBenchOptions{MachineTag: machine, Concurrency: concurrency}}
+			pp := &ppbenchLog{w: &countingWriter{w: w}, reps: p.Repetitions, opts: export.PPBenchOptions{MachineTag: machine, Concurrency: concurrency}}
+			tally := &sizeTally{ok: map[int]int{}}
 			if format == "ppbench" {
 				if err := pp.start(); err != nil {
 					return fail(err)
@@ -77,6 +78,7 @@ func newSiegeCmd(stdout, stderr io.Writer) *cobra.Command {
 			// what it measured.
 			err = pingpong.SiegePlan(ctx, pingpong.SiegeConfig{Target: target, Concurrency: concurrency, Timeout: timeout}, sizes, p.Repetitions, func(s pingpong.Sample) {
 				s.Mode = experiment
+				tally.add(s)
 				if format == "jsonl" {
 					_ = enc.Encode(s)
 				} else {
@@ -87,6 +89,11 @@ func newSiegeCmd(stdout, stderr io.Writer) *cobra.Command {
 				if werr := pp.finish(); werr != nil {
 					return fail(werr)
 				}
+			}
+			// A size none of whose repetitions succeeded is said, not
+			// dropped silently (ppbench writes no row for it, nor a word).
+			if line := tally.line(format == "ppbench", pp.rowless); line != "" {
+				fmt.Fprintln(stderr, line)
 			}
 			if err != nil {
 				if ctx.Err() != nil {
@@ -125,7 +132,64 @@ type ppbenchLog struct {
 	pending map[int][]pingpong.Sample // by size, until all repetitions are in
 	first   map[int]int               // a pending size's order of first appearance
 	seen    int
+	rowless int // sizes PPBenchRows wrote no row for: not one answer
 	err     error
+}
+
+// countingWriter counts the bytes written through it: ppbenchLog tells a
+// size that got no row by a count that did not move.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// sizeTally counts, per size, the requests that succeeded (a whole pong
+// body with code 200), to name the sizes that got none.
+type sizeTally struct {
+	ok map[int]int // by size: successful requests so far
+}
+
+func (t *sizeTally) add(s pingpong.Sample) {
+	n := t.ok[s.Size]
+	if s.OK() {
+		n++
+	}
+	t.ok[s.Size] = n
+}
+
+// line is the one line for stderr naming the sizes whose every request
+// failed, the first ten in ascending order ("" when there are none); with
+// the ppbench log, how many of them have no row.
+func (t *sizeTally) line(ppbench bool, rowless int) string {
+	var failed []int
+	for size, n := range t.ok {
+		if n == 0 {
+			failed = append(failed, size)
+		}
+	}
+	if len(failed) == 0 {
+		return ""
+	}
+	slices.Sort(failed)
+	const shown = 10
+	list := make([]string, 0, shown+1)
+	for _, size := range failed[:min(len(failed), shown)] {
+		list = append(list, strconv.Itoa(size))
+	}
+	if len(failed) > shown {
+		list = append(list, "...")
+	}
+	line := fmt.Sprintf("cnperf siege: every request failed for %d of %d sizes: %s", len(failed), len(t.ok), strings.Join(list, ", "))
+	if ppbench && rowless > 0 {
+		line += fmt.Sprintf("; the ppbench log has no row for %d of them (not one answer)", rowless)
+	}
+	return line
 }
 
 func (l *ppbenchLog) start() error {
@@ -165,7 +229,15 @@ func (l *ppbenchLog) row(size int) {
 	delete(l.pending, size)
 	delete(l.first, size)
 	if l.err == nil {
+		cw, _ := l.w.(*countingWriter)
+		var before int64
+		if cw != nil {
+			before = cw.n
+		}
 		l.err = export.PPBenchRows(l.w, group, l.opts)
+		if cw != nil && cw.n == before && l.err == nil {
+			l.rowless++
+		}
 	}
 }
 

@@ -132,3 +132,61 @@ func indexOf(xs []string, x string) int {
 	}
 	return -1
 }
+
+// TestSiegeFailedSizes: a size whose every repetition failed is named on
+// stderr, in one line, with how many got no ppbench row (ppbench drops a
+// size none of whose requests was answered); siege still exits 0.
+func TestSiegeFailedSizes(t *testing.T) {
+	ping := serveLoopback(t, func(ctx *fasthttp.RequestCtx) {
+		switch string(ctx.Path()) {
+		case "/mping/17": // no answer at all
+			ctx.HijackSetNoResponse(true)
+			ctx.Hijack(func(net.Conn) {})
+		case "/mping/18": // ping gave up: answered, code 503
+			ctx.SetBodyString(`{"length": 0, "code": 503, "retries": 100, "duration": 1.5}`)
+		default: // a whole body of the size asked for
+			size := strings.TrimPrefix(string(ctx.Path()), "/mping/")
+			ctx.SetBodyString(`{"length": ` + size + `, "code": 200, "retries": 0, "duration": 0.5}`)
+		}
+	})
+	tests := []struct {
+		format, wantLine string
+		rows             []string // ppbench: the sizes with a row
+	}{
+		{"ppbench", "cnperf siege: every request failed for 2 of 3 sizes: 17, 18; the ppbench log has no row for 1 of them (not one answer)\n", []string{"/mping/5", "/mping/18"}},
+		{"jsonl", "cnperf siege: every request failed for 2 of 3 sizes: 17, 18\n", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.format, func(t *testing.T) {
+			code, stdout, stderr := mainOut("siege", "--target", ping, "--sizes", "5,17,18", "--repetitions", "2", "--timeout", "5s", "--format", tc.format)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if stderr != tc.wantLine {
+				t.Errorf("stderr %q, want %q", stderr, tc.wantLine)
+			}
+			if tc.format != "ppbench" {
+				if n := strings.Count(stdout, "\n"); n != 6 {
+					t.Errorf("%d samples, want 6 (every request, failed ones too)", n)
+				}
+				return
+			}
+			recs, err := csv.NewReader(strings.NewReader(stdout)).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, rec := range recs[1:] {
+				got = append(got, rec[2])
+			}
+			if strings.Join(got, " ") != strings.Join(tc.rows, " ") {
+				t.Errorf("rows for %v, want %v", got, tc.rows)
+			}
+		})
+	}
+	// Nothing failed: nothing on stderr.
+	code, _, stderr := mainOut("siege", "--target", ping, "--sizes", "5,6", "--format", "ppbench")
+	if code != 0 || stderr != "" {
+		t.Errorf("exit %d, stderr %q; want 0 and nothing", code, stderr)
+	}
+}

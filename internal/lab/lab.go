@@ -97,8 +97,19 @@ type Config struct {
 	// forming one.
 	Engines   map[string]string
 	JoinSwarm bool
+	// EngineTLS is what tcp:// engines are reached with (nil: the docker
+	// CLI's environment, DOCKER_TLS_VERIFY and DOCKER_CERT_PATH, or plain).
+	EngineTLS *EngineTLS
 	// Kube, with the kubernetes driver, says which cluster and image.
 	Kube KubeTarget
+}
+
+// EngineTLS is the TLS material for engines reached over tcp://: the CA
+// that signed their certificates ("": the system's roots), the client's
+// certificate and key, and whether to verify the engines' certificates.
+type EngineTLS struct {
+	CA, Cert, Key string
+	Verify        bool
 }
 
 // KubernetesDriver is the kubernetes driver's name, for what lab checks

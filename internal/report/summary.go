@@ -68,7 +68,11 @@ func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.
 	}
 	keys := meta.SeriesKeys()
 	set := analysis.NewPingPongSet(samples, CellRates(*meta), keys)
-	if err := WritePingPongTable(w, set.Rows(ref), ref); err != nil {
+	rows := set.Rows(ref)
+	if err := WritePingPongTable(w, rows, ref); err != nil {
+		return err
+	}
+	if err := WriteFailedSizes(w, rows); err != nil {
 		return err
 	}
 	if err := WriteIntervalTable(w, RunIntervals(Run{Meta: *meta, Samples: samples}, ref, 0), ref); err != nil {

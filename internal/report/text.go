@@ -75,6 +75,34 @@ func WritePingPongTable(w io.Writer, rows []analysis.ModeRow, reference string) 
 	return err
 }
 
+// WriteFailedSizes says, under the table, for each mode with message
+// sizes whose every request failed, how many and which (the first few):
+// those sizes are missing from the mode's curves and ratios.
+func WriteFailedSizes(w io.Writer, rows []analysis.ModeRow) error {
+	const shown = 5
+	for _, r := range rows {
+		n := len(r.FailedSizes)
+		if n == 0 {
+			continue
+		}
+		list := make([]string, 0, shown+1)
+		for _, size := range r.FailedSizes[:min(n, shown)] {
+			list = append(list, fmt.Sprint(size))
+		}
+		if n > shown {
+			list = append(list, "...")
+		}
+		noun := "sizes"
+		if n == 1 {
+			noun = "size"
+		}
+		if _, err := fmt.Fprintf(w, "%s: every request failed for %d message %s (%s): missing from its curves and ratios\n", r.Mode, n, noun, strings.Join(list, ", ")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func textNum(v float64, prec int) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "-"

@@ -50,3 +50,30 @@ func TestWriteSocketTables(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteFailedSizes: one line per mode with sizes whose every request
+// failed, the first five named; nothing for a mode without.
+func TestWriteFailedSizes(t *testing.T) {
+	tests := []struct {
+		name string
+		rows []analysis.ModeRow
+		want string
+	}{
+		{"none", []analysis.ModeRow{{Mode: "bare"}}, ""},
+		{"one", []analysis.ModeRow{{Mode: "bare"}, {Mode: "overlay", FailedSizes: []int{900}}},
+			"overlay: every request failed for 1 message size (900): missing from its curves and ratios\n"},
+		{"many", []analysis.ModeRow{{Mode: "bridge", FailedSizes: []int{1, 2, 3, 4, 5, 6, 7}}},
+			"bridge: every request failed for 7 message sizes (1, 2, 3, 4, 5, ...): missing from its curves and ratios\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			if err := WriteFailedSizes(&b, tc.rows); err != nil {
+				t.Fatal(err)
+			}
+			if b.String() != tc.want {
+				t.Errorf("got %q, want %q", b.String(), tc.want)
+			}
+		})
+	}
+}

@@ -150,7 +150,7 @@ func check(s spec.Spec) (experiment, error) {
 	}
 	if e := s.Engines; e != nil {
 		// Before anything is built: every engine must answer.
-		if err := docker.CheckEngines(context.Background(), w.labConfig().Topology, e.Hosts); err != nil {
+		if err := docker.CheckEngines(context.Background(), w.labConfig().Topology, e.Hosts, labTLS(e.TLS)); err != nil {
 			return nil, err
 		}
 	}
@@ -185,6 +185,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	w, err := check(s)
 	if err != nil {
 		return nil, err
+	}
+	if e := s.Engines; e != nil {
+		for _, line := range docker.EngineWarnings(e.Hosts, labTLS(e.TLS)) {
+			fmt.Fprintln(o.Out, line)
+		}
 	}
 	run, err := record.Create(o.Dir)
 	if err != nil {
@@ -400,6 +405,14 @@ func interleave(modes []string, units, instances int) []cellPlan {
 	return cells
 }
 
+// labTLS is engines.tls as the lab takes it.
+func labTLS(t *spec.EngineTLS) *lab.EngineTLS {
+	if t == nil {
+		return nil
+	}
+	return &lab.EngineTLS{CA: t.CA, Cert: t.Cert, Key: t.Key, Verify: t.Verifies()}
+}
+
 // startMode builds a mode's lab on a driver and starts the workload's
 // servers in it.
 // On an existing engine every lab shares this machine's stack, and on
@@ -422,7 +435,7 @@ func startMode(ctx context.Context, id string, pl spec.Lab, instance int, docker
 	if driver == docker.Name && (dockerHost != "" || engines != nil) || driver == kube.Name {
 		cfg.DockerHost = dockerHost
 		if engines != nil {
-			cfg.Engines, cfg.JoinSwarm = engines.Hosts, engines.Swarm == spec.SwarmJoin
+			cfg.Engines, cfg.JoinSwarm, cfg.EngineTLS = engines.Hosts, engines.Swarm == spec.SwarmJoin, labTLS(engines.TLS)
 		}
 		cfg.Port += shift
 		cfg.Publish = slices.Clone(cfg.Publish)

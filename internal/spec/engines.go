@@ -26,7 +26,27 @@ type Engines struct {
 	// "join" (the engines already are nodes of one swarm; cnperf leaves it
 	// as it is).
 	Swarm string `yaml:"swarm,omitempty" json:"swarm,omitempty"`
+	// TLS is what every tcp:// engine is reached with. Unset, the docker
+	// CLI's environment decides (DOCKER_TLS_VERIFY, DOCKER_CERT_PATH); a
+	// docker context always brings its own.
+	TLS *EngineTLS `yaml:"tls,omitempty" json:"tls,omitempty"`
 }
+
+// EngineTLS is engines.tls: files of the machine cnperf runs on, as the
+// docker CLI's --tlscacert, --tlscert and --tlskey take them, and whether
+// to verify the engines' certificates (default true).
+type EngineTLS struct {
+	CA     string `yaml:"ca,omitempty" json:"ca,omitempty"`
+	Cert   string `yaml:"cert,omitempty" json:"cert,omitempty"`
+	Key    string `yaml:"key,omitempty" json:"key,omitempty"`
+	Verify *bool  `yaml:"verify,omitempty" json:"verify,omitempty"`
+}
+
+// Verifies says whether the engines' certificates are checked.
+func (t EngineTLS) Verifies() bool { return t.Verify == nil || *t.Verify }
+
+// maxTLSPath bounds a path in engines.tls.
+const maxTLSPath = 4096
 
 // The values of engines.swarm.
 const (
@@ -66,6 +86,9 @@ func (s Spec) checkEngines() error {
 	case s.Chain != nil:
 		return errors.New("engines: chain: only the netns driver builds chains")
 	}
+	if err := e.TLS.check(); err != nil {
+		return err
+	}
 	for _, h := range slices.Sorted(maps.Keys(e.Hosts)) {
 		if !engineHostRE.MatchString(h) {
 			return fmt.Errorf("engines.hosts: %q is not a host name (1-10 of a-z and 0-9, starting with a letter)", h)
@@ -73,6 +96,29 @@ func (s Spec) checkEngines() error {
 		if err := checkEngineURL(e.Hosts[h]); err != nil {
 			return fmt.Errorf("engines.hosts.%s: %w", h, err)
 		}
+	}
+	return nil
+}
+
+// check refuses a certificate without its key (or a key without its
+// certificate) and paths no file can have; whether the files exist and
+// hold what they should is the driver's to say, before anything is built.
+func (t *EngineTLS) check() error {
+	if t == nil {
+		return nil
+	}
+	for _, f := range []struct{ name, path string }{{"ca", t.CA}, {"cert", t.Cert}, {"key", t.Key}} {
+		if len(f.path) > maxTLSPath || strings.ContainsRune(f.path, 0) {
+			return fmt.Errorf("engines.tls.%s: not a path (at most %d bytes, no NUL)", f.name, maxTLSPath)
+		}
+	}
+	switch {
+	case t.Cert != "" && t.Key == "":
+		return errors.New("engines.tls: cert without key: give both, or neither")
+	case t.Key != "" && t.Cert == "":
+		return errors.New("engines.tls: key without cert: give both, or neither")
+	case t.CA == "" && t.Cert == "" && t.Verifies():
+		return errors.New("engines.tls: no ca, cert or key: give the CA that signed the engines' certificates (ca) and the client's certificate and key")
 	}
 	return nil
 }

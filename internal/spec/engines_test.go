@@ -20,6 +20,12 @@ func TestEngines(t *testing.T) {
 		{"netns driver", "name: x\nmodes: [bare]\nengines: {hosts: {ping: 'tcp://a:1'}}\n", "engines: only the docker driver runs on engines (driver: docker), not netns"},
 		{"both drivers", "name: x\ndrivers: [netns, docker]\nmodes: [bare, host]\nengines: {hosts: {ping: 'tcp://a:1'}}\n", "not netns, docker"},
 		{"conditions", base + "conditions: {cores: 1}\nengines: {hosts: {ping: 'tcp://a:1'}}\n", "engines: conditions and variants change the hosts"},
+		{"tls", base + "engines: {hosts: {ping: 'tcp://a:2376'}, tls: {ca: ca.pem, cert: cert.pem, key: key.pem}}\n", ""},
+		{"tls without verification", base + "engines: {hosts: {ping: 'tcp://a:2376'}, tls: {verify: false}}\n", ""},
+		{"tls cert without key", base + "engines: {hosts: {ping: 'tcp://a:2376'}, tls: {ca: ca.pem, cert: cert.pem}}\n", "engines.tls: cert without key"},
+		{"tls key without cert", base + "engines: {hosts: {ping: 'tcp://a:2376'}, tls: {key: key.pem}}\n", "engines.tls: key without cert"},
+		{"tls with nothing", base + "engines: {hosts: {ping: 'tcp://a:2376'}, tls: {verify: true}}\n", "engines.tls: no ca, cert or key"},
+		{"tls unknown field", base + "engines: {hosts: {ping: 'tcp://a:2376'}, tls: {cacert: ca.pem}}\n", "cacert"},
 		{"instances", base + "instances: 3\nengines: {hosts: {ping: 'tcp://a:1'}}\n", "engines: instances 3"},
 	})
 }

@@ -227,7 +227,7 @@ func checkRemote(cfg lab.Config) error {
 	if cfg.Exe == "" {
 		return errors.New("lab: the docker driver needs the cnperf binary for its image")
 	}
-	if err := CheckEngines(context.Background(), cfg.Topology, cfg.Engines); err != nil {
+	if err := CheckEngines(context.Background(), cfg.Topology, cfg.Engines, cfg.EngineTLS); err != nil {
 		return err
 	}
 	if _, err := os.Stat(engine.RunDir(cfg.Name)); err == nil {
@@ -239,7 +239,7 @@ func checkRemote(cfg lab.Config) error {
 // CheckEngines says, in one line naming the spec's field, which host of
 // the topology that carries endpoints has no engine, which engine names
 // no host of it, and which engine does not answer.
-func CheckEngines(ctx context.Context, t lab.Topology, engines map[string]string) error {
+func CheckEngines(ctx context.Context, t lab.Topology, engines map[string]string, tls *lab.EngineTLS) error {
 	hosts := map[string]bool{}
 	var names []string
 	for _, h := range t.Hosts {
@@ -255,11 +255,37 @@ func CheckEngines(ctx context.Context, t lab.Topology, engines map[string]string
 		}
 	}
 	for _, h := range slices.Sorted(maps.Keys(engines)) {
-		if err := engine.Ping(ctx, engines[h]); err != nil {
+		if err := engine.Ping(ctx, engines[h], engineTLS(tls)); err != nil {
 			return fmt.Errorf("engines.hosts.%s: %w", h, err)
 		}
 	}
 	return nil
+}
+
+// EngineWarnings are the lines to print before a run on engines: one per
+// engine reached over plain tcp:// on another machine (engine.Warning).
+// Nothing is dialled; an engine that cannot be resolved is CheckEngines'
+// to refuse.
+func EngineWarnings(engines map[string]string, tls *lab.EngineTLS) []string {
+	var out []string
+	for _, h := range slices.Sorted(maps.Keys(engines)) {
+		t, err := engine.Resolve(engines[h], engineTLS(tls), os.Getenv)
+		if err != nil {
+			continue
+		}
+		if w := engine.Warning(t); w != "" {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// engineTLS is engines.tls as the engine package takes it.
+func engineTLS(t *lab.EngineTLS) *engine.TLS {
+	if t == nil {
+		return nil
+	}
+	return &engine.TLS{CA: t.CA, Cert: t.Cert, Key: t.Key, SkipVerify: !t.Verify}
 }
 
 // checkLocalSlots refuses, on an existing engine (one stack for every
@@ -294,7 +320,7 @@ func upRemote(l *lab.Lab, cfg lab.Config) error {
 			used[h.Name] = u
 		}
 	}
-	if err := set.UseEngines(context.Background(), used); err != nil {
+	if err := set.UseEngines(context.Background(), used, engineTLS(cfg.EngineTLS)); err != nil {
 		return err
 	}
 	l.Runtime = set

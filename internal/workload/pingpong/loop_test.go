@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -288,4 +289,87 @@ func FuzzPongLoop(f *testing.F) {
 		}
 		t.Fatalf("more answers than bytes for %q", in)
 	})
+}
+
+// TestBadRequestsAlike: ping (on fasthttp) and pong (on its event loops)
+// answer the same bad request alike: the same status and text, and the
+// connection closed after it.
+func TestBadRequestsAlike(t *testing.T) {
+	pongAddr := strings.TrimPrefix(servePongOn(t, newPong(1<<20, chunkSize)), "http://")
+	ping, err := NewPingHandler(PingConfig{PongURL: "http://" + pongAddr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pingAddr := strings.TrimPrefix(serveOn(t, ping), "http://")
+	long := "X-Long: " + strings.Repeat("a", headMax) + "\r\n"
+	tests := []struct {
+		name, request string // %s: the server's path
+		want          answer
+	}{
+		{"body over 4 KiB", "POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n" + strings.Repeat("b", 5000), answer{413, true, false, "Request Entity Too Large"}},
+		{"head over 4 KiB", "GET %s HTTP/1.1\r\nHost: x\r\n" + long + "\r\n", answer{431, true, false, "Request Header Fields Too Large"}},
+		{"garbage", "BLAH%s\r\n\r\n", answer{400, true, false, "Bad Request"}},
+		{"chunked body", "POST %s HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", answer{501, true, false, "Not Implemented"}},
+	}
+	for _, tt := range tests {
+		for _, srv := range []struct{ name, addr, path string }{{"pong", pongAddr, "/pong/5"}, {"ping", pingAddr, "/ping/5"}} {
+			t.Run(tt.name+"/"+srv.name, func(t *testing.T) {
+				c, err := net.Dial("tcp", srv.addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				if _, err := fmt.Fprintf(c, tt.request, srv.path); err != nil {
+					t.Fatal(err)
+				}
+				br := bufio.NewReader(c)
+				resp, err := http.ReadResponse(br, &http.Request{Method: "GET"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				got := answer{resp.StatusCode, resp.Close || resp.Header.Get("Connection") == "close", false, string(body)}
+				if got != tt.want {
+					t.Errorf("%+v, want %+v", got, tt.want)
+				}
+				if ct := resp.Header.Get("Content-Type"); ct != "text/plain; charset=utf-8" {
+					t.Errorf("Content-Type %q", ct)
+				}
+				if !closed(c, br) {
+					t.Error("the connection stays open")
+				}
+			})
+		}
+	}
+}
+
+// TestBadRequestTimeout: a request whose head does not come in time gets
+// no answer from ping, as from pong's loops (which drop it in sweep): the
+// connection is closed, whether nothing came or half a head.
+func TestBadRequestTimeout(t *testing.T) {
+	ping, err := NewPingHandler(PingConfig{PongURL: "http://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := strings.TrimPrefix(serveWith(t, "serve", func(ctx context.Context, ln net.Listener) error {
+		return serve(ctx, ln, ping, 200*time.Millisecond)
+	}), "http://")
+	for _, sent := range []string{"", "GET /ping/5 HTTP/1.1\r\nHost: x\r\n"} {
+		t.Run(fmt.Sprintf("%q", sent), func(t *testing.T) {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := io.WriteString(c, sent); err != nil {
+				t.Fatal(err)
+			}
+			c.SetReadDeadline(time.Now().Add(10 * time.Second)) // the server's close ends the read well before
+			got, err := io.ReadAll(c)
+			if err != nil || len(got) > 0 {
+				t.Fatalf("read %q, %v; want the connection closed without an answer", got, err)
+			}
+		})
+	}
 }

@@ -48,6 +48,11 @@ type MPing struct {
 	Retries  int     `json:"retries"`
 }
 
+// relayBuffer is the largest pong body ping reads whole before it answers
+// /ping (and the buffer /mping reads bodies through): 4096 connections'
+// worth of it is 256 MiB at most.
+const relayBuffer = 64 << 10
+
 type pingHandler struct {
 	base    string // PongURL without trailing slash, + "/pong/"
 	retries int
@@ -99,7 +104,7 @@ func newPing(cfg PingConfig) (*pingHandler, error) {
 		return nil, fmt.Errorf("timeout %w", err)
 	}
 	h := &pingHandler{base: base + "/pong/", retries: cfg.Retries, timeout: timeout}
-	h.bufs.New = func() any { b := make([]byte, 64<<10); return &b }
+	h.bufs.New = func() any { b := make([]byte, relayBuffer); return &b }
 	h.rt = newTransport(h.timeout, 256)
 	return h, nil
 }
@@ -149,6 +154,13 @@ func newTransport(timeout time.Duration, idlePerHost int) *http.Transport {
 // digits passed on to pong as they came (leading zeros, and sizes beyond
 // int, which pong refuses, as well).
 func (h *pingHandler) serve(ctx *fasthttp.RequestCtx) {
+	if len(ctx.Request.Header.PeekBytes(hdrChunked)) > 0 {
+		// A chunked request body (markChunked), as pong's loops answer
+		// it (loop.request); one over 4 KiB has had fasthttp's 413.
+		plainError(ctx, fasthttp.StatusNotImplemented, fasthttp.StatusMessage(fasthttp.StatusNotImplemented))
+		ctx.SetConnectionClose()
+		return
+	}
 	path := ctx.Path()
 	arg, ok := bytes.CutPrefix(path, prefixPing)
 	measure := !ok
@@ -196,13 +208,18 @@ func shuttingDown(ctx *fasthttp.RequestCtx) {
 	plainError(ctx, fasthttp.StatusServiceUnavailable, "ping is shutting down\n")
 }
 
-// ping relays pong's answer: its status, content type and body. Only
-// failures before pong answers are retried: once the status line is
-// relayed, a broken body aborts the connection so the client sees a
-// truncated response rather than a silently short one. A 200 whose body is
-// not a whole pong body for n (see LengthOK) is no pong answer: ping
-// answers 502 when pong announced the wrong length, and drops the
-// connection when a body of unannounced length ends wrong.
+// ping relays pong's answer: its status and body, as text/plain;
+// charset=utf-8 with a Content-Length, as the original's net/http sends
+// a relayed pong body. Like the original, which reads pong's body whole
+// before it answers, ping reads a body of up to relayBuffer bytes whole
+// first: a failed attempt, a body cut short included, is retried, and the
+// last failure answers 503. A larger body is streamed with the length
+// pong announced (a 200 of unannounced length: the size asked for), so
+// ping's memory stays bounded; a body cut short after its status line
+// left drops the connection, so the client sees a broken response rather
+// than a short one. A 200 whose body is not a whole pong body for n (see
+// LengthOK) is no pong answer: ping answers 502 when it knows before
+// answering, and drops the connection when a streamed body ends wrong.
 func (h *pingHandler) ping(ctx *fasthttp.RequestCtx, target string, n int) {
 	for i := 0; i <= h.retries; i++ {
 		if i > 0 && ctx.Err() != nil {
@@ -217,26 +234,48 @@ func (h *pingHandler) ping(ctx *fasthttp.RequestCtx, target string, n int) {
 		if check && resp.ContentLength >= 0 && (resp.ContentLength > math.MaxInt || !LengthOK(n, int(resp.ContentLength))) {
 			resp.Body.Close()
 			cancel()
-			plainError(ctx, fasthttp.StatusBadGateway, fmt.Sprintf("pong answered %d bytes for %d\n", resp.ContentLength, n))
+			wrongLength(ctx, resp.ContentLength, n)
 			return
 		}
-		ctx.SetStatusCode(resp.StatusCode)
-		if ct := resp.Header.Get("Content-Type"); ct != "" {
-			ctx.Response.Header.SetContentType(ct)
-		} else {
-			ctx.Response.Header.SetNoDefaultContentType(true)
+		bp := h.bufs.Get().(*[]byte)
+		got, whole, err := readUpTo(resp.Body, *bp)
+		if err != nil {
+			h.bufs.Put(bp)
+			resp.Body.Close()
+			cancel()
+			continue // cut short or timed out: a failed attempt, as the original's
 		}
-		// fasthttp streams the body after the handler returns, with the
-		// Content-Length pong announced (chunked if it announced none), and
-		// closes the relay when done; a read error or short body makes it
-		// drop the connection.
+		ctx.SetStatusCode(resp.StatusCode)
+		ctx.Response.Header.SetContentTypeBytes(textPlain)
+		if whole {
+			resp.Body.Close()
+			cancel()
+			if check && !LengthOK(n, got) {
+				h.bufs.Put(bp)
+				wrongLength(ctx, int64(got), n)
+				return
+			}
+			// The pooled buffer goes back once fasthttp has written it.
+			b := &bufferedBody{h: h, buf: bp}
+			b.r.Reset((*bp)[:got])
+			ctx.Response.SetBodyStream(b, got)
+			return
+		}
+		// Larger than the buffer: stream the rest behind what was read.
 		size := int(resp.ContentLength)
 		if resp.ContentLength < 0 || int64(size) != resp.ContentLength {
 			size = -1
 		}
-		r := &relayBody{h: h, body: resp.Body, cancel: cancel, want: -1}
+		r := &relayBody{h: h, head: bp, headLen: got, body: resp.Body, cancel: cancel, want: -1}
 		if check && size < 0 {
-			r.want = n // unannounced length: check it at the end
+			// Unannounced: a whole pong body for n beyond the buffer is n
+			// bytes, checked at the end.
+			if n < 4 {
+				r.Close()
+				wrongLength(ctx, int64(got), n)
+				return
+			}
+			size, r.want = n, n
 		}
 		ctx.Response.SetBodyStream(r, size)
 		return
@@ -244,25 +283,76 @@ func (h *pingHandler) ping(ctx *fasthttp.RequestCtx, target string, n int) {
 	plainError(ctx, fasthttp.StatusServiceUnavailable, "Service unavailable")
 }
 
+// wrongLength answers a pong body of the wrong length for n.
+func wrongLength(ctx *fasthttp.RequestCtx, got int64, n int) {
+	plainError(ctx, fasthttp.StatusBadGateway, fmt.Sprintf("pong answered %d bytes for %d\n", got, n))
+}
+
+// readUpTo reads r into buf until r ends (whole) or buf is full (not
+// whole: more may follow). An error other than the end is returned.
+func readUpTo(r io.Reader, buf []byte) (n int, whole bool, err error) {
+	for n < len(buf) {
+		m, err := r.Read(buf[n:])
+		n += m
+		if err == io.EOF {
+			return n, true, nil
+		}
+		if err != nil {
+			return n, false, err
+		}
+	}
+	return n, false, nil
+}
+
+// bufferedBody is a pong body read whole into a pooled buffer, as ping's
+// response stream: the buffer goes back to the pool once fasthttp has
+// written it (Close).
+type bufferedBody struct {
+	h   *pingHandler
+	buf *[]byte
+	r   bytes.Reader
+}
+
+func (b *bufferedBody) Read(p []byte) (int, error)         { return b.r.Read(p) }
+func (b *bufferedBody) WriteTo(w io.Writer) (int64, error) { return b.r.WriteTo(w) }
+
+func (b *bufferedBody) Close() error {
+	if b.buf != nil {
+		b.h.bufs.Put(b.buf)
+		b.buf = nil
+	}
+	return nil
+}
+
 // errWrongLength ends a relayed body of unannounced length that is no whole
 // pong body.
 var errWrongLength = errors.New("pong's body has the wrong length")
 
-// relayBody is pong's response body as ping's response stream. Close (called
-// by fasthttp once the response is written or dropped) closes pong's body and
-// ends the attempt's context.
+// relayBody is pong's response body as ping's response stream: first the
+// headLen bytes already read into head (a pooled buffer), then the rest.
+// Close (called by fasthttp once the response is written or dropped)
+// closes pong's body, ends the attempt's context and returns head.
 type relayBody struct {
-	h      *pingHandler
-	body   io.ReadCloser
-	cancel context.CancelFunc
-	want   int   // requested size whose body length to check at EOF; -1: none
-	got    int64 // bytes relayed
+	h       *pingHandler
+	head    *[]byte
+	headLen int
+	headOff int
+	body    io.ReadCloser
+	cancel  context.CancelFunc
+	want    int   // requested size whose body length to check at EOF; -1: none
+	got     int64 // bytes relayed from body, after head
 }
 
 func (r *relayBody) Read(p []byte) (int, error) {
+	if r.headOff < r.headLen {
+		m := copy(p, (*r.head)[r.headOff:r.headLen])
+		r.headOff += m
+		return m, nil
+	}
 	m, err := r.body.Read(p)
 	r.got += int64(m)
-	if err == io.EOF && r.want >= 0 && !LengthOK(r.want, int(min(r.got, math.MaxInt))) {
+	total := r.got + int64(r.headLen)
+	if r.want >= 0 && (total > int64(r.want) || err == io.EOF && !LengthOK(r.want, int(min(total, math.MaxInt)))) {
 		err = errWrongLength
 	}
 	return m, err
@@ -276,6 +366,10 @@ func (r *relayBody) WriteTo(w io.Writer) (int64, error) { return r.h.copyPooled(
 func (r *relayBody) Close() error {
 	err := r.body.Close()
 	r.cancel()
+	if r.head != nil {
+		r.h.bufs.Put(r.head)
+		r.head = nil
+	}
 	return err
 }
 

@@ -224,10 +224,20 @@ func cutOff(ctx *fasthttp.RequestCtx, raw string) {
 	ctx.Hijack(func(c net.Conn) { c.Write([]byte(raw)) }) // fasthttp closes c afterwards
 }
 
-// TestPingRelayCutOff: a pong body cut off mid-way after ping started its
-// relay must reach the client as a broken response, not a short one.
+// TestPingRelayCutOff: a pong body cut off short of the length pong
+// announced is a failed attempt, as in the original (which reads pong's
+// body whole first): ping retries and answers 503. Beyond the buffer,
+// where ping streams, a body cut off after the relay began reaches the
+// client as a broken response, not a short one.
 func TestPingRelayCutOff(t *testing.T) {
+	var calls atomic.Int64
+	big := Body(100000)
 	pongURL := serveOn(t, func(ctx *fasthttp.RequestCtx) {
+		calls.Add(1)
+		if bytes.HasSuffix(ctx.Path(), []byte("/100000")) {
+			cutOff(ctx, "HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n"+string(big[:relayBuffer+100]))
+			return
+		}
 		cutOff(ctx, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 50\r\n\r\npo")
 	})
 	h, err := NewPingHandler(PingConfig{PongURL: pongURL, Retries: 1, Timeout: 5 * time.Second})
@@ -235,21 +245,56 @@ func TestPingRelayCutOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := serveOn(t, h)
+	resp, body := get(t, "GET", url+"/ping/50")
+	if resp.StatusCode != 503 || string(body) != "Service unavailable" || calls.Load() != 2 {
+		t.Errorf("/ping/50 cut short: %d %q after %d attempts, want 503 Service unavailable after 2", resp.StatusCode, body, calls.Load())
+	}
+	wantPongHeaders(t, resp)
 	// fasthttp drops the connection on the failed body copy, before or
 	// after flushing the status line: the client sees an error either way.
-	resp, err := http.Get(url + "/ping/50")
+	resp2, err := http.Get(url + "/ping/100000")
 	if err == nil {
 		var body []byte
-		body, err = io.ReadAll(resp.Body)
-		resp.Body.Close()
+		body, err = io.ReadAll(resp2.Body)
+		resp2.Body.Close()
 		if err == nil {
-			t.Errorf("relayed cut-off body as a clean %d with %d bytes", resp.StatusCode, len(body))
+			t.Errorf("relayed cut-off body as a clean %d with %d bytes", resp2.StatusCode, len(body))
 		}
 	}
 	// ping keeps serving; /mping counts each cut-off body as a failure.
 	m := getMPing(t, url+"/mping/50")
 	if m.Code != 503 || m.Retries != 1 || m.Length != 0 {
 		t.Errorf("mping of cut-off bodies: %+v", m)
+	}
+}
+
+// TestPingFraming: whatever pong's framing and content type (the
+// original pong sends bodies above 2 KiB chunked; a pong of one's own may
+// send no content type), ping answers as the original ping's clients see
+// it: text/plain; charset=utf-8, and a Content-Length.
+func TestPingFraming(t *testing.T) {
+	pongURL := serveOn(t, func(ctx *fasthttp.RequestCtx) {
+		arg, _ := bytes.CutPrefix(ctx.Path(), []byte("/pong/"))
+		n, _ := strconv.Atoi(string(arg))
+		ctx.Response.Header.SetNoDefaultContentType(true)
+		ctx.Response.SetBodyStream(bytes.NewReader(Body(n)), -1) // chunked
+	})
+	h, err := NewPingHandler(PingConfig{PongURL: pongURL, Retries: 0, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := serveOn(t, h)
+	for _, n := range []int{0, 5, 2049, relayBuffer, relayBuffer + 1, 300000} {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			resp, body := get(t, "GET", url+"/ping/"+strconv.Itoa(n))
+			if resp.StatusCode != 200 || !bytes.Equal(body, Body(n)) {
+				t.Fatalf("%d with %d bytes, want 200 with Body(%d)", resp.StatusCode, len(body), n)
+			}
+			if resp.ContentLength != int64(BodyLen(n)) || len(resp.TransferEncoding) > 0 {
+				t.Errorf("Content-Length %d, Transfer-Encoding %v; want Content-Length %d", resp.ContentLength, resp.TransferEncoding, BodyLen(n))
+			}
+			wantPongHeaders(t, resp)
+		})
 	}
 }
 
@@ -344,9 +389,10 @@ func TestPingRetries(t *testing.T) {
 // TestPingWrongLength: a pong that answers 200 with a body that is not a
 // whole pong body for the size is no good message: /mping reports code 502
 // with the length it got (no retry: it was an answer), /ping answers 502
-// when the length was announced and drops the connection when a body of
-// unannounced length ends wrong. The lengths the other pongs answer for
-// sizes below 4 pass.
+// when it knows before answering (the length announced, or a body it read
+// whole) and drops the connection when a streamed body of unannounced
+// length ends wrong. The lengths the other pongs answer for sizes below 4
+// pass.
 func TestPingWrongLength(t *testing.T) {
 	var calls atomic.Int64
 	pongURL := serveOn(t, func(ctx *fasthttp.RequestCtx) {
@@ -365,6 +411,12 @@ func TestPingWrongLength(t *testing.T) {
 		case n == 10: // one byte short, unannounced (chunked)
 			ctx.Response.SetBodyStream(bytes.NewReader(body[:9]), -1)
 			return
+		case n == 200000: // one byte short, unannounced, beyond the buffer
+			ctx.Response.SetBodyStream(bytes.NewReader(body[:n-1]), -1)
+			return
+		case n == 200001: // one byte long, unannounced, beyond the buffer
+			ctx.Response.SetBodyStream(bytes.NewReader(append(body, 'o')), -1)
+			return
 		case n == 1: // cnperf's pong up to 0.1
 			body = []byte("p")
 		case n == 2: // the Dart pong
@@ -381,6 +433,7 @@ func TestPingWrongLength(t *testing.T) {
 		n, code, length int
 	}{
 		{7, 502, 6}, {8, 502, 9}, {9, 200, 9}, {10, 502, 9}, {1, 200, 1}, {2, 200, 3}, {3, 200, 4},
+		{200000, 502, 199999}, {200001, 502, 200002},
 	}
 	for _, tt := range tests {
 		calls.Store(0)
@@ -399,7 +452,7 @@ func TestPingWrongLength(t *testing.T) {
 			if err != nil || resp.StatusCode != 200 || len(body) != tt.length {
 				t.Errorf("/ping/%d: %v, %d bytes, want 200 with %d", tt.n, err, len(body), tt.length)
 			}
-		case tt.n == 10: // unannounced: only the end shows it, so the connection drops
+		case tt.n >= 200000: // streamed, unannounced: only the end shows it, so the connection drops
 			if err == nil {
 				t.Errorf("/ping/%d: clean %d with %d bytes, want a broken response", tt.n, resp.StatusCode, len(body))
 			}

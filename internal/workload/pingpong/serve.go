@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -32,17 +33,59 @@ const (
 // nobody asked Serve to stop (fasthttp returns nil for a closed listener).
 var errListenerClosed = errors.New("listener closed")
 
-// newServer is the fasthttp server both ping and pong run on.
-func newServer(h fasthttp.RequestHandler) *fasthttp.Server {
+// newServer is the fasthttp server ping runs on (pong's tests too), with
+// its request head's timeout (readTimeout but in tests).
+func newServer(h fasthttp.RequestHandler, headTimeout time.Duration) *fasthttp.Server {
 	return &fasthttp.Server{
 		Handler:               h,
 		NoDefaultServerHeader: true,
-		ReadTimeout:           readTimeout,
+		ReadTimeout:           headTimeout,
 		IdleTimeout:           idleTimeout,
 		MaxRequestBodySize:    maxRequestBodySize,
 		Concurrency:           maxConns,
 		CloseOnShutdown:       true, // "Connection: close" on answers during shutdown
+		ErrorHandler:          badRequest,
+		HeaderReceived:        markChunked,
 	}
+}
+
+// hdrChunked marks a request that came with a chunked body: fasthttp
+// reads such a body and then sets the request's Content-Length to what
+// it read, so the handler could no longer tell (see pingHandler.serve).
+var hdrChunked = []byte("X-Cnperf-Chunked-Body")
+
+// markChunked notes, once the head is read, a chunked request body.
+func markChunked(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+	if h.ContentLength() == -1 {
+		h.SetBytesKV(hdrChunked, []byte("1"))
+	}
+	return fasthttp.RequestConfig{}
+}
+
+// badRequest answers a request fasthttp could not read as pong's event
+// loops do (loop.reject), so that ping and pong answer the same bad
+// request alike: 413 for a body over 4 KiB, 431 for a head over 4 KiB,
+// 400 for the rest, each with its status text and the connection closed
+// after it; a request whose head does not arrive within readTimeout gets
+// no answer, the connection is closed.
+func badRequest(ctx *fasthttp.RequestCtx, err error) {
+	var timeout interface{ Timeout() bool } // net.Error's, and fasthttp's ErrTimeout
+	var small *fasthttp.ErrSmallBuffer
+	code := fasthttp.StatusBadRequest
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &timeout) && timeout.Timeout():
+		// fasthttp writes the answer to the closed connection and gives up.
+		ctx.Conn().Close()
+		return
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		code = fasthttp.StatusRequestEntityTooLarge
+	case errors.As(err, &small):
+		code = fasthttp.StatusRequestHeaderFieldsTooLarge
+	}
+	ctx.Response.Reset()
+	ctx.SetStatusCode(code)
+	ctx.Response.Header.SetContentTypeBytes(textPlain)
+	ctx.Response.SetBodyString(fasthttp.StatusMessage(code))
 }
 
 // conns tracks a server's open connections so Serve can drop the ones still
@@ -78,7 +121,12 @@ func (c *conns) closeAll() {
 // Serve runs h on ln until ctx is cancelled, then shuts down gracefully and
 // returns nil. Any other end of serving is returned as an error.
 func Serve(ctx context.Context, ln net.Listener, h fasthttp.RequestHandler) error {
-	srv := newServer(h)
+	return serve(ctx, ln, h, readTimeout)
+}
+
+// serve is Serve with the request head's timeout as a parameter.
+func serve(ctx context.Context, ln net.Listener, h fasthttp.RequestHandler, headTimeout time.Duration) error {
+	srv := newServer(h, headTimeout)
 	var open conns
 	srv.ConnState = open.track
 	errc := make(chan error, 1)

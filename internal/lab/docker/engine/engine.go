@@ -92,6 +92,7 @@ type Engine struct {
 	URL      string
 	Existing bool
 	Remote   bool
+	target   Target // how a user's engine is reached (URL's TLS)
 	proc     *daemon
 }
 
@@ -311,11 +312,16 @@ func (s *Set) startDockerd(ctx context.Context, h Host) (*Engine, error) {
 }
 
 // UseExisting runs every host's containers on an engine cnperf did not
-// start (--docker-host), found at url: cnperf creates only labelled
-// containers and networks on it and removes just those. The address is
-// noted in the lab's run dir, so that Remove finds them after a crash.
+// start (--docker-host), found at url (tcp:// with the TLS of the docker
+// CLI's environment): cnperf creates only labelled containers and networks
+// on it and removes just those. The address and its TLS are noted in the
+// lab's run dir, so that Remove finds them after a crash.
 func (s *Set) UseExisting(ctx context.Context, url string, hosts []string) error {
-	cli, err := client.NewClientWithOpts(client.WithHost(url), client.WithAPIVersionNegotiation())
+	t, err := existingTarget(url)
+	if err != nil {
+		return fmt.Errorf("docker host %s: %w", url, err)
+	}
+	cli, err := t.Client()
 	if err != nil {
 		return fmt.Errorf("docker host %s: %w", url, err)
 	}
@@ -327,17 +333,36 @@ func (s *Set) UseExisting(ctx context.Context, url string, hosts []string) error
 		return fmt.Errorf("docker host %s does not answer: %w", url, err)
 	}
 	if err := s.writeOwner(); err != nil {
+		cli.Close()
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(RunDir(s.Lab), existingFile), []byte(url), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(RunDir(s.Lab), existingFile), []byte(t.note()), 0o600); err != nil {
+		cli.Close()
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, h := range hosts {
-		s.engines[h] = &Engine{Host: h, Addr: "127.0.0.1", URL: url, Client: cli, Version: v.Version, API: v.APIVersion, Existing: true}
+		s.engines[h] = &Engine{Host: h, Addr: "127.0.0.1", URL: url, Client: cli, Version: v.Version, API: v.APIVersion, Existing: true, target: t}
 	}
 	return nil
+}
+
+// CheckExisting resolves --docker-host's URL as UseExisting does, without
+// dialling it: the one line to print before using it (Warning; "" for
+// none), or why it cannot be used (a bad URL, TLS files that cannot be
+// read).
+func CheckExisting(url string) (string, error) {
+	t, err := existingTarget(url)
+	if err != nil {
+		return "", err
+	}
+	if t.TLS != nil {
+		if _, err := t.TLS.Config(); err != nil {
+			return "", fmt.Errorf("%s: %w", url, err)
+		}
+	}
+	return Warning(t), nil
 }
 
 // existingFile, in a lab's run dir, holds the address of an engine cnperf
@@ -406,7 +431,7 @@ func (s *Set) noteSwarm(e *Engine) error {
 		return err
 	}
 	defer f.Close()
-	_, err = f.WriteString(e.URL + "\n")
+	_, err = f.WriteString(e.target.note() + "\n")
 	return err
 }
 

@@ -38,19 +38,29 @@ const (
 // answer by then is reported by URL.
 const answerWithin = 10 * time.Second
 
-// Target is where an engine URL leads: the client options and the
+// Target is where an engine URL leads: how to reach the engine, and the
 // machine's address (for the lab's record, published ports and the swarm).
 type Target struct {
-	URL  string
-	Addr string // the machine's address: an IP, or a name to resolve
-	opts []client.Opt
+	URL    string // as the user gave it: a URL or a docker context's name
+	Host   string // the engine's URL (a context's endpoint)
+	Scheme string // tcp, ssh (unix for --docker-host's own engine)
+	Addr   string // the machine's address: an IP, or a name to resolve
+	TLS    *TLS   // tcp:// over TLS; nil: plain
+	argv   []string
 }
 
-// ParseURL resolves an engine URL: tcp:// and ssh:// by their host, any
-// other word as a docker context (in $DOCKER_CONFIG or ~/.docker).
-func ParseURL(raw string) (Target, error) {
+// ParseURL resolves an engine URL as Resolve does, with no engines.tls and
+// this process's environment.
+func ParseURL(raw string) (Target, error) { return Resolve(raw, nil, os.Getenv) }
+
+// Resolve resolves an engine URL: tcp:// and ssh:// by their host, any
+// other word as a docker context (in $DOCKER_CONFIG or ~/.docker, with its
+// own TLS material). A tcp:// URL speaks TLS with given (engines.tls), else
+// as the docker CLI's environment says (DOCKER_TLS_VERIFY, DOCKER_TLS,
+// DOCKER_CERT_PATH), read through getenv; else plain. Nothing is dialled.
+func Resolve(raw string, given *TLS, getenv func(string) string) (Target, error) {
 	if !strings.Contains(raw, "://") {
-		return contextTarget(raw)
+		return contextTarget(raw, getenv)
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -61,17 +71,16 @@ func ParseURL(raw string) (Target, error) {
 		if u.Hostname() == "" || u.Port() == "" {
 			return Target{}, fmt.Errorf("%s: want tcp://HOST:PORT", raw)
 		}
-		return Target{URL: raw, Addr: u.Hostname(), opts: []client.Opt{client.WithHost(raw)}}, nil
+		t := Target{URL: raw, Host: raw, Scheme: "tcp", Addr: u.Hostname(), TLS: given}
+		if t.TLS == nil {
+			t.TLS = envTLSFiles(getenv)
+		}
+		return t, nil
 	case "ssh":
 		if u.Hostname() == "" {
 			return Target{}, fmt.Errorf("%s: want ssh://[USER@]HOST[:PORT]", raw)
 		}
-		argv := sshArgv(u)
-		return Target{URL: raw, Addr: u.Hostname(), opts: []client.Opt{
-			// The host is a placeholder: every connection is the dialer's.
-			client.WithHost("http://docker.example.com"),
-			client.WithDialContext(func(ctx context.Context, _, _ string) (net.Conn, error) { return dialCommand(ctx, argv) }),
-		}}, nil
+		return Target{URL: raw, Host: raw, Scheme: "ssh", Addr: u.Hostname(), argv: sshArgv(u)}, nil
 	case "unix":
 		return Target{}, fmt.Errorf("%s: a unix socket is this machine's engine: use --docker-host for it", raw)
 	}
@@ -92,62 +101,118 @@ func sshArgv(u *url.URL) []string {
 	return append(argv, "--", host, "docker", "system", "dial-stdio")
 }
 
-// contextTarget reads a docker context's engine from the docker CLI's
-// context store: meta/<any>/meta.json holding {"Name", "Endpoints":
-// {"docker": {"Host"}}}.
-func contextTarget(name string) (Target, error) {
-	dir := os.Getenv("DOCKER_CONFIG")
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return Target{}, fmt.Errorf("docker context %s: %w", name, err)
-		}
-		dir = filepath.Join(home, ".docker")
+// contextTarget reads a docker context's engine and TLS material from the
+// docker CLI's context store (readContext).
+func contextTarget(name string, getenv func(string) string) (Target, error) {
+	dir := configDir(getenv)
+	host, files, err := readContext(dir, name)
+	if err != nil {
+		return Target{}, fmt.Errorf("docker context %s: %w", name, err)
 	}
-	metas, _ := filepath.Glob(filepath.Join(dir, "contexts", "meta", "*", "meta.json"))
-	for _, p := range metas {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		var m struct {
-			Name      string
-			Endpoints map[string]struct{ Host string }
-		}
-		if json.Unmarshal(b, &m) != nil || m.Name != name {
-			continue
-		}
-		host := m.Endpoints["docker"].Host
-		if !strings.HasPrefix(host, "tcp://") && !strings.HasPrefix(host, "ssh://") {
-			return Target{}, fmt.Errorf("docker context %s: its engine %q is not tcp:// or ssh://", name, host)
-		}
-		t, err := ParseURL(host)
-		if err != nil {
-			return Target{}, fmt.Errorf("docker context %s: %w", name, err)
-		}
-		t.URL = name
-		return t, nil
+	if !strings.HasPrefix(host, "tcp://") && !strings.HasPrefix(host, "ssh://") {
+		return Target{}, fmt.Errorf("docker context %s: its engine %q is not tcp:// or ssh://", name, host)
 	}
-	return Target{}, fmt.Errorf("docker context %s: not found in %s", name, filepath.Join(dir, "contexts"))
+	// The context's own TLS, never the environment's: as the docker CLI.
+	t, err := Resolve(host, nil, func(string) string { return "" })
+	if err != nil {
+		return Target{}, fmt.Errorf("docker context %s: %w", name, err)
+	}
+	if t.Scheme == "tcp" {
+		t.TLS = files
+	}
+	t.URL = name
+	return t, nil
 }
 
-// Dial connects to the engine at an engine URL.
-func Dial(raw string) (*client.Client, Target, error) {
-	t, err := ParseURL(raw)
+// Dial connects to the engine at an engine URL, with engines.tls (given)
+// and this process's environment.
+func Dial(raw string, given *TLS) (*client.Client, Target, error) {
+	t, err := Resolve(raw, given, os.Getenv)
 	if err != nil {
 		return nil, t, err
 	}
-	cli, err := client.NewClientWithOpts(append(t.opts, client.WithAPIVersionNegotiation())...)
-	if err != nil {
-		return nil, t, fmt.Errorf("%s: %w", raw, err)
+	cli, err := t.Client()
+	return cli, t, err
+}
+
+// Client makes the Docker SDK's client for a resolved engine; nothing is
+// dialled until its first call.
+func (t Target) Client() (*client.Client, error) {
+	var opts []client.Opt
+	switch t.Scheme {
+	case "ssh":
+		argv := t.argv
+		opts = []client.Opt{
+			// The host is a placeholder: every connection is the dialer's.
+			client.WithHost("http://docker.example.com"),
+			client.WithDialContext(func(ctx context.Context, _, _ string) (net.Conn, error) { return dialCommand(ctx, argv) }),
+		}
+	default:
+		if t.TLS != nil {
+			o, err := t.TLS.clientOpts()
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", t.URL, err)
+			}
+			opts = o
+		}
+		opts = append(opts, client.WithHost(t.Host))
 	}
-	return cli, t, nil
+	cli, err := client.NewClientWithOpts(append(opts, client.WithAPIVersionNegotiation())...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.URL, err)
+	}
+	return cli, nil
+}
+
+// note is how a lab's run dir records an engine, so that Remove reaches it
+// again after a crash whatever the environment then: its URL, and the TLS
+// material it was reached with, as JSON after a space ("URL" alone:
+// plain, or a context's own).
+func (t Target) note() string {
+	if t.TLS == nil || t.Scheme != "tcp" || !strings.Contains(t.URL, "://") {
+		return t.URL
+	}
+	b, _ := json.Marshal(t.TLS)
+	return t.URL + " " + string(b)
+}
+
+// noted resolves a run dir's note of an engine (Target.note): a unix://
+// URL as --docker-host's engine, the others as Resolve does with the TLS
+// noted and no TLS from the environment.
+func noted(line string) (Target, error) {
+	raw, rest, _ := strings.Cut(strings.TrimSpace(line), " ")
+	if strings.HasPrefix(raw, "unix://") {
+		return Target{URL: raw, Host: raw, Scheme: "unix", Addr: "127.0.0.1"}, nil
+	}
+	var given *TLS
+	if rest != "" {
+		given = &TLS{}
+		if err := json.Unmarshal([]byte(rest), given); err != nil {
+			return Target{}, fmt.Errorf("%s: its TLS note %q: %w", raw, rest, err)
+		}
+	}
+	return Resolve(raw, given, func(k string) string {
+		switch k {
+		case envTLSVerify, envTLS, envCertPath:
+			return ""
+		}
+		return os.Getenv(k)
+	})
+}
+
+// existingTarget resolves --docker-host's URL: unix:// as it is, tcp://
+// with the TLS of this process's environment.
+func existingTarget(raw string) (Target, error) {
+	if strings.HasPrefix(raw, "unix://") {
+		return Target{URL: raw, Host: raw, Scheme: "unix", Addr: "127.0.0.1"}, nil
+	}
+	return Resolve(raw, nil, os.Getenv)
 }
 
 // Ping says, in one line naming the URL, why the engine there does not
 // answer (nil when it does).
-func Ping(ctx context.Context, raw string) error {
-	cli, _, err := Dial(raw)
+func Ping(ctx context.Context, raw string, given *TLS) error {
+	cli, _, err := Dial(raw, given)
 	if err != nil {
 		return err
 	}
@@ -163,21 +228,28 @@ func Ping(ctx context.Context, raw string) error {
 func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
 
 // UseEngines runs each host's containers on the engine at its URL (hosts
-// maps host to URL), noting the URLs in the lab's run dir first, so that
-// Remove finds what cnperf makes there even if this fails halfway.
-func (s *Set) UseEngines(ctx context.Context, hosts map[string]string) error {
+// maps host to URL; given is engines.tls), noting the URLs and their TLS
+// in the lab's run dir first, so that Remove finds what cnperf makes there
+// even if this fails halfway.
+func (s *Set) UseEngines(ctx context.Context, hosts map[string]string, given *TLS) error {
 	if err := s.writeOwner(); err != nil {
 		return err
 	}
+	targets := map[string]Target{}
 	var lines []string
 	for h, u := range hosts {
-		lines = append(lines, h+" "+u)
+		t, err := Resolve(u, given, os.Getenv)
+		if err != nil {
+			return fmt.Errorf("engine of host %s: %w", h, err)
+		}
+		targets[h] = t
+		lines = append(lines, h+" "+t.note())
 	}
 	if err := os.WriteFile(filepath.Join(RunDir(s.Lab), enginesFile), []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 		return err
 	}
-	for h, u := range hosts {
-		e, err := remoteEngine(ctx, h, u)
+	for h, t := range targets {
+		e, err := remoteEngine(ctx, h, t)
 		if err != nil {
 			return err
 		}
@@ -188,9 +260,10 @@ func (s *Set) UseEngines(ctx context.Context, hosts map[string]string) error {
 	return nil
 }
 
-// remoteEngine connects to host's engine at u.
-func remoteEngine(ctx context.Context, host, u string) (*Engine, error) {
-	cli, t, err := Dial(u)
+// remoteEngine connects to host's engine at t.
+func remoteEngine(ctx context.Context, host string, t Target) (*Engine, error) {
+	u := t.URL
+	cli, err := t.Client()
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +279,7 @@ func remoteEngine(ctx context.Context, host, u string) (*Engine, error) {
 		cli.Close()
 		return nil, fmt.Errorf("engine %s of host %s: %w", u, host, err)
 	}
-	return &Engine{Host: host, Addr: addr, URL: u, Client: cli, Version: v.Version, API: v.APIVersion, Existing: true, Remote: true}, nil
+	return &Engine{Host: host, Addr: addr, URL: u, Client: cli, Version: v.Version, API: v.APIVersion, Existing: true, Remote: true, target: t}, nil
 }
 
 // hostIP is a machine's IPv4 address: the swarm advertises it and clients
@@ -236,7 +309,7 @@ func Remote(lab string) bool {
 // removeRemote removes a lab's containers and networks from every engine
 // it used, then leaves the swarm cnperf formed for it (workers first).
 func removeRemote(lab string) error {
-	var urls []string
+	var urls []string // each engine's note (Target.note)
 	for _, line := range readLines(filepath.Join(RunDir(lab), enginesFile)) {
 		if _, u, ok := strings.Cut(line, " "); ok && !slices.Contains(urls, u) {
 			urls = append(urls, u)
@@ -264,14 +337,15 @@ func removeRemote(lab string) error {
 	return os.RemoveAll(RunDir(lab))
 }
 
-// leaveSwarm has each engine leave the swarm, the manager (first) last.
+// leaveSwarm has each engine leave the swarm, the manager (first) last;
+// urls are the engines' notes (Target.note).
 func leaveSwarm(urls []string) error {
 	var errs []error
 	for i := len(urls) - 1; i >= 0; i-- {
 		if urls[i] == "" {
 			continue
 		}
-		cli, _, err := Dial(urls[i])
+		cli, err := connect(urls[i])
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -12,7 +12,7 @@ import (
 
 func TestParseURL(t *testing.T) {
 	cfg := t.TempDir()
-	meta := filepath.Join(cfg, "contexts", "meta", "abc")
+	meta := filepath.Join(cfg, "contexts", "meta", contextDigest("lab2"))
 	if err := os.MkdirAll(meta, 0o700); err != nil {
 		t.Fatal(err)
 	}

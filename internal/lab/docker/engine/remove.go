@@ -27,18 +27,19 @@ import (
 const LabLabel = "cnperf.lab"
 
 // removeLabelled removes the lab's containers and networks from the engine
-// at url.
-func removeLabelled(url, lab string) error {
-	if err := removeLabelledContainers(url, lab); err != nil {
+// the run dir notes (Target.note).
+func removeLabelled(note, lab string) error {
+	if err := removeLabelledContainers(note, lab); err != nil {
 		return err
 	}
-	return removeLabelledNetworks(url, lab)
+	return removeLabelledNetworks(note, lab)
 }
 
 // removeLabelledContainers removes the lab's containers from the engine at
 // url, by force.
-func removeLabelledContainers(url, lab string) error {
-	cli, err := connect(url)
+func removeLabelledContainers(note, lab string) error {
+	url, _, _ := strings.Cut(note, " ")
+	cli, err := connect(note)
 	if err != nil {
 		return fmt.Errorf("docker host %s: %w", url, err)
 	}
@@ -61,8 +62,9 @@ func removeLabelledContainers(url, lab string) error {
 // removeLabelledNetworks removes the lab's networks from the engine at
 // url. A swarm's overlay network outlives its last container on another
 // node for a moment, so a network still in use is tried again for a while.
-func removeLabelledNetworks(url, lab string) error {
-	cli, err := connect(url)
+func removeLabelledNetworks(note, lab string) error {
+	url, _, _ := strings.Cut(note, " ")
+	cli, err := connect(note)
 	if err != nil {
 		return fmt.Errorf("docker host %s: %w", url, err)
 	}
@@ -91,14 +93,15 @@ func labelled(lab string) filters.Args {
 	return filters.NewArgs(filters.Arg("label", LabLabel+"="+lab))
 }
 
-// connect reaches a user's engine: --docker-host's unix:// or tcp://, or
-// an engines: URL (Dial).
-func connect(url string) (*client.Client, error) {
-	if strings.HasPrefix(url, "unix://") {
-		return client.NewClientWithOpts(client.WithHost(url), client.WithAPIVersionNegotiation())
+// connect reaches a user's engine as the lab's run dir notes it
+// (Target.note): --docker-host's unix:// or tcp://, or an engines: URL,
+// with the TLS it was reached with.
+func connect(note string) (*client.Client, error) {
+	t, err := noted(note)
+	if err != nil {
+		return nil, err
 	}
-	cli, _, err := Dial(url)
-	return cli, err
+	return t.Client()
 }
 
 // removeContainers removes, by force, the lab's containers on the engine
@@ -402,7 +405,7 @@ func SandboxNetNS(lab, host string) (string, error) {
 	} else if _, err := os.Stat(filepath.Join(RunDir(lab), host, "docker.sock")); err != nil {
 		return "", fmt.Errorf("lab %s has no engine on host %s", lab, host)
 	}
-	cli, err := client.NewClientWithOpts(client.WithHost(url), client.WithAPIVersionNegotiation())
+	cli, err := connect(url)
 	if err != nil {
 		return "", err
 	}
