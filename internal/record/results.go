@@ -282,6 +282,7 @@ type ReadReport struct {
 	Problems []string // one message per skipped line (at most MaxProblems, then a summary)
 	Unlisted int      // lines skipped because run.json does not list their series
 	names    []string // the first few of those series
+	more     bool     // and others
 }
 
 // MaxProblems caps ReadReport.Problems; Skipped keeps counting beyond it.
@@ -306,8 +307,12 @@ func (rep *ReadReport) skip(msg string) {
 
 func (rep *ReadReport) unlisted(series string) {
 	rep.Unlisted++
-	if len(rep.names) < maxNames && !slices.Contains(rep.names, series) {
+	switch {
+	case slices.Contains(rep.names, series):
+	case len(rep.names) < maxNames:
 		rep.names = append(rep.names, series)
+	default:
+		rep.more = true
 	}
 }
 
@@ -326,7 +331,7 @@ func (rep ReadReport) Notes() []string {
 			q = append(q, Quote(n, maxNameBytes))
 		}
 		more := ""
-		if rep.Unlisted > len(rep.names) {
+		if rep.more {
 			more = ", …"
 		}
 		notes = append(notes, fmt.Sprintf("%s: %d lines of series that run.json does not list (%s%s): skipped", SamplesFile, rep.Unlisted, strings.Join(q, ", "), more))
@@ -488,6 +493,6 @@ func (rd *Reader) read(ping, sockets bool) (Contents, ReadReport, error) {
 		return nil
 	})
 	// rep as Samples returned it, with the unlisted lines counted above.
-	rep.Unlisted, rep.names = unl.Unlisted, unl.names
+	rep.Unlisted, rep.names, rep.more = unl.Unlisted, unl.names, unl.more
 	return out, rep, err
 }

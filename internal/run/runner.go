@@ -181,6 +181,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if c := s.Calibrate; c != nil {
 		fmt.Fprintf(o.Out, "cnperf: calibrated to %s (%s): round trip %s, %d bit/s: bandwidth %s, zone_delay %s\n",
 			c.From, c.Derived.Series, c.Derived.RTT, c.Derived.BitsPerSecond, c.Derived.Bandwidth, c.Derived.ZoneDelay)
+		if n := c.Derived.Skipped; n > 0 {
+			fmt.Fprintf(o.Out, "cnperf: calibrate.from %s: %d lines of its samples.jsonl skipped (damaged, or of series its run.json does not list): cnperf calibrate %s names them\n", c.From, n, c.From)
+		}
 	}
 	w, err := check(s)
 	if err != nil {
