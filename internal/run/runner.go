@@ -205,20 +205,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	envs := map[string]*env{}
 	finish := func(runErr error) (*Result, error) {
 		teardown(envs, meta, o.Out)
-		now := time.Now().UTC()
-		meta.Finished = &now
-		switch {
-		case runErr == nil:
-			meta.Status = "complete"
-		case errors.Is(runErr, context.Canceled):
-			meta.Status = "interrupted"
-		default:
-			meta.Status, meta.Error = "failed", runErr.Error()
-		}
-		if err := run.WriteMeta(meta); err != nil && runErr == nil {
-			runErr = err
-		}
-		return res, runErr
+		return res, recordEnd(run, meta, runErr, o.Out)
 	}
 
 	committedBefore, _ := cost.Committed()
@@ -591,6 +578,33 @@ func (e *env) check() error {
 const runtimeGrace = time.Second
 
 // teardown records the servers' usage, stops them and removes every lab.
+// recordEnd writes the run's end into run.json: its status from runErr,
+// and when it finished. When run.json cannot be written (a full disk), it
+// keeps the status it had, usually running, and so does meta: out is
+// told so, and the returned error is runErr, or the write's when the run
+// had none.
+func recordEnd(run *record.Run, meta *record.Meta, runErr error, out io.Writer) error {
+	was := *meta
+	now := time.Now().UTC()
+	meta.Finished = &now
+	switch {
+	case runErr == nil:
+		meta.Status = "complete"
+	case errors.Is(runErr, context.Canceled):
+		meta.Status = "interrupted"
+	default:
+		meta.Status, meta.Error = "failed", runErr.Error()
+	}
+	if err := run.WriteMeta(meta); err != nil {
+		fmt.Fprintf(out, "cnperf: the run ended %s, but %v: %s keeps status %s\n", meta.Status, err, filepath.Join(run.Dir(), record.MetaFile), was.Status)
+		*meta = was // what run.json says
+		if runErr == nil {
+			runErr = err
+		}
+	}
+	return runErr
+}
+
 func teardown(envs map[string]*env, meta *record.Meta, out io.Writer) {
 	for i := range meta.Modes {
 		mm := &meta.Modes[i]
