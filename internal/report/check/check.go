@@ -42,7 +42,16 @@ type Limit struct {
 }
 
 func (l Limit) String() string {
-	return fmt.Sprintf("%s:%s=%s", l.Mode, l.Metric, strconv.FormatFloat(l.MaxCost, 'g', -1, 64))
+	return fmt.Sprintf("%s:%s=%s", short(l.Mode), short(l.Metric), strconv.FormatFloat(l.MaxCost, 'g', -1, 64))
+}
+
+// short cuts a name the user wrote to maxQuote bytes for messages: a mode
+// or metric of megabytes is no mode or metric, and its line stays short.
+func short(s string) string {
+	if len(s) <= maxQuote {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxQuote], "") + "…"
 }
 
 // ParseLimit reads MODE:METRIC=PCT; PCT is a finite number, negative to
@@ -169,10 +178,10 @@ func Limits(run Run, limits []Limit) ([]Result, error) {
 	var out []Result
 	for _, l := range limits {
 		if !slices.Contains(run.modes, l.Mode) {
-			return nil, badInput("%s: %s has no mode %q (it has %s)", l, run.Dir, l.Mode, strings.Join(run.modes, ", "))
+			return nil, badInput("%s: %s has no mode %s (it has %s)", l, run.Dir, quote(l.Mode), strings.Join(run.modes, ", "))
 		}
 		if l.Mode == run.Reference {
-			return nil, badInput("%s: %q is the reference: it costs nothing against itself", l, l.Mode)
+			return nil, badInput("%s: %s is the reference: it costs nothing against itself", l, quote(l.Mode))
 		}
 		var found bool
 		for _, ci := range run.CIs {
@@ -183,10 +192,22 @@ func Limits(run Run, limits []Limit) ([]Result, error) {
 			out = append(out, judge(l.String(), ci, l.MaxCost, "cost"))
 		}
 		if !found {
-			return nil, badInput("%s: %s has no metric %q against %s (it has %s)", l, run.Dir, l.Metric, run.Reference, strings.Join(metricKeys(run.CIs), ", "))
+			if keys := metricKeys(run.CIs); len(keys) > 0 {
+				return nil, badInput("%s: %s has no metric %s against %s (it has %s)", l, run.Dir, quote(l.Metric), run.Reference, strings.Join(keys, ", "))
+			}
+			return nil, badInput("%s: %s has no ratio against its reference %s: %s", l, run.Dir, quote(run.Reference), noRatios(run))
 		}
 	}
 	return out, nil
+}
+
+// noRatios says why a run has no ratio at all: its reference is no series
+// of it, or was not measured.
+func noRatios(run Run) string {
+	if !slices.Contains(run.modes, run.Reference) {
+		return "run.json lists no series of that name (it lists " + strings.Join(run.modes, ", ") + ")"
+	}
+	return "no sample of the reference was measured"
 }
 
 // metricKeys lists the metrics the run has intervals for.
