@@ -45,7 +45,8 @@ type Run struct {
 	size    int64 // bytes appended to samples
 	closed  bool
 
-	metaMu sync.Mutex // serialises WriteMeta
+	metaMu  sync.Mutex // serialises WriteMeta
+	maxMeta int        // MaxMetaBytes; smaller in tests
 }
 
 // Create makes dir (and its parents) and opens dir/samples.jsonl for
@@ -69,7 +70,7 @@ func Create(dir string) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create run directory: %w", err)
 	}
-	return &Run{dir: dir, samples: f}, nil
+	return &Run{dir: dir, samples: f, maxMeta: MaxMetaBytes}, nil
 }
 
 // CheckNewDir tells whether a run may be created in dir: it does not
@@ -107,8 +108,8 @@ func (r *Run) WriteMeta(meta any) error {
 		return fmt.Errorf("write %s: %w", MetaFile, err)
 	}
 	b = append(b, '\n')
-	if len(b) > MaxMetaBytes {
-		return fmt.Errorf("write %s: %d bytes, above the %s its readers take", MetaFile, len(b), sizeText(MaxMetaBytes))
+	if len(b) > r.maxMeta {
+		return fmt.Errorf("write %s: %d bytes, above the %s its readers take", MetaFile, len(b), sizeText(int64(r.maxMeta)))
 	}
 
 	r.metaMu.Lock()
