@@ -13,6 +13,10 @@
 //     arrive. Each line is written with a single write(2) on an O_APPEND
 //     file, so a run that is killed keeps every line written before, and at
 //     worst leaves a truncated last line, which the readers skip and report.
+//
+// Run directories travel, so the readers trust nothing in them: each file
+// must be a regular one within its size, each line within its length
+// (bounds.go), and only the series run.json lists are read.
 package record
 
 import (
@@ -335,7 +339,11 @@ func (rep ReadReport) Notes() []string {
 		if rep.more {
 			more = ", …"
 		}
-		notes = append(notes, fmt.Sprintf("%s: %d lines of series that run.json does not list (%s%s): skipped", SamplesFile, rep.Unlisted, strings.Join(q, ", "), more))
+		lines := "lines of series"
+		if rep.Unlisted == 1 {
+			lines = "line of a series"
+		}
+		notes = append(notes, fmt.Sprintf("%s: %d %s that run.json does not list (%s%s): skipped", SamplesFile, rep.Unlisted, lines, strings.Join(q, ", "), more))
 	}
 	return notes
 }
