@@ -9,28 +9,30 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cnperf/cnperf/internal/record"
 )
 
-// TestRecordEnd: the run's end reaches run.json; when it cannot (a full
+// TestWriteEnd: the run's end reaches run.json; when it cannot (a full
 // disk, here a directory gone), stderr says the run's status stays
 // running, and so does the metadata the command prints from.
-func TestRecordEnd(t *testing.T) {
+func TestWriteEnd(t *testing.T) {
 	boom := errors.New("mode bare: ping server exited")
 	tests := []struct {
 		name       string
+		status     string // as finish sets it
 		runErr     error
 		gone       bool   // run.json cannot be written
 		wantStatus string // in run.json and in meta
 		wantErr    string
 		wantOut    string
 	}{
-		{"complete", nil, false, "complete", "", ""},
-		{"failed", boom, false, "failed", boom.Error(), ""},
-		{"interrupted", fmt.Errorf("cell 3: %w", context.Canceled), false, "interrupted", "canceled", ""},
-		{"cannot write, run fine", nil, true, "running", "write run.json", "the run ended complete, but write run.json"},
-		{"cannot write, run failed", boom, true, "running", boom.Error(), "the run ended failed, but write run.json"},
+		{"complete", "complete", nil, false, "complete", "", ""},
+		{"failed", "failed", boom, false, "failed", boom.Error(), ""},
+		{"interrupted", "interrupted", fmt.Errorf("cell 3: %w", context.Canceled), false, "interrupted", "canceled", ""},
+		{"cannot write, run fine", "complete", nil, true, "running", "write run.json", "the run ended complete, but write run.json"},
+		{"cannot write, run failed", "failed", boom, true, "running", boom.Error(), "the run ended failed, but write run.json"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -51,8 +53,10 @@ func TestRecordEnd(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			now := time.Now()
+			meta.Status, meta.Finished = tc.status, &now
 			var out bytes.Buffer
-			err = recordEnd(run, meta, tc.runErr, &out)
+			err = writeEnd(run, meta, tc.runErr, &out)
 			if (err == nil) != (tc.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Errorf("err = %v, want %q", err, tc.wantErr)
 			}
@@ -62,8 +66,8 @@ func TestRecordEnd(t *testing.T) {
 			if tc.gone && !strings.Contains(out.String(), "keeps status running") {
 				t.Errorf("told %q: not that run.json keeps status running", out.String())
 			}
-			if meta.Status != tc.wantStatus {
-				t.Errorf("meta status %q, want %q", meta.Status, tc.wantStatus)
+			if meta.Status != tc.wantStatus || (tc.gone && meta.Finished != nil) {
+				t.Errorf("meta status %q, finished %v; want %q", meta.Status, meta.Finished, tc.wantStatus)
 			}
 			if tc.gone {
 				return

@@ -205,7 +205,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	envs := map[string]*env{}
 	finish := func(runErr error) (*Result, error) {
 		teardown(envs, meta, o.Out)
-		return res, recordEnd(run, meta, runErr, o.Out)
+		now := time.Now().UTC()
+		meta.Finished = &now
+		switch {
+		case runErr == nil:
+			meta.Status = "complete"
+		case errors.Is(runErr, context.Canceled):
+			meta.Status = "interrupted"
+		default:
+			meta.Status, meta.Error = "failed", runErr.Error()
+		}
+		return res, writeEnd(run, meta, runErr, o.Out)
 	}
 
 	committedBefore, _ := cost.Committed()
@@ -577,34 +587,24 @@ func (e *env) check() error {
 // its lab's runtime (a Docker daemon) to be found dead too.
 const runtimeGrace = time.Second
 
-// teardown records the servers' usage, stops them and removes every lab.
-// recordEnd writes the run's end into run.json: its status from runErr,
-// and when it finished. When run.json cannot be written (a full disk), it
-// keeps the status it had, usually running, and so does meta: out is
-// told so, and the returned error is runErr, or the write's when the run
-// had none.
-func recordEnd(run *record.Run, meta *record.Meta, runErr error, out io.Writer) error {
-	was := *meta
-	now := time.Now().UTC()
-	meta.Finished = &now
-	switch {
-	case runErr == nil:
-		meta.Status = "complete"
-	case errors.Is(runErr, context.Canceled):
-		meta.Status = "interrupted"
-	default:
-		meta.Status, meta.Error = "failed", runErr.Error()
+// writeEnd writes the run's end (meta's final status) into run.json and
+// returns runErr, or the write's error when the run had none. When run.json
+// cannot be written (a full disk) it stays at status running: out is told
+// so, and meta is put back to what run.json says.
+func writeEnd(run *record.Run, meta *record.Meta, runErr error, out io.Writer) error {
+	err := run.WriteMeta(meta)
+	if err == nil {
+		return runErr
 	}
-	if err := run.WriteMeta(meta); err != nil {
-		fmt.Fprintf(out, "cnperf: the run ended %s, but %v: %s keeps status %s\n", meta.Status, err, filepath.Join(run.Dir(), record.MetaFile), was.Status)
-		*meta = was // what run.json says
-		if runErr == nil {
-			runErr = err
-		}
+	fmt.Fprintf(out, "cnperf: the run ended %s, but %v: %s keeps status running\n", meta.Status, err, filepath.Join(run.Dir(), record.MetaFile))
+	meta.Status, meta.Error, meta.Finished = "running", "", nil
+	if runErr == nil {
+		return err
 	}
 	return runErr
 }
 
+// teardown records the servers' usage, stops them and removes every lab.
 func teardown(envs map[string]*env, meta *record.Meta, out io.Writer) {
 	for i := range meta.Modes {
 		mm := &meta.Modes[i]
