@@ -26,6 +26,11 @@ const (
 	// writes (a socket test's record with its histogram and the spec's
 	// labels) is a few KiB.
 	MaxLineBytes = 1 << 20
+	// MaxSeries bounds the series run.json may name, in modes[] and in
+	// its spec (modes × drivers × variants): a run builds at most
+	// spec.MaxLabs labs, an import one series per tag; a report of more
+	// would be read by nobody, and building the list must stay cheap.
+	MaxSeries = 1024
 )
 
 // ErrBounds marks a run directory's file refused by its bounds: not a
@@ -131,6 +136,22 @@ func ReadFile(path string, max int64) ([]byte, error) {
 		return nil, refuse("%s is larger than %s", path, sizeText(max))
 	}
 	return buf.Bytes(), nil
+}
+
+// seriesBound is how many series m names at most, computed from the
+// lengths of its lists (never by building them), saturating.
+func seriesBound(m *Meta) int64 {
+	s := m.Spec
+	labs := sat(sat(int64(len(s.Modes)), int64(max(len(s.RunDrivers()), 1))), int64(max(len(s.Variants), 1)))
+	return labs + int64(len(m.Modes))
+}
+
+// sat multiplies non-negative numbers, saturating far above any bound.
+func sat(a, b int64) int64 {
+	if a != 0 && b > (1<<62)/a {
+		return 1 << 62
+	}
+	return a * b
 }
 
 // lineReader reads lines of at most MaxLineBytes, from at most

@@ -127,6 +127,46 @@ func TestHostileRunFiles(t *testing.T) {
 	}
 }
 
+// TestTooManySeries: a run.json of a few MB naming 100,000 modes and
+// 1,000 variants (10⁸ series) is refused before its series are listed;
+// a thousand series, as an import of a thousand tags has, are read.
+func TestTooManySeries(t *testing.T) {
+	list := func(n int, f string) string {
+		var b strings.Builder
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, f, i)
+		}
+		return b.String()
+	}
+	for _, tc := range []struct {
+		name, meta, err string
+	}{
+		{"modes × variants", `{"spec":{"modes":[` + list(100000, `"m%d"`) + `],"variants":[` + list(1000, `{"name":"v%d"}`) + `]}}`, "names 100000000 series, more than 1024"},
+		{"modes[] of the run", `{"spec":{"modes":["bare"]},"modes":[` + list(2000, `{"mode":"m%d"}`) + `]}`, "names 2001 series, more than 1024"},
+		{"a thousand tags", `{"spec":{"modes":[` + list(1000, `"m%d"`) + `]}}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			write(t, filepath.Join(dir, MetaFile), tc.meta)
+			write(t, filepath.Join(dir, SamplesFile), "")
+			var err error
+			bounded(t, func() { err = readAll(dir) })
+			if tc.err == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.err) || !errors.Is(err, ErrBounds) {
+				t.Errorf("err %v, want %q", err, tc.err)
+			}
+		})
+	}
+}
+
 // readAll reads a run as the commands do: Open, Meta, every line.
 func readAll(dir string) error {
 	rd, err := Open(dir)

@@ -260,6 +260,9 @@ func (rd *Reader) Meta(v any) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if m, ok := v.(*Meta); ok {
+		if n := seriesBound(m); n > MaxSeries {
+			return refuse("%s names %d series, more than %d: not a run cnperf writes", path, n, MaxSeries)
+		}
 		rd.Only(m.SeriesKeys())
 	}
 	return nil
