@@ -129,7 +129,8 @@ func TestHostileRunFiles(t *testing.T) {
 
 // TestTooManySeries: a run.json of a few MB naming 100,000 modes and
 // 1,000 variants (10⁸ series) is refused before its series are listed;
-// a thousand series, as an import of a thousand tags has, are read.
+// a thousand series, as an import of a thousand tags has, are read; so
+// are instances beyond the spec's bound, which readers lay out one by one.
 func TestTooManySeries(t *testing.T) {
 	list := func(n int, f string) string {
 		var b strings.Builder
@@ -147,6 +148,10 @@ func TestTooManySeries(t *testing.T) {
 		{"modes × variants", `{"spec":{"modes":[` + list(100000, `"m%d"`) + `],"variants":[` + list(1000, `{"name":"v%d"}`) + `]}}`, "names 100000000 series, more than 1024"},
 		{"modes[] of the run", `{"spec":{"modes":["bare"]},"modes":[` + list(2000, `{"mode":"m%d"}`) + `]}`, "names 2001 series, more than 1024"},
 		{"a thousand tags", `{"spec":{"modes":[` + list(1000, `"m%d"`) + `]}}`, ""},
+		// A number, not a size: 2e9 instances ran every reader out of memory.
+		{"instances", `{"spec":{"modes":["bare"],"instances":2000000000}}`, "spec.instances 2000000000 is outside 0..8"},
+		{"negative instances", `{"spec":{"modes":["bare"],"instances":-1}}`, "spec.instances -1 is outside 0..8"},
+		{"eight instances", `{"spec":{"modes":["bare"],"instances":8}}`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -32,6 +32,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/cnperf/cnperf/internal/spec"
 )
 
 // File names inside a run directory.
@@ -262,6 +264,10 @@ func (rd *Reader) Meta(v any) error {
 	if m, ok := v.(*Meta); ok {
 		if n := seriesBound(m); n > MaxSeries {
 			return refuse("%s names %d series, more than %d: not a run cnperf writes", path, n, MaxSeries)
+		}
+		// Readers lay tables out per instance: the spec's bound holds.
+		if n := m.Spec.Instances; n < 0 || n > spec.MaxInstances {
+			return refuse("%s: spec.instances %d is outside 0..%d: not a run cnperf writes", path, n, spec.MaxInstances)
 		}
 		rd.Only(m.SeriesKeys())
 	}
