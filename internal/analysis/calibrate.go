@@ -145,23 +145,31 @@ func PathOf(fit PathFit, concurrency, hops int) Path {
 // LoadCalibration reads the reference run in dir, as the report loads
 // runs (record.Open, run.json, its ping-pong samples), and derives its path
 // from the samples of series (default: the run's reference). Its errors
-// name the spec field they are about.
+// name the spec field they are about. The lines of samples.jsonl it
+// skipped are counted in the calibration's Skipped.
 func LoadCalibration(dir, series string) (spec.Calibration, error) {
+	c, _, err := ReadCalibration(dir, series)
+	return c, err
+}
+
+// ReadCalibration is LoadCalibration that also returns what reading the
+// run skipped, one line each (record.ReadReport.Notes).
+func ReadCalibration(dir, series string) (spec.Calibration, []string, error) {
 	var c spec.Calibration
 	rd, err := record.Open(dir)
 	if err != nil {
-		return c, fmt.Errorf("calibrate.from %s: %w", dir, err)
+		return c, nil, fmt.Errorf("calibrate.from %s: %w", dir, err)
 	}
 	var meta record.Meta
 	if err := rd.Meta(&meta); err != nil {
-		return c, fmt.Errorf("calibrate.from %s: %w", dir, err)
+		return c, nil, fmt.Errorf("calibrate.from %s: %w", dir, err)
 	}
 	keys := meta.SeriesKeys()
 	switch {
 	case len(keys) == 0:
-		return c, fmt.Errorf("calibrate.from %s: run.json names no modes: not a cnperf run", dir)
+		return c, nil, fmt.Errorf("calibrate.from %s: run.json names no modes: not a cnperf run", dir)
 	case meta.Spec.Socket():
-		return c, fmt.Errorf("calibrate.from %s: a run of socket tests: calibration reads ping-pong samples", dir)
+		return c, nil, fmt.Errorf("calibrate.from %s: a run of socket tests: calibration reads ping-pong samples", dir)
 	}
 	if series == "" {
 		series = meta.Spec.ReferenceKey()
@@ -169,26 +177,37 @@ func LoadCalibration(dir, series string) (spec.Calibration, error) {
 			series = keys[0]
 		}
 	}
-	samples, _, err := rd.PingPong()
+	if !slices.Contains(keys, series) {
+		return c, nil, fmt.Errorf("calibrate.series %s: run %s has no series %s (its run.json lists %s)", series, dir, series, strings.Join(keys, ", "))
+	}
+	samples, rep, err := rd.PingPong()
 	if err != nil {
-		return c, fmt.Errorf("calibrate.from %s: samples: %w", dir, err)
+		return c, nil, fmt.Errorf("calibrate.from %s: %w", dir, err)
 	}
 	var mine []pingpong.Sample
+	var measured []string // the series that have samples, in file order
 	for _, s := range samples {
 		if s.Mode == series {
 			mine = append(mine, s)
 		}
+		if !slices.Contains(measured, s.Mode) {
+			measured = append(measured, s.Mode)
+		}
 	}
 	if len(mine) == 0 {
-		return c, fmt.Errorf("calibrate.series %s: run %s has no samples of it (it has %s)", series, dir, strings.Join(keys, ", "))
+		has := "no series has samples"
+		if len(measured) > 0 {
+			has = "series with samples: " + strings.Join(measured, ", ")
+		}
+		return c, nil, fmt.Errorf("calibrate.series %s: run %s has no samples of it (%s)", series, dir, has)
 	}
 	conc, err := concurrency(meta.Spec.PingPong.Concurrency, mine)
 	if err != nil {
-		return c, fmt.Errorf("calibrate.series %s: run %s: %w", series, dir, err)
+		return c, nil, fmt.Errorf("calibrate.series %s: run %s: %w", series, dir, err)
 	}
 	fit, err := FitPath(mine)
 	if err != nil {
-		return c, fmt.Errorf("calibrate.series %s: run %s: %w", series, dir, err)
+		return c, nil, fmt.Errorf("calibrate.series %s: run %s: %w", series, dir, err)
 	}
 	source := meta.Spec.Labels["source"]
 	if source == "" {
@@ -207,10 +226,10 @@ func LoadCalibration(dir, series string) (spec.Calibration, error) {
 		Run: id, Series: series, Source: source, Concurrency: conc,
 		RTT: p.RTT.Round(time.Microsecond), RTTBasis: p.RTTBasis,
 		BitsPerSecond: int64(math.Round(p.BytesPerSec * 8)),
-		SmallSamples:  fit.Small, LargeSamples: fit.Large,
+		SmallSamples:  fit.Small, LargeSamples: fit.Large, Skipped: rep.Skipped + rep.Unlisted,
 	}
 	c.Bandwidth, c.ZoneDelay = c.Conditions()
-	return c, nil
+	return c, rep.Notes(), nil
 }
 
 // concurrency is the requests the samples had in flight: the spec's, or,

@@ -179,11 +179,16 @@ func TestLoadCalibration(t *testing.T) {
 	for i := range samples {
 		samples[i].Workload = "pingpong"
 	}
-	dir := writeRun(t, s, samples)
+	// Samples of a series run.json does not list are left out, counted.
+	alien := ok("weave", 1000, 1e6, 1e6)
+	dir := writeRun(t, s, append(samples, alien, alien))
 
-	c, err := analysis.LoadCalibration(dir, "")
+	c, notes, err := analysis.ReadCalibration(dir, "")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c.Skipped != 2 || len(notes) != 1 || !strings.Contains(notes[0], `samples.jsonl: 2 lines of series that run.json does not list ("weave")`) {
+		t.Errorf("skipped %d, notes %q", c.Skipped, notes)
 	}
 	if c.Run != "r-test" || c.Series != "bare" || c.Source != "cnperf" || c.Concurrency != 1 || c.RTTBasis != "latency" {
 		t.Errorf("calibration %+v", c)
@@ -229,6 +234,9 @@ func TestLoadCalibrationErrors(t *testing.T) {
 	s := spec.Default()
 	s.Name, s.Modes = "ref", []string{"bare"}
 	few := writeRun(t, s, []pingpong.Sample{ok("bare", 10, 1, 0), ok("bare", 1e6, 9, 0)})
+	two := s
+	two.Modes = []string{"bare", "bridge"}
+	listed := writeRun(t, two, []pingpong.Sample{ok("bare", 10, 1, 0), ok("bare", 1e6, 9, 0)})
 	socket := spec.Default()
 	socket.Name, socket.Modes = "sock", []string{"bare"}
 	socket.Tests = []workload.Test{{Workload: "rr"}}
@@ -237,8 +245,11 @@ func TestLoadCalibrationErrors(t *testing.T) {
 	}{
 		{filepath.Join(t.TempDir(), "missing"), "", "calibrate.from "},
 		{t.TempDir(), "", "is not a cnperf run"},
-		{few, "bridge", "calibrate.series bridge: run " + few + " has no samples of it (it has bare)"},
+		{few, "bridge", "calibrate.series bridge: run " + few + " has no series bridge (its run.json lists bare)"},
 		{few, "", "calibrate.series bare: run " + few + ": 2 successful samples"},
+		// run.json lists it, the samples have none: say which have.
+		{listed, "bridge", "calibrate.series bridge: run " + listed + " has no samples of it (series with samples: bare)"},
+		{writeRun(t, two, nil), "bridge", "has no samples of it (no series has samples)"},
 		{writeRun(t, socket, nil), "", "a run of socket tests"},
 	} {
 		_, err := analysis.LoadCalibration(tc.dir, tc.series)

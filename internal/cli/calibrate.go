@@ -20,9 +20,12 @@ func newCalibrateCmd(stdout io.Writer) *cobra.Command {
   cnperf calibrate runs/kratzke-2015`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := analysis.LoadCalibration(args[0], series)
+			c, notes, err := analysis.ReadCalibration(args[0], series)
 			if err != nil {
 				return err
+			}
+			for _, n := range notes {
+				fmt.Fprintf(cmd.ErrOrStderr(), "cnperf: %s: %s\n", args[0], n)
 			}
 			basis := "the smallest messages' time"
 			if c.RTTBasis == "throughput" {

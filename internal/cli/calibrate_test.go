@@ -33,7 +33,7 @@ func TestCalibrate(t *testing.T) {
 		want string
 	}{
 		{[]string{"calibrate", filepath.Join(dir, "nope")}, "calibrate.from "},
-		{[]string{"calibrate", dir, "--series", "weave"}, "calibrate.series weave: run " + dir + " has no samples of it (it has bare, docker)"},
+		{[]string{"calibrate", dir, "--series", "weave"}, "calibrate.series weave: run " + dir + " has no series weave (its run.json lists bare, docker)"},
 		{[]string{"calibrate", dir, "--series", "docker"}, "2 successful samples with a duration, fewer than 3"},
 		{[]string{"calibrate"}, "accepts 1 arg"},
 	} {

@@ -50,7 +50,7 @@ func newCheckCmd(stdout io.Writer) *cobra.Command {
 					return err
 				}
 			}
-			results, err := runCheck(args[0], limits, baseline, *change)
+			results, err := runCheck(cmd.ErrOrStderr(), args[0], limits, baseline, *change)
 			if err != nil {
 				return err
 			}
@@ -98,11 +98,15 @@ func checkLimits(costs []string, file, baseline string) ([]check.Limit, *float64
 	return limits, change, nil
 }
 
-// runCheck judges the run's limits and, with a baseline, its change.
-func runCheck(dir string, limits []check.Limit, baseline string, maxChange float64) ([]check.Result, error) {
+// runCheck judges the run's limits and, with a baseline, its change,
+// telling warn what reading the runs skipped.
+func runCheck(warn io.Writer, dir string, limits []check.Limit, baseline string, maxChange float64) ([]check.Result, error) {
 	run, err := check.Load(dir)
 	if err != nil {
 		return nil, err
+	}
+	for _, n := range run.Notes {
+		fmt.Fprintf(warn, "cnperf: %s\n", n)
 	}
 	results, err := check.Limits(run, limits)
 	if err != nil {
@@ -114,6 +118,9 @@ func runCheck(dir string, limits []check.Limit, baseline string, maxChange float
 	old, err := check.Load(baseline)
 	if err != nil {
 		return nil, err
+	}
+	for _, n := range old.Notes {
+		fmt.Fprintf(warn, "cnperf: %s\n", n)
 	}
 	more, err := check.Baseline(run, old, maxChange)
 	return append(results, more...), err

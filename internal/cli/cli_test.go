@@ -41,6 +41,8 @@ func TestFailures(t *testing.T) {
 	zoneHost := writeSpec(t, specs, "zone.yaml", "name: x\nmodes: [bare]\nconditions: {zone_delay: 10ms, zone_hosts: nosuch}\n")
 	fanOut := writeSpec(t, specs, "fan.yaml", "name: x\nmodes: [bare]\nplacement: {clients: 2}\ntests:\n  - {workload: stream, clients: 3}\n")
 	noRun := t.TempDir() // a directory without run.json
+	notEmpty := t.TempDir()
+	writeSpec(t, notEmpty, "old.txt", "")
 
 	tests := []struct {
 		name string
@@ -60,6 +62,8 @@ func TestFailures(t *testing.T) {
 		{"run min above max", []string{"run", minMax}, 2, []string{"minmax.yaml", "pingpong.max_size", "min_size"}},
 		{"run wrong type", []string{"run", wrongType}, 2, []string{"type.yaml", "modes"}},
 		{"run empty spec", []string{"run", empty}, 2, []string{"empty.yaml", "empty spec"}},
+		{"run -o non-empty", []string{"run", good, "-o", notEmpty}, 2, []string{"-o: " + notEmpty + " is not empty"}},
+		{"run -o a file", []string{"run", good, "-o", good}, 2, []string{"-o: " + good + " exists and is not a directory"}},
 		{"run zone host the lab lacks", []string{"run", zoneHost}, 2, []string{"conditions.zone_hosts", "no host nosuch", "siege, ping, pong"}},
 		{"run more clients than placed", []string{"run", fanOut}, 2, []string{"tests[0].clients 3", "placement.clients"}},
 		{"run unknown driver", []string{"run", "--preset", "tiny", "--driver", "lxd"}, 2, []string{`driver "lxd"`, "netns, docker"}},

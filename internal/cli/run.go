@@ -19,6 +19,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/docker/engine"
 	"github.com/cnperf/cnperf/internal/lab/firewall"
 	"github.com/cnperf/cnperf/internal/lab/kube"
+	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/run"
 	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/spec/conditions"
@@ -122,6 +123,13 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 			}
 			if err := run.Check(s); err != nil {
 				return err // bad input: refused before anything is built
+			}
+			// A run never mixes its samples with another's: a directory
+			// in the way is the user's to move, said before anything is built.
+			if out != "" {
+				if err := record.CheckNewDir(out); err != nil {
+					return usagef("-o: %v", err)
+				}
 			}
 			if slices.Contains(s.RunDrivers(), kube.Name) {
 				if err := kube.Preflight(kubeTarget(s), kubePlacements(s)); err != nil {

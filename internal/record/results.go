@@ -13,10 +13,13 @@
 //     arrive. Each line is written with a single write(2) on an O_APPEND
 //     file, so a run that is killed keeps every line written before, and at
 //     worst leaves a truncated last line, which the readers skip and report.
+//
+// Run directories travel, so the readers trust nothing in them: each file
+// must be a regular one within its size, each line within its length
+// (bounds.go), and only the series run.json lists are read.
 package record
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -24,7 +27,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
+	"unicode/utf8"
+
+	"github.com/cnperf/cnperf/internal/spec"
 )
 
 // File names inside a run directory.
@@ -37,17 +46,22 @@ const (
 type Run struct {
 	dir string
 
-	mu      sync.Mutex // guards samples and closed
+	mu      sync.Mutex // guards samples, size and closed
 	samples *os.File
+	size    int64 // bytes appended to samples
 	closed  bool
 
-	metaMu sync.Mutex // serialises WriteMeta
+	metaMu  sync.Mutex // serialises WriteMeta
+	maxMeta int        // MaxMetaBytes; smaller in tests
 }
 
 // Create makes dir (and its parents) and opens dir/samples.jsonl for
 // appending. It fails if dir exists and is not an empty directory, so that
 // a run never mixes its samples with an earlier one's.
 func Create(dir string) (*Run, error) {
+	if err := CheckNewDir(dir); err != nil {
+		return nil, fmt.Errorf("create run directory: %w", err)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create run directory: %w", err)
 	}
@@ -62,7 +76,30 @@ func Create(dir string) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create run directory: %w", err)
 	}
-	return &Run{dir: dir, samples: f}, nil
+	return &Run{dir: dir, samples: f, maxMeta: MaxMetaBytes}, nil
+}
+
+// CheckNewDir tells whether a run may be created in dir: it does not
+// exist yet, or is an empty directory. Its error is the user's (bad
+// input), so the run command asks before it builds anything.
+func CheckNewDir(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return fmt.Errorf("%s exists and is not a directory", dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	if len(entries) > 0 {
+		return fmt.Errorf("%s is not empty: a run needs a new or empty directory, so that it never mixes its samples with another's", dir)
+	}
+	return nil
 }
 
 // Dir returns the run directory.
@@ -77,6 +114,9 @@ func (r *Run) WriteMeta(meta any) error {
 		return fmt.Errorf("write %s: %w", MetaFile, err)
 	}
 	b = append(b, '\n')
+	if len(b) > r.maxMeta {
+		return fmt.Errorf("write %s: %d bytes, above the %s its readers take", MetaFile, len(b), sizeText(int64(r.maxMeta)))
+	}
 
 	r.metaMu.Lock()
 	defer r.metaMu.Unlock()
@@ -134,6 +174,9 @@ func (r *Run) Append(v any) error {
 	}
 	// json.Marshal never emits a raw newline (it escapes them in
 	// strings), so b is exactly one line.
+	if len(b) > MaxLineBytes {
+		return fmt.Errorf("append sample: a line of %d bytes, above the %s readers of %s take", len(b), sizeText(MaxLineBytes), SamplesFile)
+	}
 	b = append(b, '\n')
 
 	r.mu.Lock()
@@ -141,7 +184,12 @@ func (r *Run) Append(v any) error {
 	if r.closed {
 		return fmt.Errorf("append sample: %w", os.ErrClosed)
 	}
-	if _, err := r.samples.Write(b); err != nil {
+	if r.size+int64(len(b)) > MaxSamplesBytes {
+		return fmt.Errorf("append sample: %s would pass %s, the most its readers take", SamplesFile, sizeText(MaxSamplesBytes))
+	}
+	n, err := r.samples.Write(b)
+	r.size += int64(n)
+	if err != nil {
 		return fmt.Errorf("append sample: %w", err)
 	}
 	return nil
@@ -163,13 +211,18 @@ func (r *Run) Close() error {
 	return nil
 }
 
-// Reader reads a finished or interrupted run directory.
+// Reader reads a finished or interrupted run directory, within the
+// bounds of bounds.go.
 type Reader struct {
 	dir string
+	// series are the series run.json lists, once Meta has read it: lines
+	// of any other series are skipped and counted, so a run directory
+	// cannot make its readers build a table per name it invents.
+	series map[string]bool
 }
 
 // Open opens the run directory dir for reading. It fails if dir has no
-// run.json.
+// run.json, or one that is not a regular file.
 func Open(dir string) (*Reader, error) {
 	fi, err := os.Stat(dir)
 	if err != nil {
@@ -178,25 +231,62 @@ func Open(dir string) (*Reader, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("%s is not a cnperf run: not a directory", dir)
 	}
-	if _, err := os.Stat(filepath.Join(dir, MetaFile)); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s is not a cnperf run: no %s", dir, MetaFile)
-		}
+	path := filepath.Join(dir, MetaFile)
+	fi, err = os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("%s is not a cnperf run: no %s", dir, MetaFile)
+	case err != nil:
+		return nil, err
+	}
+	if err := regular(path, fi, MaxMetaBytes); err != nil {
 		return nil, err
 	}
 	return &Reader{dir: dir}, nil
 }
 
-// Meta unmarshals run.json into v.
+// Meta unmarshals run.json into v. Given a *Meta, it also makes the
+// sample readers keep only the series that run.json lists (Only).
 func (rd *Reader) Meta(v any) error {
-	b, err := os.ReadFile(filepath.Join(rd.dir, MetaFile))
+	path := filepath.Join(rd.dir, MetaFile)
+	b, err := ReadFile(path, MaxMetaBytes)
 	if err != nil {
 		return err
 	}
+	// A file of zeros (a sparse one) or of another format is refused at
+	// its first byte, before the JSON scanner walks all of it.
+	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] != '{' {
+		return fmt.Errorf("%s: not a JSON object", path)
+	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("%s: %w", filepath.Join(rd.dir, MetaFile), err)
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if m, ok := v.(*Meta); ok {
+		if n := seriesBound(m); n > MaxSeries {
+			return refuse("%s names %d series, more than %d: not a run cnperf writes", path, n, MaxSeries)
+		}
+		// Readers lay tables out per instance: the spec's bound holds.
+		if n := m.Spec.Instances; n < 0 || n > spec.MaxInstances {
+			return refuse("%s: spec.instances %d is outside 0..%d: not a run cnperf writes", path, n, spec.MaxInstances)
+		}
+		rd.Only(m.SeriesKeys())
 	}
 	return nil
+}
+
+// Only makes the sample readers keep the lines of these series alone
+// (and the machine's CPU lines, which may name none); the others are
+// skipped and counted in ReadReport.Unlisted.
+func (rd *Reader) Only(series []string) {
+	rd.series = map[string]bool{}
+	for _, s := range series {
+		rd.series[s] = true
+	}
+}
+
+// listed tells whether the lines of series are read.
+func (rd *Reader) listed(series string) bool {
+	return rd.series == nil || rd.series[series]
 }
 
 // ReadReport tells what reading samples.jsonl found.
@@ -204,10 +294,20 @@ type ReadReport struct {
 	Lines    int      // non-blank lines read
 	Skipped  int      // lines skipped because truncated, corrupt or undecodable
 	Problems []string // one message per skipped line (at most MaxProblems, then a summary)
+	Unlisted int      // lines skipped because run.json does not list their series
+	names    []string // the first few of those series
+	more     bool     // and others
 }
 
 // MaxProblems caps ReadReport.Problems; Skipped keeps counting beyond it.
 const MaxProblems = 20
+
+// maxNames is how many unlisted series a note names, each shortened to
+// maxNameBytes.
+const (
+	maxNames     = 3
+	maxNameBytes = 40
+)
 
 func (rep *ReadReport) skip(msg string) {
 	rep.Skipped++
@@ -219,73 +319,102 @@ func (rep *ReadReport) skip(msg string) {
 	}
 }
 
+func (rep *ReadReport) unlisted(series string) {
+	rep.Unlisted++
+	switch {
+	case slices.Contains(rep.names, series):
+	case len(rep.names) < maxNames:
+		rep.names = append(rep.names, series)
+	default:
+		rep.more = true
+	}
+}
+
+// Notes are what a reader tells its user about the lines it skipped, one
+// line each, naming the file: the damaged lines (at most MaxProblems, and
+// then how many in all), and how many lines were of series run.json does
+// not list.
+func (rep ReadReport) Notes() []string {
+	notes := slices.Clone(rep.Problems)
+	if rep.Skipped > MaxProblems {
+		notes = append(notes, fmt.Sprintf("%s: %d damaged lines skipped in all", SamplesFile, rep.Skipped))
+	}
+	if rep.Unlisted > 0 {
+		var q []string
+		for _, n := range rep.names {
+			q = append(q, Quote(n, maxNameBytes))
+		}
+		more := ""
+		if rep.more {
+			more = ", …"
+		}
+		lines := "lines of series"
+		if rep.Unlisted == 1 {
+			lines = "line of a series"
+		}
+		notes = append(notes, fmt.Sprintf("%s: %d %s that run.json does not list (%s%s): skipped", SamplesFile, rep.Unlisted, lines, strings.Join(q, ", "), more))
+	}
+	return notes
+}
+
+// Quote quotes s as %q does, shortened to about max bytes: an error
+// echoes what the user wrote, never megabytes of it.
+func Quote(s string, max int) string {
+	if len(s) <= max {
+		return strconv.Quote(s)
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + fmt.Sprintf("… (%d bytes)", len(s))
+}
+
 // Samples calls fn with every line of samples.jsonl that is a complete
 // JSON value, in file order. Blank lines are ignored. A line that is not
 // valid JSON (typically the truncated last line of a killed run) is
 // skipped and recorded in the report; so is a line for which fn returns an
-// error. The returned error is only for I/O failures (e.g. no
-// samples.jsonl). The slice passed to fn is reused after fn returns.
+// error. The returned error is for I/O failures (e.g. no samples.jsonl)
+// and for a file outside the bounds (bounds.go: not a regular file, too
+// large, a line too long), which is not read further. The slice passed to
+// fn is reused after fn returns.
 func (rd *Reader) Samples(fn func(line []byte) error) (ReadReport, error) {
 	var rep ReadReport
 	path := filepath.Join(rd.dir, SamplesFile)
-	f, err := os.Open(path)
+	f, err := OpenFile(path, MaxSamplesBytes)
 	if err != nil {
 		return rep, err
 	}
 	defer f.Close()
 
-	br := bufio.NewReaderSize(f, 64<<10)
+	lr := newLineReader(path, f)
 	for lineNo := 1; ; lineNo++ {
-		line, rerr := br.ReadBytes('\n')
-		if rerr != nil && rerr != io.EOF {
-			return rep, fmt.Errorf("read %s: %w", path, rerr)
-		}
-		complete := len(line) > 0 && line[len(line)-1] == '\n'
-		line = bytes.TrimSpace(line)
-		if len(line) > 0 {
-			rep.Lines++
-			switch {
-			case !json.Valid(line):
-				if !complete {
-					rep.skip(fmt.Sprintf("%s:%d: truncated last line (%d bytes, no newline): skipped", SamplesFile, lineNo, len(line)))
-				} else {
-					rep.skip(fmt.Sprintf("%s:%d: not valid JSON: skipped", SamplesFile, lineNo))
-				}
-			default:
-				if err := fn(line); err != nil {
-					rep.skip(fmt.Sprintf("%s:%d: %v: skipped", SamplesFile, lineNo, err))
-				}
-			}
-		}
+		line, rerr := lr.next(lineNo)
 		if rerr == io.EOF {
 			return rep, nil
 		}
+		if rerr != nil {
+			return rep, rerr
+		}
+		complete := line[len(line)-1] == '\n'
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		rep.Lines++
+		switch {
+		case !json.Valid(line):
+			if !complete {
+				rep.skip(fmt.Sprintf("%s:%d: truncated last line (%d bytes, no newline): skipped", SamplesFile, lineNo, len(line)))
+			} else {
+				rep.skip(fmt.Sprintf("%s:%d: not valid JSON: skipped", SamplesFile, lineNo))
+			}
+		default:
+			if err := fn(line); err != nil {
+				rep.skip(fmt.Sprintf("%s:%d: %v: skipped", SamplesFile, lineNo, err))
+			}
+		}
 	}
-}
-
-// PingPong returns the run's ping-pong samples in file order. Lines of
-// other workloads are skipped silently (they are neither counted in
-// Skipped nor reported); undecodable lines are skipped and reported.
-func (rd *Reader) PingPong() ([]Sample, ReadReport, error) {
-	var out []Sample
-	rep, err := rd.Samples(func(line []byte) error {
-		var probe struct {
-			Workload string `json:"workload"`
-		}
-		if err := json.Unmarshal(line, &probe); err != nil {
-			return fmt.Errorf("not a JSON object: %w", err)
-		}
-		if probe.Workload != "pingpong" {
-			return nil
-		}
-		var s Sample
-		if err := json.Unmarshal(line, &s); err != nil {
-			return fmt.Errorf("bad pingpong sample: %w", err)
-		}
-		out = append(out, s)
-		return nil
-	})
-	return out, rep, err
 }
 
 // Sockets holds a run's socket-test lines.
@@ -295,24 +424,69 @@ type Sockets struct {
 	CPU     []CPUSample
 }
 
+// Contents is what samples.jsonl holds for its readers.
+type Contents struct {
+	PingPong []Sample
+	Sockets
+}
+
+// PingPong returns the run's ping-pong samples in file order. Lines of
+// other workloads are skipped silently (they are neither counted in
+// Skipped nor reported); undecodable lines are skipped and reported.
+func (rd *Reader) PingPong() ([]Sample, ReadReport, error) {
+	c, rep, err := rd.read(true, false)
+	return c.PingPong, rep, err
+}
+
 // Sockets returns the run's socket-test records, their cells' costs and the
 // machine's CPU samples, in file order; other lines are skipped silently,
 // undecodable ones skipped and reported.
 func (rd *Reader) Sockets() (Sockets, ReadReport, error) {
-	var out Sockets
-	pingTag := []byte(`"workload":"pingpong"`)
+	c, rep, err := rd.read(false, true)
+	return c.Sockets, rep, err
+}
+
+// Contents returns the ping-pong samples and the socket-test lines in one
+// pass over samples.jsonl, so each skipped line is reported once.
+func (rd *Reader) Contents() (Contents, ReadReport, error) {
+	return rd.read(true, true)
+}
+
+var pingTag = []byte(`"workload":"pingpong"`)
+
+func (rd *Reader) read(ping, sockets bool) (Contents, ReadReport, error) {
+	var out Contents
+	var unl ReadReport // the unlisted lines, counted as they are met
 	rep, err := rd.Samples(func(line []byte) error {
-		if bytes.Contains(line, pingTag) {
+		if !ping && bytes.Contains(line, pingTag) {
 			return nil // the bulk of a ping-pong run: skip without decoding
 		}
 		var probe struct {
 			Workload string `json:"workload"`
 			Kind     string `json:"kind"`
+			Mode     string `json:"mode"`
 		}
 		if err := json.Unmarshal(line, &probe); err != nil {
 			return fmt.Errorf("not a JSON object: %w", err)
 		}
+		switch {
+		case probe.Workload == "pingpong" && !ping,
+			probe.Workload != "pingpong" && !sockets,
+			probe.Workload != "pingpong" && probe.Workload != "cost" && probe.Workload != "cpu" && probe.Kind == "":
+			return nil // another reader's line, or no test's record
+		case probe.Workload == "cpu" && probe.Mode == "":
+			// the machine's CPU between cells: no series
+		case !rd.listed(probe.Mode):
+			unl.unlisted(probe.Mode)
+			return nil
+		}
 		switch probe.Workload {
+		case "pingpong":
+			var s Sample
+			if err := json.Unmarshal(line, &s); err != nil {
+				return fmt.Errorf("bad pingpong sample: %w", err)
+			}
+			out.PingPong = append(out.PingPong, s)
 		case "cost":
 			var c Cost
 			if err := json.Unmarshal(line, &c); err != nil {
@@ -326,9 +500,6 @@ func (rd *Reader) Sockets() (Sockets, ReadReport, error) {
 			}
 			out.CPU = append(out.CPU, c)
 		default:
-			if probe.Kind == "" {
-				return nil // not a test's record: a ping-pong sample
-			}
 			// Any workload's: which ones there are is the registry's
 			// business, and analysis skips a name it does not know.
 			var r Record
@@ -339,5 +510,7 @@ func (rd *Reader) Sockets() (Sockets, ReadReport, error) {
 		}
 		return nil
 	})
+	// rep as Samples returned it, with the unlisted lines counted above.
+	rep.Unlisted, rep.names, rep.more = unl.Unlisted, unl.names, unl.more
 	return out, rep, err
 }

@@ -76,6 +76,18 @@ func CheckMeta(dir string, m record.Meta) error {
 	return nil
 }
 
+// StatusNote says what a run's status means for its samples, or nothing
+// for a run that finished.
+func StatusNote(dir, status string) string {
+	switch status {
+	case "complete", "imported":
+		return ""
+	case "running":
+		return fmt.Sprintf("%s: the run did not finish (status running): it was killed, or its end could not be written to run.json; it holds the samples measured before", dir)
+	}
+	return fmt.Sprintf("%s: the run's status is %q: it holds the samples measured before it stopped", dir, status)
+}
+
 // Load reads run directories. A directory that cannot be read is skipped
 // and reported in the returned notes; so are damaged sample lines.
 func Load(dirs []string) ([]Run, []string) {
@@ -97,28 +109,21 @@ func Load(dirs []string) ([]Run, []string) {
 			notes = append(notes, fmt.Sprintf("skipped %s", err))
 			continue
 		}
-		sockets, rep, err := rd.Sockets()
+		contents, rep, err := rd.Contents()
 		if err != nil {
-			notes = append(notes, fmt.Sprintf("skipped %s: samples: %v", dir, err))
+			notes = append(notes, fmt.Sprintf("skipped %s: %v", dir, err))
 			continue
 		}
-		for _, p := range rep.Problems {
-			notes = append(notes, fmt.Sprintf("%s: %s", dir, p))
+		for _, n := range rep.Notes() {
+			notes = append(notes, fmt.Sprintf("%s: %s", dir, n))
 		}
-		r.Sockets = sockets
-		samples, rep, err := rd.PingPong()
-		if err != nil {
-			notes = append(notes, fmt.Sprintf("skipped %s: samples: %v", dir, err))
-			continue
+		if n := StatusNote(dir, r.Meta.Status); n != "" {
+			notes = append(notes, n)
 		}
-		for _, p := range rep.Problems {
-			notes = append(notes, fmt.Sprintf("%s: %s", dir, p))
-		}
-		if r.Meta.Status != "complete" && r.Meta.Status != "imported" {
-			notes = append(notes, fmt.Sprintf("%s: the run's status is %q: it holds the samples measured before it stopped", dir, r.Meta.Status))
-		}
+		r.Sockets = contents.Sockets
+		samples := contents.PingPong
 		r.Samples = samples
-		r.CPU = sockets.CPU
+		r.CPU = contents.CPU
 		r.Label = filepath.Base(filepath.Clean(dir))
 		runs = append(runs, r)
 	}

@@ -135,7 +135,7 @@ func TestLoadSkipsWhatItCannotRead(t *testing.T) {
 		t.Fatalf("loaded %d runs", len(runs))
 	}
 	all := strings.Join(notes, "\n")
-	for _, want := range []string{"truncated", "skipped " + notRun, "missing", `status is "running"`} {
+	for _, want := range []string{"truncated", "skipped " + notRun, "missing", "the run did not finish (status running)"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("notes lack %q:\n%s", want, all)
 		}

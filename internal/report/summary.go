@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/record"
@@ -12,7 +13,7 @@ import (
 // ReadRun reads a run directory's metadata and ping-pong samples, telling
 // warn what it had to skip. Its errors are bad input: a directory that is
 // not a readable run (missing, no or a damaged run.json, one naming no
-// modes, no samples.jsonl).
+// modes, no samples.jsonl, a file outside record's bounds).
 func ReadRun(dir string, warn io.Writer) (*record.Meta, []record.Sample, error) {
 	rd, err := record.Open(dir)
 	if err != nil {
@@ -25,13 +26,19 @@ func ReadRun(dir string, warn io.Writer) (*record.Meta, []record.Sample, error) 
 	if err := CheckMeta(dir, meta); err != nil {
 		return nil, nil, err
 	}
-	samples, rep, err := rd.PingPong()
+	// Every line at once, so what is skipped is told once, also for a
+	// run of socket tests.
+	contents, rep, err := rd.Contents()
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", dir, err)
 	}
-	for _, p := range rep.Problems {
-		fmt.Fprintf(warn, "cnperf: %s: %s\n", dir, p)
+	for _, n := range rep.Notes() {
+		fmt.Fprintf(warn, "cnperf: %s: %s\n", dir, n)
 	}
+	if n := StatusNote(dir, meta.Status); n != "" {
+		fmt.Fprintf(warn, "cnperf: %s\n", n)
+	}
+	samples := contents.PingPong
 	return &meta, samples, nil
 }
 
@@ -45,12 +52,10 @@ func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.
 	}
 	ref := meta.Spec.ReferenceKey()
 	if meta.Spec.Socket() {
+		// ReadRun has told what it skipped: the same file, the same notes.
 		runs, notes := Load([]string{dir})
-		for _, n := range notes {
-			fmt.Fprintf(warn, "cnperf: %s\n", n)
-		}
 		if len(runs) == 0 {
-			return errors.New(dir + ": cannot read the run")
+			return errors.New(strings.Join(notes, "; "))
 		}
 		cases := SocketCases(runs, ref, DefaultOptions().Same)
 		if len(cases) == 0 {

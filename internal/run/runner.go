@@ -181,6 +181,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if c := s.Calibrate; c != nil {
 		fmt.Fprintf(o.Out, "cnperf: calibrated to %s (%s): round trip %s, %d bit/s: bandwidth %s, zone_delay %s\n",
 			c.From, c.Derived.Series, c.Derived.RTT, c.Derived.BitsPerSecond, c.Derived.Bandwidth, c.Derived.ZoneDelay)
+		if n := c.Derived.Skipped; n > 0 {
+			fmt.Fprintf(o.Out, "cnperf: calibrate.from %s: %d lines of its samples.jsonl skipped (damaged, or of series its run.json does not list): cnperf calibrate %s names them\n", c.From, n, c.From)
+		}
 	}
 	w, err := check(s)
 	if err != nil {
@@ -217,10 +220,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		default:
 			meta.Status, meta.Error = "failed", runErr.Error()
 		}
-		if err := run.WriteMeta(meta); err != nil && runErr == nil {
-			runErr = err
-		}
-		return res, runErr
+		return res, writeEnd(run, meta, runErr, o.Out)
 	}
 
 	committedBefore, _ := cost.Committed()
@@ -599,6 +599,23 @@ func (e *env) check() error {
 // runtimeGrace is how long check waits, once a server has exited, for
 // its lab's runtime (a Docker daemon) to be found dead too.
 const runtimeGrace = time.Second
+
+// writeEnd writes the run's end (meta's final status) into run.json and
+// returns runErr, or the write's error when the run had none. When run.json
+// cannot be written (a full disk) it stays at status running: out is told
+// so, and meta is put back to what run.json says.
+func writeEnd(run *record.Run, meta *record.Meta, runErr error, out io.Writer) error {
+	err := run.WriteMeta(meta)
+	if err == nil {
+		return runErr
+	}
+	fmt.Fprintf(out, "cnperf: the run ended %s, but %v: %s keeps status running\n", meta.Status, err, filepath.Join(run.Dir(), record.MetaFile))
+	meta.Status, meta.Error, meta.Finished = "running", "", nil
+	if runErr == nil {
+		return err
+	}
+	return runErr
+}
 
 // teardown records the servers' usage, stops them and removes every lab.
 func teardown(envs map[string]*env, meta *record.Meta, out io.Writer) {

@@ -46,6 +46,9 @@ type Calibration struct {
 	BitsPerSecond int64 `yaml:"bits_per_second" json:"bits_per_second"`
 	SmallSamples  int   `yaml:"small_samples" json:"small_samples"` // samples the round trip rests on
 	LargeSamples  int   `yaml:"large_samples" json:"large_samples"` // samples the bandwidth rests on
+	// Skipped counts the lines of the reference's samples.jsonl left
+	// out: damaged, or of a series its run.json does not list.
+	Skipped int `yaml:"skipped_lines,omitempty" json:"skipped_lines,omitempty"`
 	// What was applied: conditions.bandwidth and conditions.zone_delay.
 	Bandwidth string        `yaml:"bandwidth" json:"bandwidth"`
 	ZoneDelay time.Duration `yaml:"zone_delay" json:"zone_delay_ns"`

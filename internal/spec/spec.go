@@ -459,13 +459,15 @@ func spans(from int, content []*yaml.Node, next, line int) bool {
 	return from <= line && (next >= len(content) || content[next].Line >= line)
 }
 
-// Load reads a spec file.
+// Load reads a spec file, no more of it than MaxSpecBytes (Parse): a
+// link to /dev/zero is refused as too large, not read whole.
 func Load(path string) (Spec, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return Spec{}, fmt.Errorf("read spec: %w", err)
 	}
-	return Parse(bytes.NewReader(b), path)
+	defer f.Close()
+	return Parse(f, path)
 }
 
 // Preset loads an embedded preset by name.

@@ -6,9 +6,9 @@ package check
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,7 +16,9 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/cnperf/cnperf/internal/analysis"
+	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/spec"
 )
 
 // Verdict is what a run says about one limit.
@@ -40,23 +42,44 @@ type Limit struct {
 }
 
 func (l Limit) String() string {
-	return fmt.Sprintf("%s:%s=%s", l.Mode, l.Metric, strconv.FormatFloat(l.MaxCost, 'g', -1, 64))
+	return fmt.Sprintf("%s:%s=%s", short(l.Mode), short(l.Metric), strconv.FormatFloat(l.MaxCost, 'g', -1, 64))
+}
+
+// short cuts a name the user wrote to maxQuote bytes for messages: a mode
+// or metric of megabytes is no mode or metric, and its line stays short.
+func short(s string) string {
+	if len(s) <= maxQuote {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxQuote], "") + "…"
 }
 
 // ParseLimit reads MODE:METRIC=PCT; PCT is a finite number, negative to
-// demand a gain.
+// demand a gain. Its errors quote what they refuse shortened.
 func ParseLimit(s string) (Limit, error) {
 	key, pct, ok := strings.Cut(s, "=")
 	mode, metric, ok2 := strings.Cut(key, ":")
 	if !ok || !ok2 || mode == "" || metric == "" {
-		return Limit{}, fmt.Errorf("limit %q: want MODE:METRIC=PCT, e.g. bridge:transfer=25", s)
+		return Limit{}, fmt.Errorf("limit %s: want MODE:METRIC=PCT, e.g. bridge:transfer=25", quote(s))
 	}
 	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(pct), "%"), 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return Limit{}, fmt.Errorf("limit %q: %q is not a percentage", s, pct)
+		return Limit{}, fmt.Errorf("limit %s: %s is not a percentage", quote(s), quote(pct))
 	}
 	return Limit{Mode: mode, Metric: metric, MaxCost: v}, nil
 }
+
+// quote shows a value the user wrote in an error, shortened: a limits
+// file may hold a value of megabytes.
+func quote(s string) string { return record.Quote(s, maxQuote) }
+
+// Bounds of a limits file: as large as a spec may be, and an error names
+// at most maxErrors of its problems, each value at most maxQuote bytes.
+const (
+	MaxFileBytes = spec.MaxSpecBytes
+	maxErrors    = 3
+	maxQuote     = 64
+)
 
 // File is a limits file: the same limits as the flags.
 type File struct {
@@ -64,9 +87,11 @@ type File struct {
 	MaxChange *float64 `yaml:"max_change"` // with --baseline
 }
 
-// ReadFile reads a limits file strictly: unknown keys are an error.
+// ReadFile reads a limits file strictly: unknown keys are an error. A
+// file larger than MaxFileBytes, or not a regular file (a named pipe, a
+// device), is refused before it is read.
 func ReadFile(path string) ([]Limit, *float64, error) {
-	b, err := os.ReadFile(path)
+	b, err := record.ReadFile(path, MaxFileBytes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("limits file: %w", err)
 	}
@@ -74,7 +99,7 @@ func ReadFile(path string) ([]Limit, *float64, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil {
-		return nil, nil, fmt.Errorf("limits file %s: %w", path, err)
+		return nil, nil, fmt.Errorf("limits file %s: %s", path, yamlLine(err))
 	}
 	var out []Limit
 	for _, s := range f.MaxCost {
@@ -88,6 +113,26 @@ func ReadFile(path string) ([]Limit, *float64, error) {
 		return nil, nil, fmt.Errorf("limits file %s: max_change must be a number", path)
 	}
 	return out, f.MaxChange, nil
+}
+
+// yamlLine makes a YAML error one line: a type error lists every wrong
+// value, on a line each; the first few are enough.
+func yamlLine(err error) string {
+	msgs := []string{err.Error()}
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs = te.Errors
+	}
+	more := ""
+	if len(msgs) > maxErrors {
+		more = fmt.Sprintf(" (and %d more)", len(msgs)-maxErrors)
+		msgs = msgs[:maxErrors]
+	}
+	line := strings.Join(strings.Fields(strings.TrimPrefix(strings.Join(msgs, "; "), "yaml: ")), " ")
+	if len(line) > 4*maxQuote*maxErrors {
+		line = strings.ToValidUTF8(line[:4*maxQuote*maxErrors], "") + "…"
+	}
+	return line + more
 }
 
 // Result is one limit judged on one ratio.
@@ -110,6 +155,7 @@ type Run struct {
 	Dir       string
 	Reference string
 	CIs       []analysis.RatioCI
+	Notes     []string // what reading the run skipped, one line each
 	modes     []string
 }
 
@@ -122,7 +168,7 @@ func Load(dir string) (Run, error) {
 	}
 	r := runs[0]
 	ref := r.Meta.Spec.ReferenceKey()
-	return Run{Dir: dir, Reference: ref, CIs: report.RunIntervals(r, ref, report.DefaultOptions().Same), modes: r.Meta.SeriesKeys()}, nil
+	return Run{Dir: dir, Reference: ref, CIs: report.RunIntervals(r, ref, report.DefaultOptions().Same), Notes: notes, modes: r.Meta.SeriesKeys()}, nil
 }
 
 // Limits judges every limit on the run: one result per limit, or per case
@@ -132,10 +178,10 @@ func Limits(run Run, limits []Limit) ([]Result, error) {
 	var out []Result
 	for _, l := range limits {
 		if !slices.Contains(run.modes, l.Mode) {
-			return nil, badInput("%s: %s has no mode %q (it has %s)", l, run.Dir, l.Mode, strings.Join(run.modes, ", "))
+			return nil, badInput("%s: %s has no mode %s (it has %s)", l, run.Dir, quote(l.Mode), strings.Join(run.modes, ", "))
 		}
 		if l.Mode == run.Reference {
-			return nil, badInput("%s: %q is the reference: it costs nothing against itself", l, l.Mode)
+			return nil, badInput("%s: %s is the reference: it costs nothing against itself", l, quote(l.Mode))
 		}
 		var found bool
 		for _, ci := range run.CIs {
@@ -146,10 +192,22 @@ func Limits(run Run, limits []Limit) ([]Result, error) {
 			out = append(out, judge(l.String(), ci, l.MaxCost, "cost"))
 		}
 		if !found {
-			return nil, badInput("%s: %s has no metric %q against %s (it has %s)", l, run.Dir, l.Metric, run.Reference, strings.Join(metricKeys(run.CIs), ", "))
+			if keys := metricKeys(run.CIs); len(keys) > 0 {
+				return nil, badInput("%s: %s has no metric %s against %s (it has %s)", l, run.Dir, quote(l.Metric), run.Reference, strings.Join(keys, ", "))
+			}
+			return nil, badInput("%s: %s has no ratio against its reference %s: %s", l, run.Dir, quote(run.Reference), noRatios(run))
 		}
 	}
 	return out, nil
+}
+
+// noRatios says why a run has no ratio at all: its reference is no series
+// of it, or was not measured.
+func noRatios(run Run) string {
+	if !slices.Contains(run.modes, run.Reference) {
+		return "run.json lists no series of that name (it lists " + strings.Join(run.modes, ", ") + ")"
+	}
+	return "no sample of the reference was measured"
 }
 
 // metricKeys lists the metrics the run has intervals for.

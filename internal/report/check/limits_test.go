@@ -1,0 +1,104 @@
+package check
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/report/check/checktest"
+)
+
+// TestReadFileBounds: a limits file is capped as a spec is, must be a
+// regular file, and its errors are one short line however long the
+// values it holds.
+func TestReadFileBounds(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	huge := strings.Repeat("x", 50<<20)
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sparse := filepath.Join(dir, "sparse")
+	if f, err := os.Create(sparse); err != nil {
+		t.Fatal(err)
+	} else if err := f.Truncate(68 << 20); err != nil {
+		t.Fatal(err)
+	} else {
+		f.Close()
+	}
+	manyWrong := "max_cost:\n" + strings.Repeat("  - [a]\n", 10000)
+	tests := []struct {
+		name, path string
+		want       []string
+	}{
+		{"too large", sparse, []string{"limits file: " + sparse + " is larger than 1 MiB"}},
+		{"named pipe", fifo, []string{"limits file: " + fifo + " is a named pipe, not a file"}},
+		{"device", "/dev/zero", []string{"/dev/zero is a character device"}},
+		{"long percentage", write("pct.yaml", "max_cost: [\"bridge:transfer="+huge[:900<<10]+"\"]\n"), []string{"is not a percentage", "bytes)"}},
+		{"long mode", write("mode.yaml", "max_cost: [\""+huge[:900<<10]+"\"]\n"), []string{"want MODE:METRIC=PCT"}},
+		{"many wrong values", write("many.yaml", manyWrong), []string{"cannot unmarshal", "(and 9997 more)"}},
+		{"unknown key", write("key.yaml", "max_cots: [a]\n"), []string{"max_cots"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			start := time.Now()
+			_, _, err := ReadFile(tc.path)
+			runtime.ReadMemStats(&after)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			msg := err.Error()
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %.300q lacks %q", msg, w)
+				}
+			}
+			if strings.Contains(msg, "\n") || len(msg) > 1000 {
+				t.Errorf("error of %d bytes, not one short line: %.300q", len(msg), msg)
+			}
+			if a := after.TotalAlloc - before.TotalAlloc; a > 64<<20 {
+				t.Errorf("allocated %d MB", a>>20)
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("took %s", d)
+			}
+		})
+	}
+}
+
+// TestNoReference: a run whose reference is no series of it, or has no
+// samples, says so, not "(it has )".
+func TestNoReference(t *testing.T) {
+	dir := checktest.WriteRun(t, 6, 1, func(int) float64 { return 0.8 })
+	meta := filepath.Join(dir, "run.json")
+	b, err := os.ReadFile(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(meta, []byte(strings.Replace(string(b), `"reference": "bare"`, `"reference": "nosuch"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Limits(run, []Limit{{Mode: "bridge", Metric: "transfer", MaxCost: 20}})
+	want := `has no ratio against its reference "nosuch": run.json lists no series of that name (it lists bare, bridge)`
+	if !errors.As(err, new(BadInput)) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "it has )") {
+		t.Errorf("err %v, want bad input with %q", err, want)
+	}
+}
