@@ -135,6 +135,9 @@ func check(s spec.Spec) (experiment, error) {
 	if err := checkChainModes(s); err != nil {
 		return nil, err
 	}
+	if err := checkModesOnDrivers(s); err != nil {
+		return nil, err
+	}
 	if err := checkServers(s); err != nil {
 		return nil, err
 	}
