@@ -41,6 +41,13 @@ func setupDir() error {
 	if err := os.MkdirAll(Dir, 0o755); err != nil {
 		return fmt.Errorf("make %s: %w", Dir, err)
 	}
+	// The common case, cheaply: Dir is a mount point already (set up by
+	// the first namespace), whatever the size of the mount table.
+	if a, err := pathMountID(Dir); err == nil {
+		if b, err := pathMountID(filepath.Dir(Dir)); err == nil && a != b {
+			return nil
+		}
+	}
 	ms, err := readMounts()
 	if err != nil {
 		return err
@@ -149,6 +156,16 @@ func mountID(fd int) (int, error) {
 		return 0, errors.New("kernel gives no mount ID")
 	}
 	return int(st.Mnt_id), nil
+}
+
+// pathMountID is mountID of what path names (following a mount on it).
+func pathMountID(path string) (int, error) {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Close(fd)
+	return mountID(fd)
 }
 
 // lowerDir opens Dir as the mount with ID parent sees it, below whatever
