@@ -13,7 +13,8 @@
 #
 # Needs the binaries and images of scripts/k8s-build.sh (CNPERF_K8S_CACHE,
 # default /var/cache/cnperf/k8s), a cnperf binary (CNPERF, default
-# /tmp/k8s-cnperf, else `cnperf` on PATH) and `scripts/install-deps.sh k8s`.
+# /tmp/k8s-cnperf, else `cnperf` on PATH; `down` needs none) and
+# `scripts/install-deps.sh k8s`.
 # Creating and removing namespaces: run it under the machine's lab lock,
 #   flock /tmp/cnperf-lab.lock scripts/k8s-cluster.sh up NAME
 set -euo pipefail
@@ -57,10 +58,18 @@ cgrel=cnperf-k8s/$name        # cgroup of everything started, in each v1 control
 cg_ctrls=(pids memory cpu cpuacct)
 state=$run/pids
 
-cnperf_bin() {
+# cnperf_find prints the cnperf binary, or nothing when there is none.
+cnperf_find() {
   local c=${CNPERF:-/tmp/k8s-cnperf}
   [ -x "$c" ] || c=$(command -v cnperf || true)
-  [ -n "$c" ] && [ -x "$c" ] || fail "no cnperf binary: set CNPERF (cd /work/main && CGO_ENABLED=0 go build -o /tmp/k8s-cnperf ./cmd/cnperf)"
+  if [ -n "$c" ] && [ -x "$c" ]; then echo "$c"; fi
+}
+# cnperf_bin prints the cnperf binary or stops. Call it as c=$(cnperf_bin)
+# on a line of its own: inside another command's arguments its exit would
+# not stop the script (set -e), which would run an empty command.
+cnperf_bin() {
+  local c; c=$(cnperf_find)
+  [ -n "$c" ] || fail "no cnperf binary: set CNPERF (cd /work/main && CGO_ENABLED=0 go build -o /tmp/k8s-cnperf ./cmd/cnperf)"
   echo "$c"
 }
 ns() { echo "cnperf-$name-$1"; }
@@ -175,6 +184,32 @@ cluster_pids() {
   true
 }
 
+# lab_down removes the cluster's lab as `cnperf lab down` does, for want of
+# a cnperf binary: the namespaces named for it that carry its mark (lo's
+# alias "cnperf:NAME ..."; a user's namespace that only looks like the
+# lab's is left), after ending what still runs in them.
+lab_down() {
+  local n pids i left=""
+  for n in $(ip netns list | awk -v p="cnperf-$name-" 'index($1, p) == 1 {print $1}'); do
+    ip -n "$n" -o link show lo 2>/dev/null | grep -q " alias cnperf:$name mode=" || continue
+    pids=$(ip netns pids "$n" 2>/dev/null || true)
+    if [ -n "$pids" ]; then
+      # shellcheck disable=SC2086
+      kill -TERM $pids 2>/dev/null || true
+      for i in $(seq 1 20); do
+        pids=$(ip netns pids "$n" 2>/dev/null || true)
+        [ -z "$pids" ] && break
+        sleep 0.1
+      done
+      # shellcheck disable=SC2086
+      [ -z "$pids" ] || kill -KILL $pids 2>/dev/null || true
+    fi
+    ip netns del "$n" || left="$left $n"
+  done
+  [ -z "$left" ] || fail "lab $name: namespaces could not be removed:$left"
+  log "lab $name removed (without cnperf)"
+}
+
 down() {
   local pids p i
   pids=$(cluster_pids | sort -un)
@@ -219,9 +254,16 @@ down() {
   for c in /sys/fs/cgroup/*/; do
     [ ! -d "${c}cnperf-k8s" ] || rmdir "${c}cnperf-k8s" 2>/dev/null || true
   done
-  # The lab (its namespaces hold the routes, bridges and iptables rules).
+  # The lab (its namespaces hold the routes, bridges and iptables rules):
+  # by cnperf when there is one, else by hand, so that taking a cluster
+  # down needs no cnperf binary.
   if ip netns list | grep -q "^cnperf-$name-"; then
-    "$(cnperf_bin)" lab down "$name" >&2
+    local c; c=$(cnperf_find)
+    if [ -n "$c" ]; then
+      "$c" lab down "$name" >&2
+    else
+      lab_down
+    fi
   fi
   # Directories the nodes hid behind their own tmpfs, made by an `up` of
   # this cluster when they did not exist; removed once no cluster is left.
@@ -598,8 +640,9 @@ check() {
   WHAT="pod rr-node$n -> pod rr-node1 $ip1" probe kc -n cnperf-check exec "$from" -- /cnperf rr --server "$ip1:5202" -t 1s
   WHAT="pod rr-node$n -> ClusterIP $svc" probe kc -n cnperf-check exec "$from" -- /cnperf rr --server "$svc:5202" -t 1s
   WHAT="pod rr-node$n -> NodePort $nodeport_addr:30202" probe kc -n cnperf-check exec "$from" -- /cnperf rr --server "$nodeport_addr:30202" -t 1s
-  WHAT="host cp -> pod $ip1" probe nsenter --net="/run/netns/$(ns cp)" "$(cnperf_bin)" rr --server "$ip1:5202" -t 1s
-  WHAT="host cp -> NodePort $nodeport_addr:30202" probe nsenter --net="/run/netns/$(ns cp)" "$(cnperf_bin)" rr --server "$nodeport_addr:30202" -t 1s
+  local cnperf; cnperf=$(cnperf_bin)
+  WHAT="host cp -> pod $ip1" probe nsenter --net="/run/netns/$(ns cp)" "$cnperf" rr --server "$ip1:5202" -t 1s
+  WHAT="host cp -> NodePort $nodeport_addr:30202" probe nsenter --net="/run/netns/$(ns cp)" "$cnperf" rr --server "$nodeport_addr:30202" -t 1s
   kc delete namespace cnperf-check --timeout=60s > /dev/null
   trap - RETURN
   log "check passed in $(( $(date +%s) - t0 )) s"

@@ -206,6 +206,80 @@ func resample(groups [][]PairedUnit, est Estimator) []float64 {
 	return logs
 }
 
+// DiffInterval is a difference of means, Mode − Ref, with its 95 %
+// confidence interval: how a count (retransmits, losses) compares with the
+// reference's, which is often near zero, where a ratio says nothing. Lo
+// and Hi are NaN when the run cannot give one.
+type DiffInterval struct {
+	Diff, Lo, Hi float64
+	Instances    int
+	Units        int
+}
+
+// Known reports whether the interval has finite bounds.
+func (d DiffInterval) Known() bool { return !bad(d.Lo) && !bad(d.Hi) }
+
+// Around moves the interval onto another estimate x of the same
+// difference: the bounds keep their distance to the point.
+func (d DiffInterval) Around(x float64) DiffInterval {
+	out := d
+	out.Diff = x
+	if !d.Known() || bad(x) {
+		out.Lo, out.Hi = math.NaN(), math.NaN()
+		return out
+	}
+	out.Lo, out.Hi = x-(d.Diff-d.Lo), x+(d.Hi-d.Diff)
+	return out
+}
+
+// BootstrapDiff is Bootstrap for the difference of the units' means,
+// mean(Mode) − mean(Ref): the same two-stage resampling over instances and
+// their units, and the same widening of the resamples' spread.
+func BootstrapDiff(units []PairedUnit) DiffInterval {
+	us := usable(units, RatioOfMeans)
+	diff := func(sum float64, n int) float64 {
+		if n == 0 {
+			return math.NaN()
+		}
+		return sum / float64(n)
+	}
+	var sum float64
+	for _, u := range us {
+		sum += u.Mode - u.Ref
+	}
+	d := DiffInterval{Diff: diff(sum, len(us)), Lo: math.NaN(), Hi: math.NaN(), Units: len(us)}
+	groups := byInstance(us)
+	d.Instances = len(groups)
+	n := len(groups)
+	if n < 2 {
+		n = len(us)
+	}
+	if n < 2 || bad(d.Diff) {
+		return d
+	}
+	rng := rand.New(rand.NewPCG(bootstrapSeed, uint64(len(groups))))
+	ds := make([]float64, 0, Resamples)
+	for range Resamples {
+		var s float64
+		k := 0
+		for range groups {
+			g := groups[rng.IntN(len(groups))]
+			for range g {
+				u := g[rng.IntN(len(g))]
+				s += u.Mode - u.Ref
+				k++
+			}
+		}
+		ds = append(ds, diff(s, k))
+	}
+	slices.Sort(ds)
+	lo, hi := quantileSorted(ds, (1-Confidence)/2), quantileSorted(ds, (1+Confidence)/2)
+	c := expansion(n)
+	d.Lo = d.Diff - c*math.Max(d.Diff-lo, 0)
+	d.Hi = d.Diff + c*math.Max(hi-d.Diff, 0)
+	return d
+}
+
 // quantileSorted is the type-7 quantile of sorted values.
 func quantileSorted(v []float64, p float64) float64 {
 	h := float64(len(v)-1) * p

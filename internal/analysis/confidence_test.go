@@ -259,3 +259,51 @@ func TestBootstrapCoverage(t *testing.T) {
 		}
 	}
 }
+
+// TestBootstrapDiff: a count near zero on the reference gets its
+// difference with an interval around it, where a ratio would be thousands
+// of percent; too few units give none.
+func TestBootstrapDiff(t *testing.T) {
+	var units []PairedUnit
+	for inst := range 3 {
+		for u := range 10 {
+			units = append(units, PairedUnit{Instance: inst, Unit: u, Mode: 9000 + float64(100*inst+u), Ref: float64(12 + u%3)})
+		}
+	}
+	d := BootstrapDiff(units)
+	if !d.Known() || d.Lo > d.Diff || d.Hi < d.Diff || d.Instances != 3 || d.Units != 30 {
+		t.Fatalf("BootstrapDiff = %+v", d)
+	}
+	if d.Diff < 8980 || d.Diff > 9200 || d.Lo < 8000 || d.Hi > 10500 {
+		t.Errorf("difference %+v, want about 9096 with bounds within a few hundred", d)
+	}
+	a := d.Around(100)
+	if a.Diff != 100 || math.Abs((a.Hi-a.Lo)-(d.Hi-d.Lo)) > 1e-9 {
+		t.Errorf("Around(100) = %+v: the bounds keep their distance", a)
+	}
+	if one := BootstrapDiff(units[:1]); one.Known() || one.Units != 1 {
+		t.Errorf("one unit: %+v, want no interval", one)
+	}
+}
+
+func TestCountChange(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		v, ref    float64
+		wantDiff  float64
+		wantClass string
+	}{
+		{"up from near zero", 9388, 13, 9375, "worse"},
+		{"up from zero", 5, 0, 5, "worse"},
+		{"down to zero", 0, 725, -725, "better"},
+		{"zero on both", 0, 0, 0, "same"},
+	} {
+		c := countChange(tc.v, tc.ref, false, true, false, 5)
+		if !c.Count || c.Diff != tc.wantDiff || c.Class != tc.wantClass {
+			t.Errorf("%s: %+v, want diff %v, class %s", tc.name, c, tc.wantDiff, tc.wantClass)
+		}
+	}
+	if c := countChange(13, 13, true, true, false, 5); c.Class != "ref" || !math.IsNaN(c.Diff) {
+		t.Errorf("the reference: %+v", c)
+	}
+}

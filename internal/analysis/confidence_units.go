@@ -19,6 +19,9 @@ type RatioCI struct {
 	Metric workload.Metric
 	Interval
 	Headline bool // a headline metric: ping-pong's four, a case's Headline
+	// Diff is, for a count (Metric.Count), the difference of the means
+	// with its interval, which tables show instead of the ratio.
+	Diff *DiffInterval
 }
 
 // Cost is how much worse than the reference the mode is, in percent, with
@@ -175,8 +178,14 @@ func SocketIntervals(cases []SocketCase, obs []SocketObs, cells map[int]CellUnit
 			}
 			mine := unitsOf(by[key{c.Label, r.Series}], cells)
 			for _, m := range c.Metrics {
-				iv := Bootstrap(pairObs(mine, refUnits, m.Key), RatioOfMeans).Around(stats.Ratio(means[r.Series][m.Key], means[ref][m.Key]))
-				out = append(out, RatioCI{Case: c.Label, Mode: r.Series, Metric: m, Interval: iv, Headline: m.Key == head.Key})
+				paired := pairObs(mine, refUnits, m.Key)
+				iv := Bootstrap(paired, RatioOfMeans).Around(stats.Ratio(means[r.Series][m.Key], means[ref][m.Key]))
+				ci := RatioCI{Case: c.Label, Mode: r.Series, Metric: m, Interval: iv, Headline: m.Key == head.Key}
+				if m.Count {
+					d := BootstrapDiff(paired).Around(means[r.Series][m.Key] - means[ref][m.Key])
+					ci.Diff = &d
+				}
+				out = append(out, ci)
 			}
 		}
 	}

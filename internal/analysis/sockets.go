@@ -298,6 +298,9 @@ func SocketCases(obs []SocketObs, series []string, ref string, same float64) []S
 				// series ran this very case (same workload, parameters and
 				// swept value), so its repetitions differ only by the mode.
 				vs := func(v, ref float64, higher bool) Change {
+					if m.Count {
+						return countChange(v, ref, isRef, hr, higher, same)
+					}
 					return change(v, stats.Ratio(v, ref), isRef, hr, higher, same)
 				}
 				row.Stats[m.Key] = SocketStat{N: len(x),

@@ -16,6 +16,11 @@ type Change struct {
 	// "worse" when |Percent| >= same (and Percent != 0), else "same"; ""
 	// when Percent is NaN.
 	Class string
+	// Count marks a count (workload.Metric.Count): its change is Diff,
+	// which the tables show instead of Percent, and its Class follows
+	// Diff's sign when the reference counted nothing.
+	Count bool
+	Diff  float64 // Value - RefValue; NaN without a reference
 }
 
 // SummaryRow is one series' summary of a metric; every statistic carries
@@ -29,7 +34,7 @@ type SummaryRow struct {
 // change compares v with the reference. ratio is the value's ratio to the
 // reference's (1 = the same); higher says whether a higher value is better.
 func change(v, ratio float64, isRef, hasRef, higher bool, same float64) Change {
-	c := Change{Value: v, Percent: math.NaN()}
+	c := Change{Value: v, Percent: math.NaN(), Diff: math.NaN()}
 	switch {
 	case isRef:
 		c.Class = "ref"
@@ -48,6 +53,29 @@ func change(v, ratio float64, isRef, hasRef, higher bool, same float64) Change {
 		c.Class = "better"
 	default:
 		c.Class = "worse"
+	}
+	return c
+}
+
+// countChange compares a count v with the reference's count ref: the
+// difference, and the class by the percentage while the reference counted
+// something, by the difference's sign when it counted nothing.
+func countChange(v, ref float64, isRef, hasRef, higher bool, same float64) Change {
+	c := change(v, stats.Ratio(v, ref), isRef, hasRef, higher, same)
+	c.Count = true
+	if isRef || !hasRef || math.IsNaN(v) || math.IsNaN(ref) {
+		return c
+	}
+	c.Diff = v - ref
+	if c.Class == "" {
+		switch {
+		case c.Diff == 0:
+			c.Class = "same"
+		case (c.Diff > 0) == higher:
+			c.Class = "better"
+		default:
+			c.Class = "worse"
+		}
 	}
 	return c
 }

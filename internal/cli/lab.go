@@ -44,8 +44,12 @@ func newLabCmd(stdout, stderr io.Writer) *cobra.Command {
 			if port < 1 || port > 65535 {
 				return usagef("--port %d: must be in 1..65535", port)
 			}
-			if _, err := drivers.Lookup(driver); err != nil {
+			d, err := drivers.Lookup(driver)
+			if err != nil {
 				return usagef("--driver %q: unknown (known: %s)", driver, strings.Join(drivers.Names(), ", "))
+			}
+			if !d.Builds(m) {
+				return usagef("--mode %s: the %s driver cannot build it", mode, d.Name())
 			}
 			if driver != kube.Name {
 				if err := needNetAdmin(); err != nil {

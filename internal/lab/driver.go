@@ -11,6 +11,10 @@ type Driver interface {
 	// lab of that name that exists. Up has checked the name, the topology
 	// and the ports.
 	Check(cfg Config) error
+	// Builds reports whether the driver can build mode m at all (the mode
+	// has the driver's interface). A run asks it of every lab before it
+	// builds any; Check says it again for one lab.
+	Builds(m Mode) bool
 	// Up builds l's hosts as cfg.Topology lists them, has the mode build
 	// the endpoints (Build.Endpoints, in the topology's order) and fills
 	// l's record: hosts, endpoints, how it was built. Up

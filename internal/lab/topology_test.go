@@ -41,6 +41,7 @@ func (d *fakeDriver) Down(string) error {
 	return nil
 }
 func (d *fakeDriver) Labs() ([]Info, error) { return nil, nil }
+func (d *fakeDriver) Builds(Mode) bool      { return true }
 
 var pingPong = Topology{Hosts: []HostSpec{
 	{Name: "siege"},

@@ -66,6 +66,15 @@ func pctCIText(iv analysis.Interval) string {
 	return fmt.Sprintf("[%+.1f %%, %+.1f %%]", (iv.Lo-1)*100, (iv.Hi-1)*100)
 }
 
+// diffCIText is "[lo, hi]" of a difference, each bound signed by sign,
+// "–" when unknown.
+func diffCIText(d analysis.DiffInterval, sign func(float64) string) string {
+	if !d.Known() {
+		return "–"
+	}
+	return "[" + sign(d.Lo) + ", " + sign(d.Hi) + "]"
+}
+
 // metricWords is a metric's title for a sentence: "transfer rate".
 func metricWords(title string) string {
 	t, _, _ := strings.Cut(title, ",")
@@ -181,11 +190,19 @@ func writeSocketIntervals(sb *strings.Builder, cis []analysis.RatioCI) {
 		if !summaryMetric(c) {
 			continue
 		}
-		change := "–"
-		if !math.IsNaN(c.Ratio) {
+		change, ci := "–", pctCIText(c.Interval)
+		switch {
+		case c.Diff != nil:
+			// A count: its difference, as near zero on the reference a
+			// percentage says nothing.
+			if !math.IsNaN(c.Diff.Diff) {
+				change = textSigned(c.Diff.Diff)
+			}
+			ci = diffCIText(*c.Diff, textSigned)
+		case !math.IsNaN(c.Ratio):
 			change = fmt.Sprintf("%+.1f %%", (c.Ratio-1)*100)
 		}
-		table = append(table, []string{c.Case, c.Mode, c.Metric.Short, change, pctCIText(c.Interval), spanText(c.Interval)})
+		table = append(table, []string{c.Case, c.Mode, c.Metric.Short, change, ci, spanText(c.Interval)})
 	}
 	if len(table) > 1 {
 		writeAlignedLeft(sb, table, 3)
@@ -208,9 +225,10 @@ type ciKey struct{ kase, series, metric string }
 // intervals are the report's ratios with their intervals: those of the
 // first run that has the reference (ratios across runs pair no units).
 type intervals struct {
-	list  []analysis.RatioCI          // every ratio RunIntervals gives, series renamed
-	table map[ciKey]analysis.Interval // the tables' metrics, bootstrap only
-	ref   string                      // the reference series
+	list  []analysis.RatioCI              // every ratio RunIntervals gives, series renamed
+	table map[ciKey]analysis.Interval     // the tables' metrics, bootstrap only
+	diffs map[ciKey]analysis.DiffInterval // counts: their differences
+	ref   string                          // the reference series
 }
 
 // computeIntervals fills r.cis for reference mode ref.
@@ -225,9 +243,12 @@ func (r *Report) computeIntervals(ref string, o Options) {
 			}
 			return mode
 		}
-		r.cis = intervals{table: map[ciKey]analysis.Interval{}, ref: name(ref)}
+		r.cis = intervals{table: map[ciKey]analysis.Interval{}, diffs: map[ciKey]analysis.DiffInterval{}, ref: name(ref)}
 		for _, c := range RunIntervals(run, ref, o.Same) {
 			r.cis.table[ciKey{c.Case, name(c.Mode), c.Metric.Key}] = c.Interval
+			if c.Diff != nil {
+				r.cis.diffs[ciKey{c.Case, name(c.Mode), c.Metric.Key}] = *c.Diff
+			}
 			c.Mode = name(c.Mode)
 			r.cis.list = append(r.cis.list, c)
 		}
@@ -269,6 +290,13 @@ func (r *Report) addPingPongTableIntervals(run Run, ref string, name func(string
 func (r *Report) ciCell(kase, series, metric string, ch analysis.Change) Cell {
 	if ch.Class == "ref" {
 		return Cell{Text: "ref", Class: "ref"}
+	}
+	if ch.Count {
+		d, ok := r.cis.diffs[ciKey{kase, series, metric}]
+		if !ok || math.IsNaN(ch.Diff) {
+			return Cell{Text: "–"}
+		}
+		return Cell{Text: diffCIText(d.Around(ch.Diff), signed)}
 	}
 	iv, ok := r.cis.table[ciKey{kase, series, metric}]
 	if !ok || math.IsNaN(ch.Percent) {

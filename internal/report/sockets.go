@@ -32,7 +32,8 @@ func (r *Report) addSockets(cases []analysis.SocketCase, series []string, o Opti
 	}
 	against := ""
 	if r.Reference != "" {
-		against = "; in brackets the change of the mean against " + r.Reference + ", green where better, red where worse, grey within " + fmt.Sprint(o.Same) + " %"
+		against = "; in brackets the change of the mean against " + r.Reference + ", green where better, red where worse, grey within " + fmt.Sprint(o.Same) + " %" +
+			" (for counts, such as retransmits or lost datagrams, the difference of the counts, not a percentage)"
 	}
 	for ti, group := range tests {
 		label := testLabel(group[0])
@@ -96,7 +97,7 @@ func (r *Report) addSockets(cases []analysis.SocketCase, series []string, o Opti
 	// Seed 000's summary: min, max, mean and SD per metric and mode.
 	for i, c := range cases {
 		t := Table{ID: fmt.Sprintf("tab-summary-case%d", i), Title: "Summary: " + c.Label,
-			Caption: "Over the repetitions, per metric and mode: minimum, maximum, mean and sample standard deviation, each with its change against the reference's same statistic (as seed 000's Tables 7-15); " +
+			Caption: "Over the repetitions, per metric and mode: minimum, maximum, mean and sample standard deviation, each with its change against the reference's same statistic (as seed 000's Tables 7-15; for counts, such as retransmits or lost datagrams, the difference of the counts); " +
 				"the 95 % interval of the mean's change, by a two-stage bootstrap over lab instances and repetitions, each paired with the reference's (docs/report.md).",
 			Columns: []string{"metric", "mode", "n", "min", "max", "mean", "SD", "mean: 95 % CI"}}
 		for _, m := range c.Metrics {
@@ -171,10 +172,7 @@ func meanSD(st analysis.SocketStat) Cell {
 	if sd := st.SD.Value; !math.IsNaN(sd) {
 		t += " ± " + f(sd, prec(sd))
 	}
-	if m.Class != "ref" && !math.IsNaN(m.Percent) {
-		t += fmt.Sprintf(" (%+.1f %%)", m.Percent)
-	}
-	return Cell{Text: t, Class: m.Class}
+	return Cell{Text: t + changeText(m), Class: m.Class}
 }
 
 // addBars adds a bar chart.

@@ -33,11 +33,30 @@ func prec(v float64) int {
 
 // change renders a value with its % change against the reference.
 func change(c analysis.Change) Cell {
-	t := f(c.Value, prec(c.Value))
-	if c.Class != "ref" && !math.IsNaN(c.Percent) {
-		t += fmt.Sprintf(" (%+.1f %%)", c.Percent)
+	return Cell{Text: f(c.Value, prec(c.Value)) + changeText(c), Class: c.Class}
+}
+
+// changeText is a change against the reference as the tables show it
+// beside a value: " (+4.6 %)", or for a count its difference, " (+9375)";
+// "" for the reference and when there is none.
+func changeText(c analysis.Change) string {
+	switch {
+	case c.Class == "ref":
+		return ""
+	case c.Count && !math.IsNaN(c.Diff):
+		return " (" + signed(c.Diff) + ")"
+	case !c.Count && !math.IsNaN(c.Percent):
+		return fmt.Sprintf(" (%+.1f %%)", c.Percent)
 	}
-	return Cell{Text: t, Class: c.Class}
+	return ""
+}
+
+// signed renders a difference with its sign: "+9375", "-0.25", "0".
+func signed(v float64) string {
+	if v == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%+.*f", prec(v), v)
 }
 
 // addRunsTable lists the runs compared, with what describes their systems.

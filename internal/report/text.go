@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
@@ -154,6 +155,9 @@ func WriteSocketTables(w io.Writer, cases []analysis.SocketCase, ref string) err
 		fmt.Fprintf(&sb, "%s (%d repetition(s); mean ± SD", c.Label, reps)
 		if ref != "" {
 			fmt.Fprintf(&sb, ", %% against %s", ref)
+			if slices.ContainsFunc(ms, func(m analysis.SocketMetric) bool { return m.Count }) {
+				sb.WriteString("; counts: difference")
+			}
 		}
 		sb.WriteString(")\n")
 		head := []string{"mode"}
@@ -169,7 +173,11 @@ func WriteSocketTables(w io.Writer, cases []analysis.SocketCase, ref string) err
 				if !math.IsNaN(st.SD.Value) {
 					cell += " ±" + textNum(st.SD.Value, textPrec(st.SD.Value))
 				}
-				if st.Mean.Class != "ref" && !math.IsNaN(st.Mean.Percent) {
+				switch {
+				case st.Mean.Class == "ref":
+				case st.Mean.Count && !math.IsNaN(st.Mean.Diff):
+					cell += " (" + textSigned(st.Mean.Diff) + ")"
+				case !st.Mean.Count && !math.IsNaN(st.Mean.Percent):
 					cell += fmt.Sprintf(" (%+.1f%%)", st.Mean.Percent)
 				}
 				row = append(row, cell)
@@ -184,6 +192,14 @@ func WriteSocketTables(w io.Writer, cases []analysis.SocketCase, ref string) err
 
 // textPrec is the number of decimals that shows v with about three significant
 // digits (at most 9, so a tiny value cannot ask for hundreds).
+// textSigned renders a difference with its sign, as textNum: "+9375".
+func textSigned(v float64) string {
+	if v == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%+.*f", textPrec(v), v)
+}
+
 func textPrec(v float64) int {
 	a := math.Abs(v)
 	if math.IsNaN(a) || math.IsInf(a, 0) || a == 0 || a >= 100 {

@@ -28,15 +28,17 @@ func TestWriteInstanceTable(t *testing.T) {
 }
 
 func TestWriteSocketTables(t *testing.T) {
-	total := func(mode string, cell int, mbps float64) record.Record {
+	total := func(mode string, cell int, mbps float64, retrans int) record.Record {
 		data, err := json.Marshal(map[string]any{"workload": "stream", "protocol": "tcp", "duration_s": 10,
-			"receiver_bits_per_second": mbps * 1e6, "receiver_bytes": 1e9})
+			"receiver_bits_per_second": mbps * 1e6, "receiver_bytes": 1e9, "retransmits": retrans})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return record.Record{Workload: "stream", Kind: record.KindTotal, Mode: mode, Cell: cell, Case: "stream", Data: data}
 	}
-	recs := []record.Record{total("bare", 0, 1000), total("overlay", 1, 600), total("bare", 2, 800), total("overlay", 3, 800)}
+	// Retransmits near zero on the reference: a count, shown with its
+	// difference (13 → 9388: +9375), never as "+72115.4%".
+	recs := []record.Record{total("bare", 0, 1000, 12), total("overlay", 1, 600, 9000), total("bare", 2, 800, 14), total("overlay", 3, 800, 9776)}
 	obs := analysis.SocketObservations(recs, nil, nil, nil, func(m string) string { return m })
 	cases := analysis.SocketCases(obs, []string{"bare", "overlay"}, "bare", 2)
 	var buf bytes.Buffer
@@ -44,10 +46,14 @@ func TestWriteSocketTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	// bare: 1000, 800 → mean 900, SD 141.42; overlay: 600, 800 → 700.
-	for _, want := range []string{"stream (2 repetition(s); mean ± SD, % against bare)", "900 ±141", "700 ±141 (-22.2%)"} {
+	for _, want := range []string{"stream (2 repetition(s); mean ± SD, % against bare; counts: difference)", "900 ±141", "700 ±141 (-22.2%)",
+		"13.0 ±1.41", "9388 ±549 (+9375)"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, buf.String())
 		}
+	}
+	if strings.Contains(buf.String(), "7211") {
+		t.Errorf("the count's change is a percentage:\n%s", buf.String())
 	}
 }
 

@@ -135,6 +135,9 @@ func check(s spec.Spec) (experiment, error) {
 	if err := checkChainModes(s); err != nil {
 		return nil, err
 	}
+	if err := checkModesOnDrivers(s); err != nil {
+		return nil, err
+	}
 	if err := checkServers(s); err != nil {
 		return nil, err
 	}
@@ -209,6 +212,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res := &Result{Dir: o.Dir, Meta: meta}
 	envs := map[string]*env{}
 	finish := func(runErr error) (*Result, error) {
+		// Whatever fails once the run is interrupted (a cell cut short, a
+		// server the same signal reached) is the interruption's doing: the
+		// run is recorded as interrupted, not failed.
+		if runErr != nil && ctx.Err() != nil && !errors.Is(runErr, context.Canceled) {
+			runErr = fmt.Errorf("%w (then: %v)", ctx.Err(), runErr)
+		}
 		teardown(envs, meta, o.Out)
 		now := time.Now().UTC()
 		meta.Finished = &now

@@ -39,6 +39,11 @@ type Metric struct {
 	// Additive figures of clients running at once add up (throughput,
 	// transactions, counts); the others are averaged (latency, loss %).
 	Additive bool
+	// Count is a count of events that is often near zero on the reference
+	// (retransmits, lost or reordered datagrams, failed operations): its
+	// change is shown as the difference of the counts, since a percentage
+	// of almost nothing says nothing (13 → 9,388 is not "+72,118 %").
+	Count bool
 }
 
 // Socket is a workload of one client and one server: what a spec's test

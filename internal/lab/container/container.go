@@ -68,8 +68,8 @@ type Spec struct {
 	// CPUs, when set, pins the process (and every thread it makes) to
 	// these CPUs, the cores condition.
 	CPUs []int
-	// Daemon keeps the process when cnperf ends (no parent-death signal, a
-	// process group of its own): a lab's overlay router outlives `lab up`.
+	// Daemon keeps the process when cnperf ends (no parent-death signal):
+	// a lab's overlay router outlives `lab up`.
 	// Down and clean end it with the lab's namespaces.
 	Daemon bool
 }
@@ -96,7 +96,12 @@ func Start(s Spec) (*Process, error) {
 	if len(s.Env) > 0 {
 		cmd.Env = append(os.Environ(), s.Env...)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// A process group of its own: a terminal's Ctrl-C (SIGINT to the
+	// foreground group) reaches cnperf alone, which stops its servers
+	// itself and records the run as interrupted; a server that died of
+	// the same signal would record it as failed. The parent-death signal
+	// still ends it with cnperf.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if s.Daemon {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	}

@@ -125,12 +125,16 @@ func Engines(l *lab.Lab) *engine.Set {
 // Driver is the docker driver.
 type Driver struct{}
 
+// Builds reports whether the mode has a Docker build (BuildDocker): the
+// user-space overlays, for one, have none.
+func (Driver) Builds(m lab.Mode) bool { _, ok := m.(Mode); return ok }
+
 func (Driver) Name() string { return Name }
 
 // Check refuses a mode without BuildDocker, a binary that cannot be the
 // image, conditions or mixed placements on a user's engine, and a lab that
 // exists. Each endpoint gets a sandbox of its own, several per host too.
-func (Driver) Check(cfg lab.Config) error {
+func (d Driver) Check(cfg lab.Config) error {
 	if len(cfg.Engines) > 0 {
 		return checkRemote(cfg)
 	}
@@ -139,7 +143,7 @@ func (Driver) Check(cfg lab.Config) error {
 	if cfg.DockerHost != "" && !cfg.Conditions.Empty() {
 		return errors.New("lab: conditions (cores, bandwidth, ...) change the hosts, which on an existing engine is the user's machine: use emulated hosts")
 	}
-	if _, ok := cfg.Mode.(Mode); !ok {
+	if !d.Builds(cfg.Mode) {
 		return fmt.Errorf("lab: mode %s cannot be built on the %s driver", cfg.Mode.Name(), Name)
 	}
 	if cfg.DockerHost != "" {

@@ -99,11 +99,14 @@ type Driver struct{}
 
 func (Driver) Name() string { return Name }
 
+// Builds reports whether the mode is one of a cluster's datapaths.
+func (Driver) Builds(m lab.Mode) bool { _, ok := m.(Mode); return ok }
+
 // Check refuses, before the cluster is touched, a mode the driver cannot
 // build, conditions it cannot apply (the nodes are the user's), a chain, no
 // image, and a lab of that name that this machine already has.
-func (Driver) Check(cfg lab.Config) error {
-	if _, ok := cfg.Mode.(Mode); !ok {
+func (d Driver) Check(cfg lab.Config) error {
+	if !d.Builds(cfg.Mode) {
 		return fmt.Errorf("lab: mode %s cannot be built on the %s driver", cfg.Mode.Name(), Name)
 	}
 	c := cfg.Conditions

@@ -93,9 +93,12 @@ type Driver struct{}
 
 func (Driver) Name() string { return Name }
 
+// Builds reports whether the mode can be built in namespaces by hand.
+func (Driver) Builds(m lab.Mode) bool { _, ok := m.(Mode); return ok }
+
 // Check refuses a mode the driver cannot build and a lab that exists.
-func (Driver) Check(cfg lab.Config) error {
-	if _, ok := cfg.Mode.(Mode); !ok {
+func (d Driver) Check(cfg lab.Config) error {
+	if !d.Builds(cfg.Mode) {
 		return fmt.Errorf("lab: mode %s cannot be built on the %s driver", cfg.Mode.Name(), Name)
 	}
 	if cfg.DockerHost != "" {

@@ -46,6 +46,31 @@ func Exists(name string) bool {
 // namespace is, so that clean-up selects by it and not by a name alone. It
 // fails if the name is taken.
 func Create(name, mark string) error {
+	if err := setupDir(); err != nil {
+		return fmt.Errorf("create netns %s: %w", name, err)
+	}
+	if err := create(name); err != nil {
+		return err
+	}
+	return Do(name, func() error {
+		lo, err := netlink.LinkByName("lo")
+		if err != nil {
+			return fmt.Errorf("find lo in %s: %w", name, err)
+		}
+		if mark != "" {
+			if err := netlink.LinkSetAlias(lo, mark); err != nil {
+				return fmt.Errorf("mark lo in %s: %w", name, err)
+			}
+		}
+		if err := netlink.LinkSetUp(lo); err != nil {
+			return fmt.Errorf("set lo up in %s: %w", name, err)
+		}
+		return quietIPv6(name)
+	})
+}
+
+// create makes the namespace and its bind mount in Dir, as it is.
+func create(name string) error {
 	errc := make(chan error, 1)
 	// A fresh goroutine on a locked thread: netns.NewNamed switches the
 	// calling thread into the new namespace, so the thread must be restored,
@@ -72,24 +97,7 @@ func Create(name, mark string) error {
 		h.Close()
 		errc <- nil
 	}()
-	if err := <-errc; err != nil {
-		return err
-	}
-	return Do(name, func() error {
-		lo, err := netlink.LinkByName("lo")
-		if err != nil {
-			return fmt.Errorf("find lo in %s: %w", name, err)
-		}
-		if mark != "" {
-			if err := netlink.LinkSetAlias(lo, mark); err != nil {
-				return fmt.Errorf("mark lo in %s: %w", name, err)
-			}
-		}
-		if err := netlink.LinkSetUp(lo); err != nil {
-			return fmt.Errorf("set lo up in %s: %w", name, err)
-		}
-		return quietIPv6(name)
-	})
+	return <-errc
 }
 
 // quietIPv6 turns IPv6 off for the devices a namespace will get (those
@@ -124,15 +132,16 @@ func Mark(name string) (string, error) {
 	return lo.Attrs().Alias, nil
 }
 
-// Delete removes the named namespace. Deleting one that does not exist is
-// not an error, so teardown can be repeated.
+// Delete removes the named namespace, also when a later mount on Dir hides
+// its mount (mounts.go). Deleting one that does not exist is not an error,
+// so teardown can be repeated.
 func Delete(name string) error {
 	p := Path(name)
-	if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	if err := unix.Unmount(p, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
-		return fmt.Errorf("unmount netns %s: %w", name, err)
+	if err := unmountAll(name); err != nil {
+		return err
 	}
 	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove netns %s: %w", name, err)
@@ -164,9 +173,9 @@ func List(prefix string) ([]string, error) {
 // nothing else ever runs in the wrong namespace. Sockets opened and processes
 // started inside fn belong to that namespace.
 func Do(name string, fn func() error) error {
-	target, err := netns.GetFromPath(Path(name))
+	target, err := open(name)
 	if err != nil {
-		return fmt.Errorf("open netns %s: %w", name, err)
+		return err
 	}
 	defer target.Close()
 	errc := make(chan error, 1)
@@ -199,9 +208,9 @@ func Do(name string, fn func() error) error {
 // (vishvananda/netlink's NewHandleAt), for link and address work without
 // switching threads.
 func Handle(name string) (*netlink.Handle, error) {
-	ns, err := netns.GetFromPath(Path(name))
+	ns, err := open(name)
 	if err != nil {
-		return nil, fmt.Errorf("open netns %s: %w", name, err)
+		return nil, err
 	}
 	defer ns.Close()
 	h, err := netlink.NewHandleAt(ns)
@@ -214,8 +223,13 @@ func Handle(name string) (*netlink.Handle, error) {
 // Inode returns the namespace's inode number, which /proc/PID/ns/net of every
 // process inside it shares: the way to find those processes again.
 func Inode(name string) (uint64, error) {
+	h, err := open(name)
+	if err != nil {
+		return 0, err
+	}
+	defer h.Close()
 	var st unix.Stat_t
-	if err := unix.Stat(Path(name), &st); err != nil {
+	if err := unix.Fstat(int(h), &st); err != nil {
 		return 0, fmt.Errorf("stat netns %s: %w", name, err)
 	}
 	return st.Ino, nil
@@ -223,9 +237,9 @@ func Inode(name string) (uint64, error) {
 
 // Fd opens the namespace and returns its file descriptor; the caller closes it.
 func Fd(name string) (int, error) {
-	h, err := netns.GetFromPath(Path(name))
+	h, err := open(name)
 	if err != nil {
-		return -1, fmt.Errorf("open netns %s: %w", name, err)
+		return -1, err
 	}
 	return int(h), nil
 }

@@ -31,7 +31,7 @@ func (descriptor) Metrics() []workload.Metric {
 	return []workload.Metric{
 		{Key: "puts_per_s", Title: "Puts", Unit: "1/s", HigherIsBetter: true, Short: "puts/s", Additive: true},
 		{Key: "puts", Title: "Successful puts", Unit: "count", HigherIsBetter: true, Short: "puts", Additive: true},
-		{Key: "grid_failures", Title: "Failed operations", Unit: "count", Short: "failed", Additive: true},
+		{Key: "grid_failures", Title: "Failed operations", Unit: "count", Short: "failed", Additive: true, Count: true},
 		{Key: "put_p50", Title: "Put, median", Unit: "µs", Short: "put p50 µs"},
 		{Key: "put_p99", Title: "Put, 99th pct", Unit: "µs", Short: "put p99 µs"},
 	}

@@ -24,7 +24,7 @@ func (descriptor) Metrics() []workload.Metric {
 		{Key: "rtt_p50", Title: "Round trip, median", Unit: "µs", Short: "RTT p50 µs"},
 		{Key: "rtt_p99", Title: "Round trip, 99th pct", Unit: "µs", Short: "RTT p99 µs"},
 		{Key: "one_way_p50", Title: "One way (round trip / 2), median", Unit: "µs", Short: "1-way p50 µs (RTT/2)"},
-		{Key: "rr_lost", Title: "Lost transactions", Unit: "count", Short: "lost", Additive: true},
+		{Key: "rr_lost", Title: "Lost transactions", Unit: "count", Short: "lost", Additive: true, Count: true},
 	}
 }
 

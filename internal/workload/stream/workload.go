@@ -20,9 +20,9 @@ func (descriptor) Headline() string { return "throughput" }
 func (descriptor) Metrics() []workload.Metric {
 	return []workload.Metric{
 		{Key: "throughput", Title: "Throughput", Unit: "Mbit/s", HigherIsBetter: true, Short: "Mbit/s", Additive: true},
-		{Key: "retransmits", Title: "TCP retransmits", Unit: "segments", Short: "retrans", Additive: true},
+		{Key: "retransmits", Title: "TCP retransmits", Unit: "segments", Short: "retrans", Additive: true, Count: true},
 		{Key: "loss", Title: "Loss", Unit: "%", Short: "loss %"},
-		{Key: "out_of_order", Title: "Out of order", Unit: "datagrams", Short: "out of order", Additive: true},
+		{Key: "out_of_order", Title: "Out of order", Unit: "datagrams", Short: "out of order", Additive: true, Count: true},
 	}
 }
 

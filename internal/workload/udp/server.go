@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/netip"
@@ -28,8 +29,13 @@ const (
 	// maxControlConns bounds the control connections served at once
 	// besides those of the tests that run (with one test at a time, the
 	// others are told busy or are idle); beyond it, a new connection is
-	// closed at once.
+	// told busy too and closed.
 	maxControlConns = 64
+	// maxRefusing bounds the connections over maxControlConns being told
+	// the listener is busy, each for at most refuseTimeout; beyond it, a
+	// new connection is closed at once.
+	maxRefusing   = 16
+	refuseTimeout = 2 * time.Second
 	// MaxTests bounds Server.Tests (`cnperf serve udp --tests`): tests
 	// served at once, each with its own meter (up to TrackWindow/8 bytes
 	// and MaxRecords intervals).
@@ -160,6 +166,7 @@ func (s *Server) Serve(ctx context.Context, pc net.PacketConn, ln net.Listener) 
 	var err error
 	// Each running test holds its control connection.
 	conns := make(chan struct{}, maxControlConns+s.tests()-1)
+	refusing := make(chan struct{}, maxRefusing)
 	for {
 		c, aerr := ln.Accept()
 		if aerr != nil {
@@ -171,11 +178,21 @@ func (s *Server) Serve(ctx context.Context, pc net.PacketConn, ln net.Listener) 
 		select {
 		case conns <- struct{}{}:
 		default:
-			c.Close()
 			n := s.refused.Add(1)
 			if now := time.Now().UnixNano(); now-s.lastLog.Load() > int64(time.Second) {
 				s.lastLog.Store(now)
 				s.logf("too many control connections (%d at once): %d refused so far", cap(conns), n)
+			}
+			select {
+			case refusing <- struct{}{}:
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					defer func() { <-refusing }()
+					refuse(ctx, c, cap(conns))
+				}()
+			default:
+				c.Close() // too many even to be told: closed at once
 			}
 			continue
 		}
@@ -470,6 +487,22 @@ func (s *Server) end(t *test) bool {
 		delete(s.bySrc, t.src)
 	}
 	return true
+}
+
+// refuse tells a control connection over the cap that the listener is
+// busy, in the protocol's words, and lets the client close first: closed
+// with the client's request unread, the connection would be reset, and
+// the client would see "connection reset by peer" instead of the answer.
+func refuse(ctx context.Context, c net.Conn, open int) {
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(refuseTimeout))
+	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	_ = json.NewEncoder(c).Encode(response{Error: fmt.Sprintf("busy: %d control connections are open, the most it serves at once", open)})
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.CloseWrite()
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(c, maxControlLine))
 }
 
 func (s *Server) busyError() string {

@@ -38,7 +38,7 @@ func (jitter) Metrics() []workload.Metric {
 	return []workload.Metric{
 		{Key: "throughput", Title: "Throughput", Unit: "Mbit/s", HigherIsBetter: true, Short: "Mbit/s", Additive: true},
 		{Key: "loss", Title: "Loss", Unit: "%", Short: "loss %"},
-		{Key: "out_of_order", Title: "Out of order", Unit: "datagrams", Short: "out of order", Additive: true},
+		{Key: "out_of_order", Title: "Out of order", Unit: "datagrams", Short: "out of order", Additive: true, Count: true},
 		{Key: "jitter", Title: "Jitter (RFC 3550)", Unit: "ms", Short: "jitter ms"},
 	}
 }
@@ -97,7 +97,7 @@ func (datagram) Headline() string { return "mb_per_s" }
 
 func (datagram) Metrics() []workload.Metric {
 	return []workload.Metric{
-		{Key: "out_of_order", Title: "Out of order", Unit: "datagrams", Short: "out of order", Additive: true},
+		{Key: "out_of_order", Title: "Out of order", Unit: "datagrams", Short: "out of order", Additive: true, Count: true},
 		{Key: "mb_per_s", Title: "Throughput", Unit: "MB/s", HigherIsBetter: true, Short: "MB/s", Additive: true},
 		{Key: "packets_per_s", Title: "Packets", Unit: "1/s", HigherIsBetter: true, Short: "packets/s", Additive: true},
 		{Key: "success", Title: "Success rate", Unit: "%", HigherIsBetter: true, Short: "success %"},
