@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/report/importer"
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
@@ -53,12 +54,12 @@ func newImportCmd(stdout io.Writer) *cobra.Command {
 				return usagef("--receive-window %d: must be in %d..%d bytes (omit it when unknown)", window, minReceiveWindow, maxReceiveWindow)
 			}
 			path := args[0]
-			f, err := os.Open(path)
+			f, err := record.OpenFile(path, importer.MaxFileBytes)
 			if err != nil {
 				return usagef("%v", err)
 			}
 			defer f.Close()
-			samples, info, err := read(f, path)
+			samples, info, err := read(io.LimitReader(f, importer.MaxFileBytes), path)
 			warn := cmd.ErrOrStderr()
 			for i, s := range info.Skipped {
 				if i == maxImportProblems {

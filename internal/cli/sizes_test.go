@@ -1,10 +1,14 @@
 package cli_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/cnperf/cnperf/internal/report/importer"
 )
 
 // abFile writes an ab CSV with one 10-byte row per tag.
@@ -81,5 +85,43 @@ func TestReportSizeAxisFlag(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(tmp, "bad.html")); err == nil {
 		t.Error("a refused report was written")
+	}
+}
+
+// TestImportBounds: an import file that is not a regular file, or names
+// more experiment tags than a run may hold series, is refused in one line
+// (exit 2) and writes no run.
+func TestImportBounds(t *testing.T) {
+	tmp := t.TempDir()
+	many := make([]string, importer.MaxTags+1)
+	for i := range many {
+		many[i] = fmt.Sprintf("tag%d", i)
+	}
+	fifo := filepath.Join(tmp, "fifo.csv")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, path, want string
+	}{
+		{"too many tags", abFile(t, t.TempDir(), many...), fmt.Sprintf("more than %d distinct experiment tags", importer.MaxTags)},
+		{"named pipe", fifo, "is a named pipe, not a file"},
+		{"device", "/dev/zero", "is a character device, not a file"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(tmp, strings.ReplaceAll(tc.name, " ", "-"))
+			code, _, stderr := run("import", "--format", "ab", tc.path, "-o", dir)
+			if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+				t.Errorf("exit %d, stderr %q; want exit 2 and one line with %q", code, stderr, tc.want)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "run.json")); err == nil {
+				t.Errorf("a refused import wrote %s", dir)
+			}
+		})
+	}
+	// Exactly MaxTags tags still import.
+	if code, _, stderr := run("import", "--format", "ab", abFile(t, t.TempDir(), many[:importer.MaxTags]...), "-o", filepath.Join(tmp, "max")); code != 0 {
+		t.Errorf("%d tags: exit %d: %s", importer.MaxTags, code, stderr)
 	}
 }

@@ -157,7 +157,9 @@ func (p Profile) check() error {
 
 // Load reads a profile file.
 func Load(path string) (Profile, error) {
-	f, err := os.Open(path)
+	// A regular file of at most MaxFileBytes: a named pipe or a device
+	// handed as a profile is refused, never waited on or read forever.
+	f, err := record.OpenFile(path, MaxFileBytes)
 	if err != nil {
 		return Profile{}, fmt.Errorf("profile: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -84,6 +85,21 @@ func TestParseSize(t *testing.T) {
 	for in, want := range map[string]int64{"32K": 32 << 10, "36M": 36 << 20, "512": 512, "x": 0} {
 		if got := parseSize(in); got != want {
 			t.Errorf("parseSize(%q) = %d, want %d", in, got, want)
+		}
+	}
+}
+
+// TestLoadRefusesWhatIsNotAFile: a named pipe or a device given as a
+// profile is refused at once, in one line naming it, never waited on.
+func TestLoadRefusesWhatIsNotAFile(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "p.json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{fifo: "named pipe", "/dev/zero": "character device"} {
+		_, err := Load(path)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("Load(%s) = %v; want one line saying it is a %s", path, err, want)
 		}
 	}
 }

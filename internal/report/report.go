@@ -197,17 +197,9 @@ func (r *Report) addPingPong(ref string, o Options) error {
 		if run.Socket() {
 			continue
 		}
+		// Only the series run.json lists: the reader skips (and counts)
+		// samples of any other, so a stored run cannot grow the report.
 		modes := run.Meta.SeriesKeys()
-		seen := map[string]bool{}
-		for _, m := range modes {
-			seen[m] = true
-		}
-		for _, s := range run.Samples { // modes present in samples but not in the spec
-			if !seen[s.Mode] {
-				seen[s.Mode] = true
-				modes = append(modes, s.Mode)
-			}
-		}
 		for _, m := range modes {
 			name := m
 			if len(runs) > 1 {

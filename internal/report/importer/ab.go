@@ -97,8 +97,10 @@ func ApacheBench(r io.Reader, source string) ([]pingpong.Sample, Info, error) {
 			pathDiffers++
 		}
 		s.Rep = reps.next(s.Mode, s.Size)
+		if err := info.addExperiment(s.Mode, line); err != nil {
+			return nil, info, err
+		}
 		samples = append(samples, s)
-		info.addExperiment(s.Mode)
 		info.addConcurrency(r.concurrency)
 		info.FailedRequests += r.failed
 	}

@@ -27,11 +27,24 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 // Untagged is the mode given to rows whose tag column is empty.
 const Untagged = "untagged"
+
+// Bounds of an import. Published logs are kilobytes; the bounds keep a
+// hostile or mistaken file (a link to /dev/zero, a log of another tool)
+// from costing more than a few hundred megabytes, and keep the run an
+// import writes within what every reader of a run directory accepts.
+const (
+	// MaxFileBytes bounds the file read.
+	MaxFileBytes = 64 << 20
+	// MaxTags bounds the distinct experiment tags, each a series of the
+	// run written: the bound every run directory's reader keeps.
+	MaxTags = record.MaxSeries
+)
 
 // Info describes what an import read. PPBench and ApacheBench fill it;
 // WriteRun records it in run.json.
@@ -68,10 +81,17 @@ func (in *Info) skip(line int, format string, a ...any) {
 	in.Skipped = append(in.Skipped, Skip{Line: line, Reason: fmt.Sprintf(format, a...)})
 }
 
-func (in *Info) addExperiment(tag string) {
-	if !contains(in.Experiments, tag) {
-		in.Experiments = append(in.Experiments, tag)
+// addExperiment notes a row's tag; a tag past the MaxTags-th distinct one
+// is an error, as a run of more series could not be read back.
+func (in *Info) addExperiment(tag string, line int) error {
+	if contains(in.Experiments, tag) {
+		return nil
 	}
+	if len(in.Experiments) >= MaxTags {
+		return fmt.Errorf("%s:%d: more than %d distinct experiment tags (a run holds at most %d series)", in.Source, line, MaxTags, MaxTags)
+	}
+	in.Experiments = append(in.Experiments, tag)
+	return nil
 }
 
 func (in *Info) addMachine(m string) {

@@ -85,8 +85,10 @@ func PPBench(r io.Reader, source string) ([]pingpong.Sample, Info, error) {
 			sizeFromLength++
 		}
 		s.Rep = reps.next(s.Mode, s.Size)
+		if err := info.addExperiment(s.Mode, line); err != nil {
+			return nil, info, err
+		}
 		samples = append(samples, s)
-		info.addExperiment(s.Mode)
 		info.addMachine(s.Labels["machine"])
 		info.addConcurrency(conc)
 		info.FailedRequests += failed
