@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -26,6 +27,25 @@ var (
 )
 
 const maxBufferCap = 262144
+
+// Bounds on what one request may claim, checked before anything is
+// allocated or indexed (cnperf's patch: the released parser trusted the
+// claimed lengths, so a bulk length near 2^63 overflowed an index and a
+// huge one buffered without end).
+const (
+	// MaxRequest is the most bytes one request may take, bulk lengths and
+	// framing included: a connection never buffers more.
+	MaxRequest = 4 << 20
+	// MaxArgs is the most arguments (multibulk count) of one request.
+	MaxArgs = 1024
+	// MaxInline is the longest inline (telnet) request line.
+	MaxInline = 4096
+	// maxHeader is the longest "*N\r\n" or "$N\r\n" line: 20 digits
+	// and a sign are more than any length within MaxRequest.
+	maxHeader = 24
+)
+
+var errRequestTooLarge = &errProtocol{"request larger than 4 MiB, or an inline request longer than 4096 bytes"}
 
 type errProtocol struct {
 	msg string
@@ -390,6 +410,13 @@ func serve(s *Server) error {
 // handle manages the server connection.
 func handle(s *Server, c *conn) {
 	var err error
+	// A panic in the parser or a handler ends this connection, not the
+	// server (cnperf's patch: the released redcon let it kill the process).
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(os.Stderr, "redcon: connection from %s closed: panic: %v\n", c.addr, r)
+		}
+	}()
 	defer func() {
 		if err != errDetached {
 			// do not close the connection when a detach is detected.
@@ -743,6 +770,10 @@ type Reader struct {
 	start int
 	end   int
 	cmds  []Command
+	// need is how many buffered bytes the incomplete request at start
+	// needs at least (its bulk lengths say so): parsing again before
+	// then would only scan the same arguments once more per read.
+	need int
 }
 
 // NewReader returns a command reader which will read RESP or telnet commands.
@@ -756,6 +787,9 @@ func NewReader(rd io.Reader) *Reader {
 func parseInt(b []byte) (int, bool) {
 	if len(b) == 1 && b[0] >= '0' && b[0] <= '9' {
 		return int(b[0] - '0'), true
+	}
+	if len(b) > 18 { // more digits could overflow int
+		return 0, false
 	}
 	var n int
 	var sign bool
@@ -777,173 +811,107 @@ func parseInt(b []byte) (int, bool) {
 }
 
 func (rd *Reader) readCommands(leftover *int) ([]Command, error) {
-	var cmds []Command
-	b := rd.buf[rd.start:rd.end]
-	if rd.end-rd.start == 0 && len(rd.buf) > 4096 {
-		rd.buf = rd.buf[:4096]
-		rd.start = 0
-		rd.end = 0
-	}
-	if len(b) > 0 {
-		// we have data, yay!
-		// but is this enough data for a complete command? or multiple?
-	next:
-		switch b[0] {
-		default:
-			// just a plain text command
-			for i := 0; i < len(b); i++ {
-				if b[i] == '\n' {
-					var line []byte
-					if i > 0 && b[i-1] == '\r' {
-						line = b[:i-1]
-					} else {
-						line = b[:i]
+	// A loop, not the released recursion: a request trickling in one
+	// byte per read grew the stack by one frame per byte.
+	for {
+		var cmds []Command
+		b := rd.buf[rd.start:rd.end]
+		if rd.end-rd.start == 0 && len(rd.buf) > 4096 {
+			rd.buf = make([]byte, 4096) // let the big one go
+			rd.start = 0
+			rd.end = 0
+		}
+		if len(b) > 0 && len(b) >= rd.need {
+			rd.need = 0
+			// we have data, yay!
+			// but is this enough data for a complete command? or multiple?
+		next:
+			switch b[0] {
+			default:
+				// just a plain text command
+				for i := 0; i < len(b); i++ {
+					if i >= MaxInline {
+						return nil, errRequestTooLarge
 					}
-					var cmd Command
-					var quote bool
-					var quotech byte
-					var escape bool
-				outer:
-					for {
-						nline := make([]byte, 0, len(line))
-						for i := 0; i < len(line); i++ {
-							c := line[i]
-							if !quote {
-								if c == ' ' {
-									if len(nline) > 0 {
-										cmd.Args = append(cmd.Args, nline)
-									}
-									line = line[i+1:]
-									continue outer
-								}
-								if c == '"' || c == '\'' {
-									if i != 0 {
-										return nil, errUnbalancedQuotes
-									}
-									quotech = c
-									quote = true
-									line = line[i+1:]
-									continue outer
-								}
-							} else {
-								if escape {
-									escape = false
-									switch c {
-									case 'n':
-										c = '\n'
-									case 'r':
-										c = '\r'
-									case 't':
-										c = '\t'
-									}
-								} else if c == quotech {
-									quote = false
-									quotech = 0
-									cmd.Args = append(cmd.Args, nline)
-									line = line[i+1:]
-									if len(line) > 0 && line[0] != ' ' {
-										return nil, errUnbalancedQuotes
-									}
-									continue outer
-								} else if c == '\\' {
-									escape = true
-									continue
-								}
-							}
-							nline = append(nline, c)
-						}
-						if quote {
-							return nil, errUnbalancedQuotes
-						}
-						if len(line) > 0 {
-							cmd.Args = append(cmd.Args, line)
-						}
-						break
-					}
-					if len(cmd.Args) > 0 {
-						// convert this to resp command syntax
-						var wr Writer
-						wr.WriteArray(len(cmd.Args))
-						for i := range cmd.Args {
-							wr.WriteBulk(cmd.Args[i])
-							cmd.Args[i] = append([]byte(nil), cmd.Args[i]...)
-						}
-						cmd.Raw = wr.b
-						cmds = append(cmds, cmd)
-					}
-					b = b[i+1:]
-					if len(b) > 0 {
-						goto next
-					} else {
-						goto done
-					}
-				}
-			}
-		case '*':
-			// resp formatted command
-			marks := make([]int, 0, 16)
-		outer2:
-			for i := 1; i < len(b); i++ {
-				if b[i] == '\n' {
-					if b[i-1] != '\r' {
-						return nil, errInvalidMultiBulkLength
-					}
-					count, ok := parseInt(b[1 : i-1])
-					if !ok || count <= 0 {
-						return nil, errInvalidMultiBulkLength
-					}
-					marks = marks[:0]
-					for j := 0; j < count; j++ {
-						// read bulk length
-						i++
-						if i < len(b) {
-							if b[i] != '$' {
-								return nil, &errProtocol{"expected '$', got '" +
-									string(b[i]) + "'"}
-							}
-							si := i
-							for ; i < len(b); i++ {
-								if b[i] == '\n' {
-									if b[i-1] != '\r' {
-										return nil, errInvalidBulkLength
-									}
-									size, ok := parseInt(b[si+1 : i-1])
-									if !ok || size < 0 {
-										return nil, errInvalidBulkLength
-									}
-									if i+size+2 >= len(b) {
-										// not ready
-										break outer2
-									}
-									if b[i+size+2] != '\n' ||
-										b[i+size+1] != '\r' {
-										return nil, errInvalidBulkLength
-									}
-									i++
-									marks = append(marks, i, i+size)
-									i += size + 1
-									break
-								}
-							}
-						}
-					}
-					if len(marks) == count*2 {
-						var cmd Command
-						if rd.rd != nil {
-							// make a raw copy of the entire command when
-							// there's a underlying reader.
-							cmd.Raw = append([]byte(nil), b[:i+1]...)
+					if b[i] == '\n' {
+						var line []byte
+						if i > 0 && b[i-1] == '\r' {
+							line = b[:i-1]
 						} else {
-							// just assign the slice
-							cmd.Raw = b[:i+1]
+							line = b[:i]
 						}
-						cmd.Args = make([][]byte, len(marks)/2)
-						// slice up the raw command into the args based on
-						// the recorded marks.
-						for h := 0; h < len(marks); h += 2 {
-							cmd.Args[h/2] = cmd.Raw[marks[h]:marks[h+1]]
+						var cmd Command
+						var quote bool
+						var quotech byte
+						var escape bool
+					outer:
+						for {
+							nline := make([]byte, 0, len(line))
+							for i := 0; i < len(line); i++ {
+								c := line[i]
+								if !quote {
+									if c == ' ' {
+										if len(nline) > 0 {
+											cmd.Args = append(cmd.Args, nline)
+										}
+										line = line[i+1:]
+										continue outer
+									}
+									if c == '"' || c == '\'' {
+										if i != 0 {
+											return nil, errUnbalancedQuotes
+										}
+										quotech = c
+										quote = true
+										line = line[i+1:]
+										continue outer
+									}
+								} else {
+									if escape {
+										escape = false
+										switch c {
+										case 'n':
+											c = '\n'
+										case 'r':
+											c = '\r'
+										case 't':
+											c = '\t'
+										}
+									} else if c == quotech {
+										quote = false
+										quotech = 0
+										cmd.Args = append(cmd.Args, nline)
+										line = line[i+1:]
+										if len(line) > 0 && line[0] != ' ' {
+											return nil, errUnbalancedQuotes
+										}
+										continue outer
+									} else if c == '\\' {
+										escape = true
+										continue
+									}
+								}
+								nline = append(nline, c)
+							}
+							if quote {
+								return nil, errUnbalancedQuotes
+							}
+							if len(line) > 0 {
+								cmd.Args = append(cmd.Args, line)
+							}
+							break
 						}
-						cmds = append(cmds, cmd)
+						if len(cmd.Args) > 0 {
+							// convert this to resp command syntax
+							var wr Writer
+							wr.WriteArray(len(cmd.Args))
+							for i := range cmd.Args {
+								wr.WriteBulk(cmd.Args[i])
+								cmd.Args[i] = append([]byte(nil), cmd.Args[i]...)
+							}
+							cmd.Raw = wr.b
+							cmds = append(cmds, cmd)
+						}
 						b = b[i+1:]
 						if len(b) > 0 {
 							goto next
@@ -952,38 +920,133 @@ func (rd *Reader) readCommands(leftover *int) ([]Command, error) {
 						}
 					}
 				}
+			case '*':
+				// resp formatted command
+				marks := make([]int, 0, 16)
+			outer2:
+				for i := 1; i < len(b); i++ {
+					if i >= maxHeader {
+						return nil, errInvalidMultiBulkLength
+					}
+					if b[i] == '\n' {
+						if b[i-1] != '\r' {
+							return nil, errInvalidMultiBulkLength
+						}
+						count, ok := parseInt(b[1 : i-1])
+						if !ok || count <= 0 || count > MaxArgs {
+							return nil, errInvalidMultiBulkLength
+						}
+						marks = marks[:0]
+						for j := 0; j < count; j++ {
+							// read bulk length
+							i++
+							if i < len(b) {
+								if b[i] != '$' {
+									return nil, &errProtocol{"expected '$', got '" +
+										string(b[i]) + "'"}
+								}
+								si := i
+								for ; i < len(b); i++ {
+									if i-si >= maxHeader {
+										return nil, errInvalidBulkLength
+									}
+									if b[i] == '\n' {
+										if b[i-1] != '\r' {
+											return nil, errInvalidBulkLength
+										}
+										size, ok := parseInt(b[si+1 : i-1])
+										if !ok || size < 0 {
+											return nil, errInvalidBulkLength
+										}
+										// i < MaxRequest here, so this cannot overflow
+										if size > MaxRequest || i+size+2 >= MaxRequest {
+											return nil, errRequestTooLarge
+										}
+										if i+size+2 >= len(b) {
+											// not ready
+											rd.need = i + size + 3
+											break outer2
+										}
+										if b[i+size+2] != '\n' ||
+											b[i+size+1] != '\r' {
+											return nil, errInvalidBulkLength
+										}
+										i++
+										marks = append(marks, i, i+size)
+										i += size + 1
+										break
+									}
+								}
+							}
+						}
+						if len(marks) == count*2 {
+							var cmd Command
+							if rd.rd != nil {
+								// make a raw copy of the entire command when
+								// there's a underlying reader.
+								cmd.Raw = append([]byte(nil), b[:i+1]...)
+							} else {
+								// just assign the slice
+								cmd.Raw = b[:i+1]
+							}
+							cmd.Args = make([][]byte, len(marks)/2)
+							// slice up the raw command into the args based on
+							// the recorded marks.
+							for h := 0; h < len(marks); h += 2 {
+								cmd.Args[h/2] = cmd.Raw[marks[h]:marks[h+1]]
+							}
+							cmds = append(cmds, cmd)
+							b = b[i+1:]
+							if len(b) > 0 {
+								goto next
+							} else {
+								goto done
+							}
+						}
+					}
+				}
+			}
+		done:
+			rd.start = rd.end - len(b)
+		}
+		if leftover != nil {
+			*leftover = rd.end - rd.start
+		}
+		if len(cmds) > 0 {
+			return cmds, nil
+		}
+		if rd.rd == nil {
+			return nil, errIncompleteCommand
+		}
+		if rd.end == len(rd.buf) {
+			// at the end of the buffer.
+			switch {
+			case rd.start == rd.end:
+				// rewind the to the beginning
+				rd.start, rd.end = 0, 0
+			case rd.start > 0:
+				// move the incomplete request to the beginning
+				rd.end = copy(rd.buf, rd.buf[rd.start:rd.end])
+				rd.start = 0
+			case len(rd.buf) >= MaxRequest:
+				return nil, errRequestTooLarge
+			default:
+				// must grow the buffer
+				size := len(rd.buf) * 2
+				if size > MaxRequest {
+					size = MaxRequest
+				}
+				newbuf := make([]byte, size)
+				copy(newbuf, rd.buf)
+				rd.buf = newbuf
 			}
 		}
-	done:
-		rd.start = rd.end - len(b)
-	}
-	if leftover != nil {
-		*leftover = rd.end - rd.start
-	}
-	if len(cmds) > 0 {
-		return cmds, nil
-	}
-	if rd.rd == nil {
-		return nil, errIncompleteCommand
-	}
-	if rd.end == len(rd.buf) {
-		// at the end of the buffer.
-		if rd.start == rd.end {
-			// rewind the to the beginning
-			rd.start, rd.end = 0, 0
-		} else {
-			// must grow the buffer
-			newbuf := make([]byte, len(rd.buf)*2)
-			copy(newbuf, rd.buf)
-			rd.buf = newbuf
+		n, err := rd.rd.Read(rd.buf[rd.end:])
+		if err != nil {
+			return nil, err
 		}
+		rd.end += n
 	}
-	n, err := rd.rd.Read(rd.buf[rd.end:])
-	if err != nil {
-		return nil, err
-	}
-	rd.end += n
-	return rd.readCommands(leftover)
 }
 
 // ReadCommands reads the next pipeline commands.
