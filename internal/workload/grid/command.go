@@ -33,6 +33,11 @@ the member stops with an error if its heap passes %d MB.`, maxKeys, maxInuse>>20
 			if err != nil {
 				return err
 			}
+			// The member's own checks of --listen (ports, addresses it
+			// can announce) are bad input too: exit 2, before it starts.
+			if _, err := memberConfig(addr, nil, io.Discard); err != nil {
+				return err
+			}
 			// A container's server is PID 1 of its pid namespace, where
 			// signals without a handler are ignored: handle them.
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
