@@ -95,11 +95,14 @@ func newGossipTransport(ip string, port int, logger *log.Logger) (*gossipTranspo
 // StreamCh is where memberlist takes the streams that passed the guard.
 func (t *gossipTransport) StreamCh() <-chan net.Conn { return t.streams }
 
-// Shutdown stops the guard and closes the listeners; it may be called
-// twice (by memberlist, and by Serve when Olric failed before it).
+// Shutdown closes the listeners, then stops the guard: until the
+// listeners' goroutines have ended, one may still be handing the guard a
+// connection. It may be called twice (by memberlist, and by Serve when
+// Olric failed before it).
 func (t *gossipTransport) Shutdown() error {
+	err := t.NetTransport.Shutdown()
 	t.stopOnce.Do(func() { close(t.done) })
-	return t.NetTransport.Shutdown()
+	return err
 }
 
 func (t *gossipTransport) guard() {
