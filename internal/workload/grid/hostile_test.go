@@ -431,28 +431,48 @@ func FuzzGossipPort(f *testing.F) {
 }
 
 // FuzzRESPReader: redcon's request reader, as the data port runs it,
-// never panics and never buffers more than its bound, whatever arrives
-// and however it is split into reads.
+// never panics and never passes a request beyond its bounds, whatever
+// arrives; and however the input is split into reads, it reads the same
+// requests and ends the same way as from one read.
 func FuzzRESPReader(f *testing.F) {
 	for _, m := range hostileData() {
 		f.Add(m, uint8(1))
 	}
 	f.Add([]byte("*2\r\n$3\r\nget\r\n$1\r\nk\r\n*1\r\n$4\r\nping\r\n"), uint8(3))
+	f.Add([]byte("ping\r\n*1\r\n$4\r\nping\r\n*2\r\n$3\r\nget\r\n$20\r\n01234567890123456789\r\n"), uint8(6))
 	f.Fuzz(func(t *testing.T, msg []byte, chunk uint8) {
-		rd := redcon.NewReader(&chunked{b: msg, n: int(chunk) + 1})
-		for range 10_000 {
-			cmds, err := rd.ReadCommands()
-			if err != nil {
-				return
-			}
-			for _, c := range cmds {
-				if len(c.Raw) > redcon.MaxRequest || len(c.Args) > redcon.MaxArgs {
-					t.Fatalf("a request of %d bytes, %d arguments passed", len(c.Raw), len(c.Args))
-				}
+		whole, wholeErr := readAll(t, msg, len(msg)+1)
+		split, splitErr := readAll(t, msg, int(chunk)+1)
+		if len(whole) != len(split) || !errors.Is(splitErr, wholeErr) && splitErr.Error() != wholeErr.Error() {
+			t.Fatalf("in one read: %d requests, then %v; in reads of %d bytes: %d, then %v", len(whole), wholeErr, int(chunk)+1, len(split), splitErr)
+		}
+		for i := range whole {
+			if !bytes.Equal(bytes.Join(whole[i], []byte{0}), bytes.Join(split[i], []byte{0})) || len(whole[i]) != len(split[i]) {
+				t.Fatalf("request %d: %q in one read, %q split", i, whole[i], split[i])
 			}
 		}
-		t.Fatal("reader did not end")
 	})
+}
+
+// readAll reads requests from msg, at most n bytes per read, until an
+// error, checking each against the bounds.
+func readAll(t *testing.T, msg []byte, n int) ([][][]byte, error) {
+	rd := redcon.NewReader(&chunked{b: msg, n: n})
+	var out [][][]byte
+	for range 10_000 {
+		cmds, err := rd.ReadCommands()
+		if err != nil {
+			return out, err
+		}
+		for _, c := range cmds {
+			if len(c.Raw) > redcon.MaxRequest || len(c.Args) > redcon.MaxArgs {
+				t.Fatalf("a request of %d bytes, %d arguments passed", len(c.Raw), len(c.Args))
+			}
+			out = append(out, c.Args)
+		}
+	}
+	t.Fatal("reader did not end")
+	return nil, nil
 }
 
 // chunked reads b at most n bytes at a time.
