@@ -414,7 +414,7 @@ func handle(s *Server, c *conn) {
 	// server (cnperf's patch: the released redcon let it kill the process).
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintf(os.Stderr, "redcon: connection from %s closed: panic: %v\n", c.addr, r)
+			fmt.Fprintf(os.Stderr, "redcon: connection from %s closed: panic: %q\n", c.addr, fmt.Sprint(r))
 		}
 	}()
 	defer func() {

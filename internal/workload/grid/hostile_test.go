@@ -489,3 +489,34 @@ func (c *chunked) Read(p []byte) (int, error) {
 	c.b = c.b[n:]
 	return n, nil
 }
+
+// TestRedconRecoversPanickingConnection: a handler's panic (Olric's
+// handlers run in redcon's connection goroutine) closes that connection;
+// the server goes on answering others.
+func TestRedconRecoversPanickingConnection(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := redcon.NewServer(ln.Addr().String(), func(conn redcon.Conn, cmd redcon.Command) {
+		if string(cmd.Args[0]) == "boom" {
+			var m map[string]int
+			m["x"] = 1 // panics: assignment to a nil map
+		}
+		conn.WriteString("PONG")
+	}, nil, nil)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	defer func() {
+		srv.Close()
+		<-done
+	}()
+	addr := ln.Addr().String()
+	reply, err := send(addr, []byte("*1\r\n$4\r\nboom\r\n"), 2*time.Second)
+	if err != nil || len(reply) != 0 {
+		t.Errorf("panicking request: reply %q, %v; want the connection closed", reply, err)
+	}
+	if err := ping(addr, 2*time.Second); err != nil {
+		t.Fatalf("after a handler's panic: %v", err)
+	}
+}
