@@ -10,6 +10,7 @@ import (
 	"net"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -443,11 +444,16 @@ func FuzzRESPReader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, msg []byte, chunk uint8) {
 		whole, wholeErr := readAll(t, msg, len(msg)+1)
 		split, splitErr := readAll(t, msg, int(chunk)+1)
-		if len(whole) != len(split) || !errors.Is(splitErr, wholeErr) && splitErr.Error() != wholeErr.Error() {
+		// A protocol error drops the requests parsed with it in one
+		// batch (redcon's way; the connection then closes), and what one
+		// batch holds depends on the reads: then one list is a prefix of
+		// the other. At the end of the input they are the same.
+		same := len(whole) == len(split)
+		if wholeErr.Error() != splitErr.Error() || wholeErr == io.EOF && !same {
 			t.Fatalf("in one read: %d requests, then %v; in reads of %d bytes: %d, then %v", len(whole), wholeErr, int(chunk)+1, len(split), splitErr)
 		}
-		for i := range whole {
-			if !bytes.Equal(bytes.Join(whole[i], []byte{0}), bytes.Join(split[i], []byte{0})) || len(whole[i]) != len(split[i]) {
+		for i := range min(len(whole), len(split)) {
+			if !slices.EqualFunc(whole[i], split[i], bytes.Equal) {
 				t.Fatalf("request %d: %q in one read, %q split", i, whole[i], split[i])
 			}
 		}
