@@ -77,9 +77,10 @@ func serve(ctx context.Context, addr string, key []byte, logw io.Writer) error {
 	go func() { done <- db.Start() }()
 	select {
 	case err := <-done:
+		_ = gt.Shutdown()
 		return fmt.Errorf("grid member on %s:%d: %w", c.BindAddr, c.BindPort, err)
 	case <-started:
-		fmt.Fprintf(logw, "cnperf serve grid: storage member on %s:%d, gossip on %s:%d\n", c.BindAddr, c.BindPort,
+		fmt.Fprintf(logw, "cnperf serve grid: storage member on %s:%d, gossip (encrypted, its own key) on %s:%d\n", c.BindAddr, c.BindPort,
 			c.MemberlistConfig.BindAddr, c.MemberlistConfig.BindPort)
 	case <-ctx.Done():
 	}
