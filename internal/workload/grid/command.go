@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/tidwall/redcon"
 
 	"github.com/cnperf/cnperf/internal/workload"
 )
@@ -23,14 +24,21 @@ func serveCommand(con workload.Console) *cobra.Command {
 		Short: "Run a storage member of an Olric data grid (partitioned map) for `cnperf grid`",
 		Long: fmt.Sprintf(`Run one storage member of an Olric data grid, embedded in cnperf: a partitioned
 map that clients of `+"`cnperf grid`"+` put into and remove from over the network. Gossip
-(memberlist) listens on the next port, TCP and UDP, on the same address. With no
-host (every interface), the member binds and announces this namespace's first
-global IPv4 address. Memory is bounded: maps evict beyond %d keys or %d MB, and
-the member stops with an error if its heap passes %d MB.`, maxKeys, maxInuse>>20, MaxMemory>>20),
+(memberlist) listens on the next port, TCP and UDP, on the same address, encrypted
+with a key the member draws at start: no other process can join its grid. With no
+host or an unspecified one, the member binds and announces this namespace's first
+global IPv4 address. Memory is bounded: requests beyond %d MiB are refused, maps
+evict beyond %d keys or %d MB, and the member stops with an error if its heap
+passes %d MB.`, redcon.MaxRequest>>20, maxKeys, maxInuse>>20, MaxMemory>>20),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			addr, err := con.Listen(listen, DefaultPort)
 			if err != nil {
+				return err
+			}
+			// The member's own checks of --listen (ports, addresses it
+			// can announce) are bad input too: exit 2, before it starts.
+			if _, err := memberConfig(addr, nil, io.Discard); err != nil {
 				return err
 			}
 			// A container's server is PID 1 of its pid namespace, where

@@ -42,26 +42,45 @@ func GossipPort(port int) int { return port + 1 }
 // Serve runs one storage member of an Olric grid on addr (HOST:PORT; its
 // gossip on the next port, same host) until ctx ends. An empty or
 // unspecified host means this namespace's address (see bindIP): members
-// tell clients where they are, so they need a concrete one.
+// tell clients where they are, so they need a concrete one. The member's
+// gossip is encrypted with a key of its own (newGossipKey): it is a grid
+// of one that nothing else can join.
 func Serve(ctx context.Context, addr string, logw io.Writer) error {
-	c, err := memberConfig(addr, logw)
+	key, err := newGossipKey()
 	if err != nil {
 		return err
 	}
+	return serve(ctx, addr, key, logw)
+}
+
+// serve is Serve with the grid's gossip key.
+func serve(ctx context.Context, addr string, key []byte, logw io.Writer) error {
+	c, err := memberConfig(addr, key, logw)
+	if err != nil {
+		return err
+	}
+	ml := c.MemberlistConfig
+	gt, err := newGossipTransport(ml.BindAddr, ml.BindPort, c.Logger)
+	if err != nil {
+		return fmt.Errorf("grid member: %w", err)
+	}
+	ml.Transport = gt
 	debug.SetMemoryLimit(softMemory)
 	started := make(chan struct{})
 	c.Started = func() { close(started) }
 	db, err := olric.New(c)
 	if err != nil {
+		_ = gt.Shutdown()
 		return fmt.Errorf("grid member on %s: %w", addr, err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- db.Start() }()
 	select {
 	case err := <-done:
+		_ = gt.Shutdown()
 		return fmt.Errorf("grid member on %s:%d: %w", c.BindAddr, c.BindPort, err)
 	case <-started:
-		fmt.Fprintf(logw, "cnperf serve grid: storage member on %s:%d, gossip on %s:%d\n", c.BindAddr, c.BindPort,
+		fmt.Fprintf(logw, "cnperf serve grid: storage member on %s:%d, gossip (encrypted, its own key) on %s:%d\n", c.BindAddr, c.BindPort,
 			c.MemberlistConfig.BindAddr, c.MemberlistConfig.BindPort)
 	case <-ctx.Done():
 	}
@@ -71,6 +90,7 @@ func Serve(ctx context.Context, addr string, logw io.Writer) error {
 	if err := db.Shutdown(sctx); err != nil && werr == nil {
 		werr = fmt.Errorf("grid member: shut down: %w", err)
 	}
+	_ = gt.Shutdown() // memberlist's shutdown did, unless it never started
 	return werr
 }
 
@@ -96,9 +116,10 @@ func watchMemory(ctx context.Context, done <-chan error) error {
 }
 
 // memberConfig is the storage member's Olric configuration: one member,
-// one replica, bounded maps, no peers (so no DNS, no multicast), logging
-// warnings and errors to logw.
-func memberConfig(addr string, logw io.Writer) (*config.Config, error) {
+// one replica, bounded maps, no peers (so no DNS, no multicast), gossip
+// encrypted with key and refused unencrypted both ways, logging warnings
+// and errors to logw. Its errors are the user's bad --listen.
+func memberConfig(addr string, key []byte, logw io.Writer) (*config.Config, error) {
 	host, portStr, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("--listen %q: want HOST:PORT", addr) // err repeats addr unquoted
@@ -117,6 +138,7 @@ func memberConfig(addr string, logw io.Writer) (*config.Config, error) {
 	}
 	ml.BindAddr, ml.BindPort = ip.String(), GossipPort(port)
 	ml.AdvertiseAddr, ml.AdvertisePort = ip.String(), GossipPort(port)
+	ml.SecretKey, ml.GossipVerifyIncoming, ml.GossipVerifyOutgoing = key, true, true
 	engine := config.NewEngine()
 	engine.Config["tableSize"] = uint64(tableSize)
 	lg := log.New(logw, "grid ", log.LstdFlags)
@@ -132,17 +154,29 @@ func memberConfig(addr string, logw io.Writer) (*config.Config, error) {
 // bindIP is the address the member binds and announces: the host given,
 // or for none (every interface, as the runner passes inside a lab's
 // namespaces, where only lab addresses exist) the first global unicast
-// IPv4 address of an interface that is up, else loopback.
+// IPv4 address of an interface that is up, else loopback. Every spelling
+// of an unspecified address ([::0], [0:0:0:0:0:0:0:0], 0.0.0.0) is none:
+// the member never binds every interface nor announces one.
 func bindIP(host string) (netip.Addr, error) {
 	switch host {
 	case "localhost":
 		return netip.AddrFrom4([4]byte{127, 0, 0, 1}), nil
-	case "", "0.0.0.0", "::":
+	case "":
 		return firstAddress()
 	}
 	ip, err := netip.ParseAddr(host)
-	if err != nil {
+	switch {
+	case err != nil:
 		return netip.Addr{}, fmt.Errorf("--listen host %q: not an IP address (or localhost)", host)
+	case ip.Zone() != "":
+		return netip.Addr{}, fmt.Errorf("--listen host %q: an address with a zone cannot be announced to clients", host)
+	}
+	ip = ip.Unmap()
+	switch {
+	case ip.IsUnspecified():
+		return firstAddress()
+	case ip.IsMulticast() || ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+		return netip.Addr{}, fmt.Errorf("--listen host %q: a multicast or broadcast address; want one of this host's", host)
 	}
 	return ip, nil
 }

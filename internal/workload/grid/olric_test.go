@@ -2,6 +2,7 @@ package grid
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/netip"
@@ -9,10 +10,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/workload"
 )
 
 // freePorts finds a port whose next port is free too, on loopback.
-func freePorts(t *testing.T) int {
+func freePorts(t testing.TB) int {
 	t.Helper()
 	for range 20 {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -33,27 +36,6 @@ func freePorts(t *testing.T) int {
 	}
 	t.Fatal("no two free ports in a row")
 	return 0
-}
-
-// startMember runs a storage member on loopback until the test ends.
-func startMember(t *testing.T) string {
-	t.Helper()
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePorts(t)))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, addr, io.Discard) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Serve: %v", err)
-			}
-		case <-time.After(15 * time.Second):
-			t.Error("Serve did not return after cancel")
-		}
-	})
-	return addr
 }
 
 // TestGridOnLoopback: a client joins the embedded member, its loop puts
@@ -107,11 +89,22 @@ func TestMemberConfig(t *testing.T) {
 		{"127.0.0.1:5204", ""},
 		{"localhost:5204", ""},
 		{":5204", ""},
+		{"0.0.0.0:5204", ""},
+		{"[::]:5204", ""},
+		{"[::0]:5204", ""},
+		{"[0::0]:5204", ""},
+		{"[0:0:0:0:0:0:0:0]:5204", ""},
+		{"[::ffff:0.0.0.0]:5204", ""},
+		{"[::ffff:127.0.0.1]:5204", ""},
+		{"[fe80::1%lo]:5204", "zone"},
+		{"224.0.0.1:5204", "multicast"},
+		{"[ff02::1]:5204", "multicast"},
+		{"255.255.255.255:5204", "broadcast"},
 		{"127.0.0.1:65535", "1..65534"},
 		{"127.0.0.1:0", "1..65534"},
 		{"nonsense", "want HOST:PORT"},
 	} {
-		c, err := memberConfig(tc.addr, io.Discard)
+		c, err := memberConfig(tc.addr, nil, io.Discard)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%s: %v; want an error with %q", tc.addr, err, tc.err)
@@ -136,11 +129,12 @@ func TestMemberConfig(t *testing.T) {
 // in one line or binds a concrete address it can announce, its gossip on
 // the next port, both in range.
 func FuzzMemberConfig(f *testing.F) {
-	for _, s := range []string{"127.0.0.1:5204", ":5204", "localhost:1", "[::1]:65534", "0.0.0.0:65535", "a:b", "1.2.3.4:0", "::"} {
+	for _, s := range []string{"127.0.0.1:5204", ":5204", "localhost:1", "[::1]:65534", "0.0.0.0:65535", "a:b", "1.2.3.4:0", "::",
+		"[::0]:5204", "[0::0]:1", "[0:0:0:0:0:0:0:0]:5204", "[::ffff:0.0.0.0]:2", "[fe80::1%eth0]:3", "224.0.0.1:4"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, addr string) {
-		c, err := memberConfig(addr, io.Discard)
+		c, err := memberConfig(addr, nil, io.Discard)
 		if err != nil {
 			if strings.ContainsAny(err.Error(), "\n\r") {
 				t.Fatalf("error spans lines: %q", err)
@@ -149,10 +143,29 @@ func FuzzMemberConfig(f *testing.F) {
 		}
 		ip, perr := netip.ParseAddr(c.BindAddr)
 		switch {
-		case perr != nil || ip.IsUnspecified():
+		case perr != nil || ip.IsUnspecified() || ip.Unmap().IsUnspecified() || ip.IsMulticast() || ip.Zone() != "":
 			t.Fatalf("%q: binds %q", addr, c.BindAddr)
 		case c.BindPort < 1 || c.MemberlistConfig.BindPort != c.BindPort+1 || c.MemberlistConfig.BindPort > 65535:
 			t.Fatalf("%q: ports %d, %d", addr, c.BindPort, c.MemberlistConfig.BindPort)
 		}
 	})
+}
+
+// TestServeRefusesBadListen: a --listen the member cannot use is bad
+// input (exit 2, not a Failure), refused before anything binds.
+func TestServeRefusesBadListen(t *testing.T) {
+	con := workload.Console{Stdout: io.Discard, Stderr: io.Discard,
+		Listen:        func(s string, _ int) (string, error) { return s, nil },
+		DefaultListen: func(p int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(p)) }}
+	for _, listen := range []string{"127.0.0.1:65535", "127.0.0.1:0", "224.0.0.1:5204", "[fe80::1%lo]:5204", "nohost:5204"} {
+		cmd := serveCommand(con)
+		cmd.SetArgs([]string{"--listen", listen})
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		err := cmd.Execute()
+		var f workload.Failure
+		if err == nil || errors.As(err, &f) || !strings.Contains(err.Error(), "--listen") {
+			t.Errorf("--listen %s: %v; want bad input naming --listen", listen, err)
+		}
+	}
 }
