@@ -294,6 +294,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			_ = run.Append(c)
 		})
 	}()
+	meter, own := loadMeter(s, envs, o.DockerHost)
 	var runErr error
 	for i, c := range cells {
 		if err := ctx.Err(); err != nil {
@@ -317,7 +318,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		curMode.Store(c.mode)
 		before := app.total
+		var snap cost.Snapshot
+		var snapErr error
+		if meter != nil {
+			snap, snapErr = meter.Read()
+		}
 		err := w.runCell(ctx, e, c.unit, &cell, app)
+		if meter != nil && snapErr == nil {
+			if end, err := meter.Read(); err == nil {
+				cell.Load = cost.Load(snap, end, own)
+			}
+		}
 		if lerr := e.lab.Check(); lerr != nil && cell.Error == "" {
 			cell.Error = lerr.Error() // it died during this cell
 		}
@@ -355,6 +366,27 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		meta.Modes[i].Bytes = app.bytes[envKey(meta.Modes[i].Mode, meta.Modes[i].Instance)]
 	}
 	return finish(runErr)
+}
+
+// loadMeter is what measures each cell's load (cost.Load): nil when the
+// labs run on other machines' engines, where this machine's load says
+// nothing of theirs. own is false when some of the run's processes are out
+// of the meter's sight (pods on a cluster, containers of an existing
+// engine), so that outside work cannot be told from the run's.
+func loadMeter(s spec.Spec, envs map[string]*env, dockerHost string) (m *cost.Meter, own bool) {
+	if s.Engines != nil {
+		return nil, false
+	}
+	own = true
+	var labs []string
+	for _, e := range envs {
+		labs = append(labs, e.lab.Name)
+		if e.driver == kube.Name || e.driver == docker.Name && dockerHost != "" {
+			own = false
+		}
+	}
+	slices.Sort(labs)
+	return cost.NewMeter(labs), own
 }
 
 // cellPlan is one cell before it runs: a unit of work (a chunk of sizes,

@@ -1,0 +1,112 @@
+package record
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// CellLoad is what the machine did besides the run while one cell ran:
+// CPU time of processes outside the run, and time the hypervisor took
+// (steal). Runs written before it was recorded have none, and are judged
+// undisturbed.
+type CellLoad struct {
+	// CPUSeconds is the machine's CPU capacity over the cell: wall time
+	// × CPUs (every column of /proc/stat's cpu line but guest).
+	CPUSeconds float64 `json:"cpu_seconds"`
+	// BusySeconds is the time processes used: user, nice and system.
+	BusySeconds float64 `json:"busy_seconds"`
+	// RunSeconds is the run's own processes' share of it, OutsideSeconds
+	// the rest (at least 0), OutsidePercent that of CPUSeconds. All three
+	// are absent when some of the run's processes are out of cnperf's
+	// sight (pods on a cluster, containers of an existing engine).
+	RunSeconds     *float64 `json:"run_seconds,omitempty"`
+	OutsideSeconds *float64 `json:"outside_seconds,omitempty"`
+	OutsidePercent *float64 `json:"outside_percent,omitempty"`
+	StealSeconds   float64  `json:"steal_seconds"`
+	StealPercent   float64  `json:"steal_percent"` // of CPUSeconds
+}
+
+// The limits of a quiet machine. Outside work on 10 % of the CPU is one
+// busy core in ten, or a quarter of a core on a 2-core VM, about what a
+// desktop's idle chatter stays under and what the busy runs that moved
+// every ratio by 5–20 % were far above (40 % and more). Steal is tighter:
+// the hypervisor takes whole time slices at once, which lands as a delay
+// on whichever request was in flight. A run is disturbed when, over its
+// cells, either share passes its limit; or when at least a quarter of its
+// cells (and two or more) pass one each: a burst over a few rounds hits
+// only the modes that ran then, and a median stands only as long as under
+// half its cells are off.
+const (
+	OutsideLimit        = 10.0 // percent of the machine's CPU
+	StealLimit          = 5.0  // percent of the machine's CPU
+	DisturbedCellsShare = 0.25 // share of cells past a limit
+)
+
+// Disturbance sums the cells' loads of a run.
+type Disturbance struct {
+	Cells        int     // cells with a load record
+	Outside      float64 // percent of the machine's CPU over those cells (OutsideKnown)
+	OutsideKnown bool
+	Steal        float64 // percent of the machine's CPU over those cells
+	Past         int     // cells past a limit
+	Disturbed    bool
+}
+
+// Disturbance judges whether the machine was busy while the run measured.
+func (m *Meta) Disturbance() Disturbance {
+	var d Disturbance
+	var cpu, cpuKnown, outside, steal float64
+	for _, c := range m.Cells {
+		l := c.Load
+		if l == nil || !(l.CPUSeconds > 0) {
+			continue
+		}
+		d.Cells++
+		cpu += l.CPUSeconds
+		steal += l.StealSeconds
+		past := l.StealPercent > StealLimit
+		if l.OutsideSeconds != nil {
+			d.OutsideKnown = true
+			cpuKnown += l.CPUSeconds
+			outside += *l.OutsideSeconds
+			past = past || (l.OutsidePercent != nil && *l.OutsidePercent > OutsideLimit)
+		}
+		if past {
+			d.Past++
+		}
+	}
+	if d.Cells == 0 {
+		return d
+	}
+	d.Steal = 100 * steal / cpu
+	if cpuKnown > 0 {
+		d.Outside = 100 * outside / cpuKnown
+	}
+	d.Disturbed = d.Outside > OutsideLimit || d.Steal > StealLimit ||
+		(d.Past >= 2 && float64(d.Past) >= DisturbedCellsShare*float64(d.Cells))
+	return d
+}
+
+// Why says in one phrase what the cells measured against the limits:
+// "work outside the run took 23.4 % of the machine's CPU (limit 10 %),
+// steal 0.1 % (limit 5 %), 14 of 16 cells past a limit".
+func (d Disturbance) Why() string {
+	pct := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + " %" }
+	lim := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) + " %" }
+	s := ""
+	if d.OutsideKnown {
+		s = fmt.Sprintf("work outside the run took %s of the machine's CPU (limit %s), ", pct(d.Outside), lim(OutsideLimit))
+	}
+	s += fmt.Sprintf("steal %s (limit %s), %d of %d cells past a limit", pct(d.Steal), lim(StealLimit), d.Past, d.Cells)
+	return s
+}
+
+// Warning is the line summary and report print for a disturbed run, "" for
+// one that was not (or recorded no load).
+func (d Disturbance) Warning() string {
+	if !d.Disturbed {
+		return ""
+	}
+	return "the machine was busy during this run: " + d.Why() +
+		"; a busy machine moves every ratio (see \"A quiet machine\" in docs/report.md)"
+}
