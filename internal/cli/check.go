@@ -108,6 +108,9 @@ func runCheck(dir string, limits []check.Limit, baseline string, maxChange float
 	if err != nil {
 		return nil, err
 	}
+	if results, err = check.Disturbed(results, dir); err != nil {
+		return nil, err
+	}
 	if baseline == "" {
 		return results, nil
 	}
@@ -116,6 +119,10 @@ func runCheck(dir string, limits []check.Limit, baseline string, maxChange float
 		return nil, err
 	}
 	more, err := check.Baseline(run, old, maxChange)
+	if err != nil {
+		return nil, err
+	}
+	more, err = check.Disturbed(more, dir, baseline)
 	return append(results, more...), err
 }
 

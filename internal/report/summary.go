@@ -44,6 +44,9 @@ func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.
 		fmt.Fprintf(w, "%s  %s  status %s  %s, %d CPUs, kernel %s\n\n", meta.Spec.Name, meta.Started.Format("2006-01-02 15:04"), meta.Status,
 			meta.Machine.CPUModel, meta.Machine.CPUs, meta.Machine.Kernel)
 	}
+	if warning := meta.Disturbance().Warning(); warning != "" {
+		fmt.Fprintf(w, "warning: %s\n\n", warning)
+	}
 	ref := meta.Spec.ReferenceKey()
 	if meta.Spec.Socket() {
 		runs, notes := Load([]string{dir})
