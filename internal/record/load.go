@@ -36,19 +36,30 @@ type CellLoad struct {
 // cells (and two or more) pass one each: a burst over a few rounds hits
 // only the modes that ran then, and a median stands only as long as under
 // half its cells are off.
+//
+// /proc/stat counts in ticks of 10 ms and charges each to what ran then,
+// so a share is a sample of ticks: over 100 ticks (one CPU-second) it is
+// known to about ±5 %, over 500 to about ±2 %. A cell of less than
+// MinCellCPUSeconds is not judged on its own, and a run whose cells add up
+// to less than MinRunCPUSeconds (a smoke test of a few milliseconds a cell)
+// is not judged at all.
 const (
 	OutsideLimit        = 10.0 // percent of the machine's CPU
 	StealLimit          = 5.0  // percent of the machine's CPU
-	DisturbedCellsShare = 0.25 // share of cells past a limit
+	DisturbedCellsShare = 0.25 // share of the judged cells past a limit
+	MinCellCPUSeconds   = 1.0  // capacity (wall time × CPUs) of a cell judged on its own
+	MinRunCPUSeconds    = 5.0  // capacity over all cells of a run judged at all
 )
 
 // Disturbance sums the cells' loads of a run.
 type Disturbance struct {
 	Cells        int     // cells with a load record
+	CPUSeconds   float64 // their capacity, summed
+	Judged       int     // cells of at least MinCellCPUSeconds
 	Outside      float64 // percent of the machine's CPU over those cells (OutsideKnown)
 	OutsideKnown bool
 	Steal        float64 // percent of the machine's CPU over those cells
-	Past         int     // cells past a limit
+	Past         int     // judged cells past a limit
 	Disturbed    bool
 }
 
@@ -71,10 +82,14 @@ func (m *Meta) Disturbance() Disturbance {
 			outside += *l.OutsideSeconds
 			past = past || (l.OutsidePercent != nil && *l.OutsidePercent > OutsideLimit)
 		}
-		if past {
-			d.Past++
+		if l.CPUSeconds >= MinCellCPUSeconds {
+			d.Judged++
+			if past {
+				d.Past++
+			}
 		}
 	}
+	d.CPUSeconds = cpu
 	if d.Cells == 0 {
 		return d
 	}
@@ -82,8 +97,11 @@ func (m *Meta) Disturbance() Disturbance {
 	if cpuKnown > 0 {
 		d.Outside = 100 * outside / cpuKnown
 	}
+	if cpu < MinRunCPUSeconds {
+		return d // too few ticks to tell
+	}
 	d.Disturbed = d.Outside > OutsideLimit || d.Steal > StealLimit ||
-		(d.Past >= 2 && float64(d.Past) >= DisturbedCellsShare*float64(d.Cells))
+		(d.Past >= 2 && float64(d.Past) >= DisturbedCellsShare*float64(d.Judged))
 	return d
 }
 
@@ -97,7 +115,7 @@ func (d Disturbance) Why() string {
 	if d.OutsideKnown {
 		s = fmt.Sprintf("work outside the run took %s of the machine's CPU (limit %s), ", pct(d.Outside), lim(OutsideLimit))
 	}
-	s += fmt.Sprintf("steal %s (limit %s), %d of %d cells past a limit", pct(d.Steal), lim(StealLimit), d.Past, d.Cells)
+	s += fmt.Sprintf("steal %s (limit %s), %d of %d cells past a limit", pct(d.Steal), lim(StealLimit), d.Past, d.Judged)
 	return s
 }
 

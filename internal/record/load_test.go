@@ -19,6 +19,15 @@ func TestDisturbance(t *testing.T) {
 	}
 	quiet := cell(f(0.1), 0) // 2.5 %
 	busy := cell(f(2), 0)    // 50 %
+	// short is a cell of 20 ms on 2 CPUs, three of its four ticks outside.
+	short := Cell{Load: &CellLoad{CPUSeconds: 0.04, BusySeconds: 0.03, OutsideSeconds: f(0.03), OutsidePercent: f(75)}}
+	many := func(c Cell, n int) []Cell {
+		out := make([]Cell, n)
+		for i := range out {
+			out[i] = c
+		}
+		return out
+	}
 	cases := []struct {
 		name      string
 		cells     []Cell
@@ -38,6 +47,10 @@ func TestDisturbance(t *testing.T) {
 		{"steal", []Cell{cell(f(0), 0.4), cell(f(0), 0.4)}, true, 2, "steal 10.0 % (limit 5 %)"},
 		// A cluster's run: outside unknown, judged on steal alone.
 		{"outside unknown", []Cell{cell(nil, 0), cell(nil, 0)}, false, 0, "steal 0.0 %"},
+		// A smoke test of 8 cells of 20 ms: too short to judge.
+		{"too short a run", many(short, 8), false, 0, "75.0 %"},
+		// Short cells are judged together, not one by one.
+		{"short cells", many(short, 200), true, 0, "75.0 % of the machine's CPU (limit 10 %), steal 0.0 % (limit 5 %), 0 of 0 cells"},
 	}
 	for _, c := range cases {
 		m := Meta{Cells: c.cells}

@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/record"
@@ -15,7 +16,10 @@ import (
 // too. Runs that recorded no load (written before it was) pass as quiet.
 func Disturbed(results []Result, dirs ...string) ([]Result, error) {
 	var why []string
-	for _, dir := range dirs {
+	for i, dir := range dirs {
+		if slices.Contains(dirs[:i], dir) {
+			continue // a run checked against itself
+		}
 		rd, err := record.Open(dir)
 		if err != nil {
 			return nil, badInput("%v", err)
@@ -25,7 +29,7 @@ func Disturbed(results []Result, dirs ...string) ([]Result, error) {
 			return nil, badInput("%v", err)
 		}
 		if d := meta.Disturbance(); d.Disturbed {
-			why = append(why, fmt.Sprintf("%s was measured on a busy machine (%s)", dir, d.Why()))
+			why = append(why, fmt.Sprintf("%s was measured on a busy machine: %s", dir, d.Why()))
 		}
 	}
 	if len(why) == 0 {
@@ -35,7 +39,7 @@ func Disturbed(results []Result, dirs ...string) ([]Result, error) {
 	for i, r := range results {
 		line := strings.TrimLeft(strings.TrimPrefix(r.Line, r.Verdict.String()), " ")
 		r.Verdict = CannotTell
-		r.Line = fmt.Sprintf("%-11s %s; but %s", CannotTell, line, strings.Join(why, "; "))
+		r.Line = fmt.Sprintf("%-11s %s; but %s", CannotTell, line, strings.Join(why, "; and "))
 		out[i] = r
 	}
 	return out, nil

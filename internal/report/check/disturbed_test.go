@@ -51,9 +51,10 @@ func TestDisturbed(t *testing.T) {
 	}{
 		{"quiet, no load recorded: holds", []string{quiet}, "bridge:transfer=25", Holds, ""},
 		{"quiet, load recorded: broken", []string{calm}, "bridge:transfer=10", Broken, ""},
-		{"busy: holds becomes cannot tell", []string{loaded}, "bridge:transfer=25", CannotTell, "within the limit 25.0 %; but " + loaded + " was measured on a busy machine (work outside the run took 45.0 % of the machine's CPU (limit 10 %)"},
+		{"busy: holds becomes cannot tell", []string{loaded}, "bridge:transfer=25", CannotTell, "within the limit 25.0 %; but " + loaded + " was measured on a busy machine: work outside the run took 45.0 % of the machine's CPU (limit 10 %)"},
 		{"busy: broken becomes cannot tell", []string{loaded}, "bridge:transfer=10", CannotTell, "beyond the limit"},
 		{"busy baseline", []string{calm, loaded}, "bridge:transfer=25", CannotTell, loaded + " was measured on a busy machine"},
+		{"busy run against itself", []string{loaded, loaded}, "bridge:transfer=25", CannotTell, "40 of 40 cells past a limit"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			run, err := Load(c.dirs[0])
@@ -74,6 +75,9 @@ func TestDisturbed(t *testing.T) {
 			}
 			if !strings.HasPrefix(rs[0].Line, c.want.String()) || !strings.Contains(rs[0].Line, c.says) {
 				t.Errorf("line %q: want it to start with %q and say %q", rs[0].Line, c.want, c.says)
+			}
+			if n := strings.Count(rs[0].Line, "busy machine"); n > 1 {
+				t.Errorf("line %q names a busy run %d times", rs[0].Line, n)
 			}
 		})
 	}
