@@ -33,21 +33,23 @@ type CellLoad struct {
 // the hypervisor takes whole time slices at once, which lands as a delay
 // on whichever request was in flight. A run is disturbed when, over its
 // cells, either share passes its limit; or when at least a quarter of its
-// cells (and two or more) pass one each: a burst over a few rounds hits
-// only the modes that ran then, and a median stands only as long as under
-// half its cells are off.
+// stretches (and two or more) pass one each: a burst over a few rounds
+// hits only the modes that ran then, and a median stands only as long as
+// under half its cells are off.
 //
 // /proc/stat counts in ticks of 10 ms and charges each to what ran then,
 // so a share is a sample of ticks: over 100 ticks (one CPU-second) it is
-// known to about ±5 %, over 500 to about ±2 %. A cell of less than
-// MinCellCPUSeconds is not judged on its own, and a run whose cells add up
-// to less than MinRunCPUSeconds (a smoke test of a few milliseconds a cell)
-// is not judged at all.
+// known to about ±5 %, over 500 to about ±2 %. So cells are judged in
+// stretches: consecutive cells taken together until they hold
+// StretchCPUSeconds of capacity (one cell of a second, or a few dozen of
+// ping-pong's short ones). A run whose cells add up to less than
+// MinRunCPUSeconds (a smoke test of a few milliseconds a cell) is not
+// judged at all.
 const (
 	OutsideLimit        = 10.0 // percent of the machine's CPU
 	StealLimit          = 5.0  // percent of the machine's CPU
-	DisturbedCellsShare = 0.25 // share of the judged cells past a limit
-	MinCellCPUSeconds   = 1.0  // capacity (wall time × CPUs) of a cell judged on its own
+	DisturbedCellsShare = 0.25 // share of the stretches past a limit
+	StretchCPUSeconds   = 1.0  // capacity (wall time × CPUs) of a stretch of cells
 	MinRunCPUSeconds    = 5.0  // capacity over all cells of a run judged at all
 )
 
@@ -55,59 +57,75 @@ const (
 type Disturbance struct {
 	Cells        int     // cells with a load record
 	CPUSeconds   float64 // their capacity, summed
-	Judged       int     // cells of at least MinCellCPUSeconds
 	Outside      float64 // percent of the machine's CPU over those cells (OutsideKnown)
 	OutsideKnown bool
 	Steal        float64 // percent of the machine's CPU over those cells
-	Past         int     // judged cells past a limit
+	Stretches    int     // stretches of cells of StretchCPUSeconds (a last, shorter one is left out)
+	Past         int     // stretches past a limit
 	Disturbed    bool
+}
+
+// loadSum adds up cells' loads.
+type loadSum struct{ cpu, cpuKnown, outside, steal float64 }
+
+func (s *loadSum) add(l *CellLoad) {
+	s.cpu += l.CPUSeconds
+	s.steal += l.StealSeconds
+	if l.OutsideSeconds != nil {
+		s.cpuKnown += l.CPUSeconds
+		s.outside += *l.OutsideSeconds
+	}
+}
+
+// shares are the sum's outside work (when known) and steal, in percent.
+func (s loadSum) shares() (outside float64, known bool, steal float64) {
+	if s.cpuKnown > 0 {
+		outside, known = 100*s.outside/s.cpuKnown, true
+	}
+	if s.cpu > 0 {
+		steal = 100 * s.steal / s.cpu
+	}
+	return outside, known, steal
+}
+
+func (s loadSum) past() bool {
+	o, _, st := s.shares()
+	return o > OutsideLimit || st > StealLimit
 }
 
 // Disturbance judges whether the machine was busy while the run measured.
 func (m *Meta) Disturbance() Disturbance {
 	var d Disturbance
-	var cpu, cpuKnown, outside, steal float64
+	var all, stretch loadSum
 	for _, c := range m.Cells {
 		l := c.Load
 		if l == nil || !(l.CPUSeconds > 0) {
 			continue
 		}
 		d.Cells++
-		cpu += l.CPUSeconds
-		steal += l.StealSeconds
-		past := l.StealPercent > StealLimit
-		if l.OutsideSeconds != nil {
-			d.OutsideKnown = true
-			cpuKnown += l.CPUSeconds
-			outside += *l.OutsideSeconds
-			past = past || (l.OutsidePercent != nil && *l.OutsidePercent > OutsideLimit)
-		}
-		if l.CPUSeconds >= MinCellCPUSeconds {
-			d.Judged++
-			if past {
+		all.add(l)
+		stretch.add(l)
+		if stretch.cpu >= StretchCPUSeconds {
+			d.Stretches++
+			if stretch.past() {
 				d.Past++
 			}
+			stretch = loadSum{}
 		}
 	}
-	d.CPUSeconds = cpu
-	if d.Cells == 0 {
-		return d
-	}
-	d.Steal = 100 * steal / cpu
-	if cpuKnown > 0 {
-		d.Outside = 100 * outside / cpuKnown
-	}
-	if cpu < MinRunCPUSeconds {
+	d.CPUSeconds = all.cpu
+	d.Outside, d.OutsideKnown, d.Steal = all.shares()
+	if all.cpu < MinRunCPUSeconds {
 		return d // too few ticks to tell
 	}
 	d.Disturbed = d.Outside > OutsideLimit || d.Steal > StealLimit ||
-		(d.Past >= 2 && float64(d.Past) >= DisturbedCellsShare*float64(d.Judged))
+		(d.Past >= 2 && float64(d.Past) >= DisturbedCellsShare*float64(d.Stretches))
 	return d
 }
 
 // Why says in one phrase what the cells measured against the limits:
 // "work outside the run took 23.4 % of the machine's CPU (limit 10 %),
-// steal 0.1 % (limit 5 %), 14 of 16 cells past a limit".
+// steal 0.1 % (limit 5 %), past a limit in 14 of 16 stretches of cells".
 func (d Disturbance) Why() string {
 	pct := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + " %" }
 	lim := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) + " %" }
@@ -115,7 +133,7 @@ func (d Disturbance) Why() string {
 	if d.OutsideKnown {
 		s = fmt.Sprintf("work outside the run took %s of the machine's CPU (limit %s), ", pct(d.Outside), lim(OutsideLimit))
 	}
-	s += fmt.Sprintf("steal %s (limit %s), %d of %d cells past a limit", pct(d.Steal), lim(StealLimit), d.Past, d.Judged)
+	s += fmt.Sprintf("steal %s (limit %s), past a limit in %d of %d stretches of cells", pct(d.Steal), lim(StealLimit), d.Past, d.Stretches)
 	return s
 }
 

@@ -19,8 +19,11 @@ func TestDisturbance(t *testing.T) {
 	}
 	quiet := cell(f(0.1), 0) // 2.5 %
 	busy := cell(f(2), 0)    // 50 %
-	// short is a cell of 20 ms on 2 CPUs, three of its four ticks outside.
-	short := Cell{Load: &CellLoad{CPUSeconds: 0.04, BusySeconds: 0.03, OutsideSeconds: f(0.03), OutsidePercent: f(75)}}
+	// shortCell is a cell of 20 ms on 2 CPUs with pct % of its ticks outside.
+	shortCell := func(pct float64) Cell {
+		return Cell{Load: &CellLoad{CPUSeconds: 0.04, BusySeconds: 0.04, OutsideSeconds: f(0.04 * pct / 100), OutsidePercent: f(pct)}}
+	}
+	short := shortCell(75)
 	many := func(c Cell, n int) []Cell {
 		out := make([]Cell, n)
 		for i := range out {
@@ -28,6 +31,8 @@ func TestDisturbance(t *testing.T) {
 		}
 		return out
 	}
+	// A burst: 50 of 200 short cells at 30 %, 7.5 % over the run.
+	burst := append(append(many(shortCell(0), 75), many(shortCell(30), 50)...), many(shortCell(0), 75)...)
 	cases := []struct {
 		name      string
 		cells     []Cell
@@ -39,18 +44,19 @@ func TestDisturbance(t *testing.T) {
 		{"quiet", []Cell{quiet, quiet, quiet, quiet}, false, 0, "2.5 %"},
 		{"busy throughout", []Cell{busy, busy, busy}, true, 3, "50.0 % of the machine's CPU (limit 10 %)"},
 		// 2 of 8 cells at 50 %: 14.4 % over the run.
-		{"over the run", []Cell{busy, busy, quiet, quiet, quiet, quiet, quiet, quiet}, true, 2, "2 of 8 cells"},
+		{"over the run", []Cell{busy, busy, quiet, quiet, quiet, quiet, quiet, quiet}, true, 2, "past a limit in 2 of 8 stretches"},
 		// 2 of 8 cells at 20 %: 6.9 % over the run, but a quarter of the cells.
 		{"a quarter of the cells", []Cell{cell(f(0.8), 0), cell(f(0.8), 0), quiet, quiet, quiet, quiet, quiet, quiet}, true, 2, "6.9 %"},
 		// 1 of 8 cells at 20 %: neither.
-		{"one cell", []Cell{cell(f(0.8), 0), quiet, quiet, quiet, quiet, quiet, quiet, quiet}, false, 1, "1 of 8"},
+		{"one cell", []Cell{cell(f(0.8), 0), quiet, quiet, quiet, quiet, quiet, quiet, quiet}, false, 1, "1 of 8 stretches"},
 		{"steal", []Cell{cell(f(0), 0.4), cell(f(0), 0.4)}, true, 2, "steal 10.0 % (limit 5 %)"},
 		// A cluster's run: outside unknown, judged on steal alone.
 		{"outside unknown", []Cell{cell(nil, 0), cell(nil, 0)}, false, 0, "steal 0.0 %"},
 		// A smoke test of 8 cells of 20 ms: too short to judge.
 		{"too short a run", many(short, 8), false, 0, "75.0 %"},
-		// Short cells are judged together, not one by one.
-		{"short cells", many(short, 200), true, 0, "75.0 % of the machine's CPU (limit 10 %), steal 0.0 % (limit 5 %), 0 of 0 cells"},
+		// Short cells are judged together, 25 to a stretch of a CPU-second.
+		{"short cells", many(short, 200), true, 8, "75.0 % of the machine's CPU (limit 10 %), steal 0.0 % (limit 5 %), past a limit in 8 of 8 stretches of cells"},
+		{"a burst among short cells", burst, true, 2, "7.5 %"},
 	}
 	for _, c := range cases {
 		m := Meta{Cells: c.cells}

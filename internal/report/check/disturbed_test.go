@@ -54,7 +54,7 @@ func TestDisturbed(t *testing.T) {
 		{"busy: holds becomes cannot tell", []string{loaded}, "bridge:transfer=25", CannotTell, "within the limit 25.0 %; but " + loaded + " was measured on a busy machine: work outside the run took 45.0 % of the machine's CPU (limit 10 %)"},
 		{"busy: broken becomes cannot tell", []string{loaded}, "bridge:transfer=10", CannotTell, "beyond the limit"},
 		{"busy baseline", []string{calm, loaded}, "bridge:transfer=25", CannotTell, loaded + " was measured on a busy machine"},
-		{"busy run against itself", []string{loaded, loaded}, "bridge:transfer=25", CannotTell, "40 of 40 cells past a limit"},
+		{"busy run against itself", []string{loaded, loaded}, "bridge:transfer=25", CannotTell, "past a limit in 40 of 40 stretches of cells"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			run, err := Load(c.dirs[0])
