@@ -65,6 +65,17 @@ type Disturbance struct {
 	Disturbed    bool
 }
 
+// usable says whether a stored load can be summed: present, with a
+// capacity, and no count negative or past what any machine runs (a
+// run.json edited by hand, or damaged, is read as far as it makes sense).
+func (l *CellLoad) usable() bool {
+	if l == nil || !(l.CPUSeconds > 0 && l.CPUSeconds < 1e12) {
+		return false
+	}
+	ok := func(v float64) bool { return v >= 0 && v <= l.CPUSeconds }
+	return ok(l.StealSeconds) && (l.OutsideSeconds == nil || ok(*l.OutsideSeconds))
+}
+
 // loadSum adds up cells' loads.
 type loadSum struct{ cpu, cpuKnown, outside, steal float64 }
 
@@ -99,7 +110,7 @@ func (m *Meta) Disturbance() Disturbance {
 	var all, stretch loadSum
 	for _, c := range m.Cells {
 		l := c.Load
-		if l == nil || !(l.CPUSeconds > 0) {
+		if !l.usable() {
 			continue
 		}
 		d.Cells++

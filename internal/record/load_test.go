@@ -41,6 +41,8 @@ func TestDisturbance(t *testing.T) {
 		why       string
 	}{
 		{"old run: no load", []Cell{{}, {}}, false, 0, ""},
+		// Damaged loads are left out: negative, more than the capacity, absurd.
+		{"damaged", []Cell{cell(f(-40), 0), cell(f(5), 0), cell(f(0), -1), {Load: &CellLoad{CPUSeconds: 1e300, OutsideSeconds: f(1e300)}}}, false, 0, ""},
 		{"quiet", []Cell{quiet, quiet, quiet, quiet}, false, 0, "2.5 %"},
 		{"busy throughout", []Cell{busy, busy, busy}, true, 3, "50.0 % of the machine's CPU (limit 10 %)"},
 		// 2 of 8 cells at 50 %: 14.4 % over the run.

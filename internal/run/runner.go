@@ -302,6 +302,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			break
 		}
 		e := envs[envKey(c.mode, c.instance)]
+		// The load's snapshots bracket the cell from outside its start and
+		// end, so that reading /proc adds nothing to the cell's time (its
+		// requests per second).
+		var snap cost.Snapshot
+		snapErr := errors.New("no meter")
+		if meter != nil {
+			snap, snapErr = meter.Read()
+		}
 		cell := record.Cell{Index: i, Mode: c.mode, Instance: c.instance, Chunk: c.unit, Start: time.Now().UTC()}
 		w.describeCell(c.unit, &cell)
 		// A process the mode runs (an overlay router) that has died fails
@@ -318,22 +326,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		curMode.Store(c.mode)
 		before := app.total
-		var snap cost.Snapshot
-		var snapErr error
-		if meter != nil {
-			snap, snapErr = meter.Read()
-		}
 		err := w.runCell(ctx, e, c.unit, &cell, app)
-		if meter != nil && snapErr == nil {
-			if end, err := meter.Read(); err == nil {
-				cell.Load = cost.Load(snap, end, own)
-			}
-		}
 		if lerr := e.lab.Check(); lerr != nil && cell.Error == "" {
 			cell.Error = lerr.Error() // it died during this cell
 		}
 		res.Samples += app.total - before
 		cell.End = time.Now().UTC()
+		if snapErr == nil {
+			if end, err := meter.Read(); err == nil {
+				cell.Load = cost.Load(snap, end, own)
+			}
+		}
 		meta.Cells = append(meta.Cells, cell)
 		bar.Cell()
 		if app.err != nil {
