@@ -112,6 +112,9 @@ func runCheck(warn io.Writer, dir string, limits []check.Limit, baseline string,
 	if err != nil {
 		return nil, err
 	}
+	if results, err = check.Disturbed(results, dir); err != nil {
+		return nil, err
+	}
 	if baseline == "" {
 		return results, nil
 	}
@@ -123,6 +126,10 @@ func runCheck(warn io.Writer, dir string, limits []check.Limit, baseline string,
 		fmt.Fprintf(warn, "cnperf: %s\n", n)
 	}
 	more, err := check.Baseline(run, old, maxChange)
+	if err != nil {
+		return nil, err
+	}
+	more, err = check.Disturbed(more, dir, baseline)
 	return append(results, more...), err
 }
 

@@ -66,6 +66,9 @@ type Cell struct {
 	End      time.Time `json:"end"`
 	Samples  int       `json:"samples"`
 	Failed   int       `json:"failed"`
+	// Load is what the machine did besides the run during the cell; runs
+	// before it was recorded have none.
+	Load *CellLoad `json:"load,omitempty"`
 }
 
 // CellRates returns, per mode, each finished cell's requests per second.

@@ -37,6 +37,7 @@ type Data struct {
 	Drivers    []DataDriverRow                  `json:"drivers,omitempty"`   // modes on two drivers, when a run compares drivers
 	Intervals  []DataInterval                   `json:"intervals,omitempty"` // ratios to the reference with their 95 % intervals
 	Notes      []string                         `json:"notes"`
+	Warnings   []string                         `json:"warnings,omitempty"` // runs measured on a busy machine
 }
 
 // DataSocketCase is one socket-test case's statistics per series.

@@ -28,6 +28,7 @@ td.worse { background: #fbe4e2; color: #8e1b10; }
 td.same { background: #f2f2f2; color: #555; }
 td.ref { font-weight: bold; }
 .caption { font-size: 0.88em; color: #444; margin: 0.2em 0; }
+.warnings { background: #fbe4e2; border: 1px solid #e0a09a; padding: 0.6em 1em; font-size: 0.9em; margin-bottom: 1em; }
 .notes { background: #fff8e1; border: 1px solid #f0d890; padding: 0.6em 1em; font-size: 0.9em; }
 </style>
 </head>
@@ -38,6 +39,9 @@ td.ref { font-weight: bold; }
 {{range .Figures}}<li><a href="#{{.ID}}">{{.Title}}</a></li>
 {{end}}{{range .Tables}}<li><a href="#{{.ID}}">{{.Title}}</a></li>
 {{end}}</ul></nav>
+{{if .Warnings}}<div class="warnings" id="warnings"><b>Measured on a busy machine</b><ul>
+{{range .Warnings}}<li>{{.}}</li>
+{{end}}</ul></div>{{end}}
 {{if .Notes}}<div class="notes" id="notes"><b>What was skipped, and why</b><ul>
 {{range .Notes}}<li>{{.}}</li>
 {{end}}</ul></div>{{end}}

@@ -103,6 +103,7 @@ type Report struct {
 	Window    int // TCP receive window in bytes (0: unknown)
 	Split     int // small/big split in bytes
 	Notes     []string
+	Warnings  []string // runs measured on a busy machine
 	Figures   []Figure
 	Tables    []Table
 	Data      Data // the numbers, for tables.json
@@ -127,7 +128,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 	if o.Bins < 1 {
 		o.Bins = DefaultOptions().Bins
 	}
-	r := &Report{Title: "cnperf report", Generated: time.Now().UTC(), Runs: runs, Notes: notes}
+	r := &Report{Title: "cnperf report", Generated: time.Now().UTC(), Runs: runs, Notes: notes, Warnings: busyWarnings(runs)}
 	if len(runs) == 0 {
 		return r, errors.New("no run could be read")
 	}
@@ -183,6 +184,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 	r.Data.Drivers = driverData(r.drivers)
 	r.Data.Intervals = intervalData(r.cis.list)
 	r.Data.Notes = r.Notes
+	r.Data.Warnings = r.Warnings
 	return r, nil
 }
 

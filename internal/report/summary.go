@@ -50,6 +50,9 @@ func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.
 	if header {
 		fmt.Fprintf(w, "%s\n\n", headerLine(meta))
 	}
+	if warning := meta.Disturbance().Warning(); warning != "" {
+		fmt.Fprintf(w, "warning: %s\n\n", warning)
+	}
 	ref := meta.Spec.ReferenceKey()
 	if meta.Spec.Socket() {
 		// ReadRun has told what it skipped: the same file, the same notes.

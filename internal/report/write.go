@@ -167,6 +167,9 @@ func (r *Report) WriteTables(dir string) ([]string, error) {
 // WriteSummary prints a one-screen text summary: per mode, the median
 // transfer rate and latency with their ratios, and what was skipped.
 func (r *Report) WriteSummary(w io.Writer) {
+	for _, s := range r.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", s)
+	}
 	if len(r.socketCases) > 0 {
 		_ = WriteSocketTables(w, r.socketCases, r.Reference)
 	}

@@ -308,6 +308,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			_ = run.Append(c)
 		})
 	}()
+	meter, own := loadMeter(s, envs, o.DockerHost)
 	var runErr error
 	for i, c := range cells {
 		if err := ctx.Err(); err != nil {
@@ -315,6 +316,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			break
 		}
 		e := envs[envKey(c.mode, c.instance)]
+		// The load's snapshots bracket the cell from outside its start and
+		// end, so that reading /proc adds nothing to the cell's time (its
+		// requests per second).
+		var snap cost.Snapshot
+		snapErr := errors.New("no meter")
+		if meter != nil {
+			snap, snapErr = meter.Read()
+		}
 		cell := record.Cell{Index: i, Mode: c.mode, Instance: c.instance, Chunk: c.unit, Start: time.Now().UTC()}
 		w.describeCell(c.unit, &cell)
 		// A process the mode runs (an overlay router) that has died fails
@@ -337,6 +346,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		res.Samples += app.total - before
 		cell.End = time.Now().UTC()
+		if snapErr == nil {
+			if end, err := meter.Read(); err == nil {
+				cell.Load = cost.Load(snap, end, own)
+			}
+		}
 		meta.Cells = append(meta.Cells, cell)
 		bar.Cell()
 		if app.err != nil {
@@ -369,6 +383,27 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		meta.Modes[i].Bytes = app.bytes[envKey(meta.Modes[i].Mode, meta.Modes[i].Instance)]
 	}
 	return finish(runErr)
+}
+
+// loadMeter is what measures each cell's load (cost.Load): nil when the
+// labs run on other machines' engines, where this machine's load says
+// nothing of theirs. own is false when some of the run's processes are out
+// of the meter's sight (pods on a cluster, containers of an existing
+// engine), so that outside work cannot be told from the run's.
+func loadMeter(s spec.Spec, envs map[string]*env, dockerHost string) (m *cost.Meter, own bool) {
+	if s.Engines != nil {
+		return nil, false
+	}
+	own = true
+	var labs []string
+	for _, e := range envs {
+		labs = append(labs, e.lab.Name)
+		if e.driver == kube.Name || e.driver == docker.Name && dockerHost != "" {
+			own = false
+		}
+	}
+	slices.Sort(labs)
+	return cost.NewMeter(labs), own
 }
 
 // cellPlan is one cell before it runs: a unit of work (a chunk of sizes,
