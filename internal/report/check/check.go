@@ -1,6 +1,6 @@
 // Package check judges a run against limits on what each mode may cost,
 // or against an older run, with the 95 % intervals of the ratios
-// (analysis.Bootstrap): a limit holds or is broken only when the whole
+// (analysis.Spread): a limit holds or is broken only when the whole
 // interval says so; otherwise the run cannot tell.
 package check
 
@@ -192,12 +192,14 @@ func verdict(name, kase string, cost, lo, hi float64, known bool, limit float64,
 func num(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
 // Baseline compares each headline ratio of run with the same ratio of old:
-// the change of the ratio in the worse direction, in percent, with the
-// interval of the difference of the two log ratios (each run's interval
-// combined by Zou and Donner's MOVER, the runs being independent), judged
-// against maxChange. Ratios only one run has are left out; none in common
-// is bad input.
+// how much worse (or better) the new ratio is, in percent, with the 95 %
+// interval of the change, judged against maxChange. The change's interval
+// comes from both runs' units at once (analysis.CompareRuns): the two
+// runs' variances add, and the lab instances' variance is pooled over
+// every mode of both runs. Ratios only one run has are left out; none in
+// common is bad input.
 func Baseline(run, old Run, maxChange float64) ([]Result, error) {
+	pools := changePools(run, old)
 	var out []Result
 	for _, ci := range run.CIs {
 		if !ci.Headline {
@@ -210,8 +212,8 @@ func Baseline(run, old Run, maxChange float64) ([]Result, error) {
 			continue
 		}
 		name := fmt.Sprintf("%s:%s", ci.Mode, ci.Metric.Key)
-		worse, lo, hi, known := change(ci, old.CIs[i])
-		out = append(out, verdict(name, ci.Case, worse, lo, hi, known, maxChange, "worse than the baseline by"))
+		c := change(ci, old.CIs[i], pools[poolKey{ci.Case, ci.Metric.Key}])
+		out = append(out, judgeChange(name, ci.Case, c, maxChange))
 	}
 	if len(out) == 0 {
 		return nil, badInput("%s and %s share no mode and metric against the reference", run.Dir, old.Dir)
@@ -219,17 +221,95 @@ func Baseline(run, old Run, maxChange float64) ([]Result, error) {
 	return out, nil
 }
 
-// change is how much worse the new ratio is than the old one, in percent
-// (negative: better), with its interval.
-func change(now, old analysis.RatioCI) (worse, lo, hi float64, known bool) {
-	d := math.Log(now.Ratio) - math.Log(old.Ratio)
-	known = now.Known() && old.Known() && !math.IsNaN(d) && !math.IsInf(d, 0)
-	l := d - math.Hypot(math.Log(now.Ratio/now.Lo), math.Log(old.Hi/old.Ratio))
-	u := d + math.Hypot(math.Log(now.Hi/now.Ratio), math.Log(old.Ratio/old.Lo))
-	if now.Metric.HigherIsBetter {
-		return (1 - math.Exp(d)) * 100, (1 - math.Exp(u)) * 100, (1 - math.Exp(l)) * 100, known
+// poolKey is the set of ratios that share an instances' variance: one
+// metric (of one socket case).
+type poolKey struct{ kase, metric string }
+
+// changePools pools the instances' variance of each metric over every
+// mode of both runs.
+func changePools(run, old Run) map[poolKey]analysis.Between {
+	spreads := map[poolKey][]analysis.Spread{}
+	for _, r := range []Run{run, old} {
+		for _, ci := range r.CIs {
+			k := poolKey{ci.Case, ci.Metric.Key}
+			spreads[k] = append(spreads[k], ci.Spread)
+		}
 	}
-	return (math.Exp(d) - 1) * 100, (math.Exp(l) - 1) * 100, (math.Exp(u) - 1) * 100, known
+	out := map[poolKey]analysis.Between{}
+	for k, ss := range spreads {
+		out[k] = analysis.Pool(ss...)
+	}
+	return out
+}
+
+// Change is how much worse a ratio got than in the baseline, in percent
+// of the old ratio (negative: better), with its 95 % interval, and the
+// smallest change the two runs could have told from none.
+type Change struct {
+	Worse, Lo, Hi float64
+	Detectable    float64 // percent: a change this large puts its interval past 0
+	Known         bool
+}
+
+// change compares a ratio with its baseline: the point is the quotient of
+// the ratios the tables show, the interval's half-width that of the two
+// runs' units (CompareRuns), carried over as a factor as Around does.
+func change(now, old analysis.RatioCI, pool analysis.Between) Change {
+	d := math.Log(now.Ratio) - math.Log(old.Ratio)
+	cmp := analysis.CompareRuns(now.Spread, old.Spread, pool)
+	c := Change{Known: cmp.Known && !bad(d)}
+	l, u := d-cmp.Half, d+cmp.Half
+	c.Detectable = (math.Exp(cmp.Half) - 1) * 100
+	if now.Metric.HigherIsBetter {
+		c.Worse, c.Lo, c.Hi = (1-math.Exp(d))*100, (1-math.Exp(u))*100, (1-math.Exp(l))*100
+	} else {
+		c.Worse, c.Lo, c.Hi = (math.Exp(d)-1)*100, (math.Exp(l)-1)*100, (math.Exp(u)-1)*100
+	}
+	return c
+}
+
+func bad(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) }
+
+// judgeChange holds a change against the largest change allowed, in
+// words a person reads: "1.2 % better than the baseline", never "worse
+// by -1.2 %".
+func judgeChange(name, kase string, c Change, maxChange float64) Result {
+	if kase != "" {
+		name += " (" + kase + ")"
+	}
+	r := Result{Name: name, Verdict: CannotTell}
+	point := amount(c.Worse) + " than the baseline"
+	if amount(c.Worse) == "0.0 %" {
+		point = "no change from the baseline"
+	}
+	limit := "the limit of " + amount(maxChange)
+	if !c.Known {
+		r.Line = fmt.Sprintf("%-11s %s: %s; no interval (fewer than 2 paired units in a run) to hold against %s", r.Verdict, name, point, limit)
+		return r
+	}
+	switch {
+	case c.Hi <= maxChange:
+		r.Verdict = Holds
+	case c.Lo > maxChange:
+		r.Verdict = Broken
+	}
+	rel := map[Verdict]string{Holds: "within", Broken: "beyond", CannotTell: "straddles"}[r.Verdict]
+	r.Line = fmt.Sprintf("%-11s %s: %s, 95 %% CI %s to %s: %s %s; could detect changes of %s %% or more",
+		r.Verdict, name, point, amount(c.Lo), amount(c.Hi), rel, limit, num(c.Detectable))
+	return r
+}
+
+// amount says a change in percent, positive for worse, in words: "4.6 %
+// better" for -4.6, "4.6 % worse" for 4.6, "0.0 %" when it rounds to 0.
+func amount(v float64) string {
+	switch t := num(math.Abs(v)); {
+	case t == "0.0":
+		return "0.0 %"
+	case v < 0:
+		return t + " % better"
+	default:
+		return t + " % worse"
+	}
 }
 
 // Worst is the verdict of all results: broken if any is, else cannot tell
