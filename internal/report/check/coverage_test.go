@@ -136,6 +136,33 @@ func TestRunsCoverage(t *testing.T) {
 		fmt.Printf("%-12s %8d/%-4d %4.0f%% %8d/%-4d %4.0f%% %7d %7d %12d %16.1f%%\n", k, tl.covered, tl.pairs, 100*float64(tl.covered)/float64(tl.pairs),
 			tl.runCovered, tl.runs, 100*float64(tl.runCovered)/math.Max(float64(tl.runs), 1), tl.holds, tl.broken, tl.cannot, tl.detect/float64(tl.pairs))
 	}
+	// The variance components, averaged over the runs, and what they make
+	// of a comparison of two runs of another size (docs/report.md).
+	fmt.Println("\nvariance components of the log ratio (mean over runs): between lab instances, between cells")
+	for _, k := range keys {
+		var va, ve float64
+		var n int
+		for _, r := range runs {
+			var ss []analysis.Spread
+			for _, ci := range r.CIs {
+				if ci.Metric.Key == k && ci.Headline {
+					ss = append(ss, ci.Spread)
+					if ci.Spread.DFW > 0 {
+						ve += ci.Spread.MSW
+						n++
+					}
+				}
+			}
+			va += analysis.Pool(ss...).Var
+		}
+		sa, se := math.Sqrt(va/float64(len(runs))), math.Sqrt(ve/math.Max(float64(n), 1))
+		line := fmt.Sprintf("%-12s σ_instance %.3f  σ_cell %.3f  detectable change between two runs of n instances × m units each:", k, sa, se)
+		for _, nm := range [][2]int{{3, 33}, {3, 100}, {5, 20}, {8, 13}, {8, 50}} {
+			v := 2 * (sa*sa/float64(nm[0]) + se*se/float64(nm[0]*nm[1]))
+			line += fmt.Sprintf("  %d×%d %.1f %%", nm[0], nm[1], 100*(math.Exp(2*math.Sqrt(v))-1))
+		}
+		fmt.Println(line)
+	}
 	// How far apart the runs' ratios really are, per mode and metric: the
 	// spread the intervals should match.
 	fmt.Println("\nratio between runs: SD of the log ratio over the runs (per mode), in %")
