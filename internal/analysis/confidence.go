@@ -318,6 +318,78 @@ func CompareRuns(now, old Spread, pool Between) ChangeCI {
 	return c
 }
 
+// BetweenRuns is the variance of a log ratio between runs of the same
+// spec beyond what each run's own variance holds: the machine's state
+// (its other load, its clock, what ran before) moves every ratio of a run
+// together, which no unit of that run can see. It is estimated from
+// several runs: the variance of their log ratios less the mean of their
+// own variances, at least 0, with k-1 degrees of freedom for k runs.
+type BetweenRuns struct {
+	Var, VarVar float64
+	DF          int
+}
+
+// EstimateBetweenRuns estimates it from k ≥ 2 runs' log ratios and their
+// own variances; with fewer it is unknown (DF 0).
+func EstimateBetweenRuns(logs, vars []float64) BetweenRuns {
+	k := len(logs)
+	if k < 2 || len(vars) != k {
+		return BetweenRuns{}
+	}
+	m := stats.Mean(logs)
+	var ss float64
+	for _, x := range logs {
+		ss += (x - m) * (x - m)
+	}
+	s2 := ss / float64(k-1)
+	return BetweenRuns{Var: math.Max(s2-stats.Mean(vars), 0), VarVar: 2 * s2 * s2 / float64(k-1), DF: k - 1}
+}
+
+// CompareToRuns compares a ratio of one run (its log shown, its spread)
+// with the mean log ratio of several baseline runs: the variance of the
+// change is the new run's, the baselines' mean's, and the runs' own
+// spread between runs (br) once for the new run and once over k for the
+// baselines' mean; Satterthwaite gives the degrees of freedom.
+func CompareToRuns(nowLog float64, now Spread, oldLogs []float64, olds []Spread, pool Between, br BetweenRuns) ChangeCI {
+	k := float64(len(olds))
+	c := ChangeCI{Log: nowLog - stats.Mean(oldLogs)}
+	if len(olds) == 0 || len(oldLogs) != len(olds) || bad(c.Log) {
+		return c
+	}
+	type part struct{ v, df float64 }
+	var parts []part
+	vn, dn, ok := now.Variance(pool)
+	if !ok {
+		return c
+	}
+	parts = append(parts, part{vn, dn})
+	for _, o := range olds {
+		vo, do, ok := o.Variance(pool)
+		if !ok {
+			return c
+		}
+		parts = append(parts, part{vo / (k * k), do})
+	}
+	if br.Var > 0 {
+		f := 1 + 1/k
+		parts = append(parts, part{f * br.Var, 2 * br.Var * br.Var / br.VarVar})
+	}
+	var v, den float64
+	for _, p := range parts {
+		v += p.v
+		if p.v > 0 {
+			den += p.v * p.v / p.df
+		}
+	}
+	c.DF = math.Inf(1)
+	if den > 0 {
+		c.DF = v * v / den
+	}
+	c.Half = t975(c.DF) * math.Sqrt(v)
+	c.Known = true
+	return c
+}
+
 // usable keeps the units the estimator can use (finite, positive where it
 // takes logs), ordered by instance and unit.
 func usable(units []PairedUnit, est Estimator) []PairedUnit {

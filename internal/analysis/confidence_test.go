@@ -319,3 +319,67 @@ func TestIntervalCoverage(t *testing.T) {
 		}
 	}
 }
+
+// A run-level shift (the machine's state moving every ratio of a run)
+// is invisible to one run's units: one baseline misses it, several
+// baselines' spread measures it.
+func TestCompareToRunsCoverage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates 12,000 runs")
+	}
+	const trials, k = 1000, 3
+	rng := rand.New(rand.NewPCG(28, 11))
+	truth := []float64{0.6, 0.7, 0.8, 0.9}
+	sdInst := []float64{0.03, 0.03, 0.03, 0.03}
+	run := func(sdRun float64) ([]Spread, []float64, Between) {
+		us := simModes(rng, 3, 33, truth, sdInst, 0.1, GeoMeanOfRatios)
+		shift := rng.NormFloat64() * sdRun
+		var ss []Spread
+		for m := range us {
+			for i := range us[m] {
+				us[m][i].Mode *= math.Exp(shift)
+			}
+			ss = append(ss, Measure(us[m], GeoMeanOfRatios))
+		}
+		logs := []float64{math.Log(ss[0].Ratio)}
+		return ss, logs, Pool(ss...)
+	}
+	for _, c := range []struct {
+		sdRun           float64
+		minOne, minMany float64
+		maxOne, maxMany float64
+	}{{0, 0.93, 0.93, 0.98, 0.99}, {0.05, 0, 0.92, 0.80, 0.99}} {
+		var one, many int
+		for range trials {
+			now, nowLog, _ := run(c.sdRun)
+			var olds []Spread
+			var oldLogs, vars []float64
+			all := append([]Spread(nil), now...)
+			for range k {
+				o, l, _ := run(c.sdRun)
+				olds = append(olds, o[0])
+				oldLogs = append(oldLogs, l[0])
+				all = append(all, o...)
+			}
+			pool := Pool(all...)
+			for _, o := range olds {
+				v, _, _ := o.Variance(pool)
+				vars = append(vars, v)
+			}
+			single := CompareRuns(now[0], olds[0], pool)
+			if math.Abs(single.Log) <= single.Half {
+				one++
+			}
+			ch := CompareToRuns(nowLog[0], now[0], oldLogs, olds, pool, EstimateBetweenRuns(oldLogs, vars))
+			if ch.Known && math.Abs(ch.Log) <= ch.Half {
+				many++
+			}
+		}
+		covOne, covMany := float64(one)/trials, float64(many)/trials
+		t.Logf("run-level shift %.2f: one baseline covers %.3f, %d baselines %.3f", c.sdRun, covOne, k, covMany)
+		if covOne < c.minOne || covOne > c.maxOne || covMany < c.minMany || covMany > c.maxMany {
+			t.Errorf("shift %.2f: coverage %.3f with one baseline (want %.2f-%.2f), %.3f with %d (want %.2f-%.2f)",
+				c.sdRun, covOne, c.minOne, c.maxOne, covMany, k, c.minMany, c.maxMany)
+		}
+	}
+}

@@ -34,6 +34,8 @@ func TestCheckExitCodes(t *testing.T) {
 		{"baseline holds", []string{run, "--baseline", run}, ExitOK, "bridge:transfer: no change from the baseline, 95 % CI"},
 		{"baseline says what it could see", []string{run, "--baseline", run}, ExitOK, "could detect changes of "},
 		{"baseline better, in words", []string{run, "--baseline", slower}, ExitOK, "% better than the baseline"},
+		{"three baselines", []string{run, "--baseline", run, "--baseline", run, "--baseline", run}, ExitOK, "bridge:transfer: no change from the 3 baselines, 95 % CI"},
+		{"three baselines, one slower", []string{slower, "--baseline", run, "--baseline", run, "--baseline", run}, ExitFailure, "BROKEN      bridge:transfer: "},
 		{"baseline broken", []string{slower, "--baseline", run}, ExitFailure, "BROKEN"},
 		{"no such mode", []string{run, "--max-cost", "overlay:transfer=10"}, ExitUsage, ""},
 		{"no such metric", []string{run, "--max-cost", "bridge:jitter=10"}, ExitUsage, ""},

@@ -191,28 +191,37 @@ func verdict(name, kase string, cost, lo, hi float64, known bool, limit float64,
 // num shows a percentage with one decimal.
 func num(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
-// Baseline compares each headline ratio of run with the same ratio of old:
-// how much worse (or better) the new ratio is, in percent, with the 95 %
-// interval of the change, judged against maxChange. The change's interval
-// comes from both runs' units at once (analysis.CompareRuns): the two
-// runs' variances add, and the lab instances' variance is pooled over
-// every mode of both runs. Ratios only one run has are left out; none in
-// common is bad input.
-func Baseline(run, old Run, maxChange float64) ([]Result, error) {
-	pools := changePools(run, old)
+// Baseline compares each headline ratio of run with the same ratio of old
+// (and of more baseline runs: then with their mean): how much worse (or
+// better) the new ratio is, in percent, with the 95 % interval of the
+// change, judged against maxChange. The change's interval comes from the
+// runs' units (analysis.CompareRuns): the runs' variances add, and the lab
+// instances' variance is pooled over every mode of every run. With two or
+// more baselines their spread also gives the variance between runs, which
+// no run's units can see (analysis.CompareToRuns). Ratios the new run
+// shares with no baseline are left out; none in common is bad input.
+func Baseline(run, old Run, maxChange float64, more ...Run) ([]Result, error) {
+	olds := append([]Run{old}, more...)
+	pools := changePools(append([]Run{run}, olds...))
 	var out []Result
 	for _, ci := range run.CIs {
 		if !ci.Headline {
 			continue
 		}
-		i := slices.IndexFunc(old.CIs, func(o analysis.RatioCI) bool {
-			return o.Case == ci.Case && o.Mode == ci.Mode && o.Metric.Key == ci.Metric.Key
-		})
-		if i < 0 {
+		var base []analysis.RatioCI
+		for _, o := range olds {
+			i := slices.IndexFunc(o.CIs, func(o analysis.RatioCI) bool {
+				return o.Case == ci.Case && o.Mode == ci.Mode && o.Metric.Key == ci.Metric.Key
+			})
+			if i >= 0 {
+				base = append(base, o.CIs[i])
+			}
+		}
+		if len(base) == 0 {
 			continue
 		}
 		name := fmt.Sprintf("%s:%s", ci.Mode, ci.Metric.Key)
-		c := change(ci, old.CIs[i], pools[poolKey{ci.Case, ci.Metric.Key}])
+		c := change(ci, base, pools[poolKey{ci.Case, ci.Metric.Key}])
 		out = append(out, judgeChange(name, ci.Case, c, maxChange))
 	}
 	if len(out) == 0 {
@@ -226,10 +235,10 @@ func Baseline(run, old Run, maxChange float64) ([]Result, error) {
 type poolKey struct{ kase, metric string }
 
 // changePools pools the instances' variance of each metric over every
-// mode of both runs.
-func changePools(run, old Run) map[poolKey]analysis.Between {
+// mode of every run.
+func changePools(runs []Run) map[poolKey]analysis.Between {
 	spreads := map[poolKey][]analysis.Spread{}
-	for _, r := range []Run{run, old} {
+	for _, r := range runs {
 		for _, ci := range r.CIs {
 			k := poolKey{ci.Case, ci.Metric.Key}
 			spreads[k] = append(spreads[k], ci.Spread)
@@ -244,20 +253,40 @@ func changePools(run, old Run) map[poolKey]analysis.Between {
 
 // Change is how much worse a ratio got than in the baseline, in percent
 // of the old ratio (negative: better), with its 95 % interval, and the
-// smallest change the two runs could have told from none.
+// smallest change the runs could have told from none.
 type Change struct {
 	Worse, Lo, Hi float64
 	Detectable    float64 // percent: a change this large puts its interval past 0
 	Known         bool
+	Baselines     int  // runs the new one was compared with
+	BetweenRuns   bool // their spread gave the variance between runs
 }
 
-// change compares a ratio with its baseline: the point is the quotient of
-// the ratios the tables show, the interval's half-width that of the two
-// runs' units (CompareRuns), carried over as a factor as Around does.
-func change(now, old analysis.RatioCI, pool analysis.Between) Change {
-	d := math.Log(now.Ratio) - math.Log(old.Ratio)
-	cmp := analysis.CompareRuns(now.Spread, old.Spread, pool)
-	c := Change{Known: cmp.Known && !bad(d)}
+// change compares a ratio with its baselines: the point is the ratio the
+// tables show over the (geometric) mean of the baselines', the interval's
+// half-width that of the runs' units, carried over as a factor as Around
+// does, and with several baselines their spread between runs.
+func change(now analysis.RatioCI, olds []analysis.RatioCI, pool analysis.Between) Change {
+	var logs, vars []float64
+	var spreads []analysis.Spread
+	for _, o := range olds {
+		logs = append(logs, math.Log(o.Ratio))
+		spreads = append(spreads, o.Spread)
+		v, _, _ := o.Spread.Variance(pool)
+		vars = append(vars, v)
+	}
+	var cmp analysis.ChangeCI
+	c := Change{Baselines: len(olds)}
+	if len(olds) == 1 {
+		cmp = analysis.CompareRuns(now.Spread, olds[0].Spread, pool)
+		cmp.Log = math.Log(now.Ratio) - logs[0]
+	} else {
+		br := analysis.EstimateBetweenRuns(logs, vars)
+		c.BetweenRuns = br.DF > 0
+		cmp = analysis.CompareToRuns(math.Log(now.Ratio), now.Spread, logs, spreads, pool, br)
+	}
+	d := cmp.Log
+	c.Known = cmp.Known && !bad(d)
 	l, u := d-cmp.Half, d+cmp.Half
 	c.Detectable = (math.Exp(cmp.Half) - 1) * 100
 	if now.Metric.HigherIsBetter {
@@ -278,9 +307,13 @@ func judgeChange(name, kase string, c Change, maxChange float64) Result {
 		name += " (" + kase + ")"
 	}
 	r := Result{Name: name, Verdict: CannotTell}
-	point := amount(c.Worse) + " than the baseline"
+	baseline := "the baseline"
+	if c.Baselines > 1 {
+		baseline = fmt.Sprintf("the %d baselines", c.Baselines)
+	}
+	point := amount(c.Worse) + " than " + baseline
 	if amount(c.Worse) == "0.0 %" {
-		point = "no change from the baseline"
+		point = "no change from " + baseline
 	}
 	limit := "the limit of " + amount(maxChange)
 	if !c.Known {

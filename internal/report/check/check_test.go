@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/report/check/checktest"
 )
 
@@ -164,12 +165,12 @@ func TestAmount(t *testing.T) {
 func TestChangeDetectable(t *testing.T) {
 	a, _ := Load(checktest.WriteRun(t, 30, 3, func(int) float64 { return 0.8 }))
 	b, _ := Load(checktest.WriteRun(t, 31, 3, func(int) float64 { return 0.8 }))
-	pools := changePools(b, a)
+	pools := changePools([]Run{b, a})
 	for _, ci := range b.CIs {
 		if ci.Metric.Key != "transfer" {
 			continue
 		}
-		c := change(ci, a.CIs[0], pools[poolKey{"", "transfer"}])
+		c := change(ci, []analysis.RatioCI{a.CIs[0]}, pools[poolKey{"", "transfer"}])
 		if !c.Known || c.Detectable <= 0 || c.Detectable > 3 {
 			t.Errorf("%+v: 1 %% noise per cell over 30 units must detect changes of under 3 %%", c)
 		}

@@ -64,7 +64,7 @@ func TestRunsCoverage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pools := changePools(runs[j], runs[i])
+			pools := changePools([]Run{runs[j], runs[i]})
 			for _, ci := range runs[j].CIs {
 				if !ci.Headline {
 					continue
@@ -78,7 +78,7 @@ func TestRunsCoverage(t *testing.T) {
 				if old == nil {
 					continue
 				}
-				c := change(ci, *old, pools[poolKey{ci.Case, ci.Metric.Key}])
+				c := change(ci, []analysis.RatioCI{*old}, pools[poolKey{ci.Case, ci.Metric.Key}])
 				tl := get(ci.Metric.Key)
 				tl.pairs++
 				if c.Known && c.Lo <= 0 && 0 <= c.Hi {
@@ -96,6 +96,52 @@ func TestRunsCoverage(t *testing.T) {
 				default:
 					get(key).cannot++
 				}
+			}
+		}
+	}
+	// Each run against the k runs before it together (--baseline given k
+	// times): their spread adds the variance between runs.
+	k := 3
+	type multi struct{ n, covered, holds, broken, cannot int }
+	byK := map[string]*multi{}
+	for j := k; j < len(runs); j++ {
+		rs, err := Baseline(runs[j], runs[j-k], maxChange, runs[j-k+1:j]...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pools := changePools(runs[j-k : j+1])
+		for _, ci := range runs[j].CIs {
+			if !ci.Headline {
+				continue
+			}
+			var olds []analysis.RatioCI
+			for _, o := range runs[j-k : j] {
+				for _, oc := range o.CIs {
+					if oc.Case == ci.Case && oc.Mode == ci.Mode && oc.Metric.Key == ci.Metric.Key {
+						olds = append(olds, oc)
+					}
+				}
+			}
+			c := change(ci, olds, pools[poolKey{ci.Case, ci.Metric.Key}])
+			m := byK[ci.Metric.Key]
+			if m == nil {
+				m = &multi{}
+				byK[ci.Metric.Key] = m
+			}
+			m.n++
+			if c.Known && c.Lo <= 0 && 0 <= c.Hi {
+				m.covered++
+			}
+		}
+		for _, r := range rs {
+			key := strings.SplitN(strings.SplitN(r.Name, ":", 2)[1], " ", 2)[0]
+			switch r.Verdict {
+			case Holds:
+				byK[key].holds++
+			case Broken:
+				byK[key].broken++
+			default:
+				byK[key].cannot++
 			}
 		}
 	}
@@ -135,6 +181,14 @@ func TestRunsCoverage(t *testing.T) {
 		}
 		fmt.Printf("%-12s %8d/%-4d %4.0f%% %8d/%-4d %4.0f%% %7d %7d %12d %16.1f%%\n", k, tl.covered, tl.pairs, 100*float64(tl.covered)/float64(tl.pairs),
 			tl.runCovered, tl.runs, 100*float64(tl.runCovered)/math.Max(float64(tl.runs), 1), tl.holds, tl.broken, tl.cannot, tl.detect/float64(tl.pairs))
+	}
+	if len(byK) > 0 {
+		fmt.Printf("\neach run against the %d runs before it (--baseline %d times)\n%-12s %18s %7s %7s %12s\n", k, k, "metric", "change covers 0", "holds", "broken", "cannot tell")
+		for _, key := range keys {
+			if m := byK[key]; m != nil {
+				fmt.Printf("%-12s %8d/%-4d %4.0f%% %7d %7d %12d\n", key, m.covered, m.n, 100*float64(m.covered)/float64(m.n), m.holds, m.broken, m.cannot)
+			}
+		}
 	}
 	// The variance components, averaged over the runs, and what they make
 	// of a comparison of two runs of another size (docs/report.md).
