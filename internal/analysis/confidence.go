@@ -73,7 +73,7 @@ const (
 // for N units, m_i of them on instance i. The cells' variance is the mean
 // square within instances (many degrees of freedom); the instances'
 // variance has only n-1 per mode and run, so Pool estimates it from every
-// mode (and both runs of a comparison) together.
+// mode (and every run of a comparison) together.
 type Spread struct {
 	Ratio     float64 // the estimator's ratio; NaN when it has none
 	Units     int     // N: units with a usable value
