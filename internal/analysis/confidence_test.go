@@ -20,7 +20,7 @@ func units(ratios [][]float64) []PairedUnit {
 	return out
 }
 
-func TestBootstrap(t *testing.T) {
+func TestIntervalOf(t *testing.T) {
 	for _, c := range []struct {
 		name       string
 		units      []PairedUnit
@@ -43,7 +43,7 @@ func TestBootstrap(t *testing.T) {
 		{"steady instances", units([][]float64{{0.8, 0.81, 0.79}, {0.8, 0.81, 0.79}, {0.8, 0.81, 0.79}}), GeoMeanOfRatios, 0.8, true, 3, 9, false, 0.001, 0.1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			iv := Bootstrap(c.units, c.est)
+			iv := IntervalOf(c.units, c.est)
 			if math.Abs(iv.Ratio-c.ratio) > 1e-3 && !(math.IsNaN(c.ratio) && math.IsNaN(iv.Ratio)) {
 				t.Errorf("ratio %v, want %v", iv.Ratio, c.ratio)
 			}
@@ -63,21 +63,10 @@ func TestBootstrap(t *testing.T) {
 			if !c.exact && (w < c.minW || w > c.maxW) {
 				t.Errorf("%+v: log width %.4f, want in [%g, %g]", iv, w, c.minW, c.maxW)
 			}
-			if again := Bootstrap(c.units, c.est); again != iv {
+			if again := IntervalOf(c.units, c.est); again != iv {
 				t.Errorf("not reproducible: %+v then %+v", iv, again)
 			}
 		})
-	}
-}
-
-func TestBootstrapThinsToMaxUnits(t *testing.T) {
-	rs := make([]float64, MaxUnits*2+1)
-	for i := range rs {
-		rs[i] = 0.8 + 0.01*float64(i%3)
-	}
-	iv := Bootstrap(units([][]float64{rs}), GeoMeanOfRatios)
-	if iv.Units != MaxUnits || !iv.Known() {
-		t.Errorf("%+v: want %d units and an interval", iv, MaxUnits)
 	}
 }
 
@@ -99,11 +88,30 @@ func TestAround(t *testing.T) {
 
 func TestT975(t *testing.T) {
 	for _, c := range []struct {
-		df   int
-		want float64
-	}{{1, 12.7062}, {2, 4.3027}, {30, 2.0423}, {31, 2.0395}, {60, 2.0003}, {120, 1.9799}, {100000, 1.96}} {
-		if got := t975(c.df); math.Abs(got-c.want) > 2e-4 {
-			t.Errorf("t975(%d) = %.5f, want %.4f", c.df, got, c.want)
+		df, want, tol float64
+	}{{1, 12.7062, 2e-4}, {2, 4.3027, 2e-4}, {30, 2.0423, 2e-4}, {31, 2.0395, 2e-4}, {60, 2.0003, 2e-4}, {120, 1.9799, 2e-4}, {100000, 1.96, 2e-4},
+		{0.5, math.Inf(1), 0}, {math.Inf(1), 1.96, 1e-3}} {
+		if got := t975(c.df); !(math.Abs(got-c.want) <= c.tol) && got != c.want {
+			t.Errorf("t975(%v) = %.5f, want %.4f", c.df, got, c.want)
+		}
+	}
+	// Between the table's entries it falls, as the quantile does.
+	for df := 1.0; df < 40; df += 0.25 {
+		if a, b := t975(df), t975(df+0.25); !(b < a) {
+			t.Errorf("t975(%v) = %v, t975(%v) = %v: not falling", df, a, df+0.25, b)
+		}
+	}
+}
+
+func TestF95(t *testing.T) {
+	// Tabled 95th percentiles of F; Paulson's approximation is close enough
+	// to decide when a mode's instances disagree with the pool.
+	for _, c := range []struct {
+		d1, d2 int
+		want   float64
+	}{{2, 100, 3.087}, {2, 30, 3.316}, {4, 200, 2.418}, {1, 1 << 20, 3.841}, {2, 0, 2.996}} {
+		if got := fQuantile(c.d1, c.d2, 1.6448536269514722); math.Abs(got/c.want-1) > 0.05 {
+			t.Errorf("fQuantile(%d, %d, z95) = %.3f, want %.3f", c.d1, c.d2, got, c.want)
 		}
 	}
 }
@@ -210,69 +218,185 @@ func TestSocketIntervalsPairUnits(t *testing.T) {
 	}
 }
 
-// simRun is one simulated run with true ratio truth: every lab instance
-// (the mode's and the reference's alike) is off by a log-normal factor
-// (sdInst) for the whole run, and every cell by sdCell.
-func simRun(rng *rand.Rand, instances, perInstance int, truth, sdInst, sdCell float64) []PairedUnit {
-	var out []PairedUnit
-	for i := range instances {
-		a, b := math.Exp(rng.NormFloat64()*sdInst), math.Exp(rng.NormFloat64()*sdInst)
-		for k := range perInstance {
-			out = append(out, PairedUnit{Instance: i, Unit: i + k*instances,
-				Mode: 100 * truth * a * math.Exp(rng.NormFloat64()*sdCell),
-				Ref:  100 * b * math.Exp(rng.NormFloat64()*sdCell)})
+// simModes simulates one run of several modes with a shared reference:
+// each mode's log ratio on a unit is its truth, plus its instance's luck
+// (the mode's lab less the reference's lab on that instance, so modes'
+// luck is correlated as it is in a real run), plus the cell's noise.
+func simModes(rng *rand.Rand, instances, perInstance int, truth, sdInst []float64, sdCell float64, est Estimator) [][]PairedUnit {
+	ref := make([]float64, instances)
+	for i := range ref {
+		ref[i] = rng.NormFloat64() / math.Sqrt2
+	}
+	out := make([][]PairedUnit, len(truth))
+	for k := range truth {
+		for i := range instances {
+			a := sdInst[k] * (rng.NormFloat64()/math.Sqrt2 - ref[i])
+			for j := range perInstance {
+				u := PairedUnit{Instance: i, Unit: i + j*instances}
+				if est == GeoMeanOfRatios {
+					u.Mode, u.Ref = truth[k]*math.Exp(a+rng.NormFloat64()*sdCell), 1
+				} else { // noise on both sides of a repetition, as on real ones
+					u.Mode = 100 * truth[k] * math.Exp(a+rng.NormFloat64()*sdCell/math.Sqrt2)
+					u.Ref = 100 * math.Exp(rng.NormFloat64()*sdCell/math.Sqrt2)
+				}
+				out[k] = append(out[k], u)
+			}
 		}
 	}
 	return out
 }
 
-// The 95 % intervals must cover the true ratio in about 95 % of runs when
-// lab instances differ, the noise the interval was built for.
-func TestBootstrapCoverage(t *testing.T) {
+// coverageCase is a kind of run the intervals must cover the truth for.
+type coverageCase struct {
+	name               string
+	instances, perInst int
+	sdInst             []float64 // per mode
+	sdCell             float64
+	est                Estimator
+	min                float64 // lowest coverage accepted
+}
+
+var coverageCases = []coverageCase{
+	// The quick preset on a busy machine, as measured: cells dominate.
+	{"quick, busy: cells 0.30, instances 0", 3, 33, []float64{0, 0, 0, 0}, 0.30, GeoMeanOfRatios, 0.93},
+	{"quick, quiet: cells 0.08, instances 0.02", 3, 33, []float64{0.02, 0.02, 0.02, 0.02}, 0.08, GeoMeanOfRatios, 0.93},
+	{"instances dominate: 0.10 against cells 0.02", 3, 10, []float64{0.1, 0.1, 0.1, 0.1}, 0.02, GeoMeanOfRatios, 0.93},
+	{"2 instances, as noisy as cells", 2, 10, []float64{0.05, 0.05, 0.05, 0.05}, 0.05, GeoMeanOfRatios, 0.93},
+	{"5 instances, 2 modes", 5, 6, []float64{0.05, 0.05}, 0.05, GeoMeanOfRatios, 0.93},
+	{"one instance, cells only", 1, 12, []float64{0, 0, 0, 0}, 0.05, GeoMeanOfRatios, 0.93},
+	{"socket case: 3 instances, 3 repetitions each", 3, 3, []float64{0.05, 0.05, 0.05, 0.05}, 0.05, RatioOfMeans, 0.92},
+	// One mode's labs vary, the others' do not: the pool underrates that
+	// mode's instances unless its own mean square gives it away.
+	{"one mode's instances vary, 0.05, the others' not", 3, 33, []float64{0.05, 0, 0, 0}, 0.08, GeoMeanOfRatios, 0.85},
+}
+
+// The 95 % intervals of a run's ratios must cover the true ratio in about
+// 95 % of simulated runs, and the interval of the change between two
+// independent runs the true change, for the noise real runs show.
+func TestIntervalCoverage(t *testing.T) {
 	if testing.Short() {
-		t.Skip("simulates 1600 runs")
+		t.Skip("simulates 16,000 runs")
 	}
-	const runs, truth = 400, 0.8
+	const runs = 1000
 	rng := rand.New(rand.NewPCG(14, 4))
-	for _, c := range []struct {
-		name               string
-		instances, perInst int
-		sdInst, sdCell     float64
-		est                Estimator
-	}{
-		{"3 instances, instances as noisy as cells", 3, 10, 0.05, 0.05, GeoMeanOfRatios},
-		{"3 instances, instance luck dominates", 3, 10, 0.10, 0.02, RatioOfMeans},
-		{"5 instances", 5, 6, 0.05, 0.05, GeoMeanOfRatios},
-		{"one instance, cells only", 1, 12, 0, 0.05, RatioOfMeans},
-	} {
-		hit := 0
+	for _, c := range coverageCases {
+		truth := make([]float64, len(c.sdInst))
+		for k := range truth {
+			truth[k] = 0.6 + 0.1*float64(k)
+		}
+		var hit, hitChange, n, nChange int
+		var width float64
 		for range runs {
-			iv := Bootstrap(simRun(rng, c.instances, c.perInst, truth, c.sdInst, c.sdCell), c.est)
-			if iv.Lo <= truth && truth <= iv.Hi {
+			a := simModes(rng, c.instances, c.perInst, truth, c.sdInst, c.sdCell, c.est)
+			b := simModes(rng, c.instances, c.perInst, truth, c.sdInst, c.sdCell, c.est)
+			var sa, sb []Spread
+			for k := range a {
+				sa, sb = append(sa, Measure(a[k], c.est)), append(sb, Measure(b[k], c.est))
+			}
+			pa, both := Pool(sa...), Pool(append(sa, sb...)...)
+			// Only the first mode counts: in the last case it is the odd one.
+			iv := sa[0].Interval(pa)
+			n++
+			if iv.Lo <= truth[0] && truth[0] <= iv.Hi {
 				hit++
 			}
+			ch := CompareRuns(sb[0], sa[0], both)
+			nChange++
+			if math.Abs(ch.Log) <= ch.Half {
+				hitChange++
+			}
+			width += ch.Half
 		}
-		cov := float64(hit) / runs
-		t.Logf("%s: coverage %.3f", c.name, cov)
-		if cov < 0.90 || cov > 0.99 {
-			t.Errorf("%s: the 95 %% interval covered the true ratio in %.1f %% of %d runs, want 90-99 %%", c.name, 100*cov, runs)
+		cov, covChange := float64(hit)/float64(n), float64(hitChange)/float64(nChange)
+		t.Logf("%-50s run %.3f, change %.3f (mean half-width %.1f %%)", c.name, cov, covChange, 100*width/float64(nChange))
+		for _, x := range []struct {
+			what string
+			cov  float64
+		}{{"run", cov}, {"change", covChange}} {
+			if x.cov < c.min || x.cov > 0.98 {
+				t.Errorf("%s: the %s interval covered the truth in %.1f %% of %d runs, want %.0f-98 %%", c.name, x.what, 100*x.cov, runs, 100*c.min)
+			}
 		}
 	}
 }
 
-// TestBootstrapDiff: a count near zero on the reference gets its
+// A run-level shift (the machine's state moving every ratio of a run)
+// is invisible to one run's units: one baseline misses it, several
+// baselines' spread measures it.
+func TestCompareToRunsCoverage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates 12,000 runs")
+	}
+	const trials, k = 1000, 3
+	rng := rand.New(rand.NewPCG(28, 11))
+	truth := []float64{0.6, 0.7, 0.8, 0.9}
+	sdInst := []float64{0.03, 0.03, 0.03, 0.03}
+	run := func(sdRun float64) ([]Spread, []float64, Between) {
+		us := simModes(rng, 3, 33, truth, sdInst, 0.1, GeoMeanOfRatios)
+		shift := rng.NormFloat64() * sdRun
+		var ss []Spread
+		for m := range us {
+			for i := range us[m] {
+				us[m][i].Mode *= math.Exp(shift)
+			}
+			ss = append(ss, Measure(us[m], GeoMeanOfRatios))
+		}
+		logs := []float64{math.Log(ss[0].Ratio)}
+		return ss, logs, Pool(ss...)
+	}
+	for _, c := range []struct {
+		sdRun           float64
+		minOne, minMany float64
+		maxOne, maxMany float64
+	}{{0, 0.93, 0.93, 0.98, 0.99}, {0.05, 0, 0.92, 0.80, 0.99}} {
+		var one, many int
+		for range trials {
+			now, nowLog, _ := run(c.sdRun)
+			var olds []Spread
+			var oldLogs, vars []float64
+			all := append([]Spread(nil), now...)
+			for range k {
+				o, l, _ := run(c.sdRun)
+				olds = append(olds, o[0])
+				oldLogs = append(oldLogs, l[0])
+				all = append(all, o...)
+			}
+			pool := Pool(all...)
+			for _, o := range olds {
+				v, _, _ := o.Variance(pool)
+				vars = append(vars, v)
+			}
+			single := CompareRuns(now[0], olds[0], pool)
+			if math.Abs(single.Log) <= single.Half {
+				one++
+			}
+			ch := CompareToRuns(nowLog[0], now[0], oldLogs, olds, pool, EstimateBetweenRuns(oldLogs, vars))
+			if ch.Known && math.Abs(ch.Log) <= ch.Half {
+				many++
+			}
+		}
+		covOne, covMany := float64(one)/trials, float64(many)/trials
+		t.Logf("run-level shift %.2f: one baseline covers %.3f, %d baselines %.3f", c.sdRun, covOne, k, covMany)
+		if covOne < c.minOne || covOne > c.maxOne || covMany < c.minMany || covMany > c.maxMany {
+			t.Errorf("shift %.2f: coverage %.3f with one baseline (want %.2f-%.2f), %.3f with %d (want %.2f-%.2f)",
+				c.sdRun, covOne, c.minOne, c.maxOne, covMany, k, c.minMany, c.maxMany)
+		}
+	}
+}
+
+// TestDiffOf: a count near zero on the reference gets its
 // difference with an interval around it, where a ratio would be thousands
 // of percent; too few units give none.
-func TestBootstrapDiff(t *testing.T) {
+func TestDiffOf(t *testing.T) {
 	var units []PairedUnit
 	for inst := range 3 {
 		for u := range 10 {
 			units = append(units, PairedUnit{Instance: inst, Unit: u, Mode: 9000 + float64(100*inst+u), Ref: float64(12 + u%3)})
 		}
 	}
-	d := BootstrapDiff(units)
+	d := DiffOf(units)
 	if !d.Known() || d.Lo > d.Diff || d.Hi < d.Diff || d.Instances != 3 || d.Units != 30 {
-		t.Fatalf("BootstrapDiff = %+v", d)
+		t.Fatalf("DiffOf = %+v", d)
 	}
 	if d.Diff < 8980 || d.Diff > 9200 || d.Lo < 8000 || d.Hi > 10500 {
 		t.Errorf("difference %+v, want about 9096 with bounds within a few hundred", d)
@@ -281,7 +405,7 @@ func TestBootstrapDiff(t *testing.T) {
 	if a.Diff != 100 || math.Abs((a.Hi-a.Lo)-(d.Hi-d.Lo)) > 1e-9 {
 		t.Errorf("Around(100) = %+v: the bounds keep their distance", a)
 	}
-	if one := BootstrapDiff(units[:1]); one.Known() || one.Units != 1 {
+	if one := DiffOf(units[:1]); one.Known() || one.Units != 1 {
 		t.Errorf("one unit: %+v, want no interval", one)
 	}
 }

@@ -22,6 +22,8 @@ type RatioCI struct {
 	// Diff is, for a count (Metric.Count), the difference of the means
 	// with its interval, which tables show instead of the ratio.
 	Diff *DiffInterval
+	// Spread is what the interval came from, for comparing runs (CompareRuns).
+	Spread Spread
 }
 
 // Cost is how much worse than the reference the mode is, in percent, with
@@ -127,21 +129,32 @@ func medianOf(samples []pingpong.Sample, m Metric) float64 {
 
 // PingPongIntervals returns, for every mode but the reference and every
 // ping-pong metric, the summary's ratio (PingPongSet.Ratio) with its
-// interval: the bootstrap over the paired units, moved onto that ratio.
+// interval from the paired units, moved onto that ratio. The instances'
+// variance of a metric is pooled over the modes (Pool).
 func PingPongIntervals(set PingPongSet, units PingPongUnits, modes []string, ref string) []RatioCI {
 	if !slices.Contains(modes, ref) {
 		return nil
 	}
 	var out []RatioCI
-	for _, mode := range modes {
-		if mode == ref {
-			continue
+	for _, m := range registry.PingPong().Metrics() {
+		var spreads []Spread
+		var names []string
+		for _, mode := range modes {
+			if mode == ref {
+				continue
+			}
+			spreads = append(spreads, Measure(units.Paired(mode, ref, m.Key), GeoMeanOfRatios))
+			names = append(names, mode)
 		}
-		for _, m := range registry.PingPong().Metrics() {
-			iv := Bootstrap(units.Paired(mode, ref, m.Key), GeoMeanOfRatios).Around(set.Ratio(mode, ref, m.Key))
-			out = append(out, RatioCI{Mode: mode, Metric: m, Interval: iv, Headline: true})
+		pool := Pool(spreads...)
+		for i, s := range spreads {
+			iv := s.Interval(pool).Around(set.Ratio(names[i], ref, m.Key))
+			out = append(out, RatioCI{Mode: names[i], Metric: m, Interval: iv, Headline: true, Spread: s})
 		}
 	}
+	slices.SortStableFunc(out, func(a, b RatioCI) int {
+		return slices.Index(modes, a.Mode) - slices.Index(modes, b.Mode)
+	})
 	return out
 }
 
@@ -158,7 +171,7 @@ func SocketIntervals(cases []SocketCase, obs []SocketObs, cells map[int]CellUnit
 	for _, o := range obs {
 		by[key{o.Case, o.Series}] = append(by[key{o.Case, o.Series}], o)
 	}
-	var out []RatioCI
+	var out, order []RatioCI
 	for _, c := range cases {
 		head, _ := c.Headline()
 		means := map[string]map[string]float64{}
@@ -172,22 +185,38 @@ func SocketIntervals(cases []SocketCase, obs []SocketObs, cells map[int]CellUnit
 			continue
 		}
 		refUnits := unitsOf(by[key{c.Label, ref}], cells)
-		for _, r := range c.Rows {
-			if r.Series == ref {
-				continue
+		for _, m := range c.Metrics {
+			var spreads []Spread
+			var rows []SocketRow
+			for _, r := range c.Rows {
+				if r.Series == ref {
+					continue
+				}
+				mine := unitsOf(by[key{c.Label, r.Series}], cells)
+				spreads = append(spreads, Measure(pairObs(mine, refUnits, m.Key), RatioOfMeans))
+				rows = append(rows, r)
 			}
-			mine := unitsOf(by[key{c.Label, r.Series}], cells)
-			for _, m := range c.Metrics {
-				paired := pairObs(mine, refUnits, m.Key)
-				iv := Bootstrap(paired, RatioOfMeans).Around(stats.Ratio(means[r.Series][m.Key], means[ref][m.Key]))
-				ci := RatioCI{Case: c.Label, Mode: r.Series, Metric: m, Interval: iv, Headline: m.Key == head.Key}
+			pool := Pool(spreads...)
+			for i, r := range rows {
+				iv := spreads[i].Interval(pool).Around(stats.Ratio(means[r.Series][m.Key], means[ref][m.Key]))
+				ci := RatioCI{Case: c.Label, Mode: r.Series, Metric: m, Interval: iv, Headline: m.Key == head.Key, Spread: spreads[i]}
 				if m.Count {
-					d := BootstrapDiff(paired).Around(means[r.Series][m.Key] - means[ref][m.Key])
+					mine := unitsOf(by[key{c.Label, r.Series}], cells)
+					d := DiffOf(pairObs(mine, refUnits, m.Key)).Around(means[r.Series][m.Key] - means[ref][m.Key])
 					ci.Diff = &d
 				}
-				out = append(out, ci)
+				order = append(order, ci)
 			}
 		}
+		// One mode's metrics together, as the tables list them.
+		for _, r := range c.Rows {
+			for _, ci := range order {
+				if ci.Mode == r.Series {
+					out = append(out, ci)
+				}
+			}
+		}
+		order = order[:0]
 	}
 	return out
 }

@@ -28,17 +28,18 @@ func (v verdictError) Error() string { return v.msg }
 const defaultMaxChange = 5.0
 
 func newCheckCmd(stdout io.Writer) *cobra.Command {
-	var costs []string
-	var limitsFile, baseline, junit string
+	var costs, baselines []string
+	var limitsFile, junit string
 	maxChange := defaultMaxChange
 	cmd := &cobra.Command{
-		Use:   "check RUN_DIR (--max-cost MODE:METRIC=PCT... | --limits FILE | --baseline OLD_RUN)",
+		Use:   "check RUN_DIR (--max-cost MODE:METRIC=PCT... | --limits FILE | --baseline OLD_RUN...)",
 		Short: "Exit 0 when every limit holds with 95 % confidence, 1 when one is broken, 3 when the run cannot tell",
 		Example: `  cnperf check runs/quick-1 --max-cost bridge:transfer=25 --max-cost overlay:latency=50
-  cnperf check runs/quick-2 --baseline runs/quick-1 --max-change 5 --junit check.xml`,
+  cnperf check runs/quick-2 --baseline runs/quick-1 --max-change 5 --junit check.xml
+  cnperf check runs/quick-4 --baseline runs/quick-1 --baseline runs/quick-2 --baseline runs/quick-3`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			limits, change, err := checkLimits(costs, limitsFile, baseline)
+			limits, change, err := checkLimits(costs, limitsFile, len(baselines) > 0)
 			if err != nil {
 				return err
 			}
@@ -46,11 +47,11 @@ func newCheckCmd(stdout io.Writer) *cobra.Command {
 				change = &maxChange
 			}
 			if junit != "" {
-				if err := record.CheckOutput(junit, append(args, baseline)...); err != nil {
+				if err := record.CheckOutput(junit, append(args, baselines...)...); err != nil {
 					return err
 				}
 			}
-			results, err := runCheck(cmd.ErrOrStderr(), args[0], limits, baseline, *change)
+			results, err := runCheck(cmd.ErrOrStderr(), args[0], limits, baselines, *change)
 			if err != nil {
 				return err
 			}
@@ -68,14 +69,14 @@ func newCheckCmd(stdout io.Writer) *cobra.Command {
 	f := cmd.Flags()
 	f.StringArrayVar(&costs, "max-cost", nil, "MODE:METRIC=PCT: the mode may cost at most PCT % of the metric against the reference (repeatable)")
 	f.StringVar(&limitsFile, "limits", "", "YAML file with max_cost: [MODE:METRIC=PCT, ...] and max_change: PCT")
-	f.StringVar(&baseline, "baseline", "", "an older run: each headline ratio may get at most --max-change % worse than in it")
+	f.StringArrayVar(&baselines, "baseline", nil, "an older run: each headline ratio may get at most --max-change % worse than in it (repeatable: than in their mean, and their spread tells how much runs differ)")
 	f.Float64Var(&maxChange, "max-change", defaultMaxChange, "with --baseline: how much worse a ratio may get, in %")
 	f.StringVar(&junit, "junit", "", "also write the verdicts as JUnit XML to this file")
 	return cmd
 }
 
 // checkLimits gathers the limits of the flags and the file.
-func checkLimits(costs []string, file, baseline string) ([]check.Limit, *float64, error) {
+func checkLimits(costs []string, file string, baseline bool) ([]check.Limit, *float64, error) {
 	var limits []check.Limit
 	var change *float64
 	if file != "" {
@@ -92,15 +93,15 @@ func checkLimits(costs []string, file, baseline string) ([]check.Limit, *float64
 		}
 		limits = append(limits, l)
 	}
-	if len(limits) == 0 && baseline == "" {
+	if len(limits) == 0 && !baseline {
 		return nil, nil, usagef("nothing to check: give --max-cost, --limits or --baseline")
 	}
 	return limits, change, nil
 }
 
-// runCheck judges the run's limits and, with a baseline, its change,
+// runCheck judges the run's limits and, with baselines, its change,
 // telling warn what reading the runs skipped.
-func runCheck(warn io.Writer, dir string, limits []check.Limit, baseline string, maxChange float64) ([]check.Result, error) {
+func runCheck(warn io.Writer, dir string, limits []check.Limit, baselines []string, maxChange float64) ([]check.Result, error) {
 	run, err := check.Load(dir)
 	if err != nil {
 		return nil, err
@@ -115,21 +116,27 @@ func runCheck(warn io.Writer, dir string, limits []check.Limit, baseline string,
 	if results, err = check.Disturbed(results, dir); err != nil {
 		return nil, err
 	}
-	if baseline == "" {
+	if len(baselines) == 0 {
 		return results, nil
 	}
-	old, err := check.Load(baseline)
+	var olds []check.Run
+	for _, b := range baselines {
+		old, err := check.Load(b)
+		if err != nil {
+			return nil, err
+		}
+		olds = append(olds, old)
+	}
+	for _, old := range olds {
+		for _, n := range old.Notes {
+			fmt.Fprintf(warn, "cnperf: %s\n", n)
+		}
+	}
+	more, err := check.Baseline(run, olds[0], maxChange, olds[1:]...)
 	if err != nil {
 		return nil, err
 	}
-	for _, n := range old.Notes {
-		fmt.Fprintf(warn, "cnperf: %s\n", n)
-	}
-	more, err := check.Baseline(run, old, maxChange)
-	if err != nil {
-		return nil, err
-	}
-	more, err = check.Disturbed(more, dir, baseline)
+	more, err = check.Disturbed(more, append([]string{dir}, baselines...)...)
 	return append(results, more...), err
 }
 

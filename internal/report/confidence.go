@@ -10,7 +10,7 @@ import (
 )
 
 // RunIntervals returns one run's ratios to its reference mode ref with
-// their 95 % intervals (analysis.Bootstrap): per mode and ping-pong metric,
+// their 95 % intervals (analysis.Spread): per mode and ping-pong metric,
 // or per socket case, mode and metric. Nil when ref is not among the run's
 // series. Series are the run's own mode keys.
 func RunIntervals(run Run, ref string, same float64) []analysis.RatioCI {
@@ -139,7 +139,7 @@ func WriteIntervalTable(w io.Writer, cis []analysis.RatioCI, ref string) error {
 		return nil
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "\n95 %% confidence intervals against %s (two-stage bootstrap over lab instances and their units; docs/report.md)\n", ref)
+	fmt.Fprintf(&sb, "\n95 %% confidence intervals against %s (from the units and the variance between lab instances; docs/report.md)\n", ref)
 	if cis[0].Case == "" {
 		writePingPongIntervals(&sb, cis)
 	} else {
@@ -226,7 +226,7 @@ type ciKey struct{ kase, series, metric string }
 // first run that has the reference (ratios across runs pair no units).
 type intervals struct {
 	list  []analysis.RatioCI              // every ratio RunIntervals gives, series renamed
-	table map[ciKey]analysis.Interval     // the tables' metrics, bootstrap only
+	table map[ciKey]analysis.Interval     // the tables' metrics, intervals only
 	diffs map[ciKey]analysis.DiffInterval // counts: their differences
 	ref   string                          // the reference series
 }
@@ -280,13 +280,13 @@ func (r *Report) addPingPongTableIntervals(run Run, ref string, name func(string
 			continue
 		}
 		for _, m := range analysis.PingPongMetrics() {
-			r.cis.table[ciKey{"", name(mode), m.Key}] = analysis.Bootstrap(units.Paired(mode, ref, m.Key), analysis.GeoMeanOfRatios)
+			r.cis.table[ciKey{"", name(mode), m.Key}] = analysis.IntervalOf(units.Paired(mode, ref, m.Key), analysis.GeoMeanOfRatios)
 		}
 	}
 }
 
 // ciCell is a table cell with the interval of a change shown beside it:
-// the bootstrap's interval moved onto that change's ratio.
+// the units' interval moved onto that change's ratio.
 func (r *Report) ciCell(kase, series, metric string, ch analysis.Change) Cell {
 	if ch.Class == "ref" {
 		return Cell{Text: "ref", Class: "ref"}
@@ -330,7 +330,7 @@ func (r *Report) addHeadline() {
 	}
 	r.Tables = append(r.Tables, Table{ID: "tab-headline", Section: headlineSection, Title: "What each mode costs against " + r.cis.ref,
 		Caption: "Cost: how much worse than " + r.cis.ref + " (less transfer rate, throughput or requests; more latency), negative where the mode is better. " +
-			"95 % CI: a two-stage bootstrap over the lab instances and, within each, the units of work (chunks of sizes, repetitions), each paired with " + r.cis.ref + "'s on the same unit; " +
+			"95 % CI: from the units of work (chunks of sizes, repetitions), each paired with " + r.cis.ref + "'s on the same unit: their variance within lab instances, and the instances' variance pooled over the modes; " +
 			"red where the whole interval is a cost, green where it is a gain (docs/report.md).",
 		Columns: []string{"mode", "metric", "cost", "95 % CI", "resampled", "in words"}, Rows: rows})
 }

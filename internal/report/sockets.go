@@ -98,7 +98,7 @@ func (r *Report) addSockets(cases []analysis.SocketCase, series []string, o Opti
 	for i, c := range cases {
 		t := Table{ID: fmt.Sprintf("tab-summary-case%d", i), Title: "Summary: " + c.Label,
 			Caption: "Over the repetitions, per metric and mode: minimum, maximum, mean and sample standard deviation, each with its change against the reference's same statistic (as seed 000's Tables 7-15; for counts, such as retransmits or lost datagrams, the difference of the counts); " +
-				"the 95 % interval of the mean's change, by a two-stage bootstrap over lab instances and repetitions, each paired with the reference's (docs/report.md).",
+				"the 95 % interval of the mean's change, from the repetitions, each paired with the reference's, and the variance between lab instances, pooled over the modes (docs/report.md).",
 			Columns: []string{"metric", "mode", "n", "min", "max", "mean", "SD", "mean: 95 % CI"}}
 		for _, m := range c.Metrics {
 			for _, row := range c.Rows {

@@ -126,7 +126,7 @@ func summaryCaption(d analysis.Dataset, o Options) string {
 		return "Per mode, over every successful request."
 	}
 	return fmt.Sprintf("Per mode, over every successful request; in brackets the change against %s over like message sizes (%s, the statistic's ratio to %s's; the median of those ratios), green where better, red where worse, grey within %g %%. "+
-		"Median: 95 %% CI: the interval of the median's change, by a two-stage bootstrap over lab instances and the chunks each ran, paired with %s's on the same chunk (docs/report.md).", d.Reference, groupingText(d.Grouping(o.Bins)), d.Reference, o.Same, d.Reference)
+		"Median: 95 %% CI: the interval of the median's change, from the chunks, each paired with %s's on the same chunk, and the variance between lab instances (docs/report.md).", d.Reference, groupingText(d.Grouping(o.Bins)), d.Reference, o.Same, d.Reference)
 }
 
 // groupingText says how the ratios group message sizes, for captions:

@@ -1,6 +1,6 @@
 // Package check judges a run against limits on what each mode may cost,
 // or against an older run, with the 95 % intervals of the ratios
-// (analysis.Bootstrap): a limit holds or is broken only when the whole
+// (analysis.Spread): a limit holds or is broken only when the whole
 // interval says so; otherwise the run cannot tell.
 package check
 
@@ -249,27 +249,38 @@ func verdict(name, kase string, cost, lo, hi float64, known bool, limit float64,
 // num shows a percentage with one decimal.
 func num(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
-// Baseline compares each headline ratio of run with the same ratio of old:
-// the change of the ratio in the worse direction, in percent, with the
-// interval of the difference of the two log ratios (each run's interval
-// combined by Zou and Donner's MOVER, the runs being independent), judged
-// against maxChange. Ratios only one run has are left out; none in common
-// is bad input.
-func Baseline(run, old Run, maxChange float64) ([]Result, error) {
+// Baseline compares each headline ratio of run with the same ratio of old
+// (and of more baseline runs: then with their mean): how much worse (or
+// better) the new ratio is, in percent, with the 95 % interval of the
+// change, judged against maxChange. The change's interval comes from the
+// runs' units (analysis.CompareRuns): the runs' variances add, and the lab
+// instances' variance is pooled over every mode of every run. With two or
+// more baselines their spread also gives the variance between runs, which
+// no run's units can see (analysis.CompareToRuns). Ratios the new run
+// shares with no baseline are left out; none in common is bad input.
+func Baseline(run, old Run, maxChange float64, more ...Run) ([]Result, error) {
+	olds := append([]Run{old}, more...)
+	pools := changePools(append([]Run{run}, olds...))
 	var out []Result
 	for _, ci := range run.CIs {
 		if !ci.Headline {
 			continue
 		}
-		i := slices.IndexFunc(old.CIs, func(o analysis.RatioCI) bool {
-			return o.Case == ci.Case && o.Mode == ci.Mode && o.Metric.Key == ci.Metric.Key
-		})
-		if i < 0 {
+		var base []analysis.RatioCI
+		for _, o := range olds {
+			i := slices.IndexFunc(o.CIs, func(o analysis.RatioCI) bool {
+				return o.Case == ci.Case && o.Mode == ci.Mode && o.Metric.Key == ci.Metric.Key
+			})
+			if i >= 0 {
+				base = append(base, o.CIs[i])
+			}
+		}
+		if len(base) == 0 {
 			continue
 		}
 		name := fmt.Sprintf("%s:%s", ci.Mode, ci.Metric.Key)
-		worse, lo, hi, known := change(ci, old.CIs[i])
-		out = append(out, verdict(name, ci.Case, worse, lo, hi, known, maxChange, "worse than the baseline by"))
+		c := change(ci, base, pools[poolKey{ci.Case, ci.Metric.Key}])
+		out = append(out, judgeChange(name, ci.Case, c, maxChange))
 	}
 	if len(out) == 0 {
 		return nil, badInput("%s and %s share no mode and metric against the reference", run.Dir, old.Dir)
@@ -277,17 +288,119 @@ func Baseline(run, old Run, maxChange float64) ([]Result, error) {
 	return out, nil
 }
 
-// change is how much worse the new ratio is than the old one, in percent
-// (negative: better), with its interval.
-func change(now, old analysis.RatioCI) (worse, lo, hi float64, known bool) {
-	d := math.Log(now.Ratio) - math.Log(old.Ratio)
-	known = now.Known() && old.Known() && !math.IsNaN(d) && !math.IsInf(d, 0)
-	l := d - math.Hypot(math.Log(now.Ratio/now.Lo), math.Log(old.Hi/old.Ratio))
-	u := d + math.Hypot(math.Log(now.Hi/now.Ratio), math.Log(old.Ratio/old.Lo))
-	if now.Metric.HigherIsBetter {
-		return (1 - math.Exp(d)) * 100, (1 - math.Exp(u)) * 100, (1 - math.Exp(l)) * 100, known
+// poolKey is the set of ratios that share an instances' variance: one
+// metric (of one socket case).
+type poolKey struct{ kase, metric string }
+
+// changePools pools the instances' variance of each metric over every
+// mode of every run.
+func changePools(runs []Run) map[poolKey]analysis.Between {
+	spreads := map[poolKey][]analysis.Spread{}
+	for _, r := range runs {
+		for _, ci := range r.CIs {
+			k := poolKey{ci.Case, ci.Metric.Key}
+			spreads[k] = append(spreads[k], ci.Spread)
+		}
 	}
-	return (math.Exp(d) - 1) * 100, (math.Exp(l) - 1) * 100, (math.Exp(u) - 1) * 100, known
+	out := map[poolKey]analysis.Between{}
+	for k, ss := range spreads {
+		out[k] = analysis.Pool(ss...)
+	}
+	return out
+}
+
+// Change is how much worse a ratio got than in the baseline, in percent
+// of the old ratio (negative: better), with its 95 % interval, and the
+// smallest change the runs could have told from none.
+type Change struct {
+	Worse, Lo, Hi float64
+	Detectable    float64 // percent: a change this large puts its interval past 0
+	Known         bool
+	Baselines     int  // runs the new one was compared with
+	BetweenRuns   bool // their spread gave the variance between runs
+}
+
+// change compares a ratio with its baselines: the point is the ratio the
+// tables show over the (geometric) mean of the baselines', the interval's
+// half-width that of the runs' units, carried over as a factor as Around
+// does, and with several baselines their spread between runs.
+func change(now analysis.RatioCI, olds []analysis.RatioCI, pool analysis.Between) Change {
+	var logs, vars []float64
+	var spreads []analysis.Spread
+	for _, o := range olds {
+		logs = append(logs, math.Log(o.Ratio))
+		spreads = append(spreads, o.Spread)
+		v, _, _ := o.Spread.Variance(pool)
+		vars = append(vars, v)
+	}
+	var cmp analysis.ChangeCI
+	c := Change{Baselines: len(olds)}
+	if len(olds) == 1 {
+		cmp = analysis.CompareRuns(now.Spread, olds[0].Spread, pool)
+		cmp.Log = math.Log(now.Ratio) - logs[0]
+	} else {
+		br := analysis.EstimateBetweenRuns(logs, vars)
+		c.BetweenRuns = br.DF > 0
+		cmp = analysis.CompareToRuns(math.Log(now.Ratio), now.Spread, logs, spreads, pool, br)
+	}
+	d := cmp.Log
+	c.Known = cmp.Known && !bad(d)
+	l, u := d-cmp.Half, d+cmp.Half
+	c.Detectable = (math.Exp(cmp.Half) - 1) * 100
+	if now.Metric.HigherIsBetter {
+		c.Worse, c.Lo, c.Hi = (1-math.Exp(d))*100, (1-math.Exp(u))*100, (1-math.Exp(l))*100
+	} else {
+		c.Worse, c.Lo, c.Hi = (math.Exp(d)-1)*100, (math.Exp(l)-1)*100, (math.Exp(u)-1)*100
+	}
+	return c
+}
+
+func bad(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) }
+
+// judgeChange holds a change against the largest change allowed, in
+// words a person reads: "1.2 % better than the baseline", never "worse
+// by -1.2 %".
+func judgeChange(name, kase string, c Change, maxChange float64) Result {
+	if kase != "" {
+		name += " (" + kase + ")"
+	}
+	r := Result{Name: name, Verdict: CannotTell}
+	baseline := "the baseline"
+	if c.Baselines > 1 {
+		baseline = fmt.Sprintf("the %d baselines", c.Baselines)
+	}
+	point := amount(c.Worse) + " than " + baseline
+	if amount(c.Worse) == "0.0 %" {
+		point = "no change from " + baseline
+	}
+	limit := "the limit of " + amount(maxChange)
+	if !c.Known {
+		r.Line = fmt.Sprintf("%-11s %s: %s; no interval (fewer than 2 paired units in a run) to hold against %s", r.Verdict, name, point, limit)
+		return r
+	}
+	switch {
+	case c.Hi <= maxChange:
+		r.Verdict = Holds
+	case c.Lo > maxChange:
+		r.Verdict = Broken
+	}
+	rel := map[Verdict]string{Holds: "within", Broken: "beyond", CannotTell: "straddles"}[r.Verdict]
+	r.Line = fmt.Sprintf("%-11s %s: %s, 95 %% CI %s to %s: %s %s; could detect changes of %s %% or more",
+		r.Verdict, name, point, amount(c.Lo), amount(c.Hi), rel, limit, num(c.Detectable))
+	return r
+}
+
+// amount says a change in percent, positive for worse, in words: "4.6 %
+// better" for -4.6, "4.6 % worse" for 4.6, "0.0 %" when it rounds to 0.
+func amount(v float64) string {
+	switch t := num(math.Abs(v)); {
+	case t == "0.0":
+		return "0.0 %"
+	case v < 0:
+		return t + " % better"
+	default:
+		return t + " % worse"
+	}
 }
 
 // Worst is the verdict of all results: broken if any is, else cannot tell

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/report/check/checktest"
 )
 
@@ -104,26 +106,76 @@ func TestReadFile(t *testing.T) {
 func TestBaseline(t *testing.T) {
 	old := checktest.WriteRun(t, 20, 1, func(int) float64 { return 0.8 })
 	same := checktest.WriteRun(t, 21, 1, func(int) float64 { return 0.8 })
-	worse := checktest.WriteRun(t, 22, 1, func(int) float64 { return 0.6 })
-	o, _ := Load(old)
+	slower := checktest.WriteRun(t, 22, 1, func(int) float64 { return 0.72 }) // 10 % slower
+	faster := checktest.WriteRun(t, 23, 1, func(int) float64 { return 0.88 }) // 10 % faster
+	luckyOld := checktest.WriteRun(t, 24, 3, func(i int) float64 { return []float64{0.7, 0.8, 0.9}[i] })
+	luckyNew := checktest.WriteRun(t, 25, 3, func(i int) float64 { return []float64{0.7, 0.8, 0.9}[i] })
 	for _, c := range []struct {
-		name string
-		dir  string
-		want Verdict
-	}{{"the same", same, Holds}, {"25 % slower", worse, Broken}} {
-		r, _ := Load(c.dir)
-		rs, err := Baseline(r, o, 5)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var transfer *Result
-		for i := range rs {
-			if strings.HasPrefix(rs[i].Name, "bridge:transfer") {
-				transfer = &rs[i]
+		name         string
+		now, old     string
+		metric, want string
+		words        *regexp.Regexp
+	}{
+		{"the same", same, old, "transfer", "holds", regexp.MustCompile(`: (no change from|0\.[0-9] % (better|worse) than) the baseline, 95 % CI `)},
+		{"10 % slower", slower, old, "transfer", "BROKEN", regexp.MustCompile(`: 1[01]\.[0-9] % worse than the baseline, 95 % CI (9|10)\.[0-9] % worse to 1[12]\.[0-9] % worse: beyond the limit of 5\.0 % worse`)},
+		{"10 % faster", faster, old, "transfer", "holds", regexp.MustCompile(`: (9|10)\.[0-9] % better than the baseline, 95 % CI [0-9.]+ % better to [0-9.]+ % better: within`)},
+		{"latency of the faster run", faster, old, "latency", "holds", regexp.MustCompile(`: [0-9.]+ % better than the baseline`)},
+		// Lab instances 25 % apart in both runs: no telling 5 %.
+		{"instances apart", luckyNew, luckyOld, "transfer", "cannot tell", regexp.MustCompile(`straddles the limit of 5\.0 % worse`)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n, _ := Load(c.now)
+			o, _ := Load(c.old)
+			rs, err := Baseline(n, o, 5)
+			if err != nil {
+				t.Fatal(err)
 			}
+			var got *Result
+			for i := range rs {
+				if rs[i].Name == "bridge:"+c.metric {
+					got = &rs[i]
+				}
+			}
+			if got == nil || got.Verdict.String() != c.want {
+				t.Fatalf("%+v, want %s", got, c.want)
+			}
+			if !c.words.MatchString(got.Line) || !strings.Contains(got.Line, "could detect changes of ") {
+				t.Errorf("line %q: want %q and the smallest detectable change", got.Line, c.words)
+			}
+			if strings.Contains(got.Line, "-") {
+				t.Errorf("line %q: a change is worse or better, never a negative number", got.Line)
+			}
+		})
+	}
+}
+
+func TestAmount(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		want string
+	}{{4.6, "4.6 % worse"}, {-4.6, "4.6 % better"}, {0.04, "0.0 %"}, {-0.04, "0.0 %"}, {-112.9, "112.9 % better"}} {
+		if got := amount(c.v); got != c.want {
+			t.Errorf("amount(%v) = %q, want %q", c.v, got, c.want)
 		}
-		if transfer == nil || transfer.Verdict != c.want {
-			t.Errorf("%s: %+v, want %s", c.name, transfer, c.want)
+	}
+}
+
+// Steady units in both runs: the smallest change the pair can detect is
+// small, and it is what the line says.
+func TestChangeDetectable(t *testing.T) {
+	a, _ := Load(checktest.WriteRun(t, 30, 3, func(int) float64 { return 0.8 }))
+	b, _ := Load(checktest.WriteRun(t, 31, 3, func(int) float64 { return 0.8 }))
+	pools := changePools([]Run{b, a})
+	for _, ci := range b.CIs {
+		if ci.Metric.Key != "transfer" {
+			continue
+		}
+		c := change(ci, []analysis.RatioCI{a.CIs[0]}, pools[poolKey{"", "transfer"}])
+		if !c.Known || c.Detectable <= 0 || c.Detectable > 3 {
+			t.Errorf("%+v: 1 %% noise per cell over 30 units must detect changes of under 3 %%", c)
+		}
+		if !(c.Lo < c.Worse && c.Worse < c.Hi) {
+			t.Errorf("%+v: the point is outside its interval", c)
 		}
 	}
 }
