@@ -98,8 +98,13 @@ func Measure(units []PairedUnit, est Estimator) Spread {
 		s.Ratio = math.NaN()
 		return s
 	}
-	ys := values(us, est, s.Ratio)
-	mean := math.Log(s.Ratio)
+	s.components(values(us, est, s.Ratio), groups, math.Log(s.Ratio))
+	return s
+}
+
+// components sets the spread's mean squares from the units' values ys
+// (in the order of groups, their instances) around their mean.
+func (s *Spread) components(ys []float64, groups [][]PairedUnit, mean float64) {
 	at := 0
 	for _, g := range groups {
 		gm := stats.Mean(ys[at : at+len(g)])
@@ -110,14 +115,13 @@ func Measure(units []PairedUnit, est Estimator) Spread {
 		s.S2 += float64(len(g) * len(g))
 		at += len(g)
 	}
-	s.DFW, s.DFB = len(us)-len(groups), len(groups)-1
+	s.DFW, s.DFB = len(ys)-len(groups), len(groups)-1
 	if s.DFW > 0 {
 		s.MSW /= float64(s.DFW)
 	}
 	if s.DFB > 0 {
 		s.MSB /= float64(s.DFB)
 	}
-	return s
 }
 
 // values are the units' log ratios or their linearised contributions.
@@ -543,23 +547,7 @@ func DiffOf(units []PairedUnit) DiffInterval {
 	}
 	d.Diff = stats.Mean(ys)
 	s := Spread{Ratio: d.Diff, Units: len(us), Instances: len(groups)}
-	at := 0
-	for _, g := range groups {
-		gm := stats.Mean(ys[at : at+len(g)])
-		for _, y := range ys[at : at+len(g)] {
-			s.MSW += (y - gm) * (y - gm)
-		}
-		s.MSB += float64(len(g)) * (gm - d.Diff) * (gm - d.Diff)
-		s.S2 += float64(len(g) * len(g))
-		at += len(g)
-	}
-	s.DFW, s.DFB = len(us)-len(groups), len(groups)-1
-	if s.DFW > 0 {
-		s.MSW /= float64(s.DFW)
-	}
-	if s.DFB > 0 {
-		s.MSB /= float64(s.DFB)
-	}
+	s.components(ys, groups, d.Diff)
 	v, df, ok := s.Variance(Pool(s))
 	if !ok || bad(d.Diff) {
 		return d
