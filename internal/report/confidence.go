@@ -122,7 +122,7 @@ func tooFew(iv analysis.Interval) string {
 	return "no finite ratio"
 }
 
-// spanText names what an interval resampled: "3 instances × 30 units".
+// spanText names what an interval came from: "3 instances × 30 units".
 func spanText(iv analysis.Interval) string {
 	if iv.Instances > 1 {
 		return fmt.Sprintf("%d instances, %d units", iv.Instances, iv.Units)
@@ -162,7 +162,7 @@ func writePingPongIntervals(sb *strings.Builder, cis []analysis.RatioCI) {
 	for _, c := range byMode[modes[0]] {
 		head = append(head, c.Metric.Short)
 	}
-	table := [][]string{append(head, "resampled")}
+	table := [][]string{append(head, "from")}
 	for _, m := range modes {
 		row := []string{m}
 		for _, c := range byMode[m] {
@@ -174,7 +174,7 @@ func writePingPongIntervals(sb *strings.Builder, cis []analysis.RatioCI) {
 }
 
 func writeSocketIntervals(sb *strings.Builder, cis []analysis.RatioCI) {
-	table := [][]string{{"test", "mode", "metric", "change", "95 % CI", "resampled"}}
+	table := [][]string{{"test", "mode", "metric", "change", "95 % CI", "from"}}
 	var without []string
 	known := map[string]bool{}
 	for _, c := range cis {
@@ -332,7 +332,7 @@ func (r *Report) addHeadline() {
 		Caption: "Cost: how much worse than " + r.cis.ref + " (less transfer rate, throughput or requests; more latency), negative where the mode is better. " +
 			"95 % CI: from the units of work (chunks of sizes, repetitions), each paired with " + r.cis.ref + "'s on the same unit: their variance within lab instances, and the instances' variance pooled over the modes; " +
 			"red where the whole interval is a cost, green where it is a gain (docs/report.md).",
-		Columns: []string{"mode", "metric", "cost", "95 % CI", "resampled", "in words"}, Rows: rows})
+		Columns: []string{"mode", "metric", "cost", "95 % CI", "from", "in words"}, Rows: rows})
 }
 
 // headlineSection is the page's first section, before the contents.
