@@ -305,13 +305,22 @@ func CompareRuns(now, old Spread, pool Between) ChangeCI {
 	if !okN || !okO || bad(c.Log) {
 		return c
 	}
-	v := vn + vo
-	den := 0.0
-	if vn > 0 {
-		den += vn * vn / dn
-	}
-	if vo > 0 {
-		den += vo * vo / do
+	return c.with(varPart{vn, dn}, varPart{vo, do})
+}
+
+// varPart is an independent part of a variance with its degrees of freedom.
+type varPart struct{ v, df float64 }
+
+// with sets the change's half-width from the sum of independent variances,
+// with the Welch-Satterthwaite degrees of freedom of the sum (infinite when
+// no part is estimated).
+func (c ChangeCI) with(parts ...varPart) ChangeCI {
+	var v, den float64
+	for _, p := range parts {
+		v += p.v
+		if p.v > 0 {
+			den += p.v * p.v / p.df
+		}
 	}
 	c.DF = math.Inf(1)
 	if den > 0 {
@@ -360,38 +369,24 @@ func CompareToRuns(nowLog float64, now Spread, oldLogs []float64, olds []Spread,
 	if len(olds) == 0 || len(oldLogs) != len(olds) || bad(c.Log) {
 		return c
 	}
-	type part struct{ v, df float64 }
-	var parts []part
+	var parts []varPart
 	vn, dn, ok := now.Variance(pool)
 	if !ok {
 		return c
 	}
-	parts = append(parts, part{vn, dn})
+	parts = append(parts, varPart{vn, dn})
 	for _, o := range olds {
 		vo, do, ok := o.Variance(pool)
 		if !ok {
 			return c
 		}
-		parts = append(parts, part{vo / (k * k), do})
+		parts = append(parts, varPart{vo / (k * k), do})
 	}
 	if br.Var > 0 {
 		f := 1 + 1/k
-		parts = append(parts, part{f * br.Var, 2 * br.Var * br.Var / br.VarVar})
+		parts = append(parts, varPart{f * br.Var, 2 * br.Var * br.Var / br.VarVar})
 	}
-	var v, den float64
-	for _, p := range parts {
-		v += p.v
-		if p.v > 0 {
-			den += p.v * p.v / p.df
-		}
-	}
-	c.DF = math.Inf(1)
-	if den > 0 {
-		c.DF = v * v / den
-	}
-	c.Half = t975(c.DF) * math.Sqrt(v)
-	c.Known = true
-	return c
+	return c.with(parts...)
 }
 
 // usable keeps the units the estimator can use (finite, positive where it
