@@ -318,6 +318,10 @@ type Change struct {
 	Known         bool
 	Baselines     int  // runs the new one was compared with
 	BetweenRuns   bool // their spread gave the variance between runs
+	// Unbounded: the interval has no finite bounds, as when two baselines
+	// that differ much estimate the spread between runs with 1 degree of
+	// freedom (Student's t below 1 degree is infinite).
+	Unbounded bool
 }
 
 // change compares a ratio with its baselines: the point is the ratio the
@@ -345,6 +349,7 @@ func change(now analysis.RatioCI, olds []analysis.RatioCI, pool analysis.Between
 	}
 	d := cmp.Log
 	c.Known = cmp.Known && !bad(d)
+	c.Unbounded = c.Known && bad(cmp.Half)
 	l, u := d-cmp.Half, d+cmp.Half
 	c.Detectable = (math.Exp(cmp.Half) - 1) * 100
 	if now.Metric.HigherIsBetter {
@@ -376,6 +381,10 @@ func judgeChange(name, kase string, c Change, maxChange float64) Result {
 	limit := "the limit of " + amount(maxChange)
 	if !c.Known {
 		r.Line = fmt.Sprintf("%-11s %s: %s; no interval (fewer than 2 paired units in a run) to hold against %s", r.Verdict, name, point, limit)
+		return r
+	}
+	if c.Unbounded {
+		r.Line = fmt.Sprintf("%-11s %s: %s; no bounded interval to hold against %s: the %d baselines differ by more than their own intervals allow, and so few cannot say by how much (give 3 or more)", r.Verdict, name, point, limit, c.Baselines)
 		return r
 	}
 	switch {

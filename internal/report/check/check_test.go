@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -196,5 +197,16 @@ func TestWriteJUnit(t *testing.T) {
 	}
 	if Worst(rs) != Broken || Worst(rs[:1]) != Holds || Worst([]Result{rs[0], rs[2]}) != CannotTell {
 		t.Error("Worst")
+	}
+}
+
+// TestJudgeChangeUnbounded: an interval without finite bounds (two
+// baselines far apart leave the spread between runs 1 degree of freedom)
+// cannot tell, in words, never "+Inf % better".
+func TestJudgeChangeUnbounded(t *testing.T) {
+	c := Change{Worse: -3.8, Lo: math.Inf(-1), Hi: 100, Detectable: math.Inf(1), Known: true, Baselines: 2, BetweenRuns: true, Unbounded: true}
+	r := judgeChange("bridge:transfer", "", c, 5)
+	if r.Verdict != CannotTell || strings.Contains(r.Line, "Inf") || !strings.Contains(r.Line, "no bounded interval") || !strings.Contains(r.Line, "3.8 % better than the 2 baselines") {
+		t.Errorf("got %v %q", r.Verdict, r.Line)
 	}
 }
