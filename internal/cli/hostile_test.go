@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/report/check/checktest"
+	"github.com/cnperf/cnperf/internal/testutil/bounded"
 )
 
 // readers are the commands that read a run directory, each with what it
@@ -30,23 +30,8 @@ func readers(out string) map[string][]string {
 // test after 20 s.
 func measured(t *testing.T, args ...string) (code int, stdout, stderr string, alloc uint64, took time.Duration) {
 	t.Helper()
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	start := time.Now()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		code, stdout, stderr = run(args...)
-	}()
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
-		t.Fatalf("%v: still running after 20 s", args)
-	}
-	took = time.Since(start)
-	runtime.ReadMemStats(&after)
-	return code, stdout, stderr, after.TotalAlloc - before.TotalAlloc, took
+	alloc, took = bounded.Cost(t, 20*time.Second, func() { code, stdout, stderr = run(args...) })
+	return code, stdout, stderr, alloc, took
 }
 
 // copyRun copies a run's two files into a new directory.

@@ -5,31 +5,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/testutil/bounded"
 )
 
-// bounded runs fn and fails the test when it allocates more than 64 MB or
+// boundedCall runs fn and fails the test when it allocates more than 64 MB or
 // takes more than 10 s: a refusal must cost neither.
-func bounded(t *testing.T, fn func()) {
+func boundedCall(t *testing.T, fn func()) {
 	t.Helper()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		fn()
-	}()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("still reading after 10 s")
-	}
-	runtime.ReadMemStats(&after)
-	if a := after.TotalAlloc - before.TotalAlloc; a > 64<<20 {
+	if a, _ := bounded.Cost(t, 10*time.Second, fn); a > 64<<20 {
 		t.Errorf("allocated %d MB", a>>20)
 	}
 }
@@ -109,7 +97,7 @@ func TestHostileRunFiles(t *testing.T) {
 				write(t, filepath.Join(dir, SamplesFile), line)
 			}
 			var err error
-			bounded(t, func() { err = readAll(dir) })
+			boundedCall(t, func() { err = readAll(dir) })
 			if err == nil {
 				t.Fatal("read")
 			}
@@ -158,7 +146,7 @@ func TestTooManySeries(t *testing.T) {
 			write(t, filepath.Join(dir, MetaFile), tc.meta)
 			write(t, filepath.Join(dir, SamplesFile), "")
 			var err error
-			bounded(t, func() { err = readAll(dir) })
+			boundedCall(t, func() { err = readAll(dir) })
 			if tc.err == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -244,7 +232,7 @@ func TestUnlistedSeries(t *testing.T) {
 
 	var c Contents
 	var rep ReadReport
-	bounded(t, func() {
+	boundedCall(t, func() {
 		rd, err := Open(dir)
 		if err != nil {
 			t.Fatal(err)

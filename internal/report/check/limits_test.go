@@ -4,13 +4,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/report/check/checktest"
+	"github.com/cnperf/cnperf/internal/testutil/bounded"
 )
 
 // TestReadFileBounds: a limits file is capped as a spec is, must be a
@@ -53,11 +53,8 @@ func TestReadFileBounds(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			start := time.Now()
-			_, _, err := ReadFile(tc.path)
-			runtime.ReadMemStats(&after)
+			var err error
+			alloc, took := bounded.Cost(t, 10*time.Second, func() { _, _, err = ReadFile(tc.path) })
 			if err == nil {
 				t.Fatal("accepted")
 			}
@@ -70,11 +67,8 @@ func TestReadFileBounds(t *testing.T) {
 			if strings.Contains(msg, "\n") || len(msg) > 1000 {
 				t.Errorf("error of %d bytes, not one short line: %.300q", len(msg), msg)
 			}
-			if a := after.TotalAlloc - before.TotalAlloc; a > 64<<20 {
-				t.Errorf("allocated %d MB", a>>20)
-			}
-			if d := time.Since(start); d > 10*time.Second {
-				t.Errorf("took %s", d)
+			if alloc > 64<<20 {
+				t.Errorf("allocated %d MB in %s", alloc>>20, took)
 			}
 		})
 	}
