@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab/drivers"
-	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/testutil"
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
@@ -265,12 +265,12 @@ func TestCleanSparesLiveRunsAndRemovesKilledOnes(t *testing.T) {
 	// A user's namespace named like a lab's, with a process inside: not
 	// marked as cnperf's, so not cnperf's to remove.
 	userNS := "cnperf-e2euser-1"
-	if err := netnsutil.Create(userNS, ""); err != nil {
+	if err := namespace.Create(userNS, ""); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = netnsutil.Delete(userNS) })
+	t.Cleanup(func() { _ = namespace.Delete(userNS) })
 	sleeper := exec.Command("sleep", "60")
-	if err := netnsutil.Do(userNS, sleeper.Start); err != nil {
+	if err := namespace.Do(userNS, sleeper.Start); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() })
@@ -298,7 +298,7 @@ func TestCleanSparesLiveRunsAndRemovesKilledOnes(t *testing.T) {
 	if got := labsOf(t, killed.Process.Pid); len(got) > 0 {
 		t.Errorf("the killed run's labs are left: %v", got)
 	}
-	if !netnsutil.Exists(userNS) || sleeper.ProcessState != nil || syscall.Kill(sleeper.Process.Pid, 0) != nil {
+	if !namespace.Exists(userNS) || sleeper.ProcessState != nil || syscall.Kill(sleeper.Process.Pid, 0) != nil {
 		t.Errorf("clean touched the user's namespace %s or its process", userNS)
 	}
 

@@ -20,7 +20,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/docker/engine"
 	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/lab/modes"
-	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/lab/owner"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/testutil"
@@ -86,7 +86,7 @@ func runIn(t *testing.T, ns, bin string, args ...string) (string, string, error)
 	cmd := exec.Command(bin, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := netnsutil.Do(ns, cmd.Start); err != nil {
+	if err := namespace.Do(ns, cmd.Start); err != nil {
 		t.Fatal(err)
 	}
 	err := cmd.Wait()
@@ -218,7 +218,7 @@ func checkEngineClean(t *testing.T, ns, host, url string) {
 	t.Helper()
 	// The client's connections are dialled on other threads: from ns
 	// through its dialer.
-	cli, err := client.NewClientWithOpts(client.WithHost(url), client.WithDialContext(netnsutil.Dialer(ns)), client.WithAPIVersionNegotiation())
+	cli, err := client.NewClientWithOpts(client.WithHost(url), client.WithDialContext(namespace.Dialer(ns)), client.WithAPIVersionNegotiation())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/testutil"
 )
 
@@ -79,7 +79,7 @@ func testCluster(t *testing.T, bin string) (kubeconfig, image string, down func(
 // namespaces, processes, state directories and cgroups.
 func assertClusterGone(t *testing.T, name string) {
 	t.Helper()
-	if left, _ := netnsutil.List("cnperf-" + name + "-"); len(left) > 0 {
+	if left, _ := namespace.List("cnperf-" + name + "-"); len(left) > 0 {
 		t.Errorf("cluster %s left namespaces %v", name, left)
 	}
 	for _, p := range []string{"/run/cnperf/k8s/" + name, "/var/lib/cnperf/k8s/" + name, "/sys/fs/cgroup/memory/cnperf-k8s/" + name} {

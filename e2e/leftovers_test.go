@@ -11,7 +11,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	"github.com/cnperf/cnperf/internal/lab/container"
+	"github.com/cnperf/cnperf/internal/lab/process"
 	"github.com/cnperf/cnperf/internal/lab/docker/engine"
 	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/lab/owner"
@@ -46,7 +46,7 @@ func labsNow() map[string]bool {
 			names[l.Name] = true
 		}
 	}
-	for _, n := range container.CgroupLabs() {
+	for _, n := range process.CgroupLabs() {
 		names[n] = true
 	}
 	if ls, err := engine.Labs(); err == nil {
@@ -98,7 +98,7 @@ func assertNothingLeft(t *testing.T, bin string) {
 			}
 		}
 	}
-	for _, n := range container.CgroupLabs() {
+	for _, n := range process.CgroupLabs() {
 		if judged(n) {
 			t.Errorf("cgroups of lab %s left", n)
 		}

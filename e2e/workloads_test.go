@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/container"
+	"github.com/cnperf/cnperf/internal/lab/process"
 	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/lab/modes"
-	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/lab/owner"
 	"github.com/cnperf/cnperf/internal/testutil"
 )
@@ -25,7 +25,7 @@ func lastJSON(t *testing.T, ns string, args ...string) map[string]any {
 	cmd := exec.Command(args[0], args[1:]...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := netnsutil.Do(ns, cmd.Run); err != nil {
+	if err := namespace.Do(ns, cmd.Run); err != nil {
 		t.Fatalf("%s in %s: %v\n%s", strings.Join(args[1:3], " "), ns, err, errb.String())
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -60,7 +60,7 @@ func TestSocketWorkloadsAcrossModes(t *testing.T) {
 			cli, _ := l.Endpoint("client")
 			host := strings.Split(srv.Internal, ":")[0]
 			for i, role := range []string{"stream", "rr", "udp"} {
-				p, err := container.Start(container.Spec{Lab: name, Name: role, NetNS: srv.NS, Container: srv.Container,
+				p, err := process.Start(process.Spec{Lab: name, Name: role, NetNS: srv.NS, Container: srv.Container,
 					Args: []string{bin, "serve", role, "--listen", fmt.Sprintf(":%d", 5201+i)}})
 				if err != nil {
 					t.Fatal(err)

@@ -8,10 +8,10 @@ import (
 	"os"
 
 	"github.com/cnperf/cnperf/internal/cli"
-	"github.com/cnperf/cnperf/internal/lab/container"
+	"github.com/cnperf/cnperf/internal/lab/process"
 )
 
 func main() {
-	container.AwaitStart() // a container's server waits until it is in its cgroups
+	process.AwaitStart() // a container's server waits until it is in its cgroups
 	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -229,7 +229,7 @@ func (d Dataset) Loss(series string, m Metric, n int) []LossBin {
 	return d.ratioBins(series, d.Reference, m, n)
 }
 
-// Impact is one layer's cost on top of the layer below it (seed 004).
+// Impact is one layer's cost on top of the layer below it (Kratzke 2015).
 type Impact struct {
 	Name, Formula string // Name: the layer, with " · run" when several runs
 	Over, Under   string // the series divided and the one it is divided by
@@ -237,7 +237,7 @@ type Impact struct {
 	Median        float64 // median of the bins' ratios (NaN bins left out)
 }
 
-// layers are seed 004's layered impacts. 004 divides transfer rates at
+// layers are Kratzke's (2015) layered impacts. Kratzke divides transfer rates at
 // message size m; here each is the ratio of two series' bin medians:
 //
 //	eq. 1  ∘trans(m) = trans∘(m) / trans□(m): container (Docker) over the
@@ -254,10 +254,10 @@ type Impact struct {
 // The modes are fixed, whatever the Dataset's Reference: eq. 1's □ is the
 // bare experiment.
 var layers = []struct{ name, over, under, eq string }{
-	{"container", "bridge", "bare", "004 eq. 1"},
-	{"overlay (SDN)", "overlay", "bridge", "004 eq. 4"},
-	{"encryption", "overlay-encrypted", "overlay", "004 eq. 5"},
-	{"overlay-userspace", "overlay-userspace", "bridge", "as 004 eq. 4"},
+	{"container", "bridge", "bare", "Kratzke 2015 eq. 1"},
+	{"overlay (SDN)", "overlay", "bridge", "Kratzke 2015 eq. 4"},
+	{"encryption", "overlay-encrypted", "overlay", "Kratzke 2015 eq. 5"},
+	{"overlay-userspace", "overlay-userspace", "bridge", "as Kratzke 2015 eq. 4"},
 }
 
 // Impacts returns the layered impacts (see layers) whose two series both
@@ -374,7 +374,7 @@ func (d Dataset) PairedRatio(series, under string, m Metric, n int) Paired {
 }
 
 // SplitRow compares a series with the reference for small and big messages
-// (seed 001, Tables II and III).
+// (Kratzke and Quint 2015, Tables II and III).
 type SplitRow struct {
 	Series       string
 	SmallN, BigN int // the series' samples below / from the split

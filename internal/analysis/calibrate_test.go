@@ -45,7 +45,7 @@ func uniformSizes(seed uint64, n, lo, hi int) []int {
 	return sizes
 }
 
-// kratzkeSizes are seed 004's apachebench sizes, 10 B to 1 MB.
+// kratzkeSizes are Kratzke's (2015) apachebench sizes, 10 B to 1 MB.
 var kratzkeSizes = func() []int {
 	var s []int
 	for _, decade := range []int{10, 100, 1000, 10000, 100000} {
@@ -66,7 +66,7 @@ func TestFitPathRecoversKnownPaths(t *testing.T) {
 		noise, stal float64
 	}{
 		{"lab bare, uniform sweep", uniformSizes(1, 2000, 10, 1000000), 3, 0.37, 1.2e9, 1, 0.05, 0.02},
-		{"m3.medium-like, seed 004's sizes", kratzkeSizes, 20, 1.2, 26e6, 1, 0.05, 0.02},
+		{"m3.medium-like, Kratzke's (2015) sizes", kratzkeSizes, 20, 1.2, 26e6, 1, 0.05, 0.02},
 		{"cross-region", kratzkeSizes, 10, 230, 5e6, 1, 0.03, 0.01},
 		{"concurrency 50", kratzkeSizes, 10, 62, 26.5e6, 50, 0.05, 0.02},
 		{"few samples, none small", uniformSizes(2, 120, 10, 1000000), 1, 0.5, 100e6, 1, 0.02, 0},

@@ -14,7 +14,7 @@ const (
 	segmentParam = "segment"
 )
 
-// HopTest is one test of a chain run (seed 002's hops): its headline
+// HopTest is one test of a chain run (Zismer's (2016) hops): its headline
 // against the hops from the first host, per series, and for latency the
 // sum of the segments on the way beside it.
 type HopTest struct {

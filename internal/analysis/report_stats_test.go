@@ -409,7 +409,7 @@ func TestImpacts(t *testing.T) {
 	d := fixture(t)
 	im := d.Impacts(lm, 2)
 	want := []analysis.LossBin{{Lo: 10, Hi: 20, Ratio: 2, N: 1, RefN: 2}, {Lo: 30, Hi: 40, Ratio: 2, N: 1, RefN: 1}} // overlay/bridge: 6/3, 100/50
-	if len(im) != 2 || !lossEqual(im[1].Bins, want) || im[1].Formula != "latency_overlay(m) / latency_bridge(m) (004 eq. 4)" {
+	if len(im) != 2 || !lossEqual(im[1].Bins, want) || im[1].Formula != "latency_overlay(m) / latency_bridge(m) (Kratzke 2015 eq. 4)" {
 		t.Errorf("Impacts(fixture) = %+v", im)
 	}
 }

@@ -37,7 +37,7 @@ func socketMetrics(name string) []SocketMetric {
 		return costMetrics
 	}
 	out := slices.Clip(w.Metrics())
-	// A fan-out test's figures per client container (seed 003's plots).
+	// A fan-out test's figures per client container (Bryzgalov's (2014) plots).
 	for _, m := range w.Metrics() {
 		if m.Key == w.Headline() {
 			out = append(out, SocketMetric{Key: "per_client", Title: m.Title + " per client container", Unit: m.Unit,
@@ -222,7 +222,7 @@ func cpuOver(cpu []cost.CPUSample, w Window) (all, busiest float64) {
 }
 
 // SocketStat is a metric's statistics over a series' repetitions, each
-// with its change against the reference series (seed 000's tables).
+// with its change against the reference series (the 2017 Coherence thesis's tables).
 type SocketStat struct {
 	N                  int
 	Min, Max, Mean, SD Change

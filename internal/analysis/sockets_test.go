@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/cost"
-	"github.com/cnperf/cnperf/internal/lab/container"
+	"github.com/cnperf/cnperf/internal/lab/process"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/workload/registry"
 )
@@ -38,8 +38,8 @@ func TestSocketCases(t *testing.T) {
 			"trans_per_s": 1000, "transactions": 100, "request_size": 10, "response_size": 10, "lost": 3,
 			"round_trip_us": map[string]any{"p50": 40, "p99": 90}, "one_way_us_half_rtt": map[string]any{"p50": 20}}),
 	}
-	use := func(cpu float64) container.Usage {
-		return container.Usage{Source: "proc", CPUSeconds: cpu, MemoryPeak: 2e6}
+	use := func(cpu float64) process.Usage {
+		return process.Usage{Source: "proc", CPUSeconds: cpu, MemoryPeak: 2e6}
 	}
 	costs := []record.Cost{
 		{Workload: "cost", Cell: 0, Client: use(1), Server: use(1)},

@@ -8,7 +8,7 @@ import (
 )
 
 // Change is a statistic with its change against the reference's value of
-// the same statistic (seed 000, Tables 7-15).
+// the same statistic (the 2017 Coherence thesis, Tables 7-15).
 type Change struct {
 	Value   float64
 	Percent float64 // (Value-RefValue)/RefValue*100; NaN without a reference, a NaN value or RefValue 0
@@ -134,7 +134,7 @@ func (d Dataset) Summary(m Metric, same float64, n int) []SummaryRow {
 	return rows
 }
 
-// DeviationRow is seed 004's Table I for one series.
+// DeviationRow is Kratzke's (2015) Table I for one series.
 type DeviationRow struct {
 	Series  string
 	Samples int   // successful samples

@@ -17,8 +17,8 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/lab/kube"
 	"github.com/cnperf/cnperf/internal/lab/modes"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/lab/netns"
-	"github.com/cnperf/cnperf/internal/lab/netnsutil"
 	"github.com/cnperf/cnperf/internal/spec"
 )
 
@@ -161,18 +161,18 @@ func newLabCmd(stdout, stderr io.Writer) *cobra.Command {
 			if inContainer {
 				ns = lab.ContainerNS(args[0], args[1])
 			}
-			if inContainer && !netnsutil.Exists(ns) {
+			if inContainer && !namespace.Exists(ns) {
 				// A docker-driver lab: the container is the host's sandbox.
 				if sb, err := engine.SandboxNetNS(args[0], args[1]); err == nil {
 					ns = sb
 				}
 			}
-			if !netnsutil.Exists(ns) {
+			if !namespace.Exists(ns) {
 				return usagef("no namespace %s: see `cnperf lab ls`", ns)
 			}
 			c := exec.Command(args[2], args[3:]...)
 			c.Stdin, c.Stdout, c.Stderr = os.Stdin, stdout, stderr
-			if err := netnsutil.Do(ns, c.Run); err != nil {
+			if err := namespace.Do(ns, c.Run); err != nil {
 				return fail(err)
 			}
 			return nil

@@ -24,7 +24,7 @@ const maxProfiles = 64
 func newMachineCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "machine",
-		Short: "Profile this machine by seed 001's seven features, and compare profiles by their similarity",
+		Short: "Profile this machine by Kratzke and Quint's (2015) seven features, and compare profiles by their similarity",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}

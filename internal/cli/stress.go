@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// newStressCmd burns a share of CPU, the cpu_stress condition (seed 002
+// newStressCmd burns a share of CPU, the cpu_stress condition (Zismer 2016
 // used stress-ng): each thread spins for share of every 10 ms period and
 // sleeps the rest, until SIGTERM; with --on/--off only in the on part of
 // each window. Pinned by its starter to a host's CPUs.

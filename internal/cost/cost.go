@@ -1,6 +1,6 @@
 // Package cost measures what a workload costs the machine: each process's
 // CPU (user and system) and peak memory from /proc, the CPU of every core
-// each second from /proc/stat (seed 000 found one core saturated while the
+// each second from /proc/stat (the 2017 Coherence thesis found one core saturated while the
 // average looked idle), the memory committed above what was committed
 // before the run (sar's kbcommit delta, from Committed_AS), and each cell's
 // load: what the machine ran besides the run, and what the hypervisor took

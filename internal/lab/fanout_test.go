@@ -12,11 +12,11 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/lab/modes"
-	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/testutil"
 )
 
-// fanOutClients is seed 003's largest fan-out: one server, 20 clients.
+// fanOutClients is Bryzgalov's (2014) largest fan-out: one server, 20 clients.
 const fanOutClients = 20
 
 // fanOut is a server and clients c1..cN placed by the hosts' counts of
@@ -42,7 +42,7 @@ func fanOut(clients ...int) lab.Topology {
 func echoIn(t *testing.T, ns, addr string) net.Listener {
 	t.Helper()
 	var ln net.Listener
-	if err := netnsutil.Do(ns, func() error {
+	if err := namespace.Do(ns, func() error {
 		var err error
 		ln, err = net.Listen("tcp4", addr)
 		return err
@@ -68,7 +68,7 @@ func echoIn(t *testing.T, ns, addr string) net.Listener {
 // echoFrom connects from ns to addr, sends msg and reads it back.
 func echoFrom(ns, addr, msg string) error {
 	var c net.Conn
-	if err := netnsutil.Do(ns, func() error {
+	if err := namespace.Do(ns, func() error {
 		var err error
 		c, err = net.DialTimeout("tcp4", addr, 3*time.Second)
 		return err
@@ -93,7 +93,7 @@ func echoFrom(ns, addr, msg string) error {
 	return nil
 }
 
-// TestFanOut builds seed 003's fan-out, a server and 20 client containers
+// TestFanOut builds Bryzgalov's (2014) fan-out, a server and 20 client containers
 // on one host, in every mode, and across two hosts (10 clients beside the
 // server, 10 on the other host) in every mode that crosses hosts: each
 // client connects to the server's Internal address and has a few bytes
@@ -121,7 +121,7 @@ func TestFanOut(t *testing.T) {
 					if err := drivers.Down(name); err != nil {
 						t.Errorf("lab down: %v", err)
 					}
-					if left, _ := netnsutil.List(lab.Prefix + name + "-"); len(left) > 0 {
+					if left, _ := namespace.List(lab.Prefix + name + "-"); len(left) > 0 {
 						t.Errorf("namespaces left after down: %v", left)
 					}
 				})

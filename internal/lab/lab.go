@@ -14,8 +14,8 @@ import (
 	"path/filepath"
 	"regexp"
 
-	"github.com/cnperf/cnperf/internal/lab/container"
 	"github.com/cnperf/cnperf/internal/lab/owner"
+	"github.com/cnperf/cnperf/internal/lab/process"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/spec/conditions"
 )
@@ -52,7 +52,7 @@ type Lab struct {
 
 	exe   string
 	logs  string
-	procs map[string]*container.Process
+	procs map[string]*process.Process
 }
 
 // Runtime is a driver's daemons for a lab; Check reports one that died.
@@ -247,20 +247,20 @@ func (l *Lab) StartCommand(name, ns string, cpus []int, argv, env []string) erro
 		defer f.Close() // the child holds its own descriptor
 		out = f
 	}
-	p, err := container.Start(container.Spec{Lab: l.Name, Name: name, NetNS: ns, Container: true, Daemon: true, CPUs: cpus,
+	p, err := process.Start(process.Spec{Lab: l.Name, Name: name, NetNS: ns, Container: true, Daemon: true, CPUs: cpus,
 		Args: argv, Env: env, Stdout: out, Stderr: out})
 	if err != nil {
 		return err
 	}
 	if l.procs == nil {
-		l.procs = map[string]*container.Process{}
+		l.procs = map[string]*process.Process{}
 	}
 	l.procs[name] = p
 	return nil
 }
 
 // Processes returns the processes the lab runs, by name.
-func (l *Lab) Processes() map[string]*container.Process { return l.procs }
+func (l *Lab) Processes() map[string]*process.Process { return l.procs }
 
 // Check reports a process of the lab's that has died.
 func (l *Lab) Check() error {
@@ -287,7 +287,7 @@ func Down(name string, ds ...Driver) error {
 			errs = append(errs, err)
 		}
 	}
-	if _, err := container.CleanCgroups(name); err != nil {
+	if _, err := process.CleanCgroups(name); err != nil {
 		errs = append(errs, err)
 	}
 	// A driver that could not remove its part (a cluster that did not
@@ -366,7 +366,7 @@ func Clean(all bool, ds ...Driver) (Cleaned, error) {
 	// Cgroups and mode state of labs with nothing else left: their owner
 	// died between removing the lab and these.
 	orphans := map[string]bool{}
-	for _, name := range container.CgroupLabs() {
+	for _, name := range process.CgroupLabs() {
 		orphans[name] = true
 	}
 	for _, name := range stateLabs() {
@@ -376,7 +376,7 @@ func Clean(all bool, ds ...Driver) (Cleaned, error) {
 		if keep[name] || ValidName(name) != nil {
 			continue
 		}
-		_, cerr := container.CleanCgroups(name)
+		_, cerr := process.CleanCgroups(name)
 		serr := removeState(name)
 		if cerr != nil || serr != nil {
 			errs = append(errs, cerr, serr)

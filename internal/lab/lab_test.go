@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/container"
 	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/lab/modes"
-	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
+	"github.com/cnperf/cnperf/internal/lab/process"
 	"github.com/cnperf/cnperf/internal/spec/conditions"
 	"github.com/cnperf/cnperf/internal/testutil"
 )
@@ -25,7 +25,7 @@ import (
 func listenIn(t *testing.T, ns, addr, greeting string) net.Listener {
 	t.Helper()
 	var ln net.Listener
-	err := netnsutil.Do(ns, func() error {
+	err := namespace.Do(ns, func() error {
 		var err error
 		ln, err = net.Listen("tcp4", addr)
 		return err
@@ -49,7 +49,7 @@ func listenIn(t *testing.T, ns, addr, greeting string) net.Listener {
 // dialFrom connects from inside a namespace and returns what the peer says.
 func dialFrom(ns, addr string) (string, error) {
 	var conn net.Conn
-	err := netnsutil.Do(ns, func() error {
+	err := namespace.Do(ns, func() error {
 		var err error
 		conn, err = net.DialTimeout("tcp4", addr, 3*time.Second)
 		return err
@@ -65,7 +65,7 @@ func dialFrom(ns, addr string) (string, error) {
 
 func linkMTU(t *testing.T, ns, link string) int {
 	t.Helper()
-	h, err := netnsutil.Handle(ns)
+	h, err := namespace.Handle(ns)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestModesReachability(t *testing.T) {
 				if err := drivers.Down(name); err != nil {
 					t.Errorf("lab down: %v", err)
 				}
-				if left, _ := netnsutil.List(lab.Prefix + name + "-"); len(left) > 0 {
+				if left, _ := namespace.List(lab.Prefix + name + "-"); len(left) > 0 {
 					t.Errorf("namespaces left after down: %v", left)
 				}
 				if _, err := os.Stat(filepath.Join(lab.StateRoot, name)); !errors.Is(err, os.ErrNotExist) {
@@ -206,7 +206,7 @@ func TestUpRejectsBadInputAndLeavesNothing(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v, want it to mention %q", err, c.want)
 			}
-			if left, _ := netnsutil.List(lab.Prefix + c.cfg.Name + "-"); len(left) > 0 {
+			if left, _ := namespace.List(lab.Prefix + c.cfg.Name + "-"); len(left) > 0 {
 				t.Errorf("left behind: %v", left)
 			}
 		})
@@ -229,7 +229,7 @@ func TestDownIsIdempotent(t *testing.T) {
 			t.Fatalf("down #%d: %v", i+1, err)
 		}
 	}
-	if left, _ := netnsutil.List(lab.Prefix + name + "-"); len(left) > 0 {
+	if left, _ := namespace.List(lab.Prefix + name + "-"); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
 	}
 }
@@ -269,7 +269,7 @@ func TestPeersWithPublishedUDP(t *testing.T) {
 			host, _, _ := net.SplitHostPort(server.Internal)
 			udp := fmt.Sprint(9101 + server.PortShift) // a second slot's ports are shifted
 			var pc net.PacketConn
-			if err := netnsutil.Do(server.NS, func() error {
+			if err := namespace.Do(server.NS, func() error {
 				var err error
 				pc, err = net.ListenPacket("udp4", ":"+udp)
 				return err
@@ -288,7 +288,7 @@ func TestPeersWithPublishedUDP(t *testing.T) {
 				}
 				got <- string(buf[:n])
 			}()
-			if err := netnsutil.Do(client.NS, func() error {
+			if err := namespace.Do(client.NS, func() error {
 				c, err := net.Dial("udp4", net.JoinHostPort(host, udp))
 				if err != nil {
 					return err
@@ -316,7 +316,7 @@ func routerPackets(t *testing.T, l *lab.Lab) map[string]uint64 {
 			continue
 		}
 		h, _ := l.Host(ep.Host)
-		nh, err := netnsutil.Handle(h.NS)
+		nh, err := namespace.Handle(h.NS)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -418,7 +418,7 @@ func TestCoresCondition(t *testing.T) {
 		}
 	}
 	ep, _ := l.Endpoint("s2")
-	srv, err := container.Start(container.Spec{Lab: name, Name: "srv", NetNS: ep.NS, Container: true, CPUs: l.HostCPUs(),
+	srv, err := process.Start(process.Spec{Lab: name, Name: "srv", NetNS: ep.NS, Container: true, CPUs: l.HostCPUs(),
 		Args: []string{testutil.Binary(t), "pause"}})
 	if err != nil {
 		t.Fatal(err)
@@ -447,7 +447,7 @@ func ovsPackets(t *testing.T, l *lab.Lab, host string) uint64 {
 		return 0
 	}
 	h, _ := l.Host(host)
-	nh, err := netnsutil.Handle(h.NS)
+	nh, err := namespace.Handle(h.NS)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/lab/container"
+	"github.com/cnperf/cnperf/internal/lab/process"
 )
 
 // Proc is a server or client process as the runner handles it, wherever
@@ -14,7 +14,7 @@ type Proc interface {
 	Done() <-chan struct{}
 	Exited() (bool, error)
 	Stop(grace time.Duration) error
-	Usage() (container.Usage, error)
+	Usage() (process.Usage, error)
 }
 
 // Launcher is a Runtime that runs the workload's processes itself, where

@@ -52,7 +52,7 @@ func ClientServers(hosts []string, peers bool) Topology {
 }
 
 // OneHost is the topology of endpoints that all run on one host, by role
-// (seed 003: a server and its client containers side by side).
+// (Bryzgalov 2014: a server and its client containers side by side).
 func OneHost(host string, roles ...string) Topology {
 	spec := HostSpec{Name: host}
 	for _, r := range roles {

@@ -9,8 +9,8 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/lab/modes"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/lab/netns"
-	"github.com/cnperf/cnperf/internal/lab/netnsutil"
 	"github.com/cnperf/cnperf/internal/lab/owner"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/workload/stream"
@@ -71,7 +71,7 @@ func streamOnce(ctx context.Context, l *lab.Lab, d time.Duration) (float64, erro
 	}
 	var srv *stream.Server
 	// A socket made on a thread in a namespace stays in it.
-	if err := netnsutil.Do(srvEP.NS, func() error {
+	if err := namespace.Do(srvEP.NS, func() error {
 		var err error
 		srv, err = stream.Listen(srvEP.Listen, 1, nil)
 		return err
@@ -82,7 +82,7 @@ func streamOnce(ctx context.Context, l *lab.Lab, d time.Duration) (float64, erro
 	served := make(chan struct{})
 	go func() { _ = srv.Serve(sctx); close(served) }()
 	defer func() { stop(); <-served }()
-	res, err := stream.Run(ctx, stream.Config{Addr: srvEP.Internal, Duration: d, Omit: networkWarmUp, Dial: netnsutil.Dialer(cliEP.NS)}, nil)
+	res, err := stream.Run(ctx, stream.Config{Addr: srvEP.Internal, Duration: d, Omit: networkWarmUp, Dial: namespace.Dialer(cliEP.NS)}, nil)
 	if err != nil {
 		return 0, fmt.Errorf("stream test: %w", err)
 	}

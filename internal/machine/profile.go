@@ -1,4 +1,4 @@
-// Package machine profiles a machine by seed 001's EasyCompare features
+// Package machine profiles a machine by Kratzke and Quint's (2015) EasyCompare features
 // (threads, processing time, memory size and bandwidth, disk read and
 // write, network transfer) and compares profiles by their similarity, so
 // that runs on different machines are compared only when the machines are.

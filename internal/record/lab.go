@@ -42,7 +42,7 @@ type Lab struct {
 type Topology struct {
 	Hosts []HostSpec `json:"hosts"`
 	// Chain lays the hosts in a line, in this order: each reaches only its
-	// neighbours, over a link of its own (seed 002's hop chain); the
+	// neighbours, over a link of its own (Zismer's (2016) hop chain); the
 	// driver records the segments in Lab.Chain.
 	Chain bool `json:"chain,omitempty"`
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/cnperf/cnperf/internal/report/figure"
 )
 
-// addCost adds each run's cost table (seed 000: CPU and memory per mode)
+// addCost adds each run's cost table (the 2017 Coherence thesis: CPU and memory per mode)
 // and its CPU per core over time.
 func (r *Report) addCost() {
 	for ri, run := range r.Runs {

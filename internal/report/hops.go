@@ -9,7 +9,7 @@ import (
 	"github.com/cnperf/cnperf/internal/report/figure"
 )
 
-// addHops adds, for a run over a chain of hosts, seed 002's figures 15
+// addHops adds, for a run over a chain of hosts, Zismer's (2016) figures 15
 // and 16: per test its headline against the hops from the first host,
 // and for latency the sum of the segments on the way beside it, with a
 // table of both. Runs without a chain add nothing.
@@ -31,9 +31,9 @@ func (r *Report) addHops(cases []analysis.SocketCase, series []string) {
 			Columns: []string{"mode", "hops", ht.Metric.Title + " (" + ht.Metric.Unit + ")", "× one hop"}}
 		if latency {
 			t.Columns = append(t.Columns, "sum of the segments ("+ht.Metric.Unit+")", "measured − sum ("+ht.Metric.Unit+")", "added per hop past the first ("+ht.Metric.Unit+")")
-			t.Caption = "Mean ± sample standard deviation over the repetitions from the first host's container to the one so many hops away, beside the sum of the segments' means on the way (each segment measured alone, host i to host i+1; segment 1 is the one-hop case), as seed 002's figure 15. Measured less the sum is what crossing the hosts costs beyond their links; a segment alone also pays both ends' own work, which a longer path pays once, so where that work outweighs the links the sum overstates the path. Added per hop: (k hops − 1 hop) / (k − 1), what each host crossed adds."
+			t.Caption = "Mean ± sample standard deviation over the repetitions from the first host's container to the one so many hops away, beside the sum of the segments' means on the way (each segment measured alone, host i to host i+1; segment 1 is the one-hop case), as Zismer's (2016) figure 15. Measured less the sum is what crossing the hosts costs beyond their links; a segment alone also pays both ends' own work, which a longer path pays once, so where that work outweighs the links the sum overstates the path. Added per hop: (k hops − 1 hop) / (k − 1), what each host crossed adds."
 		} else {
-			t.Caption = "Mean ± sample standard deviation over the repetitions from the first host's container to the one so many hops away, and the share of the one-hop figure left (seed 002's figure 16)."
+			t.Caption = "Mean ± sample standard deviation over the repetitions from the first host's container to the one so many hops away, and the share of the one-hop figure left (Zismer's (2016) figure 16)."
 		}
 		measured := map[string]*figure.BarSeries{}
 		summed := map[string]*figure.BarSeries{}

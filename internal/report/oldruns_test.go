@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// Runs written by cnperf before its packages were reorganised (issue 11)
+// Runs written by cnperf before its packages were reorganised
 // must still load and report the same tables and summary. testdata holds
 // two such runs (ping-pong with two instances per lab, and every socket
 // workload) and what that cnperf printed and wrote for them; only the

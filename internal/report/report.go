@@ -37,7 +37,7 @@ var SizeAxes = []string{"auto", "log", "linear"}
 // from 1 B to 500 kB spans one (its sizes lie mostly above 25 kB).
 const logSizeDecades = 2
 
-// DefaultOptions are the papers' choices: 3 x the receive window (seed 001).
+// DefaultOptions are the papers' choices: 3 x the receive window (Kratzke and Quint 2015).
 func DefaultOptions() Options {
 	return Options{Bins: 100, SplitK: 3, Same: 2, Smooth: 5, SizeAxis: "auto"}
 }
@@ -348,7 +348,7 @@ func (r *Report) addFigures(d analysis.Dataset, o Options) {
 		}
 		r.add("fig-"+key, m.Title+" against message size", fmt.Sprintf("%s of every mode against message size.%s%s", m.Title, bands, window), c)
 	}
-	// One plot per series and metric, with the raw points (seed 001, Figure 3).
+	// One plot per series and metric, with the raw points (Kratzke and Quint 2015, Figure 3).
 	for _, key := range []string{"transfer", "latency", "rps"} {
 		m, _ := analysis.MetricByKey(key)
 		for i, s := range d.Series {
@@ -366,7 +366,7 @@ func (r *Report) addFigures(d analysis.Dataset, o Options) {
 	if d.Reference == "" {
 		return
 	}
-	// Loss plots (seed 001, Figures 4 and 6): medians relative to the reference.
+	// Loss plots (Kratzke and Quint 2015, Figures 4 and 6): medians relative to the reference.
 	one := 1.0
 	for _, key := range []string{"transfer", "latency"} {
 		m, _ := analysis.MetricByKey(key)
@@ -385,7 +385,7 @@ func (r *Report) addFigures(d analysis.Dataset, o Options) {
 		r.add("fig-loss-"+key, m.Title+" relative to "+d.Reference,
 			fmt.Sprintf("Each mode's median %s divided by %s's median, %s; 100 %% = no difference.%s", strings.ToLower(m.Title), d.Reference, groups, window), c)
 	}
-	// Layered impacts (seed 004, equations 1-5).
+	// Layered impacts (Kratzke 2015, equations 1-5).
 	tm, _ := analysis.MetricByKey("transfer")
 	imps := d.Impacts(tm, o.Bins)
 	if len(imps) > 0 {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/cost"
-	"github.com/cnperf/cnperf/internal/lab/container"
+	"github.com/cnperf/cnperf/internal/lab/process"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/report/figure"
 	"github.com/cnperf/cnperf/internal/spec"
@@ -195,8 +195,8 @@ func BenchmarkReport200k(b *testing.B) {
 func TestCostTableAndCPUFigure(t *testing.T) {
 	run := synthetic([]string{"bare", "overlay"}, 200, 6)
 	run.Meta.Modes = []record.ModeMeta{
-		{Mode: "bare", Bytes: 2e9, Usage: map[string]container.Usage{"ping": {Source: "proc", CPUSeconds: 3, UserSeconds: 1, SystemSeconds: 2, MemoryPeak: 20e6}, "pong": {Source: "proc", CPUSeconds: 1}}},
-		{Mode: "overlay", Bytes: 2e9, Usage: map[string]container.Usage{"ping": {Source: "cgroup", CPUSeconds: 4}, "pong": {Source: "cgroup", CPUSeconds: 2}}},
+		{Mode: "bare", Bytes: 2e9, Usage: map[string]process.Usage{"ping": {Source: "proc", CPUSeconds: 3, UserSeconds: 1, SystemSeconds: 2, MemoryPeak: 20e6}, "pong": {Source: "proc", CPUSeconds: 1}}},
+		{Mode: "overlay", Bytes: 2e9, Usage: map[string]process.Usage{"ping": {Source: "cgroup", CPUSeconds: 4}, "pong": {Source: "cgroup", CPUSeconds: 2}}},
 	}
 	run.Meta.Memory = &record.MemoryMeta{CommittedBefore: 100e6, CommittedPeak: 150e6, CommittedDelta: 50e6}
 	t0 := time.Unix(1000, 0)

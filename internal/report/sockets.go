@@ -12,9 +12,9 @@ import (
 )
 
 // addSockets adds the socket tests' figures and tables: per test, bar
-// charts of each metric's mean ± SD per mode and swept value (seed 002),
+// charts of each metric's mean ± SD per mode and swept value (Zismer 2016),
 // and per case a table with every metric's change against the reference
-// (seed 000, Tables 7-15).
+// (the 2017 Coherence thesis, Tables 7-15).
 func (r *Report) addSockets(cases []analysis.SocketCase, series []string, o Options) {
 	// Cases of one test, in order: a test's sweep values form one chart.
 	var tests [][]analysis.SocketCase
@@ -94,10 +94,10 @@ func (r *Report) addSockets(cases []analysis.SocketCase, series []string, o Opti
 			r.Tables = append(r.Tables, t)
 		}
 	}
-	// Seed 000's summary: min, max, mean and SD per metric and mode.
+	// the 2017 Coherence thesis's summary: min, max, mean and SD per metric and mode.
 	for i, c := range cases {
 		t := Table{ID: fmt.Sprintf("tab-summary-case%d", i), Title: "Summary: " + c.Label,
-			Caption: "Over the repetitions, per metric and mode: minimum, maximum, mean and sample standard deviation, each with its change against the reference's same statistic (as seed 000's Tables 7-15; for counts, such as retransmits or lost datagrams, the difference of the counts); " +
+			Caption: "Over the repetitions, per metric and mode: minimum, maximum, mean and sample standard deviation, each with its change against the reference's same statistic (as the 2017 Coherence thesis's Tables 7-15; for counts, such as retransmits or lost datagrams, the difference of the counts); " +
 				"the 95 % interval of the mean's change, from the repetitions, each paired with the reference's, and the variance between lab instances, pooled over the modes (docs/report.md).",
 			Columns: []string{"metric", "mode", "n", "min", "max", "mean", "SD", "mean: 95 % CI"}}
 		for _, m := range c.Metrics {

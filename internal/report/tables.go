@@ -74,7 +74,7 @@ func (r *Report) addRunsTable() {
 }
 
 func (r *Report) addTables(d analysis.Dataset, o Options) {
-	// Summary tables (seed 000, Tables 7-15).
+	// Summary tables (the 2017 Coherence thesis, Tables 7-15).
 	r.metricsShown = metrics(d, r)
 	for _, m := range r.metricsShown {
 		t := Table{ID: "tab-summary-" + m.Key, Title: fmt.Sprintf("%s (%s), %s", m.Title, m.Unit, subtitle(m)),
@@ -87,7 +87,7 @@ func (r *Report) addTables(d analysis.Dataset, o Options) {
 		r.Tables = append(r.Tables, t)
 	}
 
-	// Small and big messages (seed 001, Tables II and III).
+	// Small and big messages (Kratzke and Quint 2015, Tables II and III).
 	if d.Reference != "" && r.Split > 0 {
 		g := d.Grouping(o.Bins)
 		cut := ", the group at the split cut in two"
@@ -109,7 +109,7 @@ func (r *Report) addTables(d analysis.Dataset, o Options) {
 		r.Notes = append(r.Notes, "no TCP receive window in the runs' metadata: the small/big split is left out")
 	}
 
-	// Deviation (seed 004, Table I).
+	// Deviation (Kratzke 2015, Table I).
 	tm, _ := analysis.MetricByKey("transfer")
 	dev := Table{ID: "tab-deviation", Title: "Relative standard deviation of transfer rate",
 		Caption: "Per message size with at least two samples, the sample standard deviation over the mean; minimum, average and maximum over sizes, with the data volume.",

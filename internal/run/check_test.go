@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/container"
+	"github.com/cnperf/cnperf/internal/lab/process"
 )
 
 // deadAfter is a runtime whose daemon is found dead from a moment on.
@@ -33,9 +33,9 @@ func (p *exitedProc) Done() <-chan struct{} {
 	close(c)
 	return c
 }
-func (p *exitedProc) Exited() (bool, error)           { p.calls.Add(1); return true, p.err }
-func (p *exitedProc) Stop(time.Duration) error        { return nil }
-func (p *exitedProc) Usage() (container.Usage, error) { return container.Usage{}, nil }
+func (p *exitedProc) Exited() (bool, error)         { p.calls.Add(1); return true, p.err }
+func (p *exitedProc) Stop(time.Duration) error      { return nil }
+func (p *exitedProc) Usage() (process.Usage, error) { return process.Usage{}, nil }
 
 // TestCheckNamesTheDeadDaemon: a server whose engine died sees its
 // connection break before the daemon's reaper has run; check reports the

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/poll"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/spec"
@@ -116,7 +116,7 @@ func (p *pingPong) runCell(ctx context.Context, e *env, chunk int, cell *record.
 		Target:      "http://" + ping.External,
 		Concurrency: pp.Concurrency,
 		Timeout:     pp.Timeout,
-		Dial:        netnsutil.Dialer(siege.NS),
+		Dial:        namespace.Dialer(siege.NS),
 	}, reqs, emit)
 }
 
@@ -170,7 +170,7 @@ func (p *pingPong) waitReady(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil, DialContext: netnsutil.Dialer(siege.NS), DisableKeepAlives: true}}
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil, DialContext: namespace.Dialer(siege.NS), DisableKeepAlives: true}}
 	url := "http://" + ping.External + "/ping/4"
 	var last error
 	answered := false // ping answered, but not the protocol

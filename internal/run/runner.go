@@ -21,15 +21,15 @@ import (
 	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/cost"
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/container"
 	"github.com/cnperf/cnperf/internal/lab/docker"
 	"github.com/cnperf/cnperf/internal/lab/docker/dockerrun"
 	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/lab/kube"
 	"github.com/cnperf/cnperf/internal/lab/modes"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/lab/netns"
-	"github.com/cnperf/cnperf/internal/lab/netnsutil"
 	"github.com/cnperf/cnperf/internal/lab/owner"
+	"github.com/cnperf/cnperf/internal/lab/process"
 	"github.com/cnperf/cnperf/internal/lab/sysinfo"
 	"github.com/cnperf/cnperf/internal/poll"
 	"github.com/cnperf/cnperf/internal/record"
@@ -68,7 +68,7 @@ type env struct {
 }
 
 // proc is a server or client process of any driver: a process or
-// container in a namespace (container.Process), a Docker container or exec
+// container in a namespace (process.Process), a Docker container or exec
 // (dockerrun), or an exec in a pod (the kubernetes driver's Launcher).
 type proc = lab.Proc
 
@@ -264,7 +264,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		mm := record.ModeMeta{Mode: key, Setup: name, Instance: inst, Driver: driver, Summary: m.Summary(), Lab: &e.lab.Lab, Conditions: pl.Conditions}
 		first := e.lab.Hosts[0].NS
-		nss, _ := netnsutil.List(lab.Prefix + e.lab.Name + "-")
+		nss, _ := namespace.List(lab.Prefix + e.lab.Name + "-")
 		if e.lab.Local {
 			nss = append(nss, first)
 		}
@@ -551,7 +551,7 @@ func (e *env) startClient(name string, ep lab.Endpoint, args []string, stdout, s
 		}
 		return dockerrun.StartExec(w, args[1:], stdout, stderr)
 	}
-	return container.Start(container.Spec{Lab: e.lab.Name, Name: name, NetNS: ep.NS, Container: ep.Container,
+	return process.Start(process.Spec{Lab: e.lab.Name, Name: name, NetNS: ep.NS, Container: ep.Container,
 		Args: args, Stdout: stdout, Stderr: stderr, CPUs: e.lab.HostCPUs()})
 }
 
@@ -602,7 +602,7 @@ func (e *env) startServerImage(role string, ep lab.Endpoint, argv []string, imag
 		return err
 	}
 	defer logf.Close() // the child holds its own descriptor
-	proc, err := container.Start(container.Spec{Lab: e.lab.Name, Name: role, NetNS: ep.NS, Container: ep.Container,
+	proc, err := process.Start(process.Spec{Lab: e.lab.Name, Name: role, NetNS: ep.NS, Container: ep.Container,
 		Args: argv, Stdout: logf, Stderr: logf, CPUs: e.lab.HostCPUs()})
 	if err != nil {
 		return fmt.Errorf("%s server %q: %w", role, argv[0], err)
@@ -686,7 +686,7 @@ func teardown(envs map[string]*env, meta *record.Meta, out io.Writer) {
 		for role, p := range procs {
 			if u, err := p.Usage(); err == nil {
 				if mm.Usage == nil {
-					mm.Usage = map[string]container.Usage{}
+					mm.Usage = map[string]process.Usage{}
 				}
 				mm.Usage[role] = u
 			}

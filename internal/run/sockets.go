@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/container"
-	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
+	"github.com/cnperf/cnperf/internal/lab/process"
 	"github.com/cnperf/cnperf/internal/poll"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/spec"
@@ -205,7 +205,7 @@ func (t *socketTests) start(ctx context.Context, e *env, exe, logs string) error
 			if b, ok := e.procs[srv.name].(lab.Bounder); ok {
 				return b.Bound(srv.port, srv.proto), nil
 			}
-			return netnsutil.Bound(e.procs[srv.name].PID(), srv.port, srv.proto), nil
+			return namespace.Bound(e.procs[srv.name].PID(), srv.port, srv.proto), nil
 		})
 		if errors.Is(err, poll.ErrTimeout) {
 			return fmt.Errorf("%s did not bind port %d within 10s; see logs/%s", srv.name, srv.port, e.logName(srv.name))
@@ -310,7 +310,7 @@ func (t *socketTests) runCell(ctx context.Context, e *env, u int, cell *record.C
 		c = c.FitTo(mtu)
 	}
 	w := c.Workload()
-	serverBefore := map[string]container.Usage{}
+	serverBefore := map[string]process.Usage{}
 	for _, r := range runs {
 		name := serverName(w.Server().Role, r.server.Role, t.named())
 		if _, ok := serverBefore[name]; !ok {
@@ -402,7 +402,7 @@ func (t *socketTests) runCell(ctx context.Context, e *env, u int, cell *record.C
 			_ = r.p.Stop(5 * time.Second) // SIGTERM first: the client prints what it has
 		}
 	}
-	var clientUse container.Usage
+	var clientUse process.Usage
 	var failed []string
 	for _, r := range started {
 		_, exitErr := r.p.Exited()
@@ -414,7 +414,7 @@ func (t *socketTests) runCell(ctx context.Context, e *env, u int, cell *record.C
 			failed = append(failed, fmt.Sprintf("%s: %v: %s", r.run.name, exitErr, lastLine(r.stderr.String())))
 		}
 	}
-	var serverUse container.Usage
+	var serverUse process.Usage
 	for name, before := range serverBefore {
 		su, _ := e.procs[name].Usage()
 		su.CPUSeconds -= before.CPUSeconds
@@ -448,7 +448,7 @@ func (t *socketTests) runCell(ctx context.Context, e *env, u int, cell *record.C
 // addUsage adds u to sum: CPU over the cell adds up over processes, and so
 // does their peak memory (they ran at once; an upper bound of the peak of
 // the sum).
-func addUsage(sum *container.Usage, u container.Usage) {
+func addUsage(sum *process.Usage, u process.Usage) {
 	if sum.Source == "" {
 		sum.Source = u.Source
 	}
@@ -475,7 +475,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // by: a connected UDP socket picks the route and sends nothing.
 func pathMTU(ns, host string) (int, error) {
 	var mtu int
-	err := netnsutil.Do(ns, func() error {
+	err := namespace.Do(ns, func() error {
 		c, err := net.Dial("udp", net.JoinHostPort(host, "9"))
 		if err != nil {
 			return err

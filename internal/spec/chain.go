@@ -8,7 +8,7 @@ import (
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
-// Chain lays a socket lab's hosts in a line (seed 002's hop chain): hosts
+// Chain lays a socket lab's hosts in a line (Zismer's (2016) hop chain): hosts
 // h1..hN, each reaching only its neighbours, one container on each. Every
 // test runs from h1's container to each other host's (a case per target,
 // swept as "hops"), and rr tests also over each segment alone (h_i to

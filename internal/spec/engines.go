@@ -12,7 +12,7 @@ import (
 )
 
 // Engines runs the docker driver on Docker Engines of other machines
-// (issue 13): each lab host that carries endpoints is a machine whose
+// : each lab host that carries endpoints is a machine whose
 // engine cnperf reaches at a URL; a host without endpoints (ping-pong's
 // siege) is the machine cnperf runs on. cnperf forms a swarm of them for
 // the overlay, or uses the one they form (swarm: join).

@@ -9,7 +9,7 @@ import (
 )
 
 // Kubernetes says which cluster the kubernetes driver runs on and with
-// which image (issue 13). Flags (--kubeconfig, --context, --image,
+// which image. Flags (--kubeconfig, --context, --image,
 // --image-pull-policy, --nodes) override it.
 type Kubernetes struct {
 	// Kubeconfig and Context pick the cluster (empty: $KUBECONFIG or

@@ -8,7 +8,7 @@ import (
 
 // Placement is where a socket lab's containers run: Servers server
 // containers and Clients client containers, all on one host (Hosts
-// "same", seed 003's inter-container tests) or the servers on one host and
+// "same", Bryzgalov's (2014) inter-container tests) or the servers on one host and
 // the clients on another ("apart", the default). Each test then runs on as
 // many of them as it says (workload.Test's clients, servers, pairs,
 // processes).

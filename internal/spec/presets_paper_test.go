@@ -2,7 +2,7 @@ package spec
 
 import "testing"
 
-// TestSeed004Concurrency: seed 004's presets keep 50 requests in flight,
+// TestSeed004Concurrency: Kratzke's (2015) presets keep 50 requests in flight,
 // as the paper's apachebench runs did (ab -c 50).
 func TestSeed004Concurrency(t *testing.T) {
 	for _, name := range []string{"seed004", "seed004-zones"} {

@@ -11,7 +11,7 @@ import (
 )
 
 // Servers names another implementation of the ping-pong protocol to run in
-// place of cnperf's servers (seed 001 found that the HTTP library shapes the
+// place of cnperf's servers (Kratzke and Quint 2015 found that the HTTP library shapes the
 // curves as much as the network). A role left out runs cnperf's server.
 //
 // On the netns driver Ping and Pong are argv, run in the endpoint's

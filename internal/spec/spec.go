@@ -54,13 +54,13 @@ type Spec struct {
 	// mode for a whole run, and only several instances show that spread.
 	Instances int `yaml:"instances,omitempty" json:"instances,omitempty"`
 	// Placement, for socket tests, says where their containers run: how
-	// many servers and clients, on one host or two (seed 003's fan-out).
+	// many servers and clients, on one host or two (Bryzgalov's (2014) fan-out).
 	Placement *Placement `yaml:"placement,omitempty" json:"placement,omitempty"`
 	// Calibrate derives conditions.bandwidth and zone_delay from a
 	// reference run when the run starts (calibrate.go).
 	Calibrate *Calibrate `yaml:"calibrate,omitempty" json:"calibrate,omitempty"`
 	// Chain, for socket tests, lays the hosts in a line and runs every test
-	// from the first host's container to each other's (seed 002's hops).
+	// from the first host's container to each other's (Zismer's (2016) hops).
 	Chain *Chain `yaml:"chain,omitempty" json:"chain,omitempty"`
 	// Engines runs the docker driver on engines of other machines, one per
 	// lab host (engines.go).
@@ -200,7 +200,7 @@ func (p PingPong) Plan() pingpong.PlanConfig {
 }
 
 // DefaultModes are the modes a spec without modes compares: the five of
-// seed 000. Whether a name is a mode at all is the mode registry's to say
+// the 2017 Coherence thesis. Whether a name is a mode at all is the mode registry's to say
 // (modes.Check), so that a stored spec loads whatever modes exist today.
 var DefaultModes = []string{"bare", "host", "bridge", "macvlan", "overlay"}
 

@@ -34,7 +34,7 @@ type Test struct {
 	Count    int64         `yaml:"count,omitempty" json:"count,omitempty"`       // datagram: packets
 	Timeout  time.Duration `yaml:"timeout,omitempty" json:"timeout,omitempty"`   // rr
 	// FitMTU (rr) sets request and response to the path MTU − 32 in each
-	// mode (1468 bytes on 1500, 1418 on the 1450-byte overlay), as seed 000
+	// mode (1468 bytes on 1500, 1418 on the 1450-byte overlay), as the 2017 Coherence thesis
 	// chose by hand so that no packet fragments.
 	FitMTU bool `yaml:"fit_mtu,omitempty" json:"fit_mtu,omitempty"`
 	// BusyPoll (rr) spins the client's workers on non-blocking calls
@@ -45,7 +45,7 @@ type Test struct {
 	Copy        bool   `yaml:"copy,omitempty" json:"copy,omitempty"`
 	Repetitions int    `yaml:"repetitions,omitempty" json:"repetitions,omitempty"`
 	Sweep       *Sweep `yaml:"sweep,omitempty" json:"sweep,omitempty"`
-	// Fan-out (seed 003), for every workload, over a spec's placement:
+	// Fan-out (Bryzgalov 2014), for every workload, over a spec's placement:
 	// Clients client containers run the test at once (0: every one the
 	// placement has), client i against server i mod Servers (0: one
 	// server; Pairs: as many servers as clients), each running Processes

@@ -12,9 +12,9 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/cnperf/cnperf/internal/lab/delayline"
-	"github.com/cnperf/cnperf/internal/lab/netbuild"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
+	"github.com/cnperf/cnperf/internal/lab/netdev"
 	"github.com/cnperf/cnperf/internal/lab/netns"
-	"github.com/cnperf/cnperf/internal/lab/netnsutil"
 	"github.com/cnperf/cnperf/internal/lab/owner"
 	"github.com/cnperf/cnperf/internal/testutil"
 )
@@ -58,11 +58,11 @@ func newRig(t *testing.T, cfg delayline.Config) *rig {
 	mark := netns.Mark{Lab: testLab, Mode: "test", Owner: self}.String()
 	r := &rig{a: ns("a"), b: ns("b"), m: ns("m")}
 	for _, n := range []string{r.a, r.b, r.m} {
-		if err := netnsutil.Create(n, mark); err != nil {
+		if err := namespace.Create(n, mark); err != nil {
 			t.Fatal(err)
 		}
 	}
-	b := netbuild.B{Lab: testLab}
+	b := netdev.B{Lab: testLab}
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -88,7 +88,7 @@ func newRig(t *testing.T, cfg delayline.Config) *rig {
 		cfg.QueueBytes = 16 << 20
 	}
 	cfg.Seed = 1
-	must(netnsutil.Do(r.m, func() error {
+	must(namespace.Do(r.m, func() error {
 		var err error
 		r.line, err = delayline.Open(cfg)
 		return err
@@ -112,7 +112,7 @@ func (r *rig) stop() {
 
 func mac(t *testing.T, n string) net.HardwareAddr {
 	t.Helper()
-	h, err := netnsutil.Handle(n)
+	h, err := namespace.Handle(n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func mac(t *testing.T, n string) net.HardwareAddr {
 }
 
 func neigh(n string, ip net.IP, hw net.HardwareAddr) error {
-	h, err := netnsutil.Handle(n)
+	h, err := namespace.Handle(n)
 	if err != nil {
 		return err
 	}
@@ -141,7 +141,7 @@ func neigh(n string, ip net.IP, hw net.HardwareAddr) error {
 func udp(t *testing.T, n string, ip net.IP, port int) *net.UDPConn {
 	t.Helper()
 	var c *net.UDPConn
-	if err := netnsutil.Do(n, func() error {
+	if err := namespace.Do(n, func() error {
 		var err error
 		c, err = net.ListenUDP("udp4", &net.UDPAddr{IP: ip, Port: port})
 		return err

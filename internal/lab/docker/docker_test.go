@@ -14,7 +14,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/docker/engine"
 	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/lab/modes"
-	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/testutil"
 )
 
@@ -23,7 +23,7 @@ import (
 func echoIn(t *testing.T, ns, addr string, peers chan<- string) net.Listener {
 	t.Helper()
 	var ln net.Listener
-	if err := netnsutil.Do(ns, func() error {
+	if err := namespace.Do(ns, func() error {
 		var err error
 		ln, err = net.Listen("tcp4", addr)
 		return err
@@ -51,7 +51,7 @@ func echoIn(t *testing.T, ns, addr string, peers chan<- string) net.Listener {
 // echoFrom connects from ns to addr, sends msg and reads it back.
 func echoFrom(ns, addr, msg string) error {
 	var c net.Conn
-	if err := netnsutil.Do(ns, func() error {
+	if err := namespace.Do(ns, func() error {
 		var err error
 		c, err = net.DialTimeout("tcp4", addr, 3*time.Second)
 		return err
@@ -100,7 +100,7 @@ var noNAT = map[string]bool{"links": true, "bridge-routed": true, "macvlan": tru
 // dockerModes are the modes the docker driver builds with an engine.
 var dockerModes = map[string]bool{"host": true, "bridge": true, "macvlan": true, "overlay": true, "links": true, "bridge-routed": true}
 
-// TestSeveralEndpointsPerHost builds seed 003's fan-out on real engines, a
+// TestSeveralEndpointsPerHost builds Bryzgalov's (2014) fan-out on real engines, a
 // server and 20 client containers on one host, in every mode the docker
 // driver builds with an engine, and across two hosts (3 clients beside the
 // server, 3 on the other) in the modes that cross hosts: each client has a
@@ -199,7 +199,7 @@ func down(t *testing.T, name string) {
 	if err := drivers.Down(name); err != nil {
 		t.Errorf("lab down: %v", err)
 	}
-	if left, _ := netnsutil.List(lab.Prefix + name + "-"); len(left) > 0 {
+	if left, _ := namespace.List(lab.Prefix + name + "-"); len(left) > 0 {
 		t.Errorf("namespaces left after down: %v", left)
 	}
 	for _, d := range []string{engine.RunDir(name), engine.DataDir(name)} {

@@ -15,7 +15,7 @@ import (
 	"os/exec"
 	"strings"
 
-	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
 )
 
 // Firewall edits the IPv4 tables of one named namespace.
@@ -41,7 +41,7 @@ func Available() error {
 // thread inside it inherits it), with stdin when it is not empty.
 func (f *Firewall) run(stdin string, name string, args ...string) ([]byte, error) {
 	var out []byte
-	err := netnsutil.Do(f.ns, func() error {
+	err := namespace.Do(f.ns, func() error {
 		cmd := exec.Command(name, args...)
 		if stdin != "" {
 			cmd.Stdin = strings.NewReader(stdin)

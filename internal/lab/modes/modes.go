@@ -25,7 +25,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/modes/vethrouted"
 )
 
-// All returns every mode, reference first; seed 003's techniques last.
+// All returns every mode, reference first; Bryzgalov's (2014) techniques last.
 func All() []lab.Mode {
 	all := []lab.Mode{bare.Mode{}, host.Mode{}, bridge.Mode{}, macvlan.Mode{}, overlay.Mode{}}
 	all = append(all, useroverlay.Modes()...)

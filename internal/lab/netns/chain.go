@@ -5,13 +5,13 @@ import (
 	"net"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/netbuild"
-	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
+	"github.com/cnperf/cnperf/internal/lab/netdev"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/vishvananda/netlink"
 )
 
-// A chained lab (seed 002's hop chain) has no switch: hosts h1..hN are in a
+// A chained lab (Zismer's (2016) hop chain) has no switch: hosts h1..hN are in a
 // line, and segment i is a veth pair of its own between host i's ChainNext
 // and host i+1's ChainPrev, on 198.18.(10+i).0/24 (host i .1, host i+1 .2).
 // Each host keeps its address of the plan, 198.18.0.i, on its loopback, so
@@ -87,7 +87,7 @@ func (b *Build) Toward(from, dst lab.Host) lab.Host {
 // upChain builds a chained lab's hosts and segments and routes them as
 // routing says, and records the chain in l.Chain.
 func upChain(l *lab.Lab, cfg lab.Config, mark Mark, routing string) error {
-	b := netbuild.B{Lab: cfg.Name}
+	b := netdev.B{Lab: cfg.Name}
 	mtu := mtu(cfg.Conditions.MTU)
 	for i, spec := range cfg.Topology.Hosts {
 		h := lab.Host{Name: spec.Name, Index: i + 1, NS: lab.NS(cfg.Name, spec.Name), Addr: lab.UnderlayIP(i + 1).String()}
@@ -130,7 +130,7 @@ func upChain(l *lab.Lab, cfg lab.Config, mark Mark, routing string) error {
 // With relay routing forwarding stays as the mode sets it: a mode that
 // forwards its containers' traffic (to a TUN) still finds no route past a
 // neighbour.
-func routeChain(b netbuild.B, h lab.Host, n int, routing string) error {
+func routeChain(b netdev.B, h lab.Host, n int, routing string) error {
 	type route struct {
 		dst string
 		via net.IP
@@ -157,7 +157,7 @@ func routeChain(b netbuild.B, h lab.Host, n int, routing string) error {
 			}
 		}
 	}
-	hd, err := netnsutil.Handle(h.NS)
+	hd, err := namespace.Handle(h.NS)
 	if err != nil {
 		return err
 	}

@@ -12,9 +12,9 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/modes"
-	"github.com/cnperf/cnperf/internal/lab/netbuild"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
+	"github.com/cnperf/cnperf/internal/lab/netdev"
 	"github.com/cnperf/cnperf/internal/lab/netns"
-	"github.com/cnperf/cnperf/internal/lab/netnsutil"
 	"github.com/cnperf/cnperf/internal/spec/conditions"
 	"github.com/cnperf/cnperf/internal/testutil"
 )
@@ -114,7 +114,7 @@ func TestChainReachesOnlyThroughHops(t *testing.T) {
 				}
 			}
 			for _, h := range l.Hosts[1:5] {
-				if err := (netbuild.B{Lab: name}).Sysctl(h.NS, "net.ipv4.ip_forward", "0"); err != nil {
+				if err := (netdev.B{Lab: name}).Sysctl(h.NS, "net.ipv4.ip_forward", "0"); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -133,7 +133,7 @@ func TestChainReachesOnlyThroughHops(t *testing.T) {
 func listen(t *testing.T, ep lab.Endpoint) {
 	t.Helper()
 	var ln net.Listener
-	if err := netnsutil.Do(ep.NS, func() error {
+	if err := namespace.Do(ep.NS, func() error {
 		var err error
 		ln, err = net.Listen("tcp4", ep.Listen)
 		return err
@@ -161,7 +161,7 @@ func listen(t *testing.T, ep lab.Endpoint) {
 func echo(ns, addr string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	c, err := netnsutil.Dialer(ns)(ctx, "tcp4", addr)
+	c, err := namespace.Dialer(ns)(ctx, "tcp4", addr)
 	if err != nil {
 		return err
 	}

@@ -7,8 +7,8 @@ import (
 	"strconv"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/netbuild"
-	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
+	"github.com/cnperf/cnperf/internal/lab/netdev"
 )
 
 // Finish sets the lab's TCP congestion control and applies its conditions
@@ -47,7 +47,7 @@ func applyConditions(l *lab.Lab, servers []lab.Host, fixedOff map[string]bool) e
 	if c.Empty() {
 		return nil
 	}
-	b := netbuild.B{Lab: l.Name}
+	b := netdev.B{Lab: l.Name}
 	if c.Bandwidth != "" {
 		for _, h := range l.Hosts {
 			for _, dev := range nics(l, h) {
@@ -76,7 +76,7 @@ func applyConditions(l *lab.Lab, servers []lab.Host, fixedOff map[string]bool) e
 			}
 		}
 		if c.Offloads != "" {
-			h, err := netnsutil.Handle(ns)
+			h, err := namespace.Handle(ns)
 			if err != nil {
 				return err
 			}

@@ -8,8 +8,8 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/netbuild"
-	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
+	"github.com/cnperf/cnperf/internal/lab/netdev"
 )
 
 // setCongestion gives every namespace of the lab (and every Docker
@@ -33,7 +33,7 @@ func setCongestion(l *lab.Lab) error {
 		if ns == l.Switch {
 			continue // no TCP on the switch
 		}
-		err := (netbuild.B{Lab: l.Name}).Sysctl(ns, "net.ipv4.tcp_congestion_control", cc)
+		err := (netdev.B{Lab: l.Name}).Sysctl(ns, "net.ipv4.tcp_congestion_control", cc)
 		if errors.Is(err, syscall.EPERM) {
 			err, via = congestionOnRoutes(ns, cc), "route"
 		}
@@ -47,7 +47,7 @@ func setCongestion(l *lab.Lab) error {
 
 // congestionOnRoutes sets cc on every IPv4 route of ns's main table.
 func congestionOnRoutes(ns, cc string) error {
-	h, err := netnsutil.Handle(ns)
+	h, err := namespace.Handle(ns)
 	if err != nil {
 		return err
 	}

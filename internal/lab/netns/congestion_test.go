@@ -10,8 +10,8 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/modes"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/lab/netns"
-	"github.com/cnperf/cnperf/internal/lab/netnsutil"
 	"github.com/cnperf/cnperf/internal/spec/conditions"
 	"github.com/cnperf/cnperf/internal/testutil"
 )
@@ -63,7 +63,7 @@ func TestCongestionControl(t *testing.T) {
 			}
 			ep, _ := l.Endpoint("s1")
 			var ln net.Listener
-			if err := netnsutil.Do(ep.NS, func() error {
+			if err := namespace.Do(ep.NS, func() error {
 				var err error
 				ln, err = net.Listen("tcp4", ep.Listen)
 				return err
@@ -79,7 +79,7 @@ func TestCongestionControl(t *testing.T) {
 				}
 				close(accepted)
 			}()
-			client, err := netnsutil.Dialer(l.Hosts[0].NS)(t.Context(), "tcp4", ep.External)
+			client, err := namespace.Dialer(l.Hosts[0].NS)(t.Context(), "tcp4", ep.External)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/lab/owner"
 )
 
@@ -50,7 +50,7 @@ func parseMark(s string) (Mark, bool) {
 // readMark returns the mark of a namespace; ok is false when the namespace
 // is not cnperf's (or vanished meanwhile).
 func readMark(ns string) (Mark, bool) {
-	s, err := netnsutil.Mark(ns)
+	s, err := namespace.Mark(ns)
 	if err != nil {
 		return Mark{}, false
 	}

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/netbuild"
-	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
+	"github.com/cnperf/cnperf/internal/lab/netdev"
 	"github.com/cnperf/cnperf/internal/poll"
 )
 
@@ -47,7 +47,7 @@ type Build struct {
 
 // Net returns the building blocks (bridges, veths, addresses, rules) bound
 // to this lab.
-func (b *Build) Net() netbuild.B { return netbuild.B{Lab: b.Lab} }
+func (b *Build) Net() netdev.B { return netdev.B{Lab: b.Lab} }
 
 // CreateNS creates a namespace of the lab (a container's), marked as the
 // lab's; Down removes it with the rest.
@@ -68,11 +68,11 @@ func (b *Build) OverlayMTU(overhead int) int {
 	return b.MTU() - overhead
 }
 
-// PublishPorts returns the ports to publish, for netbuild.Publish.
-func (b *Build) PublishPorts() []netbuild.Port {
-	var ps []netbuild.Port
+// PublishPorts returns the ports to publish, for netdev.Publish.
+func (b *Build) PublishPorts() []netdev.Port {
+	var ps []netdev.Port
 	for _, p := range b.Publish {
-		ps = append(ps, netbuild.Port{Number: p.Number, Protocol: p.Protocol})
+		ps = append(ps, netdev.Port{Number: p.Number, Protocol: p.Protocol})
 	}
 	return ps
 }
@@ -169,7 +169,7 @@ func UpHosts(l *lab.Lab, cfg lab.Config) error {
 		return upChain(l, cfg, mark, routing)
 	}
 	l.Switch = lab.NS(cfg.Name, lab.SwitchHost)
-	b := netbuild.B{Lab: cfg.Name}
+	b := netdev.B{Lab: cfg.Name}
 	mtu := mtu(cfg.Conditions.MTU)
 	if err := createNS(mark, l.Switch); err != nil {
 		return err
@@ -219,7 +219,7 @@ func createNS(m Mark, ns string) error {
 	if !strings.HasPrefix(ns, lab.Prefix+m.Lab+"-") {
 		return fmt.Errorf("lab %s: namespace %s is not named for the lab", m.Lab, ns)
 	}
-	return netnsutil.Create(ns, m.String())
+	return namespace.Create(ns, m.String())
 }
 
 // Down removes a lab's namespaces: it kills the processes inside them (only
@@ -234,12 +234,12 @@ func (Driver) Down(name string) error {
 	}
 	var errs []error
 	for _, ns := range nss {
-		if err := killIn(ns); err != nil && netnsutil.Exists(ns) {
+		if err := killIn(ns); err != nil && namespace.Exists(ns) {
 			errs = append(errs, err)
 		}
 	}
 	for _, ns := range nss {
-		if err := netnsutil.Delete(ns); err != nil {
+		if err := namespace.Delete(ns); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -249,18 +249,18 @@ func (Driver) Down(name string) error {
 // killIn ends the processes inside a namespace, by PID: SIGTERM, then
 // SIGKILL for those still there after a grace period.
 func killIn(ns string) error {
-	pids, err := netnsutil.Pids(ns)
+	pids, err := namespace.Pids(ns)
 	if err != nil || len(pids) == 0 {
 		return err
 	}
 	for _, p := range pids {
 		_ = syscall.Kill(p, syscall.SIGTERM)
 	}
-	gone := func() (bool, error) { left, _ := netnsutil.Pids(ns); return len(left) == 0, nil }
+	gone := func() (bool, error) { left, _ := namespace.Pids(ns); return len(left) == 0, nil }
 	if poll.Until(context.Background(), 2*time.Second, 20*time.Millisecond, gone) == nil {
 		return nil
 	}
-	left, _ := netnsutil.Pids(ns)
+	left, _ := namespace.Pids(ns)
 	for _, p := range left {
 		_ = syscall.Kill(p, syscall.SIGKILL)
 	}
@@ -270,7 +270,7 @@ func killIn(ns string) error {
 // Labs finds every lab by the marks of its namespaces; namespaces without
 // cnperf's mark are not listed.
 func (Driver) Labs() ([]lab.Info, error) {
-	nss, err := netnsutil.List(lab.Prefix)
+	nss, err := namespace.List(lab.Prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -299,7 +299,7 @@ func (Driver) Labs() ([]lab.Info, error) {
 // user's cnperf-dev-1) is not cnperf's and is left alone. The '-' after the
 // lab name keeps lab "a" from matching lab "a_b".
 func namespaces(name string) ([]string, error) {
-	nss, err := netnsutil.List(lab.Prefix + name + "-")
+	nss, err := namespace.List(lab.Prefix + name + "-")
 	if err != nil {
 		return nil, err
 	}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/delayline"
-	"github.com/cnperf/cnperf/internal/lab/netbuild"
-	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
+	"github.com/cnperf/cnperf/internal/lab/netdev"
 	"github.com/cnperf/cnperf/internal/poll"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/spec/conditions"
@@ -89,7 +89,7 @@ func joinZones(l *lab.Lab, c conditions.Set, remote map[string]bool) error {
 // it removes the pair and says why when netem cannot be set up, which is
 // how a kernel without netem is found.
 func netemLink(l *lab.Lab, c conditions.Set, z *record.Zones, mtu int) error {
-	b := netbuild.B{Lab: l.Name}
+	b := netdev.B{Lab: l.Name}
 	if err := b.Veth(l.Switch, zoneLocal, "", l.Switch, zoneRemote, mtu); err != nil {
 		return err
 	}
@@ -102,7 +102,7 @@ func netemLink(l *lab.Lab, c conditions.Set, z *record.Zones, mtu int) error {
 		args = append(args, "loss", strconv.FormatFloat(c.ZoneLoss, 'g', -1, 64)+"%")
 	}
 	for _, dev := range []string{zoneLocal, zoneRemote} {
-		if err := netbuild.Run(l.Switch, "tc", append([]string{"qdisc", "add", "dev", dev, "root", "netem"}, args...)...); err != nil {
+		if err := netdev.Run(l.Switch, "tc", append([]string{"qdisc", "add", "dev", dev, "root", "netem"}, args...)...); err != nil {
 			z.QueuePackets = 0
 			if derr := deleteLink(l.Switch, zoneLocal); derr != nil {
 				return fmt.Errorf("%w (and removing %s: %v)", err, zoneLocal, derr)
@@ -121,7 +121,7 @@ func usec(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 1
 // delaylineLink starts cnperf's delay line between a port on each zone's
 // switch, in the switch namespace, and waits until it reads.
 func delaylineLink(l *lab.Lab, c conditions.Set, z *record.Zones, mtu int) error {
-	b := netbuild.B{Lab: l.Name}
+	b := netdev.B{Lab: l.Name}
 	ends := []struct{ port, end, bridge string }{{zoneLocal, zoneLocal + "x", "br0"}, {zoneRemote, zoneRemote + "x", zoneBridge}}
 	for _, e := range ends {
 		if err := b.Veth(l.Switch, e.port, e.bridge, l.Switch, e.end, mtu); err != nil {
@@ -138,7 +138,7 @@ func delaylineLink(l *lab.Lab, c conditions.Set, z *record.Zones, mtu int) error
 		// as many small ones. With offloads off every frame stays a
 		// packet, and loss hits packets.
 		if c.Offloads != "off" {
-			if err := netbuild.Run(l.Switch, "ethtool", "-K", e.end, "gro", "on"); err != nil {
+			if err := netdev.Run(l.Switch, "ethtool", "-K", e.end, "gro", "on"); err != nil {
 				return err
 			}
 		}
@@ -199,7 +199,7 @@ func ReadZoneCounters(l *lab.Lab) error {
 }
 
 func setMaster(ns, dev, master string) error {
-	h, err := netnsutil.Handle(ns)
+	h, err := namespace.Handle(ns)
 	if err != nil {
 		return err
 	}
@@ -219,7 +219,7 @@ func setMaster(ns, dev, master string) error {
 }
 
 func deleteLink(ns, dev string) error {
-	h, err := netnsutil.Handle(ns)
+	h, err := namespace.Handle(ns)
 	if err != nil {
 		return err
 	}

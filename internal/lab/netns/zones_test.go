@@ -9,8 +9,8 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/modes"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/lab/netns"
-	"github.com/cnperf/cnperf/internal/lab/netnsutil"
 	"github.com/cnperf/cnperf/internal/spec/conditions"
 	"github.com/cnperf/cnperf/internal/testutil"
 )
@@ -43,7 +43,7 @@ func serve(t *testing.T, l *lab.Lab, fn func(net.Conn)) string {
 		t.Fatal(err)
 	}
 	var ln net.Listener
-	if err := netnsutil.Do(ep.NS, func() error {
+	if err := namespace.Do(ep.NS, func() error {
 		var err error
 		ln, err = net.Listen("tcp4", ep.Listen)
 		return err
@@ -65,7 +65,7 @@ func serve(t *testing.T, l *lab.Lab, fn func(net.Conn)) string {
 
 func dial(t *testing.T, l *lab.Lab, addr string) *net.TCPConn {
 	t.Helper()
-	c, err := netnsutil.Dialer(l.Hosts[0].NS)(t.Context(), "tcp4", addr)
+	c, err := namespace.Dialer(l.Hosts[0].NS)(t.Context(), "tcp4", addr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
-	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/record"
 )
 
@@ -120,7 +120,7 @@ type Netns = record.Netns
 // DescribeNetns describes a named namespace; withSysctls adds the sysctls.
 func DescribeNetns(name string, withSysctls bool) (Netns, error) {
 	out := Netns{Name: name}
-	h, err := netnsutil.Handle(name)
+	h, err := namespace.Handle(name)
 	if err != nil {
 		return out, err
 	}
@@ -157,7 +157,7 @@ func DescribeNetns(name string, withSysctls bool) (Netns, error) {
 	}
 	sort.Slice(out.Links, func(i, j int) bool { return out.Links[i].Name < out.Links[j].Name })
 	// ethtool's ioctls and /proc/sys/net answer for the calling thread's namespace.
-	err = netnsutil.Do(name, func() error {
+	err = namespace.Do(name, func() error {
 		et, err := ethtool.NewEthtool()
 		if err == nil {
 			defer et.Close()

@@ -26,7 +26,7 @@ type Set struct {
 	// hosts share them, as co-located VMs would); 0: no restriction.
 	Cores int `yaml:"cores,omitempty" json:"cores,omitempty"`
 	// Router places a user-space overlay router: "same" CPUs as the
-	// application (contention, as on seed 004's single core) or "apart"
+	// application (contention, as on Kratzke's (2015) single core) or "apart"
 	// (the next Cores CPUs).
 	Router string `yaml:"router,omitempty" json:"router,omitempty"`
 	// CPUStress runs, on each server host, another process that burns this
@@ -38,7 +38,7 @@ type Set struct {
 	CPUStressOn  time.Duration `yaml:"cpu_stress_on,omitempty" json:"cpu_stress_on,omitempty"`
 	CPUStressOff time.Duration `yaml:"cpu_stress_off,omitempty" json:"cpu_stress_off,omitempty"`
 	// Bandwidth shapes every host's underlay NIC (egress) with TBF, e.g.
-	// "100mbit" (seed 000's Ethernet).
+	// "100mbit" (the 2017 Coherence thesis's Ethernet).
 	Bandwidth string `yaml:"bandwidth,omitempty" json:"bandwidth,omitempty"`
 	// Offloads turns segmentation, receive and checksum offloads ("on" or
 	// "off": tso, gso, gro, tx and rx checksums) on every host's and
@@ -55,12 +55,12 @@ type Set struct {
 	TCPCongestion string `yaml:"tcp_congestion,omitempty" json:"tcp_congestion,omitempty"`
 	// MTU sets the underlay's MTU (every host NIC and switch port);
 	// OverlayMTU the overlays' devices' (default: MTU less the overlay's
-	// header), seed 002's fragmentation experiments.
+	// header), Zismer's (2016) fragmentation experiments.
 	MTU        int `yaml:"mtu,omitempty" json:"mtu,omitempty"`
 	OverlayMTU int `yaml:"overlay_mtu,omitempty" json:"overlay_mtu,omitempty"`
 	// Delay is refused: the delay a lab adds is between zones (ZoneDelay).
 	Delay string `yaml:"delay,omitempty" json:"delay,omitempty"`
-	// ZoneHosts puts hosts in a second zone (seed 004's other region):
+	// ZoneHosts puts hosts in a second zone (Kratzke's (2015) other region):
 	// their names, comma-separated; the others stay in the first zone.
 	// Empty with any other zone field: the topology's last host (pong in
 	// ping-pong, the server in socket tests). See zones.go.

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Zones split a lab's hosts in two, as seed 004 split its deployment
+// Zones split a lab's hosts in two, as Kratzke (2015) split its deployment
 // across availability zones and regions: siege and ping in one, pong in
 // the other. Each zone has its own underlay switch, and the two switches
 // are joined through a link that delays (and may lose) frames each way.

@@ -18,12 +18,12 @@ type Store interface {
 	Remove(ctx context.Context, key string) error
 }
 
-// Config is one run of seed 000's loop.
+// Config is one run of the 2017 Coherence thesis's loop.
 type Config struct {
 	Addr      string        // the storage member, HOST:PORT
 	Duration  time.Duration // how long the loop runs
 	Interval  time.Duration // reporting interval
-	ValueSize int           // bytes of each value (seed 000: 700 characters)
+	ValueSize int           // bytes of each value (the 2017 Coherence thesis: 700 characters)
 	Timeout   time.Duration // bound on one operation
 	// GiveUp ends the run with an error when no operation has succeeded
 	// for this long (a member that is gone), so that failures counted are
@@ -36,7 +36,7 @@ type Config struct {
 
 // Bounds of the client's settings.
 const (
-	MaxValueSize    = 1 << 20 // 1 MiB: far above seed 000's 700 characters
+	MaxValueSize    = 1 << 20 // 1 MiB: far above the 2017 Coherence thesis's 700 characters
 	MaxDuration     = 24 * time.Hour
 	MinInterval     = 10 * time.Millisecond
 	MaxTimeout      = time.Minute
@@ -153,7 +153,7 @@ type loop struct {
 	lastErr error
 }
 
-// Run runs seed 000's loop against store for cfg.Duration: remove the
+// Run runs the 2017 Coherence thesis's loop against store for cfg.Duration: remove the
 // previous key, put the value under a new key. It calls emit (if not nil)
 // after every interval and returns what was measured; if ctx ends first,
 // what was measured so far and ctx's error.
@@ -175,7 +175,7 @@ func newLoop(cfg Config, store Store, now func() time.Time, emit func(Interval))
 	return l
 }
 
-// run is the loop itself, one operation at a time as seed 000's client.
+// run is the loop itself, one operation at a time as the 2017 Coherence thesis's client.
 func (l *loop) run(ctx context.Context) error {
 	key := make([]byte, 0, len(l.cfg.KeyPrefix)+20)
 	prev := ""

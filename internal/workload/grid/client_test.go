@@ -70,7 +70,7 @@ func runFake(t *testing.T, cfg Config, step time.Duration, fail func(bool, int) 
 	return l.result(), ivs, st, err
 }
 
-// TestLoopAccounting: seed 000's loop removes the previous key before each
+// TestLoopAccounting: the 2017 Coherence thesis's loop removes the previous key before each
 // new put, counts the puts that end within the time, and its intervals add
 // up to the total.
 func TestLoopAccounting(t *testing.T) {

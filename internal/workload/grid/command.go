@@ -60,7 +60,7 @@ func clientCommand(con workload.Console) *cobra.Command {
 	var join time.Duration
 	cmd := &cobra.Command{
 		Use:   "grid --server HOST[:PORT]",
-		Short: "Put and remove in a data grid against `cnperf serve grid`, as seed 000's Coherence client",
+		Short: "Put and remove in a data grid against `cnperf serve grid`, as the 2017 Coherence thesis's Coherence client",
 		Long: `Join the data grid at --server as a client that stores nothing (every operation
 crosses the network) and, for --time, remove the previous key and put a value of
 --value-size characters under a new key, one operation at a time. Prints the

@@ -1,4 +1,4 @@
-// Package grid is seed 000's application-level workload: a client joins a
+// Package grid is the 2017 Coherence thesis's application-level workload: a client joins a
 // data grid (Olric, embedded in cnperf) whose one storage member runs in
 // the server's container, and for the test's duration removes the
 // previous key and puts a 700-character value under a new key. It counts

@@ -38,7 +38,7 @@ func startServerWith(t *testing.T, idle time.Duration, maxConns int) (string, *S
 	return s.Addr(), s
 }
 
-// TestUDPNoReflection: issue 10's amplifier. A 4-byte datagram asking for
+// TestUDPNoReflection: the amplifier found once. A 4-byte datagram asking for
 // 65,507 bytes, from a socket that opened no test, is not answered; nor is
 // a registration with a wrong token, nor a test's datagram of another size.
 func TestUDPNoReflection(t *testing.T) {

@@ -27,7 +27,7 @@ func totalAlloc() uint64 {
 	return m.TotalAlloc
 }
 
-// TestAnswerBounded sends issue 10's amplifying request: a UDP test of many
+// TestAnswerBounded sends the amplifying request found once: a UDP test of many
 // 10 ms intervals on many streams, then done at once. What the server
 // allocates and answers stays within maxBinCells records.
 func TestAnswerBounded(t *testing.T) {

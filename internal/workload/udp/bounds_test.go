@@ -36,7 +36,7 @@ func waitGoroutines(n int, within time.Duration) int {
 	}
 }
 
-// TestBadLinesLeakNothing: issue 10's leak. Each control connection sends a
+// TestBadLinesLeakNothing: a leak found once. Each control connection sends a
 // bad line followed by more lines (a reader goroutine blocked on handing
 // them over was never freed, with its buffer): after many such connections
 // the server holds no more goroutines or memory than before.

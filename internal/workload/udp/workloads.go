@@ -13,7 +13,7 @@ import (
 
 // Defaults of the two workloads.
 const (
-	DefaultJitterRate  = 10_000_000 // bits/s, seed 000's iperf setting
+	DefaultJitterRate  = 10_000_000 // bits/s, the 2017 Coherence thesis's iperf setting
 	DefaultJitterSize  = 1470       // iperf's UDP datagram size
 	DefaultDuration    = 10 * time.Second
 	DefaultInterval    = time.Second
@@ -28,7 +28,7 @@ const (
 )
 
 // DefaultPacketSize is the datagram workload's packet size on a path of the
-// given MTU: mtu − 32, which is how seed 000 chose by hand 1468 bytes on a
+// given MTU: mtu − 32, which is how the 2017 Coherence thesis chose by hand 1468 bytes on a
 // 1500-byte path and 1418 on the 1450-byte overlay (Coherence recommends
 // 1468 for 1500). Clamped to [HeaderSize, MaxSize]; 1468 when mtu <= 0.
 func DefaultPacketSize(mtu int) int {

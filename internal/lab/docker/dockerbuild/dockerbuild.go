@@ -1,5 +1,5 @@
 // Package dockerbuild holds the building blocks modes use on the docker
-// driver, as netbuild holds those of the netns driver: engines on hosts with
+// driver, as netdev holds those of the netns driver: engines on hosts with
 // the workload image, labelled networks, and sandbox containers. A sandbox
 // is a container running `cnperf pause` that owns a network attachment and
 // published ports, as Kubernetes' pause container owns a pod's; servers
@@ -20,7 +20,7 @@ import (
 	"github.com/docker/go-connections/nat"
 
 	"github.com/cnperf/cnperf/internal/lab/docker/engine"
-	"github.com/cnperf/cnperf/internal/lab/netbuild"
+	"github.com/cnperf/cnperf/internal/lab/netdev"
 	"github.com/cnperf/cnperf/internal/record"
 )
 
@@ -236,7 +236,7 @@ func RouteOnLink(lab string, sb Sandbox, dev string, cidrs ...string) error {
 	if sb.NetNS == "" {
 		return fmt.Errorf("sandbox %.12s is on another machine's engine: cnperf cannot add its routes", sb.ID)
 	}
-	nb := netbuild.B{Lab: lab}
+	nb := netdev.B{Lab: lab}
 	for _, cidr := range cidrs {
 		if err := nb.RouteDev(sb.NetNS, cidr, dev); err != nil {
 			return fmt.Errorf("sandbox %.12s: %w", sb.ID, err)

@@ -21,9 +21,9 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
 
-	cnc "github.com/cnperf/cnperf/internal/lab/container"
 	"github.com/cnperf/cnperf/internal/lab/docker/dockerbuild"
 	"github.com/cnperf/cnperf/internal/lab/docker/engine"
+	"github.com/cnperf/cnperf/internal/lab/process"
 )
 
 const apiTimeout = 60 * time.Second
@@ -128,14 +128,14 @@ func (s *Server) Exited() (bool, error) {
 }
 
 // Usage reads the container's cgroup.
-func (s *Server) Usage() (cnc.Usage, error) {
+func (s *Server) Usage() (process.Usage, error) {
 	if s.w.Remote {
 		return engineUsage(s.w.Client, s.id)
 	}
 	if s.cgroup == "" {
-		return cnc.Usage{}, errors.New("no cgroup known for the container")
+		return process.Usage{}, errors.New("no cgroup known for the container")
 	}
-	return cnc.CgroupUsage(s.cgroup), nil
+	return process.CgroupUsage(s.cgroup), nil
 }
 
 // Stop stops the container (SIGTERM, SIGKILL after grace), keeps its
@@ -168,7 +168,7 @@ type Exec struct {
 	cgroup  string
 	id      string
 	pid     int
-	before  cnc.Usage
+	before  process.Usage
 	done    chan struct{}
 	exitErr error
 }
@@ -185,8 +185,8 @@ func StartExec(w Where, args []string, stdout, stderr io.Writer) (*Exec, error) 
 		if err != nil {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
-		_ = cnc.ResetMemoryPeak(rel)
-		e.cgroup, e.before = rel, cnc.CgroupUsage(rel)
+		_ = process.ResetMemoryPeak(rel)
+		e.cgroup, e.before = rel, process.CgroupUsage(rel)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
 	defer cancel()
@@ -256,15 +256,15 @@ func (e *Exec) Exited() (bool, error) {
 
 // Usage is the sandbox cgroup's CPU since the exec started and its memory
 // peak since then.
-func (e *Exec) Usage() (cnc.Usage, error) {
-	var u cnc.Usage
+func (e *Exec) Usage() (process.Usage, error) {
+	var u process.Usage
 	if e.w.Remote {
 		var err error
 		if u, err = engineUsage(e.w.Client, e.w.Sandbox); err != nil {
 			return u, err
 		}
 	} else {
-		u = cnc.CgroupUsage(e.cgroup)
+		u = process.CgroupUsage(e.cgroup)
 	}
 	u.CPUSeconds -= e.before.CPUSeconds
 	u.UserSeconds -= e.before.UserSeconds
@@ -306,20 +306,20 @@ func (e *Exec) Stop(grace time.Duration) error {
 
 // engineUsage reads a container's CPU and memory from its engine's stats:
 // the counters of its cgroup, as the engine reads them on its machine.
-func engineUsage(cli *client.Client, id string) (cnc.Usage, error) {
+func engineUsage(cli *client.Client, id string) (process.Usage, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
 	defer cancel()
 	r, err := cli.ContainerStatsOneShot(ctx, id)
 	if err != nil {
-		return cnc.Usage{}, fmt.Errorf("stats of %.12s: %w", id, err)
+		return process.Usage{}, fmt.Errorf("stats of %.12s: %w", id, err)
 	}
 	defer r.Body.Close()
 	var st container.StatsResponse
 	if err := json.NewDecoder(r.Body).Decode(&st); err != nil {
-		return cnc.Usage{}, fmt.Errorf("stats of %.12s: %w", id, err)
+		return process.Usage{}, fmt.Errorf("stats of %.12s: %w", id, err)
 	}
 	const ns = 1e9
 	c := st.CPUStats.CPUUsage
-	return cnc.Usage{Source: "engine", CPUSeconds: float64(c.TotalUsage) / ns, UserSeconds: float64(c.UsageInUsermode) / ns,
+	return process.Usage{Source: "engine", CPUSeconds: float64(c.TotalUsage) / ns, UserSeconds: float64(c.UsageInUsermode) / ns,
 		SystemSeconds: float64(c.UsageInKernelmode) / ns, MemoryPeak: int64(st.MemoryStats.MaxUsage), MemoryCurrent: int64(st.MemoryStats.Usage)}, nil
 }

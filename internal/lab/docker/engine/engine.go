@@ -25,7 +25,7 @@ import (
 
 	"github.com/docker/docker/client"
 
-	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/poll"
 )
 
@@ -501,7 +501,7 @@ func startDaemon(ns, dir, bin string, args ...string) (*daemon, error) {
 	cmd := exec.Command(path, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := netnsutil.Do(ns, cmd.Start); err != nil {
+	if err := namespace.Do(ns, cmd.Start); err != nil {
 		return nil, fmt.Errorf("start %s in %s: %w", bin, ns, err)
 	}
 	d := &daemon{name: bin, cmd: cmd, log: logPath, done: make(chan struct{})}

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/cost"
-	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/record"
 )
 
@@ -111,7 +111,7 @@ func Usage(pid int, stdout io.Writer) error {
 // Bound prints "yes" when process pid has bound port over every protocol,
 // else "no".
 func Bound(pid, port int, protocols []string, stdout io.Writer) {
-	if netnsutil.Bound(pid, port, protocols) {
+	if namespace.Bound(pid, port, protocols) {
 		fmt.Fprintln(stdout, "yes")
 		return
 	}

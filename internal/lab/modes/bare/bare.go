@@ -16,7 +16,7 @@ func (Mode) Summary() string {
 }
 
 // ChainRouting: on a chain of hosts the hosts route between the segments
-// (the reference for seed 002's hops).
+// (the reference for Zismer's (2016) hops).
 func (Mode) ChainRouting() string { return netns.ChainKernel }
 
 // Build adds nothing: the hosts are ready as they are.

@@ -1,4 +1,4 @@
-// Package bridgerouted is seed 003's iptables routing: containers on the
+// Package bridgerouted is Bryzgalov's (2014) iptables routing: containers on the
 // host's bridge get addresses the rest of the network routes to (via their
 // host's underlay address), and nothing is translated: no published ports,
 // no masquerade. It is the bridge mode without NAT, as Docker builds with

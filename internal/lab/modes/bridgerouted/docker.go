@@ -8,7 +8,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/docker"
 	"github.com/cnperf/cnperf/internal/lab/modes/bridge"
-	"github.com/cnperf/cnperf/internal/lab/netbuild"
+	"github.com/cnperf/cnperf/internal/lab/netdev"
 )
 
 // dockerNet names the mode's bridge network on each engine.
@@ -61,13 +61,13 @@ func (Mode) BuildDocker(d *docker.Build) ([]lab.Endpoint, error) {
 // endpoint host's container subnet via that host, as vethrouted.RouteHosts
 // does on the netns driver.
 func routeHosts(d *docker.Build) error {
-	nb := netbuild.B{Lab: d.Lab}
+	nb := netdev.B{Lab: d.Lab}
 	return lab.EachHost(d.AllHosts, func(h lab.Host) error {
-		var routes []netbuild.Route
+		var routes []netdev.Route
 		for _, o := range d.Hosts {
 			if o.Name != h.Name {
 				_, _, subnet := lab.HostBridge(o.Index)
-				routes = append(routes, netbuild.Route{Dst: subnet, Via: net.ParseIP(o.Addr).To4()})
+				routes = append(routes, netdev.Route{Dst: subnet, Via: net.ParseIP(o.Addr).To4()})
 			}
 		}
 		if err := nb.Routes(h.NS, routes); err != nil {

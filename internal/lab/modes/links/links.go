@@ -1,4 +1,4 @@
-// Package links is Docker links as seed 003 used them: containers on one
+// Package links is Docker links as Bryzgalov (2014) used them: containers on one
 // host's bridge talk to each other directly by their own addresses, with
 // no NAT and no published port between them. A client outside reaches an
 // endpoint through its published port (DNAT), as in the bridge mode.

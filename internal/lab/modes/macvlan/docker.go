@@ -11,7 +11,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/docker"
 	"github.com/cnperf/cnperf/internal/lab/docker/dockerbuild"
 	"github.com/cnperf/cnperf/internal/lab/docker/engine"
-	"github.com/cnperf/cnperf/internal/lab/netbuild"
+	"github.com/cnperf/cnperf/internal/lab/netdev"
 )
 
 const dockerNet = "cnperf-macvlan"
@@ -38,7 +38,7 @@ func (Mode) BuildDocker(d *docker.Build) ([]lab.Endpoint, error) {
 		return nil, errMacvlanRemote
 	}
 	if several {
-		nb := netbuild.B{Lab: d.Lab}
+		nb := netdev.B{Lab: d.Lab}
 		if err := lab.EachHost(d.AllHosts, func(h lab.Host) error { return nb.RouteDev(h.NS, lab.SlotRange, "eth0") }); err != nil {
 			return nil, err
 		}

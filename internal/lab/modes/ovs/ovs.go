@@ -1,5 +1,5 @@
 // Package ovs is Docker's bridge mode with Open vSwitch in place of the
-// Linux bridge (seed 003): each server host runs its own ovsdb-server and
+// Linux bridge (Bryzgalov 2014): each server host runs its own ovsdb-server and
 // ovs-vswitchd, the container's veth is a port of an OVS bridge whose
 // internal port holds the gateway address, and published ports reach the
 // container through DNAT as in the bridge mode. This kernel has no OVS
@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/netbuild"
+	"github.com/cnperf/cnperf/internal/lab/netdev"
 	"github.com/cnperf/cnperf/internal/lab/netns"
 	"github.com/cnperf/cnperf/internal/poll"
 )
@@ -69,7 +69,7 @@ func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 		h := e.Host
 		dir := filepath.Join(state, h.Name)
 		vsctl := func(args ...string) error {
-			return netbuild.Run(h.NS, "ovs-vsctl", append([]string{"--db=unix:" + filepath.Join(dir, "db.sock"), "--timeout=10"}, args...)...)
+			return netdev.Run(h.NS, "ovs-vsctl", append([]string{"--db=unix:" + filepath.Join(dir, "db.sock"), "--timeout=10"}, args...)...)
 		}
 		if e.Slot == 0 {
 			if err := startOVS(nb, h, dir); err != nil {
@@ -92,10 +92,10 @@ func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 		}
 		// The netdev datapath does not complete checksums a veth leaves to
 		// the hardware: without this, TCP between the ports fails (lab notes).
-		if err := netbuild.Run(h.NS, "ethtool", "-K", port, "tx", "off"); err != nil {
+		if err := netdev.Run(h.NS, "ethtool", "-K", port, "tx", "off"); err != nil {
 			return nil, err
 		}
-		if err := netbuild.Run(ctr, "ethtool", "-K", "eth0", "tx", "off"); err != nil {
+		if err := netdev.Run(ctr, "ethtool", "-K", "eth0", "tx", "off"); err != nil {
 			return nil, err
 		}
 		nb.KeepOffloadsOff(h.NS, port)
@@ -105,7 +105,7 @@ func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 			if err := b.Addr(h.NS, bridge, gw); err != nil {
 				return nil, err
 			}
-			if err := netbuild.Run(h.NS, "ip", "link", "set", bridge, "up"); err != nil {
+			if err := netdev.Run(h.NS, "ip", "link", "set", bridge, "up"); err != nil {
 				return nil, err
 			}
 		}
@@ -155,7 +155,7 @@ func startOVS(nb *netns.Build, h lab.Host, dir string) error {
 	if err := waitFile(filepath.Join(dir, "db.sock"), 10*time.Second); err != nil {
 		return fmt.Errorf("ovsdb-server on %s: %w", h.Name, err)
 	}
-	if err := netbuild.Run(h.NS, "ovs-vsctl", "--db="+sock, "--no-wait", "init"); err != nil {
+	if err := netdev.Run(h.NS, "ovs-vsctl", "--db="+sock, "--no-wait", "init"); err != nil {
 		return err
 	}
 	// The routers' CPU condition applies to the datapath too.

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/lab/netns"
-	"github.com/cnperf/cnperf/internal/lab/netnsutil"
 	"github.com/cnperf/cnperf/internal/lab/router"
 	"github.com/cnperf/cnperf/internal/poll"
 )
@@ -187,7 +187,7 @@ func (m Mode) cipher() string {
 // waitBound waits until the router's namespace has a UDP socket on port.
 func waitBound(pid, port int, within time.Duration) error {
 	err := poll.Until(context.Background(), within, 20*time.Millisecond, func() (bool, error) {
-		return netnsutil.Bound(pid, port, []string{"udp"}), nil
+		return namespace.Bound(pid, port, []string{"udp"}), nil
 	})
 	if err != nil {
 		return fmt.Errorf("UDP port %d not bound within %s", port, within)

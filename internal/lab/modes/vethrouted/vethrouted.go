@@ -1,4 +1,4 @@
-// Package vethrouted is pipework's veth mode as seed 003 used it: each
+// Package vethrouted is pipework's veth mode as Bryzgalov (2014) used it: each
 // container has a veth pair to its host and an address of its own that the
 // host routes (a /32 per container via its veth), with no bridge and no
 // NAT. The other hosts route a host's container subnet via its underlay
@@ -11,7 +11,7 @@ import (
 	"net"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/netbuild"
+	"github.com/cnperf/cnperf/internal/lab/netdev"
 	"github.com/cnperf/cnperf/internal/lab/netns"
 )
 
@@ -78,11 +78,11 @@ func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 func RouteHosts(nb *netns.Build) error {
 	b := nb.Net()
 	return lab.EachHost(nb.AllHosts, func(h lab.Host) error {
-		var routes []netbuild.Route
+		var routes []netdev.Route
 		for _, o := range nb.Hosts {
 			if o.Name != h.Name {
 				_, _, subnet := lab.HostBridge(o.Index)
-				routes = append(routes, netbuild.Route{Dst: subnet, Via: net.ParseIP(o.Addr).To4()})
+				routes = append(routes, netdev.Route{Dst: subnet, Via: net.ParseIP(o.Addr).To4()})
 			}
 		}
 		if err := b.Routes(h.NS, routes); err != nil {

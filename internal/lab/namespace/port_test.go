@@ -1,4 +1,4 @@
-package netnsutil
+package namespace
 
 import "testing"
 

@@ -1,10 +1,10 @@
-// Package container starts cnperf's server processes inside lab namespaces:
+// Package process starts cnperf's server processes inside lab namespaces:
 // either as a plain process in a host's namespace, or as a container with its
 // own cgroup (cgroup v1: cpu, cpuacct, memory, pids) and its own pid, uts, ipc
 // and mount namespaces, so its CPU and memory can be accounted. Cgroups live
 // under /sys/fs/cgroup/<controller>/cnperf/<lab>/<name> and are found again
 // by that path.
-package container
+package process
 
 import (
 	"errors"
@@ -21,7 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cnperf/cnperf/internal/cost"
-	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/record"
 )
 
@@ -135,7 +135,7 @@ func Start(s Spec) (*Process, error) {
 	// The child inherits the network namespace of the thread that forks it.
 	// Pdeathsig is tied to that thread too, but Do's thread lives as long as
 	// the process that owns it, which is enough: Stop ends the child first.
-	if err := netnsutil.Do(s.NetNS, func() error { return startPinned(cmd, s.CPUs) }); err != nil {
+	if err := namespace.Do(s.NetNS, func() error { return startPinned(cmd, s.CPUs) }); err != nil {
 		if gate != nil {
 			gate.Close()
 		}

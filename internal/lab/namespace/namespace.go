@@ -1,7 +1,7 @@
-// Package netnsutil creates, enters and deletes named network namespaces the
+// Package namespace creates, enters and deletes named network namespaces the
 // way iproute2 does (a bind mount under /run/netns), so that `ip netns` sees
 // them too.
-package netnsutil
+package namespace
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package netbuild
+package netdev
 
 import "golang.org/x/sys/unix"
 

@@ -1,8 +1,8 @@
-// Package netbuild holds the building blocks the modes compose: bridges, veth
+// Package netdev holds the building blocks the modes compose: bridges, veth
 // pairs across namespaces, macvlan and VXLAN devices, addresses, routes,
 // sysctls and Docker-style published ports. Every link it creates carries an
 // alias naming cnperf, so it can be told apart from links cnperf did not make.
-package netbuild
+package netdev
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cnperf/cnperf/internal/lab/firewall"
-	"github.com/cnperf/cnperf/internal/lab/netnsutil"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/poll"
 )
 
@@ -31,7 +31,7 @@ type B struct {
 	Lab string
 }
 
-func (b B) handle(ns string) (*netlink.Handle, error) { return netnsutil.Handle(ns) }
+func (b B) handle(ns string) (*netlink.Handle, error) { return namespace.Handle(ns) }
 
 func (b B) finish(h *netlink.Handle, ns string, l netlink.Link, up bool) error {
 	if err := h.LinkSetAlias(l, Alias(b.Lab)); err != nil {
@@ -75,7 +75,7 @@ func (b B) Veth(nsA, a, master, nsZ, z string, mtu int) error {
 		return err
 	}
 	defer ha.Close()
-	fd, err := netnsutil.Fd(nsZ)
+	fd, err := namespace.Fd(nsZ)
 	if err != nil {
 		return err
 	}
@@ -127,7 +127,7 @@ func (b B) Macvlan(ns, parent, nsZ, z string) error {
 	if err != nil {
 		return fmt.Errorf("find macvlan parent %s in %s: %w", parent, ns, err)
 	}
-	fd, err := netnsutil.Fd(nsZ)
+	fd, err := namespace.Fd(nsZ)
 	if err != nil {
 		return err
 	}
@@ -244,7 +244,7 @@ func (b B) DefaultRoute(ns string, gw net.IP) error {
 // thread's namespace, so the write happens on a thread inside it.
 func (b B) Sysctl(ns, key, value string) error {
 	p := filepath.Join("/proc/sys", strings.ReplaceAll(key, ".", "/"))
-	return netnsutil.Do(ns, func() error {
+	return namespace.Do(ns, func() error {
 		if err := os.WriteFile(p, []byte(value), 0o644); err != nil {
 			return fmt.Errorf("sysctl %s=%s in %s: %w", key, value, ns, err)
 		}
@@ -445,7 +445,7 @@ func (b B) NATExempt(ns, src, dst string) error {
 // starts it.
 func Run(ns string, name string, args ...string) error {
 	var out []byte
-	err := netnsutil.Do(ns, func() error {
+	err := namespace.Do(ns, func() error {
 		var err error
 		out, err = exec.Command(name, args...).CombinedOutput()
 		return err
