@@ -12,7 +12,7 @@
 # default against iperf3's, and information rows each way against its
 # like (cnperf --copy against iperf3, cnperf against iperf3 -Z).
 #
-# Goals (issue 15): throughput >= 1.0x the C tool's; rr p50 and p99 within
+# Goals: throughput >= 1.0x the C tool's; rr p50 and p99 within
 # 5 % of sockperf's (one-way: half the round trip); crr transactions/s >=
 # netperf's; UDP loss at a rate the path carries below 0.1 %.
 #

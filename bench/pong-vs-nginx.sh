@@ -2,7 +2,7 @@
 # pong-vs-nginx.sh — side-by-side loopback throughput of cnperf's pong server
 # and nginx serving a static file with the very same bytes.
 #
-# Goal (issue 15): pong reaches nginx's requests/s (>= 1.0x) for 1 kB and
+# Goal: pong reaches nginx's requests/s (>= 1.0x) for 1 kB and
 # 100 kB bodies, measured in one run. Runs are interleaved (and the
 # order alternates each round) so machine drift hits both servers alike; the
 # median of the ROUNDS rounds' pong/nginx ratios is compared.

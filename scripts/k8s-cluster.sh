@@ -69,7 +69,7 @@ cnperf_find() {
 # not stop the script (set -e), which would run an empty command.
 cnperf_bin() {
   local c; c=$(cnperf_find)
-  [ -n "$c" ] || fail "no cnperf binary: set CNPERF (cd /work/main && CGO_ENABLED=0 go build -o /tmp/k8s-cnperf ./cmd/cnperf)"
+  [ -n "$c" ] || fail "no cnperf binary: set CNPERF, or build /tmp/k8s-cnperf from the repository root: CGO_ENABLED=0 go build -o /tmp/k8s-cnperf ./cmd/cnperf"
   echo "$c"
 }
 ns() { echo "cnperf-$name-$1"; }
