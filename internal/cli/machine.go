@@ -78,8 +78,8 @@ func newMachineProfileCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.StringVarP(&out, "out", "o", "", "profile file to write (JSON)")
 	f.StringVar(&o.Name, "name", "", "a name for the machine in tables (default: the file name)")
 	f.IntVar(&o.Repeat, "repeat", o.Repeat, fmt.Sprintf("repetitions of each feature, the median kept (at most %d)", machine.MaxRepeat))
-	f.StringVar(&o.Dir, "dir", "", "directory for the disk test's file, removed after (default: a new temporary directory)")
-	f.Int64Var(&o.DiskBytes, "disk-size", o.DiskBytes, "the disk test's file size in bytes (written and read with direct I/O)")
+	f.StringVar(&o.Dir, "dir", "", "directory for the disk measurement's file, removed after (default: a new temporary directory)")
+	f.Int64Var(&o.DiskBytes, "disk-size", o.DiskBytes, "the disk measurement's file size in bytes (written and read with direct I/O)")
 	f.DurationVar(&o.NetworkTime, "net-time", o.NetworkTime, "each network repetition's measured time (a TCP stream across a bare lab)")
 	f.BoolVar(&noNetwork, "no-network", false, "skip the network feature (it needs root to build a lab)")
 	return cmd
