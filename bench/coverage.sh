@@ -78,6 +78,6 @@ tally "$CNPERF"
 if [ -n "${OLD:-}" ]; then echo; tally "$OLD"; fi
 if command -v go >/dev/null; then
 	echo
-	CNPERF_COVERAGE_RUNS="$OUT/run-*" CGO_ENABLED=0 go test -count=1 -run TestRunsCoverage -v ./internal/report/check/ |
+	CNPERF_COVERAGE_RUNS="$OUT/run-*" CGO_ENABLED=0 go test -count=1 -run TestRunsCoverage -v ./internal/report/gate/ |
 		grep -v '^=== \|^--- \|^PASS\|^ok '
 fi

@@ -13,7 +13,7 @@ import (
 	"github.com/cnperf/cnperf/internal/testutil"
 )
 
-// busySpec is short socket tests on two modes: six cells of about a
+// busySpec is a short socket-workload run on two modes: six cells of about a
 // second, enough ticks to judge the machine's load.
 const busySpec = `name: busy
 description: stream on bare and bridge beside a CPU hog
@@ -26,7 +26,7 @@ tests:
     repetitions: 3
 `
 
-// TestCPUHogBesideARunIsSaid runs socket tests while two processes spin on
+// TestCPUHogBesideARunIsSaid runs socket workloads while two processes spin on
 // the machine's cores: the run must store the outside work per cell, its
 // summary must warn, and check must answer "cannot tell" (exit 3) with the
 // reason, however the limit compares.

@@ -7,6 +7,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"os"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
+	"github.com/cnperf/cnperf/internal/poll"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/testutil"
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
@@ -171,14 +173,13 @@ func longSpec(t *testing.T) string {
 // waitSamples waits until the run has stored at least n samples.
 func waitSamples(t *testing.T, dir string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(filepath.Join(dir, "samples.jsonl")); err == nil && bytes.Count(b, []byte(`"workload":"pingpong"`)) >= n {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
+	err := poll.Until(context.Background(), 30*time.Second, 50*time.Millisecond, func() (bool, error) {
+		b, err := os.ReadFile(filepath.Join(dir, "samples.jsonl"))
+		return err == nil && bytes.Count(b, []byte(`"workload":"pingpong"`)) >= n, nil
+	})
+	if err != nil {
+		t.Fatalf("no %d samples within 30s: %v", n, err)
 	}
-	t.Fatalf("no %d samples within 30s", n)
 }
 
 func TestInterruptedRunKeepsSamplesAndCleansUp(t *testing.T) {

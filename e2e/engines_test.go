@@ -94,7 +94,7 @@ func runIn(t *testing.T, ns, bin string, args ...string) (string, string, error)
 }
 
 // TestQuickPresetOnEnginesOverTCP runs the quick preset on Docker Engines
-// of other machines, reached over TCP (issue 13): every mode of it, the
+// of other machines, reached over TCP: every mode of it, the
 // overlay's swarm formed across them, from a third machine where siege
 // runs. The run records the engines by URL, every request succeeds, and
 // afterwards the engines hold none of cnperf's containers or networks and

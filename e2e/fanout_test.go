@@ -12,7 +12,8 @@ import (
 	"github.com/cnperf/cnperf/internal/testutil"
 )
 
-// TestFanOutOnOneHost runs seed 003's shape small: a server and client
+// TestFanOutOnOneHost runs Bryzgalov's (2014) fan-out small (he measured
+// containers talking to each other on one host): a server and client
 // containers on one host, many clients at once against one server, pairs
 // against several, and several clients per container; every client's
 // records carry who it was, summary shows the per-container figures, and

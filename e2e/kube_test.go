@@ -212,7 +212,7 @@ func exitCode(err error) int {
 }
 
 // measuredBySeries counts, per series, the good results a run stored: a
-// ping-pong request answered, or a socket test's total.
+// ping-pong request answered, or a socket workload's total.
 func measuredBySeries(t *testing.T, dir string) map[string]int {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "samples.jsonl"))

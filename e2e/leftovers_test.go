@@ -11,10 +11,10 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	"github.com/cnperf/cnperf/internal/lab/process"
 	"github.com/cnperf/cnperf/internal/lab/docker/engine"
 	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/lab/owner"
+	"github.com/cnperf/cnperf/internal/lab/process"
 )
 
 // Another cnperf may run on this machine while the suite does: the

@@ -122,6 +122,12 @@ func browse(t *testing.T, browser, page, profile, js, shotSel string) (map[strin
 	defer cancel()
 	var mu sync.Mutex
 	var problems []string
+	// The page's events arrive on their own, after the calls that caused
+	// them may have returned; a marker logged last arrives after them all
+	// (the browser sends a target's events in order).
+	const marker = "cnperf-end-of-events"
+	arrived := make(chan struct{})
+	var once sync.Once
 	listen := func(ev any) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -129,6 +135,10 @@ func browse(t *testing.T, browser, page, profile, js, shotSel string) (map[strin
 		case *runtime.EventExceptionThrown:
 			problems = append(problems, "exception: "+e.ExceptionDetails.Text)
 		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeDebug && len(e.Args) == 1 && string(e.Args[0].Value) == `"`+marker+`"` {
+				once.Do(func() { close(arrived) })
+				return
+			}
 			if e.Type == runtime.ConsoleAPICalledTypeError {
 				problems = append(problems, fmt.Sprintf("console.error: %d args", len(e.Args)))
 			}
@@ -163,7 +173,14 @@ func browse(t *testing.T, browser, page, profile, js, shotSel string) (map[strin
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
-	time.Sleep(200 * time.Millisecond) // let late events arrive
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`console.debug("`+marker+`")`)); err != nil {
+		t.Fatalf("log the end marker: %v", err)
+	}
+	select {
+	case <-arrived:
+	case <-ctx.Done():
+		t.Fatalf("the page's events did not arrive: %v", ctx.Err())
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	return found, append([]string(nil), problems...), shot

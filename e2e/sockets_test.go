@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -12,11 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/poll"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/testutil"
 )
 
-// readRecords returns a run's socket-test records and cost lines.
+// readRecords returns a run's socket-workload records and cost lines.
 func readRecords(t *testing.T, dir string) ([]record.Record, []record.Cost) {
 	t.Helper()
 	f, err := os.Open(filepath.Join(dir, "samples.jsonl"))
@@ -178,7 +180,7 @@ func socketPresetOnEveryMode(t *testing.T, driver string) {
 	}
 }
 
-// TestInterruptedSocketRun stops a long socket test mid-cell: the run keeps
+// TestInterruptedSocketRun stops a long socket-workload run mid-cell: the run keeps
 // what the client measured, says it was interrupted and leaves nothing.
 func TestInterruptedSocketRun(t *testing.T) {
 	testutil.RequireRoot(t)
@@ -195,20 +197,16 @@ func TestInterruptedSocketRun(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	err := poll.Until(context.Background(), 30*time.Second, 100*time.Millisecond, func() (bool, error) {
 		b, _ := os.ReadFile(filepath.Join(dir, "samples.jsonl"))
-		if bytes.Count(b, []byte(`"workload":"stream"`)) >= 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			t.Fatalf("no stream intervals within 30s\n%s", stderr.String())
-		}
-		time.Sleep(100 * time.Millisecond)
+		return bytes.Count(b, []byte(`"workload":"stream"`)) >= 3, nil
+	})
+	if err != nil {
+		_ = cmd.Process.Kill()
+		t.Fatalf("no stream intervals within 30s\n%s", stderr.String())
 	}
 	_ = cmd.Process.Signal(syscall.SIGINT)
-	err := cmd.Wait()
+	err = cmd.Wait()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
 		t.Fatalf("exit = %v, want 130\nstderr:\n%s", err, stderr.String())
 	}

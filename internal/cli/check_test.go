@@ -7,14 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cnperf/cnperf/internal/report/check/checktest"
+	"github.com/cnperf/cnperf/internal/report/gate/gatetest"
 )
 
 // check's exit codes on runs built for each case: bridge costs 20 % of
 // bare's transfer rate, steadily.
 func TestCheckExitCodes(t *testing.T) {
-	run := checktest.WriteRun(t, 20, 1, func(int) float64 { return 0.8 })
-	slower := checktest.WriteRun(t, 21, 1, func(int) float64 { return 0.6 })
+	run := gatetest.WriteRun(t, 20, 1, func(int) float64 { return 0.8 })
+	slower := gatetest.WriteRun(t, 21, 1, func(int) float64 { return 0.6 })
 	dir := t.TempDir()
 	limits := filepath.Join(dir, "limits.yaml")
 	if err := os.WriteFile(limits, []byte("max_cost: [bridge:transfer=25, bridge:latency=30]\n"), 0o644); err != nil {

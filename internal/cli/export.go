@@ -11,13 +11,6 @@ import (
 	"github.com/cnperf/cnperf/internal/report/export"
 )
 
-// loadRun reads a run directory for export and summary: a directory that
-// is not a readable run is bad input, exit 2, as for every command reading
-// runs.
-func loadRun(dir string, warn io.Writer) (*record.Meta, []record.Sample, error) {
-	return report.ReadRun(dir, warn)
-}
-
 func newExportCmd(stdout io.Writer) *cobra.Command {
 	var format, out, machine string
 	cmd := &cobra.Command{
@@ -25,10 +18,10 @@ func newExportCmd(stdout io.Writer) *cobra.Command {
 		Short: "Write a run's samples as ppbench's CSV (one row per mode and size) or as flat CSV",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "ppbench" && format != "samples" {
-				return usagef("--format %q: want ppbench or samples", format)
+			if err := export.ValidateFormat(format); err != nil {
+				return err
 			}
-			meta, samples, err := loadRun(args[0], cmd.ErrOrStderr())
+			meta, samples, err := report.ReadRun(args[0], cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -44,16 +37,7 @@ func newExportCmd(stdout io.Writer) *cobra.Command {
 				defer f.Close()
 				w = f
 			}
-			if format == "samples" {
-				return fail(export.Samples(w, samples))
-			}
-			if machine == "" {
-				machine = meta.Spec.Labels["machine"]
-			}
-			if machine == "" {
-				machine = meta.Machine.Hostname
-			}
-			return fail(export.PPBench(w, samples, export.PPBenchOptions{MachineTag: machine, Concurrency: meta.Spec.PingPong.Concurrency}))
+			return fail(export.Run(w, format, meta, samples, machine))
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "ppbench", "ppbench or samples")
@@ -76,7 +60,7 @@ func newSummaryCmd(stdout io.Writer) *cobra.Command {
 // printSummary prints a stored run's tables, with a header line
 // describing the run when header is set.
 func printSummary(stdout, stderr io.Writer, dir string, header bool) error {
-	meta, samples, err := loadRun(dir, stderr)
+	meta, samples, err := report.ReadRun(dir, stderr)
 	if err != nil {
 		return err
 	}

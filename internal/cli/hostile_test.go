@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/report/check/checktest"
+	"github.com/cnperf/cnperf/internal/report/gate/gatetest"
 	"github.com/cnperf/cnperf/internal/testutil/bounded"
 )
 
@@ -58,7 +58,7 @@ func copyRun(t *testing.T, from string) string {
 // writes, or hold a line longer than one, in one line naming the file,
 // with exit 2, little memory and at once.
 func TestHostileRunDirectories(t *testing.T) {
-	base := checktest.WriteRun(t, 6, 1, func(int) float64 { return 0.8 })
+	base := gatetest.WriteRun(t, 6, 1, func(int) float64 { return 0.8 })
 	damage := []struct {
 		name string
 		file string // the file damaged
@@ -133,7 +133,7 @@ func TestHostileRunDirectories(t *testing.T) {
 // of lines) are skipped and counted by every reader, in one line naming
 // the file, and cost no table, page or memory of their own.
 func TestUnlistedSeriesSkipped(t *testing.T) {
-	base := checktest.WriteRun(t, 20, 1, func(int) float64 { return 0.8 }) // sizes wide enough to calibrate
+	base := gatetest.WriteRun(t, 20, 1, func(int) float64 { return 0.8 }) // sizes wide enough to calibrate
 	dir := copyRun(t, base)
 	f, err := os.OpenFile(filepath.Join(dir, "samples.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
@@ -194,7 +194,7 @@ func TestUnlistedSeriesSkipped(t *testing.T) {
 // was killed, or its end could not be written) is said not to have
 // finished.
 func TestSummaryOfUnfinishedRun(t *testing.T) {
-	dir := copyRun(t, checktest.WriteRun(t, 6, 1, func(int) float64 { return 0.8 }))
+	dir := copyRun(t, gatetest.WriteRun(t, 6, 1, func(int) float64 { return 0.8 }))
 	path := filepath.Join(dir, "run.json")
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -3,26 +3,11 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/report/importer"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
-)
-
-// maxImportProblems caps the skipped rows listed on stderr; the count is
-// always complete.
-const maxImportProblems = 20
-
-// The TCP receive windows --receive-window accepts, in bytes: a window is
-// at most 2^30 bytes (RFC 7323's largest scale); below 1 KiB no guide or
-// split at its multiples means anything.
-const (
-	minReceiveWindow = 1 << 10
-	maxReceiveWindow = 1 << 30
 )
 
 func newImportCmd(stdout io.Writer) *cobra.Command {
@@ -35,44 +20,25 @@ func newImportCmd(stdout io.Writer) *cobra.Command {
   cnperf import --format ab ab-results.csv -o runs/ab --reference bare`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var read func(io.Reader, string) ([]pingpong.Sample, importer.Info, error)
-			switch format {
-			case "ppbench":
-				read = importer.PPBench
-			case "ab", "apachebench":
-				format, read = "apachebench", importer.ApacheBench
-			default:
-				return usagef("--format %q: want ppbench or ab", format)
+			stored, read, err := importer.ReaderFor(format)
+			if err != nil {
+				return err
 			}
-			if out == "" {
-				return usagef("give the run directory to create with -o DIR")
+			if err := importer.ValidateOut(out); err != nil {
+				return err
 			}
-			if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
-				return usagef("-o %s: directory is not empty", out)
-			}
-			if cmd.Flags().Changed("receive-window") && (window < minReceiveWindow || window > maxReceiveWindow) {
-				return usagef("--receive-window %d: must be in %d..%d bytes (omit it when unknown)", window, minReceiveWindow, maxReceiveWindow)
+			if cmd.Flags().Changed("receive-window") {
+				if err := importer.ValidateWindow(window); err != nil {
+					return err
+				}
 			}
 			path := args[0]
-			f, err := record.OpenFile(path, importer.MaxFileBytes)
-			if err != nil {
-				return usagef("%v", err)
-			}
-			defer f.Close()
-			samples, info, err := read(io.LimitReader(f, importer.MaxFileBytes), path)
-			warn := cmd.ErrOrStderr()
-			for i, s := range info.Skipped {
-				if i == maxImportProblems {
-					fmt.Fprintf(warn, "cnperf: %s: further skipped rows not listed\n", path)
-					break
-				}
-				fmt.Fprintf(warn, "cnperf: %s:%d: %s: skipped\n", path, s.Line, s.Reason)
-			}
-			for _, n := range info.Notes {
-				fmt.Fprintf(warn, "cnperf: %s: %s\n", path, n)
+			samples, info, err := importer.ReadFile(path, read)
+			for _, p := range info.Problems(path) {
+				fmt.Fprintf(cmd.ErrOrStderr(), "cnperf: %s\n", p)
 			}
 			if err != nil {
-				return err // bad input: no header, missing column, no usable row
+				return err // bad input: not a regular file, no header, missing column, no usable row
 			}
 			modes := importer.Modes(samples)
 			ref, named, err := importer.Reference(modes, reference)
@@ -80,11 +46,11 @@ func newImportCmd(stdout io.Writer) *cobra.Command {
 				return usagef("--reference: %v", err)
 			}
 			info.Reference, info.Cnperf, info.Window = ref, Version, window
-			if err := importer.WriteRun(out, samples, info, format); err != nil {
+			if err := importer.WriteRun(out, samples, info, stored); err != nil {
 				return fail(err)
 			}
 			fmt.Fprintf(stdout, "imported %d rows of %s (%s) into %s: modes %s, reference %s",
-				info.Imported, path, format, out, strings.Join(modes, ", "), ref)
+				info.Imported, path, stored, out, strings.Join(modes, ", "), ref)
 			if n := len(info.Skipped); n > 0 {
 				fmt.Fprintf(stdout, "; %d rows skipped", n)
 			}

@@ -3,41 +3,14 @@ package cli
 import (
 	"fmt"
 	"io"
-	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cnperf/cnperf/internal/machine"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/report"
 )
-
-// Bounds of the report's options. The comparisons are written so that NaN
-// fails them too.
-const (
-	maxBins   = 10000
-	maxSplitK = 1000 // the papers split at 3 windows; 1000 is past any size sweep
-	maxSame   = 100  // percent: at 100 every change counts as the same
-)
-
-// checkReportOptions refuses options no report can mean: NaN, infinities,
-// negative or absurd values.
-func checkReportOptions(o report.Options) error {
-	switch {
-	case o.Bins < 1 || o.Bins > maxBins:
-		return usagef("--bins %d: must be in 1..%d", o.Bins, maxBins)
-	case !(o.SplitK > 0 && o.SplitK <= maxSplitK):
-		return usagef("--split-k %g: must be a number in (0, %d]", o.SplitK, maxSplitK)
-	case !(o.Same >= 0 && o.Same <= maxSame):
-		return usagef("--same %g: must be a percentage in [0, %d]", o.Same, maxSame)
-	case o.Smooth < 1 || o.Smooth > maxBins:
-		return usagef("--smooth %d: must be in 1..%d", o.Smooth, maxBins)
-	case !slices.Contains(report.SizeAxes, o.SizeAxis):
-		return usagef("--size-axis %q: want %s", o.SizeAxis, strings.Join(report.SizeAxes, ", "))
-	}
-	return nil
-}
 
 func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 	o := report.DefaultOptions()
@@ -49,25 +22,22 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
   cnperf report runs/a runs/b -o compare.html --figures figs --tables tables`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkReportOptions(o); err != nil {
+			if err := o.Validate(); err != nil {
 				return err
 			}
 			if out == "" {
-				out = "report.html"
-				if len(args) == 1 {
-					out = filepath.Join(args[0], "report.html")
-				}
+				out = report.DefaultOut(args)
 			}
 			if err := record.CheckOutput(out, args...); err != nil {
 				return err // bad input, refused before the work
 			}
 			var machines report.Table
 			if profiles != "" {
-				t, err := machineTable(profiles)
+				ps, err := machine.LoadAll(strings.Split(profiles, ","))
 				if err != nil {
 					return err // bad input, refused before the work
 				}
-				machines = t
+				machines = machine.SimilarityTable(ps)
 			}
 			runs, notes := report.Load(args)
 			if len(runs) == 0 {

@@ -1,6 +1,6 @@
-// Package checktest writes small synthetic runs for the tests of check
-// and of its command: no lab needed.
-package checktest
+// Package gatetest writes small synthetic runs for the tests of gate
+// and of `cnperf check`: no lab needed.
+package gatetest
 
 import (
 	"math"

@@ -1,4 +1,4 @@
-package check
+package gate
 
 import (
 	"fmt"
@@ -60,7 +60,7 @@ func TestRunsCoverage(t *testing.T) {
 	}
 	for j := range runs {
 		for i := range j {
-			rs, err := Baseline(runs[j], runs[i], maxChange)
+			rs, err := JudgeBaselines(runs[j], runs[i], maxChange)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,7 +105,7 @@ func TestRunsCoverage(t *testing.T) {
 	type multi struct{ n, covered, holds, broken, cannot int }
 	byK := map[string]*multi{}
 	for j := k; j < len(runs); j++ {
-		rs, err := Baseline(runs[j], runs[j-k], maxChange, runs[j-k+1:j]...)
+		rs, err := JudgeBaselines(runs[j], runs[j-k], maxChange, runs[j-k+1:j]...)
 		if err != nil {
 			t.Fatal(err)
 		}

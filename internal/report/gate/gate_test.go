@@ -1,4 +1,4 @@
-package check
+package gate
 
 import (
 	"bytes"
@@ -12,12 +12,12 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/analysis"
-	"github.com/cnperf/cnperf/internal/report/check/checktest"
+	"github.com/cnperf/cnperf/internal/report/gate/gatetest"
 )
 
-func TestLimits(t *testing.T) {
-	steady := checktest.WriteRun(t, 20, 1, func(int) float64 { return 0.8 })                          // bridge costs 20 % of transfer rate
-	lucky := checktest.WriteRun(t, 18, 3, func(i int) float64 { return []float64{0.7, 0.8, 0.9}[i] }) // 20 %, give or take an instance
+func TestJudgeLimits(t *testing.T) {
+	steady := gatetest.WriteRun(t, 20, 1, func(int) float64 { return 0.8 })                          // bridge costs 20 % of transfer rate
+	lucky := gatetest.WriteRun(t, 18, 3, func(i int) float64 { return []float64{0.7, 0.8, 0.9}[i] }) // 20 %, give or take an instance
 	for _, c := range []struct {
 		name  string
 		dir   string
@@ -42,7 +42,7 @@ func TestLimits(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rs, err := Limits(run, []Limit{l})
+			rs, err := JudgeLimits(run, []Limit{l})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,7 +57,7 @@ func TestLimits(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	dir := checktest.WriteRun(t, 6, 1, func(int) float64 { return 0.8 })
+	dir := gatetest.WriteRun(t, 6, 1, func(int) float64 { return 0.8 })
 	run, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestBadInput(t *testing.T) {
 		{"bare:transfer=10", "is the reference"},
 	} {
 		l, _ := ParseLimit(c.limit)
-		_, err := Limits(run, []Limit{l})
+		_, err := JudgeLimits(run, []Limit{l})
 		var bad BadInput
 		if !errors.As(err, &bad) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err %v, want bad input naming %q", c.limit, err, c.want)
@@ -87,30 +87,30 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-func TestReadFile(t *testing.T) {
+func TestReadLimits(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "limits.yaml")
 	os.WriteFile(good, []byte("max_cost:\n  - bridge:transfer=25\n  - bridge:latency=30\nmax_change: 3\n"), 0o644)
-	ls, change, err := ReadFile(good)
+	ls, change, err := ReadLimits(good)
 	if err != nil || len(ls) != 2 || ls[1].Metric != "latency" || change == nil || *change != 3 {
-		t.Errorf("ReadFile: %+v, %v, %v", ls, change, err)
+		t.Errorf("ReadLimits: %+v, %v, %v", ls, change, err)
 	}
 	for name, doc := range map[string]string{"unknown key": "max_costs: []\n", "bad limit": "max_cost: [bridge]\n", "not yaml": "max_cost: [\n"} {
 		p := filepath.Join(dir, strings.ReplaceAll(name, " ", "_"))
 		os.WriteFile(p, []byte(doc), 0o644)
-		if _, _, err := ReadFile(p); err == nil {
+		if _, _, err := ReadLimits(p); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
 }
 
-func TestBaseline(t *testing.T) {
-	old := checktest.WriteRun(t, 20, 1, func(int) float64 { return 0.8 })
-	same := checktest.WriteRun(t, 21, 1, func(int) float64 { return 0.8 })
-	slower := checktest.WriteRun(t, 22, 1, func(int) float64 { return 0.72 }) // 10 % slower
-	faster := checktest.WriteRun(t, 23, 1, func(int) float64 { return 0.88 }) // 10 % faster
-	luckyOld := checktest.WriteRun(t, 24, 3, func(i int) float64 { return []float64{0.7, 0.8, 0.9}[i] })
-	luckyNew := checktest.WriteRun(t, 25, 3, func(i int) float64 { return []float64{0.7, 0.8, 0.9}[i] })
+func TestJudgeBaselines(t *testing.T) {
+	old := gatetest.WriteRun(t, 20, 1, func(int) float64 { return 0.8 })
+	same := gatetest.WriteRun(t, 21, 1, func(int) float64 { return 0.8 })
+	slower := gatetest.WriteRun(t, 22, 1, func(int) float64 { return 0.72 }) // 10 % slower
+	faster := gatetest.WriteRun(t, 23, 1, func(int) float64 { return 0.88 }) // 10 % faster
+	luckyOld := gatetest.WriteRun(t, 24, 3, func(i int) float64 { return []float64{0.7, 0.8, 0.9}[i] })
+	luckyNew := gatetest.WriteRun(t, 25, 3, func(i int) float64 { return []float64{0.7, 0.8, 0.9}[i] })
 	for _, c := range []struct {
 		name         string
 		now, old     string
@@ -127,7 +127,7 @@ func TestBaseline(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			n, _ := Load(c.now)
 			o, _ := Load(c.old)
-			rs, err := Baseline(n, o, 5)
+			rs, err := JudgeBaselines(n, o, 5)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -164,8 +164,8 @@ func TestAmount(t *testing.T) {
 // Steady units in both runs: the smallest change the pair can detect is
 // small, and it is what the line says.
 func TestChangeDetectable(t *testing.T) {
-	a, _ := Load(checktest.WriteRun(t, 30, 3, func(int) float64 { return 0.8 }))
-	b, _ := Load(checktest.WriteRun(t, 31, 3, func(int) float64 { return 0.8 }))
+	a, _ := Load(gatetest.WriteRun(t, 30, 3, func(int) float64 { return 0.8 }))
+	b, _ := Load(gatetest.WriteRun(t, 31, 3, func(int) float64 { return 0.8 }))
 	pools := changePools([]Run{b, a})
 	for _, ci := range b.CIs {
 		if ci.Metric.Key != "transfer" {

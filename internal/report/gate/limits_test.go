@@ -1,4 +1,4 @@
-package check
+package gate
 
 import (
 	"errors"
@@ -9,14 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/report/check/checktest"
+	"github.com/cnperf/cnperf/internal/report/gate/gatetest"
 	"github.com/cnperf/cnperf/internal/testutil/bounded"
 )
 
-// TestReadFileBounds: a limits file is capped as a spec is, must be a
+// TestReadLimitsBounds: a limits file is capped as a spec is, must be a
 // regular file, and its errors are one short line however long the
 // values it holds.
-func TestReadFileBounds(t *testing.T) {
+func TestReadLimitsBounds(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) string {
 		p := filepath.Join(dir, name)
@@ -54,7 +54,7 @@ func TestReadFileBounds(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var err error
-			alloc, took := bounded.Cost(t, 10*time.Second, func() { _, _, err = ReadFile(tc.path) })
+			alloc, took := bounded.Cost(t, 10*time.Second, func() { _, _, err = ReadLimits(tc.path) })
 			if err == nil {
 				t.Fatal("accepted")
 			}
@@ -77,7 +77,7 @@ func TestReadFileBounds(t *testing.T) {
 // TestNoReference: a run whose reference is no series of it, or has no
 // samples, says so, not "(it has )".
 func TestNoReference(t *testing.T) {
-	dir := checktest.WriteRun(t, 6, 1, func(int) float64 { return 0.8 })
+	dir := gatetest.WriteRun(t, 6, 1, func(int) float64 { return 0.8 })
 	meta := filepath.Join(dir, "run.json")
 	b, err := os.ReadFile(meta)
 	if err != nil {
@@ -90,7 +90,7 @@ func TestNoReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Limits(run, []Limit{{Mode: "bridge", Metric: "transfer", MaxCost: 20}})
+	_, err = JudgeLimits(run, []Limit{{Mode: "bridge", Metric: "transfer", MaxCost: 20}})
 	want := `has no ratio against its reference "nosuch": run.json lists no series of that name (it lists bare, bridge)`
 	if !errors.As(err, new(BadInput)) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "it has )") {
 		t.Errorf("err %v, want bad input with %q", err, want)

@@ -1,4 +1,4 @@
-package check
+package gate
 
 import (
 	"encoding/json"
@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/record"
-	"github.com/cnperf/cnperf/internal/report/check/checktest"
+	"github.com/cnperf/cnperf/internal/report/gate/gatetest"
 )
 
 // busy gives every cell of the run in dir a load: outside work on pct % of
@@ -37,10 +37,10 @@ func busy(t *testing.T, dir string, pct float64) {
 }
 
 func TestDisturbed(t *testing.T) {
-	quiet := checktest.WriteRun(t, 20, 1, func(int) float64 { return 0.8 })
-	calm := checktest.WriteRun(t, 20, 1, func(int) float64 { return 0.8 })
+	quiet := gatetest.WriteRun(t, 20, 1, func(int) float64 { return 0.8 })
+	calm := gatetest.WriteRun(t, 20, 1, func(int) float64 { return 0.8 })
 	busy(t, calm, 3)
-	loaded := checktest.WriteRun(t, 20, 1, func(int) float64 { return 0.8 })
+	loaded := gatetest.WriteRun(t, 20, 1, func(int) float64 { return 0.8 })
 	busy(t, loaded, 45)
 	for _, c := range []struct {
 		name  string
@@ -62,7 +62,7 @@ func TestDisturbed(t *testing.T) {
 				t.Fatal(err)
 			}
 			l, _ := ParseLimit(c.limit)
-			rs, err := Limits(run, []Limit{l})
+			rs, err := JudgeLimits(run, []Limit{l})
 			if err != nil {
 				t.Fatal(err)
 			}

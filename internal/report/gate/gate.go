@@ -2,7 +2,7 @@
 // or against an older run, with the 95 % intervals of the ratios
 // (analysis.Spread): a limit holds or is broken only when the whole
 // interval says so; otherwise the run cannot tell.
-package check
+package gate
 
 import (
 	"bytes"
@@ -81,21 +81,21 @@ const (
 	maxQuote     = 64
 )
 
-// File is a limits file: the same limits as the flags.
-type File struct {
+// LimitsFile is a limits file: the same limits as the flags.
+type LimitsFile struct {
 	MaxCost   []string `yaml:"max_cost"`   // MODE:METRIC=PCT
 	MaxChange *float64 `yaml:"max_change"` // with --baseline
 }
 
-// ReadFile reads a limits file strictly: unknown keys are an error. A
+// ReadLimits reads a limits file strictly: unknown keys are an error. A
 // file larger than MaxFileBytes, or not a regular file (a named pipe, a
 // device), is refused before it is read.
-func ReadFile(path string) ([]Limit, *float64, error) {
+func ReadLimits(path string) ([]Limit, *float64, error) {
 	b, err := record.ReadFile(path, MaxFileBytes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("limits file: %w", err)
 	}
-	var f File
+	var f LimitsFile
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil {
@@ -142,7 +142,7 @@ type Result struct {
 	Line    string // what to print
 }
 
-// BadInput is what a run cannot be checked against: not a run, a mode or
+// BadInput is what a run cannot be judged against: not a run, a mode or
 // metric it lacks.
 type BadInput struct{ msg string }
 
@@ -171,10 +171,10 @@ func Load(dir string) (Run, error) {
 	return Run{Dir: dir, Reference: ref, CIs: report.RunIntervals(r, ref, report.DefaultOptions().Same), Notes: notes, modes: r.Meta.SeriesKeys()}, nil
 }
 
-// Limits judges every limit on the run: one result per limit, or per case
+// JudgeLimits judges every limit on the run: one result per limit, or per case
 // of a socket run that measured the metric. A mode the run lacks, the
 // reference itself, or a metric no case of the run measured is bad input.
-func Limits(run Run, limits []Limit) ([]Result, error) {
+func JudgeLimits(run Run, limits []Limit) ([]Result, error) {
 	var out []Result
 	for _, l := range limits {
 		if !slices.Contains(run.modes, l.Mode) {
@@ -249,7 +249,7 @@ func verdict(name, kase string, cost, lo, hi float64, known bool, limit float64,
 // num shows a percentage with one decimal.
 func num(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
-// Baseline compares each headline ratio of run with the same ratio of old
+// JudgeBaselines compares each headline ratio of run with the same ratio of old
 // (and of more baseline runs: then with their mean): how much worse (or
 // better) the new ratio is, in percent, with the 95 % interval of the
 // change, judged against maxChange. The change's interval comes from the
@@ -258,7 +258,7 @@ func num(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 // more baselines their spread also gives the variance between runs, which
 // no run's units can see (analysis.CompareToRuns). Ratios the new run
 // shares with no baseline are left out; none in common is bad input.
-func Baseline(run, old Run, maxChange float64, more ...Run) ([]Result, error) {
+func JudgeBaselines(run, old Run, maxChange float64, more ...Run) ([]Result, error) {
 	olds := append([]Run{old}, more...)
 	pools := changePools(append([]Run{run}, olds...))
 	var out []Result

@@ -1,0 +1,36 @@
+package export
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/cnperf/cnperf/internal/record"
+)
+
+// ValidateFormat refuses a format Run cannot write, in the words of
+// `cnperf export --format`.
+func ValidateFormat(format string) error {
+	if format != "ppbench" && format != "samples" {
+		return fmt.Errorf("--format %q: want ppbench or samples", format)
+	}
+	return nil
+}
+
+// Run writes a stored run's samples in format: "samples" as flat CSV
+// (Samples), "ppbench" as ppbench's CSV log (PPBench) tagged machine, by
+// default the run's "machine" label, else the host name it ran on.
+func Run(w io.Writer, format string, meta *record.Meta, samples []record.Sample, machine string) error {
+	if err := ValidateFormat(format); err != nil {
+		return err
+	}
+	if format == "samples" {
+		return Samples(w, samples)
+	}
+	if machine == "" {
+		machine = meta.Spec.Labels["machine"]
+	}
+	if machine == "" {
+		machine = meta.Machine.Hostname
+	}
+	return PPBench(w, samples, PPBenchOptions{MachineTag: machine, Concurrency: meta.Spec.PingPong.Concurrency})
+}

@@ -1,0 +1,37 @@
+package export
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/cnperf/cnperf/internal/record"
+)
+
+// TestRunFormatAndTag: a format export cannot write is refused in
+// --format's words; ppbench's machine tag is the one given, else the
+// run's "machine" label, else its host name.
+func TestRunFormatAndTag(t *testing.T) {
+	if err := ValidateFormat("json"); err == nil || err.Error() != `--format "json": want ppbench or samples` {
+		t.Errorf("ValidateFormat(json) = %v", err)
+	}
+	samples := []record.Sample{{Workload: "pingpong", Mode: "bare", Size: 100, Length: 100, Code: 200, DurationMS: 1, LatencyMS: 1}}
+	for _, tc := range []struct {
+		given, label, host, want string
+	}{
+		{"given", "label", "host", "given"},
+		{"", "label", "host", "label"},
+		{"", "", "host", "host"},
+	} {
+		var meta record.Meta
+		meta.Spec.Labels = map[string]string{"machine": tc.label}
+		meta.Machine.Hostname = tc.host
+		var b bytes.Buffer
+		if err := Run(&b, "ppbench", &meta, samples, tc.given); err != nil {
+			t.Fatal(err)
+		}
+		if lines := strings.Split(b.String(), "\n"); len(lines) < 2 || !strings.HasPrefix(lines[1], `"`+tc.want+`",`) {
+			t.Errorf("given %q, label %q, host %q: %q, want the tag %q", tc.given, tc.label, tc.host, b.String(), tc.want)
+		}
+	}
+}
