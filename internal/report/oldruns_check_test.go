@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/report"
-	"github.com/cnperf/cnperf/internal/report/check"
 	"github.com/cnperf/cnperf/internal/report/export"
+	"github.com/cnperf/cnperf/internal/report/gate"
 )
 
 // The stored runs (oldruns_test.go) must also judge and export as they
@@ -37,45 +37,27 @@ func TestStoredRunsCheckAndExportIdentically(t *testing.T) {
 				}
 			}
 
-			// check: as runCheck does with one baseline and no limits.
-			run, err := check.Load(dir)
+			// check: the judgement `cnperf check DIR --baseline DIR` makes.
+			results, err := gate.Judge(dir, gate.Criteria{Baselines: []string{dir}, MaxChange: gate.DefaultMaxChange}, func(string) {})
 			if err != nil {
-				t.Fatal(err)
-			}
-			results, err := check.Limits(run, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if results, err = check.Disturbed(results, dir); err != nil {
-				t.Fatal(err)
-			}
-			more, err := check.Baseline(run, run, 5)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if more, err = check.Disturbed(more, dir, dir); err != nil {
 				t.Fatal(err)
 			}
 			var junit bytes.Buffer
-			if err := check.WriteJUnit(&junit, dir, append(results, more...)); err != nil {
+			if err := gate.WriteJUnit(&junit, dir, results); err != nil {
 				t.Fatal(err)
 			}
 			compare(dir+".check.xml", junit.Bytes())
 
-			// export: the machine tag as the command picks it.
+			// export: what `cnperf export DIR --format F` writes.
 			meta, samples, err := report.ReadRun(dir, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
-			machine := meta.Spec.Labels["machine"]
-			if machine == "" {
-				machine = meta.Machine.Hostname
-			}
 			var pp, flat bytes.Buffer
-			if err := export.PPBench(&pp, samples, export.PPBenchOptions{MachineTag: machine, Concurrency: meta.Spec.PingPong.Concurrency}); err != nil {
+			if err := export.Run(&pp, "ppbench", meta, samples, ""); err != nil {
 				t.Fatal(err)
 			}
-			if err := export.Samples(&flat, samples); err != nil {
+			if err := export.Run(&flat, "samples", meta, samples, ""); err != nil {
 				t.Fatal(err)
 			}
 			for _, e := range []struct {
