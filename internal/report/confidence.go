@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/analysis"
+	"github.com/cnperf/cnperf/internal/workload"
 )
 
 // RunIntervals returns one run's ratios to its reference mode ref with
@@ -14,24 +15,7 @@ import (
 // or per socket case, mode and metric. Nil when ref is not among the run's
 // series. Series are the run's own mode keys.
 func RunIntervals(run Run, ref string, same float64) []analysis.RatioCI {
-	keys := run.Meta.SeriesKeys()
-	units := CellUnits(run.Meta)
-	if run.Socket() {
-		cases := SocketCases([]Run{run}, ref, same)
-		return analysis.SocketIntervals(cases, runObservations(run), units, ref)
-	}
-	rates := CellRates(run.Meta)
-	set := analysis.NewPingPongSet(run.Samples, rates, keys)
-	return analysis.PingPongIntervals(set, analysis.NewPingPongUnits(run.Samples, units, rates), keys, ref)
-}
-
-// runObservations are one run's socket observations under its mode keys.
-func runObservations(run Run) []analysis.SocketObs {
-	cells := map[int]analysis.Window{}
-	for _, c := range run.Meta.Cells {
-		cells[c.Index] = analysis.Window{Start: c.Start, End: c.End}
-	}
-	return analysis.SocketObservations(run.Sockets.Records, run.Sockets.Costs, run.CPU, cells, func(m string) string { return m })
+	return analysis.Intervals(RunCases(run, ref, same), ref)
 }
 
 // costText renders a cost in percent, "–" when unknown.
@@ -214,7 +198,7 @@ func writeSocketIntervals(sb *strings.Builder, cis []analysis.RatioCI) {
 
 // summaryMetric keeps the metrics a case's text table shows.
 func summaryMetric(c analysis.RatioCI) bool {
-	sc := analysis.SocketCase{Metrics: []analysis.SocketMetric{c.Metric}}
+	sc := analysis.Case{Metrics: []workload.Metric{c.Metric}}
 	return len(sc.SummaryMetrics()) == 1
 }
 
@@ -274,13 +258,13 @@ func containsKey(keys []string, k string) bool {
 // addPingPongTableIntervals adds the intervals of the per-request metrics
 // the summary tables show (their requests per second are per request).
 func (r *Report) addPingPongTableIntervals(run Run, ref string, name func(string) string) {
-	units := analysis.NewPingPongUnits(run.Samples, CellUnits(run.Meta), CellRates(run.Meta))
+	sweep := runSweep(run)
 	for _, mode := range run.Meta.SeriesKeys() {
 		if mode == ref {
 			continue
 		}
 		for _, m := range analysis.PingPongMetrics() {
-			r.cis.table[ciKey{"", name(mode), m.Key}] = analysis.IntervalOf(units.Paired(mode, ref, m.Key), analysis.GeoMeanOfRatios)
+			r.cis.table[ciKey{"", name(mode), m.Key}] = analysis.IntervalOf(sweep.Paired(mode, ref, m.Key), analysis.GeoMeanOfRatios)
 		}
 	}
 }

@@ -64,7 +64,7 @@ type DataSocketStat struct {
 	SD   DataStat `json:"sd"`
 }
 
-func socketData(cases []analysis.SocketCase) []DataSocketCase {
+func socketData(cases []analysis.Case) []DataSocketCase {
 	var out []DataSocketCase
 	for _, c := range cases {
 		dc := DataSocketCase{Label: c.Label, Workload: c.Workload, Param: c.Param, Value: c.Value}

@@ -45,11 +45,8 @@ func DriverRows(run Run, same float64) []analysis.DriverRow {
 	if len(pairs) == 0 {
 		return nil
 	}
-	if run.Socket() {
-		// This run alone, so the cases' series are its plain mode keys.
-		return analysis.SocketDrivers(SocketCases([]Run{run}, "", same), pairs)
-	}
-	return analysis.PingPongDrivers(analysis.NewPingPongSet(run.Samples, CellRates(run.Meta), keys), pairs)
+	// This run alone, so the cases' series are its plain mode keys.
+	return analysis.Drivers(RunCases(run, "", same), pairs)
 }
 
 // CellRates returns each finished cell's requests per second with its

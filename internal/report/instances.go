@@ -8,22 +8,22 @@ import (
 	"github.com/cnperf/cnperf/internal/record"
 )
 
-// CellUnits maps each cell of a run to its chunk and lab instance.
-func CellUnits(m record.Meta) map[int]analysis.CellUnit {
-	out := make(map[int]analysis.CellUnit, len(m.Cells))
+// Cells maps each cell of a run to when it ran, its chunk and lab instance.
+func Cells(m record.Meta) map[int]analysis.Cell {
+	out := make(map[int]analysis.Cell, len(m.Cells))
 	for _, c := range m.Cells {
-		out[c.Index] = analysis.CellUnit{Chunk: c.Chunk, Instance: c.Instance}
+		out[c.Index] = analysis.Cell{Start: c.Start, End: c.End, Chunk: c.Chunk, Instance: c.Instance}
 	}
 	return out
 }
 
-// addInstances adds, for each ping-pong run with several instances of each
-// lab, the transfer ratio against the reference per instance: how much the
+// addInstances adds, for each run with several instances of each lab, the
+// transfer ratio of its sweep of message sizes against the reference per instance: how much the
 // luck of one lab instance would have moved the answer.
 func (r *Report) addInstances(ref string) {
 	for ri, run := range r.Runs {
 		n := run.Meta.Spec.LabInstances()
-		rows := analysis.InstanceSpread(run.Samples, CellUnits(run.Meta), run.Meta.SeriesKeys(), ref, n)
+		rows := analysis.Instances(runSweep(run).Case(), ref, "transfer", n)
 		if len(rows) == 0 {
 			continue
 		}

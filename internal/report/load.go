@@ -38,10 +38,11 @@ func measured(recs []record.Record) int {
 // Socket reports whether the run measured socket tests.
 func (r Run) Socket() bool { return len(r.Sockets.Records) > 0 || r.Meta.Spec.Socket() }
 
-// SocketCases summarises the socket tests of runs per case and series
-// (modes, or "mode · run" for several runs) against the reference mode.
-func SocketCases(runs []Run, ref string, same float64) []analysis.SocketCase {
-	var obs []analysis.SocketObs
+// Cases summarises the cases that runs measured over repetitions (every
+// workload but ping-pong's sweep of sizes) per case and series (modes, or
+// "mode · run" for several runs) against the reference mode.
+func Cases(runs []Run, ref string, same float64) []analysis.Case {
+	var obs []analysis.Observation
 	var series []string
 	refSeries := ""
 	for _, run := range runs {
@@ -57,13 +58,25 @@ func SocketCases(runs []Run, ref string, same float64) []analysis.SocketCase {
 				refSeries = name(m)
 			}
 		}
-		cells := map[int]analysis.Window{}
-		for _, c := range run.Meta.Cells {
-			cells[c.Index] = analysis.Window{Start: c.Start, End: c.End}
-		}
-		obs = append(obs, analysis.SocketObservations(run.Sockets.Records, run.Sockets.Costs, run.CPU, cells, name)...)
+		obs = append(obs, analysis.Observations(run.Sockets.Records, run.Sockets.Costs, run.CPU, Cells(run.Meta), name)...)
 	}
-	return analysis.SocketCases(obs, series, refSeries, same)
+	return analysis.Cases(obs, series, refSeries, same)
+}
+
+// RunCases are the cases one run measured under its own mode keys: its
+// sweep of message sizes (ping-pong) as one case, or its cases measured
+// over repetitions. Intervals, the driver comparison and the spread of lab
+// instances read them alike.
+func RunCases(run Run, ref string, same float64) []analysis.Case {
+	if run.Socket() {
+		return Cases([]Run{run}, ref, same)
+	}
+	return []analysis.Case{runSweep(run).Case()}
+}
+
+// runSweep is a run's samples by mode, cell and size.
+func runSweep(run Run) analysis.Sweep {
+	return analysis.NewSweep(run.Samples, Cells(run.Meta), CellRates(run.Meta), run.Meta.SeriesKeys())
 }
 
 // CheckMeta refuses a run.json that decodes but describes no run (an empty

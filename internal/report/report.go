@@ -12,8 +12,8 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/cnperf/cnperf/internal/analysis"
+	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/report/figure"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 // Options shape a report.
@@ -108,10 +108,10 @@ type Report struct {
 	Tables    []Table
 	Data      Data // the numbers, for tables.json
 
-	metricsShown []analysis.Metric     // the metrics the data holds
-	socketCases  []analysis.SocketCase // socket tests, per case
-	drivers      []runDrivers          // runs whose modes ran on several drivers
-	cis          intervals             // ratios to the reference with their 95 % intervals
+	metricsShown []analysis.Metric // the metrics the data holds
+	socketCases  []analysis.Case   // socket tests, per case
+	drivers      []runDrivers      // runs whose modes ran on several drivers
+	cis          intervals         // ratios to the reference with their 95 % intervals
 }
 
 // pagePoints caps the raw points per plot: each costs ~130 bytes of SVG.
@@ -155,7 +155,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 				series = append(series, m)
 			}
 		}
-		cases := SocketCases(runs, ref, o.Same)
+		cases := Cases(runs, ref, o.Same)
 		if len(cases) == 0 && !pingPong {
 			return r, errors.New("no socket test finished in " + runDirs(runs))
 		}
@@ -192,7 +192,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 func (r *Report) addPingPong(ref string, o Options) error {
 	runs := r.Runs
 	// Series: modes, or "mode · run" when several runs are compared.
-	samples := map[string][]pingpong.Sample{}
+	samples := map[string][]record.Sample{}
 	var series []string
 	refSeries := ""
 	for _, run := range runs {

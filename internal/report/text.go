@@ -11,6 +11,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/record"
+	"github.com/cnperf/cnperf/internal/workload"
 )
 
 // The run's tables as text, for `cnperf summary` and the end of `cnperf
@@ -141,7 +142,7 @@ func WriteInstanceTable(w io.Writer, rows []analysis.InstanceRow) error {
 
 // WriteSocketTables prints one table per case: per series the mean ± SD
 // over repetitions of each summary metric, and its change against ref.
-func WriteSocketTables(w io.Writer, cases []analysis.SocketCase, ref string) error {
+func WriteSocketTables(w io.Writer, cases []analysis.Case, ref string) error {
 	var sb strings.Builder
 	for i, c := range cases {
 		if i > 0 {
@@ -155,7 +156,7 @@ func WriteSocketTables(w io.Writer, cases []analysis.SocketCase, ref string) err
 		fmt.Fprintf(&sb, "%s (%d repetition(s); mean ± SD", c.Label, reps)
 		if ref != "" {
 			fmt.Fprintf(&sb, ", %% against %s", ref)
-			if slices.ContainsFunc(ms, func(m analysis.SocketMetric) bool { return m.Count }) {
+			if slices.ContainsFunc(ms, func(m workload.Metric) bool { return m.Count }) {
 				sb.WriteString("; counts: difference")
 			}
 		}
