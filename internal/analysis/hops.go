@@ -50,7 +50,7 @@ type HopRow struct {
 	OfFirst, PerHop float64
 }
 
-// Hops gathers the chain cases of a run's socket cases into one HopTest
+// Hops gathers the chain cases of a run's cases into one HopTest
 // per test that has them, in the tests' order; none for runs without a
 // chain.
 func Hops(cases []Case) []HopTest {

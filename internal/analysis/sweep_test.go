@@ -167,7 +167,7 @@ func TestPingPongDoesNotReorderInput(t *testing.T) {
 func TestWriteTable(t *testing.T) {
 	rows := analysis.NewSweep(samples(), nil, cellRates(rates), []string{"bare", "overlay", "bridge"}).Rows("bare")
 	var buf bytes.Buffer
-	if err := report.WritePingPongTable(&buf, rows, "bare"); err != nil {
+	if err := report.WriteSweepTable(&buf, rows, "bare"); err != nil {
 		t.Fatal(err)
 	}
 	want := "" +
@@ -183,7 +183,7 @@ func TestWriteTable(t *testing.T) {
 func TestWriteTableNoReference(t *testing.T) {
 	rows := analysis.NewSweep(samples(), nil, cellRates(rates), []string{"bare"}).Rows("")
 	var buf bytes.Buffer
-	if err := report.WritePingPongTable(&buf, rows, ""); err != nil {
+	if err := report.WriteSweepTable(&buf, rows, ""); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
@@ -200,7 +200,7 @@ func TestWriteTableNoReference(t *testing.T) {
 
 func TestWriteTableEmpty(t *testing.T) {
 	var buf bytes.Buffer
-	if err := report.WritePingPongTable(&buf, nil, "bare"); err != nil {
+	if err := report.WriteSweepTable(&buf, nil, "bare"); err != nil {
 		t.Fatal(err)
 	}
 	want := "mode  samples  failed  transfer MB/s  xbare  ping->pong ms  xbare  siege ms  xbare  req/s  xbare\n"
@@ -227,7 +227,7 @@ func TestWriteTableSmallValues(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := report.WritePingPongTable(&buf, analysis.NewSweep(tc.samples, nil, nil, []string{"bare", "overlay"}).Rows("bare"), "bare"); err != nil {
+			if err := report.WriteSweepTable(&buf, analysis.NewSweep(tc.samples, nil, nil, []string{"bare", "overlay"}).Rows("bare"), "bare"); err != nil {
 				t.Fatal(err)
 			}
 			lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")

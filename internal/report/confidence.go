@@ -12,7 +12,7 @@ import (
 
 // RunIntervals returns one run's ratios to its reference mode ref with
 // their 95 % intervals (analysis.Spread): per mode and ping-pong metric,
-// or per socket case, mode and metric. Nil when ref is not among the run's
+// or per case, mode and metric. Nil when ref is not among the run's
 // series. Series are the run's own mode keys.
 func RunIntervals(run Run, ref string, same float64) []analysis.RatioCI {
 	return analysis.Intervals(RunCases(run, ref, same), ref)
@@ -115,7 +115,7 @@ func spanText(iv analysis.Interval) string {
 }
 
 // WriteIntervalTable prints the ratios' 95 % intervals: for ping-pong one
-// row per mode with each metric's ratio and interval, for socket tests one
+// row per mode with each metric's ratio and interval, for other cases one
 // line per case, mode and summary metric (the change of the mean). Nothing
 // for no intervals.
 func WriteIntervalTable(w io.Writer, cis []analysis.RatioCI, ref string) error {
@@ -125,15 +125,15 @@ func WriteIntervalTable(w io.Writer, cis []analysis.RatioCI, ref string) error {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "\n95 %% confidence intervals against %s (from the units and the variance between lab instances; docs/report.md)\n", ref)
 	if cis[0].Case == "" {
-		writePingPongIntervals(&sb, cis)
+		writeSweepIntervals(&sb, cis)
 	} else {
-		writeSocketIntervals(&sb, cis)
+		writeCaseIntervals(&sb, cis)
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err
 }
 
-func writePingPongIntervals(sb *strings.Builder, cis []analysis.RatioCI) {
+func writeSweepIntervals(sb *strings.Builder, cis []analysis.RatioCI) {
 	head := []string{"mode"}
 	var modes []string
 	byMode := map[string][]analysis.RatioCI{}
@@ -157,7 +157,7 @@ func writePingPongIntervals(sb *strings.Builder, cis []analysis.RatioCI) {
 	writeAligned(sb, table)
 }
 
-func writeSocketIntervals(sb *strings.Builder, cis []analysis.RatioCI) {
+func writeCaseIntervals(sb *strings.Builder, cis []analysis.RatioCI) {
 	table := [][]string{{"test", "mode", "metric", "change", "95 % CI", "from"}}
 	var without []string
 	known := map[string]bool{}
@@ -202,7 +202,7 @@ func summaryMetric(c analysis.RatioCI) bool {
 	return len(sc.SummaryMetrics()) == 1
 }
 
-// ciKey finds an interval: a socket case ("" for ping-pong), a series as
+// ciKey finds an interval: a case ("" for a sweep of sizes), a series as
 // the report names it, a metric key.
 type ciKey struct{ kase, series, metric string }
 
@@ -236,8 +236,8 @@ func (r *Report) computeIntervals(ref string, o Options) {
 			c.Mode = name(c.Mode)
 			r.cis.list = append(r.cis.list, c)
 		}
-		if !run.Socket() {
-			r.addPingPongTableIntervals(run, ref, name)
+		if run.Sweeps() {
+			r.addSweepTableIntervals(run, ref, name)
 		}
 		return
 	}
@@ -255,9 +255,9 @@ func containsKey(keys []string, k string) bool {
 	return false
 }
 
-// addPingPongTableIntervals adds the intervals of the per-request metrics
+// addSweepTableIntervals adds the intervals of the per-request metrics
 // the summary tables show (their requests per second are per request).
-func (r *Report) addPingPongTableIntervals(run Run, ref string, name func(string) string) {
+func (r *Report) addSweepTableIntervals(run Run, ref string, name func(string) string) {
 	sweep := runSweep(run)
 	for _, mode := range run.Meta.SeriesKeys() {
 		if mode == ref {

@@ -16,7 +16,7 @@ func (r *Report) addCost() {
 		if len(r.Runs) > 1 {
 			suffix, idSuffix = " · "+run.Label, fmt.Sprintf("-%d", ri)
 		}
-		// The servers' roles: ping and pong, or the socket tests' servers.
+		// The servers' roles: ping and pong, or the other workloads' servers.
 		var roles []string
 		for _, m := range run.Meta.Modes {
 			for role := range m.Usage {

@@ -36,8 +36,9 @@ type DataDriverRow struct {
 }
 
 // DriverRows compares a run's modes across its drivers with the numbers of
-// its summary: ping-pong's headline medians and ratios over like sizes
-// (analysis.PingPongSet, as `cnperf summary` prints them), or each socket
+// its summary, read from its cases (analysis.Drivers): ping-pong's
+// headline medians and ratios over like sizes
+// (analysis.Sweep, as `cnperf summary` prints them), or each other
 // case's headline mean. It is nil for a run on a single driver.
 func DriverRows(run Run, same float64) []analysis.DriverRow {
 	keys := run.Meta.SeriesKeys()
@@ -81,32 +82,32 @@ func (r *Report) addDrivers(o Options) {
 			if len(groups) > 1 {
 				id += "-" + g[0].Other
 			}
-			r.Tables = append(r.Tables, driverTable(id, suffix, g, run.Socket(), o))
+			r.Tables = append(r.Tables, driverTable(id, suffix, g, !run.Sweeps(), o))
 		}
 	}
 }
 
 // driverTable draws rows of one pair of drivers.
-func driverTable(id, suffix string, rows []analysis.DriverRow, socket bool, o Options) Table {
+func driverTable(id, suffix string, rows []analysis.DriverRow, repeats bool, o Options) Table {
 	base, other := rows[0].Base, rows[0].Other
 	ratio := other + " ÷ " + base
 	// The values are the summary's, so say which: the per-request rate of
 	// the summary tables is a different figure from the rate per cell.
 	values := "Medians over successful requests; requests per second: median over the mode's cells, as cnperf summary prints them. The ratio compares like message sizes: the median over size groups (each measured size, or groups of equally many sizes) of the groups' medians' ratio (requests per second: over the chunks of sizes both ran), so it may differ from the quotient of the two medians where one side measured other sizes."
-	if socket {
+	if repeats {
 		values = "Each test's headline metric: its mean over the repetitions."
 	}
 	t := Table{ID: id, Title: fmt.Sprintf("Drivers: %s against %s%s", other, base, suffix), Section: driversSection,
 		Caption: fmt.Sprintf("The same mode %s and %s, side by side in one run. %s near 1 means cnperf's netns datapath matches Docker's; green where %s does better, red where worse, grey within %g %%. %s",
 			driverWords(base), driverWords(other), ratio, other, o.Same, values),
 		Columns: []string{"mode", "metric", "on " + base, "on " + other, ratio}}
-	if socket {
+	if repeats {
 		t.Columns = append([]string{"test"}, t.Columns...)
 	}
 	for _, d := range rows {
 		cells := []Cell{{Text: d.Mode}, {Text: d.Title + " (" + d.Unit + ")"}, {Text: f(d.BaseValue, prec(d.BaseValue))},
 			{Text: f(d.OtherValue, prec(d.OtherValue))}, driverRatioCell(d, o.Same)}
-		if socket {
+		if repeats {
 			cells = append([]Cell{{Text: d.Case}}, cells...)
 		}
 		t.Rows = append(t.Rows, cells)

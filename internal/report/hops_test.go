@@ -48,7 +48,7 @@ func TestChainSweepsChartApart(t *testing.T) {
 			Rows:    []analysis.CaseRow{{Series: "bare", N: 1, Stats: map[string]analysis.CaseStat{"rtt_p50": {N: 1, Mean: analysis.Change{Value: 1}}}}}}
 	}
 	r := &Report{}
-	r.addSockets([]analysis.Case{c("hops", "1"), c("hops", "2"), c("segment", "2")}, []string{"bare"}, DefaultOptions())
+	r.addCases([]analysis.Case{c("hops", "1"), c("hops", "2"), c("segment", "2")}, []string{"bare"}, DefaultOptions())
 	var ids []string
 	for _, f := range r.Figures {
 		ids = append(ids, f.ID)

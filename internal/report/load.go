@@ -20,10 +20,10 @@ type Run struct {
 	Meta    record.Meta
 	Samples []record.Sample
 	CPU     []record.CPUSample // the machine's CPU per second while measuring
-	Sockets record.Sockets     // socket tests' records and costs
+	Sockets record.Sockets     // the records and costs of the cases measured over repetitions
 }
 
-// measured counts a run's socket records that carry measurements: a
+// measured counts a run's records that carry measurements: a
 // client's start line says what it was asked to do, not what it measured.
 func measured(recs []record.Record) int {
 	n := 0
@@ -35,8 +35,9 @@ func measured(recs []record.Record) int {
 	return n
 }
 
-// Socket reports whether the run measured socket tests.
-func (r Run) Socket() bool { return len(r.Sockets.Records) > 0 || r.Meta.Spec.Socket() }
+// Sweeps reports whether the run swept message sizes (ping-pong); every
+// other workload measures cases over repetitions.
+func (r Run) Sweeps() bool { return len(r.Sockets.Records) == 0 && !r.Meta.Spec.Socket() }
 
 // Cases summarises the cases that runs measured over repetitions (every
 // workload but ping-pong's sweep of sizes) per case and series (modes, or
@@ -68,10 +69,10 @@ func Cases(runs []Run, ref string, same float64) []analysis.Case {
 // over repetitions. Intervals, the driver comparison and the spread of lab
 // instances read them alike.
 func RunCases(run Run, ref string, same float64) []analysis.Case {
-	if run.Socket() {
-		return Cases([]Run{run}, ref, same)
+	if run.Sweeps() {
+		return []analysis.Case{runSweep(run).Case()}
 	}
-	return []analysis.Case{runSweep(run).Case()}
+	return Cases([]Run{run}, ref, same)
 }
 
 // runSweep is a run's samples by mode, cell and size.

@@ -109,7 +109,7 @@ type Report struct {
 	Data      Data // the numbers, for tables.json
 
 	metricsShown []analysis.Metric // the metrics the data holds
-	socketCases  []analysis.Case   // socket tests, per case
+	cases        []analysis.Case   // the cases measured over repetitions
 	drivers      []runDrivers      // runs whose modes ran on several drivers
 	cis          intervals         // ratios to the reference with their 95 % intervals
 }
@@ -136,16 +136,17 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 	if ref == "" {
 		ref = runs[0].Meta.Spec.ReferenceKey()
 	}
-	pingPong, sockets := false, false
+	sweeps, repeats := false, false
 	for _, run := range runs {
-		sockets = sockets || run.Socket()
-		pingPong = pingPong || !run.Socket()
+		sweeps = sweeps || run.Sweeps()
+		repeats = repeats || !run.Sweeps()
 	}
 	r.computeIntervals(ref, o)
 	r.addHeadline()
 	r.addRunsTable()
 	r.addDrivers(o)
-	if sockets {
+	if repeats {
+		// The cases measured over repetitions: bars and tables per case.
 		var series []string
 		for _, run := range runs {
 			for _, m := range run.Meta.SeriesKeys() {
@@ -156,31 +157,32 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 			}
 		}
 		cases := Cases(runs, ref, o.Same)
-		if len(cases) == 0 && !pingPong {
+		if len(cases) == 0 && !sweeps {
 			return r, errors.New("no socket test finished in " + runDirs(runs))
 		}
 		r.Reference = ref
 		if !slices.Contains(series, ref) {
 			r.Reference = ""
 		}
-		r.socketCases = cases
-		r.addSockets(cases, series, o)
+		r.cases = cases
+		r.addCases(cases, series, o)
 		r.addHops(cases, series)
 	}
-	if pingPong {
-		if err := r.addPingPong(ref, o); err != nil {
+	if sweeps {
+		// The size-sweep view: curves, loss and impacts over message size.
+		if err := r.addSweep(ref, o); err != nil {
 			return r, err
 		}
 		r.addInstances(ref)
 	}
 	r.addCost()
-	if !pingPong {
+	if !sweeps {
 		r.Data = Data{Generated: r.Generated, Reference: r.Reference}
 		for _, run := range r.Runs {
 			r.Data.Runs = append(r.Data.Runs, DataRun{Dir: run.Dir, Label: run.Label, Status: run.Meta.Status, Modes: run.Meta.SeriesKeys(), Samples: measured(run.Sockets.Records)})
 		}
 	}
-	r.Data.Sockets = socketData(r.socketCases)
+	r.Data.Cases = caseData(r.cases)
 	r.Data.Drivers = driverData(r.drivers)
 	r.Data.Intervals = intervalData(r.cis.list)
 	r.Data.Notes = r.Notes
@@ -188,15 +190,16 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 	return r, nil
 }
 
-// addPingPong adds the ping-pong figures and tables.
-func (r *Report) addPingPong(ref string, o Options) error {
+// addSweep adds the size-sweep view of the runs that swept message sizes
+// (ping-pong): figures and tables over message size.
+func (r *Report) addSweep(ref string, o Options) error {
 	runs := r.Runs
 	// Series: modes, or "mode · run" when several runs are compared.
 	samples := map[string][]record.Sample{}
 	var series []string
 	refSeries := ""
 	for _, run := range runs {
-		if run.Socket() {
+		if !run.Sweeps() {
 			continue
 		}
 		// Only the series run.json lists: the reader skips (and counts)

@@ -27,7 +27,7 @@ func ReadRun(dir string, warn io.Writer) (*record.Meta, []record.Sample, error) 
 		return nil, nil, err
 	}
 	// Every line at once, so what is skipped is told once, also for a
-	// run of socket tests.
+	// run of cases over repetitions.
 	contents, rep, err := rd.Contents()
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", dir, err)
@@ -72,13 +72,13 @@ func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.
 	}
 	if sweep := cases[0].Sweep; sweep != nil {
 		rows := sweep.Rows(ref)
-		if err := WritePingPongTable(w, rows, ref); err != nil {
+		if err := WriteSweepTable(w, rows, ref); err != nil {
 			return err
 		}
 		if err := WriteFailedSizes(w, rows); err != nil {
 			return err
 		}
-	} else if err := WriteSocketTables(w, cases, ref); err != nil {
+	} else if err := WriteCaseTables(w, cases, ref); err != nil {
 		return err
 	}
 	if err := WriteIntervalTable(w, analysis.Intervals(cases, ref), ref); err != nil {

@@ -43,8 +43,8 @@ func machineText(m record.Machine) string {
 	return strings.Join(parts, ", ")
 }
 
-// WritePingPongTable prints the rows as a fixed-width table.
-func WritePingPongTable(w io.Writer, rows []analysis.ModeRow, reference string) error {
+// WriteSweepTable prints the rows as a fixed-width table.
+func WriteSweepTable(w io.Writer, rows []analysis.ModeRow, reference string) error {
 	x := "x" + reference
 	if reference == "" {
 		x = "ratio"
@@ -140,9 +140,9 @@ func WriteInstanceTable(w io.Writer, rows []analysis.InstanceRow) error {
 	return tw.Flush()
 }
 
-// WriteSocketTables prints one table per case: per series the mean ± SD
+// WriteCaseTables prints one table per case: per series the mean ± SD
 // over repetitions of each summary metric, and its change against ref.
-func WriteSocketTables(w io.Writer, cases []analysis.Case, ref string) error {
+func WriteCaseTables(w io.Writer, cases []analysis.Case, ref string) error {
 	var sb strings.Builder
 	for i, c := range cases {
 		if i > 0 {
@@ -284,8 +284,8 @@ func WriteDriverTable(w io.Writer, rows []analysis.DriverRow) error {
 
 // driverPrec shows ping-pong metrics with at least WriteTable's decimals
 // (sig adds digits to small values alike), so the two tables of `cnperf
-// summary` agree digit for digit, and socket metrics with about three
-// significant digits, as WriteSocketTables does.
+// summary` agree digit for digit, and other cases' metrics with about three
+// significant digits, as WriteCaseTables does.
 func driverPrec(metric string, v float64) int {
 	switch metric {
 	case "transfer":

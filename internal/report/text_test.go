@@ -42,7 +42,7 @@ func TestWriteSocketTables(t *testing.T) {
 	obs := analysis.Observations(recs, nil, nil, nil, func(m string) string { return m })
 	cases := analysis.Cases(obs, []string{"bare", "overlay"}, "bare", 2)
 	var buf bytes.Buffer
-	if err := WriteSocketTables(&buf, cases, "bare"); err != nil {
+	if err := WriteCaseTables(&buf, cases, "bare"); err != nil {
 		t.Fatal(err)
 	}
 	// bare: 1000, 800 → mean 900, SD 141.42; overlay: 600, 800 → 700.

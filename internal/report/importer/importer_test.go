@@ -458,7 +458,7 @@ func TestWriteRun(t *testing.T) {
 		t.Errorf("summary rows %s", b)
 	}
 	var table bytes.Buffer
-	if err := report.WritePingPongTable(&table, rows, meta.Spec.Reference); err != nil {
+	if err := report.WriteSweepTable(&table, rows, meta.Spec.Reference); err != nil {
 		t.Fatal(err)
 	}
 

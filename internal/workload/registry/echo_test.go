@@ -277,7 +277,7 @@ func TestEchoWorkload(t *testing.T) {
 		}
 	}
 	var table bytes.Buffer
-	if err := report.WriteSocketTables(&table, got, "bare"); err != nil || !strings.Contains(table.String(), "echoes/s") {
+	if err := report.WriteCaseTables(&table, got, "bare"); err != nil || !strings.Contains(table.String(), "echoes/s") {
 		t.Errorf("table: %v\n%s", err, table.String())
 	}
 	if errors.Is(ctx.Err(), context.Canceled) {

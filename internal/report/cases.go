@@ -11,11 +11,11 @@ import (
 	"github.com/cnperf/cnperf/internal/workload/registry"
 )
 
-// addSockets adds the socket tests' figures and tables: per test, bar
-// charts of each metric's mean ± SD per mode and swept value (Zismer 2016),
-// and per case a table with every metric's change against the reference
-// (the 2017 Coherence thesis, Tables 7-15).
-func (r *Report) addSockets(cases []analysis.Case, series []string, o Options) {
+// addCases adds the figures and tables of the cases measured over
+// repetitions: per test, bar charts of each metric's mean ± SD per mode
+// and swept value (Zismer 2016), and per case a table with every metric's
+// change against the reference (the 2017 Coherence thesis, Tables 7-15).
+func (r *Report) addCases(cases []analysis.Case, series []string, o Options) {
 	// Cases of one test, in order: a test's sweep values form one chart.
 	var tests [][]analysis.Case
 	for _, c := range cases {
