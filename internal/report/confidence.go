@@ -221,12 +221,7 @@ func (r *Report) computeIntervals(ref string, o Options) {
 		if !containsKey(run.Meta.SeriesKeys(), ref) {
 			continue
 		}
-		name := func(mode string) string {
-			if len(r.Runs) > 1 {
-				return mode + SeriesSuffix + run.Label
-			}
-			return mode
-		}
+		name := func(mode string) string { return seriesName(r.Runs, run, mode) }
 		r.cis = intervals{table: map[ciKey]analysis.Interval{}, diffs: map[ciKey]analysis.DiffInterval{}, ref: name(ref)}
 		for _, c := range RunIntervals(run, ref, o.Same) {
 			r.cis.table[ciKey{c.Case, name(c.Mode), c.Metric.Key}] = c.Interval

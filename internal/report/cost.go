@@ -12,10 +12,7 @@ import (
 // and its CPU per core over time.
 func (r *Report) addCost() {
 	for ri, run := range r.Runs {
-		suffix, idSuffix := "", ""
-		if len(r.Runs) > 1 {
-			suffix, idSuffix = " · "+run.Label, fmt.Sprintf("-%d", ri)
-		}
+		suffix, idSuffix := runSuffix(r.Runs, ri)
 		// The servers' roles: ping and pong, or the other workloads' servers.
 		var roles []string
 		for _, m := range run.Meta.Modes {

@@ -72,10 +72,7 @@ func (r *Report) addDrivers(o Options) {
 			continue
 		}
 		r.drivers = append(r.drivers, runDrivers{label: run.Label, rows: rows})
-		suffix, idSuffix := "", ""
-		if len(r.Runs) > 1 {
-			suffix, idSuffix = " · "+run.Label, fmt.Sprintf("-%d", ri)
-		}
+		suffix, idSuffix := runSuffix(r.Runs, ri)
 		groups := analysis.GroupByDrivers(rows)
 		for _, g := range groups {
 			id := "tab-drivers" + idSuffix

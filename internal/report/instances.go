@@ -27,10 +27,7 @@ func (r *Report) addInstances(ref string) {
 		if len(rows) == 0 {
 			continue
 		}
-		suffix, idSuffix := "", ""
-		if len(r.Runs) > 1 {
-			suffix, idSuffix = " · "+run.Label, fmt.Sprintf("-%d", ri)
-		}
+		suffix, idSuffix := runSuffix(r.Runs, ri)
 		t := Table{ID: "tab-instances" + idSuffix, Title: "Transfer rate against " + ref + " per lab instance" + suffix,
 			Caption: fmt.Sprintf("Every lab was built %d times, apart, and chunk k of the plan ran on instance k mod %d in every mode. "+
 				"Each cell is the median over that instance's chunks of the mode's median transfer rate over %s's on the same chunk (the same message sizes); "+

@@ -47,12 +47,7 @@ func Cases(runs []Run, ref string, same float64) []analysis.Case {
 	var series []string
 	refSeries := ""
 	for _, run := range runs {
-		name := func(mode string) string {
-			if len(runs) > 1 {
-				return mode + " · " + run.Label
-			}
-			return mode
-		}
+		name := func(mode string) string { return seriesName(runs, run, mode) }
 		for _, m := range run.Meta.SeriesKeys() {
 			series = append(series, name(m))
 			if m == ref && refSeries == "" {
@@ -62,6 +57,24 @@ func Cases(runs []Run, ref string, same float64) []analysis.Case {
 		obs = append(obs, analysis.Observations(run.Sockets.Records, run.Sockets.Costs, run.CPU, Cells(run.Meta), name)...)
 	}
 	return analysis.Cases(obs, series, refSeries, same)
+}
+
+// seriesName names a run's mode among runs: the mode, or "mode · run"
+// when several runs are compared.
+func seriesName(runs []Run, run Run, mode string) string {
+	if len(runs) > 1 {
+		return mode + SeriesSuffix + run.Label
+	}
+	return mode
+}
+
+// runSuffix is what the title and the id of a run's own table add when
+// several runs are compared: " · run" and "-i".
+func runSuffix(runs []Run, i int) (title, id string) {
+	if len(runs) > 1 {
+		return SeriesSuffix + runs[i].Label, fmt.Sprintf("-%d", i)
+	}
+	return "", ""
 }
 
 // RunCases are the cases one run measured under its own mode keys: its

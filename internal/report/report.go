@@ -150,10 +150,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 		var series []string
 		for _, run := range runs {
 			for _, m := range run.Meta.SeriesKeys() {
-				if len(runs) > 1 {
-					m += " · " + run.Label
-				}
-				series = append(series, m)
+				series = append(series, seriesName(runs, run, m))
 			}
 		}
 		cases := Cases(runs, ref, o.Same)
@@ -206,20 +203,14 @@ func (r *Report) addSweep(ref string, o Options) error {
 		// samples of any other, so a stored run cannot grow the report.
 		modes := run.Meta.SeriesKeys()
 		for _, m := range modes {
-			name := m
-			if len(runs) > 1 {
-				name = m + " · " + run.Label
-			}
+			name := seriesName(runs, run, m)
 			series = append(series, name)
 			if m == ref && refSeries == "" {
 				refSeries = name
 			}
 		}
 		for _, s := range run.Samples {
-			name := s.Mode
-			if len(runs) > 1 {
-				name = s.Mode + " · " + run.Label
-			}
+			name := seriesName(runs, run, s.Mode)
 			samples[name] = append(samples[name], s)
 		}
 		if w := run.Meta.ReceiveWindow; w > 0 && r.Window == 0 {
