@@ -56,7 +56,6 @@ type Observation struct {
 	Value  string
 	Work   string // workload
 	Proto  string // stream: tcp or udp; rr: tcp, udp or crr
-	Rep    int
 	Cell   int
 	// Unit is the cell's unit of the plan (its chunk; the repetition when
 	// the cell is unknown), which pairs it with the reference's cell.
@@ -64,13 +63,17 @@ type Observation struct {
 	Values         map[string]float64
 }
 
-// Cell is what a run's record says of one of its cells: when it ran,
-// which unit of the plan (a chunk of sizes, a repetition) and on which
-// instance of its mode's lab.
+// Cell is what a run's record says of one of its cells: when it ran, its
+// mode, which unit of the plan (a chunk of sizes, a repetition) and on
+// which instance of its mode's lab, and for a finished cell of a sweep of
+// sizes its requests per second (0 when unknown). Cells of the same chunk
+// sent the same message sizes, whatever their mode.
 type Cell struct {
 	Start, End time.Time
+	Mode       string
 	Chunk      int
 	Instance   int
+	Rate       float64
 }
 
 // Observations turns one run's stored records into observations:
@@ -99,7 +102,7 @@ func Observations(recs []record.Record, costs []record.Cost, cpu []cost.CPUSampl
 		if ct == nil {
 			ct = &cellTotals{w: w, vals: map[string][]float64{}, perClient: map[string]float64{},
 				obs: Observation{Series: series(r.Mode), Case: r.Case, Test: r.Test, Param: r.Param, Value: r.Value, Work: r.Workload,
-					Proto: tot.Protocol, Rep: r.Rep, Cell: r.Cell, Unit: r.Rep}}
+					Proto: tot.Protocol, Cell: r.Cell, Unit: r.Rep}}
 			if c, ok := cells[r.Cell]; ok {
 				ct.obs.Unit, ct.obs.Instance = c.Chunk, c.Instance
 			}

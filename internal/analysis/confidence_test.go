@@ -132,34 +132,32 @@ func TestCost(t *testing.T) {
 
 // pingPongRun is a run of two modes over chunks spread on instances: the
 // mode "b" runs at factor[chunk % instances] of the reference's speed.
-func pingPongRun(chunks, instances int, factor []float64) ([]record.Sample, map[int]Cell, []CellRate) {
+func pingPongRun(chunks, instances int, factor []float64) ([]record.Sample, map[int]Cell) {
 	cells := map[int]Cell{}
 	var samples []record.Sample
-	var rates []CellRate
 	cell := 0
 	for chunk := range chunks {
 		for _, m := range []string{"a", "b"} {
-			cells[cell] = Cell{Chunk: chunk, Instance: chunk % instances}
 			f := 1.0
 			if m == "b" {
 				f = factor[chunk%instances]
 			}
+			cells[cell] = Cell{Mode: m, Chunk: chunk, Instance: chunk % instances, Rate: 100 * f}
 			for _, size := range []int{1000 * (chunk + 1), 500 * (chunk + 3)} {
 				ms := float64(size) / 1e4 / f // 10 MB/s at f = 1
 				for rep := range 3 {
 					samples = append(samples, record.Sample{Mode: m, Cell: cell, Size: size, Rep: rep, Length: size, Code: 200, DurationMS: ms, LatencyMS: ms + 1})
 				}
 			}
-			rates = append(rates, CellRate{Mode: m, Chunk: chunk, Rate: 100 * f})
 			cell++
 		}
 	}
-	return samples, cells, rates
+	return samples, cells
 }
 
 func TestSweepIntervals(t *testing.T) {
-	samples, cells, rates := pingPongRun(8, 2, []float64{0.8, 0.6})
-	set := NewSweep(samples, cells, rates, []string{"a", "b"})
+	samples, cells := pingPongRun(8, 2, []float64{0.8, 0.6})
+	set := NewSweep(samples, cells, []string{"a", "b"})
 	paired := set.Paired("b", "a", "transfer")
 	if len(paired) != 8 {
 		t.Fatalf("%d paired units, want 8", len(paired))
@@ -195,7 +193,7 @@ func TestIntervalsPairRepetitions(t *testing.T) {
 			s string
 			v float64
 		}{{"bare", 1000}, {"overlay", 600 + 100*float64(rep%2)}} {
-			obs = append(obs, Observation{Series: m.s, Case: "stream", Work: "stream", Rep: rep, Cell: cell, Unit: rep, Values: map[string]float64{"throughput": m.v}})
+			obs = append(obs, Observation{Series: m.s, Case: "stream", Work: "stream", Cell: cell, Unit: rep, Values: map[string]float64{"throughput": m.v}})
 			cell++
 		}
 	}

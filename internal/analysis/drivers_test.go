@@ -110,7 +110,7 @@ func TestDriversOfASweep(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			set := analysis.NewSweep(tc.samples, nil, cellRates(tc.rates), keys)
+			set := analysis.NewSweep(tc.samples, cellRates(tc.rates), keys)
 			checkDriverRows(t, analysis.Drivers([]analysis.Case{set.Case()}, tc.pairs), tc.want)
 		})
 	}

@@ -37,7 +37,7 @@ func TestFailedSizes(t *testing.T) {
 			t.Errorf("%s: FailedSizes %v, want %v", tc.series, got, tc.want)
 		}
 	}
-	set := analysis.NewSweep(append(samples["bare"], samples["overlay"]...), nil, nil, []string{"bare", "overlay"})
+	set := analysis.NewSweep(append(samples["bare"], samples["overlay"]...), nil, []string{"bare", "overlay"})
 	for _, r := range set.Rows("bare") {
 		if r.Mode == "overlay" && !slices.Equal(r.FailedSizes, []int{50, 300, 900}) {
 			t.Errorf("overlay row: FailedSizes %v", r.FailedSizes)

@@ -33,7 +33,7 @@ func TestInstancesOfASweep(t *testing.T) {
 			cell++
 		}
 	}
-	sweep := NewSweep(samples, cells, nil, []string{"a", "b"}).Case()
+	sweep := NewSweep(samples, cells, []string{"a", "b"}).Case()
 	rows := Instances(sweep, "a", "transfer", 2)
 	if len(rows) != 1 || rows[0].Mode != "b" {
 		t.Fatalf("rows = %+v", rows)
@@ -59,7 +59,7 @@ func TestInstancesOfRepetitions(t *testing.T) {
 			s string
 			v float64
 		}{{"bare", 1000}, {"overlay", []float64{900, 500}[rep%2]}} {
-			obs = append(obs, Observation{Series: m.s, Case: "stream", Work: "stream", Rep: rep, Unit: rep, Instance: rep % 2, Values: map[string]float64{"throughput": m.v}})
+			obs = append(obs, Observation{Series: m.s, Case: "stream", Work: "stream", Unit: rep, Instance: rep % 2, Values: map[string]float64{"throughput": m.v}})
 		}
 	}
 	rows := Instances(Cases(obs, []string{"bare", "overlay"}, "bare", 2)[0], "bare", "throughput", 2)

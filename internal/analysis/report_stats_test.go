@@ -559,7 +559,7 @@ func TestUnlikeSizes(t *testing.T) {
 			all = append(all, smp)
 		}
 	}
-	rows := analysis.NewSweep(all, nil, nil, d.Series).Rows("bare")
+	rows := analysis.NewSweep(all, nil, d.Series).Rows("bare")
 	for _, r := range []float64{rows[1].TransferRatio, rows[1].InnerRatio, rows[1].LatencyRatio} {
 		if math.Abs(r-1) > 0.01 {
 			t.Errorf("PingPong host row %+v: ratios want within 1 %% of 1", rows[1])

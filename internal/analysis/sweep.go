@@ -34,14 +34,6 @@ type ModeRow struct {
 // and the report's summary agree.
 const DefaultBins = 100
 
-// CellRate is one finished cell's requests per second. Cells of the same
-// chunk sent the same message sizes, whatever their mode.
-type CellRate struct {
-	Mode  string
-	Chunk int
-	Rate  float64
-}
-
 // Sweep is a case that sweeps message size (ping-pong): one run's
 // successful samples and cell rates by series, for the summary's rows, for
 // ratios between any two of its series over like sizes, and, grouped by
@@ -56,9 +48,9 @@ type Sweep struct {
 }
 
 // NewSweep keeps the samples and cell rates of the given modes. cells maps
-// a cell's index to its unit and instance; samples of unknown cells, as in
-// imported data, enter the rows and ratios but no unit.
-func NewSweep(samples []record.Sample, cells map[int]Cell, rates []CellRate, modes []string) Sweep {
+// a cell's index to its unit, instance and rate; samples of unknown cells,
+// as in imported data, enter the rows and ratios but no unit.
+func NewSweep(samples []record.Sample, cells map[int]Cell, modes []string) Sweep {
 	by := map[string][]record.Sample{}
 	want := map[string]bool{}
 	for _, m := range modes {
@@ -89,8 +81,8 @@ func NewSweep(samples []record.Sample, cells map[int]Cell, rates []CellRate, mod
 	if len(modes) > 0 { // NewDataset takes every key for no modes
 		p.d, _ = NewDataset(modes, by, "")
 	}
-	for _, c := range rates {
-		if !want[c.Mode] || bad(c.Rate) {
+	for _, c := range cells {
+		if !want[c.Mode] || bad(c.Rate) || c.Rate <= 0 {
 			continue
 		}
 		if p.cells[c.Mode] == nil {
@@ -182,9 +174,6 @@ func (p Sweep) Paired(mode, under, key string) []PairedUnit {
 	var out []PairedUnit
 	if key == "cell_rps" {
 		for chunk, a := range p.cells[mode] {
-			if _, known := p.inst[chunk]; !known {
-				continue
-			}
 			if b, ok := p.cells[under][chunk]; ok {
 				out = append(out, PairedUnit{Instance: p.inst[chunk], Unit: chunk, Mode: stats.Ratio(stats.Median(a), stats.Median(b)), Ref: 1})
 			}

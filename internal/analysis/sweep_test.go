@@ -40,11 +40,11 @@ var rates = map[string][]float64{"bare": {100, 300, 200}, "overlay": {50, 150}, 
 
 // cellRates turns rates by mode into cells, the i-th rate of a mode from
 // chunk i.
-func cellRates(m map[string][]float64) []analysis.CellRate {
-	var out []analysis.CellRate
+func cellRates(m map[string][]float64) map[int]analysis.Cell {
+	out := map[int]analysis.Cell{}
 	for mode, rs := range m {
 		for i, r := range rs {
-			out = append(out, analysis.CellRate{Mode: mode, Chunk: i, Rate: r})
+			out[len(out)] = analysis.Cell{Mode: mode, Chunk: i, Rate: r}
 		}
 	}
 	return out
@@ -147,15 +147,15 @@ func TestPingPong(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			checkRows(t, analysis.NewSweep(tc.samples, nil, cellRates(tc.rates), tc.modes).Rows(tc.reference), tc.want)
+			checkRows(t, analysis.NewSweep(tc.samples, cellRates(tc.rates), tc.modes).Rows(tc.reference), tc.want)
 		})
 	}
 }
 
 func TestPingPongDoesNotReorderInput(t *testing.T) {
 	in := samples()
-	r := []analysis.CellRate{{Mode: "bare", Rate: 300}, {Mode: "bare", Chunk: 1, Rate: 100}, {Mode: "bare", Chunk: 2, Rate: 200}}
-	analysis.NewSweep(in, nil, r, []string{"bare", "overlay"}).Rows("bare")
+	r := map[int]analysis.Cell{0: {Mode: "bare", Rate: 300}, 1: {Mode: "bare", Chunk: 1, Rate: 100}, 2: {Mode: "bare", Chunk: 2, Rate: 200}}
+	analysis.NewSweep(in, r, []string{"bare", "overlay"}).Rows("bare")
 	if in[0].DurationMS != 1 || in[1].Mode != "overlay" {
 		t.Error("PingPong changed its samples")
 	}
@@ -165,7 +165,7 @@ func TestPingPongDoesNotReorderInput(t *testing.T) {
 }
 
 func TestWriteTable(t *testing.T) {
-	rows := analysis.NewSweep(samples(), nil, cellRates(rates), []string{"bare", "overlay", "bridge"}).Rows("bare")
+	rows := analysis.NewSweep(samples(), cellRates(rates), []string{"bare", "overlay", "bridge"}).Rows("bare")
 	var buf bytes.Buffer
 	if err := report.WriteSweepTable(&buf, rows, "bare"); err != nil {
 		t.Fatal(err)
@@ -181,7 +181,7 @@ func TestWriteTable(t *testing.T) {
 }
 
 func TestWriteTableNoReference(t *testing.T) {
-	rows := analysis.NewSweep(samples(), nil, cellRates(rates), []string{"bare"}).Rows("")
+	rows := analysis.NewSweep(samples(), cellRates(rates), []string{"bare"}).Rows("")
 	var buf bytes.Buffer
 	if err := report.WriteSweepTable(&buf, rows, ""); err != nil {
 		t.Fatal(err)
@@ -227,7 +227,7 @@ func TestWriteTableSmallValues(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := report.WriteSweepTable(&buf, analysis.NewSweep(tc.samples, nil, nil, []string{"bare", "overlay"}).Rows("bare"), "bare"); err != nil {
+			if err := report.WriteSweepTable(&buf, analysis.NewSweep(tc.samples, nil, []string{"bare", "overlay"}).Rows("bare"), "bare"); err != nil {
 				t.Fatal(err)
 			}
 			lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")

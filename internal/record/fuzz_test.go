@@ -138,7 +138,7 @@ func statistics(run report.Run) {
 			d.Loss(s, m, 100)
 		}
 	}
-	set := analysis.NewSweep(run.Samples, nil, report.CellRates(run.Meta), modes)
+	set := analysis.NewSweep(run.Samples, report.Cells(run.Meta), modes)
 	set.Rows(run.Meta.Spec.ReferenceKey())
 	analysis.Drivers([]analysis.Case{set.Case()}, analysis.DriverPairs(modes, run.Meta.Spec.SplitModeKey))
 	report.Cases([]report.Run{run}, run.Meta.Spec.ReferenceKey(), 2)

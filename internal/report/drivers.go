@@ -6,7 +6,6 @@ import (
 	"math"
 
 	"github.com/cnperf/cnperf/internal/analysis"
-	"github.com/cnperf/cnperf/internal/record"
 )
 
 // driversSection marks the tables the page shows under "Drivers" (the
@@ -48,19 +47,6 @@ func DriverRows(run Run, same float64) []analysis.DriverRow {
 	}
 	// This run alone, so the cases' series are its plain mode keys.
 	return analysis.Drivers(RunCases(run, "", same), pairs)
-}
-
-// CellRates returns each finished cell's requests per second with its
-// chunk, so that ratios pair cells that sent the same sizes (the rule of
-// run.Meta.CellRates: an end, a duration and samples).
-func CellRates(m record.Meta) []analysis.CellRate {
-	var out []analysis.CellRate
-	for _, c := range m.Cells {
-		if sec := c.End.Sub(c.Start).Seconds(); !c.End.IsZero() && sec > 0 && c.Samples > 0 {
-			out = append(out, analysis.CellRate{Mode: c.Mode, Chunk: c.Chunk, Rate: float64(c.Samples) / sec})
-		}
-	}
-	return out
 }
 
 // addDrivers adds a table per run and pair of drivers comparing each mode

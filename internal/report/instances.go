@@ -8,11 +8,18 @@ import (
 	"github.com/cnperf/cnperf/internal/record"
 )
 
-// Cells maps each cell of a run to when it ran, its chunk and lab instance.
+// Cells maps each cell of a run to when it ran, its mode, chunk and lab
+// instance, and the requests per second of a finished cell (the rule of
+// record.Meta.CellRates: an end, a duration and samples), so that ratios
+// pair cells that sent the same sizes.
 func Cells(m record.Meta) map[int]analysis.Cell {
 	out := make(map[int]analysis.Cell, len(m.Cells))
 	for _, c := range m.Cells {
-		out[c.Index] = analysis.Cell{Start: c.Start, End: c.End, Chunk: c.Chunk, Instance: c.Instance}
+		cell := analysis.Cell{Start: c.Start, End: c.End, Mode: c.Mode, Chunk: c.Chunk, Instance: c.Instance}
+		if sec := c.End.Sub(c.Start).Seconds(); !c.End.IsZero() && sec > 0 && c.Samples > 0 {
+			cell.Rate = float64(c.Samples) / sec
+		}
+		out[c.Index] = cell
 	}
 	return out
 }

@@ -90,7 +90,7 @@ func RunCases(run Run, ref string, same float64) []analysis.Case {
 
 // runSweep is a run's samples by mode, cell and size.
 func runSweep(run Run) analysis.Sweep {
-	return analysis.NewSweep(run.Samples, Cells(run.Meta), CellRates(run.Meta), run.Meta.SeriesKeys())
+	return analysis.NewSweep(run.Samples, Cells(run.Meta), run.Meta.SeriesKeys())
 }
 
 // CheckMeta refuses a run.json that decodes but describes no run (an empty

@@ -43,7 +43,7 @@ func checkImport(t *testing.T, data []byte, read func(io.Reader, string) ([]reco
 				d.Bins(s, m, 100)
 			}
 		}
-		analysis.NewSweep(samples, nil, nil, modes).Rows(modes[0])
+		analysis.NewSweep(samples, nil, modes).Rows(modes[0])
 	}
 	runtime.ReadMemStats(&after)
 	if a := after.TotalAlloc - before.TotalAlloc; a > uint64(allocSlack+allocPerByte*len(data)) {

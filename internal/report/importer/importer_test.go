@@ -451,7 +451,7 @@ func TestWriteRun(t *testing.T) {
 	}
 
 	// What `cnperf summary` does with it.
-	rows := analysis.NewSweep(back, nil, nil, meta.Spec.Modes).Rows(meta.Spec.Reference) // imported cells have no duration: no rates
+	rows := analysis.NewSweep(back, nil, meta.Spec.Modes).Rows(meta.Spec.Reference) // imported cells have no duration: no rates
 	if len(rows) != 2 || rows[0].Samples != 3 || rows[1].Samples != 2 || rows[1].Failed != 2 ||
 		rows[0].InnerMS != 4 || rows[1].InnerMS != 9 || rows[0].TransferRatio != 1 {
 		b, _ := json.Marshal(rows)
