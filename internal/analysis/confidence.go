@@ -41,7 +41,7 @@ func (iv Interval) Around(r float64) Interval {
 	return out
 }
 
-// PairedUnit is one unit of work (a chunk of sizes, a socket case's
+// PairedUnit is one unit of work (a chunk of sizes, a case's
 // repetition) as the mode and the reference ran it: the same sizes or
 // parameters, on the same instance number, next to each other in time.
 type PairedUnit struct {
@@ -57,7 +57,7 @@ const (
 	// GeoMeanOfRatios is the geometric mean of Mode/Ref over the units: for
 	// per-unit ratios that are themselves paired medians (ping-pong).
 	GeoMeanOfRatios Estimator = iota
-	// RatioOfMeans is mean(Mode)/mean(Ref): a socket case's change of the
+	// RatioOfMeans is mean(Mode)/mean(Ref): a case's change of the
 	// mean over its repetitions, as its tables show.
 	RatioOfMeans
 )

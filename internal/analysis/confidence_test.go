@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/workload"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 // units builds paired units: ratios[i][k] is unit k's ratio on instance i.
@@ -132,36 +132,33 @@ func TestCost(t *testing.T) {
 
 // pingPongRun is a run of two modes over chunks spread on instances: the
 // mode "b" runs at factor[chunk % instances] of the reference's speed.
-func pingPongRun(chunks, instances int, factor []float64) ([]pingpong.Sample, map[int]CellUnit, []CellRate) {
-	cells := map[int]CellUnit{}
-	var samples []pingpong.Sample
-	var rates []CellRate
+func pingPongRun(chunks, instances int, factor []float64) ([]record.Sample, map[int]Cell) {
+	cells := map[int]Cell{}
+	var samples []record.Sample
 	cell := 0
 	for chunk := range chunks {
 		for _, m := range []string{"a", "b"} {
-			cells[cell] = CellUnit{Chunk: chunk, Instance: chunk % instances}
 			f := 1.0
 			if m == "b" {
 				f = factor[chunk%instances]
 			}
+			cells[cell] = Cell{Mode: m, Chunk: chunk, Instance: chunk % instances, Rate: 100 * f}
 			for _, size := range []int{1000 * (chunk + 1), 500 * (chunk + 3)} {
 				ms := float64(size) / 1e4 / f // 10 MB/s at f = 1
 				for rep := range 3 {
-					samples = append(samples, pingpong.Sample{Mode: m, Cell: cell, Size: size, Rep: rep, Length: size, Code: 200, DurationMS: ms, LatencyMS: ms + 1})
+					samples = append(samples, record.Sample{Mode: m, Cell: cell, Size: size, Rep: rep, Length: size, Code: 200, DurationMS: ms, LatencyMS: ms + 1})
 				}
 			}
-			rates = append(rates, CellRate{Mode: m, Chunk: chunk, Rate: 100 * f})
 			cell++
 		}
 	}
-	return samples, cells, rates
+	return samples, cells
 }
 
-func TestPingPongIntervals(t *testing.T) {
-	samples, cells, rates := pingPongRun(8, 2, []float64{0.8, 0.6})
-	set := NewPingPongSet(samples, rates, []string{"a", "b"})
-	u := NewPingPongUnits(samples, cells, rates)
-	paired := u.Paired("b", "a", "transfer")
+func TestSweepIntervals(t *testing.T) {
+	samples, cells := pingPongRun(8, 2, []float64{0.8, 0.6})
+	set := NewSweep(samples, cells, []string{"a", "b"})
+	paired := set.Paired("b", "a", "transfer")
 	if len(paired) != 8 {
 		t.Fatalf("%d paired units, want 8", len(paired))
 	}
@@ -171,7 +168,7 @@ func TestPingPongIntervals(t *testing.T) {
 			t.Errorf("unit %+v: want ratio %v on instance %d", p, want, p.Unit%2)
 		}
 	}
-	cis := PingPongIntervals(set, u, []string{"a", "b"}, "a")
+	cis := Intervals([]Case{set.Case()}, "a")
 	if len(cis) != 4 {
 		t.Fatalf("%d intervals, want one per metric", len(cis))
 	}
@@ -183,27 +180,25 @@ func TestPingPongIntervals(t *testing.T) {
 			t.Errorf("%s: %+v: point outside", ci.Metric.Key, ci)
 		}
 	}
-	if PingPongIntervals(set, u, []string{"a", "b"}, "c") != nil {
+	if Intervals([]Case{set.Case()}, "c") != nil {
 		t.Error("no reference, no intervals")
 	}
 }
 
-func TestSocketIntervalsPairUnits(t *testing.T) {
-	var obs []SocketObs
-	cells := map[int]CellUnit{}
+func TestIntervalsPairRepetitions(t *testing.T) {
+	var obs []Observation
 	cell := 0
 	for rep := range 4 {
 		for _, m := range []struct {
 			s string
 			v float64
 		}{{"bare", 1000}, {"overlay", 600 + 100*float64(rep%2)}} {
-			cells[cell] = CellUnit{Chunk: rep, Instance: 0}
-			obs = append(obs, SocketObs{Series: m.s, Case: "stream", Work: "stream", Rep: rep, Cell: cell, Values: map[string]float64{"throughput": m.v}})
+			obs = append(obs, Observation{Series: m.s, Case: "stream", Work: "stream", Cell: cell, Unit: rep, Values: map[string]float64{"throughput": m.v}})
 			cell++
 		}
 	}
-	cases := SocketCases(obs, []string{"bare", "overlay"}, "bare", 2)
-	cis := SocketIntervals(cases, obs, cells, "bare")
+	cases := Cases(obs, []string{"bare", "overlay"}, "bare", 2)
+	cis := Intervals(cases, "bare")
 	var got *RatioCI
 	for i, c := range cis {
 		if c.Metric.Key == "throughput" {

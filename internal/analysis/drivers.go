@@ -4,7 +4,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/cnperf/cnperf/internal/analysis/stats"
+	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/registry"
 )
 
@@ -46,7 +46,7 @@ func DriverPairs(keys []string, split func(key string) (mode, driver string)) []
 
 // DriverRow is one metric of one mode on two drivers.
 type DriverRow struct {
-	Case           string // socket test case; "" for ping-pong
+	Case           string // the case's label; "" for a sweep of message sizes
 	Mode           string // without driver
 	Base, Other    string // drivers
 	Metric         string // metric key
@@ -55,56 +55,28 @@ type DriverRow struct {
 	HigherIsBetter bool
 	BaseValue      float64 // NaN when not measured
 	OtherValue     float64
-	// Ratio is other over base: for ping-pong over like message sizes
-	// (PingPongSet.Ratio), for a socket case OtherValue / BaseValue; NaN
-	// when either value is missing.
+	// Ratio is other over base as the case's tables show it (Case.ratio):
+	// for a sweep over like message sizes, else OtherValue / BaseValue;
+	// NaN when either value is missing.
 	Ratio float64
 }
 
-// pingPongHeadline is the summary table's columns (WriteTable): ping-pong's
-// metrics as its descriptor names them, the values read from ModeRow so
-// both tables show the very same numbers.
-type pingPongHeadline struct {
-	key, title, unit, short string
-	higher                  bool
-	value                   func(ModeRow) float64
-}
-
-func pingPongHeadlines() []pingPongHeadline {
-	values := map[string]func(ModeRow) float64{
-		"transfer": func(r ModeRow) float64 { return r.TransferMBs },
-		"latency":  func(r ModeRow) float64 { return r.InnerMS },
-		"outer":    func(r ModeRow) float64 { return r.LatencyMS },
-		"cell_rps": func(r ModeRow) float64 { return r.RPS },
-	}
-	var out []pingPongHeadline
-	for _, m := range registry.PingPong().Metrics() {
-		if v, ok := values[m.Key]; ok {
-			out = append(out, pingPongHeadline{m.Key, m.Title, m.Unit, m.Short, m.HigherIsBetter, v})
-		}
-	}
-	return out
-}
-
-// PingPongDrivers compares each pair's two keys on the summary's headline
-// metrics: the values are the keys' summary rows (PingPongSet.Row), the
-// ratio compares like message sizes (PingPongSet.Ratio), as the summary's
-// ratios do, since a key whose cells failed measured other sizes. A metric
-// neither side measured (siege latency of imported data) is left out.
-func PingPongDrivers(p PingPongSet, pairs []DriverPair) []DriverRow {
+// Drivers compares each pair's two keys on every case's headline metrics
+// (Case.headlines): the values are
+// what the case's tables show (Case.value) and the ratio is the one they
+// show (Case.ratio), for a sweep over like message sizes since a key whose
+// cells failed measured other sizes. A metric neither side measured
+// (siege latency of imported data) is left out. The cases' series must be
+// the run's mode keys.
+func Drivers(cases []Case, pairs []DriverPair) []DriverRow {
 	var out []DriverRow
-	for _, pr := range pairs {
-		base, other := p.Row(pr.BaseKey), p.Row(pr.OtherKey)
-		for _, h := range pingPongHeadlines() {
-			value := func(r ModeRow) float64 {
-				if r.Samples == 0 {
-					return math.NaN() // not measured: a median of nothing, or 0 cells
-				}
-				return h.value(r)
+	for _, c := range cases {
+		for _, p := range pairs {
+			for _, m := range c.headlines() {
+				add(&out, DriverRow{Case: c.Label, Mode: p.Mode, Base: p.Base, Other: p.Other, Metric: m.Key, Title: m.Title, Unit: m.Unit,
+					Short: m.Short, HigherIsBetter: m.HigherIsBetter, BaseValue: c.value(p.BaseKey, m.Key), OtherValue: c.value(p.OtherKey, m.Key)},
+					c.ratio(p.OtherKey, p.BaseKey, m.Key))
 			}
-			row := DriverRow{Mode: pr.Mode, Base: pr.Base, Other: pr.Other, Metric: h.key, Title: h.title, Unit: h.unit, Short: h.short,
-				HigherIsBetter: h.higher, BaseValue: value(base), OtherValue: value(other)}
-			add(&out, row, p.Ratio(pr.OtherKey, pr.BaseKey, h.key))
 		}
 	}
 	return out
@@ -126,7 +98,7 @@ func add(rows *[]DriverRow, row DriverRow, ratio float64) {
 // Headline is the metric a case is judged by: the workload's own figure
 // (throughput, transactions, jitter, datagram rate), else the first of its
 // summary metrics; false when the case has none.
-func (c SocketCase) Headline() (SocketMetric, bool) {
+func (c Case) Headline() (workload.Metric, bool) {
 	var want string
 	if w, ok := registry.Lookup(c.Workload); ok {
 		want = w.Headline()
@@ -138,40 +110,9 @@ func (c SocketCase) Headline() (SocketMetric, bool) {
 		}
 	}
 	if len(ms) == 0 {
-		return SocketMetric{}, false
+		return workload.Metric{}, false
 	}
 	return ms[0], true
-}
-
-// SocketDrivers compares, per case, the mean over repetitions of the
-// case's headline metric between each pair's two keys, as SocketCases
-// computed it (its series must be the run's mode keys).
-func SocketDrivers(cases []SocketCase, pairs []DriverPair) []DriverRow {
-	var out []DriverRow
-	for _, c := range cases {
-		m, ok := c.Headline()
-		if !ok {
-			continue
-		}
-		mean := func(key string) float64 {
-			for _, r := range c.Rows {
-				if r.Series == key {
-					if st, ok := r.Stats[m.Key]; ok && st.N > 0 {
-						return st.Mean.Value
-					}
-				}
-			}
-			return math.NaN()
-		}
-		for _, p := range pairs {
-			base, other := mean(p.BaseKey), mean(p.OtherKey)
-			// Both keys ran this very case: dividing their means is like
-			// with like, unlike ping-pong's pooled sizes.
-			add(&out, DriverRow{Case: c.Label, Mode: p.Mode, Base: p.Base, Other: p.Other, Metric: m.Key, Title: m.Title, Unit: m.Unit,
-				Short: m.Short, HigherIsBetter: m.HigherIsBetter, BaseValue: base, OtherValue: other}, stats.Ratio(other, base))
-		}
-	}
-	return out
 }
 
 // GroupByDrivers splits rows by their pair of drivers, in first-seen

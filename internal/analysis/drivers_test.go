@@ -8,9 +8,10 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/analysis"
+	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/spec"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/workload"
 )
 
 func TestDriverPairs(t *testing.T) {
@@ -62,15 +63,15 @@ func checkDriverRows(t *testing.T, got []analysis.DriverRow, want []driverWant) 
 	}
 }
 
-func TestPingPongDrivers(t *testing.T) {
+func TestDriversOfASweep(t *testing.T) {
 	s := spec.Spec{Driver: "netns", Drivers: []string{"netns", "docker"}, Modes: []string{"bare", "bridge"}}
 	keys := s.ModeKeys() // bare, bridge, bridge@docker
 	pairs := analysis.DriverPairs(keys, s.SplitModeKey)
 	// 2000 B in 2 ms is 1 MB/s; in 1 ms, 2 MB/s.
-	netns := []pingpong.Sample{ok("bridge", 2000, 2, 3), ok("bridge", 2000, 2, 3), ok("bare", 2000, 0.5, 1)}
-	docker := []pingpong.Sample{ok("bridge@docker", 2000, 1, 1.5), ok("bridge@docker", 2000, 1, 1.5)}
-	noSiege := func(in []pingpong.Sample) []pingpong.Sample {
-		out := make([]pingpong.Sample, len(in))
+	netns := []record.Sample{ok("bridge", 2000, 2, 3), ok("bridge", 2000, 2, 3), ok("bare", 2000, 0.5, 1)}
+	docker := []record.Sample{ok("bridge@docker", 2000, 1, 1.5), ok("bridge@docker", 2000, 1, 1.5)}
+	noSiege := func(in []record.Sample) []record.Sample {
+		out := make([]record.Sample, len(in))
 		for i, x := range in {
 			x.LatencyMS = 0
 			out[i] = x
@@ -83,7 +84,7 @@ func TestPingPongDrivers(t *testing.T) {
 	failedCells := map[string][]float64{"bridge": {100, 300, 200}, "bridge@docker": {999}}
 	tests := []struct {
 		name    string
-		samples []pingpong.Sample
+		samples []record.Sample
 		rates   map[string][]float64
 		pairs   []analysis.DriverPair
 		want    []driverWant
@@ -109,20 +110,20 @@ func TestPingPongDrivers(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			set := analysis.NewPingPongSet(tc.samples, cellRates(tc.rates), keys)
-			checkDriverRows(t, analysis.PingPongDrivers(set, tc.pairs), tc.want)
+			set := analysis.NewSweep(tc.samples, cellRates(tc.rates), keys)
+			checkDriverRows(t, analysis.Drivers([]analysis.Case{set.Case()}, tc.pairs), tc.want)
 		})
 	}
 }
 
-func TestSocketDrivers(t *testing.T) {
+func TestDriversOfRepetitions(t *testing.T) {
 	s := spec.Spec{Driver: "netns", Drivers: []string{"netns", "docker"}, Modes: []string{"bare", "bridge"}}
 	series := s.ModeKeys()
 	pairs := analysis.DriverPairs(series, s.SplitModeKey)
-	o := func(series, kase, work string, test int, v map[string]float64) analysis.SocketObs {
-		return analysis.SocketObs{Series: series, Case: kase, Work: work, Test: test, Values: v}
+	o := func(series, kase, work string, test int, v map[string]float64) analysis.Observation {
+		return analysis.Observation{Series: series, Case: kase, Work: work, Test: test, Values: v}
 	}
-	obs := []analysis.SocketObs{
+	obs := []analysis.Observation{
 		// stream: netns 800, 900 → mean 850; docker 680 → 0.8.
 		o("bare", "stream", "stream", 0, map[string]float64{"throughput": 1000, "retransmits": 1}),
 		o("bridge", "stream", "stream", 0, map[string]float64{"throughput": 800, "retransmits": 5, "client_cpu": 1}),
@@ -140,8 +141,8 @@ func TestSocketDrivers(t *testing.T) {
 		// Ran on bare only: no pair has a value, so no row.
 		o("bare", "only bare", "stream", 5, map[string]float64{"throughput": 1}),
 	}
-	cases := analysis.SocketCases(obs, series, "bare", 2)
-	checkDriverRows(t, analysis.SocketDrivers(cases, pairs), []driverWant{
+	cases := analysis.Cases(obs, series, "bare", 2)
+	checkDriverRows(t, analysis.Drivers(cases, pairs), []driverWant{
 		{"stream", "bridge", "throughput", 850, 680, 0.8},
 		{"jitter", "bridge", "jitter", 0.2, 0.3, 1.5},
 		{"rr udp", "bridge", "trans_per_s", 10000, 5000, 0.5},
@@ -151,10 +152,10 @@ func TestSocketDrivers(t *testing.T) {
 }
 
 func TestHeadline(t *testing.T) {
-	m := func(keys ...string) []analysis.SocketMetric {
-		var out []analysis.SocketMetric
+	m := func(keys ...string) []workload.Metric {
+		var out []workload.Metric
 		for _, k := range keys {
-			sm, ok := analysis.SocketMetricByKey(k)
+			sm, ok := analysis.CaseMetricByKey(k)
 			if !ok {
 				t.Fatalf("no metric %q", k)
 			}
@@ -164,7 +165,7 @@ func TestHeadline(t *testing.T) {
 	}
 	tests := []struct {
 		name, workload string
-		metrics        []analysis.SocketMetric
+		metrics        []workload.Metric
 		want           string // "" for none
 	}{
 		{"stream", "stream", m("throughput", "retransmits"), "throughput"},
@@ -177,7 +178,7 @@ func TestHeadline(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok := analysis.SocketCase{Workload: tc.workload, Metrics: tc.metrics}.Headline()
+			got, ok := analysis.Case{Workload: tc.workload, Metrics: tc.metrics}.Headline()
 			if ok != (tc.want != "") || got.Key != tc.want {
 				t.Errorf("Headline = %q, %v; want %q", got.Key, ok, tc.want)
 			}

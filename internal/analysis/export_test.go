@@ -1,15 +1,18 @@
 package analysis
 
-import "github.com/cnperf/cnperf/internal/workload/registry"
+import (
+	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/registry"
+)
 
-// SocketMetricByKey returns a socket metric by key, for the external tests.
-func SocketMetricByKey(key string) (SocketMetric, bool) {
+// CaseMetricByKey returns a case's metric by key, for the external tests.
+func CaseMetricByKey(key string) (workload.Metric, bool) {
 	for _, w := range registry.All() {
-		for _, m := range socketMetrics(w.Name()) {
+		for _, m := range caseMetrics(w.Name()) {
 			if m.Key == key {
 				return m, true
 			}
 		}
 	}
-	return SocketMetric{}, false
+	return workload.Metric{}, false
 }

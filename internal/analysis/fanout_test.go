@@ -21,7 +21,7 @@ func TestFanOutObservation(t *testing.T) {
 		total("client1", 0, 50, 1), total("client1", 1, 50, 3),
 		total("client2", 0, 100, 0), total("client3", 0, 100, 0), total("client4", 0, 300, 0),
 	}
-	obs := SocketObservations(recs, nil, nil, nil, func(m string) string { return m })
+	obs := Observations(recs, nil, nil, nil, func(m string) string { return m })
 	if len(obs) != 1 {
 		t.Fatalf("%d observations, want 1 for the cell", len(obs))
 	}
@@ -41,10 +41,10 @@ func TestFanOutObservation(t *testing.T) {
 			t.Errorf("%s = %v (present %v), want %v", tc.key, got, ok, tc.want)
 		}
 	}
-	if _, ok := (SocketObservations(recs[2:3], nil, nil, nil, func(m string) string { return m })[0].Values["fairness"]); !ok {
+	if _, ok := (Observations(recs[2:3], nil, nil, nil, func(m string) string { return m })[0].Values["fairness"]); !ok {
 		t.Error("one client container: fairness 1 expected, none given")
 	}
-	cases := SocketCases(obs, []string{"bridge"}, "", 2)
+	cases := Cases(obs, []string{"bridge"}, "", 2)
 	var keys []string
 	for _, m := range cases[0].Metrics {
 		keys = append(keys, m.Key)

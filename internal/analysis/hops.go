@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/cnperf/cnperf/internal/workload"
 )
 
 // The parameters a chain of hosts sweeps (spec.HopsParam, SegmentParam;
@@ -22,9 +24,9 @@ type HopTest struct {
 	Label    string // the test, without its hops
 	Workload string
 	Protocol string
-	Metric   SocketMetric // rtt_p50 for rr, throughput for stream
-	Hops     []int        // the hop counts measured, ascending
-	Rows     []HopRow     // per series, then per hop count
+	Metric   workload.Metric // rtt_p50 for rr, throughput for stream
+	Hops     []int           // the hop counts measured, ascending
+	Rows     []HopRow        // per series, then per hop count
 }
 
 // HopRow is one series at one hop count.
@@ -48,10 +50,10 @@ type HopRow struct {
 	OfFirst, PerHop float64
 }
 
-// Hops gathers the chain cases of a run's socket cases into one HopTest
+// Hops gathers the chain cases of a run's cases into one HopTest
 // per test that has them, in the tests' order; none for runs without a
 // chain.
-func Hops(cases []SocketCase) []HopTest {
+func Hops(cases []Case) []HopTest {
 	var out []HopTest
 	at := map[int]int{}
 	means := map[int]map[string]hopMeans{} // by test, then series
@@ -68,7 +70,7 @@ func Hops(cases []SocketCase) []HopTest {
 			if c.Workload == "rr" {
 				key = "rtt_p50"
 			}
-			var m SocketMetric
+			var m workload.Metric
 			for _, cm := range c.Metrics {
 				if cm.Key == key {
 					m = cm

@@ -3,14 +3,16 @@ package analysis
 import (
 	"math"
 	"testing"
+
+	"github.com/cnperf/cnperf/internal/workload"
 )
 
 // hopCase is a chain case with one series' mean of metric key.
-func hopCase(test int, work, label, param, value, key string, means map[string]float64) SocketCase {
-	c := SocketCase{Label: label + " " + param + "=" + value, Workload: work, Test: test, Param: param, Value: value,
-		Metrics: []SocketMetric{{Key: key}}}
+func hopCase(test int, work, label, param, value, key string, means map[string]float64) Case {
+	c := Case{Label: label + " " + param + "=" + value, Workload: work, Test: test, Param: param, Value: value,
+		Metrics: []workload.Metric{{Key: key}}}
 	for s, m := range means {
-		c.Rows = append(c.Rows, SocketRow{Series: s, N: 3, Stats: map[string]SocketStat{key: {N: 3, Mean: Change{Value: m}, SD: Change{Value: 1}}}})
+		c.Rows = append(c.Rows, CaseRow{Series: s, N: 3, Stats: map[string]CaseStat{key: {N: 3, Mean: Change{Value: m}, SD: Change{Value: 1}}}})
 	}
 	return c
 }
@@ -19,7 +21,7 @@ func hopCase(test int, work, label, param, value, key string, means map[string]f
 // of segments 1..k (segment 1 being the one-hop case), and throughput
 // beside the share left of the first hop's; other cases are ignored.
 func TestHopsSumsTheSegments(t *testing.T) {
-	cases := []SocketCase{
+	cases := []Case{
 		{Label: "plain", Workload: "rr", Test: 0},
 		hopCase(1, "rr", "lat", "hops", "1", "rtt_p50", map[string]float64{"bare": 20}),
 		hopCase(1, "rr", "lat", "hops", "2", "rtt_p50", map[string]float64{"bare": 45}),

@@ -5,75 +5,54 @@ import (
 	"slices"
 
 	"github.com/cnperf/cnperf/internal/analysis/stats"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
-// CellUnit says which unit of the plan (a chunk of sizes) a cell ran, and
-// on which instance of its mode's lab.
-type CellUnit struct {
-	Chunk    int
-	Instance int
-}
-
-// InstanceRow is one mode's transfer rate against the reference on each
-// instance of its lab: a lab instance can be faster or slower than another
-// of the same mode for a whole run, and this is how much.
+// InstanceRow is one mode's metric against the reference on each instance
+// of its lab: a lab instance can be faster or slower than another of the
+// same mode for a whole run, and this is how much.
 type InstanceRow struct {
 	Mode string `json:"mode"`
-	// Ratios holds, per instance, the median over the instance's chunks of
-	// the chunk's ratio: the mode's median transfer rate over the reference's
-	// on the same chunk (the same message sizes), so like meets like.
+	// Ratios holds, per instance, the median over the instance's units of
+	// the unit's ratio: the mode's value over the reference's on the same
+	// unit (the same message sizes, the same repetition), so like meets like.
 	Ratios []float64 `json:"ratios"`
 	// Spread is max/min - 1 of Ratios: 0.05 means the luckiest instance
 	// was 5 % faster than the unluckiest.
 	Spread float64 `json:"spread"`
 }
 
-// InstanceSpread returns a row per mode but the reference, for a run with
-// several instances of each lab (cells maps a cell's index to its chunk and
-// instance). Chunks where either side has no successful sample are skipped.
-func InstanceSpread(samples []pingpong.Sample, cells map[int]CellUnit, modes []string, reference string, instances int) []InstanceRow {
+// Instances returns a row per series of the case but the reference, for a
+// run with several instances of each lab, on the metric key: per unit of
+// the plan the series' value over the reference's (a sweep's: the medians
+// of the chunk's samples, every size pooled; a case's: the repetition's
+// figures). Units where either side has no value are skipped.
+func Instances(c Case, ref, key string, instances int) []InstanceRow {
 	if instances < 2 {
 		return nil
 	}
-	type key struct {
-		mode  string
-		chunk int
-	}
-	rates := map[key][]float64{}
-	instOf := map[int]int{} // chunk → instance
-	for _, s := range samples {
-		cu, ok := cells[s.Cell]
-		if !ok || !s.OK() {
-			continue
-		}
-		if r := s.TransferRate(); r > 0 {
-			k := key{s.Mode, cu.Chunk}
-			rates[k] = append(rates[k], r)
-			instOf[cu.Chunk] = cu.Instance
-		}
-	}
-	chunks := make([]int, 0, len(instOf))
-	for c := range instOf {
-		chunks = append(chunks, c)
-	}
-	slices.Sort(chunks)
+	refs, inst := c.unitValues(ref, key)
 	var rows []InstanceRow
-	for _, m := range modes {
-		if m == reference {
+	for _, s := range c.series() {
+		if s == ref {
 			continue
 		}
+		mine, _ := c.unitValues(s, key)
+		units := make([]int, 0, len(mine))
+		for u := range mine {
+			units = append(units, u)
+		}
+		slices.Sort(units)
 		per := make([][]float64, instances)
-		for _, c := range chunks {
-			mine, ref := rates[key{m, c}], rates[key{reference, c}]
-			if len(mine) == 0 || len(ref) == 0 {
+		for _, u := range units {
+			b, ok := refs[u]
+			if !ok {
 				continue
 			}
-			if i := instOf[c]; i >= 0 && i < instances {
-				per[i] = append(per[i], stats.Median(mine)/stats.Median(ref))
+			if i := inst[u]; i >= 0 && i < instances {
+				per[i] = append(per[i], mine[u]/b)
 			}
 		}
-		row := InstanceRow{Mode: m, Spread: math.NaN()}
+		row := InstanceRow{Mode: s, Spread: math.NaN()}
 		lo, hi := math.Inf(1), math.Inf(-1)
 		for _, rs := range per {
 			r := math.NaN()
@@ -89,4 +68,23 @@ func InstanceSpread(samples []pingpong.Sample, cells map[int]CellUnit, modes []s
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// unitValues are the series' value of the metric per unit of the plan,
+// with each unit's lab instance.
+func (c Case) unitValues(series, key string) (map[int]float64, map[int]int) {
+	if c.Sweep != nil {
+		m, ok := MetricByKey(key)
+		if !ok {
+			return nil, nil
+		}
+		return c.Sweep.units(series, m)
+	}
+	vals, inst := map[int]float64{}, map[int]int{}
+	for u, o := range c.units[series] {
+		if x, ok := o.values[key]; ok && !bad(x) {
+			vals[u], inst[u] = x, o.instance
+		}
+	}
+	return vals, inst
 }

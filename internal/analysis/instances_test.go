@@ -4,15 +4,15 @@ import (
 	"math"
 	"testing"
 
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/record"
 )
 
-func TestInstanceSpread(t *testing.T) {
+func TestInstancesOfASweep(t *testing.T) {
 	// Two instances; chunk c on instance c%2. Mode "b" runs at 0.8 of the
 	// reference on instance 0 and 0.6 on instance 1; chunks carry different
 	// sizes (and so rates) but each ratio pairs one chunk's sizes.
-	cells := map[int]CellUnit{}
-	var samples []pingpong.Sample
+	cells := map[int]Cell{}
+	var samples []record.Sample
 	cell := 0
 	for chunk := 0; chunk < 6; chunk++ {
 		size := 1000 * (chunk + 1)
@@ -22,18 +22,19 @@ func TestInstanceSpread(t *testing.T) {
 			factor = 0.6
 		}
 		for _, m := range []string{"a", "b"} {
-			cells[cell] = CellUnit{Chunk: chunk, Instance: chunk % 2}
+			cells[cell] = Cell{Chunk: chunk, Instance: chunk % 2}
 			ms := refMS
 			if m == "b" {
 				ms = refMS / factor
 			}
 			for rep := 0; rep < 3; rep++ {
-				samples = append(samples, pingpong.Sample{Mode: m, Cell: cell, Size: size, Length: size, Code: 200, DurationMS: ms})
+				samples = append(samples, record.Sample{Mode: m, Cell: cell, Size: size, Length: size, Code: 200, DurationMS: ms})
 			}
 			cell++
 		}
 	}
-	rows := InstanceSpread(samples, cells, []string{"a", "b"}, "a", 2)
+	sweep := NewSweep(samples, cells, []string{"a", "b"}).Case()
+	rows := Instances(sweep, "a", "transfer", 2)
 	if len(rows) != 1 || rows[0].Mode != "b" {
 		t.Fatalf("rows = %+v", rows)
 	}
@@ -44,7 +45,25 @@ func TestInstanceSpread(t *testing.T) {
 	if math.Abs(r.Spread-(0.8/0.6-1)) > 1e-9 {
 		t.Errorf("spread = %v, want %v", r.Spread, 0.8/0.6-1)
 	}
-	if InstanceSpread(samples, cells, []string{"a", "b"}, "a", 1) != nil {
+	if Instances(sweep, "a", "transfer", 1) != nil {
 		t.Error("one instance has no spread to show")
+	}
+}
+
+// A case measured over repetitions spreads over its instances the same way:
+// each repetition's figure over the reference's of the same unit.
+func TestInstancesOfRepetitions(t *testing.T) {
+	var obs []Observation
+	for rep := range 6 {
+		for _, m := range []struct {
+			s string
+			v float64
+		}{{"bare", 1000}, {"overlay", []float64{900, 500}[rep%2]}} {
+			obs = append(obs, Observation{Series: m.s, Case: "stream", Work: "stream", Unit: rep, Instance: rep % 2, Values: map[string]float64{"throughput": m.v}})
+		}
+	}
+	rows := Instances(Cases(obs, []string{"bare", "overlay"}, "bare", 2)[0], "bare", "throughput", 2)
+	if len(rows) != 1 || rows[0].Mode != "overlay" || !near(rows[0].Ratios[0], 0.9) || !near(rows[0].Ratios[1], 0.5) || !near(rows[0].Spread, 0.8) {
+		t.Errorf("rows = %+v, want overlay at 0.9 and 0.5, spread 80 %%", rows)
 	}
 }

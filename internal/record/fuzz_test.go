@@ -138,9 +138,9 @@ func statistics(run report.Run) {
 			d.Loss(s, m, 100)
 		}
 	}
-	set := analysis.NewPingPongSet(run.Samples, report.CellRates(run.Meta), modes)
+	set := analysis.NewSweep(run.Samples, report.Cells(run.Meta), modes)
 	set.Rows(run.Meta.Spec.ReferenceKey())
-	analysis.PingPongDrivers(set, analysis.DriverPairs(modes, run.Meta.Spec.SplitModeKey))
-	report.SocketCases([]report.Run{run}, run.Meta.Spec.ReferenceKey(), 2)
+	analysis.Drivers([]analysis.Case{set.Case()}, analysis.DriverPairs(modes, run.Meta.Spec.SplitModeKey))
+	report.Cases([]report.Run{run}, run.Meta.Spec.ReferenceKey(), 2)
 	report.DriverRows(run, 2)
 }

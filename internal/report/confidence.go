@@ -7,31 +7,15 @@ import (
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/analysis"
+	"github.com/cnperf/cnperf/internal/workload"
 )
 
 // RunIntervals returns one run's ratios to its reference mode ref with
 // their 95 % intervals (analysis.Spread): per mode and ping-pong metric,
-// or per socket case, mode and metric. Nil when ref is not among the run's
+// or per case, mode and metric. Nil when ref is not among the run's
 // series. Series are the run's own mode keys.
 func RunIntervals(run Run, ref string, same float64) []analysis.RatioCI {
-	keys := run.Meta.SeriesKeys()
-	units := CellUnits(run.Meta)
-	if run.Socket() {
-		cases := SocketCases([]Run{run}, ref, same)
-		return analysis.SocketIntervals(cases, runObservations(run), units, ref)
-	}
-	rates := CellRates(run.Meta)
-	set := analysis.NewPingPongSet(run.Samples, rates, keys)
-	return analysis.PingPongIntervals(set, analysis.NewPingPongUnits(run.Samples, units, rates), keys, ref)
-}
-
-// runObservations are one run's socket observations under its mode keys.
-func runObservations(run Run) []analysis.SocketObs {
-	cells := map[int]analysis.Window{}
-	for _, c := range run.Meta.Cells {
-		cells[c.Index] = analysis.Window{Start: c.Start, End: c.End}
-	}
-	return analysis.SocketObservations(run.Sockets.Records, run.Sockets.Costs, run.CPU, cells, func(m string) string { return m })
+	return analysis.Intervals(RunCases(run, ref, same), ref)
 }
 
 // costText renders a cost in percent, "–" when unknown.
@@ -131,7 +115,7 @@ func spanText(iv analysis.Interval) string {
 }
 
 // WriteIntervalTable prints the ratios' 95 % intervals: for ping-pong one
-// row per mode with each metric's ratio and interval, for socket tests one
+// row per mode with each metric's ratio and interval, for other cases one
 // line per case, mode and summary metric (the change of the mean). Nothing
 // for no intervals.
 func WriteIntervalTable(w io.Writer, cis []analysis.RatioCI, ref string) error {
@@ -141,15 +125,15 @@ func WriteIntervalTable(w io.Writer, cis []analysis.RatioCI, ref string) error {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "\n95 %% confidence intervals against %s (from the units and the variance between lab instances; docs/report.md)\n", ref)
 	if cis[0].Case == "" {
-		writePingPongIntervals(&sb, cis)
+		writeSweepIntervals(&sb, cis)
 	} else {
-		writeSocketIntervals(&sb, cis)
+		writeCaseIntervals(&sb, cis)
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err
 }
 
-func writePingPongIntervals(sb *strings.Builder, cis []analysis.RatioCI) {
+func writeSweepIntervals(sb *strings.Builder, cis []analysis.RatioCI) {
 	head := []string{"mode"}
 	var modes []string
 	byMode := map[string][]analysis.RatioCI{}
@@ -173,7 +157,7 @@ func writePingPongIntervals(sb *strings.Builder, cis []analysis.RatioCI) {
 	writeAligned(sb, table)
 }
 
-func writeSocketIntervals(sb *strings.Builder, cis []analysis.RatioCI) {
+func writeCaseIntervals(sb *strings.Builder, cis []analysis.RatioCI) {
 	table := [][]string{{"test", "mode", "metric", "change", "95 % CI", "from"}}
 	var without []string
 	known := map[string]bool{}
@@ -214,11 +198,11 @@ func writeSocketIntervals(sb *strings.Builder, cis []analysis.RatioCI) {
 
 // summaryMetric keeps the metrics a case's text table shows.
 func summaryMetric(c analysis.RatioCI) bool {
-	sc := analysis.SocketCase{Metrics: []analysis.SocketMetric{c.Metric}}
+	sc := analysis.Case{Metrics: []workload.Metric{c.Metric}}
 	return len(sc.SummaryMetrics()) == 1
 }
 
-// ciKey finds an interval: a socket case ("" for ping-pong), a series as
+// ciKey finds an interval: a case ("" for a sweep of sizes), a series as
 // the report names it, a metric key.
 type ciKey struct{ kase, series, metric string }
 
@@ -237,12 +221,7 @@ func (r *Report) computeIntervals(ref string, o Options) {
 		if !containsKey(run.Meta.SeriesKeys(), ref) {
 			continue
 		}
-		name := func(mode string) string {
-			if len(r.Runs) > 1 {
-				return mode + SeriesSuffix + run.Label
-			}
-			return mode
-		}
+		name := func(mode string) string { return seriesName(r.Runs, run, mode) }
 		r.cis = intervals{table: map[ciKey]analysis.Interval{}, diffs: map[ciKey]analysis.DiffInterval{}, ref: name(ref)}
 		for _, c := range RunIntervals(run, ref, o.Same) {
 			r.cis.table[ciKey{c.Case, name(c.Mode), c.Metric.Key}] = c.Interval
@@ -252,8 +231,8 @@ func (r *Report) computeIntervals(ref string, o Options) {
 			c.Mode = name(c.Mode)
 			r.cis.list = append(r.cis.list, c)
 		}
-		if !run.Socket() {
-			r.addPingPongTableIntervals(run, ref, name)
+		if run.Sweeps() {
+			r.addSweepTableIntervals(run, ref, name)
 		}
 		return
 	}
@@ -271,16 +250,16 @@ func containsKey(keys []string, k string) bool {
 	return false
 }
 
-// addPingPongTableIntervals adds the intervals of the per-request metrics
+// addSweepTableIntervals adds the intervals of the per-request metrics
 // the summary tables show (their requests per second are per request).
-func (r *Report) addPingPongTableIntervals(run Run, ref string, name func(string) string) {
-	units := analysis.NewPingPongUnits(run.Samples, CellUnits(run.Meta), CellRates(run.Meta))
+func (r *Report) addSweepTableIntervals(run Run, ref string, name func(string) string) {
+	sweep := runSweep(run)
 	for _, mode := range run.Meta.SeriesKeys() {
 		if mode == ref {
 			continue
 		}
 		for _, m := range analysis.PingPongMetrics() {
-			r.cis.table[ciKey{"", name(mode), m.Key}] = analysis.IntervalOf(units.Paired(mode, ref, m.Key), analysis.GeoMeanOfRatios)
+			r.cis.table[ciKey{"", name(mode), m.Key}] = analysis.IntervalOf(sweep.Paired(mode, ref, m.Key), analysis.GeoMeanOfRatios)
 		}
 	}
 }

@@ -12,11 +12,8 @@ import (
 // and its CPU per core over time.
 func (r *Report) addCost() {
 	for ri, run := range r.Runs {
-		suffix, idSuffix := "", ""
-		if len(r.Runs) > 1 {
-			suffix, idSuffix = " · "+run.Label, fmt.Sprintf("-%d", ri)
-		}
-		// The servers' roles: ping and pong, or the socket tests' servers.
+		suffix, idSuffix := runSuffix(r.Runs, ri)
+		// The servers' roles: ping and pong, or the other workloads' servers.
 		var roles []string
 		for _, m := range run.Meta.Modes {
 			for role := range m.Usage {

@@ -33,30 +33,30 @@ type Data struct {
 	Deviation  []DataDeviation                  `json:"deviation"` // transfer rate
 	Loss       map[string]map[string][]DataLoss `json:"loss"`      // metric key → series → bins
 	Impacts    []DataImpact                     `json:"impacts"`   // transfer rate
-	Sockets    []DataSocketCase                 `json:"sockets,omitempty"`
+	Cases      []DataCase                       `json:"sockets,omitempty"`
 	Drivers    []DataDriverRow                  `json:"drivers,omitempty"`   // modes on two drivers, when a run compares drivers
 	Intervals  []DataInterval                   `json:"intervals,omitempty"` // ratios to the reference with their 95 % intervals
 	Notes      []string                         `json:"notes"`
 	Warnings   []string                         `json:"warnings,omitempty"` // runs measured on a busy machine
 }
 
-// DataSocketCase is one socket-test case's statistics per series.
-type DataSocketCase struct {
-	Label    string          `json:"label"`
-	Workload string          `json:"workload"`
-	Param    string          `json:"param,omitempty"`
-	Value    string          `json:"value,omitempty"`
-	Metrics  []DataMetric    `json:"metrics"`
-	Rows     []DataSocketRow `json:"rows"`
+// DataCase is one case's statistics per series over its repetitions.
+type DataCase struct {
+	Label    string        `json:"label"`
+	Workload string        `json:"workload"`
+	Param    string        `json:"param,omitempty"`
+	Value    string        `json:"value,omitempty"`
+	Metrics  []DataMetric  `json:"metrics"`
+	Rows     []DataCaseRow `json:"rows"`
 }
 
-type DataSocketRow struct {
-	Series string                    `json:"series"`
-	N      int                       `json:"repetitions"`
-	Stats  map[string]DataSocketStat `json:"stats"` // by metric key
+type DataCaseRow struct {
+	Series string                  `json:"series"`
+	N      int                     `json:"repetitions"`
+	Stats  map[string]DataCaseStat `json:"stats"` // by metric key
 }
 
-type DataSocketStat struct {
+type DataCaseStat struct {
 	N    int      `json:"n"`
 	Min  DataStat `json:"min"`
 	Max  DataStat `json:"max"`
@@ -64,17 +64,17 @@ type DataSocketStat struct {
 	SD   DataStat `json:"sd"`
 }
 
-func socketData(cases []analysis.SocketCase) []DataSocketCase {
-	var out []DataSocketCase
+func caseData(cases []analysis.Case) []DataCase {
+	var out []DataCase
 	for _, c := range cases {
-		dc := DataSocketCase{Label: c.Label, Workload: c.Workload, Param: c.Param, Value: c.Value}
+		dc := DataCase{Label: c.Label, Workload: c.Workload, Param: c.Param, Value: c.Value}
 		for _, m := range c.Metrics {
 			dc.Metrics = append(dc.Metrics, DataMetric{Key: m.Key, Title: m.Title, Unit: m.Unit, HigherIsBetter: m.HigherIsBetter})
 		}
 		for _, row := range c.Rows {
-			dr := DataSocketRow{Series: row.Series, N: row.N, Stats: map[string]DataSocketStat{}}
+			dr := DataCaseRow{Series: row.Series, N: row.N, Stats: map[string]DataCaseStat{}}
 			for k, st := range row.Stats {
-				dr.Stats[k] = DataSocketStat{N: st.N, Min: stat(st.Min), Max: stat(st.Max), Mean: stat(st.Mean), SD: stat(st.SD)}
+				dr.Stats[k] = DataCaseStat{N: st.N, Min: stat(st.Min), Max: stat(st.Max), Mean: stat(st.Mean), SD: stat(st.SD)}
 			}
 			dc.Rows = append(dc.Rows, dr)
 		}

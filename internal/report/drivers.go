@@ -6,7 +6,6 @@ import (
 	"math"
 
 	"github.com/cnperf/cnperf/internal/analysis"
-	"github.com/cnperf/cnperf/internal/record"
 )
 
 // driversSection marks the tables the page shows under "Drivers" (the
@@ -36,8 +35,9 @@ type DataDriverRow struct {
 }
 
 // DriverRows compares a run's modes across its drivers with the numbers of
-// its summary: ping-pong's headline medians and ratios over like sizes
-// (analysis.PingPongSet, as `cnperf summary` prints them), or each socket
+// its summary, read from its cases (analysis.Drivers): ping-pong's
+// headline medians and ratios over like sizes
+// (analysis.Sweep, as `cnperf summary` prints them), or each other
 // case's headline mean. It is nil for a run on a single driver.
 func DriverRows(run Run, same float64) []analysis.DriverRow {
 	keys := run.Meta.SeriesKeys()
@@ -45,24 +45,8 @@ func DriverRows(run Run, same float64) []analysis.DriverRow {
 	if len(pairs) == 0 {
 		return nil
 	}
-	if run.Socket() {
-		// This run alone, so the cases' series are its plain mode keys.
-		return analysis.SocketDrivers(SocketCases([]Run{run}, "", same), pairs)
-	}
-	return analysis.PingPongDrivers(analysis.NewPingPongSet(run.Samples, CellRates(run.Meta), keys), pairs)
-}
-
-// CellRates returns each finished cell's requests per second with its
-// chunk, so that ratios pair cells that sent the same sizes (the rule of
-// run.Meta.CellRates: an end, a duration and samples).
-func CellRates(m record.Meta) []analysis.CellRate {
-	var out []analysis.CellRate
-	for _, c := range m.Cells {
-		if sec := c.End.Sub(c.Start).Seconds(); !c.End.IsZero() && sec > 0 && c.Samples > 0 {
-			out = append(out, analysis.CellRate{Mode: c.Mode, Chunk: c.Chunk, Rate: float64(c.Samples) / sec})
-		}
-	}
-	return out
+	// This run alone, so the cases' series are its plain mode keys.
+	return analysis.Drivers(RunCases(run, "", same), pairs)
 }
 
 // addDrivers adds a table per run and pair of drivers comparing each mode
@@ -74,42 +58,39 @@ func (r *Report) addDrivers(o Options) {
 			continue
 		}
 		r.drivers = append(r.drivers, runDrivers{label: run.Label, rows: rows})
-		suffix, idSuffix := "", ""
-		if len(r.Runs) > 1 {
-			suffix, idSuffix = " · "+run.Label, fmt.Sprintf("-%d", ri)
-		}
+		suffix, idSuffix := runSuffix(r.Runs, ri)
 		groups := analysis.GroupByDrivers(rows)
 		for _, g := range groups {
 			id := "tab-drivers" + idSuffix
 			if len(groups) > 1 {
 				id += "-" + g[0].Other
 			}
-			r.Tables = append(r.Tables, driverTable(id, suffix, g, run.Socket(), o))
+			r.Tables = append(r.Tables, driverTable(id, suffix, g, !run.Sweeps(), o))
 		}
 	}
 }
 
 // driverTable draws rows of one pair of drivers.
-func driverTable(id, suffix string, rows []analysis.DriverRow, socket bool, o Options) Table {
+func driverTable(id, suffix string, rows []analysis.DriverRow, repeats bool, o Options) Table {
 	base, other := rows[0].Base, rows[0].Other
 	ratio := other + " ÷ " + base
 	// The values are the summary's, so say which: the per-request rate of
 	// the summary tables is a different figure from the rate per cell.
 	values := "Medians over successful requests; requests per second: median over the mode's cells, as cnperf summary prints them. The ratio compares like message sizes: the median over size groups (each measured size, or groups of equally many sizes) of the groups' medians' ratio (requests per second: over the chunks of sizes both ran), so it may differ from the quotient of the two medians where one side measured other sizes."
-	if socket {
+	if repeats {
 		values = "Each test's headline metric: its mean over the repetitions."
 	}
 	t := Table{ID: id, Title: fmt.Sprintf("Drivers: %s against %s%s", other, base, suffix), Section: driversSection,
 		Caption: fmt.Sprintf("The same mode %s and %s, side by side in one run. %s near 1 means cnperf's netns datapath matches Docker's; green where %s does better, red where worse, grey within %g %%. %s",
 			driverWords(base), driverWords(other), ratio, other, o.Same, values),
 		Columns: []string{"mode", "metric", "on " + base, "on " + other, ratio}}
-	if socket {
+	if repeats {
 		t.Columns = append([]string{"test"}, t.Columns...)
 	}
 	for _, d := range rows {
 		cells := []Cell{{Text: d.Mode}, {Text: d.Title + " (" + d.Unit + ")"}, {Text: f(d.BaseValue, prec(d.BaseValue))},
 			{Text: f(d.OtherValue, prec(d.OtherValue))}, driverRatioCell(d, o.Same)}
-		if socket {
+		if repeats {
 			cells = append([]Cell{{Text: d.Case}}, cells...)
 		}
 		t.Rows = append(t.Rows, cells)

@@ -13,7 +13,7 @@ import (
 // and 16: per test its headline against the hops from the first host,
 // and for latency the sum of the segments on the way beside it, with a
 // table of both. Runs without a chain add nothing.
-func (r *Report) addHops(cases []analysis.SocketCase, series []string) {
+func (r *Report) addHops(cases []analysis.Case, series []string) {
 	colour := map[string]int{}
 	for i, s := range series {
 		colour[s] = i

@@ -5,19 +5,20 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/analysis"
+	"github.com/cnperf/cnperf/internal/workload"
 )
 
 // TestHopsFigureAndTable: a chain run's latency gets a figure with the
 // summed segments beside each mode and a table with the difference;
 // throughput a figure of its own without sums.
 func TestHopsFigureAndTable(t *testing.T) {
-	c := func(test int, work, param, value, key string, mean float64) analysis.SocketCase {
-		return analysis.SocketCase{Label: work + " " + param + "=" + value, Workload: work, Test: test, Param: param, Value: value,
-			Metrics: []analysis.SocketMetric{{Key: key, Title: key, Unit: "u"}},
-			Rows: []analysis.SocketRow{{Series: "bare", N: 3, Stats: map[string]analysis.SocketStat{key: {N: 3,
+	c := func(test int, work, param, value, key string, mean float64) analysis.Case {
+		return analysis.Case{Label: work + " " + param + "=" + value, Workload: work, Test: test, Param: param, Value: value,
+			Metrics: []workload.Metric{{Key: key, Title: key, Unit: "u"}},
+			Rows: []analysis.CaseRow{{Series: "bare", N: 3, Stats: map[string]analysis.CaseStat{key: {N: 3,
 				Mean: analysis.Change{Value: mean}, SD: analysis.Change{Value: 1}}}}}}
 	}
-	cases := []analysis.SocketCase{
+	cases := []analysis.Case{
 		c(0, "rr", "hops", "1", "rtt_p50", 20), c(0, "rr", "hops", "2", "rtt_p50", 45), c(0, "rr", "segment", "2", "rtt_p50", 21),
 		c(1, "stream", "hops", "1", "throughput", 1000), c(1, "stream", "hops", "2", "throughput", 400),
 	}
@@ -41,13 +42,13 @@ func TestHopsFigureAndTable(t *testing.T) {
 // TestChainSweepsChartApart: a chain's rr test sweeps hops, then
 // segments; each gets its own chart, not one axis mixing both.
 func TestChainSweepsChartApart(t *testing.T) {
-	c := func(param, value string) analysis.SocketCase {
-		return analysis.SocketCase{Label: "lat " + param + "=" + value, Workload: "rr", Test: 0, Param: param, Value: value,
-			Metrics: []analysis.SocketMetric{{Key: "rtt_p50", Title: "RTT", Unit: "µs"}},
-			Rows:    []analysis.SocketRow{{Series: "bare", N: 1, Stats: map[string]analysis.SocketStat{"rtt_p50": {N: 1, Mean: analysis.Change{Value: 1}}}}}}
+	c := func(param, value string) analysis.Case {
+		return analysis.Case{Label: "lat " + param + "=" + value, Workload: "rr", Test: 0, Param: param, Value: value,
+			Metrics: []workload.Metric{{Key: "rtt_p50", Title: "RTT", Unit: "µs"}},
+			Rows:    []analysis.CaseRow{{Series: "bare", N: 1, Stats: map[string]analysis.CaseStat{"rtt_p50": {N: 1, Mean: analysis.Change{Value: 1}}}}}}
 	}
 	r := &Report{}
-	r.addSockets([]analysis.SocketCase{c("hops", "1"), c("hops", "2"), c("segment", "2")}, []string{"bare"}, DefaultOptions())
+	r.addCases([]analysis.Case{c("hops", "1"), c("hops", "2"), c("segment", "2")}, []string{"bare"}, DefaultOptions())
 	var ids []string
 	for _, f := range r.Figures {
 		ids = append(ids, f.ID)

@@ -8,29 +8,33 @@ import (
 	"github.com/cnperf/cnperf/internal/record"
 )
 
-// CellUnits maps each cell of a run to its chunk and lab instance.
-func CellUnits(m record.Meta) map[int]analysis.CellUnit {
-	out := make(map[int]analysis.CellUnit, len(m.Cells))
+// Cells maps each cell of a run to when it ran, its mode, chunk and lab
+// instance, and the requests per second of a finished cell (the rule of
+// record.Meta.CellRates: an end, a duration and samples), so that ratios
+// pair cells that sent the same sizes.
+func Cells(m record.Meta) map[int]analysis.Cell {
+	out := make(map[int]analysis.Cell, len(m.Cells))
 	for _, c := range m.Cells {
-		out[c.Index] = analysis.CellUnit{Chunk: c.Chunk, Instance: c.Instance}
+		cell := analysis.Cell{Start: c.Start, End: c.End, Mode: c.Mode, Chunk: c.Chunk, Instance: c.Instance}
+		if sec := c.End.Sub(c.Start).Seconds(); !c.End.IsZero() && sec > 0 && c.Samples > 0 {
+			cell.Rate = float64(c.Samples) / sec
+		}
+		out[c.Index] = cell
 	}
 	return out
 }
 
-// addInstances adds, for each ping-pong run with several instances of each
-// lab, the transfer ratio against the reference per instance: how much the
+// addInstances adds, for each run with several instances of each lab, the
+// transfer ratio of its sweep of message sizes against the reference per instance: how much the
 // luck of one lab instance would have moved the answer.
 func (r *Report) addInstances(ref string) {
 	for ri, run := range r.Runs {
 		n := run.Meta.Spec.LabInstances()
-		rows := analysis.InstanceSpread(run.Samples, CellUnits(run.Meta), run.Meta.SeriesKeys(), ref, n)
+		rows := analysis.Instances(runSweep(run).Case(), ref, "transfer", n)
 		if len(rows) == 0 {
 			continue
 		}
-		suffix, idSuffix := "", ""
-		if len(r.Runs) > 1 {
-			suffix, idSuffix = " · "+run.Label, fmt.Sprintf("-%d", ri)
-		}
+		suffix, idSuffix := runSuffix(r.Runs, ri)
 		t := Table{ID: "tab-instances" + idSuffix, Title: "Transfer rate against " + ref + " per lab instance" + suffix,
 			Caption: fmt.Sprintf("Every lab was built %d times, apart, and chunk k of the plan ran on instance k mod %d in every mode. "+
 				"Each cell is the median over that instance's chunks of the mode's median transfer rate over %s's on the same chunk (the same message sizes); "+

@@ -20,10 +20,10 @@ type Run struct {
 	Meta    record.Meta
 	Samples []record.Sample
 	CPU     []record.CPUSample // the machine's CPU per second while measuring
-	Sockets record.Sockets     // socket tests' records and costs
+	Sockets record.Sockets     // the records and costs of the cases measured over repetitions
 }
 
-// measured counts a run's socket records that carry measurements: a
+// measured counts a run's records that carry measurements: a
 // client's start line says what it was asked to do, not what it measured.
 func measured(recs []record.Record) int {
 	n := 0
@@ -35,35 +35,62 @@ func measured(recs []record.Record) int {
 	return n
 }
 
-// Socket reports whether the run measured socket tests.
-func (r Run) Socket() bool { return len(r.Sockets.Records) > 0 || r.Meta.Spec.Socket() }
+// Sweeps reports whether the run swept message sizes (ping-pong); every
+// other workload measures cases over repetitions.
+func (r Run) Sweeps() bool { return len(r.Sockets.Records) == 0 && !r.Meta.Spec.Socket() }
 
-// SocketCases summarises the socket tests of runs per case and series
-// (modes, or "mode · run" for several runs) against the reference mode.
-func SocketCases(runs []Run, ref string, same float64) []analysis.SocketCase {
-	var obs []analysis.SocketObs
+// Cases summarises the cases that runs measured over repetitions (every
+// workload but ping-pong's sweep of sizes) per case and series (modes, or
+// "mode · run" for several runs) against the reference mode.
+func Cases(runs []Run, ref string, same float64) []analysis.Case {
+	var obs []analysis.Observation
 	var series []string
 	refSeries := ""
 	for _, run := range runs {
-		name := func(mode string) string {
-			if len(runs) > 1 {
-				return mode + " · " + run.Label
-			}
-			return mode
-		}
+		name := func(mode string) string { return seriesName(runs, run, mode) }
 		for _, m := range run.Meta.SeriesKeys() {
 			series = append(series, name(m))
 			if m == ref && refSeries == "" {
 				refSeries = name(m)
 			}
 		}
-		cells := map[int]analysis.Window{}
-		for _, c := range run.Meta.Cells {
-			cells[c.Index] = analysis.Window{Start: c.Start, End: c.End}
-		}
-		obs = append(obs, analysis.SocketObservations(run.Sockets.Records, run.Sockets.Costs, run.CPU, cells, name)...)
+		obs = append(obs, analysis.Observations(run.Sockets.Records, run.Sockets.Costs, run.CPU, Cells(run.Meta), name)...)
 	}
-	return analysis.SocketCases(obs, series, refSeries, same)
+	return analysis.Cases(obs, series, refSeries, same)
+}
+
+// seriesName names a run's mode among runs: the mode, or "mode · run"
+// when several runs are compared.
+func seriesName(runs []Run, run Run, mode string) string {
+	if len(runs) > 1 {
+		return mode + SeriesSuffix + run.Label
+	}
+	return mode
+}
+
+// runSuffix is what the title and the id of a run's own table add when
+// several runs are compared: " · run" and "-i".
+func runSuffix(runs []Run, i int) (title, id string) {
+	if len(runs) > 1 {
+		return SeriesSuffix + runs[i].Label, fmt.Sprintf("-%d", i)
+	}
+	return "", ""
+}
+
+// RunCases are the cases one run measured under its own mode keys: its
+// sweep of message sizes (ping-pong) as one case, or its cases measured
+// over repetitions. Intervals, the driver comparison and the spread of lab
+// instances read them alike.
+func RunCases(run Run, ref string, same float64) []analysis.Case {
+	if run.Sweeps() {
+		return []analysis.Case{runSweep(run).Case()}
+	}
+	return Cases([]Run{run}, ref, same)
+}
+
+// runSweep is a run's samples by mode, cell and size.
+func runSweep(run Run) analysis.Sweep {
+	return analysis.NewSweep(run.Samples, Cells(run.Meta), run.Meta.SeriesKeys())
 }
 
 // CheckMeta refuses a run.json that decodes but describes no run (an empty

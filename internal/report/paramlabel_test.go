@@ -20,7 +20,7 @@ func TestParamLabel(t *testing.T) {
 		{"nosuch", "", "colour", "colour"},
 		{"stream", "tcp", "", ""},
 	} {
-		c := analysis.SocketCase{Workload: tc.workload, Protocol: tc.protocol, Param: tc.param}
+		c := analysis.Case{Workload: tc.workload, Protocol: tc.protocol, Param: tc.param}
 		if got := paramLabel(c); got != tc.want {
 			t.Errorf("paramLabel(%s %s %s) = %q, want %q", tc.workload, tc.protocol, tc.param, got, tc.want)
 		}

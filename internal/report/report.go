@@ -12,8 +12,8 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/cnperf/cnperf/internal/analysis"
+	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/report/figure"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 // Options shape a report.
@@ -108,10 +108,10 @@ type Report struct {
 	Tables    []Table
 	Data      Data // the numbers, for tables.json
 
-	metricsShown []analysis.Metric     // the metrics the data holds
-	socketCases  []analysis.SocketCase // socket tests, per case
-	drivers      []runDrivers          // runs whose modes ran on several drivers
-	cis          intervals             // ratios to the reference with their 95 % intervals
+	metricsShown []analysis.Metric // the metrics the data holds
+	cases        []analysis.Case   // the cases measured over repetitions
+	drivers      []runDrivers      // runs whose modes ran on several drivers
+	cis          intervals         // ratios to the reference with their 95 % intervals
 }
 
 // pagePoints caps the raw points per plot: each costs ~130 bytes of SVG.
@@ -136,51 +136,50 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 	if ref == "" {
 		ref = runs[0].Meta.Spec.ReferenceKey()
 	}
-	pingPong, sockets := false, false
+	sweeps, repeats := false, false
 	for _, run := range runs {
-		sockets = sockets || run.Socket()
-		pingPong = pingPong || !run.Socket()
+		sweeps = sweeps || run.Sweeps()
+		repeats = repeats || !run.Sweeps()
 	}
 	r.computeIntervals(ref, o)
 	r.addHeadline()
 	r.addRunsTable()
 	r.addDrivers(o)
-	if sockets {
+	if repeats {
+		// The cases measured over repetitions: bars and tables per case.
 		var series []string
 		for _, run := range runs {
 			for _, m := range run.Meta.SeriesKeys() {
-				if len(runs) > 1 {
-					m += " · " + run.Label
-				}
-				series = append(series, m)
+				series = append(series, seriesName(runs, run, m))
 			}
 		}
-		cases := SocketCases(runs, ref, o.Same)
-		if len(cases) == 0 && !pingPong {
+		cases := Cases(runs, ref, o.Same)
+		if len(cases) == 0 && !sweeps {
 			return r, errors.New("no socket test finished in " + runDirs(runs))
 		}
 		r.Reference = ref
 		if !slices.Contains(series, ref) {
 			r.Reference = ""
 		}
-		r.socketCases = cases
-		r.addSockets(cases, series, o)
+		r.cases = cases
+		r.addCases(cases, series, o)
 		r.addHops(cases, series)
 	}
-	if pingPong {
-		if err := r.addPingPong(ref, o); err != nil {
+	if sweeps {
+		// The size-sweep view: curves, loss and impacts over message size.
+		if err := r.addSweep(ref, o); err != nil {
 			return r, err
 		}
 		r.addInstances(ref)
 	}
 	r.addCost()
-	if !pingPong {
+	if !sweeps {
 		r.Data = Data{Generated: r.Generated, Reference: r.Reference}
 		for _, run := range r.Runs {
 			r.Data.Runs = append(r.Data.Runs, DataRun{Dir: run.Dir, Label: run.Label, Status: run.Meta.Status, Modes: run.Meta.SeriesKeys(), Samples: measured(run.Sockets.Records)})
 		}
 	}
-	r.Data.Sockets = socketData(r.socketCases)
+	r.Data.Cases = caseData(r.cases)
 	r.Data.Drivers = driverData(r.drivers)
 	r.Data.Intervals = intervalData(r.cis.list)
 	r.Data.Notes = r.Notes
@@ -188,35 +187,30 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 	return r, nil
 }
 
-// addPingPong adds the ping-pong figures and tables.
-func (r *Report) addPingPong(ref string, o Options) error {
+// addSweep adds the size-sweep view of the runs that swept message sizes
+// (ping-pong): figures and tables over message size.
+func (r *Report) addSweep(ref string, o Options) error {
 	runs := r.Runs
 	// Series: modes, or "mode · run" when several runs are compared.
-	samples := map[string][]pingpong.Sample{}
+	samples := map[string][]record.Sample{}
 	var series []string
 	refSeries := ""
 	for _, run := range runs {
-		if run.Socket() {
+		if !run.Sweeps() {
 			continue
 		}
 		// Only the series run.json lists: the reader skips (and counts)
 		// samples of any other, so a stored run cannot grow the report.
 		modes := run.Meta.SeriesKeys()
 		for _, m := range modes {
-			name := m
-			if len(runs) > 1 {
-				name = m + " · " + run.Label
-			}
+			name := seriesName(runs, run, m)
 			series = append(series, name)
 			if m == ref && refSeries == "" {
 				refSeries = name
 			}
 		}
 		for _, s := range run.Samples {
-			name := s.Mode
-			if len(runs) > 1 {
-				name = s.Mode + " · " + run.Label
-			}
+			name := seriesName(runs, run, s.Mode)
 			samples[name] = append(samples[name], s)
 		}
 		if w := run.Meta.ReceiveWindow; w > 0 && r.Window == 0 {

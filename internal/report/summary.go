@@ -27,7 +27,7 @@ func ReadRun(dir string, warn io.Writer) (*record.Meta, []record.Sample, error) 
 		return nil, nil, err
 	}
 	// Every line at once, so what is skipped is told once, also for a
-	// run of socket tests.
+	// run of cases over repetitions.
 	contents, rep, err := rd.Contents()
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", dir, err)
@@ -43,8 +43,10 @@ func ReadRun(dir string, warn io.Writer) (*record.Meta, []record.Sample, error) 
 }
 
 // Summary writes the text tables of a run read by ReadRun: per series,
-// medians and ratios to the reference (or the socket tests' cases), the
-// spread of lab instances and the driver comparison; with header, a first
+// medians and ratios to the reference (a sweep of message sizes) or each
+// case's statistics over its repetitions, then, read alike from the run's
+// cases, the intervals, the spread of lab instances and the driver
+// comparison; with header, a first
 // line describing the run. Notes on what it skipped go to warn.
 func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.Sample, header bool) error {
 	if header {
@@ -54,43 +56,40 @@ func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.
 		fmt.Fprintf(w, "warning: %s\n\n", warning)
 	}
 	ref := meta.Spec.ReferenceKey()
+	run := Run{Meta: *meta, Samples: samples}
 	if meta.Spec.Socket() {
 		// ReadRun has told what it skipped: the same file, the same notes.
 		runs, notes := Load([]string{dir})
 		if len(runs) == 0 {
 			return errors.New(strings.Join(notes, "; "))
 		}
-		cases := SocketCases(runs, ref, DefaultOptions().Same)
-		if len(cases) == 0 {
-			_, err := fmt.Fprintln(w, "no socket test finished in this run")
+		run = runs[0]
+	}
+	cases := RunCases(run, ref, DefaultOptions().Same)
+	if len(cases) == 0 {
+		_, err := fmt.Fprintln(w, "no socket test finished in this run")
+		return err
+	}
+	if sweep := cases[0].Sweep; sweep != nil {
+		rows := sweep.Rows(ref)
+		if err := WriteSweepTable(w, rows, ref); err != nil {
 			return err
 		}
-		if err := WriteSocketTables(w, cases, ref); err != nil {
+		if err := WriteFailedSizes(w, rows); err != nil {
 			return err
 		}
-		if err := WriteIntervalTable(w, RunIntervals(runs[0], ref, DefaultOptions().Same), ref); err != nil {
+	} else if err := WriteCaseTables(w, cases, ref); err != nil {
+		return err
+	}
+	if err := WriteIntervalTable(w, analysis.Intervals(cases, ref), ref); err != nil {
+		return err
+	}
+	if cases[0].Sweep != nil {
+		// Several lab instances per mode: how far apart they ran.
+		if err := WriteInstanceTable(w, analysis.Instances(cases[0], ref, "transfer", meta.Spec.LabInstances())); err != nil {
 			return err
 		}
-		// A driver comparison adds docker against netns per mode.
-		return WriteDriverTable(w, DriverRows(runs[0], DefaultOptions().Same))
 	}
-	keys := meta.SeriesKeys()
-	set := analysis.NewPingPongSet(samples, CellRates(*meta), keys)
-	rows := set.Rows(ref)
-	if err := WritePingPongTable(w, rows, ref); err != nil {
-		return err
-	}
-	if err := WriteFailedSizes(w, rows); err != nil {
-		return err
-	}
-	if err := WriteIntervalTable(w, RunIntervals(Run{Meta: *meta, Samples: samples}, ref, 0), ref); err != nil {
-		return err
-	}
-	// Several lab instances per mode: how far apart they ran.
-	spread := analysis.InstanceSpread(samples, CellUnits(*meta), keys, ref, meta.Spec.LabInstances())
-	if err := WriteInstanceTable(w, spread); err != nil {
-		return err
-	}
-	pairs := analysis.DriverPairs(keys, meta.SplitSeries)
-	return WriteDriverTable(w, analysis.PingPongDrivers(set, pairs))
+	// A driver comparison adds docker against netns per mode.
+	return WriteDriverTable(w, analysis.Drivers(cases, analysis.DriverPairs(meta.SeriesKeys(), meta.SplitSeries)))
 }

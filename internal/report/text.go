@@ -11,6 +11,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/record"
+	"github.com/cnperf/cnperf/internal/workload"
 )
 
 // The run's tables as text, for `cnperf summary` and the end of `cnperf
@@ -42,8 +43,8 @@ func machineText(m record.Machine) string {
 	return strings.Join(parts, ", ")
 }
 
-// WritePingPongTable prints the rows as a fixed-width table.
-func WritePingPongTable(w io.Writer, rows []analysis.ModeRow, reference string) error {
+// WriteSweepTable prints the rows as a fixed-width table.
+func WriteSweepTable(w io.Writer, rows []analysis.ModeRow, reference string) error {
 	x := "x" + reference
 	if reference == "" {
 		x = "ratio"
@@ -139,9 +140,9 @@ func WriteInstanceTable(w io.Writer, rows []analysis.InstanceRow) error {
 	return tw.Flush()
 }
 
-// WriteSocketTables prints one table per case: per series the mean ± SD
+// WriteCaseTables prints one table per case: per series the mean ± SD
 // over repetitions of each summary metric, and its change against ref.
-func WriteSocketTables(w io.Writer, cases []analysis.SocketCase, ref string) error {
+func WriteCaseTables(w io.Writer, cases []analysis.Case, ref string) error {
 	var sb strings.Builder
 	for i, c := range cases {
 		if i > 0 {
@@ -155,7 +156,7 @@ func WriteSocketTables(w io.Writer, cases []analysis.SocketCase, ref string) err
 		fmt.Fprintf(&sb, "%s (%d repetition(s); mean ± SD", c.Label, reps)
 		if ref != "" {
 			fmt.Fprintf(&sb, ", %% against %s", ref)
-			if slices.ContainsFunc(ms, func(m analysis.SocketMetric) bool { return m.Count }) {
+			if slices.ContainsFunc(ms, func(m workload.Metric) bool { return m.Count }) {
 				sb.WriteString("; counts: difference")
 			}
 		}
@@ -283,8 +284,8 @@ func WriteDriverTable(w io.Writer, rows []analysis.DriverRow) error {
 
 // driverPrec shows ping-pong metrics with at least WriteTable's decimals
 // (sig adds digits to small values alike), so the two tables of `cnperf
-// summary` agree digit for digit, and socket metrics with about three
-// significant digits, as WriteSocketTables does.
+// summary` agree digit for digit, and other cases' metrics with about three
+// significant digits, as WriteCaseTables does.
 func driverPrec(metric string, v float64) int {
 	switch metric {
 	case "transfer":

@@ -39,10 +39,10 @@ func TestWriteSocketTables(t *testing.T) {
 	// Retransmits near zero on the reference: a count, shown with its
 	// difference (13 → 9388: +9375), never as "+72115.4%".
 	recs := []record.Record{total("bare", 0, 1000, 12), total("overlay", 1, 600, 9000), total("bare", 2, 800, 14), total("overlay", 3, 800, 9776)}
-	obs := analysis.SocketObservations(recs, nil, nil, nil, func(m string) string { return m })
-	cases := analysis.SocketCases(obs, []string{"bare", "overlay"}, "bare", 2)
+	obs := analysis.Observations(recs, nil, nil, nil, func(m string) string { return m })
+	cases := analysis.Cases(obs, []string{"bare", "overlay"}, "bare", 2)
 	var buf bytes.Buffer
-	if err := WriteSocketTables(&buf, cases, "bare"); err != nil {
+	if err := WriteCaseTables(&buf, cases, "bare"); err != nil {
 		t.Fatal(err)
 	}
 	// bare: 1000, 800 → mean 900, SD 141.42; overlay: 600, 800 → 700.

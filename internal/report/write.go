@@ -170,8 +170,8 @@ func (r *Report) WriteSummary(w io.Writer) {
 	for _, s := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", s)
 	}
-	if len(r.socketCases) > 0 {
-		_ = WriteSocketTables(w, r.socketCases, r.Reference)
+	if len(r.cases) > 0 {
+		_ = WriteCaseTables(w, r.cases, r.Reference)
 	}
 	if len(r.Data.Summary["transfer"]) > 0 {
 		r.writePingPongSummary(w)

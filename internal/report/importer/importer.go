@@ -28,7 +28,7 @@ import (
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/record"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/spec"
 )
 
 // Untagged is the mode given to rows whose tag column is empty.
@@ -113,7 +113,7 @@ func (in *Info) addConcurrency(c int) {
 }
 
 // finish sets Imported and turns "nothing usable" into an error.
-func (in *Info) finish(samples []pingpong.Sample) error {
+func (in *Info) finish(samples []record.Sample) error {
 	in.Imported = len(samples)
 	if len(samples) > 0 {
 		return nil
@@ -258,7 +258,7 @@ func badField(col, val, why string) error {
 
 // maxBytes bounds sizes and lengths: pong serves at most this, and larger
 // numbers from a file are typos or garbage (and overflow int from float).
-const maxBytes = pingpong.MaxSizeLimit
+const maxBytes = spec.MaxBody
 
 // bytesField parses column col of rec as a byte count: a non-negative
 // number up to maxBytes, rounded (ppbench's median of an even count may be

@@ -241,11 +241,11 @@ func TestEchoWorkload(t *testing.T) {
 	if err != nil || rep.Skipped != 0 || len(socks.Records) != 8 || len(socks.Costs) != 4 {
 		t.Fatalf("stored: %d records, %d costs, %+v, %v", len(socks.Records), len(socks.Costs), rep, err)
 	}
-	obs := analysis.SocketObservations(socks.Records, socks.Costs, nil, nil, func(m string) string { return m })
+	obs := analysis.Observations(socks.Records, socks.Costs, nil, nil, func(m string) string { return m })
 	if len(obs) != 4 {
 		t.Fatalf("%d observations, want one per cell", len(obs))
 	}
-	got := analysis.SocketCases(obs, []string{"bare", "bridge"}, "bare", 1)
+	got := analysis.Cases(obs, []string{"bare", "bridge"}, "bare", 1)
 	if len(got) != 2 || got[1].Label != "echo length=512" || got[1].Protocol != "udp" {
 		t.Fatalf("cases: %+v", got)
 	}
@@ -277,7 +277,7 @@ func TestEchoWorkload(t *testing.T) {
 		}
 	}
 	var table bytes.Buffer
-	if err := report.WriteSocketTables(&table, got, "bare"); err != nil || !strings.Contains(table.String(), "echoes/s") {
+	if err := report.WriteCaseTables(&table, got, "bare"); err != nil || !strings.Contains(table.String(), "echoes/s") {
 		t.Errorf("table: %v\n%s", err, table.String())
 	}
 	if errors.Is(ctx.Err(), context.Canceled) {

@@ -12,12 +12,8 @@ import (
 	"github.com/cnperf/cnperf/internal/workload/registry"
 )
 
-// SocketMetric is one figure of a socket test's repetition: a workload's
-// own (its descriptor's Metrics) or what the cell cost.
-type SocketMetric = workload.Metric
-
 // costMetrics follow every workload's own metrics, in this order.
-var costMetrics = []SocketMetric{
+var costMetrics = []workload.Metric{
 	{Key: "client_cpu", Title: "Client CPU", Unit: "s", Short: "client CPU s"},
 	{Key: "server_cpu", Title: "Server CPU", Unit: "s", Short: "server CPU s"},
 	{Key: "cpu_per_gb", Title: "CPU per GB moved (client + server)", Unit: "s/GB", Short: "CPU s/GB"},
@@ -29,9 +25,9 @@ var costMetrics = []SocketMetric{
 	{Key: "busiest_core", Title: "Machine CPU, busiest core", Unit: "% busy", Short: "busiest core %"},
 }
 
-// socketMetrics are a workload's metrics in the order tables show them:
+// caseMetrics are a workload's metrics in the order tables show them:
 // its own, then the costs.
-func socketMetrics(name string) []SocketMetric {
+func caseMetrics(name string) []workload.Metric {
 	w, ok := registry.Lookup(name)
 	if !ok {
 		return costMetrics
@@ -40,18 +36,19 @@ func socketMetrics(name string) []SocketMetric {
 	// A fan-out test's figures per client container (Bryzgalov's (2014) plots).
 	for _, m := range w.Metrics() {
 		if m.Key == w.Headline() {
-			out = append(out, SocketMetric{Key: "per_client", Title: m.Title + " per client container", Unit: m.Unit,
+			out = append(out, workload.Metric{Key: "per_client", Title: m.Title + " per client container", Unit: m.Unit,
 				HigherIsBetter: m.HigherIsBetter, Short: m.Short + " per client"})
 		}
 	}
-	out = append(out, SocketMetric{Key: "fairness", Title: "Fairness over client containers (Jain's index)", Unit: "1 = equal",
+	out = append(out, workload.Metric{Key: "fairness", Title: "Fairness over client containers (Jain's index)", Unit: "1 = equal",
 		HigherIsBetter: true, Short: "fairness"},
-		SocketMetric{Key: "clients", Title: "Client containers", Unit: "count", Short: "clients"})
+		workload.Metric{Key: "clients", Title: "Client containers", Unit: "count", Short: "clients"})
 	return append(out, costMetrics...)
 }
 
-// SocketObs is one repetition of one case on one series: its figures.
-type SocketObs struct {
+// Observation is one repetition of one case on one series: its figures,
+// and the unit of the plan it ran with the lab instance it ran on.
+type Observation struct {
 	Series string
 	Case   string
 	Test   int
@@ -59,22 +56,34 @@ type SocketObs struct {
 	Value  string
 	Work   string // workload
 	Proto  string // stream: tcp or udp; rr: tcp, udp or crr
-	Rep    int
 	Cell   int
-	Values map[string]float64
+	// Unit is the cell's unit of the plan (its chunk; the repetition when
+	// the cell is unknown), which pairs it with the reference's cell.
+	Unit, Instance int
+	Values         map[string]float64
 }
 
-// Window is when a cell ran.
-type Window struct{ Start, End time.Time }
+// Cell is what a run's record says of one of its cells: when it ran, its
+// mode, which unit of the plan (a chunk of sizes, a repetition) and on
+// which instance of its mode's lab, and for a finished cell of a sweep of
+// sizes its requests per second (0 when unknown). Cells of the same chunk
+// sent the same message sizes, whatever their mode.
+type Cell struct {
+	Start, End time.Time
+	Mode       string
+	Chunk      int
+	Instance   int
+	Rate       float64
+}
 
-// SocketObservations turns one run's stored records into observations:
+// Observations turns one run's stored records into observations:
 // one per cell that printed a total, with the cell's cost and the machine's
 // CPU while it ran. series maps a record's mode to its series name. A
 // fan-out cell (several clients at once, each its own total) becomes one
 // observation: additive figures summed over its clients, the others
 // averaged, with the headline per client container and Jain's fairness
 // index over the containers.
-func SocketObservations(recs []record.Record, costs []record.Cost, cpu []cost.CPUSample, cells map[int]Window, series func(mode string) string) []SocketObs {
+func Observations(recs []record.Record, costs []record.Cost, cpu []cost.CPUSample, cells map[int]Cell, series func(mode string) string) []Observation {
 	byCell := map[int]*cellTotals{}
 	var order []int
 	for _, r := range recs {
@@ -92,8 +101,11 @@ func SocketObservations(recs []record.Record, costs []record.Cost, cpu []cost.CP
 		ct := byCell[r.Cell]
 		if ct == nil {
 			ct = &cellTotals{w: w, vals: map[string][]float64{}, perClient: map[string]float64{},
-				obs: SocketObs{Series: series(r.Mode), Case: r.Case, Test: r.Test, Param: r.Param, Value: r.Value, Work: r.Workload,
-					Proto: tot.Protocol, Rep: r.Rep, Cell: r.Cell}}
+				obs: Observation{Series: series(r.Mode), Case: r.Case, Test: r.Test, Param: r.Param, Value: r.Value, Work: r.Workload,
+					Proto: tot.Protocol, Cell: r.Cell, Unit: r.Rep}}
+			if c, ok := cells[r.Cell]; ok {
+				ct.obs.Unit, ct.obs.Instance = c.Chunk, c.Instance
+			}
 			byCell[r.Cell] = ct
 			order = append(order, r.Cell)
 		}
@@ -106,7 +118,7 @@ func SocketObservations(recs []record.Record, costs []record.Cost, cpu []cost.CP
 		}
 		ct.cost = &c
 	}
-	out := make([]SocketObs, 0, len(order))
+	out := make([]Observation, 0, len(order))
 	for _, cell := range order {
 		ct := byCell[cell]
 		o := ct.observation()
@@ -134,7 +146,7 @@ func SocketObservations(recs []record.Record, costs []record.Cost, cpu []cost.CP
 // fan-out test.
 type cellTotals struct {
 	w         workload.Socket
-	obs       SocketObs
+	obs       Observation
 	vals      map[string][]float64 // every total's values, by metric
 	perClient map[string]float64   // the headline summed per client container
 	clients   []string             // in the order they reported
@@ -158,7 +170,7 @@ func (ct *cellTotals) add(r record.Record, tot workload.Total) {
 
 // observation sums the additive figures and averages the others; a fan-out
 // cell adds its per-container figures.
-func (ct *cellTotals) observation() SocketObs {
+func (ct *cellTotals) observation() Observation {
 	o := ct.obs
 	o.Values = make(map[string]float64, len(ct.vals)+8)
 	additive := map[string]bool{}
@@ -208,7 +220,7 @@ func memKey(role, source string) string {
 // cpuOver averages the machine's per-second CPU samples that ended inside w
 // (the first second after the start is the cell's too): all cores, and the
 // busiest core of each second.
-func cpuOver(cpu []cost.CPUSample, w Window) (all, busiest float64) {
+func cpuOver(cpu []cost.CPUSample, w Cell) (all, busiest float64) {
 	var a, b []float64
 	for _, c := range cpu {
 		if c.Time.After(w.Start) && !c.Time.After(w.End.Add(500*time.Millisecond)) {
@@ -221,46 +233,64 @@ func cpuOver(cpu []cost.CPUSample, w Window) (all, busiest float64) {
 	return stats.Mean(a), stats.Mean(b)
 }
 
-// SocketStat is a metric's statistics over a series' repetitions, each
+// CaseStat is a metric's statistics over a series' repetitions, each
 // with its change against the reference series (the 2017 Coherence thesis's tables).
-type SocketStat struct {
+type CaseStat struct {
 	N                  int
 	Min, Max, Mean, SD Change
 }
 
-// SocketRow is one series of a case.
-type SocketRow struct {
+// CaseRow is one series of a case.
+type CaseRow struct {
 	Series string
 	N      int // repetitions
-	Stats  map[string]SocketStat
+	Stats  map[string]CaseStat
 }
 
-// SocketCase is one case (a test with its swept value) over the series.
-type SocketCase struct {
+// Case is one thing every series measured alike, compared across the
+// series: a test with its swept value, measured over repetitions (Rows
+// hold their statistics), or a sweep of message sizes (ping-pong, see
+// Sweep.Case), whose own view is the Sweep. Intervals, Drivers and
+// Instances read every case alike.
+type Case struct {
 	Label, Workload string
 	Protocol        string // stream: tcp or udp; rr: tcp, udp or crr
 	Test            int
 	Param, Value    string
-	Metrics         []SocketMetric // those some series has
-	Rows            []SocketRow    // in series order; series without data left out
+	Metrics         []workload.Metric // those some series has
+	Rows            []CaseRow         // in series order; series without data left out
+
+	units map[string]map[int]unitObs // series → unit → its repetition's figures
+	Sweep *Sweep                     // the size-sweep view of a case that sweeps message size; nil for repetitions
 }
 
-// SocketCases groups observations by case (in the order they first ran,
+// unitObs is a repetition's figures with its lab instance.
+type unitObs struct {
+	instance int
+	values   map[string]float64
+}
+
+// Cases groups observations by case (in the order they first ran,
 // by test and sweep value) and summarises each metric per series over the
 // repetitions, comparing with ref's statistics ("" for none); same is the
 // threshold in percent below which a change counts as "same".
-func SocketCases(obs []SocketObs, series []string, ref string, same float64) []SocketCase {
-	var cases []*SocketCase
-	byLabel := map[string]*SocketCase{}
+func Cases(obs []Observation, series []string, ref string, same float64) []Case {
+	var cases []*Case
+	byLabel := map[string]*Case{}
 	vals := map[string]map[string]map[string][]float64{} // case → series → metric → values
 	for _, o := range obs {
 		c := byLabel[o.Case]
 		if c == nil {
-			c = &SocketCase{Label: o.Case, Workload: o.Work, Protocol: o.Proto, Test: o.Test, Param: o.Param, Value: o.Value}
+			c = &Case{Label: o.Case, Workload: o.Work, Protocol: o.Proto, Test: o.Test, Param: o.Param, Value: o.Value}
 			byLabel[o.Case] = c
 			cases = append(cases, c)
 			vals[o.Case] = map[string]map[string][]float64{}
+			c.units = map[string]map[int]unitObs{}
 		}
+		if c.units[o.Series] == nil {
+			c.units[o.Series] = map[int]unitObs{}
+		}
+		c.units[o.Series][o.Unit] = unitObs{instance: o.Instance, values: o.Values}
 		if vals[o.Case][o.Series] == nil {
 			vals[o.Case][o.Series] = map[string][]float64{}
 		}
@@ -270,11 +300,11 @@ func SocketCases(obs []SocketObs, series []string, ref string, same float64) []S
 			}
 		}
 	}
-	slices.SortStableFunc(cases, func(a, b *SocketCase) int { return a.Test - b.Test })
-	var out []SocketCase
+	slices.SortStableFunc(cases, func(a, b *Case) int { return a.Test - b.Test })
+	var out []Case
 	for _, c := range cases {
 		per := vals[c.Label]
-		for _, m := range socketMetrics(c.Workload) {
+		for _, m := range caseMetrics(c.Workload) {
 			for _, s := range series {
 				if len(per[s][m.Key]) > 0 {
 					c.Metrics = append(c.Metrics, m)
@@ -287,7 +317,7 @@ func SocketCases(obs []SocketObs, series []string, ref string, same float64) []S
 			if per[s] == nil {
 				continue
 			}
-			row := SocketRow{Series: s, Stats: map[string]SocketStat{}}
+			row := CaseRow{Series: s, Stats: map[string]CaseStat{}}
 			isRef := hasRef && s == ref
 			for _, m := range c.Metrics {
 				x, r := per[s][m.Key], per[ref][m.Key]
@@ -303,7 +333,7 @@ func SocketCases(obs []SocketObs, series []string, ref string, same float64) []S
 					}
 					return change(v, stats.Ratio(v, ref), isRef, hr, higher, same)
 				}
-				row.Stats[m.Key] = SocketStat{N: len(x),
+				row.Stats[m.Key] = CaseStat{N: len(x),
 					Min:  vs(minOf(x), minOf(r), hb),
 					Max:  vs(maxOf(x), maxOf(r), hb),
 					Mean: vs(stats.Mean(x), stats.Mean(r), hb),
@@ -333,8 +363,8 @@ func maxOf(x []float64) float64 {
 
 // SummaryMetrics are the metrics a one-screen summary shows for a case:
 // the workload's own figures, then CPU per GB and the busiest core.
-func (c SocketCase) SummaryMetrics() []SocketMetric {
-	var out []SocketMetric
+func (c Case) SummaryMetrics() []workload.Metric {
+	var out []workload.Metric
 	for _, m := range c.Metrics {
 		switch m.Key {
 		case "client_cpu", "server_cpu", "client_mem", "server_mem", "client_rss", "server_rss", "machine_cpu", "out_of_order", "avg_offset", "rtt_p99", "packets_per_s", "clients":

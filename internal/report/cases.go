@@ -11,20 +11,20 @@ import (
 	"github.com/cnperf/cnperf/internal/workload/registry"
 )
 
-// addSockets adds the socket tests' figures and tables: per test, bar
-// charts of each metric's mean ± SD per mode and swept value (Zismer 2016),
-// and per case a table with every metric's change against the reference
-// (the 2017 Coherence thesis, Tables 7-15).
-func (r *Report) addSockets(cases []analysis.SocketCase, series []string, o Options) {
+// addCases adds the figures and tables of the cases measured over
+// repetitions: per test, bar charts of each metric's mean ± SD per mode
+// and swept value (Zismer 2016), and per case a table with every metric's
+// change against the reference (the 2017 Coherence thesis, Tables 7-15).
+func (r *Report) addCases(cases []analysis.Case, series []string, o Options) {
 	// Cases of one test, in order: a test's sweep values form one chart.
-	var tests [][]analysis.SocketCase
+	var tests [][]analysis.Case
 	for _, c := range cases {
 		// A chain's test sweeps hops, then segments: a chart each.
 		if n := len(tests); n > 0 && tests[n-1][0].Test == c.Test && tests[n-1][0].Param == c.Param && testLabel(tests[n-1][0]) == testLabel(c) {
 			tests[n-1] = append(tests[n-1], c)
 			continue
 		}
-		tests = append(tests, []analysis.SocketCase{c})
+		tests = append(tests, []analysis.Case{c})
 	}
 	colour := map[string]int{}
 	for i, s := range series {
@@ -112,7 +112,7 @@ func (r *Report) addSockets(cases []analysis.SocketCase, series []string, o Opti
 }
 
 // paramLabel names a swept parameter on an axis, with its unit.
-func paramLabel(c analysis.SocketCase) string {
+func paramLabel(c analysis.Case) string {
 	if w, ok := registry.Lookup(c.Workload); ok {
 		if pt, ok := w.(workload.ParamTitler); ok {
 			if title := pt.ParamTitle(c.Param, c.Protocol); title != "" {
@@ -148,7 +148,7 @@ func paramLabel(c analysis.SocketCase) string {
 }
 
 // testLabel is a case's test without its swept value.
-func testLabel(c analysis.SocketCase) string {
+func testLabel(c analysis.Case) string {
 	if c.Param == "" {
 		return c.Label
 	}
@@ -163,7 +163,7 @@ func betterWord(higher bool) string {
 }
 
 // meanSD renders "mean ± SD (change)", coloured by the mean's change.
-func meanSD(st analysis.SocketStat) Cell {
+func meanSD(st analysis.CaseStat) Cell {
 	m := st.Mean
 	if math.IsNaN(m.Value) {
 		return Cell{Text: "–"}

@@ -7,20 +7,20 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/analysis"
+	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/report"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
-func ok(mode string, size int, durMS, latMS float64) pingpong.Sample {
-	return pingpong.Sample{Workload: "pingpong", Mode: mode, Size: size, Length: size, Code: 200, DurationMS: durMS, LatencyMS: latMS}
+func ok(mode string, size int, durMS, latMS float64) record.Sample {
+	return record.Sample{Workload: "pingpong", Mode: mode, Size: size, Length: size, Code: 200, DurationMS: durMS, LatencyMS: latMS}
 }
 
 // samples: bare has 3 good samples and a 503; overlay has 2 good samples,
 // one with Error set, one with a short body and one without a duration.
 // Transfer rates (MB/s = Length*1000/DurationMS/1e6):
 // bare 1, 2, 2 -> median 2; overlay 0.5, 1.5 -> median 1.
-func samples() []pingpong.Sample {
-	return []pingpong.Sample{
+func samples() []record.Sample {
+	return []record.Sample{
 		ok("bare", 1000, 1, 2),
 		ok("overlay", 1000, 2, 4),
 		ok("bare", 2000, 1, 3),
@@ -40,11 +40,11 @@ var rates = map[string][]float64{"bare": {100, 300, 200}, "overlay": {50, 150}, 
 
 // cellRates turns rates by mode into cells, the i-th rate of a mode from
 // chunk i.
-func cellRates(m map[string][]float64) []analysis.CellRate {
-	var out []analysis.CellRate
+func cellRates(m map[string][]float64) map[int]analysis.Cell {
+	out := map[int]analysis.Cell{}
 	for mode, rs := range m {
 		for i, r := range rs {
-			out = append(out, analysis.CellRate{Mode: mode, Chunk: i, Rate: r})
+			out[len(out)] = analysis.Cell{Mode: mode, Chunk: i, Rate: r}
 		}
 	}
 	return out
@@ -96,7 +96,7 @@ func TestPingPong(t *testing.T) {
 	}
 	tests := []struct {
 		name      string
-		samples   []pingpong.Sample
+		samples   []record.Sample
 		rates     map[string][]float64
 		modes     []string
 		reference string
@@ -147,15 +147,15 @@ func TestPingPong(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			checkRows(t, analysis.NewPingPongSet(tc.samples, cellRates(tc.rates), tc.modes).Rows(tc.reference), tc.want)
+			checkRows(t, analysis.NewSweep(tc.samples, cellRates(tc.rates), tc.modes).Rows(tc.reference), tc.want)
 		})
 	}
 }
 
 func TestPingPongDoesNotReorderInput(t *testing.T) {
 	in := samples()
-	r := []analysis.CellRate{{Mode: "bare", Rate: 300}, {Mode: "bare", Chunk: 1, Rate: 100}, {Mode: "bare", Chunk: 2, Rate: 200}}
-	analysis.NewPingPongSet(in, r, []string{"bare", "overlay"}).Rows("bare")
+	r := map[int]analysis.Cell{0: {Mode: "bare", Rate: 300}, 1: {Mode: "bare", Chunk: 1, Rate: 100}, 2: {Mode: "bare", Chunk: 2, Rate: 200}}
+	analysis.NewSweep(in, r, []string{"bare", "overlay"}).Rows("bare")
 	if in[0].DurationMS != 1 || in[1].Mode != "overlay" {
 		t.Error("PingPong changed its samples")
 	}
@@ -165,9 +165,9 @@ func TestPingPongDoesNotReorderInput(t *testing.T) {
 }
 
 func TestWriteTable(t *testing.T) {
-	rows := analysis.NewPingPongSet(samples(), cellRates(rates), []string{"bare", "overlay", "bridge"}).Rows("bare")
+	rows := analysis.NewSweep(samples(), cellRates(rates), []string{"bare", "overlay", "bridge"}).Rows("bare")
 	var buf bytes.Buffer
-	if err := report.WritePingPongTable(&buf, rows, "bare"); err != nil {
+	if err := report.WriteSweepTable(&buf, rows, "bare"); err != nil {
 		t.Fatal(err)
 	}
 	want := "" +
@@ -181,9 +181,9 @@ func TestWriteTable(t *testing.T) {
 }
 
 func TestWriteTableNoReference(t *testing.T) {
-	rows := analysis.NewPingPongSet(samples(), cellRates(rates), []string{"bare"}).Rows("")
+	rows := analysis.NewSweep(samples(), cellRates(rates), []string{"bare"}).Rows("")
 	var buf bytes.Buffer
-	if err := report.WritePingPongTable(&buf, rows, ""); err != nil {
+	if err := report.WriteSweepTable(&buf, rows, ""); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
@@ -200,7 +200,7 @@ func TestWriteTableNoReference(t *testing.T) {
 
 func TestWriteTableEmpty(t *testing.T) {
 	var buf bytes.Buffer
-	if err := report.WritePingPongTable(&buf, nil, "bare"); err != nil {
+	if err := report.WriteSweepTable(&buf, nil, "bare"); err != nil {
 		t.Fatal(err)
 	}
 	want := "mode  samples  failed  transfer MB/s  xbare  ping->pong ms  xbare  siege ms  xbare  req/s  xbare\n"
@@ -214,20 +214,20 @@ func TestWriteTableEmpty(t *testing.T) {
 func TestWriteTableSmallValues(t *testing.T) {
 	tests := []struct {
 		name    string
-		samples []pingpong.Sample
+		samples []record.Sample
 		want    []string // the overlay row's fields
 	}{
 		// 100 B in 4.4 ms: 0.023 MB/s; the reference's 100 B in 4.0 ms: 0.025.
-		{"tiny transfer rate", []pingpong.Sample{ok("bare", 100, 4, 5), ok("overlay", 100, 4.4, 5)},
+		{"tiny transfer rate", []record.Sample{ok("bare", 100, 4, 5), ok("overlay", 100, 4.4, 5)},
 			[]string{"overlay", "1", "0", "0.023", "0.91", "4.400", "1.10", "5.000", "1.00", "-", "-"}},
 		// 0.00042 ms and a ratio of 0.0042: digits, not 0.000 and 0.00.
-		{"tiny latency and ratio", []pingpong.Sample{ok("bare", 1000, 0.1, 1), ok("overlay", 1000, 0.00042, 1)},
+		{"tiny latency and ratio", []record.Sample{ok("bare", 1000, 0.1, 1), ok("overlay", 1000, 0.00042, 1)},
 			[]string{"overlay", "1", "0", "2381.0", "238.10", "0.00042", "0.0042", "1.000", "1.00", "-", "-"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := report.WritePingPongTable(&buf, analysis.NewPingPongSet(tc.samples, nil, []string{"bare", "overlay"}).Rows("bare"), "bare"); err != nil {
+			if err := report.WriteSweepTable(&buf, analysis.NewSweep(tc.samples, nil, []string{"bare", "overlay"}).Rows("bare"), "bare"); err != nil {
 				t.Fatal(err)
 			}
 			lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")

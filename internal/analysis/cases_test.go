@@ -52,8 +52,8 @@ func TestSocketCases(t *testing.T) {
 		{Time: t0.Add(2 * time.Second), All: 70, Cores: []float64{40, 100}},
 		{Time: t0.Add(5 * time.Second), All: 10, Cores: []float64{10, 10}}, // after the cell
 	}
-	cells := map[int]Window{0: {Start: t0, End: t0.Add(2 * time.Second)}}
-	obs := SocketObservations(recs, costs, cpu, cells, func(m string) string { return m })
+	cells := map[int]Cell{0: {Start: t0, End: t0.Add(2 * time.Second)}}
+	obs := Observations(recs, costs, cpu, cells, func(m string) string { return m })
 	if len(obs) != 5 {
 		t.Fatalf("%d observations, want 5 (one per total)", len(obs))
 	}
@@ -66,7 +66,7 @@ func TestSocketCases(t *testing.T) {
 		t.Errorf("a cell without a window got machine CPU: %+v", obs[2].Values)
 	}
 
-	cases := SocketCases(obs, []string{"bare", "overlay"}, "bare", 2)
+	cases := Cases(obs, []string{"bare", "overlay"}, "bare", 2)
 	if len(cases) != 2 || cases[0].Label != "stream" || cases[1].Label != "rr udp" || cases[0].Protocol != "tcp" || cases[1].Protocol != "udp" {
 		t.Fatalf("cases: %+v", cases)
 	}
