@@ -83,6 +83,13 @@ type Shared interface {
 	SharesStack(options any) bool
 }
 
+// Placer is a Driver that places a lab's hosts on nodes of its own
+// (a cluster's), as the node_placement condition asks; Up refuses the
+// condition on any other.
+type Placer interface {
+	PlacesOnNodes() bool
+}
+
 // Tagged is a Driver whose labs' names carry a tag other than its name
 // (names stay within ValidName's 40 characters).
 type Tagged interface {

@@ -90,9 +90,6 @@ type Config struct {
 	Options any
 }
 
-// KubernetesDriver is the kubernetes driver's name, for what lab checks
-// before any driver (conditions only it applies).
-const KubernetesDriver = "kubernetes"
 
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_]{0,39}$`)
 
@@ -134,7 +131,7 @@ func Up(d Driver, cfg Config) (l *Lab, err error) {
 	if err := checkShiftedPorts(cfg.Topology, publish); err != nil {
 		return nil, err
 	}
-	if cfg.Conditions.NodePlacement != "" && d.Name() != KubernetesDriver {
+	if p, ok := d.(Placer); cfg.Conditions.NodePlacement != "" && !(ok && p.PlacesOnNodes()) {
 		return nil, fmt.Errorf("lab: node_placement places pods on Kubernetes nodes; the %s driver has none", d.Name())
 	}
 	// Validate comes before the removal on error is armed: it refuses a lab

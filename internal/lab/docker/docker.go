@@ -130,9 +130,6 @@ func (Driver) Name() string { return Name }
 // its own, several per host too.
 func (d Driver) Validate(cfg lab.Config) error {
 	o := options(cfg)
-	if cfg.Conditions.NodePlacement != "" {
-		return fmt.Errorf("lab: node_placement places pods on Kubernetes nodes; the %s driver has none", Name)
-	}
 	if len(o.Engines) > 0 {
 		return checkRemote(cfg)
 	}

@@ -32,7 +32,7 @@ import (
 )
 
 // Name is the driver's name.
-const Name = lab.KubernetesDriver
+const Name = "kubernetes"
 
 // Labels every object cnperf makes carries.
 const (
@@ -158,6 +158,10 @@ func (Driver) Preflight(in lab.PreflightInput) error {
 // SharesStack: a cluster's labs share its nodes, whose stacks the
 // hostNetwork pods of every lab of the run use at once.
 func (Driver) SharesStack(any) bool { return true }
+
+// PlacesOnNodes: the lab's hosts are the cluster's nodes, which
+// node_placement picks.
+func (Driver) PlacesOnNodes() bool { return true }
 
 // Tag is what the names of the driver's labs carry.
 func (Driver) Tag() string { return "k8s" }
