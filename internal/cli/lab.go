@@ -89,7 +89,7 @@ func newLabCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 	up.Flags().StringVar(&mode, "mode", "bare", "network mode: "+strings.Join(cat.ModeNames(), ", "))
 	up.Flags().StringVar(&hosts, "hosts", "client,server1,server2", "comma-separated host names; the first is the client outside the cluster")
 	up.Flags().IntVar(&port, "port", 8080, "port the servers' endpoints are published on")
-	up.Flags().StringVar(&driver, "driver", cat.DriverNames()[0], "netns (devices by hand), docker (a dockerd per host, Docker's own networks) or kubernetes (pods on a cluster)")
+	up.Flags().StringVar(&driver, "driver", "netns", "netns (devices by hand), docker (a dockerd per host, Docker's own networks) or kubernetes (pods on a cluster)")
 	addKubeFlags(up, &kt)
 
 	down := &cobra.Command{
