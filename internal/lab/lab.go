@@ -90,7 +90,6 @@ type Config struct {
 	Options any
 }
 
-
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_]{0,39}$`)
 
 // ValidName checks a lab name: lower-case letters, digits and '_' (no '-',
