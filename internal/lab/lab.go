@@ -69,7 +69,7 @@ type Config struct {
 	// Publish adds ports (e.g. UDP, or other workloads' servers) that modes
 	// with NAT publish besides Port.
 	Publish []Port
-	// Driver names the driver (drivers.Lookup; "" is the default, netns).
+	// Driver names the driver (Catalog.Driver; "" is the default, netns).
 	// Exe is the cnperf binary the lab's processes (overlay routers) and
 	// the docker driver's image run.
 	Driver string
