@@ -8,10 +8,11 @@ import (
 	"os"
 
 	"github.com/cnperf/cnperf/internal/cli"
+	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/lab/process"
 )
 
 func main() {
 	process.AwaitStart() // a container's server waits until it is in its cgroups
-	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(cli.Main(drivers.Catalog(), os.Args[1:], os.Stdout, os.Stderr))
 }

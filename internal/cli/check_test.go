@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/report/gate/gatetest"
 )
 
@@ -45,7 +46,7 @@ func TestCheckExitCodes(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			code := Main(append([]string{"check"}, c.args...), &out, &errb)
+			code := Main(drivers.Catalog(), append([]string{"check"}, c.args...), &out, &errb)
 			if code != c.code {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, out.String(), errb.String())
 			}

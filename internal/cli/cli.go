@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
+
+	"github.com/cnperf/cnperf/internal/lab"
 )
 
 // Exit codes.
@@ -39,9 +41,10 @@ func fail(err error) error {
 // usagef makes a bad-input error (exit 2).
 func usagef(format string, a ...any) error { return fmt.Errorf(format, a...) }
 
-// Main runs cnperf with args and returns the exit code.
-func Main(args []string, stdout, stderr io.Writer) int {
-	root := newRoot(stdout, stderr)
+// Main runs cnperf with args and returns the exit code. cat is the lab's
+// drivers and modes the binary links (internal/lab/drivers.Catalog).
+func Main(cat lab.Catalog, args []string, stdout, stderr io.Writer) int {
+	root := newRoot(cat, stdout, stderr)
 	root.SetArgs(args)
 	err := root.Execute()
 	if err == nil {
@@ -50,20 +53,21 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	msg := strings.Join(strings.Fields(err.Error()), " ")
 	fmt.Fprintf(stderr, "cnperf: %s\n", msg)
 	var f failure
+	var lf lab.Failure
 	if code, ok := isVerdict(err); ok {
 		return code
 	}
 	switch {
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted
-	case errors.As(err, &f):
+	case errors.As(err, &f), errors.As(err, &lf):
 		return ExitFailure
 	default:
 		return ExitUsage
 	}
 }
 
-func newRoot(stdout, stderr io.Writer) *cobra.Command {
+func newRoot(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "cnperf",
 		Short: "Measure what container networking costs, on real kernel datapaths",
@@ -80,10 +84,10 @@ every sample with the system's description.`,
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
 	root.AddCommand(
-		newRunCmd(stdout, stderr),
+		newRunCmd(cat, stdout, stderr),
 		newPresetsCmd(stdout),
-		newLabCmd(stdout, stderr),
-		newCleanCmd(stdout),
+		newLabCmd(cat, stdout, stderr),
+		newCleanCmd(cat, stdout),
 		newServeCmd(stderr),
 		newSiegeCmd(stdout, stderr),
 		newExportCmd(stdout),
@@ -95,11 +99,12 @@ every sample with the system's description.`,
 		newVersionCmd(stdout),
 		newPauseCmd(),
 		newStressCmd(),
-		newImageCmd(stdout),
-		newPodCmd(stdout, stderr),
-		newMachineCmd(stdout, stderr),
+		newMachineCmd(cat, stdout, stderr),
 	)
 	root.AddCommand(newClientCmds(stdout, stderr)...)
+	if cat.Commands != nil {
+		root.AddCommand(cat.Commands(Version, stdout, stderr)...)
+	}
 	return root
 }
 

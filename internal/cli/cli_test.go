@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/cli"
+	"github.com/cnperf/cnperf/internal/lab/drivers"
 )
 
 // These tests only run commands that fail validation before anything is
@@ -16,7 +17,7 @@ import (
 
 func run(args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
-	code = cli.Main(args, &out, &errb)
+	code = cli.Main(drivers.Catalog(), args, &out, &errb)
 	return code, out.String(), errb.String()
 }
 

@@ -12,17 +12,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/docker"
-	"github.com/cnperf/cnperf/internal/lab/docker/engine"
-	"github.com/cnperf/cnperf/internal/lab/drivers"
-	"github.com/cnperf/cnperf/internal/lab/kube"
-	"github.com/cnperf/cnperf/internal/lab/modes"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
-	"github.com/cnperf/cnperf/internal/lab/netns"
 	"github.com/cnperf/cnperf/internal/spec"
 )
 
-func newLabCmd(stdout, stderr io.Writer) *cobra.Command {
+func newLabCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{Use: "lab", Short: "Build, list, enter and remove labs by hand"}
 	var mode, hosts, driver string
 	var kt spec.Kubernetes
@@ -37,37 +31,42 @@ func newLabCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err := lab.ValidName(args[0]); err != nil {
 				return err
 			}
-			m, err := modes.Lookup(mode)
+			m, err := cat.Mode(mode)
 			if err != nil {
 				return err
 			}
 			if port < 1 || port > 65535 {
 				return usagef("--port %d: must be in 1..65535", port)
 			}
-			d, err := drivers.Lookup(driver)
+			d, err := cat.Driver(driver)
 			if err != nil {
-				return usagef("--driver %q: unknown (known: %s)", driver, strings.Join(drivers.Names(), ", "))
+				return usagef("--driver %q: unknown (known: %s)", driver, strings.Join(cat.DriverNames(), ", "))
 			}
 			if !d.Builds(m) {
 				return usagef("--mode %s: the %s driver cannot build it", mode, d.Name())
 			}
-			if driver != kube.Name {
-				if err := needNetAdmin(); err != nil {
-					return err
-				}
+			cfg := lab.Config{Name: args[0], Mode: m, Topology: lab.ClientServers(strings.Split(hosts, ","), false), Port: port, Driver: driver}
+			// The driver's options from its flags (the kubernetes ones),
+			// as a spec holding them.
+			s := spec.Spec{Driver: driver, Modes: []string{mode}}
+			if kt.Kubeconfig+kt.Context+kt.Image+kt.PullPolicy != "" || len(kt.Nodes) > 0 {
+				s.Kubernetes = &kt
 			}
-			cfg := lab.Config{Name: args[0], Mode: m, Topology: lab.ClientServers(strings.Split(hosts, ","), false), Port: port, Driver: driver,
-				Kube: lab.KubeTarget{Kubeconfig: kt.Kubeconfig, Context: kt.Context, Image: kt.Image, PullPolicy: kt.PullPolicy, Nodes: kt.Nodes}}
+			if cfg.Options, err = d.Options(lab.OptionsInput{Spec: s, Topology: cfg.Topology, Modes: cat.Modes, Warn: stderr}); err != nil {
+				return err
+			}
 			// The binary runs the image (docker) and overlay routers.
 			if cfg.Exe, err = os.Executable(); err != nil {
 				return fail(err)
 			}
-			if driver == docker.Name {
-				if err := engine.Usable(cfg.Exe); err != nil {
+			if err := d.Preflight(lab.PreflightInput{Spec: s, Options: cfg.Options, Exe: cfg.Exe}); err != nil {
+				var f lab.Failure
+				if errors.As(err, &f) {
 					return fail(err)
 				}
+				return err
 			}
-			l, err := drivers.Up(cfg)
+			l, err := cat.Up(cfg)
 			if err != nil {
 				return fail(err)
 			}
@@ -87,10 +86,10 @@ func newLabCmd(stdout, stderr io.Writer) *cobra.Command {
 			return nil
 		},
 	}
-	up.Flags().StringVar(&mode, "mode", "bare", "network mode: "+strings.Join(modes.Names(), ", "))
+	up.Flags().StringVar(&mode, "mode", "bare", "network mode: "+strings.Join(cat.ModeNames(), ", "))
 	up.Flags().StringVar(&hosts, "hosts", "client,server1,server2", "comma-separated host names; the first is the client outside the cluster")
 	up.Flags().IntVar(&port, "port", 8080, "port the servers' endpoints are published on")
-	up.Flags().StringVar(&driver, "driver", netns.Name, "netns (devices by hand), docker (a dockerd per host, Docker's own networks) or kubernetes (pods on a cluster)")
+	up.Flags().StringVar(&driver, "driver", "netns", "netns (devices by hand), docker (a dockerd per host, Docker's own networks) or kubernetes (pods on a cluster)")
 	addKubeFlags(up, &kt)
 
 	down := &cobra.Command{
@@ -108,7 +107,7 @@ func newLabCmd(stdout, stderr io.Writer) *cobra.Command {
 			}
 			var errs []error
 			for _, n := range args {
-				if err := drivers.Down(n); err != nil {
+				if err := cat.Down(n); err != nil {
 					errs = append(errs, err)
 					continue
 				}
@@ -124,7 +123,7 @@ func newLabCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "List the labs on this machine",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			labs, err := drivers.List()
+			labs, err := cat.List()
 			if err != nil {
 				return fail(err)
 			}
@@ -162,9 +161,15 @@ func newLabCmd(stdout, stderr io.Writer) *cobra.Command {
 				ns = lab.ContainerNS(args[0], args[1])
 			}
 			if inContainer && !namespace.Exists(ns) {
-				// A docker-driver lab: the container is the host's sandbox.
-				if sb, err := engine.SandboxNetNS(args[0], args[1]); err == nil {
-					ns = sb
+				// A lab whose containers are a driver's (the docker
+				// driver's sandboxes).
+				for _, d := range cat.Drivers {
+					if sb, ok := d.(lab.Sandboxes); ok {
+						if n, err := sb.SandboxNS(args[0], args[1]); err == nil {
+							ns = n
+							break
+						}
+					}
 				}
 			}
 			if !namespace.Exists(ns) {
@@ -183,7 +188,7 @@ func newLabCmd(stdout, stderr io.Writer) *cobra.Command {
 	return cmd
 }
 
-func newCleanCmd(stdout io.Writer) *cobra.Command {
+func newCleanCmd(cat lab.Catalog, stdout io.Writer) *cobra.Command {
 	var all bool
 	cmd := &cobra.Command{
 		Use:   "clean",
@@ -199,7 +204,7 @@ carry cnperf's mark are never touched.`,
 				return err
 			}
 			// Describe live owners before removing: --all ends their labs.
-			res, err := drivers.Clean(all)
+			res, err := cat.Clean(all)
 			for _, l := range res.Removed {
 				if all && !l.Owner.IsNone() && !l.Owner.Gone() {
 					fmt.Fprintf(stdout, "removed lab %s, killing its processes; its owner %s is still running and will fail\n", l.Name, l.Owner.Describe())

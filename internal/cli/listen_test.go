@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/cnperf/cnperf/internal/lab/drivers"
 )
 
 func TestListenAddr(t *testing.T) {
@@ -47,14 +49,14 @@ func TestServeListen(t *testing.T) {
 	for _, srv := range []string{"pong", "ping", "stream", "rr", "udp"} {
 		for _, bad := range []string{"nonsense", ":99999", "a:b:c", ""} {
 			var out, errb bytes.Buffer
-			code := Main([]string{"serve", srv, "--listen", bad}, &out, &errb)
+			code := Main(drivers.Catalog(), []string{"serve", srv, "--listen", bad}, &out, &errb)
 			e := errb.String()
 			if code != ExitUsage || !strings.HasPrefix(e, "cnperf: ") || strings.Count(e, "\n") != 1 || !strings.Contains(e, `--listen "`+bad+`"`) {
 				t.Errorf("serve %s --listen %q: exit %d, stderr %q; want 2 and one line naming it", srv, bad, code, e)
 			}
 		}
 		var out, errb bytes.Buffer
-		if code := Main([]string{"serve", srv, "--help"}, &out, &errb); code != 0 {
+		if code := Main(drivers.Catalog(), []string{"serve", srv, "--help"}, &out, &errb); code != 0 {
 			t.Fatalf("serve %s --help: exit %d", srv, code)
 		}
 		help := strings.Join(strings.Fields(out.String()), " ")

@@ -10,23 +10,24 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/machine"
 	"github.com/cnperf/cnperf/internal/record"
 )
 
-func newMachineCmd(stdout, stderr io.Writer) *cobra.Command {
+func newMachineCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "machine",
 		Short: "Profile this machine by Kratzke and Quint's (2015) seven features, and compare profiles by their similarity",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newMachineProfileCmd(stdout, stderr), newMachineCompareCmd(stdout))
+	cmd.AddCommand(newMachineProfileCmd(cat, stdout, stderr), newMachineCompareCmd(stdout))
 	return cmd
 }
 
-func newMachineProfileCmd(stdout, stderr io.Writer) *cobra.Command {
-	o := machine.Options{Repeat: 3, DiskBytes: machine.DefaultDiskBytes, NetworkTime: machine.DefaultNetworkTime, Out: stderr}
+func newMachineProfileCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
+	o := machine.Options{Lab: cat, Repeat: 3, DiskBytes: machine.DefaultDiskBytes, NetworkTime: machine.DefaultNetworkTime, Out: stderr}
 	var out string
 	var noNetwork bool
 	cmd := &cobra.Command{

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cnperf/cnperf/internal/lab/drivers"
 )
 
 func TestMachineCompare(t *testing.T) {
@@ -23,7 +25,7 @@ func TestMachineCompare(t *testing.T) {
 	v2 := write("v2.json", `{"kind":"cnperf-machine-profile","format":2,"features":{"threads":2}}`)
 
 	var out, errOut bytes.Buffer
-	if code := Main([]string{"machine", "compare", a, a, b, "--json"}, &out, &errOut); code != ExitOK {
+	if code := Main(drivers.Catalog(), []string{"machine", "compare", a, a, b, "--json"}, &out, &errOut); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	var got struct {
@@ -38,7 +40,7 @@ func TestMachineCompare(t *testing.T) {
 
 	out.Reset()
 	errOut.Reset()
-	if code := Main([]string{"machine", "compare", a, v2}, &out, &errOut); code != ExitUsage {
+	if code := Main(drivers.Catalog(), []string{"machine", "compare", a, v2}, &out, &errOut); code != ExitUsage {
 		t.Errorf("a profile of format 2: exit %d, want %d", code, ExitUsage)
 	}
 	if msg := errOut.String(); strings.Count(msg, "\n") != 1 || !strings.Contains(msg, "format 2") || !strings.Contains(msg, "v2.json") {

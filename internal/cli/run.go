@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,19 +16,22 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/docker"
-	"github.com/cnperf/cnperf/internal/lab/docker/engine"
-	"github.com/cnperf/cnperf/internal/lab/firewall"
-	"github.com/cnperf/cnperf/internal/lab/kube"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/run"
 	"github.com/cnperf/cnperf/internal/spec"
-	"github.com/cnperf/cnperf/internal/spec/conditions"
 	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/presets"
 )
 
-func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
+// The docker driver's flag and name: --docker-host names an existing
+// engine, which only that driver runs on (it decodes the flag itself).
+const (
+	dockerHostFlag = "docker-host"
+	dockerDriver   = "docker"
+	kubeDriver     = "kubernetes"
+)
+
+func newRunCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 	var preset, out, modesFlag, driver, dockerHost string
 	var kt spec.Kubernetes
 	var duration time.Duration
@@ -65,33 +69,15 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 			}
 			// DOCKER_HOST picks the engine, as for the docker CLI, when the
 			// docker driver is asked for without --docker-host.
-			if env := os.Getenv("DOCKER_HOST"); env != "" && !cmd.Flags().Changed("docker-host") && driver == docker.Name && cmd.Flags().Changed("driver") {
+			if env := os.Getenv("DOCKER_HOST"); env != "" && !cmd.Flags().Changed(dockerHostFlag) && driver == dockerDriver && cmd.Flags().Changed("driver") {
 				dockerHost = env
 				fmt.Fprintf(stderr, "cnperf: DOCKER_HOST=%s: running on that engine (unset it for emulated hosts, a dockerd each)\n", env)
 			}
+			flags := map[string]string{}
 			if dockerHost != "" {
-				if !strings.HasPrefix(dockerHost, "unix://") && !strings.HasPrefix(dockerHost, "tcp://") {
-					return usagef("--docker-host %q: want unix:///PATH or tcp://HOST:PORT", dockerHost)
-				}
-				warning, err := engine.CheckExisting(dockerHost)
-				if err != nil {
-					return usagef("--docker-host: %v", err)
-				}
-				if warning != "" {
-					fmt.Fprintln(stderr, warning)
-				}
-				if !slices.Contains(s.RunDrivers(), docker.Name) {
-					s.Driver, s.Drivers = docker.Name, nil
-				}
-				for _, l := range s.Labs() {
-					if !l.Conditions.Empty() {
-						return usagef("--docker-host: conditions (%s) change the hosts, which on an existing engine is this machine: use emulated hosts", l.Conditions.Label())
-					}
-				}
-				for _, m := range s.Modes {
-					if m != "bare" && m != "host" && m != "bridge" {
-						return usagef("--docker-host: mode %s needs emulated hosts, a dockerd each; on one engine only bare, host and bridge run (use --modes)", m)
-					}
+				flags[dockerHostFlag] = dockerHost
+				if !slices.Contains(s.RunDrivers(), dockerDriver) {
+					s.Driver, s.Drivers = dockerDriver, nil
 				}
 			}
 			if err := applyKubeFlags(cmd, &s, kt); err != nil {
@@ -121,7 +107,12 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err := s.Validate(); err != nil {
 				return err
 			}
-			if err := run.Check(s); err != nil {
+			exe, err := os.Executable()
+			if err != nil {
+				return fail(fmt.Errorf("find cnperf's own binary: %w", err))
+			}
+			opts := run.Options{Spec: s, Exe: exe, Version: Version, Out: stderr, Lab: cat, Flags: flags}
+			if err := run.Check(opts); err != nil {
 				return err // bad input: refused before anything is built
 			}
 			// A run never mixes its samples with another's: a directory
@@ -131,35 +122,22 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 					return usagef("-o: %v", err)
 				}
 			}
-			if slices.Contains(s.RunDrivers(), kube.Name) {
-				if err := kube.Preflight(kubeTarget(s), kubePlacements(s)); err != nil {
-					return err // no cluster, or no permission: nothing made yet
-				}
-			}
-			// A run only on a cluster builds nothing on this machine.
-			if !slices.Equal(s.RunDrivers(), []string{kube.Name}) {
-				if err := needNetAdmin(); err != nil {
-					return err
-				}
-				if err := firewall.Available(); err != nil {
+			// Each driver's own preflight: privileges, tools, a cluster
+			// that answers. Nothing is made yet.
+			if err := run.Preflight(opts); err != nil {
+				var f lab.Failure
+				if errors.As(err, &f) {
 					return fail(err)
 				}
-			}
-			exe, err := os.Executable()
-			if err != nil {
-				return fail(fmt.Errorf("find cnperf's own binary: %w", err))
-			}
-			if slices.Contains(s.RunDrivers(), docker.Name) {
-				if err := engine.Usable(exe); err != nil {
-					return fail(err)
-				}
+				return err
 			}
 			if out == "" {
 				out = filepath.Join("runs", s.Name+"-"+time.Now().Format("20060102-150405"))
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			res, err := run.Run(ctx, run.Options{Spec: s, Dir: out, Exe: exe, Version: Version, Out: stderr, DockerHost: dockerHost})
+			opts.Dir = out
+			res, err := run.Run(ctx, opts)
 			if res != nil && res.Meta != nil {
 				// The table comes from the stored run, as `cnperf summary` reads it.
 				fmt.Fprintln(stdout)
@@ -253,33 +231,8 @@ func applyKubeFlags(cmd *cobra.Command, s *spec.Spec, kt spec.Kubernetes) error 
 	set("image", func(k *spec.Kubernetes) { k.Image = kt.Image })
 	set("image-pull-policy", func(k *spec.Kubernetes) { k.PullPolicy = kt.PullPolicy })
 	set("nodes", func(k *spec.Kubernetes) { k.Nodes = kt.Nodes })
-	if changed && !cmd.Flags().Changed("driver") && !slices.Contains(s.RunDrivers(), kube.Name) {
+	if changed && !cmd.Flags().Changed("driver") && !slices.Contains(s.RunDrivers(), kubeDriver) {
 		return usagef("--kubeconfig, --context, --image, --image-pull-policy and --nodes are for the kubernetes driver: add --driver kubernetes")
 	}
 	return nil
-}
-
-// kubeTarget is the spec's kubernetes: block as the driver takes it.
-func kubeTarget(s spec.Spec) lab.KubeTarget {
-	k := s.Kubernetes
-	if k == nil {
-		return lab.KubeTarget{}
-	}
-	return lab.KubeTarget{Kubeconfig: k.Kubeconfig, Context: k.Context, Image: k.Image, PullPolicy: k.PullPolicy, Nodes: k.Nodes}
-}
-
-// kubePlacements are the node placements the spec's labs on the
-// kubernetes driver ask for.
-func kubePlacements(s spec.Spec) []string {
-	var out []string
-	for _, l := range s.Labs() {
-		p := l.Conditions.NodePlacement
-		if p == "" {
-			p = conditions.CrossNode
-		}
-		if l.Driver == kube.Name && !slices.Contains(out, p) {
-			out = append(out, p)
-		}
-	}
-	return out
 }

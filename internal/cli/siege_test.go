@@ -11,13 +11,14 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/report/export"
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 func mainOut(args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
-	code := Main(args, &out, &errb)
+	code := Main(drivers.Catalog(), args, &out, &errb)
 	return code, out.String(), errb.String()
 }
 

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/cnperf/cnperf/internal/lab/process"
 	"github.com/cnperf/cnperf/internal/spec/conditions"
 )
 
@@ -226,4 +225,4 @@ func (b *Build) StartCommand(name, ns string, cpus []int, argv, env []string) er
 }
 
 // Process returns a process the mode started, or nil.
-func (b *Build) Process(name string) *process.Process { return b.l.procs[name] }
+func (b *Build) Process(name string) Proc { return b.l.procs[name] }

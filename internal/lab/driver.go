@@ -1,24 +1,40 @@
 package lab
 
+import (
+	"io"
+
+	"github.com/cnperf/cnperf/internal/spec"
+)
+
 // Driver builds labs one way: emulated hosts built by hand (netns), Docker
 // Engines (docker), a cluster. Each is a package of its own; adding one is
 // its package and a line in internal/lab/drivers.
 type Driver interface {
 	// Name is what a spec's driver field and --driver say.
 	Name() string
-	// Check refuses, before anything is built, what the driver cannot
+	// Options decodes the driver's own part of a run (its spec section,
+	// its flags) into the value Up gets as Config.Options, and refuses
+	// bad values in the spec's or the flag's words before anything is
+	// built (bad input). A driver without options returns nil.
+	Options(in OptionsInput) (any, error)
+	// Preflight says whether this machine can build the driver's labs
+	// (privileges, tools, a cluster that answers), after the spec is valid
+	// and before anything is built. An error wrapped in Failure is the
+	// machine's (exit 1); any other is the user's to mend (exit 2).
+	Preflight(p PreflightInput) error
+	// Validate refuses, before anything is built, what the driver cannot
 	// build: a mode without its interface, conditions it cannot apply, a
 	// lab of that name that exists. Up has checked the name, the topology
 	// and the ports.
-	Check(cfg Config) error
+	Validate(cfg Config) error
 	// Builds reports whether the driver can build mode m at all (the mode
 	// has the driver's interface). A run asks it of every lab before it
-	// builds any; Check says it again for one lab.
+	// builds any; Validate says it again for one lab.
 	Builds(m Mode) bool
 	// Up builds l's hosts as cfg.Topology lists them, has the mode build
-	// the endpoints (Build.Endpoints, in the topology's order) and fills
-	// l's record: hosts, endpoints, how it was built. Up
-	// removes the lab if it fails.
+	// the endpoints (Build.Endpoints, in the topology's order), fills l's
+	// record (hosts, endpoints, how it was built) and sets l.Runtime, the
+	// launcher of the lab's processes. Up removes the lab if it fails.
 	Up(l *Lab, cfg Config) error
 	// Down removes what the driver built for the named lab, from what it
 	// finds on the machine (so also after a crash). Removing nothing is
@@ -26,4 +42,94 @@ type Driver interface {
 	Down(name string) error
 	// Labs finds the labs the driver built on the machine, with owners.
 	Labs() ([]Info, error)
+}
+
+// OptionsInput is what a driver decodes its options from.
+type OptionsInput struct {
+	// Spec is the run's spec (its driver's section: engines:,
+	// kubernetes:); for `lab up`, one holding what its flags say.
+	Spec spec.Spec
+	// Flags are the command line's driver options by flag name (e.g.
+	// "docker-host"), those given only.
+	Flags map[string]string
+	// Topology is the labs' hosts and endpoints.
+	Topology Topology
+	// Modes are the modes this binary links, for messages that list
+	// which of them a setting allows.
+	Modes []Mode
+	// Warn takes lines the user should read (nil: none are written).
+	Warn io.Writer
+}
+
+// PreflightInput is what a driver's preflight looks at.
+type PreflightInput struct {
+	Spec    spec.Spec
+	Options any    // what the driver's Options returned
+	Exe     string // the cnperf binary the labs' processes run
+}
+
+// Failure marks an error that is the machine's, not the input's (exit 1):
+// a tool missing, a kernel without a feature, a file that cannot be
+// written.
+type Failure struct{ Err error }
+
+func (u Failure) Error() string { return u.Err.Error() }
+func (u Failure) Unwrap() error { return u.Err }
+
+// Shared is a Driver whose labs, with some options, share one network
+// stack (an existing engine, other machines' engines, a cluster's nodes):
+// the runner shifts each lab's ports to keep them apart.
+type Shared interface {
+	SharesStack(options any) bool
+}
+
+// Placer is a Driver that places a lab's hosts on nodes of its own
+// (a cluster's), as the node_placement condition asks; Up refuses the
+// condition on any other.
+type Placer interface {
+	PlacesOnNodes() bool
+}
+
+// Tagged is a Driver whose labs' names carry a tag other than its name
+// (names stay within ValidName's 40 characters).
+type Tagged interface {
+	Tag() string
+}
+
+// Chainer is a Driver that builds chains (hosts in a line): it says which
+// modes cannot run on one.
+type Chainer interface {
+	ChainMode(m Mode) error
+}
+
+// LocalFiles is a Driver that runs a spec's own server commands from this
+// machine's file system: they must exist here.
+type LocalFiles interface {
+	RunsLocalFiles() bool
+}
+
+// Leftovers is a Driver whose labs leave traces that can outlive the
+// rest of the lab (cgroups of processes that have died): Clean finds the
+// labs that have any and removes them.
+type Leftovers interface {
+	LeftoverLabs() []string
+	RemoveLeftovers(lab string) error
+}
+
+// SingleHost is a Mode that builds on one host alone (every endpoint on
+// the same machine's engine): on an existing engine only these run.
+type SingleHost interface {
+	SingleHost() bool
+}
+
+// IsSingleHost says whether m builds on one host alone.
+func IsSingleHost(m Mode) bool {
+	s, ok := m.(SingleHost)
+	return ok && s.SingleHost()
+}
+
+// Sandboxes is a Driver whose hosts' containers are its own (the docker
+// driver's sandboxes): `lab exec --container` enters them.
+type Sandboxes interface {
+	SandboxNS(lab, host string) (string, error)
 }

@@ -15,7 +15,6 @@ import (
 	"regexp"
 
 	"github.com/cnperf/cnperf/internal/lab/owner"
-	"github.com/cnperf/cnperf/internal/lab/process"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/spec/conditions"
 )
@@ -46,18 +45,18 @@ type Mode interface {
 type Lab struct {
 	record.Lab
 
-	// Runtime is what the driver keeps running for the lab besides the
-	// mode's processes (the docker driver's engines); nil for nothing.
+	// Runtime is what the driver keeps for the lab while it is up: the
+	// launcher of the workload's processes, and its daemons (the docker
+	// driver's engines). Up sets it.
 	Runtime Runtime
+	// Spawner starts the processes the lab's mode and conditions run for
+	// the lab's lifetime; the driver that builds the hosts sets it (nil:
+	// the driver runs none).
+	Spawner Spawner
 
 	exe   string
 	logs  string
-	procs map[string]*process.Process
-}
-
-// Runtime is a driver's daemons for a lab; Check reports one that died.
-type Runtime interface {
-	Check() error
+	procs map[string]Proc
 }
 
 // Config says what to build.
@@ -70,7 +69,7 @@ type Config struct {
 	// Publish adds ports (e.g. UDP, or other workloads' servers) that modes
 	// with NAT publish besides Port.
 	Publish []Port
-	// Driver names the driver (drivers.Lookup; "" is the default, netns).
+	// Driver names the driver (Catalog.Driver; "" is the default, netns).
 	// Exe is the cnperf binary the lab's processes (overlay routers) and
 	// the docker driver's image run.
 	Driver string
@@ -86,47 +85,9 @@ type Config struct {
 	// lab once it has exited. owner.None (lab up) is nobody's: the lab stays
 	// until removed by name or by `clean --all`.
 	Owner owner.ID
-	// DockerHost, with the docker driver, runs the lab on an existing engine
-	// (e.g. unix:///var/run/docker.sock) instead of one per emulated host:
-	// the hosts are all this machine, and only single-host modes apply.
-	DockerHost string
-	// Engines, with the docker driver, runs the lab on engines on other
-	// machines: each host with endpoints maps to its engine's URL
-	// (tcp://, ssh:// or a docker context); hosts without are this
-	// machine. JoinSwarm uses the swarm those engines form instead of
-	// forming one.
-	Engines   map[string]string
-	JoinSwarm bool
-	// EngineTLS is what tcp:// engines are reached with (nil: the docker
-	// CLI's environment, DOCKER_TLS_VERIFY and DOCKER_CERT_PATH, or plain).
-	EngineTLS *EngineTLS
-	// Kube, with the kubernetes driver, says which cluster and image.
-	Kube KubeTarget
-}
-
-// EngineTLS is the TLS material for engines reached over tcp://: the CA
-// that signed their certificates ("": the system's roots), the client's
-// certificate and key, and whether to verify the engines' certificates.
-type EngineTLS struct {
-	CA, Cert, Key string
-	Verify        bool
-}
-
-// KubernetesDriver is the kubernetes driver's name, for what lab checks
-// before any driver (conditions only it applies).
-const KubernetesDriver = "kubernetes"
-
-// KubeTarget says which cluster the kubernetes driver builds on and with
-// which image: the kubeconfig file and context ("" each: $KUBECONFIG or
-// ~/.kube/config and its current context, or in-cluster when neither
-// exists), the workload image and its pull policy, and the nodes to use
-// (none: cnperf picks Ready, schedulable, untainted ones).
-type KubeTarget struct {
-	Kubeconfig string
-	Context    string
-	Image      string
-	PullPolicy string
-	Nodes      []string
+	// Options are the driver's own options, as its Options decoded them
+	// (nil: its defaults).
+	Options any
 }
 
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_]{0,39}$`)
@@ -169,12 +130,12 @@ func Up(d Driver, cfg Config) (l *Lab, err error) {
 	if err := checkShiftedPorts(cfg.Topology, publish); err != nil {
 		return nil, err
 	}
-	if cfg.Conditions.NodePlacement != "" && d.Name() != KubernetesDriver {
+	if p, ok := d.(Placer); cfg.Conditions.NodePlacement != "" && !(ok && p.PlacesOnNodes()) {
 		return nil, fmt.Errorf("lab: node_placement places pods on Kubernetes nodes; the %s driver has none", d.Name())
 	}
-	// Check comes before the removal on error is armed: it refuses a lab
+	// Validate comes before the removal on error is armed: it refuses a lab
 	// that already exists, which is not this call's to remove.
-	if err := d.Check(cfg); err != nil {
+	if err := d.Validate(cfg); err != nil {
 		return nil, err
 	}
 	topo := cloneTopology(cfg.Topology)
@@ -247,23 +208,25 @@ func (l *Lab) StartCommand(name, ns string, cpus []int, argv, env []string) erro
 		defer f.Close() // the child holds its own descriptor
 		out = f
 	}
-	p, err := process.Start(process.Spec{Lab: l.Name, Name: name, NetNS: ns, Container: true, Daemon: true, CPUs: cpus,
-		Args: argv, Env: env, Stdout: out, Stderr: out})
+	if l.Spawner == nil {
+		return fmt.Errorf("lab %s: the %s driver runs no processes of its own (%s)", l.Name, l.Driver, name)
+	}
+	p, err := l.Spawner.Spawn(Daemon{Lab: l.Name, Name: name, NS: ns, CPUs: cpus, Argv: argv, Env: env, Out: out})
 	if err != nil {
 		return err
 	}
 	if l.procs == nil {
-		l.procs = map[string]*process.Process{}
+		l.procs = map[string]Proc{}
 	}
 	l.procs[name] = p
 	return nil
 }
 
 // Processes returns the processes the lab runs, by name.
-func (l *Lab) Processes() map[string]*process.Process { return l.procs }
+func (l *Lab) Processes() map[string]Proc { return l.procs }
 
-// Check reports a process of the lab's that has died.
-func (l *Lab) Check() error {
+// Alive reports a process of the lab's that has died.
+func (l *Lab) Alive() error {
 	for name, p := range l.procs {
 		if done, err := p.Exited(); done {
 			return fmt.Errorf("%s exited (%v); see logs/%s-%s.log", name, err, l.Name, name)
@@ -273,8 +236,8 @@ func (l *Lab) Check() error {
 }
 
 // Down removes a lab whatever built it: each driver removes what it built
-// (found on the machine, so this works after a crash too), then the lab's
-// cgroups and its modes' state directory go. Drivers later in ds may build
+// (found on the machine, so this works after a crash too, its processes'
+// cgroups among it), then the lab's modes' state directory goes. Drivers later in ds may build
 // on earlier ones' hosts (docker's emulated hosts are netns's), so they are
 // asked last first. Removing a lab that does not exist is not an error.
 func Down(name string, ds ...Driver) error {
@@ -286,9 +249,6 @@ func Down(name string, ds ...Driver) error {
 		if err := ds[i].Down(name); err != nil {
 			errs = append(errs, err)
 		}
-	}
-	if _, err := process.CleanCgroups(name); err != nil {
-		errs = append(errs, err)
 	}
 	// A driver that could not remove its part (a cluster that did not
 	// answer) keeps what finds it again, for the next down or clean.
@@ -366,8 +326,12 @@ func Clean(all bool, ds ...Driver) (Cleaned, error) {
 	// Cgroups and mode state of labs with nothing else left: their owner
 	// died between removing the lab and these.
 	orphans := map[string]bool{}
-	for _, name := range process.CgroupLabs() {
-		orphans[name] = true
+	for _, d := range ds {
+		if lo, ok := d.(Leftovers); ok {
+			for _, name := range lo.LeftoverLabs() {
+				orphans[name] = true
+			}
+		}
 	}
 	for _, name := range stateLabs() {
 		orphans[name] = true
@@ -376,7 +340,12 @@ func Clean(all bool, ds ...Driver) (Cleaned, error) {
 		if keep[name] || ValidName(name) != nil {
 			continue
 		}
-		_, cerr := process.CleanCgroups(name)
+		var cerr error
+		for _, d := range ds {
+			if lo, ok := d.(Leftovers); ok {
+				cerr = errors.Join(cerr, lo.RemoveLeftovers(name))
+			}
+		}
 		serr := removeState(name)
 		if cerr != nil || serr != nil {
 			errs = append(errs, cerr, serr)

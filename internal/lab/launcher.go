@@ -4,29 +4,107 @@ import (
 	"io"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/lab/process"
+	"github.com/cnperf/cnperf/internal/record"
 )
 
+// Usage is a process's CPU and memory, as run.json stores it.
+type Usage = record.Usage
+
 // Proc is a server or client process as the runner handles it, wherever
-// it runs: a container here, or a process in a pod.
+// it runs: a process in a host's namespace, a container, or a process in a
+// pod.
 type Proc interface {
 	PID() int
 	Done() <-chan struct{}
 	Exited() (bool, error)
 	Stop(grace time.Duration) error
-	Usage() (process.Usage, error)
+	Usage() (Usage, error)
 }
 
-// Launcher is a Runtime that runs the workload's processes itself, where
-// the runner cannot enter the endpoints' namespaces (a cluster's pods).
-// Its processes are Bounders too: they say when a server listens.
+// Server is a server process to start on an endpoint.
+type Server struct {
+	// Role names it (ping, pong, a socket test's server): in logs, cgroups
+	// and container names.
+	Role string
+	// Args is cnperf's binary and its arguments, or, with Image, the
+	// image's command.
+	Args []string
+	// Image is a container image to run Args in instead of cnperf's own
+	// ("" for cnperf's). A driver that runs no images refuses it.
+	Image string
+	// Log is the file the server's output goes to.
+	Log string
+}
+
+// Launcher starts the workload's processes on a lab's endpoints, however
+// the driver runs them: in the endpoint's namespace and a cgroup (netns),
+// through the endpoint's engine (docker), by exec in its pod (kubernetes).
+// The runner starts every server and client through it and never asks
+// which driver built the lab.
 type Launcher interface {
-	StartServer(ep Endpoint, name string, args []string, log io.Writer) (Proc, error)
+	// StartServer starts s on ep; it runs until stopped.
+	StartServer(ep Endpoint, s Server) (Proc, error)
+	// StartClient starts args (args[0] is cnperf's binary) on ep, its
+	// output to stdout and stderr, until it ends.
 	StartClient(ep Endpoint, name string, args []string, stdout, stderr io.Writer) (Proc, error)
+}
+
+// Runtime is what a driver keeps for a lab while it is up: the launcher of
+// its processes and whatever daemons it runs (the docker driver's engines).
+type Runtime interface {
+	Launcher
+	// Alive reports a daemon of the lab's (an engine, a pod) that died.
+	Alive() error
+	// Sight says how much of the lab's work this machine's meters see.
+	Sight() Sight
+}
+
+// Sight is how much of a lab's work this machine sees. Local is false
+// when its processes run on other machines (their load is not this
+// machine's); Own is false when some of them run out of the sight of this
+// machine's cgroups (pods, containers of an existing engine), so that
+// outside work cannot be told from the lab's.
+type Sight struct {
+	Local, Own bool
 }
 
 // Bounder is a process that can say whether it listens on a port, over
 // every protocol given.
 type Bounder interface {
 	Bound(port int, protocols []string) bool
+}
+
+// Remote is a Runtime whose hosts the runner cannot enter (a cluster's
+// pods): clients the runner would run in a host's namespace itself (the
+// ping-pong siege) run through the Launcher instead.
+type Remote interface {
+	Remote() bool
+}
+
+// IsRemote says whether l's hosts are out of the runner's reach.
+func IsRemote(l *Lab) bool {
+	r, ok := l.Runtime.(Remote)
+	return ok && r.Remote()
+}
+
+// Spawner starts the processes a lab needs for its lifetime (overlay
+// routers, the CPU stress, Open vSwitch's daemons) in a host's namespace,
+// in a cgroup of their own: the driver that builds the hosts provides it.
+type Spawner interface {
+	Spawn(d Daemon) (Proc, error)
+}
+
+// Daemon is a process a lab runs for its lifetime.
+type Daemon struct {
+	Lab, Name string
+	NS        string // the named network namespace to run in
+	CPUs      []int  // pinned to these, when set
+	Argv, Env []string
+	Out       io.Writer // stdout and stderr
+}
+
+// Recorder is a Runtime that adds to the lab's record, before the lab is
+// removed, what only the running lab knows (the delay line's counters).
+type Recorder interface {
+	Record(l *Lab) error
 }

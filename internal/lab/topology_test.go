@@ -21,7 +21,7 @@ type fakeDriver struct {
 }
 
 func (d *fakeDriver) Name() string { return "fake" }
-func (d *fakeDriver) Check(Config) error {
+func (d *fakeDriver) Validate(Config) error {
 	d.calls = append(d.calls, "check")
 	return d.checkErr
 }
@@ -40,8 +40,10 @@ func (d *fakeDriver) Down(string) error {
 	d.calls = append(d.calls, "down")
 	return nil
 }
-func (d *fakeDriver) Labs() ([]Info, error) { return nil, nil }
-func (d *fakeDriver) Builds(Mode) bool      { return true }
+func (d *fakeDriver) Labs() ([]Info, error)             { return nil, nil }
+func (d *fakeDriver) Builds(Mode) bool                  { return true }
+func (d *fakeDriver) Options(OptionsInput) (any, error) { return nil, nil }
+func (d *fakeDriver) Preflight(PreflightInput) error    { return nil }
 
 var pingPong = Topology{Hosts: []HostSpec{
 	{Name: "siege"},

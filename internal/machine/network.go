@@ -7,10 +7,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/drivers"
-	"github.com/cnperf/cnperf/internal/lab/modes"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
-	"github.com/cnperf/cnperf/internal/lab/netns"
 	"github.com/cnperf/cnperf/internal/lab/owner"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/workload/stream"
@@ -32,12 +29,13 @@ var networkTopology = lab.Topology{Hosts: []lab.HostSpec{
 
 // Network builds a bare lab (two namespaces on the lab's switch), runs one
 // TCP stream test of d between them (cnperf's stream workload, in this
-// process) and removes the lab. It returns the receiver's bits per second.
-func Network(ctx context.Context, exe string, d time.Duration) (float64, error) {
+// process) and removes the lab, with cat's default driver (netns). It
+// returns the receiver's bits per second.
+func Network(ctx context.Context, cat lab.Catalog, exe string, d time.Duration) (float64, error) {
 	if d <= 0 || d > MaxNetworkTime {
 		return 0, fmt.Errorf("network time %s: outside (0s, %s]", d, MaxNetworkTime)
 	}
-	mode, err := modes.Lookup("bare")
+	mode, err := cat.Mode("bare")
 	if err != nil {
 		return 0, err
 	}
@@ -46,13 +44,13 @@ func Network(ctx context.Context, exe string, d time.Duration) (float64, error) 
 		return 0, fmt.Errorf("who owns the lab: %w", err)
 	}
 	name := record.NewID("mprof")
-	l, err := drivers.Up(lab.Config{Name: name, Mode: mode, Driver: netns.Name, Exe: exe, Topology: networkTopology,
+	l, err := cat.Up(lab.Config{Name: name, Mode: mode, Exe: exe, Topology: networkTopology,
 		Port: stream.DefaultPort, Publish: []lab.Port{{Number: stream.DefaultPort, Protocol: "udp"}}, Owner: self})
 	if err != nil {
 		return 0, fmt.Errorf("network lab: %w", err)
 	}
 	bps, err := streamOnce(ctx, l, d)
-	if derr := drivers.Down(name); derr != nil {
+	if derr := cat.Down(name); derr != nil {
 		err = errors.Join(err, fmt.Errorf("remove lab %s: %w (run `cnperf clean`)", name, derr))
 	}
 	return bps, err

@@ -14,7 +14,7 @@ import (
 // no lab behind.
 func TestNetworkOverBareLab(t *testing.T) {
 	testutil.RequireRoot(t)
-	bps, err := Network(context.Background(), testutil.Binary(t), time.Second)
+	bps, err := Network(context.Background(), drivers.Catalog(), testutil.Binary(t), time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

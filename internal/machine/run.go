@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/sysinfo"
 )
 
@@ -23,8 +24,10 @@ type Options struct {
 	Network    bool
 	SkipReason string
 	Exe        string // cnperf's binary, for the lab
-	Version    string
-	Out        io.Writer // progress
+	// Lab is the binary's drivers and modes, for the network lab.
+	Lab     lab.Catalog
+	Version string
+	Out     io.Writer // progress
 }
 
 // Measure profiles this machine: each measured feature Repeat times,
@@ -85,7 +88,7 @@ func (p *Profile) measureOnce(ctx context.Context, o Options, dir string) error 
 	if !o.Network {
 		return nil
 	}
-	bps, err := Network(ctx, o.Exe, o.NetworkTime)
+	bps, err := Network(ctx, o.Lab, o.Exe, o.NetworkTime)
 	if err != nil {
 		return err
 	}

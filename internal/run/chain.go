@@ -5,8 +5,6 @@ import (
 	"strconv"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/modes"
-	"github.com/cnperf/cnperf/internal/lab/netns"
 	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/workload"
 )
@@ -59,16 +57,24 @@ func chainServerRoles(hosts int) []string {
 
 // checkChainModes refuses, in the spec's words, modes that cannot run on
 // a chain, before any lab is built.
-func checkChainModes(s spec.Spec) error {
+func checkChainModes(cat lab.Catalog, s spec.Spec) error {
 	if s.Chain == nil {
 		return nil
 	}
+	d, err := cat.Driver(s.Driver)
+	if err != nil {
+		return nil // CheckDrivers says so
+	}
+	c, ok := d.(lab.Chainer)
+	if !ok {
+		return nil // the spec says which drivers build chains
+	}
 	for i, name := range s.Modes {
-		m, err := modes.Lookup(name)
+		m, err := cat.Mode(name)
 		if err != nil {
-			continue // modes.Check says so
+			continue // CheckModes says so
 		}
-		if err := netns.CheckChainMode(m); err != nil {
+		if err := c.ChainMode(m); err != nil {
 			return fmt.Errorf("modes[%d]: %w", i, err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/spec"
 )
 
@@ -16,7 +17,7 @@ func TestChainPresetPlansEveryTargetAndSegment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := check(s)
+	w, _, err := check(drivers.Catalog(), s, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestChainRefused(t *testing.T) {
 		s.Tests = slices.Clone(base.Tests)
 		s.Modes = slices.Clone(base.Modes)
 		c.edit(&s)
-		err := Check(s)
+		err := Check(Options{Spec: s, Lab: drivers.Catalog()})
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("got %v, want one line with %q", err, c.want)
 		}

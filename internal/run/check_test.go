@@ -8,13 +8,17 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/process"
 )
 
 // deadAfter is a runtime whose daemon is found dead from a moment on.
-type deadAfter struct{ at time.Time }
+type deadAfter struct {
+	lab.Launcher // starts nothing
+	at           time.Time
+}
 
-func (d deadAfter) Check() error {
+func (d deadAfter) Sight() lab.Sight { return lab.Sight{Local: true, Own: true} }
+
+func (d deadAfter) Alive() error {
 	if time.Now().After(d.at) {
 		return errors.New("dockerd on pong exited (signal: killed)")
 	}
@@ -33,9 +37,9 @@ func (p *exitedProc) Done() <-chan struct{} {
 	close(c)
 	return c
 }
-func (p *exitedProc) Exited() (bool, error)         { p.calls.Add(1); return true, p.err }
-func (p *exitedProc) Stop(time.Duration) error      { return nil }
-func (p *exitedProc) Usage() (process.Usage, error) { return process.Usage{}, nil }
+func (p *exitedProc) Exited() (bool, error)     { p.calls.Add(1); return true, p.err }
+func (p *exitedProc) Stop(time.Duration) error  { return nil }
+func (p *exitedProc) Usage() (lab.Usage, error) { return lab.Usage{}, nil }
 
 // TestCheckNamesTheDeadDaemon: a server whose engine died sees its
 // connection break before the daemon's reaper has run; check reports the
@@ -47,8 +51,8 @@ func TestCheckNamesTheDeadDaemon(t *testing.T) {
 		want    string
 		maxTime time.Duration
 	}{
-		{"daemon found dead a moment later", deadAfter{time.Now().Add(100 * time.Millisecond)}, "dockerd on pong exited", runtimeGrace},
-		{"daemon alive: the server's own exit", deadAfter{time.Now().Add(time.Hour)}, "pong server exited (lost the engine", 2 * runtimeGrace},
+		{"daemon found dead a moment later", deadAfter{at: time.Now().Add(100 * time.Millisecond)}, "dockerd on pong exited", runtimeGrace},
+		{"daemon alive: the server's own exit", deadAfter{at: time.Now().Add(time.Hour)}, "pong server exited (lost the engine", 2 * runtimeGrace},
 		{"no runtime: at once", nil, "pong server exited (lost the engine", 100 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,41 +5,45 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/docker"
-	"github.com/cnperf/cnperf/internal/lab/kube"
-	"github.com/cnperf/cnperf/internal/lab/netns"
 	"github.com/cnperf/cnperf/internal/record"
-	"github.com/cnperf/cnperf/internal/spec"
 )
 
+// seen is a runtime whose processes this machine sees as sight says.
+type seen struct {
+	lab.Launcher // starts nothing
+	sight        lab.Sight
+}
+
+func (s seen) Alive() error     { return nil }
+func (s seen) Sight() lab.Sight { return s.sight }
+
 // TestLoadMeter: which runs measure their cells' load, and which can tell
-// outside work from their own.
+// outside work from their own, from what each lab's runtime sees.
 func TestLoadMeter(t *testing.T) {
-	envOf := func(name, driver string) *env {
-		return &env{driver: driver, lab: &lab.Lab{Lab: record.Lab{Name: name}}}
+	var (
+		own      = lab.Sight{Local: true, Own: true}   // netns, docker's own engines
+		shared   = lab.Sight{Local: true, Own: false}  // an existing engine, a cluster
+		elsewhre = lab.Sight{Local: false, Own: false} // other machines' engines
+	)
+	envOf := func(name string, s lab.Sight) *env {
+		return &env{lab: &lab.Lab{Lab: record.Lab{Name: name}, Runtime: seen{sight: s}}}
 	}
 	for _, c := range []struct {
 		name       string
 		envs       []*env
-		dockerHost string
-		engines    bool
 		meter, own bool
 	}{
-		{"netns", []*env{envOf("b", netns.Name), envOf("a", netns.Name)}, "", false, true, true},
-		{"own docker engines", []*env{envOf("a", netns.Name), envOf("b", docker.Name)}, "", false, true, true},
-		{"an existing engine", []*env{envOf("a", docker.Name)}, "unix:///var/run/docker.sock", false, true, false},
-		{"a cluster", []*env{envOf("a", netns.Name), envOf("b", kube.Name)}, "", false, true, false},
-		{"other machines' engines", []*env{envOf("a", docker.Name)}, "", true, false, false},
+		{"netns", []*env{envOf("b", own), envOf("a", own)}, true, true},
+		{"own docker engines", []*env{envOf("a", own), envOf("b", own)}, true, true},
+		{"an existing engine", []*env{envOf("a", shared)}, true, false},
+		{"a cluster", []*env{envOf("a", own), envOf("b", shared)}, true, false},
+		{"other machines' engines", []*env{envOf("a", elsewhre)}, false, false},
 	} {
-		var s spec.Spec
-		if c.engines {
-			s.Engines = &spec.Engines{Hosts: map[string]string{"siege": "tcp://198.18.0.9:2375"}}
-		}
 		envs := map[string]*env{}
 		for _, e := range c.envs {
 			envs[e.lab.Name] = e
 		}
-		m, own := loadMeter(s, envs, c.dockerHost)
+		m, own := loadMeter(envs)
 		if (m != nil) != c.meter || own != c.own {
 			t.Errorf("%s: meter %v own %v, want %v %v", c.name, m != nil, own, c.meter, c.own)
 		}

@@ -5,30 +5,29 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/cnperf/cnperf/internal/lab/drivers"
-	"github.com/cnperf/cnperf/internal/lab/modes"
+	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/spec"
 )
 
 // checkModesOnDrivers refuses a mode that its lab's driver cannot build
 // (overlay-encrypted on the docker driver) before any lab is built. The
-// driver's own Check says so too, but only when that lab's turn comes,
+// driver's own Validate says so too, but only when that lab's turn comes,
 // after the labs before it were built.
-func checkModesOnDrivers(s spec.Spec) error {
+func checkModesOnDrivers(cat lab.Catalog, s spec.Spec) error {
 	for _, pl := range s.Labs() {
-		d, err := drivers.Lookup(pl.Driver)
+		d, err := cat.Driver(pl.Driver)
 		if err != nil {
-			continue // drivers.Check says so
+			continue // CheckDrivers says so
 		}
-		m, err := modes.Lookup(pl.Mode)
+		m, err := cat.Mode(pl.Mode)
 		if err != nil {
-			continue // modes.Check says so
+			continue // CheckModes says so
 		}
 		if d.Builds(m) {
 			continue
 		}
 		var can []string
-		for _, o := range modes.All() {
+		for _, o := range cat.Modes {
 			if d.Builds(o) {
 				can = append(can, o.Name())
 			}

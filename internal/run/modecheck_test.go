@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/presets"
 )
@@ -31,7 +32,7 @@ func TestModeOnDriverRefusedBeforeBuilding(t *testing.T) {
 				t.Fatal(err)
 			}
 			s.Driver, s.Drivers, s.Modes = tc.driver, tc.drivers, tc.modes
-			err = checkModesOnDrivers(s)
+			err = checkModesOnDrivers(drivers.Catalog(), s)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("refused: %v", err)
@@ -52,7 +53,7 @@ func TestPresetsBuildOnTheirDrivers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := checkModesOnDrivers(s); err != nil {
+		if err := checkModesOnDrivers(drivers.Catalog(), s); err != nil {
 			t.Errorf("preset %s: %v", name, err)
 		}
 	}

@@ -108,7 +108,7 @@ func (p *pingPong) runCell(ctx context.Context, e *env, chunk int, cell *record.
 		}
 		app.add(smp, !smp.OK())
 	}
-	if l, ok := e.lab.Runtime.(lab.Launcher); ok {
+	if l, ok := e.remote(); ok {
 		return siegeThrough(ctx, l, siege, ping, p.chunk(chunk), pp.Repetitions, pp.Concurrency, pp.Timeout, emit)
 	}
 	reqs := pingpong.Requests(p.chunk(chunk), pp.Repetitions)
@@ -178,7 +178,7 @@ func (p *pingPong) waitReady(ctx context.Context, e *env) error {
 		if err := e.check(); err != nil {
 			return false, err
 		}
-		if l, ok := e.lab.Runtime.(lab.Launcher); ok {
+		if l, ok := e.remote(); ok {
 			// One request from the siege host's pod, as siege will send.
 			okCount := 0
 			err := siegeThrough(ctx, l, siege, ping, []int{4}, 1, 1, 2*time.Second, func(s pingpong.Sample) {
@@ -211,7 +211,7 @@ func (p *pingPong) waitReady(ctx context.Context, e *env) error {
 	if timedOut {
 		err = fmt.Errorf("ping and pong did not answer within 15s: %v", last)
 	}
-	if _, ok := e.lab.Runtime.(lab.Launcher); ok || p.s.PingPong.Servers == nil || !(err == nil || timedOut || answered) {
+	if _, ok := e.remote(); ok || p.s.PingPong.Servers == nil || !(err == nil || timedOut || answered) {
 		return err // cnperf's servers, or a server that exited
 	}
 	// Other implementations: ask each server itself, so that a message

@@ -141,9 +141,10 @@ func TestNewID(t *testing.T) {
 			t.Fatalf("NewID(r) = %q, want r and 4 of [a-z0-9]", id)
 		}
 		for _, m := range modes.Names() {
-			for _, d := range drivers.Names() {
-				if err := lab.ValidName(labName(id, d, m, "cores=1,router=apart", spec.MaxInstances-1)); err != nil {
-					t.Fatalf("lab name for id %q, mode %s on %s: %v", id, m, d, err)
+			cat := drivers.Catalog()
+			for _, d := range cat.Drivers {
+				if err := lab.ValidName(labName(id, driverTag(cat, d), m, "cores=1,router=apart", spec.MaxInstances-1)); err != nil {
+					t.Fatalf("lab name for id %q, mode %s on %s: %v", id, m, d.Name(), err)
 				}
 			}
 		}

@@ -21,15 +21,8 @@ import (
 	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/cost"
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/docker"
-	"github.com/cnperf/cnperf/internal/lab/docker/dockerrun"
-	"github.com/cnperf/cnperf/internal/lab/drivers"
-	"github.com/cnperf/cnperf/internal/lab/kube"
-	"github.com/cnperf/cnperf/internal/lab/modes"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
-	"github.com/cnperf/cnperf/internal/lab/netns"
 	"github.com/cnperf/cnperf/internal/lab/owner"
-	"github.com/cnperf/cnperf/internal/lab/process"
 	"github.com/cnperf/cnperf/internal/lab/sysinfo"
 	"github.com/cnperf/cnperf/internal/poll"
 	"github.com/cnperf/cnperf/internal/record"
@@ -44,9 +37,12 @@ type Options struct {
 	Exe     string    // the cnperf binary the servers run as
 	Version string    // cnperf's version, stored in run.json
 	Out     io.Writer // progress and messages (stderr)
-	// DockerHost runs the docker driver's labs on an existing engine
-	// instead of one per emulated host.
-	DockerHost string
+	// Lab is the drivers and modes the binary links
+	// (internal/lab/drivers.Catalog): the runner names none itself.
+	Lab lab.Catalog
+	// Flags are the command line's driver options by flag name, those
+	// given (e.g. docker-host): each driver decodes its own.
+	Flags map[string]string
 }
 
 // Result is what a run produced; the samples are in Dir.
@@ -67,9 +63,8 @@ type env struct {
 	shift    int // added to the workload's ports (labs sharing one stack)
 }
 
-// proc is a server or client process of any driver: a process or
-// container in a namespace (process.Process), a Docker container or exec
-// (dockerrun), or an exec in a pod (the kubernetes driver's Launcher).
+// proc is a server or client process of any driver, as the lab's
+// launcher (lab.Runtime) started it.
 type proc = lab.Proc
 
 // workload is what the runner needs of a workload: the lab it runs on, its
@@ -110,52 +105,70 @@ func (a *appender) add(v any, failed bool) {
 }
 
 // Check refuses a spec this cnperf cannot run, before anything is built:
-// its fields (spec.Validate), its modes and drivers, and what its labs'
-// conditions say of their hosts (a zone naming a host the lab has not).
-// Its errors are bad input.
-func Check(s spec.Spec) error {
-	s, err := analysis.Calibrated(s)
+// its fields (spec.Validate), its modes and drivers, the drivers' options
+// (their spec sections and o.Flags), and what its labs' conditions say of
+// their hosts (a zone naming a host the lab has not). Its errors are bad
+// input. It reads o.Spec, o.Lab and o.Flags.
+func Check(o Options) error {
+	s, err := analysis.Calibrated(o.Spec)
 	if err != nil {
 		return err
 	}
-	_, err = check(s)
+	_, _, err = check(o.Lab, s, o.Flags, nil)
 	return err
 }
 
-func check(s spec.Spec) (experiment, error) {
+// Preflight runs the preflight of each driver the spec uses (privileges,
+// tools, a cluster that answers), after Check and before anything is
+// built. An error wrapped in lab.Failure is the machine's.
+func Preflight(o Options) error {
+	s, err := analysis.Calibrated(o.Spec)
+	if err != nil {
+		return err
+	}
+	_, opts, err := check(o.Lab, s, o.Flags, nil)
+	if err != nil {
+		return err
+	}
+	return o.Lab.Preflight(s, opts, o.Exe)
+}
+
+// check is Check, returning the experiment and each driver's options;
+// warn takes the drivers' warnings (nil: none).
+func check(cat lab.Catalog, s spec.Spec, flags map[string]string, warn io.Writer) (experiment, map[string]any, error) {
 	if err := s.Validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := modes.Check(s.Modes); err != nil {
-		return nil, err
+	if err := cat.CheckModes(s.Modes); err != nil {
+		return nil, nil, err
 	}
-	if err := drivers.Check(s.Driver, s.Drivers); err != nil {
-		return nil, err
+	if err := cat.CheckDrivers(s.Driver, s.Drivers); err != nil {
+		return nil, nil, err
 	}
-	if err := checkChainModes(s); err != nil {
-		return nil, err
+	if err := checkChainModes(cat, s); err != nil {
+		return nil, nil, err
 	}
-	if err := checkModesOnDrivers(s); err != nil {
-		return nil, err
+	if err := checkModesOnDrivers(cat, s); err != nil {
+		return nil, nil, err
 	}
-	if err := checkServers(s); err != nil {
-		return nil, err
+	if err := checkServers(cat, s); err != nil {
+		return nil, nil, err
 	}
 	var w experiment
 	if s.Socket() {
 		cases, err := s.Cases()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		w = newSocketTests(s, cases)
 	} else {
 		w = newPingPong(s)
 	}
-	if e := s.Engines; e != nil {
-		// Before anything is built: every engine must answer.
-		if err := docker.CheckEngines(context.Background(), w.labConfig().Topology, e.Hosts, labTLS(e.TLS)); err != nil {
-			return nil, err
-		}
+	// Each driver decodes its own options and refuses bad ones (an engine
+	// that does not answer) before anything is built.
+	opts, err := cat.Options(s, flags, w.labConfig().Topology, warn)
+	if err != nil {
+		return nil, nil, err
 	}
 	var hosts []string
 	for _, h := range w.labConfig().Topology.Hosts {
@@ -167,10 +180,10 @@ func check(s spec.Spec) (experiment, error) {
 			if len(s.Variants) > 1 {
 				where = fmt.Sprintf("variants[%d]", i%len(s.Variants))
 			}
-			return nil, fmt.Errorf("%s.%w", where, err)
+			return nil, nil, fmt.Errorf("%s.%w", where, err)
 		}
 	}
-	return w, nil
+	return w, opts, nil
 }
 
 // Run carries out the spec. When ctx is cancelled it stops measuring, keeps
@@ -188,14 +201,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			fmt.Fprintf(o.Out, "cnperf: calibrate.from %s: %d lines of its samples.jsonl skipped (damaged, or of series its run.json does not list): cnperf calibrate %s names them\n", c.From, n, c.From)
 		}
 	}
-	w, err := check(s)
+	w, opts, err := check(o.Lab, s, o.Flags, o.Out)
 	if err != nil {
 		return nil, err
-	}
-	if e := s.Engines; e != nil {
-		for _, line := range docker.EngineWarnings(e.Hosts, labTLS(e.TLS)) {
-			fmt.Fprintln(o.Out, line)
-		}
 	}
 	run, err := record.Create(o.Dir)
 	if err != nil {
@@ -218,7 +226,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if runErr != nil && ctx.Err() != nil && !errors.Is(runErr, context.Canceled) {
 			runErr = fmt.Errorf("%w (then: %v)", ctx.Err(), runErr)
 		}
-		teardown(envs, meta, o.Out)
+		teardown(o.Lab, envs, meta, o.Out)
 		now := time.Now().UTC()
 		meta.Finished = &now
 		switch {
@@ -251,11 +259,15 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		inst, pl := n/len(labs), labs[n%len(labs)]
 		key, name, driver := pl.Key, pl.Mode, pl.Driver
-		m, err := modes.Lookup(name)
+		m, err := o.Lab.Mode(name)
 		if err != nil {
 			return finish(err)
 		}
-		e, err := startMode(ctx, meta.ID, pl, inst, o.DockerHost, s.Engines, 100*n, m, w, o.Exe, logs)
+		d, err := o.Lab.Driver(driver)
+		if err != nil {
+			return finish(err)
+		}
+		e, err := startMode(ctx, meta.ID, pl, inst, d, driverTag(o.Lab, d), opts[d.Name()], 100*n, m, w, o.Exe, logs)
 		if e != nil {
 			envs[envKey(key, inst)] = e
 		}
@@ -308,7 +320,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			_ = run.Append(c)
 		})
 	}()
-	meter, own := loadMeter(s, envs, o.DockerHost)
+	meter, own := loadMeter(envs)
 	var runErr error
 	for i, c := range cells {
 		if err := ctx.Err(); err != nil {
@@ -328,7 +340,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		w.describeCell(c.unit, &cell)
 		// A process the mode runs (an overlay router) that has died fails
 		// this mode's cells with the reason; the other modes go on.
-		if err := e.lab.Check(); err != nil {
+		if err := e.lab.Alive(); err != nil {
 			cell.Error, cell.Failed, cell.End = err.Error(), 1, time.Now().UTC()
 			meta.Cells = append(meta.Cells, cell)
 			bar.Cell()
@@ -341,7 +353,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		curMode.Store(c.mode)
 		before := app.total
 		err := w.runCell(ctx, e, c.unit, &cell, app)
-		if lerr := e.lab.Check(); lerr != nil && cell.Error == "" {
+		if lerr := e.lab.Alive(); lerr != nil && cell.Error == "" {
 			cell.Error = lerr.Error() // it died during this cell
 		}
 		res.Samples += app.total - before
@@ -385,22 +397,24 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	return finish(runErr)
 }
 
-// loadMeter is what measures each cell's load (cost.Load): nil when the
-// labs run on other machines' engines, where this machine's load says
-// nothing of theirs. own is false when some of the run's processes are out
-// of the meter's sight (pods on a cluster, containers of an existing
-// engine), so that outside work cannot be told from the run's.
-func loadMeter(s spec.Spec, envs map[string]*env, dockerHost string) (m *cost.Meter, own bool) {
-	if s.Engines != nil {
-		return nil, false
-	}
+// loadMeter is what measures each cell's load (cost.Load): nil when some
+// lab runs on other machines, where this machine's load says nothing of
+// theirs. own is false when some of the run's processes are out of the
+// meter's sight (pods on a cluster, containers of an existing engine), so
+// that outside work cannot be told from the run's.
+func loadMeter(envs map[string]*env) (m *cost.Meter, own bool) {
 	own = true
 	var labs []string
 	for _, e := range envs {
-		labs = append(labs, e.lab.Name)
-		if e.driver == kube.Name || e.driver == docker.Name && dockerHost != "" {
-			own = false
+		sight := lab.Sight{Local: true, Own: true}
+		if e.lab.Runtime != nil {
+			sight = e.lab.Runtime.Sight()
 		}
+		if !sight.Local {
+			return nil, false
+		}
+		labs = append(labs, e.lab.Name)
+		own = own && sight.Own
 	}
 	slices.Sort(labs)
 	return cost.NewMeter(labs), own
@@ -449,23 +463,16 @@ func interleave(modes []string, units, instances int) []cellPlan {
 	return cells
 }
 
-// labTLS is engines.tls as the lab takes it.
-func labTLS(t *spec.EngineTLS) *lab.EngineTLS {
-	if t == nil {
-		return nil
-	}
-	return &lab.EngineTLS{CA: t.CA, Cert: t.Cert, Key: t.Key, Verify: t.Verifies()}
-}
-
 // startMode builds a mode's lab on a driver and starts the workload's
 // servers in it.
 // On an existing engine every lab shares this machine's stack, and on
 // engines of other machines each machine's, so each lab's ports are
 // shifted by shift to keep them apart.
-func startMode(ctx context.Context, id string, pl spec.Lab, instance int, dockerHost string, engines *spec.Engines, shift int, m lab.Mode, w experiment, exe, logs string) (*env, error) {
-	key, driver := pl.Key, pl.Driver
+func startMode(ctx context.Context, id string, pl spec.Lab, instance int, d lab.Driver, tag string, options any, shift int, m lab.Mode, w experiment, exe, logs string) (*env, error) {
+	key, driver := pl.Key, d.Name()
 	cfg := w.labConfig()
-	cfg.Name, cfg.Mode, cfg.Driver, cfg.Exe, cfg.Logs = labName(id, driver, m.Name(), pl.Conditions.Label(), instance), m, driver, exe, logs
+	cfg.Name, cfg.Mode, cfg.Driver, cfg.Exe, cfg.Logs = labName(id, tag, m.Name(), pl.Conditions.Label(), instance), m, driver, exe, logs
+	cfg.Options = options
 	cfg.Conditions = pl.Conditions
 	// The lab is this process's: `cnperf clean` elsewhere spares it while
 	// the run goes on and removes it if the run is killed.
@@ -474,13 +481,10 @@ func startMode(ctx context.Context, id string, pl spec.Lab, instance int, docker
 		return nil, fmt.Errorf("who owns lab %s: %w", cfg.Name, err)
 	}
 	cfg.Owner = self
-	// A cluster's labs share its nodes, whose stacks the hostNetwork pods
-	// of every lab of the run use at once: their ports are kept apart too.
-	if driver == docker.Name && (dockerHost != "" || engines != nil) || driver == kube.Name {
-		cfg.DockerHost = dockerHost
-		if engines != nil {
-			cfg.Engines, cfg.JoinSwarm, cfg.EngineTLS = engines.Hosts, engines.Swarm == spec.SwarmJoin, labTLS(engines.TLS)
-		}
+	// Labs that share a stack (an existing engine, a cluster's nodes,
+	// whose stacks the hostNetwork pods of every lab of the run use at
+	// once) have their ports kept apart.
+	if sh, ok := d.(lab.Shared); ok && sh.SharesStack(options) {
 		cfg.Port += shift
 		cfg.Publish = slices.Clone(cfg.Publish)
 		for i := range cfg.Publish {
@@ -489,10 +493,7 @@ func startMode(ctx context.Context, id string, pl spec.Lab, instance int, docker
 	} else {
 		shift = 0
 	}
-	if k := pl.Kube; k != nil {
-		cfg.Kube = lab.KubeTarget{Kubeconfig: k.Kubeconfig, Context: k.Context, Image: k.Image, PullPolicy: k.PullPolicy, Nodes: k.Nodes}
-	}
-	l, err := drivers.Up(cfg)
+	l, err := lab.Up(d, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -503,14 +504,11 @@ func startMode(ctx context.Context, id string, pl spec.Lab, instance int, docker
 // labName names a run's lab of a mode on a driver. Lab names take no '-'
 // (it separates lab and host in namespace names).
 // Labs of the same mode under several variants get the variant's hash.
-func labName(id, driver, mode, variant string, instance int) string {
+// Labs of drivers other than the default carry tag (driverTag).
+func labName(id, tag, mode, variant string, instance int) string {
 	mode = strings.ReplaceAll(mode, "-", "_")
 	name := id + "_" + mode
-	if driver != netns.Name {
-		tag := driver
-		if driver == kube.Name {
-			tag = "k8s" // names stay within lab.ValidName's 40 characters
-		}
+	if tag != "" {
 		name = id + "_" + tag + "_" + mode
 	}
 	if variant != "" {
@@ -522,37 +520,32 @@ func labName(id, driver, mode, variant string, instance int) string {
 	return name
 }
 
+// driverTag is what the names of d's labs carry: nothing for the default
+// driver (cat's first), else its name or its tag (lab.Tagged: names stay
+// within lab.ValidName's 40 characters).
+func driverTag(cat lab.Catalog, d lab.Driver) string {
+	if len(cat.Drivers) > 0 && cat.Drivers[0].Name() == d.Name() {
+		return ""
+	}
+	if t, ok := d.(lab.Tagged); ok {
+		return t.Tag()
+	}
+	return d.Name()
+}
+
 // logName is the log file of a role in this mode's lab: the key, with the
 // '/' of a variant made a file name's.
 func (e *env) logName(role string) string {
 	return strings.ReplaceAll(envKey(e.key, e.instance), "/", "_") + "-" + role + ".log"
 }
 
-// where says where a docker endpoint's processes run.
-func (e *env) where(ep lab.Endpoint) (dockerrun.Where, error) {
-	set := docker.Engines(e.lab)
-	if set == nil || ep.Docker == nil || set.Engine(ep.Host) == nil {
-		return dockerrun.Where{}, fmt.Errorf("no engine on host %s", ep.Host)
-	}
-	return dockerrun.Where{Client: set.Engine(ep.Host).Client, Lab: e.lab.Name, Sandbox: ep.Docker.Sandbox,
-		SandboxPID: ep.Docker.SandboxPID, Image: ep.Docker.Image, CPUs: e.lab.HostCPUs(), Remote: set.Engine(ep.Host).Remote}, nil
-}
-
-// startClient starts a client process on an endpoint: in its namespace, or
-// as an exec in its sandbox on the docker driver.
+// startClient starts a client process on an endpoint, through the lab's
+// launcher.
 func (e *env) startClient(name string, ep lab.Endpoint, args []string, stdout, stderr io.Writer) (proc, error) {
-	if l, ok := e.lab.Runtime.(lab.Launcher); ok {
-		return l.StartClient(ep, name, args, stdout, stderr)
+	if e.lab.Runtime == nil {
+		return nil, fmt.Errorf("lab %s: its driver started no launcher", e.lab.Name)
 	}
-	if ep.Docker != nil {
-		w, err := e.where(ep)
-		if err != nil {
-			return nil, err
-		}
-		return dockerrun.StartExec(w, args[1:], stdout, stderr)
-	}
-	return process.Start(process.Spec{Lab: e.lab.Name, Name: name, NetNS: ep.NS, Container: ep.Container,
-		Args: args, Stdout: stdout, Stderr: stderr, CPUs: e.lab.HostCPUs()})
+	return e.lab.Runtime.StartClient(ep, name, args, stdout, stderr)
 }
 
 // startServer starts one server process of role on endpoint ep, logging to
@@ -561,61 +554,37 @@ func (e *env) startServer(role string, ep lab.Endpoint, args []string, logs stri
 	return e.startServerImage(role, ep, args, "", logs)
 }
 
-// startServerImage starts argv as role's server on ep: through the lab's
-// Launcher (a pod), as a container of image in the sandbox on the docker
-// driver ("": cnperf's own, which runs argv after the binary), or as a
-// container in the endpoint's namespace.
+// startServerImage starts argv as role's server on ep through the lab's
+// launcher: in image when one is given and the driver runs images ("":
+// cnperf's own, which runs argv after the binary).
 func (e *env) startServerImage(role string, ep lab.Endpoint, argv []string, image, logs string) error {
-	logPath := filepath.Join(logs, e.logName(role))
-	if l, ok := e.lab.Runtime.(lab.Launcher); ok {
-		logf, err := os.Create(logPath)
-		if err != nil {
-			return err
-		}
-		// The stream copies into the log as long as the server runs.
-		p, err := l.StartServer(ep, role, argv, logf)
-		if err != nil {
-			logf.Close()
-			return err
-		}
-		e.procs[role] = p
-		return nil
+	if e.lab.Runtime == nil {
+		return fmt.Errorf("lab %s: its driver started no launcher", e.lab.Name)
 	}
-	if ep.Docker != nil {
-		w, err := e.where(ep)
-		if err != nil {
-			return err
-		}
-		args := argv[1:] // cnperf's image runs the binary itself
-		if image != "" {
-			w.Image, args = image, argv
-		}
-		srv, err := dockerrun.StartServer(w, role, args, logPath)
-		if err != nil {
-			return fmt.Errorf("%s server (image %s): %w", role, w.Image, err)
-		}
-		e.procs[role] = srv
-		return nil
-	}
-	logf, err := os.Create(logPath)
+	p, err := e.lab.Runtime.StartServer(ep, lab.Server{Role: role, Args: argv, Image: image, Log: filepath.Join(logs, e.logName(role))})
 	if err != nil {
 		return err
 	}
-	defer logf.Close() // the child holds its own descriptor
-	proc, err := process.Start(process.Spec{Lab: e.lab.Name, Name: role, NetNS: ep.NS, Container: ep.Container,
-		Args: argv, Stdout: logf, Stderr: logf, CPUs: e.lab.HostCPUs()})
-	if err != nil {
-		return fmt.Errorf("%s server %q: %w", role, argv[0], err)
-	}
-	e.procs[role] = proc
+	e.procs[role] = p
 	return nil
 }
 
-// check reports a server, or a Docker daemon, that has died.
+// remote returns the lab's launcher when the runner cannot enter the lab's
+// hosts (a cluster's pods): a client the runner would run in a host's
+// namespace itself (ping-pong's siege) runs through it instead.
+func (e *env) remote() (lab.Launcher, bool) {
+	if !lab.IsRemote(e.lab) {
+		return nil, false
+	}
+	return e.lab.Runtime, true
+}
+
+// check reports a server, or a daemon of the lab's runtime (a Docker
+// daemon, a pod), that has died.
 func (e *env) check() error {
 	rt := e.lab.Runtime
 	if rt != nil {
-		if err := rt.Check(); err != nil {
+		if err := rt.Alive(); err != nil {
 			return err
 		}
 	}
@@ -627,7 +596,7 @@ func (e *env) check() error {
 			if rt != nil {
 				var rerr error
 				_ = poll.Until(context.Background(), runtimeGrace, 20*time.Millisecond, func() (bool, error) {
-					rerr = rt.Check()
+					rerr = rt.Alive()
 					return rerr != nil, nil
 				})
 				if rerr != nil {
@@ -662,7 +631,7 @@ func writeEnd(run *record.Run, meta *record.Meta, runErr error, out io.Writer) e
 }
 
 // teardown records the servers' usage, stops them and removes every lab.
-func teardown(envs map[string]*env, meta *record.Meta, out io.Writer) {
+func teardown(cat lab.Catalog, envs map[string]*env, meta *record.Meta, out io.Writer) {
 	for i := range meta.Modes {
 		mm := &meta.Modes[i]
 		e := envs[envKey(mm.Mode, mm.Instance)]
@@ -676,8 +645,10 @@ func teardown(envs map[string]*env, meta *record.Meta, out io.Writer) {
 		if e.lab != nil {
 			// The delay line's counters (what it moved, lost, dropped
 			// when full) go into the lab's record before it is removed.
-			if err := netns.ReadZoneCounters(e.lab); err != nil {
-				fmt.Fprintf(out, "cnperf: lab %s: the delay line's counters: %v\n", e.lab.Name, err)
+			if r, ok := e.lab.Runtime.(lab.Recorder); ok {
+				if err := r.Record(e.lab); err != nil {
+					fmt.Fprintf(out, "cnperf: lab %s: the delay line's counters: %v\n", e.lab.Name, err)
+				}
 			}
 			for name, p := range e.lab.Processes() { // overlay routers
 				procs[name] = p
@@ -686,7 +657,7 @@ func teardown(envs map[string]*env, meta *record.Meta, out io.Writer) {
 		for role, p := range procs {
 			if u, err := p.Usage(); err == nil {
 				if mm.Usage == nil {
-					mm.Usage = map[string]process.Usage{}
+					mm.Usage = map[string]lab.Usage{}
 				}
 				mm.Usage[role] = u
 			}
@@ -697,7 +668,7 @@ func teardown(envs map[string]*env, meta *record.Meta, out io.Writer) {
 			_ = p.Stop(3 * time.Second)
 		}
 		if e.lab != nil {
-			if err := drivers.Down(e.lab.Name); err != nil {
+			if err := cat.Down(e.lab.Name); err != nil {
 				fmt.Fprintf(out, "cnperf: removing lab %s: %v (run `cnperf clean`)\n", e.lab.Name, err)
 			}
 		}

@@ -11,17 +11,21 @@ import (
 	"strconv"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/netns"
 	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 // checkServers refuses, before any lab, a ping-pong server command that
-// this machine cannot run: the netns driver starts it from this machine's
-// file system (a container here shares the mount tree).
-func checkServers(s spec.Spec) error {
+// this machine cannot run, on a driver that starts it from this machine's
+// file system (lab.LocalFiles: the netns driver, whose containers share
+// the mount tree).
+func checkServers(cat lab.Catalog, s spec.Spec) error {
 	sv := s.PingPong.Servers
-	if sv == nil || s.Socket() || !slices.Contains(s.RunDrivers(), netns.Name) {
+	if sv == nil || s.Socket() || !slices.ContainsFunc(s.RunDrivers(), func(name string) bool {
+		d, err := cat.Driver(name)
+		lf, ok := d.(lab.LocalFiles)
+		return err == nil && ok && lf.RunsLocalFiles()
+	}) {
 		return nil
 	}
 	for _, r := range []struct {
@@ -39,9 +43,11 @@ func checkServers(s spec.Spec) error {
 }
 
 // ownServer returns the argv and image of a role's server from
-// pingpong.servers, placeholders filled, for the driver of endpoint ep;
-// ok is false when cnperf's own server runs.
-func (p *pingPong) ownServer(role string, ep lab.Endpoint, v spec.ServerValues) (argv []string, image string, ok bool) {
+// pingpong.servers, placeholders filled; ok is false when cnperf's own
+// server runs. The lab's launcher runs them as its driver does: a command
+// from this machine's file system (netns), an image with the command as
+// its own (docker); the spec refuses what a driver cannot run.
+func (p *pingPong) ownServer(role string, v spec.ServerValues) (argv []string, image string, ok bool) {
 	sv := p.s.PingPong.Servers
 	if sv == nil {
 		return nil, "", false
@@ -50,16 +56,13 @@ func (p *pingPong) ownServer(role string, ep lab.Endpoint, v spec.ServerValues) 
 	if role == "pong" {
 		argv, image = sv.Pong, sv.PongImage
 	}
-	if ep.Docker != nil {
-		return p.s.PingPong.Args(argv, v), image, image != ""
-	}
-	return p.s.PingPong.Args(argv, v), "", len(argv) > 0
+	return p.s.PingPong.Args(argv, v), image, len(argv) > 0 || image != ""
 }
 
 // startRole starts a role's server: the spec's own command or image when
 // it names one, else cnperf's (args, args[0] the binary).
 func (p *pingPong) startRole(e *env, role string, ep lab.Endpoint, args []string, v spec.ServerValues, logs string) error {
-	argv, image, ok := p.ownServer(role, ep, v)
+	argv, image, ok := p.ownServer(role, v)
 	if !ok {
 		return e.startServer(role, ep, args, logs)
 	}

@@ -44,7 +44,7 @@ func runSpec(t *testing.T, s spec.Spec) (*Result, error) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "run")
 	var out strings.Builder
-	res, err := Run(context.Background(), Options{Spec: s, Dir: dir, Exe: testutil.Binary(t), Version: "test", Out: &out})
+	res, err := Run(context.Background(), Options{Spec: s, Dir: dir, Exe: testutil.Binary(t), Version: "test", Out: &out, Lab: drivers.Catalog()})
 	if res == nil || res.Meta == nil {
 		t.Fatalf("no result: %v\n%s", err, out.String())
 	}
@@ -125,7 +125,7 @@ func TestMissingServerCommandIsBadInput(t *testing.T) {
 	s := spec.Default()
 	s.Name, s.Modes = "servers", []string{"bare"}
 	s.PingPong.Servers = &spec.Servers{Pong: []string{"no-such-pong-server-xyz", "{listen}"}}
-	err := Check(s)
+	err := Check(Options{Spec: s, Lab: drivers.Catalog()})
 	if err == nil || !strings.Contains(err.Error(), `pingpong.servers.pong: command "no-such-pong-server-xyz"`) {
 		t.Fatalf("Check = %v, want the missing command named", err)
 	}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
-	"github.com/cnperf/cnperf/internal/lab/process"
 	"github.com/cnperf/cnperf/internal/poll"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/spec"
@@ -310,7 +309,7 @@ func (t *socketTests) runCell(ctx context.Context, e *env, u int, cell *record.C
 		c = c.FitTo(mtu)
 	}
 	w := c.Workload()
-	serverBefore := map[string]process.Usage{}
+	serverBefore := map[string]lab.Usage{}
 	for _, r := range runs {
 		name := serverName(w.Server().Role, r.server.Role, t.named())
 		if _, ok := serverBefore[name]; !ok {
@@ -402,7 +401,7 @@ func (t *socketTests) runCell(ctx context.Context, e *env, u int, cell *record.C
 			_ = r.p.Stop(5 * time.Second) // SIGTERM first: the client prints what it has
 		}
 	}
-	var clientUse process.Usage
+	var clientUse lab.Usage
 	var failed []string
 	for _, r := range started {
 		_, exitErr := r.p.Exited()
@@ -414,7 +413,7 @@ func (t *socketTests) runCell(ctx context.Context, e *env, u int, cell *record.C
 			failed = append(failed, fmt.Sprintf("%s: %v: %s", r.run.name, exitErr, lastLine(r.stderr.String())))
 		}
 	}
-	var serverUse process.Usage
+	var serverUse lab.Usage
 	for name, before := range serverBefore {
 		su, _ := e.procs[name].Usage()
 		su.CPUSeconds -= before.CPUSeconds
@@ -448,7 +447,7 @@ func (t *socketTests) runCell(ctx context.Context, e *env, u int, cell *record.C
 // addUsage adds u to sum: CPU over the cell adds up over processes, and so
 // does their peak memory (they ran at once; an upper bound of the peak of
 // the sum).
-func addUsage(sum *process.Usage, u process.Usage) {
+func addUsage(sum *lab.Usage, u lab.Usage) {
 	if sum.Source == "" {
 		sum.Source = u.Source
 	}

@@ -45,18 +45,18 @@ type Build struct {
 	Remote bool
 	set    *engine.Set
 	exe    string
+	single bool // the mode builds on one host alone
 }
 
 // ErrSingleEngine is what a mode that spans hosts says on an existing
 // engine, which is one host.
-var ErrSingleEngine = errors.New("needs emulated hosts, a dockerd each; on an existing engine (--docker-host) only bare, host and bridge run")
+var ErrSingleEngine = errors.New("needs emulated hosts, a dockerd each; on an existing engine (--docker-host) only modes on a single host run")
 
 // Engines starts the engines of the hosts that carry endpoints, with the
 // workload image, and returns the building blocks and the image. A mode
-// that spans hosts says so (spansHosts), and is refused on an existing
-// engine.
-func (b *Build) Engines(spansHosts bool) (dockerbuild.B, string, error) {
-	if b.Local && spansHosts {
+// that spans hosts (not lab.SingleHost) is refused on an existing engine.
+func (b *Build) Engines() (dockerbuild.B, string, error) {
+	if b.Local && !b.single {
 		return dockerbuild.B{}, "", ErrSingleEngine
 	}
 	db := dockerbuild.B{Set: b.set, Exe: b.exe, CPUs: b.Conditions.HostCPUs()}
@@ -115,13 +115,6 @@ func LocalEndpoints(at []lab.EndpointAt, hosts []lab.Host, port int, container b
 	return eps
 }
 
-// Engines returns the engines of a lab this driver built (nil for another
-// driver's): servers and clients run through them.
-func Engines(l *lab.Lab) *engine.Set {
-	set, _ := l.Runtime.(*engine.Set)
-	return set
-}
-
 // Driver is the docker driver.
 type Driver struct{}
 
@@ -131,22 +124,27 @@ func (Driver) Builds(m lab.Mode) bool { _, ok := m.(Mode); return ok }
 
 func (Driver) Name() string { return Name }
 
-// Check refuses a mode without BuildDocker, a binary that cannot be the
-// image, conditions or mixed placements on a user's engine, and a lab that
-// exists. Each endpoint gets a sandbox of its own, several per host too.
-func (d Driver) Check(cfg lab.Config) error {
-	if len(cfg.Engines) > 0 {
+// Validate refuses a mode without BuildDocker, a binary that cannot be the
+// image, conditions or mixed placements on a user's engine, a mode that
+// spans hosts on it, and a lab that exists. Each endpoint gets a sandbox of
+// its own, several per host too.
+func (d Driver) Validate(cfg lab.Config) error {
+	o := options(cfg)
+	if len(o.Engines) > 0 {
 		return checkRemote(cfg)
 	}
 	// An existing engine's host is the user's machine: cnperf shapes and
 	// tunes only what it built.
-	if cfg.DockerHost != "" && !cfg.Conditions.Empty() {
+	if o.DockerHost != "" && !cfg.Conditions.Empty() {
 		return errors.New("lab: conditions (cores, bandwidth, ...) change the hosts, which on an existing engine is the user's machine: use emulated hosts")
 	}
 	if !d.Builds(cfg.Mode) {
 		return fmt.Errorf("lab: mode %s cannot be built on the %s driver", cfg.Mode.Name(), Name)
 	}
-	if cfg.DockerHost != "" {
+	if o.DockerHost != "" {
+		if !lab.IsSingleHost(cfg.Mode) {
+			return fmt.Errorf("lab: mode %s %v", cfg.Mode.Name(), ErrSingleEngine)
+		}
 		if err := checkLocalSlots(cfg.Topology); err != nil {
 			return err
 		}
@@ -160,7 +158,7 @@ func (d Driver) Check(cfg lab.Config) error {
 	if _, err := os.Stat(engine.RunDir(cfg.Name)); err == nil {
 		return fmt.Errorf("lab %s already exists; remove it with `cnperf lab down %s`", cfg.Name, cfg.Name)
 	}
-	if cfg.DockerHost != "" {
+	if o.DockerHost != "" {
 		return nil
 	}
 	return netns.CheckFree(cfg.Name)
@@ -170,18 +168,17 @@ func (d Driver) Check(cfg lab.Config) error {
 // host it uses, then applies the lab's congestion control and conditions;
 // or, with a docker host, uses that engine.
 func (Driver) Up(l *lab.Lab, cfg lab.Config) error {
-	if cfg.DockerHost != "" {
-		return upLocal(l, cfg)
-	}
-	if len(cfg.Engines) > 0 {
-		return upRemote(l, cfg)
+	if o := options(cfg); o.DockerHost != "" {
+		return upLocal(l, cfg, o.DockerHost)
+	} else if len(o.Engines) > 0 {
+		return upRemote(l, cfg, o)
 	}
 	if err := netns.UpHosts(l, cfg); err != nil {
 		return err
 	}
 	set := engine.NewSet(l.Name, l.Switch, cfg.Owner.String())
-	l.Runtime = set
-	b := &Build{Build: l.NewBuild(), set: set, exe: cfg.Exe}
+	l.Runtime = newRuntime(l, set, lab.Sight{Local: true, Own: true})
+	b := &Build{Build: l.NewBuild(), set: set, exe: cfg.Exe, single: lab.IsSingleHost(cfg.Mode)}
 	eps, err := cfg.Mode.(Mode).BuildDocker(b)
 	if err != nil {
 		return fmt.Errorf("build mode %s: %w", l.Mode, err)
@@ -193,8 +190,8 @@ func (Driver) Up(l *lab.Lab, cfg lab.Config) error {
 // upLocal builds a lab on an existing engine: no namespaces, every host is
 // this machine (its own network namespace, loopback), and the mode makes
 // only labelled containers and networks on the engine.
-func upLocal(l *lab.Lab, cfg lab.Config) error {
-	l.Local, l.DockerHost = true, cfg.DockerHost
+func upLocal(l *lab.Lab, cfg lab.Config, dockerHost string) error {
+	l.Local, l.DockerHost = true, dockerHost
 	self := fmt.Sprintf("/proc/%d/ns/net", os.Getpid())
 	var names []string
 	for i, spec := range cfg.Topology.Hosts {
@@ -202,14 +199,14 @@ func upLocal(l *lab.Lab, cfg lab.Config) error {
 		names = append(names, spec.Name)
 	}
 	set := engine.NewSet(l.Name, "", cfg.Owner.String())
-	if err := set.UseExisting(context.Background(), cfg.DockerHost, names); err != nil {
+	if err := set.UseExisting(context.Background(), dockerHost, names); err != nil {
 		return err
 	}
-	l.Runtime = set
-	b := &Build{Build: l.NewBuild(), Local: true, set: set, exe: cfg.Exe}
+	l.Runtime = newRuntime(l, set, lab.Sight{Local: true, Own: false})
+	b := &Build{Build: l.NewBuild(), Local: true, set: set, exe: cfg.Exe, single: lab.IsSingleHost(cfg.Mode)}
 	eps, err := cfg.Mode.(Mode).BuildDocker(b)
 	if err != nil {
-		return fmt.Errorf("build mode %s on %s: %w", l.Mode, cfg.DockerHost, err)
+		return fmt.Errorf("build mode %s on %s: %w", l.Mode, dockerHost, err)
 	}
 	l.Endpoints = eps
 	return nil
@@ -219,8 +216,9 @@ func upLocal(l *lab.Lab, cfg lab.Config) error {
 // hosts allow (conditions), a host with endpoints and no engine, and an
 // engine that does not answer, each in one line; and a lab that exists.
 func checkRemote(cfg lab.Config) error {
+	o := options(cfg)
 	switch {
-	case cfg.DockerHost != "":
+	case o.DockerHost != "":
 		return errors.New("lab: engines: and --docker-host both say where the engines are: give one")
 	case !cfg.Conditions.Empty():
 		return errors.New("lab: engines: conditions (cores, bandwidth, ...) change the hosts, which are the engines' own machines: cnperf changes only hosts it emulates")
@@ -231,7 +229,7 @@ func checkRemote(cfg lab.Config) error {
 	if cfg.Exe == "" {
 		return errors.New("lab: the docker driver needs the cnperf binary for its image")
 	}
-	if err := CheckEngines(context.Background(), cfg.Topology, cfg.Engines, cfg.EngineTLS); err != nil {
+	if err := CheckEngines(context.Background(), cfg.Topology, o.Engines, o.TLS); err != nil {
 		return err
 	}
 	if _, err := os.Stat(engine.RunDir(cfg.Name)); err == nil {
@@ -243,7 +241,7 @@ func checkRemote(cfg lab.Config) error {
 // CheckEngines says, in one line naming the spec's field, which host of
 // the topology that carries endpoints has no engine, which engine names
 // no host of it, and which engine does not answer.
-func CheckEngines(ctx context.Context, t lab.Topology, engines map[string]string, tls *lab.EngineTLS) error {
+func CheckEngines(ctx context.Context, t lab.Topology, engines map[string]string, tls *TLS) error {
 	hosts := map[string]bool{}
 	var names []string
 	for _, h := range t.Hosts {
@@ -270,7 +268,7 @@ func CheckEngines(ctx context.Context, t lab.Topology, engines map[string]string
 // engine reached over plain tcp:// on another machine (engine.Warning).
 // Nothing is dialled; an engine that cannot be resolved is CheckEngines'
 // to refuse.
-func EngineWarnings(engines map[string]string, tls *lab.EngineTLS) []string {
+func EngineWarnings(engines map[string]string, tls *TLS) []string {
 	var out []string
 	for _, h := range slices.Sorted(maps.Keys(engines)) {
 		t, err := engine.Resolve(engines[h], engineTLS(tls), os.Getenv)
@@ -285,7 +283,7 @@ func EngineWarnings(engines map[string]string, tls *lab.EngineTLS) []string {
 }
 
 // engineTLS is engines.tls as the engine package takes it.
-func engineTLS(t *lab.EngineTLS) *engine.TLS {
+func engineTLS(t *TLS) *engine.TLS {
 	if t == nil {
 		return nil
 	}
@@ -315,19 +313,19 @@ func checkLocalSlots(t lab.Topology) error {
 // endpoints is its engine's machine, at that machine's address (the
 // engine URL's host), and has no namespace here; a host without (ping-pong's
 // siege) is this machine, where its client runs.
-func upRemote(l *lab.Lab, cfg lab.Config) error {
+func upRemote(l *lab.Lab, cfg lab.Config, o Options) error {
 	set := engine.NewSet(l.Name, "", cfg.Owner.String())
-	set.JoinSwarm = cfg.JoinSwarm
+	set.JoinSwarm = o.JoinSwarm
 	used := map[string]string{}
 	for _, h := range cfg.Topology.Hosts {
-		if u, ok := cfg.Engines[h.Name]; ok && len(h.Endpoints) > 0 {
+		if u, ok := o.Engines[h.Name]; ok && len(h.Endpoints) > 0 {
 			used[h.Name] = u
 		}
 	}
-	if err := set.UseEngines(context.Background(), used, engineTLS(cfg.EngineTLS)); err != nil {
+	if err := set.UseEngines(context.Background(), used, engineTLS(o.TLS)); err != nil {
 		return err
 	}
-	l.Runtime = set
+	l.Runtime = newRuntime(l, set, lab.Sight{Local: false, Own: false})
 	self := fmt.Sprintf("/proc/%d/ns/net", os.Getpid())
 	for i, spec := range cfg.Topology.Hosts {
 		h := lab.Host{Name: spec.Name, Index: i + 1, NS: self}
@@ -336,7 +334,7 @@ func upRemote(l *lab.Lab, cfg lab.Config) error {
 		}
 		l.Hosts = append(l.Hosts, h)
 	}
-	b := &Build{Build: l.NewBuild(), Remote: true, set: set, exe: cfg.Exe}
+	b := &Build{Build: l.NewBuild(), Remote: true, set: set, exe: cfg.Exe, single: lab.IsSingleHost(cfg.Mode)}
 	eps, err := cfg.Mode.(Mode).BuildDocker(b)
 	if err != nil {
 		return fmt.Errorf("build mode %s on the engines: %w", l.Mode, err)

@@ -3,6 +3,8 @@ package drivers
 import (
 	"strings"
 	"testing"
+
+	"github.com/cnperf/cnperf/internal/lab"
 )
 
 func TestCheck(t *testing.T) {
@@ -21,5 +23,19 @@ func TestCheck(t *testing.T) {
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("Check(%q, %q) = %v, want %q", tc.driver, tc.list, err, tc.want)
 		}
+	}
+}
+
+// TestSingleHostModes: the modes that run on an existing engine say so
+// themselves (lab.SingleHost), and the docker driver's message lists them.
+func TestSingleHostModes(t *testing.T) {
+	var single []string
+	for _, m := range Catalog().Modes {
+		if lab.IsSingleHost(m) {
+			single = append(single, m.Name())
+		}
+	}
+	if got := strings.Join(single, ","); got != "bare,host,bridge" {
+		t.Errorf("single-host modes %s, want bare,host,bridge", got)
 	}
 }

@@ -42,7 +42,7 @@ type Cluster struct {
 // or the default loading rules ($KUBECONFIG, ~/.kube/config), or, with
 // neither file, the in-cluster config. It asks the server's version, so a
 // cluster that does not answer is said here, in one line.
-func Connect(t lab.KubeTarget) (*Cluster, error) {
+func Connect(t Target) (*Cluster, error) {
 	cfg, ctxName, err := restConfig(t)
 	if err != nil {
 		return nil, err
@@ -117,7 +117,7 @@ func (c *Cluster) remove(ctx context.Context, rc *rest.RESTClient, ns, resource,
 	return rc.Delete().NamespaceIfScoped(ns, ns != "").Resource(resource).Name(name).Body(opts).Do(cctx).Error()
 }
 
-func restConfig(t lab.KubeTarget) (*rest.Config, string, error) {
+func restConfig(t Target) (*rest.Config, string, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	if t.Kubeconfig != "" {
 		if _, err := os.Stat(t.Kubeconfig); err != nil {
@@ -201,7 +201,7 @@ func describe(n need, ns string) string {
 // Preflight says, before a run creates anything, whether the cluster a
 // target names answers, lets this user do what a lab needs (in a namespace
 // of the lab's name form), and has the nodes the placements need.
-func Preflight(t lab.KubeTarget, placements []string) error {
+func Preflight(t Target, placements []string) error {
 	c, err := Connect(t)
 	if err != nil {
 		return err

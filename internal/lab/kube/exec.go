@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,11 +37,17 @@ type Runtime struct {
 	lastErr   error
 }
 
-// checkEvery bounds how often Check asks the API server.
+// checkEvery bounds how often Alive asks the API server.
 const checkEvery = 2 * time.Second
 
-// Check reports a pod of the lab that no longer runs.
-func (r *Runtime) Check() error {
+// Sight: the pods' processes are out of this machine's cgroups' sight.
+func (r *Runtime) Sight() lab.Sight { return lab.Sight{Local: true, Own: false} }
+
+// Remote: the runner cannot enter the pods; it runs siege through exec.
+func (r *Runtime) Remote() bool { return true }
+
+// Alive reports a pod of the lab that no longer runs.
+func (r *Runtime) Alive() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if time.Since(r.lastCheck) < checkEvery {
@@ -69,8 +76,24 @@ func (r *Runtime) Check() error {
 // StartServer starts a server in an endpoint's pod: it runs until Stop,
 // and a run that dies takes it along (inpod.Run ends it when the exec
 // stream closes).
-func (r *Runtime) StartServer(ep lab.Endpoint, name string, args []string, log io.Writer) (lab.Proc, error) {
-	return r.start(ep, args, log, log)
+// Its output goes to s.Log for as long as it runs. The pods run the
+// workload image; a server image of the spec's is refused.
+func (r *Runtime) StartServer(ep lab.Endpoint, s lab.Server) (lab.Proc, error) {
+	if s.Image != "" {
+		return nil, fmt.Errorf("%s server: image %s: the %s driver runs servers in its workload image only", s.Role, s.Image, Name)
+	}
+	logf, err := os.Create(s.Log)
+	if err != nil {
+		return nil, err
+	}
+	p, err := r.start(ep, s.Args, logf, logf)
+	if err != nil {
+		logf.Close()
+		return nil, err
+	}
+	// The stream copies into the log as long as the server runs.
+	go func() { <-p.Done(); logf.Close() }()
+	return p, nil
 }
 
 // StartClient starts a client in an endpoint's (or a host's) pod.

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,11 +27,12 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/owner"
 	"github.com/cnperf/cnperf/internal/record"
+	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/spec/conditions"
 )
 
 // Name is the driver's name.
-const Name = lab.KubernetesDriver
+const Name = "kubernetes"
 
 // Labels every object cnperf makes carries.
 const (
@@ -102,10 +104,72 @@ func (Driver) Name() string { return Name }
 // Builds reports whether the mode is one of a cluster's datapaths.
 func (Driver) Builds(m lab.Mode) bool { _, ok := m.(Mode); return ok }
 
-// Check refuses, before the cluster is touched, a mode the driver cannot
+// Target says which cluster the driver builds on and with which image:
+// the kubeconfig file and context ("" each: $KUBECONFIG or ~/.kube/config
+// and its current context, or in-cluster when neither exists), the
+// workload image and its pull policy, and the nodes to use (none: cnperf
+// picks Ready, schedulable, untainted ones). It is the driver's options.
+type Target struct {
+	Kubeconfig string
+	Context    string
+	Image      string
+	PullPolicy string
+	Nodes      []string
+}
+
+// targetOf is the spec's kubernetes: block as the driver takes it.
+func targetOf(s spec.Spec) Target {
+	k := s.Kubernetes
+	if k == nil {
+		return Target{}
+	}
+	return Target{Kubeconfig: k.Kubeconfig, Context: k.Context, Image: k.Image, PullPolicy: k.PullPolicy, Nodes: k.Nodes}
+}
+
+// options is cfg's Target (none given: the zero one).
+func options(cfg lab.Config) Target {
+	t, _ := cfg.Options.(Target)
+	return t
+}
+
+// Options decodes the spec's kubernetes: block, which --kubeconfig,
+// --context, --image, --image-pull-policy and --nodes have written into
+// (the spec checked its values).
+func (Driver) Options(in lab.OptionsInput) (any, error) { return targetOf(in.Spec), nil }
+
+// Preflight asks the cluster, before anything is made, whether it answers,
+// whether the user may make what a lab needs, and whether it has the
+// nodes the spec's placements want.
+func (Driver) Preflight(in lab.PreflightInput) error {
+	t, _ := in.Options.(Target)
+	var placements []string
+	for _, l := range in.Spec.Labs() {
+		p := l.Conditions.NodePlacement
+		if p == "" {
+			p = conditions.CrossNode
+		}
+		if l.Driver == Name && !slices.Contains(placements, p) {
+			placements = append(placements, p)
+		}
+	}
+	return Preflight(t, placements)
+}
+
+// SharesStack: a cluster's labs share its nodes, whose stacks the
+// hostNetwork pods of every lab of the run use at once.
+func (Driver) SharesStack(any) bool { return true }
+
+// PlacesOnNodes: the lab's hosts are the cluster's nodes, which
+// node_placement picks.
+func (Driver) PlacesOnNodes() bool { return true }
+
+// Tag is what the names of the driver's labs carry.
+func (Driver) Tag() string { return "k8s" }
+
+// Validate refuses, before the cluster is touched, a mode the driver cannot
 // build, conditions it cannot apply (the nodes are the user's), a chain, no
 // image, and a lab of that name that this machine already has.
-func (d Driver) Check(cfg lab.Config) error {
+func (d Driver) Validate(cfg lab.Config) error {
 	if !d.Builds(cfg.Mode) {
 		return fmt.Errorf("lab: mode %s cannot be built on the %s driver", cfg.Mode.Name(), Name)
 	}
@@ -117,13 +181,13 @@ func (d Driver) Check(cfg lab.Config) error {
 	if cfg.Topology.Chain {
 		return fmt.Errorf("lab: a chain of hosts is built by the netns driver, not on a cluster")
 	}
-	if cfg.Kube.Image == "" {
+	if options(cfg).Image == "" {
 		return errors.New("lab: the kubernetes driver needs a workload image holding cnperf at /cnperf: give --image (`cnperf image save` writes one)")
 	}
-	switch cfg.Kube.PullPolicy {
+	switch options(cfg).PullPolicy {
 	case "", string(corev1.PullAlways), string(corev1.PullIfNotPresent), string(corev1.PullNever):
 	default:
-		return fmt.Errorf("lab: image pull policy %q: use Always, IfNotPresent or Never", cfg.Kube.PullPolicy)
+		return fmt.Errorf("lab: image pull policy %q: use Always, IfNotPresent or Never", options(cfg).PullPolicy)
 	}
 	if _, ok, err := readTarget(cfg.Name); err != nil || ok {
 		return fmt.Errorf("lab %s exists on a cluster; remove it with: cnperf lab down %s", cfg.Name, cfg.Name)
@@ -135,7 +199,7 @@ func (d Driver) Check(cfg lab.Config) error {
 // and has the mode build the pods; then it describes the nodes.
 func (Driver) Up(l *lab.Lab, cfg lab.Config) error {
 	ctx := context.Background()
-	c, err := Connect(cfg.Kube)
+	c, err := Connect(options(cfg))
 	if err != nil {
 		return err
 	}
@@ -147,27 +211,27 @@ func (Driver) Up(l *lab.Lab, cfg lab.Config) error {
 	if placement == "" {
 		placement = conditions.CrossNode
 	}
-	nodes, err := pickNodes(ctx, c, cfg.Kube.Nodes, placement, cfg.Topology)
+	nodes, err := pickNodes(ctx, c, options(cfg).Nodes, placement, cfg.Topology)
 	if err != nil {
 		return err
 	}
 	// What finds the lab again is written before anything is made on the
 	// cluster: a run killed now leaves nothing `cnperf clean` cannot find.
-	if err := writeTarget(cfg.Name, target{Kubeconfig: cfg.Kube.Kubeconfig, Context: cfg.Kube.Context,
+	if err := writeTarget(cfg.Name, target{Kubeconfig: options(cfg).Kubeconfig, Context: options(cfg).Context,
 		Namespace: ns, Mode: cfg.Mode.Name(), Owner: cfg.Owner.String()}); err != nil {
 		return err
 	}
 	if err := createNamespace(ctx, c, ns, cfg); err != nil {
 		return err
 	}
-	policy := corev1.PullPolicy(cfg.Kube.PullPolicy)
+	policy := corev1.PullPolicy(options(cfg).PullPolicy)
 	if policy == "" {
 		policy = corev1.PullIfNotPresent
 	}
-	b := &Build{Build: nil, ctx: ctx, c: c, ns: ns, image: cfg.Kube.Image, policy: policy, nodes: nodes,
+	b := &Build{Build: nil, ctx: ctx, c: c, ns: ns, image: options(cfg).Image, policy: policy, nodes: nodes,
 		labels: labelsOf(cfg)}
 	l.Kube = &record.Kube{Server: c.Server, Context: c.Context, Namespace: ns, Placement: placement,
-		Image: cfg.Kube.Image, PullPolicy: string(policy)}
+		Image: options(cfg).Image, PullPolicy: string(policy)}
 	for i, h := range cfg.Topology.Hosts {
 		l.Hosts = append(l.Hosts, lab.Host{Name: h.Name, Index: i + 1})
 	}
@@ -197,7 +261,7 @@ func (Driver) Down(name string) error {
 	if err != nil || !ok {
 		return err
 	}
-	c, err := Connect(lab.KubeTarget{Kubeconfig: t.Kubeconfig, Context: t.Context})
+	c, err := Connect(Target{Kubeconfig: t.Kubeconfig, Context: t.Context})
 	if err != nil {
 		return fmt.Errorf("lab %s: %w", name, err)
 	}

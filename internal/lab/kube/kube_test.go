@@ -93,15 +93,15 @@ func TestNamesAreKubernetesNames(t *testing.T) {
 	}
 }
 
-func TestCheckRefusesWhatAClusterCannotDo(t *testing.T) {
-	base := lab.Config{Name: "tk", Mode: fakeMode{}, Kube: lab.KubeTarget{Image: "cnperf/workload:v1"}}
+func TestValidateRefusesWhatAClusterCannotDo(t *testing.T) {
+	base := lab.Config{Name: "tk", Mode: fakeMode{}, Options: Target{Image: "cnperf/workload:v1"}}
 	for _, tc := range []struct {
 		name string
 		mod  func(*lab.Config)
 		err  string
 	}{
-		{"no image", func(c *lab.Config) { c.Kube.Image = "" }, "needs a workload image"},
-		{"bad pull policy", func(c *lab.Config) { c.Kube.PullPolicy = "Sometimes" }, `image pull policy "Sometimes"`},
+		{"no image", func(c *lab.Config) { c.Options = Target{} }, "needs a workload image"},
+		{"bad pull policy", func(c *lab.Config) { c.Options = Target{Image: "cnperf/workload:v1", PullPolicy: "Sometimes"} }, `image pull policy "Sometimes"`},
 		{"a condition on hosts", func(c *lab.Config) { c.Conditions.Cores = 1 }, "conditions cores=1 change the hosts"},
 		{"a chain", func(c *lab.Config) { c.Topology.Chain = true }, "chain"},
 		{"node placement is fine", func(c *lab.Config) { c.Conditions.NodePlacement = conditions.SameNode }, ""},
@@ -109,7 +109,7 @@ func TestCheckRefusesWhatAClusterCannotDo(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := base
 			tc.mod(&cfg)
-			err := Driver{}.Check(cfg)
+			err := Driver{}.Validate(cfg)
 			if tc.err == "" {
 				if err != nil {
 					t.Fatal(err)

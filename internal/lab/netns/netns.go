@@ -19,6 +19,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/lab/netdev"
+	"github.com/cnperf/cnperf/internal/lab/process"
 	"github.com/cnperf/cnperf/internal/poll"
 )
 
@@ -96,13 +97,10 @@ func (Driver) Name() string { return Name }
 // Builds reports whether the mode can be built in namespaces by hand.
 func (Driver) Builds(m lab.Mode) bool { _, ok := m.(Mode); return ok }
 
-// Check refuses a mode the driver cannot build and a lab that exists.
-func (d Driver) Check(cfg lab.Config) error {
+// Validate refuses a mode the driver cannot build and a lab that exists.
+func (d Driver) Validate(cfg lab.Config) error {
 	if !d.Builds(cfg.Mode) {
 		return fmt.Errorf("lab: mode %s cannot be built on the %s driver", cfg.Mode.Name(), Name)
-	}
-	if cfg.DockerHost != "" {
-		return errors.New("lab: a docker host needs the docker driver")
 	}
 	if _, err := remoteHosts(cfg); err != nil {
 		return fmt.Errorf("lab: %w", err)
@@ -142,6 +140,7 @@ func (Driver) Up(l *lab.Lab, cfg lab.Config) error {
 		return fmt.Errorf("build mode %s: %w", l.Mode, err)
 	}
 	l.Endpoints = eps
+	l.Runtime = NewRuntime(l)
 	return Finish(l, b.Hosts, b.fixedOff)
 }
 
@@ -161,6 +160,7 @@ func markOf(cfg lab.Config) Mark {
 // (chain.go).
 func UpHosts(l *lab.Lab, cfg lab.Config) error {
 	mark := markOf(cfg)
+	l.Spawner = Spawner{}
 	if cfg.Topology.Chain {
 		routing, err := chainRouting(cfg.Mode)
 		if err != nil {
@@ -242,6 +242,11 @@ func (Driver) Down(name string) error {
 		if err := namespace.Delete(ns); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	// The cgroups of the lab's processes (servers, clients, routers, the
+	// docker driver's engines), killing what is left in them.
+	if _, err := process.CleanCgroups(name); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

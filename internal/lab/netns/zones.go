@@ -156,7 +156,7 @@ func delaylineLink(l *lab.Lab, c conditions.Set, z *record.Zones, mtu int) error
 	// The line writes its counters once its sockets are bound: until then
 	// the zones are cut off from each other.
 	err := poll.Until(context.Background(), 10*time.Second, 10*time.Millisecond, func() (bool, error) {
-		if err := l.Check(); err != nil {
+		if err := l.Alive(); err != nil {
 			return false, err
 		}
 		_, err := os.Stat(stats)

@@ -26,7 +26,7 @@ func runGrid(t *testing.T, yaml string) (map[string]grid.Result, *record.Meta) {
 	}
 	dir := filepath.Join(t.TempDir(), "run")
 	var out strings.Builder
-	res, err := run.Run(context.Background(), run.Options{Spec: s, Dir: dir, Exe: testutil.Binary(t), Version: "test", Out: &out})
+	res, err := run.Run(context.Background(), run.Options{Spec: s, Dir: dir, Exe: testutil.Binary(t), Version: "test", Out: &out, Lab: drivers.Catalog()})
 	if err != nil || res == nil || res.Meta == nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}

@@ -24,7 +24,7 @@ func (Mode) BuildDocker(b *docker.Build) ([]lab.Endpoint, error) {
 
 // remote starts an unconfined host-network sandbox per endpoint.
 func remote(d *docker.Build) ([]lab.Endpoint, error) {
-	b, image, err := d.Engines(false)
+	b, image, err := d.Engines()
 	if err != nil {
 		return nil, err
 	}
@@ -43,3 +43,7 @@ func remote(d *docker.Build) ([]lab.Endpoint, error) {
 		}, nil
 	})
 }
+
+// SingleHost: the mode builds on one host alone, so it runs on an
+// existing engine too (--docker-host).
+func (Mode) SingleHost() bool { return true }

@@ -21,7 +21,7 @@ const dockerNet = "cnperf-bridge"
 // address publishing their slot's ports; they reach each other at the
 // host's published ports, through Docker's hairpin (docker-proxy).
 func (Mode) BuildDocker(d *docker.Build) ([]lab.Endpoint, error) {
-	b, image, err := d.Engines(false)
+	b, image, err := d.Engines()
 	if err != nil {
 		return nil, err
 	}
@@ -124,3 +124,7 @@ func buildLocal(d *docker.Build, b dockerbuild.B, image string, pub []dockerbuil
 	}
 	return eps, nil
 }
+
+// SingleHost: the mode builds on one host alone, so it runs on an
+// existing engine too (--docker-host).
+func (Mode) SingleHost() bool { return true }

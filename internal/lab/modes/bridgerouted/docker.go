@@ -30,7 +30,7 @@ func (Mode) BuildDocker(d *docker.Build) ([]lab.Endpoint, error) {
 	if d.Remote {
 		return nil, errors.New("bridge-routed: every host needs routes to the other hosts' container subnets, which cnperf adds only on hosts it emulates")
 	}
-	b, image, err := d.Engines(true)
+	b, image, err := d.Engines()
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,7 @@ import (
 // engine: its containers share the host's network stack, so a host's
 // endpoints are told apart by their slot's ports.
 func (Mode) BuildDocker(d *docker.Build) ([]lab.Endpoint, error) {
-	b, image, err := d.Engines(false)
+	b, image, err := d.Engines()
 	if err != nil {
 		return nil, err
 	}
@@ -42,3 +42,7 @@ func (Mode) BuildDocker(d *docker.Build) ([]lab.Endpoint, error) {
 	}
 	return eps, nil
 }
+
+// SingleHost: the mode builds on one host alone, so it runs on an
+// existing engine too (--docker-host).
+func (Mode) SingleHost() bool { return true }

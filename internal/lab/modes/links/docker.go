@@ -20,7 +20,7 @@ func (Mode) BuildDocker(d *docker.Build) ([]lab.Endpoint, error) {
 	if err := OneHost(d.Build); err != nil {
 		return nil, err
 	}
-	b, image, err := d.Engines(true)
+	b, image, err := d.Engines()
 	if err != nil {
 		return nil, err
 	}

@@ -29,7 +29,7 @@ var errMacvlanRemote = errors.New("macvlan: several endpoints on a host need rou
 // driver, and every host and sandbox routes the other range on the link
 // (Docker routes only a container's own subnet).
 func (Mode) BuildDocker(d *docker.Build) ([]lab.Endpoint, error) {
-	b, image, err := d.Engines(true)
+	b, image, err := d.Engines()
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,7 @@ const dockerNet = "cnperf-overlay"
 // segment of its own, so the netns driver's two ranges on one link cannot
 // be built; every endpoint sits in the one range.
 func (Mode) BuildDocker(d *docker.Build) ([]lab.Endpoint, error) {
-	b, image, err := d.Engines(true)
+	b, image, err := d.Engines()
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,7 @@
-package cli
+// Package kubecli holds the kubernetes driver's commands: what it runs
+// inside its pods (pod, hidden) and the tool that writes its workload image
+// (image save). The driver registry adds them to the CLI.
+package kubecli
 
 import (
 	"fmt"
@@ -8,9 +11,27 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/kube/image"
 	"github.com/cnperf/cnperf/internal/lab/kube/inpod"
 )
+
+// Commands are the driver's commands; version is cnperf's (the image's
+// default tag).
+func Commands(version string, stdout, stderr io.Writer) []*cobra.Command {
+	return []*cobra.Command{newPodCmd(stdout, stderr), newImageCmd(version, stdout)}
+}
+
+// usagef makes a bad-input error (exit 2).
+func usagef(format string, a ...any) error { return fmt.Errorf(format, a...) }
+
+// fail marks an error as the machine's (exit 1).
+func fail(err error) error {
+	if err == nil {
+		return nil
+	}
+	return lab.Failure{Err: err}
+}
 
 // newPodCmd is what the kubernetes driver runs inside its pods; people do
 // not call it.
@@ -56,7 +77,7 @@ func newPodCmd(stdout, stderr io.Writer) *cobra.Command {
 }
 
 // newImageCmd writes cnperf's workload image for the kubernetes driver.
-func newImageCmd(stdout io.Writer) *cobra.Command {
+func newImageCmd(version string, stdout io.Writer) *cobra.Command {
 	img := &cobra.Command{Use: "image", Short: "Write cnperf's workload image (the kubernetes driver's pods run it)"}
 	var out, name string
 	save := &cobra.Command{
@@ -94,15 +115,15 @@ func newImageCmd(stdout io.Writer) *cobra.Command {
 		},
 	}
 	save.Flags().StringVarP(&out, "out", "o", "", "file to create")
-	save.Flags().StringVar(&name, "name", "cnperf/workload:"+imageTag(), "image name and tag")
+	save.Flags().StringVar(&name, "name", "cnperf/workload:"+imageTag(version), "image name and tag")
 	img.AddCommand(save)
 	return img
 }
 
 // imageTag is the default tag: this build's version, as a tag may spell it.
-func imageTag() string {
+func imageTag(version string) string {
 	var b strings.Builder
-	for _, r := range Version {
+	for _, r := range version {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
 			b.WriteRune(r)

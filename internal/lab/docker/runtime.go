@@ -1,0 +1,222 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/docker/dockerrun"
+	"github.com/cnperf/cnperf/internal/lab/docker/engine"
+	"github.com/cnperf/cnperf/internal/lab/netns"
+	"github.com/cnperf/cnperf/internal/spec"
+)
+
+// Options are the docker driver's options: where its engines are. With
+// neither, it starts a dockerd on each emulated host.
+type Options struct {
+	// DockerHost runs the lab on an existing engine (e.g.
+	// unix:///var/run/docker.sock) instead of one per emulated host: the
+	// hosts are all this machine, and only single-host modes apply.
+	DockerHost string
+	// Engines runs the lab on engines on other machines: each host with
+	// endpoints maps to its engine's URL (tcp://, ssh:// or a docker
+	// context); hosts without are this machine. JoinSwarm uses the swarm
+	// those engines form instead of forming one.
+	Engines   map[string]string
+	JoinSwarm bool
+	// TLS is what tcp:// engines are reached with (nil: the docker CLI's
+	// environment, DOCKER_TLS_VERIFY and DOCKER_CERT_PATH, or plain).
+	TLS *TLS
+}
+
+// TLS is the material for engines reached over tcp://: the CA that signed
+// their certificates ("": the system's roots), the client's certificate
+// and key, and whether to verify the engines' certificates.
+type TLS struct {
+	CA, Cert, Key string
+	Verify        bool
+}
+
+// FlagDockerHost is the flag that names an existing engine.
+const FlagDockerHost = "docker-host"
+
+// options is cfg's Options (none given: emulated hosts).
+func options(cfg lab.Config) Options {
+	o, _ := cfg.Options.(Options)
+	return o
+}
+
+// Options decodes --docker-host and the spec's engines: block. An existing
+// engine is this machine: the spec's conditions and modes that span hosts
+// are refused in the flag's words; engines are asked whether they answer,
+// before anything is built, and plain tcp:// to another machine is warned
+// of.
+func (Driver) Options(in lab.OptionsInput) (any, error) {
+	var o Options
+	if h := in.Flags[FlagDockerHost]; h != "" {
+		if !strings.HasPrefix(h, "unix://") && !strings.HasPrefix(h, "tcp://") {
+			return nil, fmt.Errorf("--docker-host %q: want unix:///PATH or tcp://HOST:PORT", h)
+		}
+		warning, err := engine.CheckExisting(h)
+		if err != nil {
+			return nil, fmt.Errorf("--docker-host: %v", err)
+		}
+		if warning != "" && in.Warn != nil {
+			fmt.Fprintln(in.Warn, warning)
+		}
+		for _, l := range in.Spec.Labs() {
+			if !l.Conditions.Empty() {
+				return nil, fmt.Errorf("--docker-host: conditions (%s) change the hosts, which on an existing engine is this machine: use emulated hosts", l.Conditions.Label())
+			}
+		}
+		var single []string
+		for _, m := range in.Modes {
+			if IsSingle(m) {
+				single = append(single, m.Name())
+			}
+		}
+		for _, name := range in.Spec.Modes {
+			i := slices.IndexFunc(in.Modes, func(m lab.Mode) bool { return m.Name() == name })
+			if i >= 0 && !IsSingle(in.Modes[i]) {
+				return nil, fmt.Errorf("--docker-host: mode %s needs emulated hosts, a dockerd each; on one engine only %s run (use --modes)", name, joinAnd(single))
+			}
+		}
+		o.DockerHost = h
+	}
+	if e := in.Spec.Engines; e != nil {
+		o.Engines, o.JoinSwarm = e.Hosts, e.Swarm == spec.SwarmJoin
+		if t := e.TLS; t != nil {
+			o.TLS = &TLS{CA: t.CA, Cert: t.Cert, Key: t.Key, Verify: t.Verifies()}
+		}
+		// Before anything is built: every engine must answer.
+		if err := CheckEngines(context.Background(), in.Topology, o.Engines, o.TLS); err != nil {
+			return nil, err
+		}
+		if in.Warn != nil {
+			for _, line := range EngineWarnings(o.Engines, o.TLS) {
+				fmt.Fprintln(in.Warn, line)
+			}
+		}
+	}
+	return o, nil
+}
+
+// IsSingle says whether m builds on one host alone, as a mode on an
+// existing engine must.
+func IsSingle(m lab.Mode) bool { return lab.IsSingleHost(m) }
+
+// joinAnd joins names as a sentence does: a, b and c.
+func joinAnd(names []string) string {
+	switch len(names) {
+	case 0:
+		return "none"
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// Preflight is the netns driver's (the emulated hosts are its), plus a
+// binary the engines can run as the workload image.
+func (Driver) Preflight(in lab.PreflightInput) error {
+	if err := netns.Preflight(); err != nil {
+		return err
+	}
+	if err := engine.Usable(in.Exe); err != nil {
+		return lab.Failure{Err: err}
+	}
+	return nil
+}
+
+// SharesStack: on an existing engine every lab shares this machine's
+// stack, and on engines of other machines each machine's.
+func (Driver) SharesStack(o any) bool {
+	opts, _ := o.(Options)
+	return opts.DockerHost != "" || len(opts.Engines) > 0
+}
+
+// Runtime is a docker lab's engines as the runner uses them: servers are
+// containers in the endpoints' sandboxes, clients execs in them.
+type Runtime struct {
+	set   *engine.Set
+	lab   string
+	cpus  []int
+	sight lab.Sight
+	// local starts the processes of endpoints without a sandbox in their
+	// namespace.
+	local *netns.Runtime
+}
+
+func newRuntime(l *lab.Lab, set *engine.Set, sight lab.Sight) *Runtime {
+	return &Runtime{set: set, lab: l.Name, cpus: l.HostCPUs(), sight: sight, local: netns.NewRuntime(l)}
+}
+
+// where says where an endpoint's processes run.
+func (r *Runtime) where(ep lab.Endpoint) (dockerrun.Where, error) {
+	e := r.set.Engine(ep.Host)
+	if e == nil {
+		return dockerrun.Where{}, fmt.Errorf("no engine on host %s", ep.Host)
+	}
+	return dockerrun.Where{Client: e.Client, Lab: r.lab, Sandbox: ep.Docker.Sandbox,
+		SandboxPID: ep.Docker.SandboxPID, Image: ep.Docker.Image, CPUs: r.cpus, Remote: e.Remote}, nil
+}
+
+// StartServer starts s as a container in ep's sandbox: of cnperf's image
+// (which runs s.Args after the binary) or of s.Image with s.Args as its
+// command.
+func (r *Runtime) StartServer(ep lab.Endpoint, s lab.Server) (lab.Proc, error) {
+	if ep.Docker == nil {
+		return r.local.StartServer(ep, s)
+	}
+	w, err := r.where(ep)
+	if err != nil {
+		return nil, err
+	}
+	args := s.Args
+	if s.Image != "" {
+		w.Image = s.Image
+	} else if len(args) > 0 {
+		args = args[1:] // cnperf's image runs the binary itself
+	}
+	srv, err := dockerrun.StartServer(w, s.Role, args, s.Log)
+	if err != nil {
+		return nil, fmt.Errorf("%s server (image %s): %w", s.Role, w.Image, err)
+	}
+	return srv, nil
+}
+
+// StartClient starts args as an exec in ep's sandbox.
+func (r *Runtime) StartClient(ep lab.Endpoint, name string, args []string, stdout, stderr io.Writer) (lab.Proc, error) {
+	if ep.Docker == nil {
+		return r.local.StartClient(ep, name, args, stdout, stderr)
+	}
+	w, err := r.where(ep)
+	if err != nil {
+		return nil, err
+	}
+	return dockerrun.StartExec(w, args[1:], stdout, stderr)
+}
+
+// Alive reports an engine whose daemon has died.
+func (r *Runtime) Alive() error { return r.set.Check() }
+
+// Sight: emulated hosts' engines are this machine's and in cnperf's
+// cgroups; an existing engine's containers are out of their sight, and
+// other machines' engines out of this machine's.
+func (r *Runtime) Sight() lab.Sight { return r.sight }
+
+// Record reads the delay line's counters, as on the netns driver.
+func (r *Runtime) Record(l *lab.Lab) error { return netns.ReadZoneCounters(l) }
+
+var (
+	_ lab.Runtime  = (*Runtime)(nil)
+	_ lab.Recorder = (*Runtime)(nil)
+)
+
+// SandboxNS is the network namespace of a host's sandbox.
+func (Driver) SandboxNS(labName, host string) (string, error) {
+	return engine.SandboxNetNS(labName, host)
+}

@@ -1,0 +1,113 @@
+package toytest_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/drivers"
+	"github.com/cnperf/cnperf/internal/lab/drivers/toytest"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
+	"github.com/cnperf/cnperf/internal/run"
+	"github.com/cnperf/cnperf/internal/spec"
+	"github.com/cnperf/cnperf/internal/testutil"
+)
+
+// TestMain removes the cnperf binary the tests built (testutil.Binary).
+func TestMain(m *testing.M) { os.Exit(testutil.Main(m)) }
+
+// TestToyDriverRunsWorkloads: a driver is its package plus one registry
+// line. The toy's, appended to the binary's drivers, runs a socket test
+// and ping-pong through run.Run as any driver does, and leaves nothing.
+func TestToyDriverRunsWorkloads(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the toy driver makes network namespaces")
+	}
+	cat := drivers.Catalog(toytest.Driver{}) // the registry line
+	for _, tc := range []struct{ name, yaml string }{
+		{"stream", `name: toy-stream
+driver: toy
+modes: [bare]
+reference: bare
+tests:
+  - workload: stream
+    duration: 2s
+`},
+		{"pingpong", `name: toy-pingpong
+driver: toy
+modes: [bare]
+reference: bare
+pingpong:
+  min_size: 1
+  max_size: 100000
+  coverage: 0.0001
+  repetitions: 2
+  concurrency: 2
+  seed: 7
+  chunk: 5
+  retries: 3
+  timeout: 10s
+  max_body: 16777216
+  port: 8080
+`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := spec.Parse(strings.NewReader(tc.yaml), tc.name+".yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out strings.Builder
+			res, err := run.Run(context.Background(), run.Options{Spec: s, Dir: filepath.Join(t.TempDir(), "run"),
+				Exe: testutil.Binary(t), Version: "test", Out: &out, Lab: cat})
+			if err != nil || res == nil || res.Meta == nil {
+				t.Fatalf("run: %v\n%s", err, out.String())
+			}
+			if res.Meta.Status != "complete" || res.Samples == 0 {
+				t.Errorf("status %s with %d samples, want complete with some\n%s", res.Meta.Status, res.Samples, out.String())
+			}
+			for _, c := range res.Meta.Cells {
+				if c.Error != "" || c.Failed > 0 {
+					t.Errorf("cell %d: %d failed, error %q", c.Index, c.Failed, c.Error)
+				}
+			}
+			if len(res.Meta.Modes) != 1 || res.Meta.Modes[0].Driver != toytest.Name {
+				t.Errorf("modes %+v, want bare on the toy driver", res.Meta.Modes)
+			}
+			// Nothing the run made is left: no lab, no namespace.
+			labs, err := cat.List()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range labs {
+				if strings.HasPrefix(l.Name, res.Meta.ID+"_") {
+					t.Errorf("lab %s left behind", l.Name)
+				}
+			}
+			if nss, _ := namespace.List(lab.Prefix + res.Meta.ID + "_"); len(nss) > 0 {
+				t.Errorf("namespaces left behind: %v", nss)
+			}
+		})
+	}
+}
+
+// TestToyDriverIsRefusedWhereItCannot: what the toy cannot build is
+// refused in the spec's words before anything is built.
+func TestToyDriverIsRefusedWhereItCannot(t *testing.T) {
+	cat := drivers.Catalog(toytest.Driver{})
+	s, err := spec.Parse(strings.NewReader("name: toy\ndriver: toy\nmodes: [bare, overlay]\nreference: bare\n"), "toy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = run.Check(run.Options{Spec: s, Lab: cat})
+	if err == nil || !strings.Contains(err.Error(), "modes[1]: overlay cannot be built on the toy driver (it builds bare)") {
+		t.Errorf("Check = %v, want overlay refused on the toy driver", err)
+	}
+	// Without the registry line the toy is no driver.
+	err = run.Check(run.Options{Spec: s, Lab: drivers.Catalog()})
+	if err == nil || !strings.Contains(err.Error(), `driver "toy": unknown`) {
+		t.Errorf("Check without the toy = %v, want the driver unknown", err)
+	}
+}

@@ -1,0 +1,125 @@
+package netns
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/firewall"
+	"github.com/cnperf/cnperf/internal/lab/process"
+)
+
+// Runtime starts a lab's processes in its hosts' namespaces: each server
+// and client a process in the endpoint's namespace (a container, with a
+// cgroup and namespaces of its own, where the endpoint is one), pinned to
+// the lab's host CPUs. The docker driver starts the processes of
+// endpoints without a sandbox through it too.
+type Runtime struct {
+	Lab  string
+	CPUs []int
+}
+
+// NewRuntime is the runtime of l, whose hosts are up.
+func NewRuntime(l *lab.Lab) *Runtime { return &Runtime{Lab: l.Name, CPUs: l.HostCPUs()} }
+
+// StartServer starts s.Args in ep's namespace, its output to s.Log. It
+// runs cnperf's binary or the spec's own command from this machine's file
+// system: an image is for drivers that run images, and a server that is
+// only an image cannot run here (the spec refuses it up front).
+func (r *Runtime) StartServer(ep lab.Endpoint, s lab.Server) (lab.Proc, error) {
+	if len(s.Args) == 0 {
+		return nil, fmt.Errorf("%s server: image %s: the %s driver runs commands, not images", s.Role, s.Image, Name)
+	}
+	logf, err := os.Create(s.Log)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close() // the child holds its own descriptor
+	p, err := process.Start(process.Spec{Lab: r.Lab, Name: s.Role, NetNS: ep.NS, Container: ep.Container,
+		Args: s.Args, Stdout: logf, Stderr: logf, CPUs: r.CPUs})
+	if err != nil {
+		return nil, fmt.Errorf("%s server %q: %w", s.Role, s.Args[0], err)
+	}
+	return p, nil
+}
+
+// StartClient starts args in ep's namespace.
+func (r *Runtime) StartClient(ep lab.Endpoint, name string, args []string, stdout, stderr io.Writer) (lab.Proc, error) {
+	return process.Start(process.Spec{Lab: r.Lab, Name: name, NetNS: ep.NS, Container: ep.Container,
+		Args: args, Stdout: stdout, Stderr: stderr, CPUs: r.CPUs})
+}
+
+// Alive: the netns driver runs no daemons of its own; the lab's own
+// processes are the lab's to watch (lab.Lab.Alive).
+func (r *Runtime) Alive() error { return nil }
+
+// Sight: every process is this machine's, in cgroups cnperf made.
+func (r *Runtime) Sight() lab.Sight { return lab.Sight{Local: true, Own: true} }
+
+// Record reads the delay line's counters into the lab's record.
+func (r *Runtime) Record(l *lab.Lab) error { return ReadZoneCounters(l) }
+
+// Spawner starts a lab's processes for its lifetime as containers with
+// their own cgroups in a host's namespace, so that their CPU and memory
+// are accounted; Down ends them with the lab.
+type Spawner struct{}
+
+// Spawn starts d.
+func (Spawner) Spawn(d lab.Daemon) (lab.Proc, error) {
+	return process.Start(process.Spec{Lab: d.Lab, Name: d.Name, NetNS: d.NS, Container: true, Daemon: true, CPUs: d.CPUs,
+		Args: d.Argv, Env: d.Env, Stdout: d.Out, Stderr: d.Out})
+}
+
+// Options: the netns driver has none of its own.
+func (Driver) Options(in lab.OptionsInput) (any, error) { return nil, nil }
+
+// Preflight wants the capabilities to make namespaces and devices, and a
+// firewall tool for the modes' rules.
+func (Driver) Preflight(lab.PreflightInput) error { return Preflight() }
+
+// Preflight is the netns driver's preflight, which the drivers that build
+// on its hosts (docker) run too.
+func Preflight() error {
+	if err := NeedNetAdmin(); err != nil {
+		return err
+	}
+	if err := firewall.Available(); err != nil {
+		return lab.Failure{Err: err}
+	}
+	return nil
+}
+
+// NeedNetAdmin refuses to go on without CAP_NET_ADMIN and CAP_SYS_ADMIN:
+// namespaces, devices and mounts need them.
+func NeedNetAdmin() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("read capabilities: %w", err)
+	}
+	has := func(c uint) bool { return data[c/32].Effective&(1<<(c%32)) != 0 }
+	if !has(unix.CAP_NET_ADMIN) || !has(unix.CAP_SYS_ADMIN) {
+		return errors.New("the netns driver needs CAP_NET_ADMIN and CAP_SYS_ADMIN: run cnperf as root")
+	}
+	return nil
+}
+
+// ChainMode says whether m can run on a chain of hosts.
+func (Driver) ChainMode(m lab.Mode) error { return CheckChainMode(m) }
+
+// RunsLocalFiles: a spec's own server command runs from this machine's
+// file system (a container here shares the mount tree).
+func (Driver) RunsLocalFiles() bool { return true }
+
+// LeftoverLabs lists the labs that have cgroups left.
+func (Driver) LeftoverLabs() []string { return process.CgroupLabs() }
+
+// RemoveLeftovers removes a lab's cgroups, killing what is left in them.
+func (Driver) RemoveLeftovers(name string) error {
+	_, err := process.CleanCgroups(name)
+	return err
+}
