@@ -13,7 +13,6 @@ import (
 	"github.com/cnperf/cnperf/internal/analysis/stats"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/spec"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 // A ping-pong request on a kept-alive connection takes about one round
@@ -63,8 +62,8 @@ type PathFit struct {
 
 // FitPath fits duration ≈ floor + size · slope to successful samples (all
 // of one series). Its errors say what the samples lack.
-func FitPath(samples []pingpong.Sample) (PathFit, error) {
-	var ok []pingpong.Sample
+func FitPath(samples []record.Sample) (PathFit, error) {
+	var ok []record.Sample
 	for _, s := range samples {
 		if s.OK() && s.DurationMS > 0 && !math.IsInf(s.DurationMS, 0) {
 			ok = append(ok, s)
@@ -73,11 +72,11 @@ func FitPath(samples []pingpong.Sample) (PathFit, error) {
 	if len(ok) < CalibrateMinSmall+CalibrateMinLarge {
 		return PathFit{}, fmt.Errorf("%d successful samples with a duration, fewer than %d", len(ok), CalibrateMinSmall+CalibrateMinLarge)
 	}
-	slices.SortStableFunc(ok, func(a, b pingpong.Sample) int { return a.Size - b.Size })
+	slices.SortStableFunc(ok, func(a, b record.Sample) int { return a.Size - b.Size })
 
 	// The small set: messages up to CalibrateSmallBytes, or, where a
 	// uniform sweep drew too few, the smallest twentieth of the samples.
-	nSmall, _ := slices.BinarySearchFunc(ok, CalibrateSmallBytes+1, func(s pingpong.Sample, size int) int { return s.Size - size })
+	nSmall, _ := slices.BinarySearchFunc(ok, CalibrateSmallBytes+1, func(s record.Sample, size int) int { return s.Size - size })
 	if nSmall < CalibrateMinSmall {
 		nSmall = max(CalibrateMinSmall, len(ok)/20)
 	}
@@ -184,7 +183,7 @@ func ReadCalibration(dir, series string) (spec.Calibration, []string, error) {
 	if err != nil {
 		return c, nil, fmt.Errorf("calibrate.from %s: %w", dir, err)
 	}
-	var mine []pingpong.Sample
+	var mine []record.Sample
 	var measured []string // the series that have samples, in file order
 	for _, s := range samples {
 		if s.Mode == series {
@@ -234,7 +233,7 @@ func ReadCalibration(dir, series string) (spec.Calibration, []string, error) {
 
 // concurrency is the requests the samples had in flight: the spec's, or,
 // for an import whose rows differ (spec 0), their one `concurrency` label.
-func concurrency(fromSpec int, samples []pingpong.Sample) (int, error) {
+func concurrency(fromSpec int, samples []record.Sample) (int, error) {
 	if fromSpec >= 1 {
 		return fromSpec, nil
 	}

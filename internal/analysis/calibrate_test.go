@@ -14,15 +14,14 @@ import (
 	"github.com/cnperf/cnperf/internal/report/importer"
 	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/workload"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 // synthetic draws samples of a path with a known round trip and rate:
 // duration = rtt + c·size/B, times lognormal noise of sd noise, and a
 // share of stalls (a request that waited 3 to 10 round trips more).
-func synthetic(seed uint64, sizes []int, reps int, rttMS, bytesPerSec float64, c int, noise, stalls float64) []pingpong.Sample {
+func synthetic(seed uint64, sizes []int, reps int, rttMS, bytesPerSec float64, c int, noise, stalls float64) []record.Sample {
 	r := rand.New(rand.NewPCG(seed, 1))
-	var out []pingpong.Sample
+	var out []record.Sample
 	for _, size := range sizes {
 		for range reps {
 			d := (rttMS + float64(c)*float64(size)*1000/bytesPerSec) * math.Exp(noise*r.NormFloat64())
@@ -95,7 +94,7 @@ func TestFitPathRecoversKnownPaths(t *testing.T) {
 }
 
 func TestFitPathRefusesNonsense(t *testing.T) {
-	flat := []pingpong.Sample{}
+	flat := []record.Sample{}
 	for _, size := range kratzkeSizes {
 		flat = append(flat, ok("bare", size, 5, 0))
 	}
@@ -103,23 +102,23 @@ func TestFitPathRefusesNonsense(t *testing.T) {
 	for i := range failed {
 		failed[i].Code = 503
 	}
-	shrinking := []pingpong.Sample{}
+	shrinking := []record.Sample{}
 	for _, size := range kratzkeSizes {
 		shrinking = append(shrinking, ok("bare", size, 10-float64(size)/200000, 0))
 	}
 	for _, tc := range []struct {
 		name    string
-		samples []pingpong.Sample
+		samples []record.Sample
 		want    string
 	}{
 		{"none", nil, "0 successful samples"},
-		{"two", []pingpong.Sample{ok("bare", 10, 1, 0), ok("bare", 1e6, 9, 0)}, "fewer than 3"},
+		{"two", []record.Sample{ok("bare", 10, 1, 0), ok("bare", 1e6, 9, 0)}, "fewer than 3"},
 		{"all failed", failed, "0 successful samples"},
 		{"narrow sizes", synthetic(1, []int{2000, 3000, 4000, 5000, 6000}, 5, 1, 1e6, 1, 0, 0), "at least 8 times"},
 		{"flat", flat, "took no longer"},
 		{"shrinking", shrinking, "took no longer"},
 		{"size term is noise", synthetic(1, kratzkeSizes, 5, 100, 1e12, 1, 0, 0), "noise"},
-		{"negative floor", []pingpong.Sample{ok("bare", 1000, 0.1, 0), ok("bare", 1000, 0.1, 0), ok("bare", 1e6, 1000, 0)}, "negative"},
+		{"negative floor", []record.Sample{ok("bare", 1000, 0.1, 0), ok("bare", 1000, 0.1, 0), ok("bare", 1e6, 1000, 0)}, "negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := analysis.FitPath(tc.samples)
@@ -151,7 +150,7 @@ func TestPathOf(t *testing.T) {
 }
 
 // writeRun stores samples as a cnperf run of spec s in a new directory.
-func writeRun(t *testing.T, s spec.Spec, samples []pingpong.Sample) string {
+func writeRun(t *testing.T, s spec.Spec, samples []record.Sample) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "ref")
 	run, err := record.Create(dir)
@@ -233,10 +232,10 @@ func TestLoadCalibration(t *testing.T) {
 func TestLoadCalibrationErrors(t *testing.T) {
 	s := spec.Default()
 	s.Name, s.Modes = "ref", []string{"bare"}
-	few := writeRun(t, s, []pingpong.Sample{ok("bare", 10, 1, 0), ok("bare", 1e6, 9, 0)})
+	few := writeRun(t, s, []record.Sample{ok("bare", 10, 1, 0), ok("bare", 1e6, 9, 0)})
 	two := s
 	two.Modes = []string{"bare", "bridge"}
-	listed := writeRun(t, two, []pingpong.Sample{ok("bare", 10, 1, 0), ok("bare", 1e6, 9, 0)})
+	listed := writeRun(t, two, []record.Sample{ok("bare", 10, 1, 0), ok("bare", 1e6, 9, 0)})
 	socket := spec.Default()
 	socket.Name, socket.Modes = "sock", []string{"bare"}
 	socket.Tests = []workload.Test{{Workload: "rr"}}

@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/workload"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 // units builds paired units: ratios[i][k] is unit k's ratio on instance i.
@@ -132,9 +132,9 @@ func TestCost(t *testing.T) {
 
 // pingPongRun is a run of two modes over chunks spread on instances: the
 // mode "b" runs at factor[chunk % instances] of the reference's speed.
-func pingPongRun(chunks, instances int, factor []float64) ([]pingpong.Sample, map[int]CellUnit, []CellRate) {
+func pingPongRun(chunks, instances int, factor []float64) ([]record.Sample, map[int]CellUnit, []CellRate) {
 	cells := map[int]CellUnit{}
-	var samples []pingpong.Sample
+	var samples []record.Sample
 	var rates []CellRate
 	cell := 0
 	for chunk := range chunks {
@@ -147,7 +147,7 @@ func pingPongRun(chunks, instances int, factor []float64) ([]pingpong.Sample, ma
 			for _, size := range []int{1000 * (chunk + 1), 500 * (chunk + 3)} {
 				ms := float64(size) / 1e4 / f // 10 MB/s at f = 1
 				for rep := range 3 {
-					samples = append(samples, pingpong.Sample{Mode: m, Cell: cell, Size: size, Rep: rep, Length: size, Code: 200, DurationMS: ms, LatencyMS: ms + 1})
+					samples = append(samples, record.Sample{Mode: m, Cell: cell, Size: size, Rep: rep, Length: size, Code: 200, DurationMS: ms, LatencyMS: ms + 1})
 				}
 			}
 			rates = append(rates, CellRate{Mode: m, Chunk: chunk, Rate: 100 * f})

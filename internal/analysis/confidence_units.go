@@ -5,8 +5,8 @@ import (
 	"slices"
 
 	"github.com/cnperf/cnperf/internal/analysis/stats"
+	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/workload"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
 	"github.com/cnperf/cnperf/internal/workload/registry"
 )
 
@@ -39,16 +39,16 @@ func (r RatioCI) Cost() (cost, lo, hi float64) {
 // PingPongUnits holds a run's successful ping-pong samples by mode, unit
 // (chunk) and size, and each cell's request rate, for paired intervals.
 type PingPongUnits struct {
-	bySize map[string]map[int]map[int][]pingpong.Sample // mode → chunk → size → samples
-	rates  map[string]map[int][]float64                 // mode → chunk → cell rates
-	inst   map[int]int                                  // chunk → instance
+	bySize map[string]map[int]map[int][]record.Sample // mode → chunk → size → samples
+	rates  map[string]map[int][]float64               // mode → chunk → cell rates
+	inst   map[int]int                                // chunk → instance
 }
 
 // NewPingPongUnits groups samples by the unit of their cell (cells maps a
 // cell's index to its chunk and instance); samples of unknown cells, as in
 // imported data, are left out.
-func NewPingPongUnits(samples []pingpong.Sample, cells map[int]CellUnit, rates []CellRate) PingPongUnits {
-	p := PingPongUnits{bySize: map[string]map[int]map[int][]pingpong.Sample{}, rates: map[string]map[int][]float64{}, inst: map[int]int{}}
+func NewPingPongUnits(samples []record.Sample, cells map[int]CellUnit, rates []CellRate) PingPongUnits {
+	p := PingPongUnits{bySize: map[string]map[int]map[int][]record.Sample{}, rates: map[string]map[int][]float64{}, inst: map[int]int{}}
 	for _, cu := range cells {
 		p.inst[cu.Chunk] = cu.Instance
 	}
@@ -58,10 +58,10 @@ func NewPingPongUnits(samples []pingpong.Sample, cells map[int]CellUnit, rates [
 			continue
 		}
 		if p.bySize[s.Mode] == nil {
-			p.bySize[s.Mode] = map[int]map[int][]pingpong.Sample{}
+			p.bySize[s.Mode] = map[int]map[int][]record.Sample{}
 		}
 		if p.bySize[s.Mode][cu.Chunk] == nil {
-			p.bySize[s.Mode][cu.Chunk] = map[int][]pingpong.Sample{}
+			p.bySize[s.Mode][cu.Chunk] = map[int][]record.Sample{}
 		}
 		p.bySize[s.Mode][cu.Chunk][s.Size] = append(p.bySize[s.Mode][cu.Chunk][s.Size], s)
 	}
@@ -117,7 +117,7 @@ func (p PingPongUnits) Paired(mode, under, key string) []PairedUnit {
 }
 
 // medianOf is the median of the metric's defined values of samples.
-func medianOf(samples []pingpong.Sample, m Metric) float64 {
+func medianOf(samples []record.Sample, m Metric) float64 {
 	v := make([]float64, 0, len(samples))
 	for _, s := range samples {
 		if x := m.Value(s); !bad(x) {

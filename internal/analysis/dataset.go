@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/record"
 )
 
 // Metric is a per-sample quantity of the ping-pong workload.
@@ -17,7 +17,7 @@ type Metric struct {
 	HigherIsBetter   bool
 	// Value is defined on successful samples (s.OK() && s.DurationMS > 0).
 	// A NaN or infinite value leaves the sample out of that metric.
-	Value func(pingpong.Sample) float64
+	Value func(record.Sample) float64
 }
 
 // PingPongMetrics returns the ping-pong metrics in report order: transfer
@@ -29,14 +29,14 @@ type Metric struct {
 func PingPongMetrics() []Metric {
 	return []Metric{
 		{Key: "transfer", Title: "Transfer rate", Unit: "MB/s", HigherIsBetter: true,
-			Value: func(s pingpong.Sample) float64 { return float64(s.Length) * 1000 / s.DurationMS / 1e6 }},
+			Value: func(s record.Sample) float64 { return float64(s.Length) * 1000 / s.DurationMS / 1e6 }},
 		{Key: "latency", Title: "Latency", Unit: "ms", HigherIsBetter: false,
-			Value: func(s pingpong.Sample) float64 { return s.DurationMS }},
+			Value: func(s record.Sample) float64 { return s.DurationMS }},
 		{Key: "rps", Title: "Requests per second", Unit: "req/s", HigherIsBetter: true,
-			Value: func(s pingpong.Sample) float64 { return 1000 / s.DurationMS }},
+			Value: func(s record.Sample) float64 { return 1000 / s.DurationMS }},
 		{Key: "outer", Title: "Siege latency", Unit: "ms", HigherIsBetter: false,
 			// 0 is "not measured" (imported ppbench or ab data), not 0 ms.
-			Value: func(s pingpong.Sample) float64 {
+			Value: func(s record.Sample) float64 {
 				if s.LatencyMS <= 0 {
 					return math.NaN()
 				}
@@ -68,9 +68,9 @@ func SplitSeries(name string) (mode, run string) {
 
 // Dataset is one or more runs' samples, grouped by series.
 type Dataset struct {
-	Series    []string                     // series names in order (modes, or "mode · run" when several runs)
-	Reference string                       // a series name, "" if none
-	OK        map[string][]pingpong.Sample // successful samples per series
+	Series    []string                   // series names in order (modes, or "mode · run" when several runs)
+	Reference string                     // a series name, "" if none
+	OK        map[string][]record.Sample // successful samples per series
 	Failed    map[string]int
 	// FailedSizes lists, per series, the sizes (ascending) whose every
 	// sample failed: they are missing from the series' curves and ratios.
@@ -86,7 +86,7 @@ type Dataset struct {
 // are dropped. The second value lists what was left out and why: samples of
 // a series not in the list, series without successful samples, and a
 // reference without successful samples (Reference is then "").
-func NewDataset(series []string, samples map[string][]pingpong.Sample, reference string) (Dataset, []string) {
+func NewDataset(series []string, samples map[string][]record.Sample, reference string) (Dataset, []string) {
 	var warns []string
 	if len(series) == 0 {
 		for k := range samples {
@@ -94,7 +94,7 @@ func NewDataset(series []string, samples map[string][]pingpong.Sample, reference
 		}
 		sort.Strings(series)
 	}
-	d := Dataset{OK: map[string][]pingpong.Sample{}, Failed: map[string]int{}, FailedSizes: map[string][]int{}, cache: &pointCache{m: map[pointKey][]point{}, groups: map[int]Grouping{}}}
+	d := Dataset{OK: map[string][]record.Sample{}, Failed: map[string]int{}, FailedSizes: map[string][]int{}, cache: &pointCache{m: map[pointKey][]point{}, groups: map[int]Grouping{}}}
 	seen := map[string]bool{}
 	for _, s := range series {
 		if seen[s] {
@@ -102,7 +102,7 @@ func NewDataset(series []string, samples map[string][]pingpong.Sample, reference
 		}
 		seen[s] = true
 		d.Series = append(d.Series, s)
-		var ok []pingpong.Sample
+		var ok []record.Sample
 		var failedAt map[int]bool // sizes with a failed sample: true while none succeeded
 		for _, smp := range samples[s] {
 			if smp.OK() && smp.DurationMS > 0 {

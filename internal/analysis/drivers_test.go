@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/analysis"
+	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/spec"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 func TestDriverPairs(t *testing.T) {
@@ -67,10 +67,10 @@ func TestPingPongDrivers(t *testing.T) {
 	keys := s.ModeKeys() // bare, bridge, bridge@docker
 	pairs := analysis.DriverPairs(keys, s.SplitModeKey)
 	// 2000 B in 2 ms is 1 MB/s; in 1 ms, 2 MB/s.
-	netns := []pingpong.Sample{ok("bridge", 2000, 2, 3), ok("bridge", 2000, 2, 3), ok("bare", 2000, 0.5, 1)}
-	docker := []pingpong.Sample{ok("bridge@docker", 2000, 1, 1.5), ok("bridge@docker", 2000, 1, 1.5)}
-	noSiege := func(in []pingpong.Sample) []pingpong.Sample {
-		out := make([]pingpong.Sample, len(in))
+	netns := []record.Sample{ok("bridge", 2000, 2, 3), ok("bridge", 2000, 2, 3), ok("bare", 2000, 0.5, 1)}
+	docker := []record.Sample{ok("bridge@docker", 2000, 1, 1.5), ok("bridge@docker", 2000, 1, 1.5)}
+	noSiege := func(in []record.Sample) []record.Sample {
+		out := make([]record.Sample, len(in))
 		for i, x := range in {
 			x.LatencyMS = 0
 			out[i] = x
@@ -83,7 +83,7 @@ func TestPingPongDrivers(t *testing.T) {
 	failedCells := map[string][]float64{"bridge": {100, 300, 200}, "bridge@docker": {999}}
 	tests := []struct {
 		name    string
-		samples []pingpong.Sample
+		samples []record.Sample
 		rates   map[string][]float64
 		pairs   []analysis.DriverPair
 		want    []driverWant

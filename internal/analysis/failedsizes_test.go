@@ -5,17 +5,17 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/analysis"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/record"
 )
 
 // TestFailedSizes: a size whose every request failed (an error, a code
 // other than 200, a short body) is named per series; a size with one
 // success among failures is not.
 func TestFailedSizes(t *testing.T) {
-	bad := func(mode string, size int, code int, errText string) pingpong.Sample {
-		return pingpong.Sample{Workload: "pingpong", Mode: mode, Size: size, Code: code, Error: errText}
+	bad := func(mode string, size int, code int, errText string) record.Sample {
+		return record.Sample{Workload: "pingpong", Mode: mode, Size: size, Code: code, Error: errText}
 	}
-	samples := map[string][]pingpong.Sample{
+	samples := map[string][]record.Sample{
 		"bare": {ok("bare", 100, 1, 1), ok("bare", 200, 1, 1)},
 		"overlay": {
 			ok("overlay", 100, 1, 1), bad("overlay", 100, 0, "timeout"), // one success: not failed

@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/cnperf/cnperf/internal/analysis/stats"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/record"
 )
 
 // CellUnit says which unit of the plan (a chunk of sizes) a cell ran, and
@@ -32,7 +32,7 @@ type InstanceRow struct {
 // InstanceSpread returns a row per mode but the reference, for a run with
 // several instances of each lab (cells maps a cell's index to its chunk and
 // instance). Chunks where either side has no successful sample are skipped.
-func InstanceSpread(samples []pingpong.Sample, cells map[int]CellUnit, modes []string, reference string, instances int) []InstanceRow {
+func InstanceSpread(samples []record.Sample, cells map[int]CellUnit, modes []string, reference string, instances int) []InstanceRow {
 	if instances < 2 {
 		return nil
 	}

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/record"
 )
 
 func TestInstanceSpread(t *testing.T) {
@@ -12,7 +12,7 @@ func TestInstanceSpread(t *testing.T) {
 	// reference on instance 0 and 0.6 on instance 1; chunks carry different
 	// sizes (and so rates) but each ratio pairs one chunk's sizes.
 	cells := map[int]CellUnit{}
-	var samples []pingpong.Sample
+	var samples []record.Sample
 	cell := 0
 	for chunk := 0; chunk < 6; chunk++ {
 		size := 1000 * (chunk + 1)
@@ -28,7 +28,7 @@ func TestInstanceSpread(t *testing.T) {
 				ms = refMS / factor
 			}
 			for rep := 0; rep < 3; rep++ {
-				samples = append(samples, pingpong.Sample{Mode: m, Cell: cell, Size: size, Length: size, Code: 200, DurationMS: ms})
+				samples = append(samples, record.Sample{Mode: m, Cell: cell, Size: size, Length: size, Code: 200, DurationMS: ms})
 			}
 			cell++
 		}

@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"github.com/cnperf/cnperf/internal/analysis/stats"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/record"
 )
 
 // ModeRow is one mode's ping-pong summary.
@@ -50,8 +50,8 @@ type PingPongSet struct {
 }
 
 // NewPingPongSet keeps the samples and cell rates of the given modes.
-func NewPingPongSet(samples []pingpong.Sample, cells []CellRate, modes []string) PingPongSet {
-	by := map[string][]pingpong.Sample{}
+func NewPingPongSet(samples []record.Sample, cells []CellRate, modes []string) PingPongSet {
+	by := map[string][]record.Sample{}
 	want := map[string]bool{}
 	for _, m := range modes {
 		want[m] = true

@@ -7,20 +7,20 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/analysis"
+	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/report"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
-func ok(mode string, size int, durMS, latMS float64) pingpong.Sample {
-	return pingpong.Sample{Workload: "pingpong", Mode: mode, Size: size, Length: size, Code: 200, DurationMS: durMS, LatencyMS: latMS}
+func ok(mode string, size int, durMS, latMS float64) record.Sample {
+	return record.Sample{Workload: "pingpong", Mode: mode, Size: size, Length: size, Code: 200, DurationMS: durMS, LatencyMS: latMS}
 }
 
 // samples: bare has 3 good samples and a 503; overlay has 2 good samples,
 // one with Error set, one with a short body and one without a duration.
 // Transfer rates (MB/s = Length*1000/DurationMS/1e6):
 // bare 1, 2, 2 -> median 2; overlay 0.5, 1.5 -> median 1.
-func samples() []pingpong.Sample {
-	return []pingpong.Sample{
+func samples() []record.Sample {
+	return []record.Sample{
 		ok("bare", 1000, 1, 2),
 		ok("overlay", 1000, 2, 4),
 		ok("bare", 2000, 1, 3),
@@ -96,7 +96,7 @@ func TestPingPong(t *testing.T) {
 	}
 	tests := []struct {
 		name      string
-		samples   []pingpong.Sample
+		samples   []record.Sample
 		rates     map[string][]float64
 		modes     []string
 		reference string
@@ -214,14 +214,14 @@ func TestWriteTableEmpty(t *testing.T) {
 func TestWriteTableSmallValues(t *testing.T) {
 	tests := []struct {
 		name    string
-		samples []pingpong.Sample
+		samples []record.Sample
 		want    []string // the overlay row's fields
 	}{
 		// 100 B in 4.4 ms: 0.023 MB/s; the reference's 100 B in 4.0 ms: 0.025.
-		{"tiny transfer rate", []pingpong.Sample{ok("bare", 100, 4, 5), ok("overlay", 100, 4.4, 5)},
+		{"tiny transfer rate", []record.Sample{ok("bare", 100, 4, 5), ok("overlay", 100, 4.4, 5)},
 			[]string{"overlay", "1", "0", "0.023", "0.91", "4.400", "1.10", "5.000", "1.00", "-", "-"}},
 		// 0.00042 ms and a ratio of 0.0042: digits, not 0.000 and 0.00.
-		{"tiny latency and ratio", []pingpong.Sample{ok("bare", 1000, 0.1, 1), ok("overlay", 1000, 0.00042, 1)},
+		{"tiny latency and ratio", []record.Sample{ok("bare", 1000, 0.1, 1), ok("overlay", 1000, 0.00042, 1)},
 			[]string{"overlay", "1", "0", "2381.0", "238.10", "0.00042", "0.0042", "1.000", "1.00", "-", "-"}},
 	}
 	for _, tc := range tests {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/analysis/stats"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/record"
 )
 
 // near reports whether a and b agree to 1e-9 (relative for large values),
@@ -24,15 +24,15 @@ func near(a, b float64) bool {
 
 // lat builds successful samples of one size whose latency metric
 // (DurationMS) takes the given values.
-func lat(size int, durs ...float64) []pingpong.Sample {
-	var out []pingpong.Sample
+func lat(size int, durs ...float64) []record.Sample {
+	var out []record.Sample
 	for _, d := range durs {
-		out = append(out, pingpong.Sample{Workload: "pingpong", Size: size, Length: size, Code: 200, DurationMS: d, LatencyMS: d + 1})
+		out = append(out, record.Sample{Workload: "pingpong", Size: size, Length: size, Code: 200, DurationMS: d, LatencyMS: d + 1})
 	}
 	return out
 }
 
-func cat(parts ...[]pingpong.Sample) []pingpong.Sample { return slices.Concat(parts...) }
+func cat(parts ...[]record.Sample) []record.Sample { return slices.Concat(parts...) }
 
 func metric(t *testing.T, key string) analysis.Metric {
 	t.Helper()
@@ -50,7 +50,7 @@ func metric(t *testing.T, key string) analysis.Metric {
 //	overlay: 10: 6                             40: 100
 func fixture(t *testing.T) analysis.Dataset {
 	t.Helper()
-	d, warns := analysis.NewDataset([]string{"bare", "bridge", "overlay"}, map[string][]pingpong.Sample{
+	d, warns := analysis.NewDataset([]string{"bare", "bridge", "overlay"}, map[string][]record.Sample{
 		"bare":    cat(lat(10, 1, 2, 3, 4, 5), lat(20, 10), lat(30, 20), lat(40, 30, 40)),
 		"bridge":  cat(lat(10, 4, 2), lat(30, 50)),
 		"overlay": cat(lat(40, 100), lat(10, 6)),
@@ -62,7 +62,7 @@ func fixture(t *testing.T) analysis.Dataset {
 }
 
 func TestMetrics(t *testing.T) {
-	s := pingpong.Sample{Size: 500000, Length: 500000, Code: 200, DurationMS: 250, LatencyMS: 300}
+	s := record.Sample{Size: 500000, Length: 500000, Code: 200, DurationMS: 250, LatencyMS: 300}
 	want := []struct {
 		key, title, unit string
 		higher           bool
@@ -92,10 +92,10 @@ func TestMetrics(t *testing.T) {
 }
 
 func TestNewDataset(t *testing.T) {
-	failed := pingpong.Sample{Size: 99, Length: 0, Code: 503, DurationMS: 1}
-	noDur := pingpong.Sample{Size: 98, Length: 98, Code: 200}
-	samples := map[string][]pingpong.Sample{
-		"bare":   cat(lat(10, 1, 2), []pingpong.Sample{failed}),
+	failed := record.Sample{Size: 99, Length: 0, Code: 503, DurationMS: 1}
+	noDur := record.Sample{Size: 98, Length: 98, Code: 200}
+	samples := map[string][]record.Sample{
+		"bare":   cat(lat(10, 1, 2), []record.Sample{failed}),
 		"bridge": {failed, noDur},
 		"host":   lat(10, 1),
 	}
@@ -228,10 +228,10 @@ func TestBinsHugeSizes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d, _ := analysis.NewDataset([]string{"a"}, map[string][]pingpong.Sample{"a": func() []pingpong.Sample {
-				var out []pingpong.Sample
+			d, _ := analysis.NewDataset([]string{"a"}, map[string][]record.Sample{"a": func() []record.Sample {
+				var out []record.Sample
 				for _, s := range tc.sizes {
-					out = append(out, pingpong.Sample{Size: s, Length: s, Code: 200, DurationMS: 1})
+					out = append(out, record.Sample{Size: s, Length: s, Code: 200, DurationMS: 1})
 				}
 				return out
 			}()}, "a")
@@ -341,14 +341,14 @@ func TestImpacts(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		samples map[string][]pingpong.Sample
+		samples map[string][]record.Sample
 		series  []string
 		groups  int // size groups of 2 asked for: one per size here
 		want    []imp
 	}{
 		// container: bridge/bare = 1 (sizes 10: 3/3), 2 (size 40: 20/10) → median 1.5.
 		// overlay (SDN): overlay/bridge = 2 (6/3), 2 (40/20) → 2. No encrypted or userspace overlay.
-		{"one run", map[string][]pingpong.Sample{
+		{"one run", map[string][]record.Sample{
 			"bare":    cat(lat(10, 1, 3, 5), lat(40, 10)),
 			"bridge":  cat(lat(10, 3), lat(40, 20)),
 			"overlay": cat(lat(10, 6), lat(40, 40)),
@@ -358,7 +358,7 @@ func TestImpacts(t *testing.T) {
 			{"overlay (SDN)", "overlay", "bridge", 2},
 		}},
 		// All four layers; every sample has size 40: one group.
-		{"every layer", map[string][]pingpong.Sample{
+		{"every layer", map[string][]record.Sample{
 			"bare":              lat(40, 1),
 			"bridge":            lat(40, 2),
 			"overlay":           lat(40, 8),
@@ -372,7 +372,7 @@ func TestImpacts(t *testing.T) {
 		}},
 		// Several runs: match within a run only. Run b has overlay but no
 		// bridge; run c has bridge but no bare; bridge in run d failed.
-		{"several runs", map[string][]pingpong.Sample{
+		{"several runs", map[string][]record.Sample{
 			"bare · a":    lat(40, 2),
 			"bridge · a":  lat(40, 3),
 			"overlay · b": lat(40, 9),
@@ -382,7 +382,7 @@ func TestImpacts(t *testing.T) {
 		}, []string{"bare · a", "bridge · a", "overlay · b", "bridge · c", "bare · d", "bridge · d"}, 1, []imp{
 			{"container · a", "bridge · a", "bare · a", 1.5},
 		}},
-		{"nothing", map[string][]pingpong.Sample{"bare": lat(40, 1), "host": lat(40, 1)}, []string{"bare", "host"}, 1, nil},
+		{"nothing", map[string][]record.Sample{"bare": lat(40, 1), "host": lat(40, 1)}, []string{"bare", "host"}, 1, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -493,11 +493,11 @@ func TestSmallBig(t *testing.T) {
 // (imported ppbench data): the pooled medians differ, the speed does not.
 func sameSpeed(t *testing.T) analysis.Dataset {
 	t.Helper()
-	at := func(sizes ...int) []pingpong.Sample {
-		var out []pingpong.Sample
+	at := func(sizes ...int) []record.Sample {
+		var out []record.Sample
 		for _, s := range sizes {
 			d := 1 + float64(s)/10000
-			out = append(out, pingpong.Sample{Workload: "pingpong", Size: s, Length: s, Code: 200, DurationMS: d, LatencyMS: d + 1})
+			out = append(out, record.Sample{Workload: "pingpong", Size: s, Length: s, Code: 200, DurationMS: d, LatencyMS: d + 1})
 		}
 		return out
 	}
@@ -508,7 +508,7 @@ func sameSpeed(t *testing.T) analysis.Dataset {
 			host = append(host, s+7) // and drew sizes a little apart from bare's
 		}
 	}
-	d, warns := analysis.NewDataset([]string{"bare", "host"}, map[string][]pingpong.Sample{"bare": at(bare...), "host": at(host...)}, "bare")
+	d, warns := analysis.NewDataset([]string{"bare", "host"}, map[string][]record.Sample{"bare": at(bare...), "host": at(host...)}, "bare")
 	if len(warns) > 0 {
 		t.Fatal(warns)
 	}
@@ -552,7 +552,7 @@ func TestUnlikeSizes(t *testing.T) {
 		})
 	}
 	// The summary table's ratios, from samples by mode.
-	var all []pingpong.Sample
+	var all []record.Sample
 	for _, s := range d.Series {
 		for _, smp := range d.OK[s] {
 			smp.Mode = s
@@ -575,12 +575,12 @@ func TestSummary(t *testing.T) {
 	// b: 1 5 9 → min 1 (-50 %), max 9 (+50 %), mean 5 (+25 %), median 5 (+25 %), SD 4 (+100 %),
 	//    P5 1.4 (-36.36 %), P95 8.6 (+48.28 %).
 	// c: 2 4 6 → 0 % everywhere. e: 7 → SD NaN.
-	samples := map[string][]pingpong.Sample{
+	samples := map[string][]record.Sample{
 		"a": lat(10, 2, 4, 6), "b": lat(10, 9, 1, 5), "c": lat(10, 6, 4, 2), "e": lat(10, 7),
 	}
 	d, _ := analysis.NewDataset([]string{"a", "b", "c", "e"}, samples, "a")
 	lower := metric(t, "latency")
-	higher := analysis.Metric{Key: "test-higher", HigherIsBetter: true, Value: func(s pingpong.Sample) float64 { return s.DurationMS }}
+	higher := analysis.Metric{Key: "test-higher", HigherIsBetter: true, Value: func(s record.Sample) float64 { return s.DurationMS }}
 	nan := math.NaN()
 	ch := func(v, p float64, class string) analysis.Change {
 		return analysis.Change{Value: v, Percent: p, Class: class}
@@ -661,11 +661,11 @@ func rowEqual(a, b analysis.SummaryRow) bool {
 
 func TestDeviation(t *testing.T) {
 	nan := math.NaN()
-	samples := map[string][]pingpong.Sample{
+	samples := map[string][]record.Sample{
 		// size 100: 1 2 3 → SD 1, mean 2 → 50 %; size 200: 10 10 → 0 %; size 300: one value, left out.
 		"a": cat(lat(100, 1, 2, 3), lat(200, 10, 10), lat(300, 7)),
 		// size 100: 2 4 6 → SD 2 / mean 4 = 50 %; size 200: 1 3 → SD √2 / 2 = 70.71 %.
-		"b": cat(lat(100, 2, 6, 4), lat(200, 3, 1), []pingpong.Sample{{Size: 100, Code: 503}}),
+		"b": cat(lat(100, 2, 6, 4), lat(200, 3, 1), []record.Sample{{Size: 100, Code: 503}}),
 		"c": cat(lat(100, 1), lat(200, 1)), // no size with two samples
 	}
 	d, _ := analysis.NewDataset([]string{"a", "b", "c"}, samples, "a")
@@ -691,12 +691,12 @@ func TestDeviation(t *testing.T) {
 func bigDataset() (analysis.Dataset, []string) {
 	r := rand.New(rand.NewSource(1))
 	modes := []string{"bare", "host", "bridge", "overlay", "overlay-encrypted"}
-	samples := map[string][]pingpong.Sample{}
+	samples := map[string][]record.Sample{}
 	for i := range 200000 {
 		m := modes[i%len(modes)]
 		size := (1 + r.Intn(100)) * 5000
 		dur := float64(size)/50000 + r.ExpFloat64()
-		samples[m] = append(samples[m], pingpong.Sample{Mode: m, Size: size, Length: size, Code: 200, DurationMS: dur, LatencyMS: dur + 0.5})
+		samples[m] = append(samples[m], record.Sample{Mode: m, Size: size, Length: size, Code: 200, DurationMS: dur, LatencyMS: dur + 0.5})
 	}
 	return analysis.NewDataset(modes, samples, "bare")
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/analysis/stats"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/record"
 )
 
 // abSizes are apachebench's message sizes: 10, 20, …, 90, 100, 200, …,
@@ -37,13 +37,13 @@ func overlayShare(size int) float64 {
 // overlayShare of bare's transfer rate.
 func logSpaced(t *testing.T, reps int) analysis.Dataset {
 	t.Helper()
-	samples := map[string][]pingpong.Sample{}
+	samples := map[string][]record.Sample{}
 	for _, s := range abSizes() {
 		bare := 0.5 + float64(s)/1e5 // ms
 		for r := range reps {
 			jitter := 1 + 0.01*float64(r) // repetitions differ a little, alike in both modes
-			samples["bare"] = append(samples["bare"], pingpong.Sample{Mode: "bare", Size: s, Length: s, Code: 200, DurationMS: bare * jitter})
-			samples["overlay"] = append(samples["overlay"], pingpong.Sample{Mode: "overlay", Size: s, Length: s, Code: 200, DurationMS: bare * jitter / overlayShare(s)})
+			samples["bare"] = append(samples["bare"], record.Sample{Mode: "bare", Size: s, Length: s, Code: 200, DurationMS: bare * jitter})
+			samples["overlay"] = append(samples["overlay"], record.Sample{Mode: "overlay", Size: s, Length: s, Code: 200, DurationMS: bare * jitter / overlayShare(s)})
 		}
 	}
 	d, warns := analysis.NewDataset([]string{"bare", "overlay"}, samples, "bare")
@@ -142,34 +142,34 @@ func TestLogSpacedSizes(t *testing.T) {
 // distinct sizes; one per size when there are at most n; fewer when two
 // series measured no size in common.
 func TestGrouping(t *testing.T) {
-	at := func(sizes ...int) []pingpong.Sample {
-		var out []pingpong.Sample
+	at := func(sizes ...int) []record.Sample {
+		var out []record.Sample
 		for _, s := range sizes {
-			out = append(out, pingpong.Sample{Size: s, Length: s, Code: 200, DurationMS: 1})
+			out = append(out, record.Sample{Size: s, Length: s, Code: 200, DurationMS: 1})
 		}
 		return out
 	}
 	tests := []struct {
 		name    string
-		samples map[string][]pingpong.Sample
+		samples map[string][]record.Sample
 		n       int
 		groups  int
 		shared  bool
 		lo      []float64 // each group's smallest size
 	}{
-		{"shared sizes, fewer than n: one per size", map[string][]pingpong.Sample{"a": at(10, 20, 30), "b": at(10, 30, 30)}, 100, 3, true, []float64{10, 20, 30}},
-		{"shared sizes, more than n: equal counts", map[string][]pingpong.Sample{"a": at(1, 2, 3, 1000, 2000, 3000), "b": at(1, 2, 3, 1000, 2000, 3000)}, 2, 2, true, []float64{1, 1000}},
-		{"seven sizes in three groups: 2, 2, 3", map[string][]pingpong.Sample{"a": at(1, 2, 3, 4, 5, 6, 7)}, 3, 3, true, []float64{1, 3, 5}},
+		{"shared sizes, fewer than n: one per size", map[string][]record.Sample{"a": at(10, 20, 30), "b": at(10, 30, 30)}, 100, 3, true, []float64{10, 20, 30}},
+		{"shared sizes, more than n: equal counts", map[string][]record.Sample{"a": at(1, 2, 3, 1000, 2000, 3000), "b": at(1, 2, 3, 1000, 2000, 3000)}, 2, 2, true, []float64{1, 1000}},
+		{"seven sizes in three groups: 2, 2, 3", map[string][]record.Sample{"a": at(1, 2, 3, 4, 5, 6, 7)}, 3, 3, true, []float64{1, 3, 5}},
 		// No size in common: groups of about one size per series.
-		{"sizes drawn apart", map[string][]pingpong.Sample{"a": at(10, 30, 50, 70), "b": at(11, 31, 51, 71)}, 100, 4, false, []float64{10, 30, 50, 70}},
+		{"sizes drawn apart", map[string][]record.Sample{"a": at(10, 30, 50, 70), "b": at(11, 31, 51, 71)}, 100, 4, false, []float64{10, 30, 50, 70}},
 		// Two runs of other plans: each run's modes share sizes, the runs
 		// none; 8 sizes, 4 series: 2 groups, each with sizes of both runs.
-		{"two runs, other sizes", map[string][]pingpong.Sample{"a": at(10, 20, 30, 40), "b": at(10, 20, 30, 40), "c": at(11, 21, 31, 41), "d": at(11, 21, 31, 41)},
+		{"two runs, other sizes", map[string][]record.Sample{"a": at(10, 20, 30, 40), "b": at(10, 20, 30, 40), "c": at(11, 21, 31, 41), "d": at(11, 21, 31, 41)},
 			100, 2, false, []float64{10, 30}},
 		// One size in common is enough to pair size by size.
-		{"one size in common", map[string][]pingpong.Sample{"a": at(1000, 2000, 4000), "b": at(1000, 3000)}, 100, 4, true, []float64{1000, 2000, 3000, 4000}},
-		{"failed samples do not count", map[string][]pingpong.Sample{"a": append(at(10), pingpong.Sample{Size: 99, Code: 503}), "b": at(10)}, 100, 1, true, []float64{10}},
-		{"nothing", map[string][]pingpong.Sample{"a": nil}, 100, 0, true, nil}, // nothing to pair
+		{"one size in common", map[string][]record.Sample{"a": at(1000, 2000, 4000), "b": at(1000, 3000)}, 100, 4, true, []float64{1000, 2000, 3000, 4000}},
+		{"failed samples do not count", map[string][]record.Sample{"a": append(at(10), record.Sample{Size: 99, Code: 503}), "b": at(10)}, 100, 1, true, []float64{10}},
+		{"nothing", map[string][]record.Sample{"a": nil}, 100, 0, true, nil}, // nothing to pair
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/report/importer"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 // maxImportProblems caps the skipped rows listed on stderr; the count is
@@ -35,7 +34,7 @@ func newImportCmd(stdout io.Writer) *cobra.Command {
   cnperf import --format ab ab-results.csv -o runs/ab --reference bare`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var read func(io.Reader, string) ([]pingpong.Sample, importer.Info, error)
+			var read func(io.Reader, string) ([]record.Sample, importer.Info, error)
 			switch format {
 			case "ppbench":
 				read = importer.PPBench

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/workload/pingpong/siege"
 	"github.com/cnperf/cnperf/internal/workload/registry"
 )
 
@@ -94,6 +95,11 @@ them inside its labs with the lab's own addresses.`}
 		}
 	}
 	return cmd
+}
+
+// newSiegeCmd is `cnperf siege`, ping-pong's client, from its package.
+func newSiegeCmd(stdout, stderr io.Writer) *cobra.Command {
+	return adopt(siege.Command(console(stdout, stderr)))
 }
 
 // newClientCmds are the socket workloads' clients, `cnperf stream` and

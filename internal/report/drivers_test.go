@@ -11,7 +11,6 @@ import (
 
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/spec"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 // driverSpec measures bare and bridge on driver, or on drivers side by side.
@@ -31,7 +30,7 @@ func pingPongDriverRun(label, driver string, drivers []string) Run {
 	t0 := time.Unix(1000, 0)
 	for i, k := range s.ModeKeys() {
 		for j := 0; j < 4; j++ {
-			run.Samples = append(run.Samples, pingpong.Sample{Workload: "pingpong", Mode: k, Size: 2000, Length: 2000, Code: 200,
+			run.Samples = append(run.Samples, record.Sample{Workload: "pingpong", Mode: k, Size: 2000, Length: 2000, Code: 200,
 				DurationMS: dur[k], LatencyMS: dur[k] + 1, Rep: j})
 		}
 		run.Meta.Cells = append(run.Meta.Cells, record.Cell{Index: i, Mode: k, Start: t0, End: t0.Add(time.Second), Samples: rps[k]})

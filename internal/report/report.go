@@ -12,8 +12,8 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/cnperf/cnperf/internal/analysis"
+	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/report/figure"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 // Options shape a report.
@@ -192,7 +192,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 func (r *Report) addPingPong(ref string, o Options) error {
 	runs := r.Runs
 	// Series: modes, or "mode · run" when several runs are compared.
-	samples := map[string][]pingpong.Sample{}
+	samples := map[string][]record.Sample{}
 	var series []string
 	refSeries := ""
 	for _, run := range runs {

@@ -14,7 +14,6 @@ import (
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/report/figure"
 	"github.com/cnperf/cnperf/internal/spec"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 // synthetic makes a run of n samples per mode whose transfer rate falls with
@@ -29,7 +28,7 @@ func synthetic(modes []string, n int, seed uint64) Run {
 		for j := 0; j < n; j++ {
 			size := 1 + rng.IntN(500000)
 			ms := (0.1 + float64(size)/1e9*1000/factor) * (1 + 0.2*rng.Float64())
-			r.Samples = append(r.Samples, pingpong.Sample{Workload: "pingpong", Mode: m, Size: size, Rep: j % 3,
+			r.Samples = append(r.Samples, record.Sample{Workload: "pingpong", Mode: m, Size: size, Rep: j % 3,
 				DurationMS: ms, LatencyMS: ms + 0.1, Length: size, Code: 200})
 		}
 	}

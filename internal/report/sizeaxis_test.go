@@ -9,7 +9,6 @@ import (
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/report/figure"
 	"github.com/cnperf/cnperf/internal/spec"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 // abRun is an imported-like run of apachebench's sizes (10 B … 1 MB, nine
@@ -23,7 +22,7 @@ func abRun(modes ...string) Run {
 			for k := 1; k <= 9 && k*p <= 1000000; k++ {
 				size := k * p
 				ms := (0.5 + float64(size)/1e5) * (1 + 0.5*float64(i))
-				r.Samples = append(r.Samples, pingpong.Sample{Workload: "pingpong", Mode: m, Size: size, Length: size, Code: 200, DurationMS: ms})
+				r.Samples = append(r.Samples, record.Sample{Workload: "pingpong", Mode: m, Size: size, Length: size, Code: 200, DurationMS: ms})
 			}
 		}
 	}
@@ -32,7 +31,7 @@ func abRun(modes ...string) Run {
 
 func dataset(t *testing.T, r Run) analysis.Dataset {
 	t.Helper()
-	by := map[string][]pingpong.Sample{}
+	by := map[string][]record.Sample{}
 	for _, s := range r.Samples {
 		by[s.Mode] = append(by[s.Mode], s)
 	}
@@ -49,7 +48,7 @@ func TestSizeAxis(t *testing.T) {
 	narrow.Samples = narrow.Samples[:0]
 	for _, m := range []string{"bare", "overlay"} {
 		for size := 1000; size <= 90000; size += 1000 { // 1 kB … 90 kB: under two decades
-			narrow.Samples = append(narrow.Samples, pingpong.Sample{Mode: m, Size: size, Length: size, Code: 200, DurationMS: 1})
+			narrow.Samples = append(narrow.Samples, record.Sample{Mode: m, Size: size, Length: size, Code: 200, DurationMS: 1})
 		}
 	}
 	tests := []struct {

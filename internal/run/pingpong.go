@@ -18,6 +18,7 @@ import (
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/workload/pingpong/siege"
 )
 
 // pingPongTopology is ping-pong's lab: siege, the client outside the
@@ -88,7 +89,7 @@ func (p *pingPong) start(ctx context.Context, e *env, exe, logs string) error {
 
 // runCell sends one chunk of sizes, every repetition, through siege.
 func (p *pingPong) runCell(ctx context.Context, e *env, chunk int, cell *record.Cell, app *appender) error {
-	siege, err := e.lab.Host("siege")
+	siegeHost, err := e.lab.Host("siege")
 	if err != nil {
 		return err
 	}
@@ -98,7 +99,7 @@ func (p *pingPong) runCell(ctx context.Context, e *env, chunk int, cell *record.
 	}
 	pp := p.s.PingPong
 	mode := e.key
-	emit := func(smp pingpong.Sample) {
+	emit := func(smp record.Sample) {
 		smp.Mode, smp.Labels, smp.Cell = mode, p.s.Labels, cell.Index
 		cell.Samples++
 		if !smp.OK() {
@@ -109,14 +110,14 @@ func (p *pingPong) runCell(ctx context.Context, e *env, chunk int, cell *record.
 		app.add(smp, !smp.OK())
 	}
 	if l, ok := e.lab.Runtime.(lab.Launcher); ok {
-		return siegeThrough(ctx, l, siege, ping, p.chunk(chunk), pp.Repetitions, pp.Concurrency, pp.Timeout, emit)
+		return siegeThrough(ctx, l, siegeHost, ping, p.chunk(chunk), pp.Repetitions, pp.Concurrency, pp.Timeout, emit)
 	}
 	reqs := pingpong.Requests(p.chunk(chunk), pp.Repetitions)
-	return pingpong.Siege(ctx, pingpong.SiegeConfig{
+	return siege.Run(ctx, siege.Config{
 		Target:      "http://" + ping.External,
 		Concurrency: pp.Concurrency,
 		Timeout:     pp.Timeout,
-		Dial:        namespace.Dialer(siege.NS),
+		Dial:        namespace.Dialer(siegeHost.NS),
 	}, reqs, emit)
 }
 
@@ -124,7 +125,7 @@ func (p *pingPong) runCell(ctx context.Context, e *env, chunk int, cell *record.
 // driver that runs processes itself (a pod on the kubernetes driver): the
 // same requests, every sample back as a line of JSON.
 func siegeThrough(ctx context.Context, l lab.Launcher, siege lab.Host, ping lab.Endpoint, sizes []int, reps, concurrency int,
-	timeout time.Duration, emit func(pingpong.Sample)) error {
+	timeout time.Duration, emit func(record.Sample)) error {
 	list := make([]string, len(sizes))
 	for i, n := range sizes {
 		list[i] = strconv.Itoa(n)
@@ -133,7 +134,7 @@ func siegeThrough(ctx context.Context, l lab.Launcher, siege lab.Host, ping lab.
 		"--repetitions", strconv.Itoa(reps), "--concurrency", strconv.Itoa(concurrency), "--timeout", timeout.String(), "--format", "jsonl"}
 	var bad error
 	out := &lineWriter{fn: func(line []byte) {
-		var smp pingpong.Sample
+		var smp record.Sample
 		if err := json.Unmarshal(line, &smp); err != nil {
 			if bad == nil {
 				bad = fmt.Errorf("siege printed %q: %w", line, err)
@@ -181,7 +182,7 @@ func (p *pingPong) waitReady(ctx context.Context, e *env) error {
 		if l, ok := e.lab.Runtime.(lab.Launcher); ok {
 			// One request from the siege host's pod, as siege will send.
 			okCount := 0
-			err := siegeThrough(ctx, l, siege, ping, []int{4}, 1, 1, 2*time.Second, func(s pingpong.Sample) {
+			err := siegeThrough(ctx, l, siege, ping, []int{4}, 1, 1, 2*time.Second, func(s record.Sample) {
 				if s.OK() {
 					okCount++
 				} else {

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/analysis/stats"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/record"
 )
 
 // PPBenchHeader is ppbench's CSV header (ppbench's Ppbench::LOG_HEADER).
@@ -37,7 +37,7 @@ type PPBenchOptions struct {
 	MachineTag  string // "Machine Tag" column
 	Concurrency int    // "Concurrency Level" column: the run's concurrency
 	// ExperimentTag gives a sample's "Experiment Tag"; nil means s.Mode.
-	ExperimentTag func(s pingpong.Sample) string
+	ExperimentTag func(s record.Sample) string
 }
 
 type ppGroup struct {
@@ -77,7 +77,7 @@ type ppGroup struct {
 //
 // Every field is double-quoted, as Ruby's CSV force_quotes writes them, and
 // the computed columns are written as Ruby prints a Float ("1062.0").
-func PPBench(w io.Writer, samples []pingpong.Sample, opts PPBenchOptions) error {
+func PPBench(w io.Writer, samples []record.Sample, opts PPBenchOptions) error {
 	bw := bufio.NewWriter(w)
 	writeForceQuoted(bw, PPBenchHeader)
 	if err := bw.Flush(); err != nil {
@@ -88,10 +88,10 @@ func PPBench(w io.Writer, samples []pingpong.Sample, opts PPBenchOptions) error 
 
 // PPBenchRows writes PPBench's rows without the header: siege's ppbench log
 // writes each size's row as soon as its repetitions are in.
-func PPBenchRows(w io.Writer, samples []pingpong.Sample, opts PPBenchOptions) error {
+func PPBenchRows(w io.Writer, samples []record.Sample, opts PPBenchOptions) error {
 	tagOf := opts.ExperimentTag
 	if tagOf == nil {
-		tagOf = func(s pingpong.Sample) string { return s.Mode }
+		tagOf = func(s record.Sample) string { return s.Mode }
 	}
 	type key struct {
 		mode, tag string
@@ -235,7 +235,7 @@ var SamplesHeader = []string{
 // SamplesHeader followed by "label:KEY" for every label key present in any
 // sample, sorted; a sample without that label has an empty cell. ts is
 // RFC 3339 with nanoseconds, empty for a zero time.
-func Samples(w io.Writer, samples []pingpong.Sample) error {
+func Samples(w io.Writer, samples []record.Sample) error {
 	keySet := map[string]struct{}{}
 	for _, s := range samples {
 		for k := range s.Labels {

@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/record"
 )
 
-func s(mode string, size, rep int, dur float64, length, code, retries int, errMsg string) pingpong.Sample {
-	return pingpong.Sample{
+func s(mode string, size, rep int, dur float64, length, code, retries int, errMsg string) record.Sample {
+	return record.Sample{
 		Workload: "pingpong", Mode: mode, Size: size, Rep: rep, DurationMS: dur,
 		LatencyMS: dur + 0.5, Length: length, Code: code, Retries: retries, Error: errMsg,
 	}
@@ -20,8 +20,8 @@ func s(mode string, size, rep int, dur float64, length, code, retries int, errMs
 
 // fixture: 2 modes × 2 sizes × 3 repetitions, in an interleaved order.
 // bridge/100 rep 1 got no answer (Error); bridge/2000 rep 0 is a 503.
-func fixture() []pingpong.Sample {
-	return []pingpong.Sample{
+func fixture() []record.Sample {
+	return []record.Sample{
 		s("bridge", 2000, 1, 5, 2000, 200, 0, ""), // appears first, but is not rep 0
 		s("bare", 100, 0, 1, 100, 200, 0, ""),
 		s("bare", 2000, 0, 2, 2000, 200, 0, ""),
@@ -42,7 +42,7 @@ const ppHeader = `"Machine Tag","Experiment Tag","Document Path","Failed request
 func TestPPBench(t *testing.T) {
 	tests := []struct {
 		name    string
-		samples []pingpong.Sample
+		samples []record.Sample
 		opts    PPBenchOptions
 		want    string
 	}{
@@ -62,18 +62,18 @@ func TestPPBench(t *testing.T) {
 		},
 		{
 			name:    "quoting",
-			samples: []pingpong.Sample{s("bare", 10, 0, 0.5, 10, 200, 0, "")},
+			samples: []record.Sample{s("bare", 10, 0, 0.5, 10, 200, 0, "")},
 			opts: PPBenchOptions{
 				MachineTag:    `vm "large", eu`,
 				Concurrency:   4,
-				ExperimentTag: func(pingpong.Sample) string { return `say "hi",` + "\n" + `x` },
+				ExperimentTag: func(record.Sample) string { return `say "hi",` + "\n" + `x` },
 			},
 			want: ppHeader +
 				`"vm ""large"", eu","say ""hi"",` + "\n" + `x","/mping/10","0","4","10.0","0.5","20000.0","2000.0","0","200"` + "\n",
 		},
 		{
 			name: "even median, fractional mean",
-			samples: []pingpong.Sample{
+			samples: []record.Sample{
 				s("host", 7, 0, 1, 6, 200, 0, ""),
 				s("host", 7, 1, 1, 7, 200, 0, ""),
 				s("host", 7, 2, 2, 8, 200, 0, ""),
@@ -85,7 +85,7 @@ func TestPPBench(t *testing.T) {
 		},
 		{
 			name: "no answered repetition: row skipped",
-			samples: []pingpong.Sample{
+			samples: []record.Sample{
 				s("bare", 5, 0, 0, 0, 0, 0, "connection refused"),
 				s("bare", 5, 1, 0, 0, 0, 0, "connection refused"),
 				s("bare", 6, 0, 0, 0, 200, 0, ""), // zero duration: no finite time
@@ -96,8 +96,8 @@ func TestPPBench(t *testing.T) {
 		},
 		{
 			name:    "custom tag does not merge modes",
-			samples: []pingpong.Sample{s("bare", 5, 0, 1, 5, 200, 0, ""), s("host", 5, 0, 2, 5, 200, 0, "")},
-			opts:    PPBenchOptions{ExperimentTag: func(pingpong.Sample) string { return "all" }},
+			samples: []record.Sample{s("bare", 5, 0, 1, 5, 200, 0, ""), s("host", 5, 0, 2, 5, 200, 0, "")},
+			opts:    PPBenchOptions{ExperimentTag: func(record.Sample) string { return "all" }},
 			want: ppHeader +
 				`"","all","/mping/5","0","0","5.0","1.0","5000.0","1000.0","0","200"` + "\n" +
 				`"","all","/mping/5","0","0","5.0","2.0","2500.0","500.0","0","200"` + "\n",
@@ -151,12 +151,12 @@ func TestSamples(t *testing.T) {
 	ts := time.Date(2024, 5, 6, 7, 8, 9, 120000000, time.UTC)
 	tests := []struct {
 		name    string
-		samples []pingpong.Sample
+		samples []record.Sample
 		want    string
 	}{
 		{
 			name: "labels and errors",
-			samples: []pingpong.Sample{
+			samples: []record.Sample{
 				{Workload: "pingpong", Mode: "bare", Labels: map[string]string{"mtu": "1500", "host": "a"}, Cell: 0, Size: 100, Rep: 0,
 					DurationMS: 1.25, LatencyMS: 2.5, Length: 100, Code: 200, Retries: 0, Time: ts},
 				{Workload: "pingpong", Mode: "bridge", Labels: map[string]string{"zone": "x,y"}, Cell: 3, Size: 2000, Rep: 2,

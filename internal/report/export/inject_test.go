@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/record"
 )
 
 func TestSafeCell(t *testing.T) {
@@ -36,7 +36,7 @@ func TestSafeCell(t *testing.T) {
 // reach both CSV exports as modes, labels and errors.
 func TestExportNeutralisesFormulas(t *testing.T) {
 	evil := `=HYPERLINK("http://evil","x")`
-	samples := []pingpong.Sample{{Workload: "pingpong", Mode: evil, Size: 10, Length: 10, Code: 200, DurationMS: -1.5,
+	samples := []record.Sample{{Workload: "pingpong", Mode: evil, Size: 10, Length: 10, Code: 200, DurationMS: -1.5,
 		Labels: map[string]string{"machine": "@me"}, Error: "-bad"}}
 	tests := []struct {
 		name  string
@@ -47,7 +47,7 @@ func TestExportNeutralisesFormulas(t *testing.T) {
 		{"ppbench", func(b *bytes.Buffer) error {
 			ok := samples[0]
 			ok.Error, ok.DurationMS = "", 2
-			return PPBench(b, []pingpong.Sample{ok}, PPBenchOptions{MachineTag: "+tag"})
+			return PPBench(b, []record.Sample{ok}, PPBenchOptions{MachineTag: "+tag"})
 		}, []string{"'+tag", "'" + evil}},
 	}
 	for _, tc := range tests {

@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"strconv"
 
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/record"
 )
 
 // The apachebench-derived CSV's columns.
@@ -59,7 +59,7 @@ var lastNumberRE = regexp.MustCompile(`/([0-9]+)/?$`)
 // matches only the across-all mean is multiplied by the concurrency, and
 // Info.Notes says so; a value that matches neither is used as it is, with
 // a note.
-func ApacheBench(r io.Reader, source string) ([]pingpong.Sample, Info, error) {
+func ApacheBench(r io.Reader, source string) ([]record.Sample, Info, error) {
 	info := Info{Format: "apachebench", Source: source}
 	t, err := openTable(r, &info, abRequired, nil, func(col map[string]int) string {
 		if _, ok := col["experiment tag"]; ok {
@@ -70,7 +70,7 @@ func ApacheBench(r io.Reader, source string) ([]pingpong.Sample, Info, error) {
 	if err != nil {
 		return nil, info, err
 	}
-	var samples []pingpong.Sample
+	var samples []record.Sample
 	reps := repCounter{}
 	var across, mismatch []int // lines
 	pathDiffers := 0
@@ -132,7 +132,7 @@ type abRowInfo struct {
 	pathDiffers         bool
 }
 
-func abRow(t *table, rec []string) (pingpong.Sample, abRowInfo, error) {
+func abRow(t *table, rec []string) (record.Sample, abRowInfo, error) {
 	var ri abRowInfo
 	tag := t.get(rec, abTag)
 	if tag == "" {
@@ -140,32 +140,32 @@ func abRow(t *table, rec []string) (pingpong.Sample, abRowInfo, error) {
 	}
 	length, err := t.count(rec, abLength)
 	if err != nil {
-		return pingpong.Sample{}, ri, err
+		return record.Sample{}, ri, err
 	}
 	complete, err := t.count(rec, abComplete)
 	if err != nil {
-		return pingpong.Sample{}, ri, err
+		return record.Sample{}, ri, err
 	}
 	if ri.failed, err = t.count(rec, abFailed); err != nil {
-		return pingpong.Sample{}, ri, err
+		return record.Sample{}, ri, err
 	}
 	if ri.failed > complete {
-		return pingpong.Sample{}, ri, rowError{fmt.Sprintf("%s %d exceeds %s %d", abFailed, ri.failed, abComplete, complete)}
+		return record.Sample{}, ri, rowError{fmt.Sprintf("%s %d exceeds %s %d", abFailed, ri.failed, abComplete, complete)}
 	}
 	if ri.concurrency, err = t.count(rec, abConcurrency); err != nil {
-		return pingpong.Sample{}, ri, err
+		return record.Sample{}, ri, err
 	}
 	if ri.concurrency < 1 {
-		return pingpong.Sample{}, ri, badField(abConcurrency, t.get(rec, abConcurrency), "must be at least 1")
+		return record.Sample{}, ri, badField(abConcurrency, t.get(rec, abConcurrency), "must be at least 1")
 	}
 	tpr, err := t.num(rec, abTime)
 	if err != nil {
-		return pingpong.Sample{}, ri, err
+		return record.Sample{}, ri, err
 	}
 	if t.get(rec, abTimeTaken) != "" && complete > 0 {
 		taken, err := t.num(rec, abTimeTaken)
 		if err != nil {
-			return pingpong.Sample{}, ri, err
+			return record.Sample{}, ri, err
 		}
 		tpr, ri.timeKind = abDuration(tpr, taken, complete, ri.concurrency)
 	}
@@ -174,7 +174,7 @@ func abRow(t *table, rec []string) (pingpong.Sample, abRowInfo, error) {
 			ri.pathDiffers = true
 		}
 	}
-	s := pingpong.Sample{
+	s := record.Sample{
 		Workload:   "pingpong",
 		Mode:       tag,
 		Labels:     map[string]string{"source": "apachebench", "concurrency": strconv.Itoa(ri.concurrency)},

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/analysis"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/record"
 )
 
 // allocSlack is what a fuzz input may allocate beyond allocPerByte per
@@ -24,14 +24,14 @@ const (
 // checkImport asserts what must hold for any input: no panic (the fuzzer
 // catches it), every row accounted for, sane samples, errors on one line,
 // and memory in proportion to the input, not to the numbers in it.
-func checkImport(t *testing.T, data []byte, read func(io.Reader, string) ([]pingpong.Sample, Info, error)) {
+func checkImport(t *testing.T, data []byte, read func(io.Reader, string) ([]record.Sample, Info, error)) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	samples, info, err := read(bytes.NewReader(data), "fuzz.csv")
 	if err == nil {
 		// What the report and summary do with an import must hold too.
 		modes := Modes(samples)
-		by := map[string][]pingpong.Sample{}
+		by := map[string][]record.Sample{}
 		for _, s := range samples {
 			by[s.Mode] = append(by[s.Mode], s)
 		}
@@ -135,7 +135,7 @@ func TestHugeNumbers(t *testing.T) {
 	long := strings.Repeat("9", 100000)
 	tests := []struct {
 		name   string
-		read   func(io.Reader, string) ([]pingpong.Sample, Info, error)
+		read   func(io.Reader, string) ([]record.Sample, Info, error)
 		row    string
 		reason string
 	}{

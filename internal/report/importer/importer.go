@@ -113,7 +113,7 @@ func (in *Info) addConcurrency(c int) {
 }
 
 // finish sets Imported and turns "nothing usable" into an error.
-func (in *Info) finish(samples []pingpong.Sample) error {
+func (in *Info) finish(samples []record.Sample) error {
 	in.Imported = len(samples)
 	if len(samples) > 0 {
 		return nil

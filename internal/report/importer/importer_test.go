@@ -17,30 +17,29 @@ import (
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/report/export"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
-func pp(mode string, size, rep int, dur float64, length, code, retries int, errMsg string) pingpong.Sample {
-	return pingpong.Sample{
+func pp(mode string, size, rep int, dur float64, length, code, retries int, errMsg string) record.Sample {
+	return record.Sample{
 		Workload: "pingpong", Mode: mode, Labels: map[string]string{"machine": "m3.large", "source": "ppbench"},
 		Size: size, Rep: rep, DurationMS: dur, Length: length, Code: code, Retries: retries, Error: errMsg,
 	}
 }
 
-func ab(mode string, size, rep int, dur float64, code int, errMsg string) pingpong.Sample {
-	return pingpong.Sample{
+func ab(mode string, size, rep int, dur float64, code int, errMsg string) record.Sample {
+	return record.Sample{
 		Workload: "pingpong", Mode: mode, Labels: map[string]string{"source": "apachebench", "concurrency": "10"},
 		Size: size, Rep: rep, DurationMS: dur, Length: size, Code: code, Error: errMsg,
 	}
 }
 
-type reader func(r *strings.Reader, source string) ([]pingpong.Sample, Info, error)
+type reader func(r *strings.Reader, source string) ([]record.Sample, Info, error)
 
-func ppReader(r *strings.Reader, source string) ([]pingpong.Sample, Info, error) {
+func ppReader(r *strings.Reader, source string) ([]record.Sample, Info, error) {
 	return PPBench(r, source)
 }
 
-func abReader(r *strings.Reader, source string) ([]pingpong.Sample, Info, error) {
+func abReader(r *strings.Reader, source string) ([]record.Sample, Info, error) {
 	return ApacheBench(r, source)
 }
 
@@ -62,7 +61,7 @@ func checkInfo(t *testing.T, got, want Info) {
 	}
 }
 
-func checkSamples(t *testing.T, got, want []pingpong.Sample) {
+func checkSamples(t *testing.T, got, want []record.Sample) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("%d samples, want %d:\n%+v", len(got), len(want), got)
@@ -78,13 +77,13 @@ func TestTestdata(t *testing.T) {
 	tests := []struct {
 		file string
 		read reader
-		want []pingpong.Sample
+		want []record.Sample
 		info Info
 	}{
 		{
 			file: "ppbench.csv",
 			read: ppReader,
-			want: []pingpong.Sample{
+			want: []record.Sample{
 				pp("bare", 1000, 0, 4, 1000, 200, 0, ""),     // Ruby's "4.0"
 				pp("docker", 1000, 0, 5.5, 1000, 200, 2, ""), // "1000.0"
 				pp("bare", 250000, 0, 40.2, 250000, 200, 3, ""),
@@ -107,7 +106,7 @@ func TestTestdata(t *testing.T) {
 		{
 			file: "ab.csv",
 			read: abReader,
-			want: []pingpong.Sample{
+			want: []record.Sample{
 				ab("bare", 1000, 0, 5.12, 200, ""),
 				ab("bare", 10000, 0, 8.73, 200, ""),
 				ab("bare", 100000, 0, 42.1, 200, ""),
@@ -138,11 +137,11 @@ const ppHead = `"Machine Tag","Experiment Tag","Document Path","Failed requests"
 const abHead = "Tag,Document Path,Document Length,Time taken for tests,Complete requests,Failed requests,Concurrency Level,Total transferred,Requests per second (mean),Transfer rate,Time per request\n"
 
 func TestRows(t *testing.T) {
-	noMachine := func(s pingpong.Sample) pingpong.Sample {
+	noMachine := func(s record.Sample) record.Sample {
 		s.Labels = map[string]string{"source": "ppbench"}
 		return s
 	}
-	conc := func(s pingpong.Sample, c string) pingpong.Sample {
+	conc := func(s record.Sample, c string) record.Sample {
 		s.Labels = map[string]string{"source": "apachebench", "concurrency": c}
 		return s
 	}
@@ -150,7 +149,7 @@ func TestRows(t *testing.T) {
 		name  string
 		read  reader
 		in    string
-		want  []pingpong.Sample
+		want  []record.Sample
 		skips []Skip
 		notes []string
 	}{
@@ -159,14 +158,14 @@ func TestRows(t *testing.T) {
 			read: ppReader,
 			in: "\ufeff" + strings.ReplaceAll(strings.ReplaceAll(ppHead, `"`, ""), "\n", "\r\n") +
 				"m3.large,bare,/mping/10,0,1,10,0.5,20000,2000,0,200\r\n",
-			want: []pingpong.Sample{pp("bare", 10, 0, 0.5, 10, 200, 0, "")},
+			want: []record.Sample{pp("bare", 10, 0, 0.5, 10, 200, 0, "")},
 		},
 		{
 			name: "ppbench early log: a single Tag column, no machine, transfer rate or rps",
 			read: ppReader,
 			in: `"Tag","Document Path","Failed requests","Concurrency Level","Total transferred","Time per request","Retries","Response Code"` + "\n" +
 				`"Test","/mping/1961","1","10","0","4","100","503"` + "\n",
-			want: []pingpong.Sample{noMachine(pp("Test", 1961, 0, 4, 0, 503, 100, ""))},
+			want: []record.Sample{noMachine(pp("Test", 1961, 0, 4, 0, 503, 100, ""))},
 		},
 		{
 			name: "ppbench empty tags, path without size, 0 ms without failures",
@@ -174,7 +173,7 @@ func TestRows(t *testing.T) {
 			in: ppHead +
 				`"","","/","0","1","300","2","150000","500","0","200"` + "\n" +
 				`"m3.large","bare","/mping/7","0","1","7","0.0","0","Infinity","0","200"` + "\n",
-			want: []pingpong.Sample{
+			want: []record.Sample{
 				noMachine(pp(Untagged, 300, 0, 2, 300, 200, 0, "")),
 				pp("bare", 7, 0, 0, 7, 200, 0, "ppbench: time per request is 0 ms"),
 			},
@@ -185,7 +184,7 @@ func TestRows(t *testing.T) {
 			read: ppReader,
 			in: ppHead + `"m3.large","bare","/mping/8","0","1","7.5","1","7500","1000","0","200"` + "\n" +
 				ppHead + `"m3.large","bare","/mping/8","0","4","8","2","4000","500","0","200"` + "\n",
-			want: []pingpong.Sample{
+			want: []record.Sample{
 				pp("bare", 8, 0, 1, 8, 200, 0, ""), // 7.5 rounds to 8
 				pp("bare", 8, 1, 2, 8, 200, 0, ""),
 			},
@@ -202,7 +201,7 @@ func TestRows(t *testing.T) {
 				`"m","bare","/mping/1","0","1","1","1","0","0","0",""` + "\n" +
 				`"m","bare","/mping/1","0","1","1","1","0","0","0","200"` + "\n" +
 				`"m","bare","/mping/1","0","1","1","1","0","0","0","2"00"` + "\n",
-			want: []pingpong.Sample{{Workload: "pingpong", Mode: "bare", Labels: map[string]string{"machine": "m", "source": "ppbench"},
+			want: []record.Sample{{Workload: "pingpong", Mode: "bare", Labels: map[string]string{"machine": "m", "source": "ppbench"},
 				Size: 1, DurationMS: 1, Length: 1, Code: 200}},
 			skips: []Skip{
 				{2, `Time per request "-1": negative`},
@@ -216,7 +215,7 @@ func TestRows(t *testing.T) {
 			name: "ab: Time per request across all concurrent requests",
 			read: abReader,
 			in:   abHead + "bare,/pong/100,100,0.500,1000,0,4,260000,2000.00,507.81,0.500\n",
-			want: []pingpong.Sample{conc(ab("bare", 100, 0, 2, 200, ""), "4")},
+			want: []record.Sample{conc(ab("bare", 100, 0, 2, 200, ""), "4")},
 			notes: []string{"1 rows (lines 2): Time per request is ab's mean across all concurrent requests; " +
 				"multiplied by the concurrency"},
 		},
@@ -227,7 +226,7 @@ func TestRows(t *testing.T) {
 				"bare,/pong/100,100,0.500,1000,0,4,260000,2000.00,507.81,2.000\n" +
 				"bare,/pong/200,200,0.500,1000,0,4,260000,2000.00,507.81,7\n" +
 				"bare,/pong/300,300,,1000,0,4,260000,2000.00,507.81,0.5\n",
-			want: []pingpong.Sample{
+			want: []record.Sample{
 				conc(ab("bare", 100, 0, 2, 200, ""), "4"),
 				conc(ab("bare", 200, 0, 7, 200, ""), "4"),
 				conc(ab("bare", 300, 0, 0.5, 200, ""), "4"),
@@ -244,7 +243,7 @@ func TestRows(t *testing.T) {
 				"docker,/pong/100,100,1.000,10,11,1,0,10.00,0.00,100.000\n" +
 				"docker,/pong/100,100,1.000,10,0,0,0,10.00,0.00,100.000\n" +
 				"docker,/mping/100,128,1.000,10,0,1,0,10.00,0.00,100.000\n",
-			want: []pingpong.Sample{
+			want: []record.Sample{
 				conc(ab("docker", 100, 0, 100, 0, "apachebench: all 10 requests failed"), "1"),
 				conc(ab("docker", 100, 1, 0, 0, "apachebench: no complete requests"), "1"),
 				conc(ab("docker", 128, 0, 100, 200, ""), "1"),
@@ -313,10 +312,10 @@ func TestFatal(t *testing.T) {
 // TestRoundTrip exports samples as ppbench's CSV and imports them back:
 // each row gives back the size's aggregated values.
 func TestRoundTrip(t *testing.T) {
-	var in []pingpong.Sample
+	var in []record.Sample
 	add := func(mode string, size int, durs []float64, retries, code int) {
 		for rep, d := range durs {
-			in = append(in, pingpong.Sample{Workload: "pingpong", Mode: mode, Size: size, Rep: rep,
+			in = append(in, record.Sample{Workload: "pingpong", Mode: mode, Size: size, Rep: rep,
 				DurationMS: d, LatencyMS: d + 1, Length: size, Code: code, Retries: retries})
 		}
 	}
@@ -347,7 +346,7 @@ func TestRoundTrip(t *testing.T) {
 		mode string
 		size int
 	}
-	group := map[key][]pingpong.Sample{}
+	group := map[key][]record.Sample{}
 	for _, s := range in {
 		group[key{s.Mode, s.Size}] = append(group[key{s.Mode, s.Size}], s)
 	}
@@ -418,7 +417,7 @@ func TestWriteRun(t *testing.T) {
 	if err != nil || rep.Skipped != 0 {
 		t.Fatalf("read back: %v %+v", err, rep)
 	}
-	want := make([]pingpong.Sample, len(samples))
+	want := make([]record.Sample, len(samples))
 	for i, s := range samples {
 		s.Cell = map[string]int{"bare": 0, "docker": 1}[s.Mode]
 		want[i] = s

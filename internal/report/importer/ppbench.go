@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"strconv"
 
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/record"
 )
 
 // ppbench's column names (export.PPBenchHeader).
@@ -54,7 +54,7 @@ var mpingRE = regexp.MustCompile(`/mping/([0-9]+)/?$`)
 // has no transfer rate, and ppbench's own loader drops it. A row with a
 // non-numeric or negative value, or the wrong number of fields, is skipped
 // and listed in Info.Skipped; a missing required column is an error.
-func PPBench(r io.Reader, source string) ([]pingpong.Sample, Info, error) {
+func PPBench(r io.Reader, source string) ([]record.Sample, Info, error) {
 	info := Info{Format: "ppbench", Source: source}
 	t, err := openTable(r, &info, ppRequired, ppAliases, func(col map[string]int) string {
 		if _, ok := col["document length"]; ok {
@@ -65,7 +65,7 @@ func PPBench(r io.Reader, source string) ([]pingpong.Sample, Info, error) {
 	if err != nil {
 		return nil, info, err
 	}
-	var samples []pingpong.Sample
+	var samples []record.Sample
 	reps := repCounter{}
 	sizeFromLength := 0
 	for {
@@ -102,7 +102,7 @@ func PPBench(r io.Reader, source string) ([]pingpong.Sample, Info, error) {
 	return samples, info, info.finish(samples)
 }
 
-func ppRow(t *table, rec []string) (s pingpong.Sample, failed, conc int, pathOK bool, err error) {
+func ppRow(t *table, rec []string) (s record.Sample, failed, conc int, pathOK bool, err error) {
 	tag := t.get(rec, ppExperiment)
 	if tag == "" {
 		tag = Untagged
@@ -141,7 +141,7 @@ func ppRow(t *table, rec []string) (s pingpong.Sample, failed, conc int, pathOK 
 	if m := t.get(rec, ppMachine); m != "" {
 		labels["machine"] = m
 	}
-	s = pingpong.Sample{
+	s = record.Sample{
 		Workload:   "pingpong",
 		Mode:       tag,
 		Labels:     labels,

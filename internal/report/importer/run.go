@@ -12,7 +12,6 @@ import (
 
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/spec"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 // Status is run.json's status of an imported run.
@@ -22,7 +21,7 @@ const Status = "imported"
 const Driver = "import"
 
 // Modes returns the samples' modes in order of first appearance.
-func Modes(samples []pingpong.Sample) []string {
+func Modes(samples []record.Sample) []string {
 	var modes []string
 	for _, s := range samples {
 		if !contains(modes, s.Mode) {
@@ -76,7 +75,7 @@ func Reference(modes []string, want string) (ref string, named bool, err error) 
 // Samples are written before run.json, so a failed import never leaves a
 // directory that looks like a complete run; on error WriteRun removes what
 // it created.
-func WriteRun(dir string, samples []pingpong.Sample, info Info, format string) (err error) {
+func WriteRun(dir string, samples []record.Sample, info Info, format string) (err error) {
 	if len(samples) == 0 {
 		return errors.New("nothing to import: no samples")
 	}
