@@ -149,14 +149,16 @@ func (p *pingPong) siegeThrough(ctx context.Context, l lab.Launcher, client lab.
 	args := append([]string{"cnperf"}, p.w.ClientArgs(set, target.External, sizes)...)
 	var bad error
 	out := &lineWriter{fn: func(line []byte) {
-		var smp record.Sample
-		if err := json.Unmarshal(line, &smp); err != nil {
+		smp, ok, err := siegeLine(line)
+		if err != nil {
 			if bad == nil {
 				bad = fmt.Errorf("siege printed %q: %w", line, err)
 			}
 			return
 		}
-		emit(smp)
+		if ok {
+			emit(smp)
+		}
 	}}
 	var stderr bytes.Buffer
 	proc, err := l.StartClient(lab.Endpoint{Host: client.Name, Kube: client.Kube}, "siege", args, out, &stderr)
@@ -173,6 +175,26 @@ func (p *pingPong) siegeThrough(ctx context.Context, l lab.Launcher, client lab.
 		return fmt.Errorf("siege on %s: %v: %s", client.Name, err, lastLine(stderr.String()))
 	}
 	return bad
+}
+
+// siegeLine reads one line siege printed: an envelope's interval line is
+// a sample (its fields beside workload and kind), its start and end lines
+// are not (ok false); a line without a kind is a bare sample, as siege's
+// --format jsonl prints it. Either way the sample is stored as runs have
+// always stored it: the record.Sample's own fields.
+func siegeLine(line []byte) (smp record.Sample, ok bool, err error) {
+	if env, derr := workload.Decode(line); derr == nil {
+		if env.Workload != pingpong.Descriptor.Name() {
+			return smp, false, fmt.Errorf("a %q line from ping-pong's client", env.Workload)
+		}
+		if env.Kind != workload.KindInterval {
+			return smp, false, nil
+		}
+	}
+	if err := json.Unmarshal(line, &smp); err != nil {
+		return smp, false, err
+	}
+	return smp, true, nil
 }
 
 // waitReady polls ping's /ping/4 from the siege host until pong answers

@@ -48,8 +48,8 @@ func (descriptor) Servers(set workload.SweepSettings, at func(role string) workl
 	}
 }
 
-// ClientArgs is `cnperf siege` for one chunk of sizes, every sample a line
-// of JSON (--format jsonl).
+// ClientArgs is `cnperf siege` for one chunk of sizes, printing envelope
+// lines (--format envelope): one interval line per request.
 func (descriptor) ClientArgs(set workload.SweepSettings, target string, sizes []int) []string {
 	list := make([]string, len(sizes))
 	for i, n := range sizes {
@@ -57,7 +57,7 @@ func (descriptor) ClientArgs(set workload.SweepSettings, target string, sizes []
 	}
 	return []string{"siege", "--target", "http://" + target, "--sizes", strings.Join(list, ","),
 		"--repetitions", strconv.Itoa(set.Repetitions), "--concurrency", strconv.Itoa(set.Concurrency),
-		"--timeout", set.Timeout.String(), "--format", "jsonl"}
+		"--timeout", set.Timeout.String(), "--format", "envelope"}
 }
 
 // ServeCommands are `cnperf serve ping` and `cnperf serve pong`.

@@ -32,7 +32,7 @@ func TestDescriptorCommandLines(t *testing.T) {
 	}
 	got := Descriptor.ClientArgs(set, "198.18.0.2:8080", []int{7, 0, 300})
 	wantClient := []string{"siege", "--target", "http://198.18.0.2:8080", "--sizes", "7,0,300", "--repetitions", "4",
-		"--concurrency", "2", "--timeout", "2s", "--format", "jsonl"}
+		"--concurrency", "2", "--timeout", "2s", "--format", "envelope"}
 	if !slices.Equal(got, wantClient) {
 		t.Errorf("client %q, want %q", got, wantClient)
 	}

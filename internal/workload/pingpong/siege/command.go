@@ -23,7 +23,10 @@ import (
 
 // Command is `cnperf siege`: ping-pong's client on its own, as ppbench
 // runs siege against a ping (cnperf's or Kratzke's original). It prints
-// every request as a record.Sample (--format jsonl) or ppbench's CSV log.
+// every request as a record.Sample (--format jsonl), as the envelope lines
+// every workload's client prints (--format envelope: a start line, one
+// interval line per request with the sample's fields, an end line) or as
+// ppbench's CSV log.
 // Its errors are bad input, but a workload.Failure (exit 1) and an
 // interruption (wrapping context.Canceled).
 func Command(con workload.Console) *cobra.Command {
@@ -60,8 +63,8 @@ func Command(con workload.Console) *cobra.Command {
 			if err := pingpong.CheckTimeout(timeout); err != nil {
 				return fmt.Errorf("--timeout %v", err)
 			}
-			if format != "jsonl" && format != "ppbench" {
-				return fmt.Errorf("--format %q: want jsonl or ppbench", format)
+			if format != "jsonl" && format != "ppbench" && format != "envelope" {
+				return fmt.Errorf("--format %q: want jsonl, ppbench or envelope", format)
 			}
 			w := stdout
 			if out != "" {
@@ -77,8 +80,15 @@ func Command(con workload.Console) *cobra.Command {
 			enc := json.NewEncoder(w)
 			pp := &ppbenchLog{w: &countingWriter{w: w}, reps: p.Repetitions, opts: export.PPBenchOptions{MachineTag: machine, Concurrency: concurrency}}
 			tally := &sizeTally{ok: map[int]int{}}
-			if format == "ppbench" {
+			env := workload.NewPrinter(w, Name)
+			var end End
+			switch format {
+			case "ppbench":
 				if err := pp.start(); err != nil {
+					return workload.Fail(err)
+				}
+			case "envelope":
+				if err := env.Print(workload.KindStart, workload.StartOf(cmd, target)); err != nil {
 					return workload.Fail(err)
 				}
 			}
@@ -87,14 +97,24 @@ func Command(con workload.Console) *cobra.Command {
 			err = RunPlan(ctx, Config{Target: target, Concurrency: concurrency, Timeout: timeout}, sizes, p.Repetitions, func(s record.Sample) {
 				s.Mode = experiment
 				tally.add(s)
-				if format == "jsonl" {
+				end.add(s)
+				switch format {
+				case "jsonl":
 					_ = enc.Encode(s)
-				} else {
+				case "envelope":
+					_ = env.Print(workload.KindInterval, s)
+				default:
 					pp.add(s)
 				}
 			})
-			if format == "ppbench" {
+			switch format {
+			case "ppbench":
 				if werr := pp.finish(); werr != nil {
+					return workload.Fail(werr)
+				}
+			case "envelope":
+				end.Sizes, end.Interrupted = len(tally.ok), ctx.Err() != nil
+				if werr := env.Print(workload.KindEnd, end); werr != nil {
 					return workload.Fail(werr)
 				}
 			}
@@ -122,11 +142,30 @@ func Command(con workload.Console) *cobra.Command {
 	f.StringVar(&sizesFlag, "sizes", "", fmt.Sprintf("comma-separated message sizes to request, in this order, instead of a sample of [min, max] (at most %d)", pingpong.MaxPlanSizes))
 	f.IntVar(&concurrency, "concurrency", 1, fmt.Sprintf("requests in flight, 1..%d", pingpong.MaxConcurrency))
 	f.DurationVar(&timeout, "timeout", pingpong.DefaultTimeout, fmt.Sprintf("timeout of one request, at most %s", pingpong.MaxTimeout))
-	f.StringVar(&format, "format", "jsonl", "output: jsonl (one sample per request) or ppbench (ppbench's CSV)")
+	f.StringVar(&format, "format", "jsonl", "output: jsonl (one sample per request), envelope (a start line, one interval line per request, an end line, as other clients' --json) or ppbench (ppbench's CSV)")
 	f.StringVarP(&out, "out", "o", "", "write to a new file instead of stdout")
 	f.StringVar(&machine, "machine", "", "ppbench machine tag")
 	f.StringVar(&experiment, "experiment", "", "experiment tag (stored as the mode)")
 	return cmd
+}
+
+// Name is the workload siege measures, as its envelope lines name it.
+const Name = "pingpong"
+
+// End is the end line of --format envelope: how many requests siege sent,
+// how many failed, over how many sizes, and whether it was interrupted.
+type End struct {
+	Requests    int  `json:"requests"`
+	Failed      int  `json:"failed"`
+	Sizes       int  `json:"sizes"`
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+func (e *End) add(s record.Sample) {
+	e.Requests++
+	if !s.OK() {
+		e.Failed++
+	}
 }
 
 // ppbenchLog writes ppbench's CSV while siege runs, as ppbench does: a

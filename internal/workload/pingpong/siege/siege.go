@@ -131,7 +131,7 @@ func run(ctx context.Context, cfg Config, total int, at func(int) pingpong.Reque
 // exchange whose length is no whole pong body for the size is an error: a
 // wrong length is not a good message, whichever ping reported it.
 func one(ctx context.Context, client *http.Client, base string, timeout time.Duration, req pingpong.Request) record.Sample {
-	s := record.Sample{Workload: "pingpong", Size: req.Size, Rep: req.Rep}
+	s := record.Sample{Workload: Name, Size: req.Size, Rep: req.Rep}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	hreq, err := http.NewRequestWithContext(rctx, http.MethodGet, base+strconv.Itoa(req.Size), nil)
