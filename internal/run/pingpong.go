@@ -194,6 +194,9 @@ func siegeLine(line []byte) (smp record.Sample, ok bool, err error) {
 	if err := json.Unmarshal(line, &smp); err != nil {
 		return smp, false, err
 	}
+	if smp.Workload != pingpong.Descriptor.Name() {
+		return smp, false, fmt.Errorf("a line of workload %q, not a ping-pong sample", smp.Workload)
+	}
 	return smp, true, nil
 }
 

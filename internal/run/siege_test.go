@@ -140,7 +140,32 @@ func TestSiegeLineStoresTheSample(t *testing.T) {
 	if len(stored) != 2 || !bytes.Equal(stored[0], bare) || !bytes.Equal(stored[1], bare) {
 		t.Errorf("stored %q, want the bare sample %s twice", stored, bare)
 	}
-	if _, _, err := siegeLine([]byte(`{"workload":"rr","kind":"interval"}`)); err == nil {
-		t.Error("an rr line was taken for ping-pong's")
+	for _, other := range []string{`{"workload":"rr","kind":"interval"}`, `{"workload":"rr","size":4}`, `{"size":4}`} {
+		if _, _, err := siegeLine([]byte(other)); err == nil {
+			t.Errorf("%s was taken for a ping-pong sample", other)
+		}
 	}
+}
+
+// FuzzSiegeLine: whatever a client printed, reading it neither panics nor
+// takes a line of another workload, nor a start or end line, for a sample.
+func FuzzSiegeLine(f *testing.F) {
+	for _, seed := range []string{
+		`{"workload":"pingpong","kind":"interval","cell":0,"size":5,"rep":0,"duration_ms":0.1,"latency_ms":0.2,"length":5,"code":200,"retries":0,"ts":"2026-01-02T03:04:05Z"}`,
+		`{"workload":"pingpong","cell":0,"size":5,"rep":0,"duration_ms":0.1,"latency_ms":0.2,"length":5,"code":200,"retries":0,"ts":"2026-01-02T03:04:05Z"}`,
+		`{"workload":"pingpong","kind":"start","server":"http://x","settings":{"sizes":"1"}}`,
+		`{"workload":"pingpong","kind":"end","requests":1,"failed":0,"sizes":1}`,
+		`{"workload":"rr","kind":"end"}`, `[]`, `null`, `{"size":"x"}`, ``,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		smp, ok, err := siegeLine(line)
+		if ok && (err != nil || smp.Workload != "pingpong") {
+			t.Fatalf("%q: sample %+v, error %v", line, smp, err)
+		}
+		if env, derr := workload.Decode(line); derr == nil && ok && (env.Workload != "pingpong" || env.Kind != workload.KindInterval) {
+			t.Fatalf("%q: a %s %s line taken for a sample", line, env.Workload, env.Kind)
+		}
+	})
 }
