@@ -1,3 +1,9 @@
+// Package pingpong implements Kratzke's HTTP ping-pong benchmark
+// (github.com/nkratzke/pingpong, ppbench): its workload descriptor, the
+// pong and ping servers with their commands, the size plan, and the bounds
+// and /mping answer the client shares. The client, siege, is package
+// pingpong/siege: it fills record.Sample, and record (through spec)
+// imports this package.
 package pingpong
 
 import (
