@@ -23,7 +23,6 @@ import (
 	"github.com/cnperf/cnperf/internal/poll"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/testutil"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 func readMeta(t *testing.T, dir string) record.Meta {
@@ -39,17 +38,17 @@ func readMeta(t *testing.T, dir string) record.Meta {
 	return m
 }
 
-func readSamples(t *testing.T, dir string) []pingpong.Sample {
+func readSamples(t *testing.T, dir string) []record.Sample {
 	t.Helper()
 	f, err := os.Open(filepath.Join(dir, "samples.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var out []pingpong.Sample
+	var out []record.Sample
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		var s pingpong.Sample
+		var s record.Sample
 		if err := json.Unmarshal(sc.Bytes(), &s); err != nil || s.Workload != "pingpong" {
 			continue // a line cut by a kill, or the machine's CPU samples
 		}

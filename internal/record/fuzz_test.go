@@ -12,7 +12,6 @@ import (
 	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/report"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 // Memory a stored run may cost beyond allocPerByte per byte of its files:
@@ -122,7 +121,7 @@ func checkReport(t *testing.T, data []byte, rep record.ReadReport, got int) {
 // of drawing it.
 func statistics(run report.Run) {
 	modes := run.Meta.Spec.ModeKeys()
-	by := map[string][]pingpong.Sample{}
+	by := map[string][]record.Sample{}
 	for _, s := range run.Samples {
 		by[s.Mode] = append(by[s.Mode], s)
 	}

@@ -1,9 +1,11 @@
 // Package record owns everything a run stores, so that whatever reads runs
 // (analysis, report, export, import) depends on it alone and on no code
 // that builds labs: the run's metadata with its labs, cells and the system
-// they ran on (meta.go, lab.go, system.go), ping-pong samples, socket
-// records and cost lines (sockets.go), the machine's CPU (cpu.go), and the
-// run directory itself, written and read back here.
+// they ran on (meta.go, lab.go, system.go), the records of what was
+// measured (ping-pong's per-request samples, sample.go; the lines clients
+// print in the workload envelope and each cell's cost, sockets.go), the
+// machine's CPU (cpu.go), and the run directory itself, written and read
+// back here.
 //
 // A run directory holds two files:
 //

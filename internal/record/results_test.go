@@ -11,8 +11,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 type testMeta struct {
@@ -20,8 +18,8 @@ type testMeta struct {
 	Cells int    `json:"cells"`
 }
 
-func sample(mode string, size, rep int) pingpong.Sample {
-	return pingpong.Sample{
+func sample(mode string, size, rep int) Sample {
+	return Sample{
 		Workload: "pingpong", Mode: mode, Labels: map[string]string{"host": "a"},
 		Cell: rep, Size: size, Rep: rep, DurationMS: 1.5 + float64(rep), LatencyMS: 2.25,
 		Length: size, Code: 200, Retries: rep, Time: time.Date(2024, 5, 6, 7, 8, 9, 123456789, time.UTC),
@@ -56,7 +54,7 @@ func TestRoundTrip(t *testing.T) {
 	if err := r.WriteMeta(testMeta{Name: "first", Cells: 1}); err != nil {
 		t.Fatal(err)
 	}
-	want := []pingpong.Sample{sample("bare", 100, 0), sample("bridge", 200, 1)}
+	want := []Sample{sample("bare", 100, 0), sample("bridge", 200, 1)}
 	want[1].Error = "timeout"
 	want[1].Labels = nil
 	for _, s := range want {

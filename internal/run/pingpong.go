@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
@@ -17,7 +15,9 @@ import (
 	"github.com/cnperf/cnperf/internal/poll"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/spec"
+	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/workload/pingpong/siege"
 )
 
 // pingPongTopology is ping-pong's lab: siege, the client outside the
@@ -29,16 +29,26 @@ var pingPongTopology = lab.Topology{Hosts: []lab.HostSpec{
 	{Name: "pong", Endpoints: []lab.EndpointSpec{{Role: "pong"}}},
 }}
 
-// pingPong is the HTTP ping-pong benchmark: siege outside the cluster
-// sends requests to ping, which asks pong for the message; a unit is a chunk
-// of the size plan.
+// pingPong runs a size sweep (workload.SizeSweep: Kratzke's HTTP
+// ping-pong, siege → ping → pong) over cells: siege outside the cluster
+// sends requests to ping, which asks pong for the message; a cell's unit is
+// a chunk of the size plan. What it starts and runs is the workload
+// descriptor's; which hosts it runs on and how a cell is measured are the
+// runner's.
 type pingPong struct {
 	s     spec.Spec
+	w     workload.SizeSweep
 	sizes []int
 }
 
 func newPingPong(s spec.Spec) *pingPong {
-	return &pingPong{s: s, sizes: s.PingPong.Plan().Sizes()}
+	return &pingPong{s: s, w: pingpong.Descriptor, sizes: s.PingPong.Plan().Sizes()}
+}
+
+// settings are the spec's ping-pong section as the descriptor takes it.
+func (p *pingPong) settings() workload.SweepSettings {
+	pp := p.s.PingPong
+	return workload.SweepSettings{MaxBody: pp.MaxBody, Retries: pp.Retries, Timeout: pp.Timeout, Repetitions: pp.Repetitions, Concurrency: pp.Concurrency}
 }
 
 func (p *pingPong) labConfig() lab.Config {
@@ -63,42 +73,49 @@ func (p *pingPong) expectedSamples(modes int) int {
 
 func (p *pingPong) describeCell(int, *record.Cell) {}
 
-// start starts pong and ping and waits until the whole path answers.
+// describeRun: a size sweep's run says how many sizes its plan holds.
+func (p *pingPong) describeRun(meta *record.Meta) { meta.Sizes = len(p.sizes) }
+
+// start starts the descriptor's servers in their order (pong, then ping
+// in front of it) and waits until the whole path answers.
 func (p *pingPong) start(ctx context.Context, e *env, exe, logs string) error {
-	pong, err := e.lab.Endpoint("pong")
-	if err != nil {
-		return err
+	eps := map[string]lab.Endpoint{}
+	for _, role := range []string{"pong", "ping"} {
+		ep, err := e.lab.Endpoint(role)
+		if err != nil {
+			return err
+		}
+		eps[role] = ep
 	}
-	ping, err := e.lab.Endpoint("ping")
-	if err != nil {
-		return err
+	at := func(role string) workload.SweepAddr {
+		return workload.SweepAddr{Listen: eps[role].Listen, Internal: eps[role].Internal}
 	}
-	pp := p.s.PingPong
-	// pingpong.servers may name other implementations (servers.go).
-	if err := p.startRole(e, "pong", pong, []string{exe, "serve", "pong", "--listen", pong.Listen, "--max-size", strconv.Itoa(pp.MaxBody)},
-		spec.ServerValues{Listen: pong.Listen, Pong: pong.Internal}, logs); err != nil {
-		return err
-	}
-	if err := p.startRole(e, "ping", ping, []string{exe, "serve", "ping", "--listen", ping.Listen, "--pong", "http://" + pong.Internal,
-		"--retries", strconv.Itoa(pp.Retries), "--timeout", pp.Timeout.String()}, spec.ServerValues{Listen: ping.Listen, Pong: pong.Internal}, logs); err != nil {
-		return err
+	for _, srv := range p.w.Servers(p.settings(), at) {
+		ep, ok := eps[srv.Role]
+		if !ok {
+			return fmt.Errorf("%s server: the lab has no %s endpoint", srv.Role, srv.Role)
+		}
+		// pingpong.servers may name other implementations (servers.go).
+		v := spec.ServerValues{Listen: ep.Listen, Pong: eps["pong"].Internal}
+		if err := p.startRole(e, srv.Role, ep, append([]string{exe}, srv.Args...), v, logs); err != nil {
+			return err
+		}
 	}
 	return p.waitReady(ctx, e)
 }
 
 // runCell sends one chunk of sizes, every repetition, through siege.
 func (p *pingPong) runCell(ctx context.Context, e *env, chunk int, cell *record.Cell, app *appender) error {
-	siege, err := e.lab.Host("siege")
+	client, err := e.lab.Host(p.w.Client())
 	if err != nil {
 		return err
 	}
-	ping, err := e.lab.Endpoint("ping")
+	target, err := e.lab.Endpoint(p.w.Target())
 	if err != nil {
 		return err
 	}
-	pp := p.s.PingPong
 	mode := e.key
-	emit := func(smp pingpong.Sample) {
+	emit := func(smp record.Sample) {
 		smp.Mode, smp.Labels, smp.Cell = mode, p.s.Labels, cell.Index
 		cell.Samples++
 		if !smp.OK() {
@@ -108,42 +125,43 @@ func (p *pingPong) runCell(ctx context.Context, e *env, chunk int, cell *record.
 		}
 		app.add(smp, !smp.OK())
 	}
+	set := p.settings()
 	if l, ok := e.remote(); ok {
-		return siegeThrough(ctx, l, siege, ping, p.chunk(chunk), pp.Repetitions, pp.Concurrency, pp.Timeout, emit)
+		return p.siegeThrough(ctx, l, client, target, p.chunk(chunk), set, emit)
 	}
-	reqs := pingpong.Requests(p.chunk(chunk), pp.Repetitions)
-	return pingpong.Siege(ctx, pingpong.SiegeConfig{
-		Target:      "http://" + ping.External,
-		Concurrency: pp.Concurrency,
-		Timeout:     pp.Timeout,
-		Dial:        namespace.Dialer(siege.NS),
+	// siege runs in this process, its connections dialled from inside
+	// the client host's namespace, as ping-pong has always measured.
+	reqs := pingpong.Requests(p.chunk(chunk), set.Repetitions)
+	return siege.Run(ctx, siege.Config{
+		Target:      "http://" + target.External,
+		Concurrency: set.Concurrency,
+		Timeout:     set.Timeout,
+		Dial:        namespace.Dialer(client.NS),
 	}, reqs, emit)
 }
 
-// siegeThrough runs siege as a client on the siege host through a
-// driver that runs processes itself (a pod on the kubernetes driver): the
-// same requests, every sample back as a line of JSON.
-func siegeThrough(ctx context.Context, l lab.Launcher, siege lab.Host, ping lab.Endpoint, sizes []int, reps, concurrency int,
-	timeout time.Duration, emit func(pingpong.Sample)) error {
-	list := make([]string, len(sizes))
-	for i, n := range sizes {
-		list[i] = strconv.Itoa(n)
-	}
-	args := []string{"cnperf", "siege", "--target", "http://" + ping.External, "--sizes", strings.Join(list, ","),
-		"--repetitions", strconv.Itoa(reps), "--concurrency", strconv.Itoa(concurrency), "--timeout", timeout.String(), "--format", "jsonl"}
+// siegeThrough runs siege as a client process on the client host through
+// a driver that runs processes itself (a pod on the kubernetes driver):
+// the descriptor's command line for the chunk, every sample back as a line
+// of JSON.
+func (p *pingPong) siegeThrough(ctx context.Context, l lab.Launcher, client lab.Host, target lab.Endpoint, sizes []int,
+	set workload.SweepSettings, emit func(record.Sample)) error {
+	args := append([]string{"cnperf"}, p.w.ClientArgs(set, target.External, sizes)...)
 	var bad error
 	out := &lineWriter{fn: func(line []byte) {
-		var smp pingpong.Sample
-		if err := json.Unmarshal(line, &smp); err != nil {
+		smp, ok, err := siegeLine(line)
+		if err != nil {
 			if bad == nil {
 				bad = fmt.Errorf("siege printed %q: %w", line, err)
 			}
 			return
 		}
-		emit(smp)
+		if ok {
+			emit(smp)
+		}
 	}}
 	var stderr bytes.Buffer
-	proc, err := l.StartClient(lab.Endpoint{Host: siege.Name, Kube: siege.Kube}, "siege", args, out, &stderr)
+	proc, err := l.StartClient(lab.Endpoint{Host: client.Name, Kube: client.Kube}, "siege", args, out, &stderr)
 	if err != nil {
 		return err
 	}
@@ -154,9 +172,32 @@ func siegeThrough(ctx context.Context, l lab.Launcher, siege lab.Host, ping lab.
 	}
 	out.flush()
 	if _, err := proc.Exited(); err != nil && ctx.Err() == nil {
-		return fmt.Errorf("siege on %s: %v: %s", siege.Name, err, lastLine(stderr.String()))
+		return fmt.Errorf("siege on %s: %v: %s", client.Name, err, lastLine(stderr.String()))
 	}
 	return bad
+}
+
+// siegeLine reads one line siege printed: an envelope's interval line is
+// a sample (its fields beside workload and kind), its start and end lines
+// are not (ok false); a line without a kind is a bare sample, as siege's
+// --format jsonl prints it. Either way the sample is stored as runs have
+// always stored it: the record.Sample's own fields.
+func siegeLine(line []byte) (smp record.Sample, ok bool, err error) {
+	if env, derr := workload.Decode(line); derr == nil {
+		if env.Workload != pingpong.Descriptor.Name() {
+			return smp, false, fmt.Errorf("a %q line from ping-pong's client", env.Workload)
+		}
+		if env.Kind != workload.KindInterval {
+			return smp, false, nil
+		}
+	}
+	if err := json.Unmarshal(line, &smp); err != nil {
+		return smp, false, err
+	}
+	if smp.Workload != pingpong.Descriptor.Name() {
+		return smp, false, fmt.Errorf("a line of workload %q, not a ping-pong sample", smp.Workload)
+	}
+	return smp, true, nil
 }
 
 // waitReady polls ping's /ping/4 from the siege host until pong answers
@@ -181,7 +222,8 @@ func (p *pingPong) waitReady(ctx context.Context, e *env) error {
 		if l, ok := e.remote(); ok {
 			// One request from the siege host's pod, as siege will send.
 			okCount := 0
-			err := siegeThrough(ctx, l, siege, ping, []int{4}, 1, 1, 2*time.Second, func(s pingpong.Sample) {
+			one := workload.SweepSettings{Repetitions: 1, Concurrency: 1, Timeout: 2 * time.Second}
+			err := p.siegeThrough(ctx, l, siege, ping, []int{4}, one, func(s record.Sample) {
 				if s.OK() {
 					okCount++
 				} else {

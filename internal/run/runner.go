@@ -67,8 +67,11 @@ type env struct {
 // launcher (lab.Runtime) started it.
 type proc = lab.Proc
 
-// workload is what the runner needs of a workload: the lab it runs on, its
-// servers, its plan of units, and how to measure one cell.
+// experiment is what the runner needs of a spec's workload to run it over
+// cells: the lab it runs on, its servers, its plan of units, and how to
+// measure one cell. Every workload runs through it and through the one
+// loop of Run (labs, instances, interleaved cells, load, progress):
+// socketCells for the socket workloads, pingPong for the size sweep.
 type experiment interface {
 	// labConfig says which topology (hosts and the roles of the endpoints
 	// on them) and ports a lab needs (name and mode are filled in by the
@@ -85,6 +88,8 @@ type experiment interface {
 	runCell(ctx context.Context, e *env, u int, cell *record.Cell, app *appender) error
 	// describeCell fills what the cell plan says about unit u.
 	describeCell(u int, cell *record.Cell)
+	// describeRun fills what the run's record says of the plan.
+	describeRun(meta *record.Meta)
 }
 
 // appender stores samples and keeps the first error.
@@ -160,7 +165,7 @@ func check(cat lab.Catalog, s spec.Spec, flags map[string]string, warn io.Writer
 		if err != nil {
 			return nil, nil, err
 		}
-		w = newSocketTests(s, cases)
+		w = newSocketCells(s, cases)
 	} else {
 		w = newPingPong(s)
 	}
@@ -211,9 +216,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	defer run.Close()
 	meta := &record.Meta{Format: 1, Cnperf: o.Version, ID: record.NewID("r"), Status: "running", Started: time.Now().UTC(), Spec: s, Machine: sysinfo.DescribeMachine()}
-	if pp, ok := w.(*pingPong); ok {
-		meta.Sizes = len(pp.sizes)
-	}
+	w.describeRun(meta)
 	if err := run.WriteMeta(meta); err != nil {
 		return nil, err
 	}

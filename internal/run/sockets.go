@@ -30,11 +30,12 @@ var socketTopology = lab.Topology{Hosts: []lab.HostSpec{
 	{Name: "server", Endpoints: []lab.EndpointSpec{{Role: "server"}}},
 }}
 
-// socketTests runs a spec's socket tests: the servers run for the whole run
-// in the server's container; each cell starts the client (the same `cnperf
-// stream|rr|jitter|datagram --json` people run) in the client's container,
-// stores every line it prints and what the cell cost both sides.
-type socketTests struct {
+// socketCells runs a spec's socket tests over cells: the servers run for
+// the whole run in the server's container; each cell (one repetition of
+// one case) starts the client (the same `cnperf stream|rr|jitter|datagram
+// --json` people run) in the client's container, stores every envelope
+// line it prints and what the cell cost both sides.
+type socketCells struct {
 	s       spec.Spec
 	cases   []workload.Case
 	plan    []socketUnit
@@ -49,8 +50,8 @@ type socketUnit struct {
 	rep int
 }
 
-func newSocketTests(s spec.Spec, cases []workload.Case) *socketTests {
-	t := &socketTests{s: s, cases: cases}
+func newSocketCells(s spec.Spec, cases []workload.Case) *socketCells {
+	t := &socketCells{s: s, cases: cases}
 	// Repetition r of every case runs before repetition r+1, so the
 	// repetitions spread over the run like ping-pong's chunks.
 	for r := 0; ; r++ {
@@ -79,7 +80,7 @@ func newSocketTests(s spec.Spec, cases []workload.Case) *socketTests {
 // topology is the lab the tests run on: without a placement, a client and
 // a server on two hosts (as always); with one, its server and client
 // containers, on one host or apart.
-func (t *socketTests) topology() lab.Topology {
+func (t *socketCells) topology() lab.Topology {
 	if t.s.Chain != nil {
 		return chainTopology(t.s.Chain.Hosts)
 	}
@@ -112,7 +113,7 @@ func roles(base string, n int) []string {
 
 // serverRoles are the server containers the tests use, and fanIn how many
 // clients the busiest server of any test serves at once.
-func (t *socketTests) serverRoles() (used []string, fanIn int) {
+func (t *socketCells) serverRoles() (used []string, fanIn int) {
 	if t.s.Chain != nil {
 		return chainServerRoles(t.s.Chain.Hosts), 1
 	}
@@ -129,7 +130,7 @@ func (t *socketTests) serverRoles() (used []string, fanIn int) {
 	return roles("server", n), fanIn
 }
 
-func (t *socketTests) labConfig() lab.Config {
+func (t *socketCells) labConfig() lab.Config {
 	cfg := lab.Config{Topology: t.topology(), Port: t.servers[0].Port}
 	for _, srv := range t.servers {
 		for _, proto := range srv.Protocols {
@@ -145,19 +146,21 @@ func (t *socketTests) labConfig() lab.Config {
 	return cfg
 }
 
-func (t *socketTests) units() int { return len(t.plan) }
+func (t *socketCells) units() int { return len(t.plan) }
 
 // expectedSamples is 0: a test's records arrive in bursts (a jitter test's
 // at its end), so the progress bar counts cells.
-func (t *socketTests) expectedSamples(int) int { return 0 }
+func (t *socketCells) expectedSamples(int) int { return 0 }
 
-func (t *socketTests) describeCell(u int, cell *record.Cell) {
+func (t *socketCells) describeCell(u int, cell *record.Cell) {
 	cell.Case, cell.Rep = t.plan[u].c.Label, t.plan[u].rep
 }
 
+func (t *socketCells) describeRun(*record.Meta) {}
+
 // start starts each server the tests need in every server container they
 // use and waits until each has bound its port.
-func (t *socketTests) start(ctx context.Context, e *env, exe, logs string) error {
+func (t *socketCells) start(ctx context.Context, e *env, exe, logs string) error {
 	t.exe, t.logs = exe, logs
 	used, fanIn := t.serverRoles()
 	type started struct {
@@ -218,7 +221,7 @@ func (t *socketTests) start(ctx context.Context, e *env, exe, logs string) error
 
 // named says whether servers run in several containers, so that their
 // names say which.
-func (t *socketTests) named() bool { return t.s.Placement != nil || t.s.Chain != nil }
+func (t *socketCells) named() bool { return t.s.Placement != nil || t.s.Chain != nil }
 
 // serverName names a server process (and its cgroup and log): its role,
 // and with a placement the container it runs in.
@@ -241,7 +244,7 @@ type clientRun struct {
 // clients lists a case's client processes: one, from the client to the
 // server; with a placement, every client container the test uses, each
 // against server i mod servers, Processes times.
-func (t *socketTests) clients(e *env, c workload.Case) ([]clientRun, error) {
+func (t *socketCells) clients(e *env, c workload.Case) ([]clientRun, error) {
 	if t.s.Chain != nil {
 		client, server, err := chainEnds(c)
 		if err != nil {
@@ -290,7 +293,7 @@ func (t *socketTests) clients(e *env, c workload.Case) ([]clientRun, error) {
 // runCell runs the clients of one repetition of a case, all at once, and
 // stores every line they print and the cell's cost. A client that fails
 // marks the cell failed with its reason; the run goes on.
-func (t *socketTests) runCell(ctx context.Context, e *env, u int, cell *record.Cell, app *appender) error {
+func (t *socketCells) runCell(ctx context.Context, e *env, u int, cell *record.Cell, app *appender) error {
 	unit := t.plan[u]
 	runs, err := t.clients(e, unit.c)
 	if err != nil {

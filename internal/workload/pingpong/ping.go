@@ -63,7 +63,7 @@ type pingHandler struct {
 
 // NewPingHandler serves /ping/{n} (relay pong's body) and /mping/{n} (time
 // the exchange with pong and report it as JSON). Only the server side runs on
-// fasthttp; the client towards pong stays net/http (see newTransport).
+// fasthttp; the client towards pong stays net/http (see NewTransport).
 func NewPingHandler(cfg PingConfig) (fasthttp.RequestHandler, error) {
 	h, err := newPing(cfg)
 	if err != nil {
@@ -89,7 +89,7 @@ func CheckTimeout(d time.Duration) error {
 }
 
 func newPing(cfg PingConfig) (*pingHandler, error) {
-	base, err := checkBaseURL(cfg.PongURL)
+	base, err := BaseURL(cfg.PongURL)
 	if err != nil {
 		return nil, fmt.Errorf("pong URL: %w", err)
 	}
@@ -105,13 +105,13 @@ func newPing(cfg PingConfig) (*pingHandler, error) {
 	}
 	h := &pingHandler{base: base + "/pong/", retries: cfg.Retries, timeout: timeout}
 	h.bufs.New = func() any { b := make([]byte, relayBuffer); return &b }
-	h.rt = newTransport(h.timeout, 256)
+	h.rt = NewTransport(h.timeout, 256)
 	return h, nil
 }
 
-// checkBaseURL accepts http(s)://host[:port][/prefix] and returns it without
+// BaseURL accepts http(s)://host[:port][/prefix] and returns it without
 // a trailing slash, so paths can be appended by concatenation.
-func checkBaseURL(raw string) (string, error) {
+func BaseURL(raw string) (string, error) {
 	if raw == "" {
 		return "", errors.New("empty")
 	}
@@ -131,11 +131,11 @@ func checkBaseURL(raw string) (string, error) {
 	return strings.TrimRight(raw, "/"), nil
 }
 
-// newTransport is the keep-alive client side shared by ping and siege:
+// NewTransport is the keep-alive client side shared by ping and siege:
 // connection reuse so a measurement is one exchange, not a TCP handshake;
 // no proxy from the environment (a benchmark must hit its target directly);
 // no gzip so Length counts wire bytes of the body.
-func newTransport(timeout time.Duration, idlePerHost int) *http.Transport {
+func NewTransport(timeout time.Duration, idlePerHost int) *http.Transport {
 	d := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
 	return &http.Transport{
 		Proxy:               nil,

@@ -46,10 +46,8 @@ var (
 )
 
 // LengthOK reports whether length is a whole pong body for a request of
-// size bytes. That is size, and 4 for size < 4 (the original Go pong
-// answers any size below 4 with "pong"); below 4 bytes the original pongs
-// disagree, so a size itself (cnperf's pong up to 0.1 answered "p", "pn",
-// "png") and 3 (the Dart pong's "png") count as whole too.
+// size bytes: record.BodyLengthOK's rule, by which stored samples are
+// judged (this package cannot import record, whose spec imports it).
 func LengthOK(size, length int) bool {
 	if size >= 4 {
 		return length == size

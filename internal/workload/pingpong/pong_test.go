@@ -594,7 +594,7 @@ func benchPong(b *testing.B, n int) {
 	// (client allocations too).
 	b.Run("loopback", func(b *testing.B) {
 		url := servePongOn(b, newPong(DefaultMaxSize, chunkSize)) + path
-		client := &http.Client{Transport: newTransport(DefaultTimeout, 4)}
+		client := &http.Client{Transport: NewTransport(DefaultTimeout, 4)}
 		defer client.CloseIdleConnections()
 		b.ReportAllocs()
 		b.SetBytes(int64(n))

@@ -1,11 +1,26 @@
+// Package pingpong implements Kratzke's HTTP ping-pong benchmark
+// (github.com/nkratzke/pingpong, ppbench): its workload descriptor, the
+// pong and ping servers with their commands, the size plan, and the bounds
+// and /mping answer the client shares. The client, siege, is package
+// pingpong/siege: it fills record.Sample, and record (through spec)
+// imports this package.
 package pingpong
 
-import "github.com/cnperf/cnperf/internal/workload"
+import (
+	"strconv"
+	"strings"
 
-// Descriptor is ping-pong as the registry lists it: its name and the
-// summary's headline metrics. Its three hosts (siege → ping → pong) do not
-// fit workload.Socket's client and server, so the runner drives it itself.
-var Descriptor workload.Workload = descriptor{}
+	"github.com/spf13/cobra"
+
+	"github.com/cnperf/cnperf/internal/workload"
+)
+
+// Descriptor is ping-pong as the registry and the runner know it: its
+// name and headline metrics, its servers (pong, and ping in front of it),
+// its client's command line (cnperf siege, package siege) and its servers'
+// commands. Kratzke's ppbench sweeps message sizes through these three
+// hosts; it is a workload.SizeSweep.
+var Descriptor workload.SizeSweep = descriptor{}
 
 type descriptor struct{}
 
@@ -19,4 +34,39 @@ func (descriptor) Metrics() []workload.Metric {
 		{Key: "outer", Title: "Siege latency, median", Unit: "ms", Short: "siege ms"},
 		{Key: "cell_rps", Title: "Requests per second, median over cells", Unit: "req/s", HigherIsBetter: true, Short: "req/s"},
 	}
+}
+
+// Client: siege runs on a host of its own, outside the servers' cluster.
+func (descriptor) Client() string { return "siege" }
+
+// Target: siege sends to ping.
+func (descriptor) Target() string { return "ping" }
+
+// Servers are pong, then ping relaying to pong's internal address.
+func (descriptor) Servers(set workload.SweepSettings, at func(role string) workload.SweepAddr) []workload.Server {
+	pong, ping := at("pong"), at("ping")
+	return []workload.Server{
+		{Role: "pong", Port: DefaultPongPort, Protocols: []string{"tcp"},
+			Args: []string{"serve", "pong", "--listen", pong.Listen, "--max-size", strconv.Itoa(set.MaxBody)}},
+		{Role: "ping", Port: DefaultPingPort, Protocols: []string{"tcp"},
+			Args: []string{"serve", "ping", "--listen", ping.Listen, "--pong", "http://" + pong.Internal,
+				"--retries", strconv.Itoa(set.Retries), "--timeout", set.Timeout.String()}},
+	}
+}
+
+// ClientArgs is `cnperf siege` for one chunk of sizes, printing envelope
+// lines (--format envelope): one interval line per request.
+func (descriptor) ClientArgs(set workload.SweepSettings, target string, sizes []int) []string {
+	list := make([]string, len(sizes))
+	for i, n := range sizes {
+		list[i] = strconv.Itoa(n)
+	}
+	return []string{"siege", "--target", "http://" + target, "--sizes", strings.Join(list, ","),
+		"--repetitions", strconv.Itoa(set.Repetitions), "--concurrency", strconv.Itoa(set.Concurrency),
+		"--timeout", set.Timeout.String(), "--format", "envelope"}
+}
+
+// ServeCommands are `cnperf serve ping` and `cnperf serve pong`.
+func (descriptor) ServeCommands(con workload.Console) []*cobra.Command {
+	return []*cobra.Command{pingCommand(con), pongCommand(con)}
 }

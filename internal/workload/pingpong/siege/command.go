@@ -1,4 +1,4 @@
-package cli
+package siege
 
 import (
 	"context"
@@ -15,11 +15,22 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/report/export"
+	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
-func newSiegeCmd(stdout, stderr io.Writer) *cobra.Command {
+// Command is `cnperf siege`: ping-pong's client on its own, as ppbench
+// runs siege against a ping (cnperf's or Kratzke's original). It prints
+// every request as a record.Sample (--format jsonl), as the envelope lines
+// every workload's client prints (--format envelope: a start line, one
+// interval line per request with the sample's fields, an end line) or as
+// ppbench's CSV log.
+// Its errors are bad input, but a workload.Failure (exit 1) and an
+// interruption (wrapping context.Canceled).
+func Command(con workload.Console) *cobra.Command {
+	stdout, stderr := con.Stdout, con.Stderr
 	var target, format, out, machine, experiment string
 	var p pingpong.PlanConfig
 	var concurrency int
@@ -33,10 +44,10 @@ func newSiegeCmd(stdout, stderr io.Writer) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if target == "" {
-				return usagef("--target: give ping's base URL, e.g. http://198.18.0.2:8080")
+				return fmt.Errorf("--target: give ping's base URL, e.g. http://198.18.0.2:8080")
 			}
 			if err := pingpong.CheckTarget(target); err != nil {
-				return usagef("--target %v", err)
+				return fmt.Errorf("--target %v", err)
 			}
 			sizes, err := siegeSizes(sizesFlag, p)
 			if err != nil {
@@ -44,22 +55,22 @@ func newSiegeCmd(stdout, stderr io.Writer) *cobra.Command {
 			}
 			if err := p.Validate(); err != nil {
 				// Name the flags the user typed, not the spec's fields.
-				return usagef("%s", strings.NewReplacer("min_size", "--min", "max_size", "--max", "coverage", "--coverage", "repetitions", "--repetitions").Replace(err.Error()))
+				return fmt.Errorf("%s", strings.NewReplacer("min_size", "--min", "max_size", "--max", "coverage", "--coverage", "repetitions", "--repetitions").Replace(err.Error()))
 			}
 			if err := pingpong.CheckConcurrency(concurrency); err != nil {
-				return usagef("--concurrency %v", err)
+				return fmt.Errorf("--concurrency %v", err)
 			}
 			if err := pingpong.CheckTimeout(timeout); err != nil {
-				return usagef("--timeout %v", err)
+				return fmt.Errorf("--timeout %v", err)
 			}
-			if format != "jsonl" && format != "ppbench" {
-				return usagef("--format %q: want jsonl or ppbench", format)
+			if format != "jsonl" && format != "ppbench" && format != "envelope" {
+				return fmt.Errorf("--format %q: want jsonl, ppbench or envelope", format)
 			}
 			w := stdout
 			if out != "" {
 				f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 				if err != nil {
-					return fail(err)
+					return workload.Fail(err)
 				}
 				defer f.Close()
 				w = f
@@ -69,25 +80,42 @@ func newSiegeCmd(stdout, stderr io.Writer) *cobra.Command {
 			enc := json.NewEncoder(w)
 			pp := &ppbenchLog{w: &countingWriter{w: w}, reps: p.Repetitions, opts: export.PPBenchOptions{MachineTag: machine, Concurrency: concurrency}}
 			tally := &sizeTally{ok: map[int]int{}}
-			if format == "ppbench" {
+			env := workload.NewPrinter(w, Name)
+			var end End
+			switch format {
+			case "ppbench":
 				if err := pp.start(); err != nil {
-					return fail(err)
+					return workload.Fail(err)
+				}
+			case "envelope":
+				if err := env.Print(workload.KindStart, workload.StartOf(cmd, target)); err != nil {
+					return workload.Fail(err)
 				}
 			}
 			// Every line leaves as it is known, so an interrupted siege keeps
 			// what it measured.
-			err = pingpong.SiegePlan(ctx, pingpong.SiegeConfig{Target: target, Concurrency: concurrency, Timeout: timeout}, sizes, p.Repetitions, func(s pingpong.Sample) {
+			err = RunPlan(ctx, Config{Target: target, Concurrency: concurrency, Timeout: timeout}, sizes, p.Repetitions, func(s record.Sample) {
 				s.Mode = experiment
 				tally.add(s)
-				if format == "jsonl" {
+				end.add(s)
+				switch format {
+				case "jsonl":
 					_ = enc.Encode(s)
-				} else {
+				case "envelope":
+					_ = env.Print(workload.KindInterval, s)
+				default:
 					pp.add(s)
 				}
 			})
-			if format == "ppbench" {
+			switch format {
+			case "ppbench":
 				if werr := pp.finish(); werr != nil {
-					return fail(werr)
+					return workload.Fail(werr)
+				}
+			case "envelope":
+				end.Sizes, end.Interrupted = len(tally.ok), ctx.Err() != nil
+				if werr := env.Print(workload.KindEnd, end); werr != nil {
+					return workload.Fail(werr)
 				}
 			}
 			// A size none of whose repetitions succeeded is said, not
@@ -99,7 +127,7 @@ func newSiegeCmd(stdout, stderr io.Writer) *cobra.Command {
 				if ctx.Err() != nil {
 					return fmt.Errorf("interrupted: %w", context.Canceled)
 				}
-				return fail(err)
+				return workload.Fail(err)
 			}
 			return nil
 		},
@@ -114,11 +142,30 @@ func newSiegeCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.StringVar(&sizesFlag, "sizes", "", fmt.Sprintf("comma-separated message sizes to request, in this order, instead of a sample of [min, max] (at most %d)", pingpong.MaxPlanSizes))
 	f.IntVar(&concurrency, "concurrency", 1, fmt.Sprintf("requests in flight, 1..%d", pingpong.MaxConcurrency))
 	f.DurationVar(&timeout, "timeout", pingpong.DefaultTimeout, fmt.Sprintf("timeout of one request, at most %s", pingpong.MaxTimeout))
-	f.StringVar(&format, "format", "jsonl", "output: jsonl (one sample per request) or ppbench (ppbench's CSV)")
+	f.StringVar(&format, "format", "jsonl", "output: jsonl (one sample per request), envelope (a start line, one interval line per request, an end line, as other clients' --json) or ppbench (ppbench's CSV)")
 	f.StringVarP(&out, "out", "o", "", "write to a new file instead of stdout")
 	f.StringVar(&machine, "machine", "", "ppbench machine tag")
 	f.StringVar(&experiment, "experiment", "", "experiment tag (stored as the mode)")
 	return cmd
+}
+
+// Name is the workload siege measures, as its envelope lines name it.
+const Name = "pingpong"
+
+// End is the end line of --format envelope: how many requests siege sent,
+// how many failed, over how many sizes, and whether it was interrupted.
+type End struct {
+	Requests    int  `json:"requests"`
+	Failed      int  `json:"failed"`
+	Sizes       int  `json:"sizes"`
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+func (e *End) add(s record.Sample) {
+	e.Requests++
+	if !s.OK() {
+		e.Failed++
+	}
 }
 
 // ppbenchLog writes ppbench's CSV while siege runs, as ppbench does: a
@@ -129,8 +176,8 @@ type ppbenchLog struct {
 	w       io.Writer
 	opts    export.PPBenchOptions
 	reps    int
-	pending map[int][]pingpong.Sample // by size, until all repetitions are in
-	first   map[int]int               // a pending size's order of first appearance
+	pending map[int][]record.Sample // by size, until all repetitions are in
+	first   map[int]int             // a pending size's order of first appearance
 	seen    int
 	rowless int // sizes PPBenchRows wrote no row for: not one answer
 	err     error
@@ -155,7 +202,7 @@ type sizeTally struct {
 	ok map[int]int // by size: successful requests so far
 }
 
-func (t *sizeTally) add(s pingpong.Sample) {
+func (t *sizeTally) add(s record.Sample) {
 	n := t.ok[s.Size]
 	if s.OK() {
 		n++
@@ -193,12 +240,12 @@ func (t *sizeTally) line(ppbench bool, rowless int) string {
 }
 
 func (l *ppbenchLog) start() error {
-	l.pending, l.first = map[int][]pingpong.Sample{}, map[int]int{}
+	l.pending, l.first = map[int][]record.Sample{}, map[int]int{}
 	l.err = export.PPBench(l.w, nil, l.opts) // the header alone
 	return l.err
 }
 
-func (l *ppbenchLog) add(s pingpong.Sample) {
+func (l *ppbenchLog) add(s record.Sample) {
 	if _, ok := l.first[s.Size]; !ok {
 		l.first[s.Size] = l.seen
 		l.seen++
@@ -249,13 +296,13 @@ func siegeSizes(flag string, p pingpong.PlanConfig) ([]int, error) {
 	}
 	parts := strings.Split(flag, ",")
 	if len(parts) > pingpong.MaxPlanSizes {
-		return nil, usagef("--sizes: %d sizes, more than %d", len(parts), pingpong.MaxPlanSizes)
+		return nil, fmt.Errorf("--sizes: %d sizes, more than %d", len(parts), pingpong.MaxPlanSizes)
 	}
 	sizes := make([]int, 0, len(parts))
 	for _, f := range parts {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 0 || n > pingpong.MaxSizeLimit {
-			return nil, usagef("--sizes: %q is not a size in 0..%d", f, pingpong.MaxSizeLimit)
+			return nil, fmt.Errorf("--sizes: %q is not a size in 0..%d", f, pingpong.MaxSizeLimit)
 		}
 		sizes = append(sizes, n)
 	}

@@ -1,0 +1,48 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/registry"
+)
+
+// TestServeListsEveryServer: `cnperf serve` has a command for every
+// workload's server as the registry lists them, ping-pong's included, and
+// its one-line summary names each.
+func TestServeListsEveryServer(t *testing.T) {
+	var want []string
+	if sweep, ok := registry.PingPong().(workload.SizeSweep); ok {
+		for _, c := range sweep.ServeCommands(console(nil, nil)) {
+			want = append(want, c.Name())
+		}
+	} else {
+		t.Fatal("ping-pong is not a size sweep: its servers are unknown")
+	}
+	for _, w := range registry.All() {
+		want = append(want, w.ServeCommand(console(nil, nil)).Name())
+	}
+	code, stdout, _ := mainOut("--help")
+	if code != 0 {
+		t.Fatalf("--help: exit %d", code)
+	}
+	var summary string
+	for _, line := range strings.Split(stdout, "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "serve" {
+			summary = line
+		}
+	}
+	code, help, _ := mainOut("serve", "--help")
+	if code != 0 {
+		t.Fatalf("serve --help: exit %d", code)
+	}
+	for _, name := range append(want, "grid", "ping", "pong") {
+		if !strings.Contains(summary, name) {
+			t.Errorf("cnperf --help's serve line %q does not name %s", summary, name)
+		}
+		if !strings.Contains(help, "\n  "+name+" ") {
+			t.Errorf("serve --help lists no %s:\n%s", name, help)
+		}
+	}
+}

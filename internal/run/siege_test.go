@@ -1,0 +1,171 @@
+package run
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/process"
+	"github.com/cnperf/cnperf/internal/record"
+	"github.com/cnperf/cnperf/internal/spec"
+	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/workload/pingpong/siege"
+)
+
+// inProcess is a Launcher whose "pods" are goroutines: a client is
+// `cnperf siege` run in this process, as a cluster's pod would run it.
+type inProcess struct{}
+
+func (inProcess) StartServer(lab.Endpoint, lab.Server) (lab.Proc, error) {
+	return nil, errors.New("no servers here")
+}
+
+func (inProcess) StartClient(_ lab.Endpoint, _ string, args []string, stdout, stderr io.Writer) (lab.Proc, error) {
+	if len(args) < 2 || args[0] != "cnperf" || args[1] != "siege" {
+		return nil, errors.New("only cnperf siege runs here")
+	}
+	var cmd *cobra.Command = siege.Command(workload.Console{Stdout: stdout, Stderr: stderr})
+	cmd.SetArgs(args[2:])
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	p := &goProc{done: make(chan struct{})}
+	go func() { p.err = cmd.Execute(); close(p.done) }()
+	return p, nil
+}
+
+type goProc struct {
+	done chan struct{}
+	err  error
+}
+
+func (p *goProc) PID() int                      { return 0 }
+func (p *goProc) Done() <-chan struct{}         { return p.done }
+func (p *goProc) Usage() (process.Usage, error) { return process.Usage{}, nil }
+func (p *goProc) Stop(time.Duration) error      { <-p.done; return nil }
+func (p *goProc) Exited() (bool, error)         { <-p.done; return true, p.err }
+
+// servePingPong serves pong and a ping in front of it on loopback until
+// the test ends, and returns ping's address.
+func servePingPong(t *testing.T) string {
+	t.Helper()
+	serve := func(h func(context.Context, net.Listener) error) string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- h(ctx, ln) }()
+		t.Cleanup(func() { cancel(); <-done })
+		return ln.Addr().String()
+	}
+	pong := serve(func(ctx context.Context, ln net.Listener) error { return pingpong.ServePong(ctx, ln, 1<<20) })
+	ping, err := pingpong.NewPingHandler(pingpong.PingConfig{PongURL: "http://" + pong, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serve(func(ctx context.Context, ln net.Listener) error { return pingpong.Serve(ctx, ln, ping) })
+}
+
+// TestSiegeThroughLauncher: on a driver that runs the client itself, the
+// runner starts the descriptor's siege command line, reads its envelope
+// lines and gets one sample per request, as in-process siege gives.
+func TestSiegeThroughLauncher(t *testing.T) {
+	ping := servePingPong(t)
+	s := spec.Default()
+	s.PingPong.Repetitions, s.PingPong.Concurrency, s.PingPong.Timeout = 2, 2, 5*time.Second
+	p := newPingPong(s)
+	sizes := []int{0, 5, 300, 70000}
+	var got []record.Sample
+	err := p.siegeThrough(context.Background(), inProcess{}, lab.Host{Name: "siege"}, lab.Endpoint{External: ping}, sizes, p.settings(),
+		func(smp record.Sample) { got = append(got, smp) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(sizes)*2 {
+		t.Fatalf("%d samples, want %d", len(got), len(sizes)*2)
+	}
+	seen := map[int]int{}
+	for _, smp := range got {
+		seen[smp.Size]++
+		if !smp.OK() || smp.Workload != "pingpong" || smp.Time.IsZero() {
+			t.Errorf("sample %+v: want a whole exchange", smp)
+		}
+	}
+	for _, n := range sizes {
+		if seen[n] != 2 {
+			t.Errorf("size %d: %d samples, want 2", n, seen[n])
+		}
+	}
+}
+
+// TestSiegeLineStoresTheSample: an envelope's interval line and the bare
+// line of the same sample are stored byte for byte alike; start and end
+// lines are no samples; a line of another workload is an error.
+func TestSiegeLineStoresTheSample(t *testing.T) {
+	smp := record.Sample{Workload: "pingpong", Mode: "m", Size: 5, Rep: 1, DurationMS: 0.25, LatencyMS: 0.5, Length: 5, Code: 200,
+		Time: time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)}
+	bare, _ := json.Marshal(smp)
+	var env bytes.Buffer
+	pr := workload.NewPrinter(&env, "pingpong")
+	if err := pr.Print(workload.KindStart, workload.Start{Server: "http://x"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := pr.Print(workload.KindInterval, smp); err != nil {
+		t.Fatal(err)
+	}
+	if err := pr.Print(workload.KindEnd, siege.End{Requests: 1}); err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSpace(env.Bytes()), []byte("\n"))
+	var stored [][]byte
+	for _, line := range append(lines, bare) {
+		got, ok, err := siegeLine(line)
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		if ok {
+			b, _ := json.Marshal(got)
+			stored = append(stored, b)
+		}
+	}
+	if len(stored) != 2 || !bytes.Equal(stored[0], bare) || !bytes.Equal(stored[1], bare) {
+		t.Errorf("stored %q, want the bare sample %s twice", stored, bare)
+	}
+	for _, other := range []string{`{"workload":"rr","kind":"interval"}`, `{"workload":"rr","size":4}`, `{"size":4}`} {
+		if _, _, err := siegeLine([]byte(other)); err == nil {
+			t.Errorf("%s was taken for a ping-pong sample", other)
+		}
+	}
+}
+
+// FuzzSiegeLine: whatever a client printed, reading it neither panics nor
+// takes a line of another workload, nor a start or end line, for a sample.
+func FuzzSiegeLine(f *testing.F) {
+	for _, seed := range []string{
+		`{"workload":"pingpong","kind":"interval","cell":0,"size":5,"rep":0,"duration_ms":0.1,"latency_ms":0.2,"length":5,"code":200,"retries":0,"ts":"2026-01-02T03:04:05Z"}`,
+		`{"workload":"pingpong","cell":0,"size":5,"rep":0,"duration_ms":0.1,"latency_ms":0.2,"length":5,"code":200,"retries":0,"ts":"2026-01-02T03:04:05Z"}`,
+		`{"workload":"pingpong","kind":"start","server":"http://x","settings":{"sizes":"1"}}`,
+		`{"workload":"pingpong","kind":"end","requests":1,"failed":0,"sizes":1}`,
+		`{"workload":"rr","kind":"end"}`, `[]`, `null`, `{"size":"x"}`, ``,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		smp, ok, err := siegeLine(line)
+		if ok && (err != nil || smp.Workload != "pingpong") {
+			t.Fatalf("%q: sample %+v, error %v", line, smp, err)
+		}
+		if env, derr := workload.Decode(line); derr == nil && ok && (env.Workload != "pingpong" || env.Kind != workload.KindInterval) {
+			t.Fatalf("%q: a %s %s line taken for a sample", line, env.Workload, env.Kind)
+		}
+	})
+}

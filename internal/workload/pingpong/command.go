@@ -1,0 +1,95 @@
+package pingpong
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cnperf/cnperf/internal/workload"
+)
+
+// Default ports of the servers' --listen, as Kratzke's originals.
+const (
+	DefaultPongPort = 4040
+	DefaultPingPort = 8080
+)
+
+// serveRunE runs the server srv returns (or its error, bad input) on
+// --listen, until SIGINT or SIGTERM.
+func serveRunE(con workload.Console, listen *string, port int, srv func() (func(context.Context, net.Listener) error, error)) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
+		addr, err := con.Listen(*listen, port)
+		if err != nil {
+			return err
+		}
+		run, err := srv()
+		if err != nil {
+			return err
+		}
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return workload.Fail(fmt.Errorf("listen on %s: %w", addr, err))
+		}
+		fmt.Fprintf(con.Stderr, "cnperf %s: listening on %s\n", cmd.Name(), ln.Addr())
+		// A container's server is PID 1 of its pid namespace, where
+		// signals without a handler are ignored: handle them.
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+		return workload.Fail(run(ctx, ln))
+	}
+}
+
+// pongCommand is `cnperf serve pong`.
+func pongCommand(con workload.Console) *cobra.Command {
+	var listen string
+	var maxSize int
+	cmd := &cobra.Command{
+		Use:   "pong --listen ADDR",
+		Short: "Answer GET /pong/{n} with an n-byte body, as Kratzke's original pong",
+		Args:  cobra.NoArgs,
+		RunE: serveRunE(con, &listen, DefaultPongPort, func() (func(context.Context, net.Listener) error, error) {
+			if err := CheckMaxSize(maxSize); err != nil {
+				return nil, fmt.Errorf("--max-size %v", err)
+			}
+			return func(ctx context.Context, ln net.Listener) error { return ServePong(ctx, ln, maxSize) }, nil
+		}),
+	}
+	cmd.Flags().StringVar(&listen, "listen", con.DefaultListen(DefaultPongPort), con.ListenHelp)
+	cmd.Flags().IntVar(&maxSize, "max-size", DefaultMaxSize, fmt.Sprintf("largest body served, at most %d; a larger request gets no answer (the connection closes)", MaxSizeLimit))
+	return cmd
+}
+
+// pingCommand is `cnperf serve ping`.
+func pingCommand(con workload.Console) *cobra.Command {
+	var listen, pongURL string
+	var retries int
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "ping --pong URL --listen ADDR",
+		Short: "Relay GET /ping/{n} to pong; time the relay for GET /mping/{n}",
+		Args:  cobra.NoArgs,
+		RunE: serveRunE(con, &listen, DefaultPingPort, func() (func(context.Context, net.Listener) error, error) {
+			if err := CheckRetries(retries); err != nil {
+				return nil, fmt.Errorf("--retries %v", err)
+			}
+			if err := CheckTimeout(timeout); err != nil {
+				return nil, fmt.Errorf("--timeout %v", err)
+			}
+			h, err := NewPingHandler(PingConfig{PongURL: pongURL, Retries: retries, Timeout: timeout})
+			if err != nil {
+				return nil, fmt.Errorf("--pong: %v", err)
+			}
+			return func(ctx context.Context, ln net.Listener) error { return Serve(ctx, ln, h) }, nil
+		}),
+	}
+	cmd.Flags().StringVar(&listen, "listen", con.DefaultListen(DefaultPingPort), con.ListenHelp)
+	cmd.Flags().StringVar(&pongURL, "pong", "http://127.0.0.1:4040", "base URL of the pong server")
+	cmd.Flags().IntVar(&retries, "retries", DefaultRetries, fmt.Sprintf("retries after a failed attempt towards pong before giving up (0: none; at most %d)", MaxRetries))
+	cmd.Flags().DurationVar(&timeout, "timeout", DefaultTimeout, fmt.Sprintf("timeout of one attempt towards pong (at most %s)", MaxTimeout))
+	return cmd
+}

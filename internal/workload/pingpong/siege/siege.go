@@ -1,0 +1,168 @@
+// Package siege is ping-pong's client, as ppbench drives Kratzke's HTTP
+// ping-pong (github.com/nkratzke/pingpong): it sends GET /mping/{size} to
+// ping for every size of a plan, with a number of requests in flight, and
+// hands each answer on as a record.Sample, the per-request record runs
+// store. `cnperf siege` is its command (Command).
+package siege
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/record"
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
+)
+
+// Config tells siege which ping to load and how.
+type Config struct {
+	Target      string        // base URL of ping, e.g. http://198.18.0.2:8080
+	Concurrency int           // parallel workers; 0 means 1; at most pingpong.MaxConcurrency
+	Timeout     time.Duration // per request; 0 means pingpong.DefaultTimeout; at most pingpong.MaxTimeout
+	// Dial, when set, opens siege's connections (the runner's dials from
+	// inside the siege host's network namespace); nil dials normally.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// maxMPingBody bounds what siege reads from ping: an /mping answer is tens of
+// bytes, anything larger is not ping.
+const maxMPingBody = 64 << 10
+
+// Run sends GET Target/mping/{size} for every request, with Concurrency
+// workers taking requests from one queue in plan order, and hands each
+// result to emit. emit is never called concurrently. Failed requests are
+// emitted with Error set; siege keeps going. If ctx is cancelled, Run
+// stops taking requests, drops those the cancellation cut short, and
+// returns ctx.Err(); otherwise it returns nil once every request was tried.
+func Run(ctx context.Context, cfg Config, reqs []pingpong.Request, emit func(record.Sample)) error {
+	return run(ctx, cfg, len(reqs), func(i int) pingpong.Request { return reqs[i] }, emit)
+}
+
+// RunPlan is Run over Requests(sizes, reps) without building that list:
+// memory stays O(len(sizes)) for any number of repetitions.
+func RunPlan(ctx context.Context, cfg Config, sizes []int, reps int, emit func(record.Sample)) error {
+	if reps < 1 || reps > pingpong.MaxRepetitions || len(sizes) > pingpong.MaxPlanSizes {
+		return fmt.Errorf("siege plan of %d sizes × %d repetitions: want 1..%d repetitions of at most %d sizes", len(sizes), reps, pingpong.MaxRepetitions, pingpong.MaxPlanSizes)
+	}
+	return run(ctx, cfg, len(sizes)*reps, func(i int) pingpong.Request { return pingpong.Request{Size: sizes[i/reps], Rep: i % reps} }, emit)
+}
+
+func run(ctx context.Context, cfg Config, total int, at func(int) pingpong.Request, emit func(record.Sample)) error {
+	base, err := pingpong.BaseURL(cfg.Target)
+	if err != nil {
+		return fmt.Errorf("siege target: %w", err)
+	}
+	base += "/mping/"
+	workers := cfg.Concurrency
+	if workers == 0 {
+		workers = 1
+	}
+	if err := pingpong.CheckConcurrency(workers); err != nil {
+		return fmt.Errorf("siege concurrency %w", err)
+	}
+	workers = min(workers, max(1, total))
+	timeout := cfg.Timeout
+	if timeout == 0 {
+		timeout = pingpong.DefaultTimeout
+	}
+	if err := pingpong.CheckTimeout(timeout); err != nil {
+		return fmt.Errorf("siege timeout %w", err)
+	}
+	tr := pingpong.NewTransport(timeout, workers)
+	if cfg.Dial != nil {
+		tr.DialContext = cfg.Dial
+	}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+
+	var (
+		mu      sync.Mutex // guards next, dropped and calls to emit
+		next    int
+		dropped bool // a request was cut short by cancellation
+		wg      sync.WaitGroup
+	)
+	take := func() (pingpong.Request, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if next >= total || ctx.Err() != nil {
+			return pingpong.Request{}, false
+		}
+		r := at(next)
+		next++
+		return r, true
+	}
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				req, ok := take()
+				if !ok {
+					return
+				}
+				s := one(ctx, client, base, timeout, req)
+				mu.Lock()
+				if ctx.Err() != nil && s.Error != "" {
+					dropped = true // cut short by cancellation: not a measurement
+					mu.Unlock()
+					return
+				}
+				emit(s)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	// A cancellation that came after the last request completed lost nothing.
+	if err := ctx.Err(); err != nil && (next < total || dropped) {
+		return err
+	}
+	return nil
+}
+
+// one performs one /mping request and turns the outcome into a Sample.
+// Ping's answer is read whatever its HTTP status (the original answers 200
+// even when it gave up; cnperf's ping up to 0.1 answered 503 then). A 200
+// exchange whose length is no whole pong body for the size is an error: a
+// wrong length is not a good message, whichever ping reported it.
+func one(ctx context.Context, client *http.Client, base string, timeout time.Duration, req pingpong.Request) record.Sample {
+	s := record.Sample{Workload: Name, Size: req.Size, Rep: req.Rep}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	hreq, err := http.NewRequestWithContext(rctx, http.MethodGet, base+strconv.Itoa(req.Size), nil)
+	if err != nil {
+		s.Error = pingpong.OneLine(err.Error())
+		return s
+	}
+	s.Time = time.Now()
+	resp, err := client.Do(hreq)
+	if err != nil {
+		s.LatencyMS = msSince(s.Time)
+		s.Error = pingpong.OneLine(err.Error())
+		return s
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxMPingBody))
+	resp.Body.Close()
+	s.LatencyMS = msSince(s.Time)
+	if err != nil {
+		s.Error = pingpong.OneLine("reading /mping answer: " + err.Error())
+		return s
+	}
+	m, err := pingpong.ParseMPing(body)
+	if err != nil {
+		s.Error = pingpong.OneLine(fmt.Sprintf("ping answered HTTP %d with no /mping answer (%v): %.80q", resp.StatusCode, err, body))
+		return s
+	}
+	s.DurationMS, s.Length, s.Code, s.Retries = m.Duration, m.Length, m.Code, m.Retries
+	if m.Code == http.StatusOK && !pingpong.LengthOK(req.Size, m.Length) {
+		s.Error = fmt.Sprintf("ping reported code 200 with a %d-byte body for size %d", m.Length, req.Size)
+	}
+	return s
+}
+
+func msSince(t time.Time) float64 { return float64(time.Since(t).Nanoseconds()) / 1e6 }

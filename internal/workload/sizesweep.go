@@ -1,0 +1,46 @@
+package workload
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// SizeSweep is a workload that sweeps message sizes through a chain of
+// servers, as Kratzke's HTTP ping-pong does (siege → ping → pong, one
+// request per size and repetition): its servers run on endpoints of their
+// own, its client on a host outside them sends a chunk of the size plan per
+// cell, and each request is stored as one record.Sample rather than as the
+// client's envelope lines. Its settings are the spec's ping-pong section
+// (SweepSettings), not a test.
+type SizeSweep interface {
+	Workload
+	// Client is the role of the host the client runs on.
+	Client() string
+	// Servers are its servers in the order they start, given where each
+	// role's endpoint listens and is reached from the other endpoints
+	// (a server's Args may name an earlier one's address: ping is given
+	// pong's). Args start after the binary, as Server.Args do.
+	Servers(set SweepSettings, at func(role string) SweepAddr) []Server
+	// Target is the server the client sends to.
+	Target() string
+	// ClientArgs is the client's command line after the binary for one
+	// chunk of sizes against target (HOST:PORT), every sample printed as
+	// a line.
+	ClientArgs(set SweepSettings, target string, sizes []int) []string
+	// ServeCommands are its servers' commands, `cnperf serve NAME`.
+	ServeCommands(Console) []*cobra.Command
+}
+
+// SweepSettings are a size sweep's settings, from the spec's section.
+type SweepSettings struct {
+	MaxBody     int           // the largest body the last server serves
+	Retries     int           // a relaying server's retries towards the next
+	Timeout     time.Duration // one attempt's, the relay's and the client's
+	Repetitions int           // requests per size
+	Concurrency int           // the client's requests in flight
+}
+
+// SweepAddr is where a server's endpoint listens, and where the other
+// endpoints reach it.
+type SweepAddr struct{ Listen, Internal string }
