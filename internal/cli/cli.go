@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 
 	"github.com/cnperf/cnperf/internal/lab"
 )
@@ -106,19 +105,4 @@ every sample with the system's description.`,
 		root.AddCommand(cat.Commands(Version, stdout, stderr)...)
 	}
 	return root
-}
-
-// needNetAdmin checks that the netns driver can work: it creates namespaces,
-// links and mounts.
-func needNetAdmin() error {
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("read capabilities: %w", err)
-	}
-	has := func(c uint) bool { return data[c/32].Effective&(1<<(c%32)) != 0 }
-	if !has(unix.CAP_NET_ADMIN) || !has(unix.CAP_SYS_ADMIN) {
-		return errors.New("the netns driver needs CAP_NET_ADMIN and CAP_SYS_ADMIN: run cnperf as root")
-	}
-	return nil
 }

@@ -102,7 +102,7 @@ func newLabCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 					return err
 				}
 			}
-			if err := needNetAdmin(); err != nil {
+			if err := namespace.NeedAdmin(); err != nil {
 				return err
 			}
 			var errs []error
@@ -200,7 +200,7 @@ going keep their labs. Labs made by 'cnperf lab up' belong to nobody and stay un
 carry cnperf's mark are never touched.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := needNetAdmin(); err != nil {
+			if err := namespace.NeedAdmin(); err != nil {
 				return err
 			}
 			// Describe live owners before removing: --all ends their labs.

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/machine"
 	"github.com/cnperf/cnperf/internal/record"
 )
@@ -49,7 +50,7 @@ func newMachineProfileCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Comm
 			o.Network = !noNetwork
 			if noNetwork {
 				o.SkipReason = "--no-network"
-			} else if err := needNetAdmin(); err != nil {
+			} else if err := namespace.NeedAdmin(); err != nil {
 				o.Network, o.SkipReason = false, "not root: "+err.Error()
 				fmt.Fprintf(stderr, "cnperf: network transfer skipped: %v\n", err)
 			}

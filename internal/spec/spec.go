@@ -91,8 +91,6 @@ type Lab struct {
 	Mode       string
 	Driver     string
 	Conditions conditions.Set
-	// Kube is the spec's kubernetes: block, for labs on that driver.
-	Kube *Kubernetes
 }
 
 // Labs lists the labs of a run, in order: the modes; when drivers are
@@ -119,11 +117,7 @@ func (s Spec) Labs() []Lab {
 				if len(variants) > 1 {
 					k += "/" + v.Label()
 				}
-				l := Lab{Key: k, Mode: m, Driver: d, Conditions: s.Conditions.Over(v)}
-				if d == "kubernetes" {
-					l.Kube = s.Kubernetes
-				}
-				labs = append(labs, l)
+				labs = append(labs, Lab{Key: k, Mode: m, Driver: d, Conditions: s.Conditions.Over(v)})
 			}
 		}
 	}

@@ -1,15 +1,13 @@
 package netns
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/firewall"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/lab/process"
 )
 
@@ -95,18 +93,7 @@ func Preflight() error {
 
 // NeedNetAdmin refuses to go on without CAP_NET_ADMIN and CAP_SYS_ADMIN:
 // namespaces, devices and mounts need them.
-func NeedNetAdmin() error {
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("read capabilities: %w", err)
-	}
-	has := func(c uint) bool { return data[c/32].Effective&(1<<(c%32)) != 0 }
-	if !has(unix.CAP_NET_ADMIN) || !has(unix.CAP_SYS_ADMIN) {
-		return errors.New("the netns driver needs CAP_NET_ADMIN and CAP_SYS_ADMIN: run cnperf as root")
-	}
-	return nil
-}
+func NeedNetAdmin() error { return namespace.NeedAdmin() }
 
 // ChainMode says whether m can run on a chain of hosts.
 func (Driver) ChainMode(m lab.Mode) error { return CheckChainMode(m) }
