@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/commands"
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
-	"github.com/cnperf/cnperf/internal/workload/registry"
 )
 
 func newServeCmd(stderr io.Writer) *cobra.Command {
@@ -85,23 +85,18 @@ them inside its labs with the lab's own addresses.`}
 	ping.Flags().IntVar(&retries, "retries", pingpong.DefaultRetries, fmt.Sprintf("retries after a failed attempt towards pong before giving up (0: none; at most %d)", pingpong.MaxRetries))
 	ping.Flags().DurationVar(&timeout, "timeout", pingpong.DefaultTimeout, fmt.Sprintf("timeout of one attempt towards pong (at most %s)", pingpong.MaxTimeout))
 	cmd.AddCommand(pong, ping, newServeOverlayCmd(stderr), newServeDelaylineCmd(stderr))
-	seen := map[string]bool{}
-	for _, w := range registry.All() {
-		srv := w.ServeCommand(console(nil, stderr))
-		if !seen[srv.Name()] { // jitter and datagram share `serve udp`
-			seen[srv.Name()] = true
-			cmd.AddCommand(adopt(srv))
-		}
+	for _, srv := range commands.Servers(console(nil, stderr)) {
+		cmd.AddCommand(adopt(srv))
 	}
 	return cmd
 }
 
 // newClientCmds are the socket workloads' clients, `cnperf stream` and
-// the others, as the registry lists them.
+// the others, as package commands lists them.
 func newClientCmds(stdout, stderr io.Writer) []*cobra.Command {
 	var out []*cobra.Command
-	for _, w := range registry.All() {
-		out = append(out, adopt(w.ClientCommand(console(stdout, stderr))))
+	for _, c := range commands.Clients(console(stdout, stderr)) {
+		out = append(out, adopt(c))
 	}
 	return out
 }

@@ -17,32 +17,18 @@ import (
 	"time"
 )
 
-// Test is one entry of a spec's tests. Zero fields take the workload's
-// defaults (those of its CLI).
+// Test is one entry of a spec's tests: the fields every test has, and
+// its workload's parameters by name (Params), each declared once by the
+// workload (Param). Unset parameters take the workload's defaults (those
+// of its client).
 type Test struct {
 	Name     string        `yaml:"name,omitempty" json:"name,omitempty"`
 	Workload string        `yaml:"workload" json:"workload"`
-	Protocol string        `yaml:"protocol,omitempty" json:"protocol,omitempty"` // stream: tcp, udp; rr: tcp, udp, crr
-	Duration time.Duration `yaml:"duration,omitempty" json:"duration,omitempty"` // 0: 10s (datagram with count: until count)
-	Omit     time.Duration `yaml:"omit,omitempty" json:"omit,omitempty"`         // stream, rr: warm-up left out
+	Duration time.Duration `yaml:"duration,omitempty" json:"duration,omitempty"` // 0: 10s (a test with a count: until count)
 	Interval time.Duration `yaml:"interval,omitempty" json:"interval,omitempty"` // reporting interval; 0: 1s
-	Parallel int           `yaml:"parallel,omitempty" json:"parallel,omitempty"` // stream, rr
-	Length   int           `yaml:"length,omitempty" json:"length,omitempty"`     // stream write or datagram; jitter, datagram packet (0: datagram follows the MTU)
-	Rate     string        `yaml:"rate,omitempty" json:"rate,omitempty"`         // bits/s with k, M, G; stream, jitter, datagram
-	Request  int           `yaml:"request,omitempty" json:"request,omitempty"`   // rr
-	Response int           `yaml:"response,omitempty" json:"response,omitempty"` // rr
-	Count    int64         `yaml:"count,omitempty" json:"count,omitempty"`       // datagram: packets
-	Timeout  time.Duration `yaml:"timeout,omitempty" json:"timeout,omitempty"`   // rr
-	// FitMTU (rr) sets request and response to the path MTU − 32 in each
-	// mode (1468 bytes on 1500, 1418 on the 1450-byte overlay), as the 2017 Coherence thesis
-	// chose by hand so that no packet fragments.
-	FitMTU bool `yaml:"fit_mtu,omitempty" json:"fit_mtu,omitempty"`
-	// BusyPoll (rr) spins the client's workers on non-blocking calls
-	// instead of blocking: a CPU each, never idle (sockperf --nonblocked).
-	BusyPoll bool `yaml:"busy_poll,omitempty" json:"busy_poll,omitempty"`
-	// Copy (stream, TCP as fast as possible) writes each block from user
-	// memory, as iperf3 without -Z, instead of sendfile from a file.
-	Copy        bool   `yaml:"copy,omitempty" json:"copy,omitempty"`
+	// Params are the workload's parameters, written beside the fields
+	// above in a spec and in a run's JSON (tests[].length).
+	Params      Params `yaml:"-" json:"-"`
 	Repetitions int    `yaml:"repetitions,omitempty" json:"repetitions,omitempty"`
 	Sweep       *Sweep `yaml:"sweep,omitempty" json:"sweep,omitempty"`
 	// Fan-out (Bryzgalov 2014), for every workload, over a spec's placement:
@@ -208,20 +194,17 @@ func (t Test) check(s Set) (int, error) {
 	if t.Repetitions < 0 || t.Repetitions > MaxRepetitions {
 		return 0, bad("repetitions", "%d is outside 0..%d (0: once)", t.Repetitions, MaxRepetitions)
 	}
-	if err := t.onlyKnown(w); err != nil {
+	if err := t.onlyKnown(w, s); err != nil {
 		return 0, err
 	}
 	if err := t.checkFanOut(); err != nil {
 		return 0, err
 	}
-	if t.FitMTU && (t.Request != 0 || t.Response != 0 || (t.Sweep != nil && (t.Sweep.Param == "request" || t.Sweep.Param == "response"))) {
-		return 0, bad("fit_mtu", "sets request and response from the path MTU; leave them out")
-	}
 	if t.Sweep == nil {
 		return 1, nil
 	}
 	sw := *t.Sweep
-	if sweepable := append(slices.Clip(w.Sweepable()), FanOut...); !slices.Contains(sweepable, sw.Param) {
+	if sweepable := append(Sweepable(w), FanOut...); !slices.Contains(sweepable, sw.Param) {
 		return 0, bad("sweep.param", "%q: %s sweeps %s", sw.Param, t.Workload, strings.Join(sweepable, ", "))
 	}
 	if sw.Param == "servers" && t.Pairs {
@@ -236,7 +219,7 @@ func (t Test) check(s Set) (int, error) {
 		}
 		for j, v := range sw.Values {
 			field := fmt.Sprintf("sweep.values[%d]", j)
-			if sw.Param == "rate" {
+			if p, _ := Declared(w, sw.Param); p.Kind == Rate {
 				if _, err := parseRate(v); err != nil {
 					return 0, bad(field, "%q: %v", v, err)
 				}
@@ -297,7 +280,7 @@ func (t Test) cases(i int, w Socket) ([]Case, error) {
 	values := sw.values()
 	cs := make([]Case, len(values))
 	for j, v := range values {
-		ct, err := t.with(sw.Param, v)
+		ct, err := t.with(w, sw.Param, v)
 		if err != nil {
 			return nil, bad(fmt.Sprintf("sweep.values[%d]", j), "%q: %v", v, err)
 		}
@@ -350,31 +333,24 @@ func (t Test) Label() string {
 	if t.Name != "" {
 		return t.Name
 	}
-	if t.Protocol != "" {
-		return t.Workload + " " + t.Protocol
+	if p := t.Params.Text("protocol"); p != "" {
+		return t.Workload + " " + p
 	}
 	return t.Workload
 }
 
-// with returns t with one parameter set from text.
-func (t Test) with(param, v string) (Test, error) {
-	if param == "rate" {
-		t.Rate = v
-		return t, nil
+// with returns t with one parameter set from a sweep's text.
+func (t Test) with(w Socket, param, v string) (Test, error) {
+	if p, ok := Declared(w, param); ok {
+		ps, err := p.with(t.Params, v)
+		t.Params = ps
+		return t, err
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil {
 		return t, errors.New("want a whole number")
 	}
 	switch param {
-	case "length":
-		t.Length = n
-	case "parallel":
-		t.Parallel = n
-	case "request":
-		t.Request = n
-	case "response":
-		t.Response = n
 	case "clients":
 		t.Clients = n
 	case "servers":
@@ -402,19 +378,26 @@ func (t Test) checkFanOut() error {
 	return nil
 }
 
-// onlyKnown refuses a parameter the workload does not have, so that a
-// setting never silently does nothing.
-func (t Test) onlyKnown(w Socket) error {
-	set := map[string]bool{
-		"protocol": t.Protocol != "", "omit": t.Omit != 0, "parallel": t.Parallel != 0, "length": t.Length != 0,
-		"rate": t.Rate != "", "request": t.Request != 0, "response": t.Response != 0, "count": t.Count != 0,
-		"timeout": t.Timeout != 0, "fit_mtu": t.FitMTU, "busy_poll": t.BusyPoll, "copy": t.Copy,
+// onlyKnown refuses a parameter the workload does not declare, so that a
+// setting never silently does nothing: another workload's parameter, or a
+// field no test has.
+func (t Test) onlyKnown(w Socket, s Set) error {
+	keys := make([]string, 0, len(t.Params))
+	for k := range t.Params {
+		keys = append(keys, k)
 	}
-	allowed := w.Params()
-	for _, k := range []string{"protocol", "omit", "parallel", "length", "rate", "request", "response", "count", "timeout", "fit_mtu", "busy_poll", "copy"} {
-		if set[k] && !slices.Contains(allowed, k) {
-			return bad(k, "not a parameter of %s (it has %s)", t.Workload, strings.Join(allowed, ", "))
+	slices.Sort(keys)
+	own := Names(w.Params())
+	for _, k := range keys {
+		if slices.Contains(own, k) {
+			continue
 		}
+		for _, o := range s {
+			if _, ok := Declared(o, k); ok {
+				return bad(k, "not a parameter of %s (it has %s)", t.Workload, strings.Join(own, ", "))
+			}
+		}
+		return bad(k, "unknown field; %s takes %s, and every test %s", t.Workload, strings.Join(own, ", "), strings.Join(commonFields, ", "))
 	}
 	return nil
 }
@@ -422,7 +405,7 @@ func (t Test) onlyKnown(w Socket) error {
 // RunTime is the time to measure: 10s unless set (a test with a count,
 // which only datagram takes, runs until the count).
 func (t Test) RunTime() time.Duration {
-	if t.Duration == 0 && t.Count == 0 {
+	if t.Duration == 0 && t.Params.Int("count") == 0 {
 		return 10 * time.Second
 	}
 	return t.Duration
@@ -432,7 +415,7 @@ func (t Test) RunTime() time.Duration {
 // a test runs until its count.
 func (t Test) Planned() time.Duration {
 	if d := t.RunTime(); d > 0 {
-		return t.Omit + d
+		return t.Params.Dur("omit") + d
 	}
 	return 0
 }
@@ -452,34 +435,22 @@ func (c Case) Validate() error {
 	if err := t.checkFanOut(); err != nil {
 		return err
 	}
-	if ps := w.Protocols(); t.Protocol != "" && !slices.Contains(ps, t.Protocol) {
-		return bad("protocol", "%q is not a protocol of %s (%s)", t.Protocol, t.Workload, strings.Join(ps, ", "))
-	}
-	for _, f := range []struct {
-		name string
-		v    time.Duration
-	}{{"duration", t.Duration}, {"omit", t.Omit}} {
-		if f.v < 0 || f.v > MaxDuration {
-			return bad(f.name, "%s is outside 0s..%s", f.v, MaxDuration)
-		}
+	if d := t.Duration; d < 0 || d > MaxDuration {
+		return bad("duration", "%s is outside 0s..%s", d, MaxDuration)
 	}
 	if t.Interval != 0 && (t.Interval < MinInterval || t.Interval > MaxDuration) {
 		return bad("interval", "%s is outside %s..%s (0: 1s)", t.Interval, MinInterval, MaxDuration)
 	}
-	if n := (t.Omit + t.RunTime()) / t.ReportInterval(); n > MaxIntervals {
-		return bad("interval", "%s cuts omit + duration (%s) into %d intervals, more than %d", t.ReportInterval(), t.Omit+t.RunTime(), n, MaxIntervals)
+	for _, p := range w.Params() {
+		if err := p.Validate(t.Params, t.Workload); err != nil {
+			return err
+		}
 	}
-	if t.Timeout < 0 || t.Timeout > MaxTimeout {
-		return bad("timeout", "%s is outside 0s..%s", t.Timeout, MaxTimeout)
+	measured := t.Params.Dur("omit") + t.RunTime()
+	if n := measured / t.ReportInterval(); n > MaxIntervals {
+		return bad("interval", "%s cuts omit + duration (%s) into %d intervals, more than %d", t.ReportInterval(), measured, n, MaxIntervals)
 	}
-	if t.Count < 0 || t.Count > MaxCount {
-		return bad("count", "%d is outside 0..%d", t.Count, MaxCount)
-	}
-	rate, err := c.rate()
-	if err != nil {
-		return err
-	}
-	err = w.Check(t, rate)
+	err := w.Validate(t)
 	var fe *FieldError
 	if err == nil || errors.As(err, &fe) {
 		return err
@@ -518,7 +489,7 @@ var flagRE = regexp.MustCompile(`--[a-z][a-z-]*`)
 // into one about the spec's field ("length: 70000: must be ..."), every
 // flag in it renamed with w.Flags.
 func SpecFields(w Socket, msg string) error {
-	names := w.Flags()
+	names := Flags(w)
 	rename := func(f string) string {
 		if n, ok := names[f]; ok {
 			return n
@@ -536,17 +507,11 @@ func SpecFields(w Socket, msg string) error {
 	return bad(field, "%s", msg)
 }
 
-// rate reads the test's rate: bits/s with k, M, G or T (powers of 1000),
-// nothing else around it, at most MaxRate.
-func (c Case) rate() (int64, error) {
-	if c.Test.Rate == "" {
-		return 0, nil
-	}
-	r, err := parseRate(c.Test.Rate)
-	if err != nil {
-		return 0, bad("rate", "%q: %v", c.Test.Rate, err)
-	}
-	return r, nil
+// Bits reads a rate parameter in bits/s (0 when unset or not a rate:
+// Validate tells).
+func (p Params) Bits(name string) int64 {
+	r, _ := parseRate(p.Text(name))
+	return r
 }
 
 var rateRE = regexp.MustCompile(`^([0-9]{1,15}(?:\.[0-9]{1,9})?)([kKmMgGtT]?)$`)
@@ -570,7 +535,8 @@ func parseRate(s string) (int64, error) {
 	}
 }
 
-// Fitter is a Socket whose sizes may follow the path's MTU (fit_mtu).
+// Fitter is a Socket whose sizes may follow the path's MTU (a switch
+// parameter fit_mtu).
 type Fitter interface {
 	// FitTo returns t with its sizes set for a path of the given MTU.
 	FitTo(t Test, mtu int) Test
@@ -579,11 +545,15 @@ type Fitter interface {
 // FitTo returns the case with its sizes fitted to a path of the given MTU,
 // when the test asks for it (FitMTU) and its workload can.
 func (c Case) FitTo(mtu int) Case {
-	if f, ok := c.w.(Fitter); ok && c.Test.FitMTU {
+	if f, ok := c.w.(Fitter); ok && c.FitsMTU() {
 		c.Test = f.FitTo(c.Test, mtu)
 	}
 	return c
 }
+
+// FitsMTU reports whether the case's sizes follow the path's MTU, which
+// the runner then measures.
+func (c Case) FitsMTU() bool { return c.Test.Params.Bool("fit_mtu") }
 
 // ClientArgs returns the client's arguments (after the binary) against the
 // server at host, printing JSON lines.
@@ -591,5 +561,42 @@ func (c Case) ClientArgs(host string) []string {
 	t := c.Test
 	a := []string{t.Workload, "--server", fmt.Sprintf("%s:%d", host, c.w.Server().Port), "--json",
 		"--time", t.RunTime().String(), "--interval", t.ReportInterval().String()}
-	return append(a, c.w.ClientFlags(t)...)
+	for _, p := range c.w.Params() {
+		switch {
+		case p.Flag == "" || !t.Params.Set(p.Name):
+		case p.FlagSets != "":
+			if t.Params.Text(p.Name) == p.FlagSets {
+				a = append(a, p.Flag)
+			}
+		case p.Kind == Switch:
+			a = append(a, p.Flag)
+		default:
+			a = append(a, p.Flag, p.arg(t.Params))
+		}
+	}
+	return a
+}
+
+// Sweepable lists the parameters a sweep of the workload's tests may vary
+// (besides FanOut).
+func Sweepable(w Socket) []string {
+	var out []string
+	for _, p := range w.Params() {
+		if p.Sweep {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}
+
+// Flags maps the client's flags to the spec's fields, so that an error of
+// the client's own validation names what the spec wrote.
+func Flags(w Socket) map[string]string {
+	m := map[string]string{"--time": "duration", "--interval": "interval"}
+	for _, p := range w.Params() {
+		if p.Flag != "" {
+			m[p.Flag] = p.Name
+		}
+	}
+	return m
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/registry"
+	"github.com/cnperf/cnperf/internal/workload/shell"
 )
 
 // echo is a tiny socket workload written the way a real one is, in this
@@ -44,26 +45,26 @@ func (echo) Metrics() []workload.Metric {
 func (echo) Server() workload.Server {
 	return workload.Server{Role: "echo-server", Port: 5299, Protocols: []string{"udp"}, Args: []string{"serve", "echo", "--listen", ":5299"}}
 }
-func (echo) Params() []string    { return []string{"length", "count"} }
-func (echo) Sweepable() []string { return []string{"length"} }
-func (echo) Protocols() []string { return nil }
-func (echo) Flags() map[string]string {
-	return map[string]string{"--size": "length", "--count": "count"}
-}
-func (echo) ServeCommand(workload.Console) *cobra.Command { return &cobra.Command{Use: "echo"} }
+func (echo) Capabilities() []workload.Capability { return nil }
 
-func (echo) Check(t workload.Test, _ int64) error {
-	if err := workload.Size("length", t.Length, 1, 1400, "echo datagram"); err != nil {
-		return err
+// Params declares echo's parameters once: the spec's fields, their
+// bounds, whether a sweep may vary them, and the client's flags.
+func (echo) Params() []workload.Param {
+	return []workload.Param{
+		{Name: "length", Kind: workload.Whole, Unit: "bytes", Bounds: []workload.Bound{{Min: 1, Max: 1400, What: "echo datagram"}},
+			Flag: "--size", Default: "64", Sweep: true, Help: "datagram size"},
+		{Name: "count", Kind: workload.Whole, Unit: "datagrams", Bounds: []workload.Bound{{Max: 10_000}},
+			Flag: "--count", Default: "1", Help: "datagrams to echo"},
 	}
-	if t.Count > 10_000 {
-		return fmt.Errorf("--count %d: at most 10000", t.Count) // the client's words: renamed by Flags
+}
+
+// Validate: a rule across parameters, in the client's words (renamed to
+// the spec's by workload.Flags).
+func (echo) Validate(t workload.Test) error {
+	if t.Params.Int("count") > 0 && t.Params.Int("count")*max(t.Params.Int("length"), 64) > 8<<20 {
+		return fmt.Errorf("--count %d: echoes more than 8 MiB", t.Params.Int("count"))
 	}
 	return nil
-}
-
-func (echo) ClientFlags(t workload.Test) []string {
-	return []string{"--size", fmt.Sprint(max(t.Length, 64)), "--count", fmt.Sprint(t.Count)}
 }
 
 func (echo) Total(payload json.RawMessage) (workload.Total, error) {
@@ -75,48 +76,36 @@ func (echo) Total(payload json.RawMessage) (workload.Total, error) {
 		Moved: r.Bytes}, nil
 }
 
-// ClientCommand is `cnperf echo --server H:P --json --time T --interval I
-// --size N --count N`: it prints a start and an end envelope.
-func (echo) ClientCommand(con workload.Console) *cobra.Command {
-	var server string
-	var size, count int
-	var asJSON bool
-	var d, iv time.Duration
-	cmd := &cobra.Command{Use: "echo", Args: cobra.NoArgs, RunE: func(cmd *cobra.Command, _ []string) error {
-		env := workload.NewPrinter(con.Stdout, "echo")
-		if err := env.Print(workload.KindStart, workload.StartOf(cmd, server)); err != nil {
-			return err
-		}
-		conn, err := net.Dial("udp", server)
-		if err != nil {
-			return workload.Fail(err)
-		}
-		defer conn.Close()
-		start := time.Now()
-		buf := make([]byte, size)
-		var tot echoTotal
-		for range count {
-			if _, err := conn.Write(buf); err != nil {
+// echoClient is `cnperf echo --server H:P --json --time T --interval I
+// --size N --count N`, in the shell every socket client runs in: it
+// prints a start and an end envelope. extra are parameters the client
+// takes besides echo's (a test's declaration adds them).
+func echoClient(w workload.Socket, con workload.Console) *cobra.Command {
+	return shell.Command(con, shell.Client{Workload: w, Time: 10 * time.Second, Interval: time.Second,
+		Run: func(ctx context.Context, r shell.Run) error {
+			r.Start()
+			conn, err := net.Dial("udp", r.Server)
+			if err != nil {
 				return workload.Fail(err)
 			}
-			tot.Sent++
-			_ = conn.SetReadDeadline(time.Now().Add(time.Second))
-			if n, err := conn.Read(buf); err == nil {
-				tot.Echoed++
-				tot.Bytes += int64(n)
+			defer conn.Close()
+			start := time.Now()
+			buf := make([]byte, r.Params.Int("length"))
+			var tot echoTotal
+			for range r.Params.Int("count") {
+				if _, err := conn.Write(buf); err != nil {
+					return workload.Fail(err)
+				}
+				tot.Sent++
+				_ = conn.SetReadDeadline(time.Now().Add(time.Second))
+				if n, err := conn.Read(buf); err == nil {
+					tot.Echoed++
+					tot.Bytes += int64(n)
+				}
 			}
-		}
-		tot.PerSec = float64(tot.Echoed) / time.Since(start).Seconds()
-		return env.Print(workload.KindEnd, tot)
-	}}
-	f := cmd.Flags()
-	f.StringVar(&server, "server", "", "")
-	f.BoolVar(&asJSON, "json", false, "")
-	f.DurationVar(&d, "time", 0, "")
-	f.DurationVar(&iv, "interval", 0, "")
-	f.IntVar(&size, "size", 64, "")
-	f.IntVar(&count, "count", 1, "")
-	return cmd
+			tot.PerSec = float64(tot.Echoed) / time.Since(start).Seconds()
+			return r.Env.Print(workload.KindEnd, tot)
+		}})
 }
 
 // echoServer echoes every datagram on a loopback port until ctx ends.
@@ -142,8 +131,8 @@ func echoServer(t *testing.T, ctx context.Context) string {
 	return pc.LocalAddr().String()
 }
 
-// TestEchoWorkload adds a workload with its package (this file) and one
-// line in the registry's list (Add), and nothing else: a spec's test of it
+// TestEchoWorkload adds a workload with its descriptor and client (this
+// file) and one line in the registry's list (Add), and nothing else: a spec's test of it
 // validates in the spec's words, its client's lines are stored as a run
 // stores them, and analysis reads its values and the cost per GB.
 func TestEchoWorkload(t *testing.T) {
@@ -164,8 +153,10 @@ func TestEchoWorkload(t *testing.T) {
 	}
 	for _, bad := range []struct{ yaml, want string }{
 		{"{workload: echo, length: 2000}", "tests[0].length: 2000 is above the largest echo datagram (1400)"},
-		{"{workload: echo, count: 20000}", "tests[0].count: 20000: at most 10000"},
+		{"{workload: echo, count: 20000}", "tests[0].count: 20000 is outside 0..10000"},
+		{"{workload: echo, count: 9000, length: 1400}", "tests[0].count: 9000: echoes more than 8 MiB"},
 		{"{workload: echo, request: 10}", "tests[0].request: not a parameter of echo (it has length, count)"},
+		{"{workload: echo, lenght: 10}", "tests[0].lenght: unknown field; echo takes length, count, and every test name, workload"},
 		{"{workload: echo, sweep: {param: count, values: ['1']}}", `tests[0].sweep.param: "count": echo sweeps length`},
 		{"{workload: echoes}", `tests[0].workload: "echoes" is not a workload (known: stream, rr, jitter, datagram, grid, echo)`},
 	} {
@@ -195,7 +186,7 @@ func TestEchoWorkload(t *testing.T) {
 			}
 			args[2] = addr // the test's server listens on a port of its own
 			var out bytes.Buffer
-			cmd := c.Workload().ClientCommand(workload.Console{Stdout: &out})
+			cmd := echoClient(c.Workload(), workload.Console{Stdout: &out})
 			cmd.SetArgs(args[1:])
 			if err := cmd.Execute(); err != nil {
 				t.Fatalf("echo client %q: %v", args, err)

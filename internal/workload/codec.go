@@ -1,0 +1,166 @@
+package workload
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// commonFields are the keys of a test that are no workload's parameter.
+var commonFields = []string{"name", "workload", "duration", "interval", "repetitions", "sweep", "clients", "servers", "pairs", "processes"}
+
+// plainTest is Test without its methods, for the codecs' own decoding.
+type plainTest Test
+
+// UnmarshalYAML reads the common fields as any struct's (type errors name
+// their line) and keeps every other key as a parameter, which Validate
+// checks against the workload's declaration: the spec decodes a test
+// without knowing its workload's parameters.
+func (t *Test) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return n.Decode((*plainTest)(t))
+	}
+	common := *n
+	common.Content = nil
+	params := Params{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if slices.Contains(commonFields, k.Value) {
+			common.Content = append(common.Content, k, v)
+			continue
+		}
+		var x any
+		if err := v.Decode(&x); err != nil {
+			return err
+		}
+		if i, ok := x.(int); ok {
+			x = int64(i)
+		}
+		params[k.Value] = x
+	}
+	if err := common.Decode((*plainTest)(t)); err != nil {
+		return err
+	}
+	if len(params) > 0 {
+		t.Params = params
+	}
+	return nil
+}
+
+// UnmarshalJSON reads a test as a run stored it: the common fields, and
+// every other key a parameter (numbers kept as json.Number, so that a
+// duration stored in nanoseconds reads as one).
+func (t *Test) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, (*plainTest)(t)); err != nil {
+		return err
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	for k, v := range raw {
+		if slices.Contains(commonFields, k) {
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(v))
+		dec.UseNumber()
+		var x any
+		if err := dec.Decode(&x); err != nil {
+			return fmt.Errorf("tests[].%s: %w", k, err)
+		}
+		if t.Params == nil {
+			t.Params = Params{}
+		}
+		t.Params[k] = x
+	}
+	return nil
+}
+
+// MarshalJSON writes the common fields, then the parameters by name.
+func (t Test) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(plainTest(t))
+	if err != nil || len(t.Params) == 0 {
+		return b, err
+	}
+	keys := make([]string, 0, len(t.Params))
+	for k := range t.Params {
+		if !slices.Contains(commonFields, k) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var buf bytes.Buffer
+	buf.Write(b[:len(b)-1]) // without its closing brace
+	for _, k := range keys {
+		v, err := json.Marshal(t.Params[k])
+		if err != nil {
+			return nil, fmt.Errorf("tests[].%s: %w", k, err)
+		}
+		kb, _ := json.Marshal(k)
+		if buf.Len() > 1 {
+			buf.WriteByte(',')
+		}
+		buf.Write(kb)
+		buf.WriteByte(':')
+		buf.Write(v)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// MarshalYAML writes the common fields and the parameters in one mapping.
+func (t Test) MarshalYAML() (any, error) {
+	var n yaml.Node
+	if err := n.Encode(plainTest(t)); err != nil {
+		return nil, err
+	}
+	keys := make([]string, 0, len(t.Params))
+	for k := range t.Params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		var kn, vn yaml.Node
+		if err := kn.Encode(k); err != nil {
+			return nil, err
+		}
+		v := t.Params[k]
+		switch x := v.(type) {
+		case json.Number:
+			if i, err := x.Int64(); err == nil {
+				v = i
+			} else {
+				v = x.String()
+			}
+		case time.Duration:
+			v = x.String() // 2s, as a spec writes it
+		}
+		if err := vn.Encode(v); err != nil {
+			return nil, err
+		}
+		n.Content = append(n.Content, &kn, &vn)
+	}
+	return &n, nil
+}
+
+// sweepFields are a sweep's keys.
+var sweepFields = []string{"param", "values", "from", "to", "step"}
+
+// UnmarshalYAML refuses an unknown key as a spec's strict decoding would
+// (a test's fields are decoded apart from it, see Test.UnmarshalYAML).
+func (s *Sweep) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i]; !slices.Contains(sweepFields, k.Value) {
+				return fmt.Errorf("line %d: field %s not found in type workload.Sweep", k.Line, k.Value)
+			}
+		}
+	}
+	type plain Sweep
+	return n.Decode((*plain)(s))
+}
