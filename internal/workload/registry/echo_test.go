@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -273,5 +275,67 @@ func TestEchoWorkload(t *testing.T) {
 	}
 	if errors.Is(ctx.Err(), context.Canceled) {
 		t.Fatal("server stopped early")
+	}
+}
+
+// echoTTL is echo with one more parameter, declared once below.
+type echoTTL struct{ echo }
+
+func (echoTTL) Name() string { return "echottl" }
+func (e echoTTL) Params() []workload.Param {
+	return append(e.echo.Params(), workload.Param{Name: "ttl", Kind: workload.Whole, Unit: "hops",
+		Bounds: []workload.Bound{{Min: 1, Max: 255}}, Flag: "--ttl", Default: "64", Sweep: true, Help: "IP time to live"})
+}
+
+// TestParameterDeclaredOnce adds a parameter to a workload by declaring it
+// once (echoTTL.Params): a spec's test takes it, sweeps it, is refused a
+// value out of its bounds in the spec's words, and its client gets it as
+// the flag its declaration names.
+func TestParameterDeclaredOnce(t *testing.T) {
+	w := echoTTL{}
+	t.Cleanup(registry.Add(w))
+	s, err := spec.Parse(strings.NewReader("name: e\nmodes: [bare]\ntests:\n  - {workload: echottl, ttl: 3}\n  - {workload: echottl, sweep: {param: ttl, values: ['1', '64']}}\n"), "ttl.yaml")
+	if err != nil {
+		t.Fatalf("a spec with ttl: %v", err)
+	}
+	cases, err := s.Cases()
+	if err != nil || len(cases) != 3 || cases[2].Label != "echottl ttl=64" || cases[2].Test.Params.Int("ttl") != 64 {
+		t.Fatalf("cases: %+v, %v", cases, err)
+	}
+	for _, bad := range []struct{ yaml, want string }{
+		{"{workload: echottl, ttl: 300}", "tests[0].ttl: 300 is outside 1..255"},
+		{"{workload: echottl, ttl: many}", `tests[0].ttl: "many": want a whole number`},
+		{"{workload: echottl, sweep: {param: ttl, values: ['1', '300']}}", "tests[0].sweep.values[1]: 300 is outside 1..255"},
+		{"{workload: echottl, sweep: {param: ttl, from: 0, to: 256, step: 128}}", "tests[0].sweep.to: 256 is outside 1..255"},
+		{"{workload: datagram, ttl: 3}", "tests[0].ttl: not a parameter of datagram (it has length, rate, count)"},
+	} {
+		_, err := spec.Parse(strings.NewReader("name: e\nmodes: [bare]\ntests:\n  - "+bad.yaml+"\n"), "bad.yaml")
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s: %v, want %q", bad.yaml, err, bad.want)
+		}
+	}
+
+	// The client: the case's arguments carry --ttl, and the client's
+	// command, whose flags the shell registers from the declaration,
+	// reads it.
+	for i, want := range map[int]int64{0: 3, 2: 64} {
+		args := cases[i].ClientArgs("127.0.0.1")
+		if j := slices.Index(args, "--ttl"); j < 0 || args[j+1] != fmt.Sprint(want) {
+			t.Fatalf("case %d's client arguments %q lack --ttl %d", i, args, want)
+		}
+		var got workload.Params
+		cmd := shell.Command(workload.Console{Stdout: io.Discard}, shell.Client{Workload: w,
+			Run: func(_ context.Context, r shell.Run) error { got = r.Params; return nil }})
+		cmd.SetArgs(args[1:])
+		if err := cmd.Execute(); err != nil || got.Int("ttl") != want {
+			t.Errorf("client %q: ttl %v, %v; want %d", args, got["ttl"], err, want)
+		}
+	}
+	cmd := shell.Command(workload.Console{Stdout: io.Discard}, shell.Client{Workload: w,
+		Run: func(context.Context, shell.Run) error { return nil }})
+	cmd.SetArgs([]string{"--server", "127.0.0.1", "--ttl", "0"})
+	cmd.SilenceErrors, cmd.SilenceUsage = true, true
+	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--ttl 0: must be at least 1") {
+		t.Errorf("client --ttl 0: %v", err)
 	}
 }
