@@ -5,6 +5,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/registry"
 )
 
 // The parameters a chain of hosts sweeps (spec.HopsParam, SegmentParam;
@@ -65,8 +68,8 @@ func Hops(cases []SocketCase) []HopTest {
 		}
 		if _, ok := at[c.Test]; !ok {
 			key := "throughput"
-			if c.Workload == "rr" {
-				key = "rtt_p50"
+			if registry.Has(c.Workload, workload.RoundTrip) {
+				key = workload.RoundTripMetric
 			}
 			var m SocketMetric
 			for _, cm := range c.Metrics {
@@ -128,7 +131,7 @@ func Hops(cases []SocketCase) []HopTest {
 				if hasFirst && k > 1 {
 					row.PerHop = (st.mean - first.mean) / float64(k-1)
 				}
-				if ht.Workload == "rr" {
+				if registry.Has(ht.Workload, workload.RoundTrip) {
 					row.SegmentSum = segmentSum(per, k)
 					row.Excess = row.Mean - row.SegmentSum
 				}

@@ -64,10 +64,14 @@ type Bound struct {
 type Capability string
 
 const (
-	// RoundTrip: the workload measures a round-trip latency (a chain of
-	// hosts then also measures each segment, and tables show hops).
+	// RoundTrip: the workload measures a round-trip latency, its median
+	// as metric RoundTripMetric (a chain of hosts then also measures each
+	// segment, and tables show the latency per hop).
 	RoundTrip Capability = "round-trip latency"
 )
+
+// RoundTripMetric is the median round trip of a RoundTrip workload.
+const RoundTripMetric = "rtt_p50"
 
 // Params are a test's workload parameters, by the spec's field name: each
 // value as the spec gave it (YAML: int64, string, bool; a run's JSON:
