@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/poll"
 )
 
 // startServer runs an rr server on a free loopback port until the test ends.
@@ -497,7 +499,11 @@ func TestServerSurvivesBadClients(t *testing.T) {
 	c = dial()
 	c.Write(hb[:])
 	c.Write(make([]byte, 1000)) // the server writes 1 MiB nobody reads
-	time.Sleep(20 * time.Millisecond)
+	// Close once the server is writing it: its first byte is here.
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.ReadFull(c, hb[:1]); err != nil {
+		t.Fatalf("the server never began its 1 MiB response: %v", err)
+	}
 	c.Close()
 	// Bad UDP size.
 	u, _ := net.Dial("udp", addr)
@@ -524,7 +530,13 @@ func TestServerSurvivesBadClients(t *testing.T) {
 		return c, err
 	}
 	go func() {
-		time.Sleep(200 * time.Millisecond)
+		// Shut the connections down once the client has dialled all three
+		// and runs.
+		_ = poll.Until(ctx, 5*time.Second, time.Millisecond, func() (bool, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(files) == 3, nil
+		})
 		mu.Lock()
 		for _, f := range files {
 			syscall.Shutdown(int(f.Fd()), syscall.SHUT_RDWR)
