@@ -33,8 +33,8 @@ measured on its own; one more is told the server is busy). Control and TCP
 data use the TCP port, UDP data the UDP port of the same number: publish both.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if tests < 1 || tests > MaxTests {
-				return fmt.Errorf("--tests %d: must be in [1, %d]", tests, MaxTests)
+			if tests < 1 || tests > MaxSessions {
+				return fmt.Errorf("--tests %d: must be in [1, %d]", tests, MaxSessions)
 			}
 			addr, err := con.Listen(listen, DefaultPort)
 			if err != nil {
@@ -53,7 +53,7 @@ data use the TCP port, UDP data the UDP port of the same number: publish both.`,
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", con.DefaultListen(DefaultPort), con.ListenHelp+" (the port: TCP and UDP)")
-	cmd.Flags().IntVar(&tests, "tests", 1, fmt.Sprintf("tests served at once, at most %d (1: as iperf3 -s)", MaxTests))
+	cmd.Flags().IntVar(&tests, "tests", 1, fmt.Sprintf("clients measured at once, each a session of its own, at most %d (1: as iperf3 -s)", MaxSessions))
 	return cmd
 }
 

@@ -26,8 +26,8 @@ func ServeCommand(con workload.Console) *cobra.Command {
 once, each measured on its own; one more is told the listener is busy).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if tests < 1 || tests > MaxTests {
-				return fmt.Errorf("--tests %d: must be in [1, %d]", tests, MaxTests)
+			if tests < 1 || tests > MaxSessions {
+				return fmt.Errorf("--tests %d: must be in [1, %d]", tests, MaxSessions)
 			}
 			addr, err := con.Listen(listen, DefaultPort)
 			if err != nil {
@@ -41,14 +41,14 @@ once, each measured on its own; one more is told the listener is busy).`,
 			// As PID 1 of a container, signals without a handler are ignored.
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			s := &Server{Tests: tests, Logf: func(format string, a ...any) {
+			s := &Server{Sessions: tests, Logf: func(format string, a ...any) {
 				fmt.Fprintf(stderr, "cnperf serve udp: "+format+"\n", a...)
 			}}
 			return workload.Fail(s.Serve(ctx, pc, ln))
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", con.DefaultListen(DefaultPort), con.ListenHelp+" (the port: TCP and UDP)")
-	cmd.Flags().IntVar(&tests, "tests", 1, fmt.Sprintf("tests served at once, at most %d", MaxTests))
+	cmd.Flags().IntVar(&tests, "tests", 1, fmt.Sprintf("clients measured at once, each a session of its own, at most %d", MaxSessions))
 	return cmd
 }
 
