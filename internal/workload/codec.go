@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -81,33 +82,62 @@ func (t *Test) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// MarshalJSON writes the common fields, then the parameters by name.
+// fieldOrder is the order a test's fields are written in: the order of
+// the struct that held every workload's parameters, so that a spec shown
+// or stored reads as it always did; any other parameter follows the
+// listed ones, by name, before repetitions.
+var fieldOrder = []string{"name", "workload", "protocol", "duration", "omit", "interval", "parallel", "length", "rate",
+	"request", "response", "count", "timeout", "fit_mtu", "busy_poll", "copy", "", "repetitions", "sweep",
+	"clients", "servers", "pairs", "processes"}
+
+// rank is a key's place in fieldOrder ("" stands for parameters not
+// listed).
+func rank(k string) int {
+	if i := slices.Index(fieldOrder, k); i >= 0 {
+		return i
+	}
+	return slices.Index(fieldOrder, "")
+}
+
+// orderedKeys are keys in the order they are written.
+func orderedKeys(keys []string) []string {
+	sort.SliceStable(keys, func(i, j int) bool {
+		if ri, rj := rank(keys[i]), rank(keys[j]); ri != rj {
+			return ri < rj
+		}
+		return keys[i] < keys[j]
+	})
+	return keys
+}
+
+// MarshalJSON writes the common fields and the parameters in one object.
 func (t Test) MarshalJSON() ([]byte, error) {
 	b, err := json.Marshal(plainTest(t))
 	if err != nil || len(t.Params) == 0 {
 		return b, err
 	}
-	keys := make([]string, 0, len(t.Params))
-	for k := range t.Params {
-		if !slices.Contains(commonFields, k) {
-			keys = append(keys, k)
-		}
+	fields := map[string]json.RawMessage{}
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return nil, err
 	}
-	sort.Strings(keys)
-	var buf bytes.Buffer
-	buf.Write(b[:len(b)-1]) // without its closing brace
-	for _, k := range keys {
-		v, err := json.Marshal(t.Params[k])
-		if err != nil {
+	for k, v := range t.Params {
+		if slices.Contains(commonFields, k) || v == nil {
+			continue
+		}
+		if fields[k], err = json.Marshal(v); err != nil {
 			return nil, fmt.Errorf("tests[].%s: %w", k, err)
 		}
-		kb, _ := json.Marshal(k)
-		if buf.Len() > 1 {
+	}
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i, k := range orderedKeys(slices.Collect(maps.Keys(fields))) {
+		if i > 0 {
 			buf.WriteByte(',')
 		}
+		kb, _ := json.Marshal(k)
 		buf.Write(kb)
 		buf.WriteByte(':')
-		buf.Write(v)
+		buf.Write(fields[k])
 	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil
@@ -115,21 +145,18 @@ func (t Test) MarshalJSON() ([]byte, error) {
 
 // MarshalYAML writes the common fields and the parameters in one mapping.
 func (t Test) MarshalYAML() (any, error) {
-	var n yaml.Node
-	if err := n.Encode(plainTest(t)); err != nil {
+	var common yaml.Node
+	if err := common.Encode(plainTest(t)); err != nil {
 		return nil, err
 	}
-	keys := make([]string, 0, len(t.Params))
-	for k := range t.Params {
-		keys = append(keys, k)
+	fields := map[string][2]*yaml.Node{}
+	for i := 0; i+1 < len(common.Content); i += 2 {
+		fields[common.Content[i].Value] = [2]*yaml.Node{common.Content[i], common.Content[i+1]}
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		var kn, vn yaml.Node
-		if err := kn.Encode(k); err != nil {
-			return nil, err
+	for k, v := range t.Params {
+		if slices.Contains(commonFields, k) || v == nil {
+			continue
 		}
-		v := t.Params[k]
 		switch x := v.(type) {
 		case json.Number:
 			if i, err := x.Int64(); err == nil {
@@ -140,12 +167,20 @@ func (t Test) MarshalYAML() (any, error) {
 		case time.Duration:
 			v = x.String() // 2s, as a spec writes it
 		}
+		var kn, vn yaml.Node
+		if err := kn.Encode(k); err != nil {
+			return nil, err
+		}
 		if err := vn.Encode(v); err != nil {
 			return nil, err
 		}
-		n.Content = append(n.Content, &kn, &vn)
+		fields[k] = [2]*yaml.Node{&kn, &vn}
 	}
-	return &n, nil
+	out := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	for _, k := range orderedKeys(slices.Collect(maps.Keys(fields))) {
+		out.Content = append(out.Content, fields[k][0], fields[k][1])
+	}
+	return out, nil
 }
 
 // sweepFields are a sweep's keys.

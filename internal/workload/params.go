@@ -303,6 +303,25 @@ func (p Param) with(ps Params, v string) (Params, error) {
 	return out, nil
 }
 
+// canonical is the value in its kind's Go type (int64, time.Duration,
+// bool, string), as valid values are kept once checked; ok is false for a
+// value Validate refuses.
+func (p Param) canonical(v any) (any, bool) {
+	var err error
+	switch p.Kind {
+	case Whole:
+		v, err = whole(v)
+	case Duration:
+		v, err = duration(v)
+	case Switch:
+		_, ok := v.(bool)
+		return v, ok
+	default:
+		v, err = text(v)
+	}
+	return v, err == nil
+}
+
 // Declared finds a workload's parameter.
 func Declared(w Socket, name string) (Param, bool) {
 	ps := w.Params()

@@ -154,6 +154,37 @@ func (s Set) Counts(tests []Test) ([]int, error) {
 	return counts, nil
 }
 
+// Canonical keeps each test's declared parameters in their kinds' Go
+// types (a duration as time.Duration, a whole number as int64) and leaves
+// out unset ones, so that a spec is shown and stored alike however its
+// values were written (omit: 1000ms is omit: 1s) and as before parameters
+// were held by name. Values a workload does not declare, or refuses, stay
+// as they are for Expand to name.
+func (s Set) Canonical(tests []Test) {
+	for i, t := range tests {
+		w, ok := s.Lookup(t.Workload)
+		if !ok || t.Params == nil {
+			continue
+		}
+		ps := make(Params, len(t.Params))
+		for k, v := range t.Params {
+			p, ok := Declared(w, k)
+			if !ok {
+				ps[k] = v
+				continue
+			}
+			if !t.Params.Set(k) {
+				continue
+			}
+			if c, ok := p.canonical(v); ok {
+				v = c
+			}
+			ps[k] = v
+		}
+		tests[i].Params = ps
+	}
+}
+
 // Expand validates the tests and returns their cases in order; errors name
 // the field as tests[i].FIELD.
 func (s Set) Expand(tests []Test) ([]Case, error) {

@@ -37,6 +37,10 @@ func Expand(tests []workload.Test) ([]workload.Case, error) { return sockets.Exp
 // Counts returns how many cases each test makes, checking their fields.
 func Counts(tests []workload.Test) ([]int, error) { return sockets.Counts(tests) }
 
+// Canonical keeps the tests' parameters in their declared types (see
+// workload.Set.Canonical).
+func Canonical(tests []workload.Test) { sockets.Canonical(tests) }
+
 // Has reports whether the workload of that name has the capability
 // (false for an unknown one).
 func Has(name string, c workload.Capability) bool {

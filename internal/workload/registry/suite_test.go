@@ -9,6 +9,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/registry"
+	"gopkg.in/yaml.v3"
 )
 
 type (
@@ -291,5 +292,50 @@ func TestFanOutFields(t *testing.T) {
 	}
 	if d := (workload.Test{}); d.ClientCount(0) != 1 || d.ServerCount(0) != 1 || d.FansOut(0) || !d.FansOut(2) {
 		t.Errorf("defaults: %d clients, %d servers, fans out %v", d.ClientCount(0), d.ServerCount(0), d.FansOut(0))
+	}
+}
+
+// TestStoredTestsReadBack: a test as a run's JSON stored it before its
+// parameters were held by name (durations in nanoseconds) reads back to
+// the same client, and so does one written today from a spec.
+func TestStoredTestsReadBack(t *testing.T) {
+	old := `{"name":"u","workload":"rr","protocol":"udp","duration":2000000000,"omit":1000000000,"parallel":2,"request":64,"response":1024,"timeout":500000000,"repetitions":3}`
+	want := []string{"rr", "--server", "198.18.0.2:5202", "--json", "--time", "2s", "--interval", "1s",
+		"--mode", "udp", "--omit", "1s", "--parallel", "2", "--request", "64", "--response", "1024", "--timeout", "500ms"}
+	var stored Test
+	if err := json.Unmarshal([]byte(old), &stored); err != nil {
+		t.Fatal(err)
+	}
+	args := func(tc Test) []string {
+		t.Helper()
+		cases, err := Expand([]Test{tc})
+		if err != nil {
+			t.Fatalf("%+v: %v", tc, err)
+		}
+		return cases[0].ClientArgs("198.18.0.2")
+	}
+	if got := args(stored); !slices.Equal(got, want) || stored.Repetitions != 3 || stored.Name != "u" {
+		t.Errorf("stored test %+v:\n got %q\nwant %q", stored, got, want)
+	}
+	var fromSpec struct{ Tests []Test }
+	if err := yaml.Unmarshal([]byte("tests: [{name: u, workload: rr, protocol: udp, duration: 2s, omit: 1000ms, parallel: 2, request: 64, response: 1024, timeout: 0.5s}]"), &fromSpec); err != nil {
+		t.Fatal(err)
+	}
+	registry.Canonical(fromSpec.Tests)
+	b, err := json.Marshal(fromSpec.Tests[0])
+	if err != nil || string(b) != strings.Replace(old, `,"repetitions":3`, "", 1) {
+		t.Errorf("written as %s, %v; want as before parameters were held by name:\n%s", b, err, old)
+	}
+	var again Test
+	if err := json.Unmarshal(b, &again); err != nil {
+		t.Fatal(err)
+	}
+	if got := args(again); !slices.Equal(got, want) {
+		t.Errorf("written %s, read back:\n got %q\nwant %q", b, got, want)
+	}
+	read := []Test{again}
+	registry.Canonical(read) // as spec.Spec does when it reads a run's JSON
+	if y, err := yaml.Marshal(read[0]); err != nil || !strings.Contains(string(y), "request: 64") || !strings.Contains(string(y), "omit: 1s") {
+		t.Errorf("as YAML: %s, %v", y, err)
 	}
 }

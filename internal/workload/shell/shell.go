@@ -123,16 +123,22 @@ func Command(con workload.Console, c Client) *cobra.Command {
 	f.StringVarP(&server, "server", "c", "", fmt.Sprintf("server to measure against: HOST[:PORT] (port %d by default)", port))
 	f.VarP(&tm, "time", "t", or(c.TimeHelp, "measured time (a bare number is seconds)"))
 	f.VarP(&iv, "interval", "i", or(c.IntervalHelp, "reporting interval"))
+	if c.Time == 0 {
+		f.Lookup("time").DefValue = "0" // its help says what 0 is
+	}
 	for _, p := range w.Params() {
 		if p.Flag == "" {
 			continue
 		}
 		v := &param{p: p, text: p.Default}
+		fl := f.VarPF(v, strings.TrimPrefix(p.Flag, "--"), p.Short, p.Help)
 		if (p.Kind == workload.Switch || p.FlagSets != "") && v.text == "" {
 			v.text = "false"
 		}
+		if p.Kind == workload.Duration && p.Default == "0s" {
+			fl.DefValue = "0" // help leaves a zero default out; its help says what 0 is
+		}
 		values[p.Name] = v
-		fl := f.VarPF(v, strings.TrimPrefix(p.Flag, "--"), p.Short, p.Help)
 		if p.Kind == workload.Switch || p.FlagSets != "" {
 			fl.NoOptDefVal = "true"
 		}
@@ -196,8 +202,6 @@ func (v *param) Type() string {
 		return "duration"
 	case workload.Switch:
 		return "bool"
-	case workload.Rate:
-		return "rate"
 	}
 	if v.p.FlagSets != "" {
 		return "bool"
