@@ -18,6 +18,37 @@ var commonFields = []string{"name", "workload", "duration", "interval", "repetit
 // plainTest is Test without its methods, for the codecs' own decoding.
 type plainTest Test
 
+// Canonical keeps each test's declared parameters in their kinds' Go
+// types (a duration as time.Duration, a whole number as int64) and leaves
+// out unset ones, so that a spec is shown and stored alike however its
+// values were written (omit: 1000ms is omit: 1s) and as before parameters
+// were held by name. Values a workload does not declare, or refuses, stay
+// as they are for Expand to name.
+func (s Set) Canonical(tests []Test) {
+	for i, t := range tests {
+		w, ok := s.Lookup(t.Workload)
+		if !ok || t.Params == nil {
+			continue
+		}
+		ps := make(Params, len(t.Params))
+		for k, v := range t.Params {
+			p, ok := Declared(w, k)
+			if !ok {
+				ps[k] = v
+				continue
+			}
+			if !t.Params.Set(k) {
+				continue
+			}
+			if c, ok := p.canonical(v); ok {
+				v = c
+			}
+			ps[k] = v
+		}
+		tests[i].Params = ps
+	}
+}
+
 // UnmarshalYAML reads the common fields as any struct's (type errors name
 // their line) and keeps every other key as a parameter, which Validate
 // checks against the workload's declaration: the spec decodes a test

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -343,3 +345,79 @@ func Names(ps []Param) []string {
 
 // Has reports whether the workload has the capability.
 func Has(w Socket, c Capability) bool { return slices.Contains(w.Capabilities(), c) }
+
+// Sweepable lists the parameters a sweep of the workload's tests may vary
+// (besides FanOut).
+func Sweepable(w Socket) []string {
+	var out []string
+	for _, p := range w.Params() {
+		if p.Sweep {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}
+
+// Flags maps the client's flags to the spec's fields, so that an error of
+// the client's own validation names what the spec wrote.
+func Flags(w Socket) map[string]string {
+	m := map[string]string{"--time": "duration", "--interval": "interval"}
+	for _, p := range w.Params() {
+		if p.Flag != "" {
+			m[p.Flag] = p.Name
+		}
+	}
+	return m
+}
+
+var flagRE = regexp.MustCompile(`--[a-z][a-z-]*`)
+
+// SpecFields turns a workload's client error ("--size 70000: must be ...")
+// into one about the spec's field ("length: 70000: must be ..."), every
+// flag in it renamed with w.Flags.
+func SpecFields(w Socket, msg string) error {
+	names := Flags(w)
+	rename := func(f string) string {
+		if n, ok := names[f]; ok {
+			return n
+		}
+		return strings.TrimPrefix(f, "--")
+	}
+	field := "workload" // a rule about no one flag: say whose it is
+	if m := flagRE.FindStringIndex(msg); m != nil && m[0] == 0 && !strings.HasPrefix(msg[m[1]:], " or ") {
+		field = rename(msg[:m[1]])
+		msg = strings.TrimLeft(msg[m[1]:], " ")
+	} else {
+		msg = w.Name() + ": " + msg
+	}
+	msg = flagRE.ReplaceAllStringFunc(msg, rename)
+	return bad(field, "%s", msg)
+}
+
+// Bits reads a rate parameter in bits/s (0 when unset or not a rate:
+// Validate tells).
+func (p Params) Bits(name string) int64 {
+	r, _ := parseRate(p.Text(name))
+	return r
+}
+
+var rateRE = regexp.MustCompile(`^([0-9]{1,15}(?:\.[0-9]{1,9})?)([kKmMgGtT]?)$`)
+
+// parseRate reads a rate as the workloads' CLIs do (udp.ParseRate),
+// but strictly: no spaces, signs, exponents or other text, at most MaxRate.
+func parseRate(s string) (int64, error) {
+	m := rateRE.FindStringSubmatch(s)
+	if m == nil {
+		return 0, errors.New("want bits per second like 10M, 1.5G or 0 (k, M, G, T: powers of 1000)")
+	}
+	v, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		return 0, errors.New("want bits per second like 10M, 1.5G or 0")
+	}
+	mult := map[string]float64{"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}[strings.ToLower(m[2])]
+	if r := v * mult; r > MaxRate {
+		return 0, fmt.Errorf("above %dT (%d bits/s)", int64(MaxRate/1e12), int64(MaxRate))
+	} else {
+		return int64(math.Round(r)), nil
+	}
+}

@@ -9,7 +9,6 @@ package workload
 import (
 	"errors"
 	"fmt"
-	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -128,7 +127,7 @@ type FieldError struct {
 
 func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
 
-// Bad is a FieldError: a workload's Check words its errors with it.
+// Bad is a FieldError: a workload's Validate words its errors with it.
 func Bad(field, format string, a ...any) error {
 	return &FieldError{Field: field, Msg: fmt.Sprintf(format, a...)}
 }
@@ -152,37 +151,6 @@ func (s Set) Counts(tests []Test) ([]int, error) {
 		counts[i] = n
 	}
 	return counts, nil
-}
-
-// Canonical keeps each test's declared parameters in their kinds' Go
-// types (a duration as time.Duration, a whole number as int64) and leaves
-// out unset ones, so that a spec is shown and stored alike however its
-// values were written (omit: 1000ms is omit: 1s) and as before parameters
-// were held by name. Values a workload does not declare, or refuses, stay
-// as they are for Expand to name.
-func (s Set) Canonical(tests []Test) {
-	for i, t := range tests {
-		w, ok := s.Lookup(t.Workload)
-		if !ok || t.Params == nil {
-			continue
-		}
-		ps := make(Params, len(t.Params))
-		for k, v := range t.Params {
-			p, ok := Declared(w, k)
-			if !ok {
-				ps[k] = v
-				continue
-			}
-			if !t.Params.Set(k) {
-				continue
-			}
-			if c, ok := p.canonical(v); ok {
-				v = c
-			}
-			ps[k] = v
-		}
-		tests[i].Params = ps
-	}
 }
 
 // Expand validates the tests and returns their cases in order; errors name
@@ -489,83 +457,6 @@ func (c Case) Validate() error {
 	return SpecFields(w, err.Error())
 }
 
-// Between checks an int field against lo..hi; zero is the default when
-// zeroOK.
-func Between(field string, v, lo, hi int, zeroOK bool) error {
-	if (v == 0 && zeroOK) || (v >= lo && v <= hi) {
-		return nil
-	}
-	return bad(field, "%d is outside %d..%d", v, lo, hi)
-}
-
-// Size checks a size in bytes (0: the default) against lo..hi; what names
-// the unit in errors ("UDP datagram").
-func Size(field string, v, lo, hi int, what string) error {
-	switch {
-	case v < 0:
-		return bad(field, "%d is negative", v)
-	case v == 0:
-		return nil
-	case v > hi:
-		return bad(field, "%d is above the largest %s (%d)", v, what, hi)
-	case v < lo:
-		return bad(field, "%d is below %d, the smallest %s a test sends", v, lo, what)
-	}
-	return nil
-}
-
-var flagRE = regexp.MustCompile(`--[a-z][a-z-]*`)
-
-// SpecFields turns a workload's client error ("--size 70000: must be ...")
-// into one about the spec's field ("length: 70000: must be ..."), every
-// flag in it renamed with w.Flags.
-func SpecFields(w Socket, msg string) error {
-	names := Flags(w)
-	rename := func(f string) string {
-		if n, ok := names[f]; ok {
-			return n
-		}
-		return strings.TrimPrefix(f, "--")
-	}
-	field := "workload" // a rule about no one flag: say whose it is
-	if m := flagRE.FindStringIndex(msg); m != nil && m[0] == 0 && !strings.HasPrefix(msg[m[1]:], " or ") {
-		field = rename(msg[:m[1]])
-		msg = strings.TrimLeft(msg[m[1]:], " ")
-	} else {
-		msg = w.Name() + ": " + msg
-	}
-	msg = flagRE.ReplaceAllStringFunc(msg, rename)
-	return bad(field, "%s", msg)
-}
-
-// Bits reads a rate parameter in bits/s (0 when unset or not a rate:
-// Validate tells).
-func (p Params) Bits(name string) int64 {
-	r, _ := parseRate(p.Text(name))
-	return r
-}
-
-var rateRE = regexp.MustCompile(`^([0-9]{1,15}(?:\.[0-9]{1,9})?)([kKmMgGtT]?)$`)
-
-// parseRate reads a rate as the workloads' CLIs do (udp.ParseRate),
-// but strictly: no spaces, signs, exponents or other text, at most MaxRate.
-func parseRate(s string) (int64, error) {
-	m := rateRE.FindStringSubmatch(s)
-	if m == nil {
-		return 0, errors.New("want bits per second like 10M, 1.5G or 0 (k, M, G, T: powers of 1000)")
-	}
-	v, err := strconv.ParseFloat(m[1], 64)
-	if err != nil {
-		return 0, errors.New("want bits per second like 10M, 1.5G or 0")
-	}
-	mult := map[string]float64{"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}[strings.ToLower(m[2])]
-	if r := v * mult; r > MaxRate {
-		return 0, fmt.Errorf("above %dT (%d bits/s)", int64(MaxRate/1e12), int64(MaxRate))
-	} else {
-		return int64(math.Round(r)), nil
-	}
-}
-
 // Fitter is a Socket whose sizes may follow the path's MTU (a switch
 // parameter fit_mtu).
 type Fitter interface {
@@ -606,28 +497,4 @@ func (c Case) ClientArgs(host string) []string {
 		}
 	}
 	return a
-}
-
-// Sweepable lists the parameters a sweep of the workload's tests may vary
-// (besides FanOut).
-func Sweepable(w Socket) []string {
-	var out []string
-	for _, p := range w.Params() {
-		if p.Sweep {
-			out = append(out, p.Name)
-		}
-	}
-	return out
-}
-
-// Flags maps the client's flags to the spec's fields, so that an error of
-// the client's own validation names what the spec wrote.
-func Flags(w Socket) map[string]string {
-	m := map[string]string{"--time": "duration", "--interval": "interval"}
-	for _, p := range w.Params() {
-		if p.Flag != "" {
-			m[p.Flag] = p.Name
-		}
-	}
-	return m
 }
