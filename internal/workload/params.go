@@ -201,7 +201,7 @@ func (p Param) Validate(ps Params, workload string) error {
 		if err != nil {
 			return bad(p.Name, "%s: %v", show(v), err)
 		}
-		return p.bound(ps).check(p.Name, n)
+		return p.bound(ps).validate(p.Name, n)
 	case Duration:
 		d, err := duration(v)
 		if err != nil {
@@ -250,8 +250,8 @@ func (p Param) bound(ps Params) Bound {
 	return Bound{Max: -1}
 }
 
-// check bounds a set whole number (0: the default).
-func (b Bound) check(field string, n int64) error {
+// validate bounds a set whole number (0: the default).
+func (b Bound) validate(field string, n int64) error {
 	switch {
 	case b.Max < 0: // no bound declared
 		if n < 0 {

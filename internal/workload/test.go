@@ -144,7 +144,7 @@ func (s Set) Counts(tests []Test) ([]int, error) {
 	}
 	counts := make([]int, len(tests))
 	for i, t := range tests {
-		n, err := t.check(s)
+		n, err := t.validate(s)
 		if err != nil {
 			return nil, fmt.Errorf("tests[%d].%w", i, err)
 		}
@@ -179,10 +179,10 @@ func (s Set) Expand(tests []Test) ([]Case, error) {
 	return cases, nil
 }
 
-// check validates what a test says about itself (workload, repetitions,
+// validate checks what a test says about itself (workload, repetitions,
 // parameters it may have, its sweep's shape and values' syntax) and returns
 // its number of cases, computed, not expanded.
-func (t Test) check(s Set) (int, error) {
+func (t Test) validate(s Set) (int, error) {
 	w, err := s.lookup(t.Workload)
 	if err != nil {
 		return 0, err
@@ -196,7 +196,7 @@ func (t Test) check(s Set) (int, error) {
 	if err := t.onlyKnown(w, s); err != nil {
 		return 0, err
 	}
-	if err := t.checkFanOut(); err != nil {
+	if err := t.validateFanOut(); err != nil {
 		return 0, err
 	}
 	if t.Sweep == nil {
@@ -360,9 +360,9 @@ func (t Test) with(w Socket, param, v string) (Test, error) {
 	return t, nil
 }
 
-// checkFanOut bounds the fan-out fields; whether the placement has that
+// validateFanOut bounds the fan-out fields; whether the placement has that
 // many containers is the spec's to check.
-func (t Test) checkFanOut() error {
+func (t Test) validateFanOut() error {
 	for _, f := range []struct {
 		name   string
 		v, max int
@@ -431,7 +431,7 @@ func (t Test) ReportInterval() time.Duration {
 // workload's rules; an error is a FieldError naming the spec's field.
 func (c Case) Validate() error {
 	t, w := c.Test, c.w
-	if err := t.checkFanOut(); err != nil {
+	if err := t.validateFanOut(); err != nil {
 		return err
 	}
 	if d := t.Duration; d < 0 || d > MaxDuration {

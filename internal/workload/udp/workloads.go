@@ -99,7 +99,7 @@ func ParseRate(s string) (int64, error) {
 	return int64(math.Round(r)), nil
 }
 
-func checkSize(flag string, size int, auto bool) error {
+func validateSize(flag string, size int, auto bool) error {
 	if auto && size == 0 {
 		return nil
 	}
@@ -109,7 +109,7 @@ func checkSize(flag string, size int, auto bool) error {
 	return nil
 }
 
-func checkInterval(iv time.Duration) error {
+func validateInterval(iv time.Duration) error {
 	if iv != 0 && (iv < MinInterval || iv > MaxInterval) {
 		return fmt.Errorf("--interval %s: must be 0 (total only) or in [%s, %s]", iv, MinInterval, MaxInterval)
 	}
@@ -140,10 +140,10 @@ func (c JitterConfig) Validate() error {
 	case c.Duration > MaxDuration:
 		return fmt.Errorf("--time %s: must be <= %s", c.Duration, MaxDuration)
 	}
-	if err := checkSize("--length", c.Size, false); err != nil {
+	if err := validateSize("--length", c.Size, false); err != nil {
 		return err
 	}
-	return checkInterval(c.Interval)
+	return validateInterval(c.Interval)
 }
 
 // DatagramConfig is a datagram test in the style of Coherence's Datagram
@@ -178,10 +178,10 @@ func (c DatagramConfig) Validate() error {
 	case c.Count == 0 && c.Duration == 0:
 		return errors.New("--count or --time: give at least one")
 	}
-	if err := checkSize("--size", c.Size, true); err != nil {
+	if err := validateSize("--size", c.Size, true); err != nil {
 		return err
 	}
-	return checkInterval(c.Interval)
+	return validateInterval(c.Interval)
 }
 
 // JitterRecord is one interval, or the whole, of a jitter test as the
