@@ -7,9 +7,10 @@
 // once (Param), its metrics and how its total record becomes their values.
 // Its implementation (server, client, their commands) is apart, in the
 // workload's own package, and only the command line links it (package
-// commands): reading a run links no server, client or data grid. Ping-pong, whose three hosts
-// (siege, ping, pong) do not fit the client/server shape, says only what
-// every Workload says: its name and its metrics.
+// commands): reading a run links no server, client or data grid.
+// Ping-pong, whose three hosts (siege, ping, pong) do not fit the
+// client/server shape, says only what every Workload says: its name and
+// its metrics.
 package workload
 
 import (
