@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/registry"
 )
 
 // The parameters a chain of hosts sweeps (spec.HopsParam, SegmentParam;
@@ -67,8 +68,8 @@ func Hops(cases []Case) []HopTest {
 		}
 		if _, ok := at[c.Test]; !ok {
 			key := "throughput"
-			if c.Workload == "rr" {
-				key = "rtt_p50"
+			if registry.Has(c.Workload, workload.RoundTrip) {
+				key = workload.RoundTripMetric
 			}
 			var m workload.Metric
 			for _, cm := range c.Metrics {
@@ -130,7 +131,7 @@ func Hops(cases []Case) []HopTest {
 				if hasFirst && k > 1 {
 					row.PerHop = (st.mean - first.mean) / float64(k-1)
 				}
-				if ht.Workload == "rr" {
+				if registry.Has(ht.Workload, workload.RoundTrip) {
 					row.SegmentSum = segmentSum(per, k)
 					row.Excess = row.Mean - row.SegmentSum
 				}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/commands"
 	"github.com/cnperf/cnperf/internal/workload/pingpong/siege"
 	"github.com/cnperf/cnperf/internal/workload/registry"
 )
@@ -26,8 +27,8 @@ them inside its labs with the lab's own addresses.`}
 	if sweep, ok := registry.PingPong().(workload.SizeSweep); ok {
 		servers = append(servers, sweep.ServeCommands(console(nil, stderr))...)
 	}
-	for _, w := range registry.All() {
-		servers = append(servers, w.ServeCommand(console(nil, stderr)))
+	for _, srv := range commands.Servers(console(nil, stderr)) {
+		servers = append(servers, srv)
 	}
 	var names []string
 	for _, srv := range servers {
@@ -47,11 +48,11 @@ func newSiegeCmd(stdout, stderr io.Writer) *cobra.Command {
 }
 
 // newClientCmds are the socket workloads' clients, `cnperf stream` and
-// the others, as the registry lists them.
+// the others, as package commands lists them.
 func newClientCmds(stdout, stderr io.Writer) []*cobra.Command {
 	var out []*cobra.Command
-	for _, w := range registry.All() {
-		out = append(out, adopt(w.ClientCommand(console(stdout, stderr))))
+	for _, c := range commands.Clients(console(stdout, stderr)) {
+		out = append(out, adopt(c))
 	}
 	return out
 }

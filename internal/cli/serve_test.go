@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/commands"
 	"github.com/cnperf/cnperf/internal/workload/registry"
 )
 
@@ -20,8 +21,8 @@ func TestServeListsEveryServer(t *testing.T) {
 	} else {
 		t.Fatal("ping-pong is not a size sweep: its servers are unknown")
 	}
-	for _, w := range registry.All() {
-		want = append(want, w.ServeCommand(console(nil, nil)).Name())
+	for _, c := range commands.Servers(console(nil, nil)) {
+		want = append(want, c.Name())
 	}
 	code, stdout, _ := mainOut("--help")
 	if code != 0 {

@@ -7,6 +7,8 @@ import (
 
 	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/report/figure"
+	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/registry"
 )
 
 // addHops adds, for a run over a chain of hosts, Zismer's (2016) figures 15
@@ -19,7 +21,7 @@ func (r *Report) addHops(cases []analysis.Case, series []string) {
 		colour[s] = i
 	}
 	for ti, ht := range analysis.Hops(cases) {
-		latency := ht.Workload == "rr"
+		latency := registry.Has(ht.Workload, workload.RoundTrip)
 		groups := make([]string, len(ht.Hops))
 		at := map[int]int{}
 		for i, k := range ht.Hops {

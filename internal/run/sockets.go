@@ -300,7 +300,7 @@ func (t *socketCells) runCell(ctx context.Context, e *env, u int, cell *record.C
 		return err
 	}
 	c := unit.c
-	if c.Test.FitMTU {
+	if c.FitsMTU() {
 		host, _, err := net.SplitHostPort(runs[0].server.Internal)
 		if err != nil {
 			return fmt.Errorf("server endpoint %q: %w", runs[0].server.Internal, err)

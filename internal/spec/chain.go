@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/registry"
 )
 
 // Chain lays a socket lab's hosts in a line (Zismer's (2016) hop chain): hosts
@@ -36,7 +37,7 @@ const (
 )
 
 // ChainCases expands the tests' cases over a chain of hosts: each case
-// once per target host (hops=1..hosts-1), then each rr case once per
+// once per target host (hops=1..hosts-1), then each case of a round-trip workload (rr) once per
 // segment past the first (segment=2..hosts-1; segment 1 is hops=1, the
 // same two containers).
 func ChainCases(cases []workload.Case, hosts int) []workload.Case {
@@ -45,7 +46,7 @@ func ChainCases(cases []workload.Case, hosts int) []workload.Case {
 		for k := 1; k < hosts; k++ {
 			out = append(out, chainCase(c, HopsParam, k))
 		}
-		if c.Test.Workload == "rr" {
+		if registry.Has(c.Test.Workload, workload.RoundTrip) {
 			for i := 2; i < hosts; i++ {
 				out = append(out, chainCase(c, SegmentParam, i))
 			}
@@ -55,14 +56,14 @@ func ChainCases(cases []workload.Case, hosts int) []workload.Case {
 }
 
 // casesPer is how many cases a chain makes of each case of a workload
-// (1 without a chain): one per target, and for rr one per segment past
-// the first. Hosts are clamped to the bounds, which checkChain reports.
-func (c *Chain) casesPer(workload string) int64 {
+// (1 without a chain): one per target, and for a round-trip workload (rr)
+// one per segment past the first. Hosts are clamped to the bounds, which checkChain reports.
+func (c *Chain) casesPer(name string) int64 {
 	if c == nil {
 		return 1
 	}
 	h := int64(min(max(c.Hosts, MinChainHosts), MaxChainHosts))
-	if workload == "rr" {
+	if registry.Has(name, workload.RoundTrip) {
 		return 2*h - 3
 	}
 	return h - 1

@@ -5,6 +5,7 @@ package spec
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -68,6 +69,17 @@ type Spec struct {
 	// Kubernetes picks the cluster and image of the kubernetes driver
 	// (kubernetes.go).
 	Kubernetes *Kubernetes `yaml:"kubernetes,omitempty" json:"kubernetes,omitempty"`
+}
+
+// UnmarshalJSON reads a spec as a run stored it, its tests' parameters in
+// their declared types (a duration stored in nanoseconds is a duration).
+func (s *Spec) UnmarshalJSON(b []byte) error {
+	type plain Spec
+	if err := json.Unmarshal(b, (*plain)(s)); err != nil {
+		return err
+	}
+	registry.Canonical(s.Tests)
+	return nil
 }
 
 // MaxInstances bounds Instances: every instance is a whole set of labs.
@@ -258,6 +270,7 @@ func Parse(r io.Reader, source string) (Spec, error) {
 	if err := s.Validate(); err != nil {
 		return s, fmt.Errorf("%s: %w", source, err)
 	}
+	registry.Canonical(s.Tests)
 	return s, nil
 }
 

@@ -184,7 +184,7 @@ func TestParseErrors(t *testing.T) {
 		{"comment only", "# nothing here\n", []string{"empty spec"}},
 		{"not yaml", "name: [x\n", []string{"test.yaml"}},
 		{"pingpong and tests", "name: x\npingpong: {port: 80}\ntests: [{workload: rr}]\n", []string{"pingpong and tests"}},
-		{"unknown test field", "name: x\ntests: [{workload: rr, colour: 1}]\n", []string{`unknown field "tests[].colour"`}},
+		{"unknown test field", "name: x\ntests: [{workload: rr, colour: 1}]\n", []string{"tests[0].colour: unknown field; rr takes protocol, omit"}},
 		{"unknown sweep field", "name: x\ntests: [{workload: rr, sweep: {param: request, by: 2}}]\n", []string{`unknown field "tests[].sweep.by"`}},
 		{"unknown workload", "name: x\ntests: [{workload: iperf}]\n", []string{`tests[0].workload: "iperf"`}},
 		{"datagram too big", "name: x\ntests: [{workload: rr}, {workload: datagram, length: 65508}]\n", []string{"tests[1].length: 65508 is above the largest UDP datagram (65507)"}},
@@ -272,7 +272,7 @@ func TestSocketSpec(t *testing.T) {
 	if err != nil || len(cases) != 12 {
 		t.Fatalf("Cases: %d, %v; want 12", len(cases), err)
 	}
-	if cases[0].Test.Duration != 2*time.Second || cases[11].Test.Repetitions != 3 || !cases[11].Test.FitMTU {
+	if cases[0].Test.Duration != 2*time.Second || cases[11].Test.Repetitions != 3 || !cases[11].FitsMTU() {
 		t.Errorf("cases: %+v ... %+v", cases[0], cases[11])
 	}
 	// Its YAML leaves the pingpong section out and parses back.

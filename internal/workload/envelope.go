@@ -7,9 +7,6 @@ import (
 	"fmt"
 	"io"
 	"sync"
-
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 // Kinds of envelope lines, as iperf3 -J's start, intervals and end.
@@ -126,16 +123,4 @@ func (p *Printer) line(kind string, v any) ([]byte, error) {
 	}
 	buf.WriteString("}\n")
 	return buf.Bytes(), nil
-}
-
-// StartOf is a start line's fields for a client command: the server, and
-// every flag but --server and --json with its value, as given or default.
-func StartOf(cmd *cobra.Command, server string) Start {
-	s := Start{Server: server, Settings: map[string]string{}}
-	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if f.Name != "server" && f.Name != "json" && f.Name != "help" {
-			s.Settings[f.Name] = f.Value.String()
-		}
-	})
-	return s
 }

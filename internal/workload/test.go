@@ -9,7 +9,6 @@ package workload
 import (
 	"errors"
 	"fmt"
-	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -17,32 +16,18 @@ import (
 	"time"
 )
 
-// Test is one entry of a spec's tests. Zero fields take the workload's
-// defaults (those of its CLI).
+// Test is one entry of a spec's tests: the fields every test has, and
+// its workload's parameters by name (Params), each declared once by the
+// workload (Param). Unset parameters take the workload's defaults (those
+// of its client).
 type Test struct {
 	Name     string        `yaml:"name,omitempty" json:"name,omitempty"`
 	Workload string        `yaml:"workload" json:"workload"`
-	Protocol string        `yaml:"protocol,omitempty" json:"protocol,omitempty"` // stream: tcp, udp; rr: tcp, udp, crr
-	Duration time.Duration `yaml:"duration,omitempty" json:"duration,omitempty"` // 0: 10s (datagram with count: until count)
-	Omit     time.Duration `yaml:"omit,omitempty" json:"omit,omitempty"`         // stream, rr: warm-up left out
+	Duration time.Duration `yaml:"duration,omitempty" json:"duration,omitempty"` // 0: 10s (a test with a count: until count)
 	Interval time.Duration `yaml:"interval,omitempty" json:"interval,omitempty"` // reporting interval; 0: 1s
-	Parallel int           `yaml:"parallel,omitempty" json:"parallel,omitempty"` // stream, rr
-	Length   int           `yaml:"length,omitempty" json:"length,omitempty"`     // stream write or datagram; jitter, datagram packet (0: datagram follows the MTU)
-	Rate     string        `yaml:"rate,omitempty" json:"rate,omitempty"`         // bits/s with k, M, G; stream, jitter, datagram
-	Request  int           `yaml:"request,omitempty" json:"request,omitempty"`   // rr
-	Response int           `yaml:"response,omitempty" json:"response,omitempty"` // rr
-	Count    int64         `yaml:"count,omitempty" json:"count,omitempty"`       // datagram: packets
-	Timeout  time.Duration `yaml:"timeout,omitempty" json:"timeout,omitempty"`   // rr
-	// FitMTU (rr) sets request and response to the path MTU − 32 in each
-	// mode (1468 bytes on 1500, 1418 on the 1450-byte overlay), as the 2017 Coherence thesis
-	// chose by hand so that no packet fragments.
-	FitMTU bool `yaml:"fit_mtu,omitempty" json:"fit_mtu,omitempty"`
-	// BusyPoll (rr) spins the client's workers on non-blocking calls
-	// instead of blocking: a CPU each, never idle (sockperf --nonblocked).
-	BusyPoll bool `yaml:"busy_poll,omitempty" json:"busy_poll,omitempty"`
-	// Copy (stream, TCP as fast as possible) writes each block from user
-	// memory, as iperf3 without -Z, instead of sendfile from a file.
-	Copy        bool   `yaml:"copy,omitempty" json:"copy,omitempty"`
+	// Params are the workload's parameters, written beside the fields
+	// above in a spec and in a run's JSON (tests[].length).
+	Params      Params `yaml:"-" json:"-"`
 	Repetitions int    `yaml:"repetitions,omitempty" json:"repetitions,omitempty"`
 	Sweep       *Sweep `yaml:"sweep,omitempty" json:"sweep,omitempty"`
 	// Fan-out (Bryzgalov 2014), for every workload, over a spec's placement:
@@ -142,7 +127,7 @@ type FieldError struct {
 
 func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
 
-// Bad is a FieldError: a workload's Check words its errors with it.
+// Bad is a FieldError: a workload's Validate words its errors with it.
 func Bad(field, format string, a ...any) error {
 	return &FieldError{Field: field, Msg: fmt.Sprintf(format, a...)}
 }
@@ -159,7 +144,7 @@ func (s Set) Counts(tests []Test) ([]int, error) {
 	}
 	counts := make([]int, len(tests))
 	for i, t := range tests {
-		n, err := t.check(s)
+		n, err := t.validate(s)
 		if err != nil {
 			return nil, fmt.Errorf("tests[%d].%w", i, err)
 		}
@@ -194,10 +179,10 @@ func (s Set) Expand(tests []Test) ([]Case, error) {
 	return cases, nil
 }
 
-// check validates what a test says about itself (workload, repetitions,
+// validate checks what a test says about itself (workload, repetitions,
 // parameters it may have, its sweep's shape and values' syntax) and returns
 // its number of cases, computed, not expanded.
-func (t Test) check(s Set) (int, error) {
+func (t Test) validate(s Set) (int, error) {
 	w, err := s.lookup(t.Workload)
 	if err != nil {
 		return 0, err
@@ -208,20 +193,17 @@ func (t Test) check(s Set) (int, error) {
 	if t.Repetitions < 0 || t.Repetitions > MaxRepetitions {
 		return 0, bad("repetitions", "%d is outside 0..%d (0: once)", t.Repetitions, MaxRepetitions)
 	}
-	if err := t.onlyKnown(w); err != nil {
+	if err := t.onlyKnown(w, s); err != nil {
 		return 0, err
 	}
-	if err := t.checkFanOut(); err != nil {
+	if err := t.validateFanOut(); err != nil {
 		return 0, err
-	}
-	if t.FitMTU && (t.Request != 0 || t.Response != 0 || (t.Sweep != nil && (t.Sweep.Param == "request" || t.Sweep.Param == "response"))) {
-		return 0, bad("fit_mtu", "sets request and response from the path MTU; leave them out")
 	}
 	if t.Sweep == nil {
 		return 1, nil
 	}
 	sw := *t.Sweep
-	if sweepable := append(slices.Clip(w.Sweepable()), FanOut...); !slices.Contains(sweepable, sw.Param) {
+	if sweepable := append(Sweepable(w), FanOut...); !slices.Contains(sweepable, sw.Param) {
 		return 0, bad("sweep.param", "%q: %s sweeps %s", sw.Param, t.Workload, strings.Join(sweepable, ", "))
 	}
 	if sw.Param == "servers" && t.Pairs {
@@ -236,7 +218,7 @@ func (t Test) check(s Set) (int, error) {
 		}
 		for j, v := range sw.Values {
 			field := fmt.Sprintf("sweep.values[%d]", j)
-			if sw.Param == "rate" {
+			if p, _ := Declared(w, sw.Param); p.Kind == Rate {
 				if _, err := parseRate(v); err != nil {
 					return 0, bad(field, "%q: %v", v, err)
 				}
@@ -297,7 +279,7 @@ func (t Test) cases(i int, w Socket) ([]Case, error) {
 	values := sw.values()
 	cs := make([]Case, len(values))
 	for j, v := range values {
-		ct, err := t.with(sw.Param, v)
+		ct, err := t.with(w, sw.Param, v)
 		if err != nil {
 			return nil, bad(fmt.Sprintf("sweep.values[%d]", j), "%q: %v", v, err)
 		}
@@ -350,31 +332,24 @@ func (t Test) Label() string {
 	if t.Name != "" {
 		return t.Name
 	}
-	if t.Protocol != "" {
-		return t.Workload + " " + t.Protocol
+	if p := t.Params.Text("protocol"); p != "" {
+		return t.Workload + " " + p
 	}
 	return t.Workload
 }
 
-// with returns t with one parameter set from text.
-func (t Test) with(param, v string) (Test, error) {
-	if param == "rate" {
-		t.Rate = v
-		return t, nil
+// with returns t with one parameter set from a sweep's text.
+func (t Test) with(w Socket, param, v string) (Test, error) {
+	if p, ok := Declared(w, param); ok {
+		ps, err := p.with(t.Params, v)
+		t.Params = ps
+		return t, err
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil {
 		return t, errors.New("want a whole number")
 	}
 	switch param {
-	case "length":
-		t.Length = n
-	case "parallel":
-		t.Parallel = n
-	case "request":
-		t.Request = n
-	case "response":
-		t.Response = n
 	case "clients":
 		t.Clients = n
 	case "servers":
@@ -385,9 +360,9 @@ func (t Test) with(param, v string) (Test, error) {
 	return t, nil
 }
 
-// checkFanOut bounds the fan-out fields; whether the placement has that
+// validateFanOut bounds the fan-out fields; whether the placement has that
 // many containers is the spec's to check.
-func (t Test) checkFanOut() error {
+func (t Test) validateFanOut() error {
 	for _, f := range []struct {
 		name   string
 		v, max int
@@ -402,19 +377,26 @@ func (t Test) checkFanOut() error {
 	return nil
 }
 
-// onlyKnown refuses a parameter the workload does not have, so that a
-// setting never silently does nothing.
-func (t Test) onlyKnown(w Socket) error {
-	set := map[string]bool{
-		"protocol": t.Protocol != "", "omit": t.Omit != 0, "parallel": t.Parallel != 0, "length": t.Length != 0,
-		"rate": t.Rate != "", "request": t.Request != 0, "response": t.Response != 0, "count": t.Count != 0,
-		"timeout": t.Timeout != 0, "fit_mtu": t.FitMTU, "busy_poll": t.BusyPoll, "copy": t.Copy,
+// onlyKnown refuses a parameter the workload does not declare, so that a
+// setting never silently does nothing: another workload's parameter, or a
+// field no test has.
+func (t Test) onlyKnown(w Socket, s Set) error {
+	keys := make([]string, 0, len(t.Params))
+	for k := range t.Params {
+		keys = append(keys, k)
 	}
-	allowed := w.Params()
-	for _, k := range []string{"protocol", "omit", "parallel", "length", "rate", "request", "response", "count", "timeout", "fit_mtu", "busy_poll", "copy"} {
-		if set[k] && !slices.Contains(allowed, k) {
-			return bad(k, "not a parameter of %s (it has %s)", t.Workload, strings.Join(allowed, ", "))
+	slices.Sort(keys)
+	own := Names(w.Params())
+	for _, k := range keys {
+		if slices.Contains(own, k) {
+			continue
 		}
+		for _, o := range s {
+			if _, ok := Declared(o, k); ok {
+				return bad(k, "not a parameter of %s (it has %s)", t.Workload, strings.Join(own, ", "))
+			}
+		}
+		return bad(k, "unknown field; %s takes %s, and every test %s", t.Workload, strings.Join(own, ", "), strings.Join(commonFields, ", "))
 	}
 	return nil
 }
@@ -422,7 +404,7 @@ func (t Test) onlyKnown(w Socket) error {
 // RunTime is the time to measure: 10s unless set (a test with a count,
 // which only datagram takes, runs until the count).
 func (t Test) RunTime() time.Duration {
-	if t.Duration == 0 && t.Count == 0 {
+	if t.Duration == 0 && t.Params.Int("count") == 0 {
 		return 10 * time.Second
 	}
 	return t.Duration
@@ -432,7 +414,7 @@ func (t Test) RunTime() time.Duration {
 // a test runs until its count.
 func (t Test) Planned() time.Duration {
 	if d := t.RunTime(); d > 0 {
-		return t.Omit + d
+		return t.Params.Dur("omit") + d
 	}
 	return 0
 }
@@ -449,37 +431,25 @@ func (t Test) ReportInterval() time.Duration {
 // workload's rules; an error is a FieldError naming the spec's field.
 func (c Case) Validate() error {
 	t, w := c.Test, c.w
-	if err := t.checkFanOut(); err != nil {
+	if err := t.validateFanOut(); err != nil {
 		return err
 	}
-	if ps := w.Protocols(); t.Protocol != "" && !slices.Contains(ps, t.Protocol) {
-		return bad("protocol", "%q is not a protocol of %s (%s)", t.Protocol, t.Workload, strings.Join(ps, ", "))
-	}
-	for _, f := range []struct {
-		name string
-		v    time.Duration
-	}{{"duration", t.Duration}, {"omit", t.Omit}} {
-		if f.v < 0 || f.v > MaxDuration {
-			return bad(f.name, "%s is outside 0s..%s", f.v, MaxDuration)
-		}
+	if d := t.Duration; d < 0 || d > MaxDuration {
+		return bad("duration", "%s is outside 0s..%s", d, MaxDuration)
 	}
 	if t.Interval != 0 && (t.Interval < MinInterval || t.Interval > MaxDuration) {
 		return bad("interval", "%s is outside %s..%s (0: 1s)", t.Interval, MinInterval, MaxDuration)
 	}
-	if n := (t.Omit + t.RunTime()) / t.ReportInterval(); n > MaxIntervals {
-		return bad("interval", "%s cuts omit + duration (%s) into %d intervals, more than %d", t.ReportInterval(), t.Omit+t.RunTime(), n, MaxIntervals)
+	for _, p := range w.Params() {
+		if err := p.Validate(t.Params, t.Workload); err != nil {
+			return err
+		}
 	}
-	if t.Timeout < 0 || t.Timeout > MaxTimeout {
-		return bad("timeout", "%s is outside 0s..%s", t.Timeout, MaxTimeout)
+	measured := t.Params.Dur("omit") + t.RunTime()
+	if n := measured / t.ReportInterval(); n > MaxIntervals {
+		return bad("interval", "%s cuts omit + duration (%s) into %d intervals, more than %d", t.ReportInterval(), measured, n, MaxIntervals)
 	}
-	if t.Count < 0 || t.Count > MaxCount {
-		return bad("count", "%d is outside 0..%d", t.Count, MaxCount)
-	}
-	rate, err := c.rate()
-	if err != nil {
-		return err
-	}
-	err = w.Check(t, rate)
+	err := w.Validate(t)
 	var fe *FieldError
 	if err == nil || errors.As(err, &fe) {
 		return err
@@ -487,90 +457,8 @@ func (c Case) Validate() error {
 	return SpecFields(w, err.Error())
 }
 
-// Between checks an int field against lo..hi; zero is the default when
-// zeroOK.
-func Between(field string, v, lo, hi int, zeroOK bool) error {
-	if (v == 0 && zeroOK) || (v >= lo && v <= hi) {
-		return nil
-	}
-	return bad(field, "%d is outside %d..%d", v, lo, hi)
-}
-
-// Size checks a size in bytes (0: the default) against lo..hi; what names
-// the unit in errors ("UDP datagram").
-func Size(field string, v, lo, hi int, what string) error {
-	switch {
-	case v < 0:
-		return bad(field, "%d is negative", v)
-	case v == 0:
-		return nil
-	case v > hi:
-		return bad(field, "%d is above the largest %s (%d)", v, what, hi)
-	case v < lo:
-		return bad(field, "%d is below %d, the smallest %s a test sends", v, lo, what)
-	}
-	return nil
-}
-
-var flagRE = regexp.MustCompile(`--[a-z][a-z-]*`)
-
-// SpecFields turns a workload's client error ("--size 70000: must be ...")
-// into one about the spec's field ("length: 70000: must be ..."), every
-// flag in it renamed with w.Flags.
-func SpecFields(w Socket, msg string) error {
-	names := w.Flags()
-	rename := func(f string) string {
-		if n, ok := names[f]; ok {
-			return n
-		}
-		return strings.TrimPrefix(f, "--")
-	}
-	field := "workload" // a rule about no one flag: say whose it is
-	if m := flagRE.FindStringIndex(msg); m != nil && m[0] == 0 && !strings.HasPrefix(msg[m[1]:], " or ") {
-		field = rename(msg[:m[1]])
-		msg = strings.TrimLeft(msg[m[1]:], " ")
-	} else {
-		msg = w.Name() + ": " + msg
-	}
-	msg = flagRE.ReplaceAllStringFunc(msg, rename)
-	return bad(field, "%s", msg)
-}
-
-// rate reads the test's rate: bits/s with k, M, G or T (powers of 1000),
-// nothing else around it, at most MaxRate.
-func (c Case) rate() (int64, error) {
-	if c.Test.Rate == "" {
-		return 0, nil
-	}
-	r, err := parseRate(c.Test.Rate)
-	if err != nil {
-		return 0, bad("rate", "%q: %v", c.Test.Rate, err)
-	}
-	return r, nil
-}
-
-var rateRE = regexp.MustCompile(`^([0-9]{1,15}(?:\.[0-9]{1,9})?)([kKmMgGtT]?)$`)
-
-// parseRate reads a rate as the workloads' CLIs do (udp.ParseRate),
-// but strictly: no spaces, signs, exponents or other text, at most MaxRate.
-func parseRate(s string) (int64, error) {
-	m := rateRE.FindStringSubmatch(s)
-	if m == nil {
-		return 0, errors.New("want bits per second like 10M, 1.5G or 0 (k, M, G, T: powers of 1000)")
-	}
-	v, err := strconv.ParseFloat(m[1], 64)
-	if err != nil {
-		return 0, errors.New("want bits per second like 10M, 1.5G or 0")
-	}
-	mult := map[string]float64{"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}[strings.ToLower(m[2])]
-	if r := v * mult; r > MaxRate {
-		return 0, fmt.Errorf("above %dT (%d bits/s)", int64(MaxRate/1e12), int64(MaxRate))
-	} else {
-		return int64(math.Round(r)), nil
-	}
-}
-
-// Fitter is a Socket whose sizes may follow the path's MTU (fit_mtu).
+// Fitter is a Socket whose sizes may follow the path's MTU (a switch
+// parameter fit_mtu).
 type Fitter interface {
 	// FitTo returns t with its sizes set for a path of the given MTU.
 	FitTo(t Test, mtu int) Test
@@ -579,11 +467,15 @@ type Fitter interface {
 // FitTo returns the case with its sizes fitted to a path of the given MTU,
 // when the test asks for it (FitMTU) and its workload can.
 func (c Case) FitTo(mtu int) Case {
-	if f, ok := c.w.(Fitter); ok && c.Test.FitMTU {
+	if f, ok := c.w.(Fitter); ok && c.FitsMTU() {
 		c.Test = f.FitTo(c.Test, mtu)
 	}
 	return c
 }
+
+// FitsMTU reports whether the case's sizes follow the path's MTU, which
+// the runner then measures.
+func (c Case) FitsMTU() bool { return c.Test.Params.Bool("fit_mtu") }
 
 // ClientArgs returns the client's arguments (after the binary) against the
 // server at host, printing JSON lines.
@@ -591,5 +483,18 @@ func (c Case) ClientArgs(host string) []string {
 	t := c.Test
 	a := []string{t.Workload, "--server", fmt.Sprintf("%s:%d", host, c.w.Server().Port), "--json",
 		"--time", t.RunTime().String(), "--interval", t.ReportInterval().String()}
-	return append(a, c.w.ClientFlags(t)...)
+	for _, p := range c.w.Params() {
+		switch {
+		case p.Flag == "" || !t.Params.Set(p.Name):
+		case p.FlagSets != "":
+			if t.Params.Text(p.Name) == p.FlagSets {
+				a = append(a, p.Flag)
+			}
+		case p.Kind == Switch:
+			a = append(a, p.Flag)
+		default:
+			a = append(a, p.Flag, p.arg(t.Params))
+		}
+	}
+	return a
 }

@@ -2,12 +2,15 @@
 // the command line and analysis can loop over a list of them (the
 // registry, in package registry) instead of naming each one.
 //
-// A socket workload (stream, rr, jitter, datagram) is one package that
-// provides one Socket descriptor: its server, its client's command line
-// from a spec's test, its parameters and their bounds, its metrics and how
-// its total record becomes their values. Ping-pong, whose three hosts
-// (siege, ping, pong) do not fit the client/server shape, says only what
-// every Workload says: its name and its metrics.
+// A socket workload (stream, rr, jitter, datagram, grid) has a Socket
+// descriptor (package descriptors): its server, its parameters declared
+// once (Param), its metrics and how its total record becomes their values.
+// Its implementation (server, client, their commands) is apart, in the
+// workload's own package, and only the command line links it (package
+// commands): reading a run links no server, client or data grid.
+// Ping-pong, whose three hosts (siege, ping, pong) do not fit the
+// client/server shape, says only what every Workload says: its name and
+// its metrics.
 package workload
 
 import (
@@ -16,8 +19,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-
-	"github.com/spf13/cobra"
 )
 
 // Workload is what every workload says of itself.
@@ -53,34 +54,23 @@ type Socket interface {
 	// Server is the server it needs. Workloads may share one: the runner
 	// starts each Role once.
 	Server() Server
-	// Params are the spec fields it takes besides name, duration,
-	// interval, repetitions and sweep (see Test), in the order errors list
-	// them; Sweepable those a sweep may vary; Protocols the values of
-	// protocol (none: the field is not a parameter; "" is the first).
-	Params() []string
-	Sweepable() []string
-	Protocols() []string
-	// Flags maps the client's flags to the spec's fields, so that an
-	// error of the client's own validation names what the spec wrote.
-	Flags() map[string]string
-	// Check checks a test's parameters against the workload's bounds
-	// (rate is the test's, parsed; 0 when unset). An error is a
-	// *FieldError in the spec's words, or the client's own validation
-	// error naming its flags (renamed with Flags).
-	Check(t Test, rate int64) error
-	// ClientFlags are the client's flags for the test's parameters; the
-	// runner puts `NAME --server HOST:PORT --json --time T --interval I`
-	// before them.
-	ClientFlags(t Test) []string
+	// Params declares its parameters, once, in the order errors list
+	// them and its client gets them: the spec's fields besides name,
+	// duration, interval, repetitions, sweep and fan-out (see Test),
+	// their bounds, and the client's flags.
+	Params() []Param
+	// Capabilities are what its measure has that others ask for by what
+	// it is (RoundTrip), not by the workload's name.
+	Capabilities() []Capability
+	// Validate checks the rules that tie a test's parameters together
+	// (each one's own bounds are checked from its Param first). An error
+	// is a *FieldError in the spec's words, or one naming the client's
+	// flags (renamed with Flags).
+	Validate(t Test) error
 	// Total reads the payload of a total record (see Envelope; a run
 	// written before the envelope stored the bare payload, which reads
 	// the same).
 	Total(payload json.RawMessage) (Total, error)
-	// ClientCommand is `cnperf NAME`; ServeCommand its server, `cnperf
-	// serve X` (workloads sharing a server return the same command name:
-	// the command line adds it once).
-	ClientCommand(Console) *cobra.Command
-	ServeCommand(Console) *cobra.Command
 }
 
 // ParamTitler is a Socket that names a parameter on a figure's axis its own

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/cnperf/cnperf/internal/workload/descriptors"
 )
 
 // Store is the data grid as the loop sees it: a partitioned map whose
@@ -36,10 +37,10 @@ type Config struct {
 
 // Bounds of the client's settings.
 const (
-	MaxValueSize    = 1 << 20 // 1 MiB: far above the 2017 Coherence thesis's 700 characters
+	MaxValueSize    = descriptors.GridMaxValueSize
 	MaxDuration     = 24 * time.Hour
 	MinInterval     = 10 * time.Millisecond
-	MaxTimeout      = time.Minute
+	MaxTimeout      = descriptors.GridMaxTimeout
 	DefaultValue    = 700
 	DefaultTimeout  = 5 * time.Second
 	DefaultGiveUp   = 10 * time.Second

@@ -4,20 +4,21 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"os/signal"
-	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/tidwall/redcon"
 
 	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/descriptors"
+	"github.com/cnperf/cnperf/internal/workload/shell"
 )
 
-// serveCommand is `cnperf serve grid`.
-func serveCommand(con workload.Console) *cobra.Command {
+// ServeCommand is `cnperf serve grid`.
+func ServeCommand(con workload.Console) *cobra.Command {
 	var listen string
 	cmd := &cobra.Command{
 		Use:   "grid [--listen ADDR]",
@@ -52,15 +53,13 @@ passes %d MB.`, redcon.MaxRequest>>20, maxKeys, maxInuse>>20, MaxMemory>>20),
 	return cmd
 }
 
-// clientCommand is `cnperf grid`, the client.
-func clientCommand(con workload.Console) *cobra.Command {
-	stdout := con.Stdout
-	cfg := Config{}
-	var jsonOut bool
+// ClientCommand is `cnperf grid`, the client, in the shell every socket
+// workload's client runs in.
+func ClientCommand(con workload.Console) *cobra.Command {
 	var join time.Duration
-	cmd := &cobra.Command{
-		Use:   "grid --server HOST[:PORT]",
-		Short: "Put and remove in a data grid against `cnperf serve grid`, as the 2017 Coherence thesis's Coherence client",
+	return shell.Command(con, shell.Client{
+		Workload: descriptors.Grid,
+		Short:    "Put and remove in a data grid against `cnperf serve grid`, as the 2017 Coherence thesis's Coherence client",
 		Long: `Join the data grid at --server as a client that stores nothing (every operation
 crosses the network) and, for --time, remove the previous key and put a value of
 --value-size characters under a new key, one operation at a time. Prints the
@@ -68,73 +67,58 @@ successful puts per interval and in total, failed operations, and the time of
 each put and remove (HDR histogram).`,
 		Example: `  cnperf grid --server 198.18.0.2 -t 5m
   cnperf grid --server 198.18.0.2:5204 --value-size 700 --json`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg.Addr = withDefaultPort(cfg.Addr)
+		Time:     10 * time.Second,
+		TimeHelp: "how long the loop runs (a bare number is seconds)",
+		Interval: time.Second,
+		Flags: func(f *pflag.FlagSet) {
+			f.DurationVar(&join, "join-timeout", 10*time.Second, "how long to try joining the grid")
+		},
+		Run: func(ctx context.Context, r shell.Run) error {
+			cfg := Config{Addr: r.Server, Duration: r.Time, Interval: r.Interval, ValueSize: int(r.Params.Int("length")),
+				Timeout: r.Params.Dur("timeout")}
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
 			if join <= 0 || join > MaxTimeout {
 				return fmt.Errorf("--join-timeout %s: want more than 0s and at most %s", join, MaxTimeout)
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
-			return runClient(ctx, cmd, cfg, join, jsonOut, stdout, con.Stderr)
+			return runClient(ctx, r, cfg, join)
 		},
-	}
-	f := cmd.Flags()
-	f.StringVarP(&cfg.Addr, "server", "c", "", fmt.Sprintf("storage member: HOST[:PORT] (port %d by default)", DefaultPort))
-	f.DurationVarP(&cfg.Duration, "time", "t", 10*time.Second, "how long the loop runs")
-	f.DurationVarP(&cfg.Interval, "interval", "i", time.Second, "reporting interval")
-	f.IntVar(&cfg.ValueSize, "value-size", DefaultValue, "characters of each value")
-	f.DurationVar(&cfg.Timeout, "timeout", 0, fmt.Sprintf("bound on one operation (default %s)", DefaultTimeout))
-	f.DurationVar(&join, "join-timeout", 10*time.Second, "how long to try joining the grid")
-	f.BoolVar(&jsonOut, "json", false, "print every interval and the result as JSON lines")
-	return cmd
+	})
 }
 
 // runClient joins the grid, runs the loop and prints what it measured.
-func runClient(ctx context.Context, cmd *cobra.Command, cfg Config, join time.Duration, jsonOut bool, stdout, stderr io.Writer) error {
+func runClient(ctx context.Context, r shell.Run, cfg Config, join time.Duration) error {
+	stdout := r.Stdout
 	op := cfg.Timeout
 	if op == 0 {
 		op = DefaultTimeout
 	}
-	store, closeFn, err := Dial(ctx, cfg.Addr, op, join, stderr)
+	store, closeFn, err := Dial(ctx, cfg.Addr, op, join, r.Stderr)
 	if err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("interrupted: %w", context.Canceled)
-		}
 		return workload.Fail(err)
 	}
 	defer closeFn()
-	env := workload.NewPrinter(stdout, name)
-	if jsonOut {
-		_ = env.Print(workload.KindStart, workload.StartOf(cmd, cfg.Addr))
-	} else {
+	r.Start()
+	if !r.JSON {
 		fmt.Fprintf(stdout, "grid at %s: remove the previous key, put %d characters under a new one, for %s\n", cfg.Addr, cfg.ValueSize, cfg.Duration)
 		fmt.Fprintf(stdout, "%-17s %10s %10s %12s %12s %8s\n", "interval (s)", "puts", "puts/s", "put p50 µs", "put p99 µs", "failed")
 	}
 	res, err := Run(ctx, cfg, store, func(iv Interval) {
-		if jsonOut {
-			_ = env.Print(workload.KindInterval, iv)
+		if r.JSON {
+			_ = r.Env.Print(workload.KindInterval, iv)
 			return
 		}
 		fmt.Fprintf(stdout, "%7.2f-%-9.2f %10d %10.0f %12.1f %12.1f %8d\n", iv.Start, iv.End, iv.Puts, iv.PutsPerSec, iv.PutP50, iv.PutP99, iv.Failures)
 	})
 	if res.Duration > 0 {
-		if jsonOut {
-			_ = env.Print(workload.KindEnd, res)
+		if r.JSON {
+			_ = r.Env.Print(workload.KindEnd, res)
 		} else {
 			printResult(stdout, res)
 		}
 	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("interrupted; printed what was measured: %w", context.Canceled)
-		}
-		return workload.Fail(err)
-	}
-	return nil
+	return workload.Fail(err)
 }
 
 func printResult(w io.Writer, r Result) {
@@ -148,18 +132,4 @@ func printResult(w io.Writer, r Result) {
 		l := row.l
 		fmt.Fprintf(w, "%-8s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f\n", row.name, l.Min, l.Mean, l.P50, l.P90, l.P99, l.P999, l.Max)
 	}
-}
-
-// withDefaultPort adds the default port to a server address without one.
-func withDefaultPort(addr string) string {
-	if addr == "" {
-		return addr
-	}
-	if _, _, err := net.SplitHostPort(addr); err == nil {
-		return addr
-	}
-	if len(addr) > 1 && addr[0] == '[' && addr[len(addr)-1] == ']' { // [v6]
-		addr = addr[1 : len(addr)-1]
-	}
-	return net.JoinHostPort(addr, strconv.Itoa(DefaultPort))
 }

@@ -158,7 +158,7 @@ func TestServeRefusesBadListen(t *testing.T) {
 		Listen:        func(s string, _ int) (string, error) { return s, nil },
 		DefaultListen: func(p int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(p)) }}
 	for _, listen := range []string{"127.0.0.1:65535", "127.0.0.1:0", "224.0.0.1:5204", "[fe80::1%lo]:5204", "nohost:5204"} {
-		cmd := serveCommand(con)
+		cmd := ServeCommand(con)
 		cmd.SetArgs([]string{"--listen", listen})
 		cmd.SetOut(io.Discard)
 		cmd.SetErr(io.Discard)

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +21,7 @@ import (
 	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/registry"
+	"github.com/cnperf/cnperf/internal/workload/shell"
 )
 
 // echo is a tiny socket workload written the way a real one is, in this
@@ -44,26 +47,26 @@ func (echo) Metrics() []workload.Metric {
 func (echo) Server() workload.Server {
 	return workload.Server{Role: "echo-server", Port: 5299, Protocols: []string{"udp"}, Args: []string{"serve", "echo", "--listen", ":5299"}}
 }
-func (echo) Params() []string    { return []string{"length", "count"} }
-func (echo) Sweepable() []string { return []string{"length"} }
-func (echo) Protocols() []string { return nil }
-func (echo) Flags() map[string]string {
-	return map[string]string{"--size": "length", "--count": "count"}
-}
-func (echo) ServeCommand(workload.Console) *cobra.Command { return &cobra.Command{Use: "echo"} }
+func (echo) Capabilities() []workload.Capability { return nil }
 
-func (echo) Check(t workload.Test, _ int64) error {
-	if err := workload.Size("length", t.Length, 1, 1400, "echo datagram"); err != nil {
-		return err
+// Params declares echo's parameters once: the spec's fields, their
+// bounds, whether a sweep may vary them, and the client's flags.
+func (echo) Params() []workload.Param {
+	return []workload.Param{
+		{Name: "length", Kind: workload.Whole, Unit: "bytes", Bounds: []workload.Bound{{Min: 1, Max: 1400, What: "echo datagram"}},
+			Flag: "--size", Default: "64", Sweep: true, Help: "datagram size"},
+		{Name: "count", Kind: workload.Whole, Unit: "datagrams", Bounds: []workload.Bound{{Max: 10_000}},
+			Flag: "--count", Default: "1", Help: "datagrams to echo"},
 	}
-	if t.Count > 10_000 {
-		return fmt.Errorf("--count %d: at most 10000", t.Count) // the client's words: renamed by Flags
+}
+
+// Validate: a rule across parameters, in the client's words (renamed to
+// the spec's by workload.Flags).
+func (echo) Validate(t workload.Test) error {
+	if t.Params.Int("count") > 0 && t.Params.Int("count")*max(t.Params.Int("length"), 64) > 8<<20 {
+		return fmt.Errorf("--count %d: echoes more than 8 MiB", t.Params.Int("count"))
 	}
 	return nil
-}
-
-func (echo) ClientFlags(t workload.Test) []string {
-	return []string{"--size", fmt.Sprint(max(t.Length, 64)), "--count", fmt.Sprint(t.Count)}
 }
 
 func (echo) Total(payload json.RawMessage) (workload.Total, error) {
@@ -75,48 +78,36 @@ func (echo) Total(payload json.RawMessage) (workload.Total, error) {
 		Moved: r.Bytes}, nil
 }
 
-// ClientCommand is `cnperf echo --server H:P --json --time T --interval I
-// --size N --count N`: it prints a start and an end envelope.
-func (echo) ClientCommand(con workload.Console) *cobra.Command {
-	var server string
-	var size, count int
-	var asJSON bool
-	var d, iv time.Duration
-	cmd := &cobra.Command{Use: "echo", Args: cobra.NoArgs, RunE: func(cmd *cobra.Command, _ []string) error {
-		env := workload.NewPrinter(con.Stdout, "echo")
-		if err := env.Print(workload.KindStart, workload.StartOf(cmd, server)); err != nil {
-			return err
-		}
-		conn, err := net.Dial("udp", server)
-		if err != nil {
-			return workload.Fail(err)
-		}
-		defer conn.Close()
-		start := time.Now()
-		buf := make([]byte, size)
-		var tot echoTotal
-		for range count {
-			if _, err := conn.Write(buf); err != nil {
+// echoClient is `cnperf echo --server H:P --json --time T --interval I
+// --size N --count N`, in the shell every socket client runs in: it
+// prints a start and an end envelope. extra are parameters the client
+// takes besides echo's (a test's declaration adds them).
+func echoClient(w workload.Socket, con workload.Console) *cobra.Command {
+	return shell.Command(con, shell.Client{Workload: w, Time: 10 * time.Second, Interval: time.Second,
+		Run: func(ctx context.Context, r shell.Run) error {
+			r.Start()
+			conn, err := net.Dial("udp", r.Server)
+			if err != nil {
 				return workload.Fail(err)
 			}
-			tot.Sent++
-			_ = conn.SetReadDeadline(time.Now().Add(time.Second))
-			if n, err := conn.Read(buf); err == nil {
-				tot.Echoed++
-				tot.Bytes += int64(n)
+			defer conn.Close()
+			start := time.Now()
+			buf := make([]byte, r.Params.Int("length"))
+			var tot echoTotal
+			for range r.Params.Int("count") {
+				if _, err := conn.Write(buf); err != nil {
+					return workload.Fail(err)
+				}
+				tot.Sent++
+				_ = conn.SetReadDeadline(time.Now().Add(time.Second))
+				if n, err := conn.Read(buf); err == nil {
+					tot.Echoed++
+					tot.Bytes += int64(n)
+				}
 			}
-		}
-		tot.PerSec = float64(tot.Echoed) / time.Since(start).Seconds()
-		return env.Print(workload.KindEnd, tot)
-	}}
-	f := cmd.Flags()
-	f.StringVar(&server, "server", "", "")
-	f.BoolVar(&asJSON, "json", false, "")
-	f.DurationVar(&d, "time", 0, "")
-	f.DurationVar(&iv, "interval", 0, "")
-	f.IntVar(&size, "size", 64, "")
-	f.IntVar(&count, "count", 1, "")
-	return cmd
+			tot.PerSec = float64(tot.Echoed) / time.Since(start).Seconds()
+			return r.Env.Print(workload.KindEnd, tot)
+		}})
 }
 
 // echoServer echoes every datagram on a loopback port until ctx ends.
@@ -142,8 +133,8 @@ func echoServer(t *testing.T, ctx context.Context) string {
 	return pc.LocalAddr().String()
 }
 
-// TestEchoWorkload adds a workload with its package (this file) and one
-// line in the registry's list (Add), and nothing else: a spec's test of it
+// TestEchoWorkload adds a workload with its descriptor and client (this
+// file) and one line in the registry's list (Add), and nothing else: a spec's test of it
 // validates in the spec's words, its client's lines are stored as a run
 // stores them, and analysis reads its values and the cost per GB.
 func TestEchoWorkload(t *testing.T) {
@@ -164,8 +155,10 @@ func TestEchoWorkload(t *testing.T) {
 	}
 	for _, bad := range []struct{ yaml, want string }{
 		{"{workload: echo, length: 2000}", "tests[0].length: 2000 is above the largest echo datagram (1400)"},
-		{"{workload: echo, count: 20000}", "tests[0].count: 20000: at most 10000"},
+		{"{workload: echo, count: 20000}", "tests[0].count: 20000 is outside 0..10000"},
+		{"{workload: echo, count: 9000, length: 1400}", "tests[0].count: 9000: echoes more than 8 MiB"},
 		{"{workload: echo, request: 10}", "tests[0].request: not a parameter of echo (it has length, count)"},
+		{"{workload: echo, lenght: 10}", "tests[0].lenght: unknown field; echo takes length, count, and every test name, workload"},
 		{"{workload: echo, sweep: {param: count, values: ['1']}}", `tests[0].sweep.param: "count": echo sweeps length`},
 		{"{workload: echoes}", `tests[0].workload: "echoes" is not a workload (known: stream, rr, jitter, datagram, grid, echo)`},
 	} {
@@ -195,7 +188,7 @@ func TestEchoWorkload(t *testing.T) {
 			}
 			args[2] = addr // the test's server listens on a port of its own
 			var out bytes.Buffer
-			cmd := c.Workload().ClientCommand(workload.Console{Stdout: &out})
+			cmd := echoClient(c.Workload(), workload.Console{Stdout: &out})
 			cmd.SetArgs(args[1:])
 			if err := cmd.Execute(); err != nil {
 				t.Fatalf("echo client %q: %v", args, err)
@@ -282,5 +275,67 @@ func TestEchoWorkload(t *testing.T) {
 	}
 	if errors.Is(ctx.Err(), context.Canceled) {
 		t.Fatal("server stopped early")
+	}
+}
+
+// echoTTL is echo with one more parameter, declared once below.
+type echoTTL struct{ echo }
+
+func (echoTTL) Name() string { return "echottl" }
+func (e echoTTL) Params() []workload.Param {
+	return append(e.echo.Params(), workload.Param{Name: "ttl", Kind: workload.Whole, Unit: "hops",
+		Bounds: []workload.Bound{{Min: 1, Max: 255}}, Flag: "--ttl", Default: "64", Sweep: true, Help: "IP time to live"})
+}
+
+// TestParameterDeclaredOnce adds a parameter to a workload by declaring it
+// once (echoTTL.Params): a spec's test takes it, sweeps it, is refused a
+// value out of its bounds in the spec's words, and its client gets it as
+// the flag its declaration names.
+func TestParameterDeclaredOnce(t *testing.T) {
+	w := echoTTL{}
+	t.Cleanup(registry.Add(w))
+	s, err := spec.Parse(strings.NewReader("name: e\nmodes: [bare]\ntests:\n  - {workload: echottl, ttl: 3}\n  - {workload: echottl, sweep: {param: ttl, values: ['1', '64']}}\n"), "ttl.yaml")
+	if err != nil {
+		t.Fatalf("a spec with ttl: %v", err)
+	}
+	cases, err := s.Cases()
+	if err != nil || len(cases) != 3 || cases[2].Label != "echottl ttl=64" || cases[2].Test.Params.Int("ttl") != 64 {
+		t.Fatalf("cases: %+v, %v", cases, err)
+	}
+	for _, bad := range []struct{ yaml, want string }{
+		{"{workload: echottl, ttl: 300}", "tests[0].ttl: 300 is outside 1..255"},
+		{"{workload: echottl, ttl: many}", `tests[0].ttl: "many": want a whole number`},
+		{"{workload: echottl, sweep: {param: ttl, values: ['1', '300']}}", "tests[0].sweep.values[1]: 300 is outside 1..255"},
+		{"{workload: echottl, sweep: {param: ttl, from: 0, to: 256, step: 128}}", "tests[0].sweep.to: 256 is outside 1..255"},
+		{"{workload: datagram, ttl: 3}", "tests[0].ttl: not a parameter of datagram (it has length, rate, count)"},
+	} {
+		_, err := spec.Parse(strings.NewReader("name: e\nmodes: [bare]\ntests:\n  - "+bad.yaml+"\n"), "bad.yaml")
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s: %v, want %q", bad.yaml, err, bad.want)
+		}
+	}
+
+	// The client: the case's arguments carry --ttl, and the client's
+	// command, whose flags the shell registers from the declaration,
+	// reads it.
+	for i, want := range map[int]int64{0: 3, 2: 64} {
+		args := cases[i].ClientArgs("127.0.0.1")
+		if j := slices.Index(args, "--ttl"); j < 0 || args[j+1] != fmt.Sprint(want) {
+			t.Fatalf("case %d's client arguments %q lack --ttl %d", i, args, want)
+		}
+		var got workload.Params
+		cmd := shell.Command(workload.Console{Stdout: io.Discard}, shell.Client{Workload: w,
+			Run: func(_ context.Context, r shell.Run) error { got = r.Params; return nil }})
+		cmd.SetArgs(args[1:])
+		if err := cmd.Execute(); err != nil || got.Int("ttl") != want {
+			t.Errorf("client %q: ttl %v, %v; want %d", args, got["ttl"], err, want)
+		}
+	}
+	cmd := shell.Command(workload.Console{Stdout: io.Discard}, shell.Client{Workload: w,
+		Run: func(context.Context, shell.Run) error { return nil }})
+	cmd.SetArgs([]string{"--server", "127.0.0.1", "--ttl", "0"})
+	cmd.SilenceErrors, cmd.SilenceUsage = true, true
+	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--ttl 0: must be at least 1") {
+		t.Errorf("client --ttl 0: %v", err)
 	}
 }

@@ -1,23 +1,24 @@
-// Package registry lists cnperf's workloads. Adding a socket workload is
-// its package (a workload.Socket descriptor) and one line in sockets.
+// Package registry lists cnperf's workloads as their descriptors: what the
+// spec, the runner, record and analysis need to know of each, and no
+// implementation (servers, clients and their commands are listed apart, in
+// package commands, which only the command line links). Adding a socket
+// workload is its descriptor and one line in sockets, and its commands one
+// line in package commands.
 package registry
 
 import (
 	"github.com/cnperf/cnperf/internal/workload"
-	"github.com/cnperf/cnperf/internal/workload/grid"
+	"github.com/cnperf/cnperf/internal/workload/descriptors"
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
-	"github.com/cnperf/cnperf/internal/workload/rr"
-	"github.com/cnperf/cnperf/internal/workload/stream"
-	"github.com/cnperf/cnperf/internal/workload/udp"
 )
 
 // sockets are the socket workloads, in the order errors and help list them.
 var sockets = workload.Set{
-	stream.Descriptor,
-	rr.Descriptor,
-	udp.JitterDescriptor,
-	udp.DatagramDescriptor,
-	grid.Descriptor,
+	descriptors.Stream,
+	descriptors.RR,
+	descriptors.Jitter,
+	descriptors.Datagram,
+	descriptors.Grid,
 }
 
 // All returns the socket workloads.
@@ -35,3 +36,14 @@ func Expand(tests []workload.Test) ([]workload.Case, error) { return sockets.Exp
 
 // Counts returns how many cases each test makes, checking their fields.
 func Counts(tests []workload.Test) ([]int, error) { return sockets.Counts(tests) }
+
+// Canonical keeps the tests' parameters in their declared types (see
+// workload.Set.Canonical).
+func Canonical(tests []workload.Test) { sockets.Canonical(tests) }
+
+// Has reports whether the workload of that name has the capability
+// (false for an unknown one).
+func Has(name string, c workload.Capability) bool {
+	w, ok := sockets.Lookup(name)
+	return ok && workload.Has(w, c)
+}

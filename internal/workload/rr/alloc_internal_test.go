@@ -17,7 +17,7 @@ import (
 // no garbage collection ever has to stop a worker blocked in a raw call.
 func TestNoAllocsPerTransaction(t *testing.T) {
 	addr := serverProcess(t)
-	r := &run{cfg: Config{Addr: addr, Mode: ModeTCP, RequestSize: 14, ResponseSize: 14}.withDefaults()}
+	r := &run{cfg: Config{Addr: addr, Protocol: ProtocolTCP, RequestSize: 14, ResponseSize: 14}.withDefaults()}
 	r.dial = (&net.Dialer{}).DialContext
 	s, err := r.connect(context.Background())
 	if err != nil {

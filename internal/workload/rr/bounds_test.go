@@ -144,7 +144,7 @@ func TestIdleTimeout(t *testing.T) {
 		}
 		t.Logf("idle connection closed after %s", time.Since(start).Round(time.Millisecond))
 	}
-	res, err := Run(context.Background(), Config{Addr: addr, Mode: ModeUDP, Duration: time.Second, Timeout: 200 * time.Millisecond}, nil)
+	res, err := Run(context.Background(), Config{Addr: addr, Protocol: ProtocolUDP, Duration: time.Second, Timeout: 200 * time.Millisecond}, nil)
 	if err != nil || res.Transactions == 0 || res.Lost > res.Transactions/10 {
 		t.Fatalf("udp test longer than the idle timeout: %d transactions, %d lost, %v", res.Transactions, res.Lost, err)
 	}

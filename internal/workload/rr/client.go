@@ -120,7 +120,7 @@ func Run(ctx context.Context, cfg Config, emit func(Interval)) (Result, error) {
 		d := &net.Dialer{Timeout: cfg.Timeout}
 		r.dial = d.DialContext
 	}
-	res := Result{Workload: "rr", Type: "result", Mode: cfg.Mode, RequestSize: cfg.RequestSize,
+	res := Result{Workload: "rr", Type: "result", Protocol: cfg.Protocol, RequestSize: cfg.RequestSize,
 		ResponseSize: cfg.ResponseSize, Parallel: cfg.Parallel}
 
 	r.busyPoll = cfg.BusyPoll
@@ -154,7 +154,7 @@ func Run(ctx context.Context, cfg Config, emit func(Interval)) (Result, error) {
 			}
 		}
 	}
-	if cfg.Mode != ModeCRR {
+	if cfg.Protocol != ProtocolCRR {
 		for i := range conns {
 			c, err := r.connect(ctx)
 			if err != nil {
@@ -195,12 +195,12 @@ func Run(ctx context.Context, cfg Config, emit func(Interval)) (Result, error) {
 		go func() {
 			defer wg.Done()
 			var err error
-			switch cfg.Mode {
-			case ModeTCP:
+			switch cfg.Protocol {
+			case ProtocolTCP:
 				err = r.tcpWorker(w, conns[i])
-			case ModeUDP:
+			case ProtocolUDP:
 				err = r.udpWorker(w, conns[i])
-			case ModeCRR:
+			case ProtocolCRR:
 				err = r.crrWorker(ctx, w)
 			}
 			if err != nil && !w.isStopped() {
@@ -243,7 +243,7 @@ func Run(ctx context.Context, cfg Config, emit func(Interval)) (Result, error) {
 		span := to.Sub(from)
 		n := agg.TotalCount()
 		if emit != nil && span > 0 && !(final && n == 0 && lost == 0) {
-			iv := Interval{Workload: "rr", Type: "interval", RRMode: cfg.Mode,
+			iv := Interval{Workload: "rr", Type: "interval", Protocol: cfg.Protocol,
 				Start: from.Sub(r.start).Seconds(), End: to.Sub(r.start).Seconds(),
 				Omitted: !to.After(r.measureStart), Transactions: n, Lost: lost,
 				TransPerSec: float64(n) / span.Seconds(),
@@ -309,14 +309,14 @@ func minTime(a, b time.Time) time.Time {
 
 // io names how the workers waited (Result.IO).
 func (r *run) io(conns []*sock) string {
-	hot := r.cfg.Mode == ModeCRR && r.cfg.Dial == nil
+	hot := r.cfg.Protocol == ProtocolCRR && r.cfg.Dial == nil
 	if len(conns) > 0 && conns[0] != nil {
 		hot = conns[0].detached()
 	}
 	switch {
 	case !hot:
 		return "netpoller"
-	case r.busyPoll && r.cfg.Mode != ModeCRR:
+	case r.busyPoll && r.cfg.Protocol != ProtocolCRR:
 		return "busy-poll"
 	}
 	return "blocking"
@@ -325,14 +325,14 @@ func (r *run) io(conns []*sock) string {
 // connect opens one tcp connection (with its hello) or one udp test: a
 // control connection and a registered UDP socket.
 func (r *run) connect(ctx context.Context) (*sock, error) {
-	if r.cfg.Mode == ModeUDP {
+	if r.cfg.Protocol == ProtocolUDP {
 		return r.connectUDP(ctx)
 	}
 	dctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
 	c, err := r.dial(dctx, "tcp", r.cfg.Addr)
 	if err != nil {
-		return nil, fmt.Errorf("rr %s: connect to %s: %w", r.cfg.Mode, r.cfg.Addr, err)
+		return nil, fmt.Errorf("rr %s: connect to %s: %w", r.cfg.Protocol, r.cfg.Addr, err)
 	}
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)

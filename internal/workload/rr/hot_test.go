@@ -12,6 +12,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/testutil"
 	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/descriptors"
 )
 
 func TestParseCPUList(t *testing.T) {
@@ -28,9 +29,9 @@ func TestParseCPUList(t *testing.T) {
 		{"a-b", 0, false},
 		{"-1", 0, false},
 	} {
-		n, ok := parseCPUList(tc.in)
+		n, ok := descriptors.ParseCPUList(tc.in)
 		if n != tc.want || ok != tc.ok {
-			t.Errorf("parseCPUList(%q) = %d, %v; want %d, %v", tc.in, n, ok, tc.want, tc.ok)
+			t.Errorf("descriptors.ParseCPUList(%q) = %d, %v; want %d, %v", tc.in, n, ok, tc.want, tc.ok)
 		}
 	}
 }
@@ -45,7 +46,7 @@ func TestBusyPollFits(t *testing.T) {
 		{2, 2, "all 2 CPUs"},
 		{3, 8, ""},
 	} {
-		err := busyPollFits(tc.workers, tc.cpus)
+		err := descriptors.BusyPollFits(tc.workers, tc.cpus)
 		switch {
 		case tc.refused == "" && err != nil:
 			t.Errorf("%d workers on %d CPUs: %v", tc.workers, tc.cpus, err)
@@ -53,7 +54,7 @@ func TestBusyPollFits(t *testing.T) {
 			t.Errorf("%d workers on %d CPUs: %v; want it refused (%q)", tc.workers, tc.cpus, err, tc.refused)
 		}
 	}
-	err := Config{Addr: "198.18.0.1", Mode: ModeCRR, Duration: time.Second, BusyPoll: true}.Validate()
+	err := Config{Addr: "198.18.0.1", Protocol: ProtocolCRR, Duration: time.Second, BusyPoll: true}.Validate()
 	if err == nil || !strings.HasPrefix(err.Error(), "--busy-poll:") {
 		t.Errorf("busy polling crr: %v; want it refused", err)
 	}
@@ -76,18 +77,18 @@ func TestHotPathIO(t *testing.T) {
 		want string
 	}
 	cases := []ioCase{
-		{ModeTCP, false, nil, "blocking"},
-		{ModeUDP, false, nil, "blocking"},
-		{ModeCRR, false, nil, "blocking"},
-		{ModeTCP, false, plain, "netpoller"},
-		{ModeUDP, false, plain, "netpoller"},
-		{ModeCRR, false, plain, "netpoller"},
+		{ProtocolTCP, false, nil, "blocking"},
+		{ProtocolUDP, false, nil, "blocking"},
+		{ProtocolCRR, false, nil, "blocking"},
+		{ProtocolTCP, false, plain, "netpoller"},
+		{ProtocolUDP, false, plain, "netpoller"},
+		{ProtocolCRR, false, plain, "netpoller"},
 	}
-	if machineCPUs() >= 2 {
-		cases = append(cases, ioCase{ModeTCP, true, nil, "busy-poll"}, ioCase{ModeUDP, true, nil, "busy-poll"})
+	if descriptors.MachineCPUs() >= 2 {
+		cases = append(cases, ioCase{ProtocolTCP, true, nil, "busy-poll"}, ioCase{ProtocolUDP, true, nil, "busy-poll"})
 	}
 	for _, tc := range cases {
-		res, err := Run(context.Background(), Config{Addr: addr, Mode: tc.mode, BusyPoll: tc.busy, Dial: tc.dial,
+		res, err := Run(context.Background(), Config{Addr: addr, Protocol: tc.mode, BusyPoll: tc.busy, Dial: tc.dial,
 			RequestSize: 32, ResponseSize: 100, Duration: 300 * time.Millisecond}, nil)
 		if err != nil || res.Transactions == 0 || res.IO != tc.want {
 			t.Errorf("%s busy=%v: %d transactions, io %q, %v; want some, io %q", tc.mode, tc.busy, res.Transactions, res.IO, err, tc.want)
@@ -97,12 +98,21 @@ func TestHotPathIO(t *testing.T) {
 
 // TestBusyPollFlag: a spec's busy_poll reaches the client's command line.
 func TestBusyPollFlag(t *testing.T) {
-	args := Descriptor.ClientFlags(workload.Test{Workload: "rr", BusyPoll: true})
-	if !slices.Contains(args, "--busy-poll") {
-		t.Errorf("client flags %q lack --busy-poll", args)
+	args := func(ps workload.Params) []string {
+		cs, err := workload.Set{descriptors.RR}.Expand([]workload.Test{{Workload: "rr", Params: ps}})
+		if err != nil {
+			if descriptors.MachineCPUs() < 2 {
+				t.Skip("busy polling needs two CPUs")
+			}
+			t.Fatal(err)
+		}
+		return cs[0].ClientArgs("198.18.0.2")
 	}
-	if args := Descriptor.ClientFlags(workload.Test{Workload: "rr"}); slices.Contains(args, "--busy-poll") {
-		t.Errorf("client flags %q have --busy-poll unasked", args)
+	if a := args(workload.Params{"busy_poll": true}); !slices.Contains(a, "--busy-poll") {
+		t.Errorf("client flags %q lack --busy-poll", a)
+	}
+	if a := args(nil); slices.Contains(a, "--busy-poll") {
+		t.Errorf("client flags %q have --busy-poll unasked", a)
 	}
 }
 

@@ -3,7 +3,7 @@
 // RequestSize bytes with ResponseSize bytes, and a client timing each
 // transaction into an HDR histogram.
 //
-// Wire protocol (TCP, both tcp and crr modes): the client opens a connection
+// Wire protocol (TCP, both tcp and crr): the client opens a connection
 // with a 16-byte hello (magic "cnRR", flags, request size, response size; big
 // endian uint32s), then sends requests of exactly the request size; the
 // server answers each with exactly the response size. With flagOnce (crr) the
@@ -31,11 +31,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
-	"runtime"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/workload/descriptors"
 )
 
 // DefaultPort is the port of cnperf serve rr (TCP and UDP).
@@ -43,24 +41,24 @@ const DefaultPort = "5202"
 
 // Limits on message sizes.
 const (
-	MaxUDPSize  = 65507    // largest UDP payload over IPv4
-	MaxTCPSize  = 16 << 20 // 16 MiB
-	MaxParallel = 256
+	MaxUDPSize  = descriptors.MaxUDPPayload
+	MaxTCPSize  = descriptors.RRMaxTCPSize
+	MaxParallel = descriptors.RRMaxParallel
 	MaxDuration = 24 * time.Hour // --time, --omit and --interval
-	MaxTimeout  = time.Hour
+	MaxTimeout  = time.Duration(descriptors.RRMaxTimeout)
 )
 
-// Modes.
+// Protocols, netperf's test styles.
 const (
-	ModeTCP = "tcp" // TCP_RR: one connection per worker, many transactions
-	ModeUDP = "udp" // UDP_RR: one socket per worker; a lost datagram times out
-	ModeCRR = "crr" // TCP_CRR: connect, request, response, close per transaction
+	ProtocolTCP = descriptors.RRTCP // TCP_RR: one connection per worker, many transactions
+	ProtocolUDP = descriptors.RRUDP // UDP_RR: one socket per worker; a lost datagram times out
+	ProtocolCRR = descriptors.RRCRR // TCP_CRR: connect, request, response, close per transaction
 )
 
 // Config describes one rr client run. Zero values take the defaults noted.
 type Config struct {
 	Addr         string        // server HOST[:PORT]; the port defaults to 5202
-	Mode         string        // "tcp" (default), "udp" or "crr"
+	Protocol     string        // "tcp" (default), "udp" or "crr"
 	Duration     time.Duration // measured time, after the omitted warm-up
 	Omit         time.Duration // warm-up before Duration, not counted in the Result
 	Interval     time.Duration // reporting interval, default 1 s
@@ -81,8 +79,8 @@ type Config struct {
 
 // withDefaults returns c with the zero fields set to their defaults.
 func (c Config) withDefaults() Config {
-	if c.Mode == "" {
-		c.Mode = ModeTCP
+	if c.Protocol == "" {
+		c.Protocol = ProtocolTCP
 	}
 	if c.Interval == 0 {
 		c.Interval = time.Second
@@ -97,7 +95,7 @@ func (c Config) withDefaults() Config {
 		c.Parallel = 1
 	}
 	if c.Timeout == 0 {
-		if c.Mode == ModeUDP {
+		if c.Protocol == ProtocolUDP {
 			c.Timeout = time.Second
 		} else {
 			c.Timeout = 10 * time.Second
@@ -118,12 +116,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--server %q: want HOST[:PORT]", c.Addr)
 	}
 	max := MaxTCPSize
-	switch c.Mode {
-	case ModeTCP, ModeCRR:
-	case ModeUDP:
+	switch c.Protocol {
+	case ProtocolTCP, ProtocolCRR:
+	case ProtocolUDP:
 		max = MaxUDPSize
 	default:
-		return fmt.Errorf("--mode %q: want tcp, udp or crr", c.Mode)
+		return fmt.Errorf("--mode %q: want tcp, udp or crr", c.Protocol)
 	}
 	if c.Duration <= 0 || c.Duration > MaxDuration {
 		return fmt.Errorf("--time %s: must be > 0 and <= %s", c.Duration, MaxDuration)
@@ -135,10 +133,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--interval %s: must be >= 1ms and <= %s", c.Interval, MaxDuration)
 	}
 	if c.RequestSize < 1 || c.RequestSize > max {
-		return fmt.Errorf("--request %d: must be in 1..%d for %s", c.RequestSize, max, c.Mode)
+		return fmt.Errorf("--request %d: must be in 1..%d for %s", c.RequestSize, max, c.Protocol)
 	}
 	if c.ResponseSize < 1 || c.ResponseSize > max {
-		return fmt.Errorf("--response %d: must be in 1..%d for %s", c.ResponseSize, max, c.Mode)
+		return fmt.Errorf("--response %d: must be in 1..%d for %s", c.ResponseSize, max, c.Protocol)
 	}
 	if c.Parallel < 1 || c.Parallel > MaxParallel {
 		return fmt.Errorf("--parallel %d: must be in 1..%d", c.Parallel, MaxParallel)
@@ -147,7 +145,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--timeout %s: must be > 0 and <= %s", c.Timeout, MaxTimeout)
 	}
 	if c.BusyPoll {
-		if c.Mode == ModeCRR {
+		if c.Protocol == ProtocolCRR {
 			return errors.New("--busy-poll: for tcp and udp; crr blocks in connect once per transaction")
 		}
 		if err := busyPollCPUs(c.Parallel); err != nil {
@@ -157,50 +155,10 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// busyPollCPUs refuses busy polling where it would take the only CPU: a
-// worker that never sleeps on a one-CPU machine starves the server, the
-// network stack and the reporter it waits for.
-func busyPollCPUs(workers int) error { return busyPollFits(workers, machineCPUs()) }
-
-func busyPollFits(workers, cpus int) error {
-	if cpus < 2 {
-		return fmt.Errorf("this machine has %d CPU; busy polling spins one per worker and needs one more for the rest", cpus)
-	}
-	if workers >= cpus {
-		return fmt.Errorf("%d workers would spin on all %d CPUs of this machine; use at most %d", workers, cpus, cpus-1)
-	}
-	return nil
-}
-
-// machineCPUs is the number of CPUs online on the machine, whatever this
-// process's affinity (a client pinned to one CPU may still busy poll).
-func machineCPUs() int {
-	if b, err := os.ReadFile("/sys/devices/system/cpu/online"); err == nil {
-		if n, ok := parseCPUList(string(b)); ok {
-			return n
-		}
-	}
-	return runtime.NumCPU()
-}
-
-// parseCPUList counts the CPUs of a kernel CPU list ("0-3,8,10-11").
-func parseCPUList(s string) (int, bool) {
-	n := 0
-	for _, part := range strings.Split(strings.TrimSpace(s), ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil || a < 0 {
-			return 0, false
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil || b < a {
-				return 0, false
-			}
-		}
-		n += b - a + 1
-	}
-	return n, n > 0
+// busyPollCPUs refuses busy polling where it would take the only CPU
+// (descriptors.BusyPollFits).
+func busyPollCPUs(workers int) error {
+	return descriptors.BusyPollFits(workers, descriptors.MachineCPUs())
 }
 
 // WithDefaultPort adds the default port to an address without one.
@@ -245,7 +203,7 @@ type Bucket struct {
 type Interval struct {
 	Workload     string  `json:"workload"` // "rr"
 	Type         string  `json:"type"`     // "interval"
-	RRMode       string  `json:"rr_mode"`  // tcp, udp or crr
+	Protocol     string  `json:"rr_mode"`  // tcp, udp or crr
 	Start        float64 `json:"start_s"`  // seconds since the run began (warm-up included)
 	End          float64 `json:"end_s"`
 	Omitted      bool    `json:"omitted,omitempty"` // inside the warm-up
@@ -260,7 +218,7 @@ type Interval struct {
 type Result struct {
 	Workload     string    `json:"workload"` // "rr"
 	Type         string    `json:"type"`     // "result"
-	Mode         string    `json:"rr_mode"`  // tcp, udp or crr (not the network mode)
+	Protocol     string    `json:"rr_mode"`  // tcp, udp or crr (not the network mode)
 	Time         time.Time `json:"ts"`       // when measuring began (after the warm-up)
 	Duration     float64   `json:"duration_s"`
 	RequestSize  int       `json:"request_size"`

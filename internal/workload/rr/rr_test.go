@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/poll"
 )
 
 // startServer runs an rr server on a free loopback port until the test ends.
@@ -47,16 +49,16 @@ func TestValidate(t *testing.T) {
 	}{
 		{"defaults", func(*Config) {}, ""},
 		{"no server", func(c *Config) { c.Addr = "" }, "--server"},
-		{"unknown mode", func(c *Config) { c.Mode = "sctp" }, `--mode "sctp"`},
+		{"unknown mode", func(c *Config) { c.Protocol = "sctp" }, `--mode "sctp"`},
 		{"zero duration", func(c *Config) { c.Duration = 0 }, "--time"},
 		{"negative duration", func(c *Config) { c.Duration = -time.Second }, "--time -1s"},
 		{"negative omit", func(c *Config) { c.Omit = -1 }, "--omit"},
 		{"tiny interval", func(c *Config) { c.Interval = time.Microsecond }, "--interval"},
 		{"negative request", func(c *Config) { c.RequestSize = -1 }, "--request -1"},
-		{"udp request too big", func(c *Config) { c.Mode = "udp"; c.RequestSize = 65508 }, "--request 65508"},
-		{"udp response too big", func(c *Config) { c.Mode = "udp"; c.RequestSize = 8; c.ResponseSize = 70000 }, "--response 70000"},
-		{"udp largest", func(c *Config) { c.Mode = "udp"; c.RequestSize = 65507; c.ResponseSize = 65507 }, ""},
-		{"udp small request, other response", func(c *Config) { c.Mode = "udp"; c.RequestSize = 2; c.ResponseSize = 100 }, ""},
+		{"udp request too big", func(c *Config) { c.Protocol = "udp"; c.RequestSize = 65508 }, "--request 65508"},
+		{"udp response too big", func(c *Config) { c.Protocol = "udp"; c.RequestSize = 8; c.ResponseSize = 70000 }, "--response 70000"},
+		{"udp largest", func(c *Config) { c.Protocol = "udp"; c.RequestSize = 65507; c.ResponseSize = 65507 }, ""},
+		{"udp small request, other response", func(c *Config) { c.Protocol = "udp"; c.RequestSize = 2; c.ResponseSize = 100 }, ""},
 		{"day-long test", func(c *Config) { c.Duration = 24 * time.Hour }, ""},
 		{"too long", func(c *Config) { c.Duration = 24*time.Hour + 1 }, "--time"},
 		{"omit too long", func(c *Config) { c.Omit = 25 * time.Hour }, "--omit"},
@@ -64,7 +66,7 @@ func TestValidate(t *testing.T) {
 		{"timeout too long", func(c *Config) { c.Timeout = 2 * time.Hour }, "--timeout"},
 		{"tcp 16 MiB", func(c *Config) { c.RequestSize = 16 << 20; c.ResponseSize = 16 << 20 }, ""},
 		{"tcp above 16 MiB", func(c *Config) { c.ResponseSize = 16<<20 + 1 }, "--response"},
-		{"crr", func(c *Config) { c.Mode = "crr" }, ""},
+		{"crr", func(c *Config) { c.Protocol = "crr" }, ""},
 		{"parallel 0 is 1", func(c *Config) { c.Parallel = 0 }, ""},
 		{"parallel too many", func(c *Config) { c.Parallel = 257 }, "--parallel 257"},
 		{"negative parallel", func(c *Config) { c.Parallel = -2 }, "--parallel -2"},
@@ -101,8 +103,8 @@ func TestWithDefaultPort(t *testing.T) {
 func checkResult(t *testing.T, res Result, mode string) {
 	t.Helper()
 	rt := res.RoundTrip
-	if res.Workload != "rr" || res.Mode != mode {
-		t.Errorf("workload/mode = %q/%q", res.Workload, res.Mode)
+	if res.Workload != "rr" || res.Protocol != mode {
+		t.Errorf("workload/mode = %q/%q", res.Workload, res.Protocol)
 	}
 	if res.Transactions <= 0 || res.TransPerSec <= 0 {
 		t.Fatalf("transactions %d, %.0f/s: want > 0", res.Transactions, res.TransPerSec)
@@ -143,16 +145,16 @@ func TestRunModes(t *testing.T) {
 		name string
 		cfg  Config
 	}{
-		{"tcp", Config{Mode: "tcp"}},
-		{"tcp parallel", Config{Mode: "tcp", Parallel: 4, RequestSize: 64, ResponseSize: 1024}},
-		{"tcp 100 kB response", Config{Mode: "tcp", RequestSize: 3, ResponseSize: 100_000}},
-		{"tcp 100 kB request", Config{Mode: "tcp", RequestSize: 100_000, ResponseSize: 1}},
-		{"tcp 2 MiB both", Config{Mode: "tcp", RequestSize: 2 << 20, ResponseSize: 2 << 20}},
-		{"udp", Config{Mode: "udp"}},
-		{"udp seq", Config{Mode: "udp", RequestSize: 100, ResponseSize: 1400, Parallel: 2}},
-		{"udp largest", Config{Mode: "udp", RequestSize: 65507, ResponseSize: 65507}},
-		{"crr", Config{Mode: "crr"}},
-		{"crr 100 kB response", Config{Mode: "crr", RequestSize: 100_000, ResponseSize: 100_000, Parallel: 2}},
+		{"tcp", Config{Protocol: "tcp"}},
+		{"tcp parallel", Config{Protocol: "tcp", Parallel: 4, RequestSize: 64, ResponseSize: 1024}},
+		{"tcp 100 kB response", Config{Protocol: "tcp", RequestSize: 3, ResponseSize: 100_000}},
+		{"tcp 100 kB request", Config{Protocol: "tcp", RequestSize: 100_000, ResponseSize: 1}},
+		{"tcp 2 MiB both", Config{Protocol: "tcp", RequestSize: 2 << 20, ResponseSize: 2 << 20}},
+		{"udp", Config{Protocol: "udp"}},
+		{"udp seq", Config{Protocol: "udp", RequestSize: 100, ResponseSize: 1400, Parallel: 2}},
+		{"udp largest", Config{Protocol: "udp", RequestSize: 65507, ResponseSize: 65507}},
+		{"crr", Config{Protocol: "crr"}},
+		{"crr 100 kB response", Config{Protocol: "crr", RequestSize: 100_000, ResponseSize: 100_000, Parallel: 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
@@ -164,7 +166,7 @@ func TestRunModes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkResult(t, res, cfg.Mode)
+			checkResult(t, res, cfg.Protocol)
 			if res.Lost != 0 {
 				t.Errorf("lost %d on loopback", res.Lost)
 			}
@@ -282,7 +284,7 @@ func TestUDPLoss(t *testing.T) {
 	}{{1, 1}, {64, 64}} {
 		began := time.Now()
 		var ivLost int64
-		res, err := Run(context.Background(), Config{Addr: addr, Mode: "udp",
+		res, err := Run(context.Background(), Config{Addr: addr, Protocol: "udp",
 			RequestSize: tc.req, ResponseSize: tc.resp, Parallel: 2,
 			Duration: 500 * time.Millisecond, Timeout: 50 * time.Millisecond, Interval: 100 * time.Millisecond},
 			func(iv Interval) { ivLost += iv.Lost })
@@ -320,7 +322,7 @@ func TestUDPLateAnswers(t *testing.T) {
 			pc.WriteTo(req, from)
 		}
 	})
-	res, err := Run(context.Background(), Config{Addr: addr, Mode: "udp",
+	res, err := Run(context.Background(), Config{Addr: addr, Protocol: "udp",
 		RequestSize: 16, ResponseSize: 16, Duration: 1500 * time.Millisecond, Timeout: 100 * time.Millisecond}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -343,7 +345,7 @@ func TestUDPNoServer(t *testing.T) {
 	}
 	addr := pc.LocalAddr().String()
 	pc.Close()
-	_, err = Run(context.Background(), Config{Addr: addr, Mode: "udp", Duration: time.Second, Timeout: 50 * time.Millisecond}, nil)
+	_, err = Run(context.Background(), Config{Addr: addr, Protocol: "udp", Duration: time.Second, Timeout: 50 * time.Millisecond}, nil)
 	if err == nil || !strings.Contains(err.Error(), "refused") {
 		t.Fatalf("err = %v, want refused", err)
 	}
@@ -357,7 +359,7 @@ func TestTCPNoServer(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	for _, mode := range []string{"tcp", "crr"} {
-		if _, err := Run(context.Background(), Config{Addr: addr, Mode: mode, Duration: time.Second}, nil); err == nil {
+		if _, err := Run(context.Background(), Config{Addr: addr, Protocol: mode, Duration: time.Second}, nil); err == nil {
 			t.Errorf("%s: no error without a server", mode)
 		}
 	}
@@ -497,7 +499,11 @@ func TestServerSurvivesBadClients(t *testing.T) {
 	c = dial()
 	c.Write(hb[:])
 	c.Write(make([]byte, 1000)) // the server writes 1 MiB nobody reads
-	time.Sleep(20 * time.Millisecond)
+	// Close once the server is writing it: its first byte is here.
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.ReadFull(c, hb[:1]); err != nil {
+		t.Fatalf("the server never began its 1 MiB response: %v", err)
+	}
 	c.Close()
 	// Bad UDP size.
 	u, _ := net.Dial("udp", addr)
@@ -524,7 +530,13 @@ func TestServerSurvivesBadClients(t *testing.T) {
 		return c, err
 	}
 	go func() {
-		time.Sleep(200 * time.Millisecond)
+		// Shut the connections down once the client has dialled all three
+		// and runs.
+		_ = poll.Until(ctx, 5*time.Second, time.Millisecond, func() (bool, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(files) == 3, nil
+		})
 		mu.Lock()
 		for _, f := range files {
 			syscall.Shutdown(int(f.Fd()), syscall.SHUT_RDWR)
@@ -540,7 +552,7 @@ func TestServerSurvivesBadClients(t *testing.T) {
 
 	// And the server still serves.
 	for _, mode := range []string{"tcp", "udp", "crr"} {
-		res, err := Run(context.Background(), Config{Addr: addr, Mode: mode, Duration: 200 * time.Millisecond}, nil)
+		res, err := Run(context.Background(), Config{Addr: addr, Protocol: mode, Duration: 200 * time.Millisecond}, nil)
 		if err != nil || res.Transactions == 0 {
 			t.Fatalf("%s after bad clients: %d transactions, %v", mode, res.Transactions, err)
 		}
@@ -553,7 +565,7 @@ func TestCancel(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(300*time.Millisecond, cancel)
 		began := time.Now()
-		res, err := Run(ctx, Config{Addr: addr, Mode: mode, Duration: 10 * time.Second, Omit: 100 * time.Millisecond}, nil)
+		res, err := Run(ctx, Config{Addr: addr, Protocol: mode, Duration: 10 * time.Second, Omit: 100 * time.Millisecond}, nil)
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("%s: err = %v, want context.Canceled", mode, err)
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -14,12 +13,15 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/descriptors"
+	"github.com/cnperf/cnperf/internal/workload/shell"
 )
 
-// serveCommand is `cnperf serve stream`.
-func serveCommand(con workload.Console) *cobra.Command {
+// ServeCommand is `cnperf serve stream`.
+func ServeCommand(con workload.Console) *cobra.Command {
 	stderr := con.Stderr
 	var listen string
 	var tests int
@@ -31,8 +33,8 @@ measured on its own; one more is told the server is busy). Control and TCP
 data use the TCP port, UDP data the UDP port of the same number: publish both.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if tests < 1 || tests > MaxTests {
-				return fmt.Errorf("--tests %d: must be in [1, %d]", tests, MaxTests)
+			if tests < 1 || tests > MaxSessions {
+				return fmt.Errorf("--tests %d: must be in [1, %d]", tests, MaxSessions)
 			}
 			addr, err := con.Listen(listen, DefaultPort)
 			if err != nil {
@@ -51,57 +53,42 @@ data use the TCP port, UDP data the UDP port of the same number: publish both.`,
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", con.DefaultListen(DefaultPort), con.ListenHelp+" (the port: TCP and UDP)")
-	cmd.Flags().IntVar(&tests, "tests", 1, fmt.Sprintf("tests served at once, at most %d (1: as iperf3 -s)", MaxTests))
+	cmd.Flags().IntVar(&tests, "tests", 1, fmt.Sprintf("clients measured at once, each a session of its own, at most %d (1: as iperf3 -s)", MaxSessions))
 	return cmd
 }
 
-// clientCommand is `cnperf stream`, the client.
-func clientCommand(con workload.Console) *cobra.Command {
-	stdout := con.Stdout
-	var server, length, bitrate string
-	var udp, jsonOut, noGSO, copyTCP bool
-	var parallel int
-	dur := secondsOrDuration(10 * time.Second)
-	omit := secondsOrDuration(0)
-	interval := secondsOrDuration(DefaultInterval)
-	cmd := &cobra.Command{
-		Use:   "stream --server HOST[:PORT]",
-		Short: "Measure TCP or UDP bulk throughput against `cnperf serve stream`, like iperf3 -c",
+// ClientCommand is `cnperf stream`, the client, in the shell every
+// socket workload's client runs in.
+func ClientCommand(con workload.Console) *cobra.Command {
+	var noGSO bool
+	return shell.Command(con, shell.Client{
+		Workload: descriptors.Stream,
+		Short:    "Measure TCP or UDP bulk throughput against `cnperf serve stream`, like iperf3 -c",
 		Example: `  cnperf stream --server 198.18.0.2 -t 10s -P 4
   cnperf stream --server 198.18.0.2 --udp -b 100M -l 1400 --json`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if server == "" {
-				return fmt.Errorf("--server: give the server's address, e.g. 198.18.0.2 or 198.18.0.2:5201")
-			}
-			addr, err := hostPort(server)
-			if err != nil {
-				return fmt.Errorf("--server %q: %v", server, err)
-			}
-			if parallel < 1 || parallel > MaxParallel {
-				return fmt.Errorf("--parallel %d: must be in [1, %d]", parallel, MaxParallel)
-			}
-			cfg := Config{Addr: addr, Protocol: "tcp", Duration: time.Duration(dur), Omit: time.Duration(omit),
-				Interval: time.Duration(interval), Parallel: parallel}
+		Time:     10 * time.Second,
+		TimeHelp: "measured time (10s; a bare number is seconds)",
+		Interval: DefaultInterval,
+		Flags: func(f *pflag.FlagSet) {
+			f.BoolVar(&noGSO, "no-gso", false, "UDP as fast as possible (-b 0): one datagram per write, as iperf3 3.12, not 64 with segmentation offload (UDP_SEGMENT)")
+		},
+		Run: func(ctx context.Context, r shell.Run) error {
+			p := r.Params
+			udp := p.Text("protocol") == "udp"
+			cfg := Config{Addr: r.Server, Protocol: "tcp", Duration: r.Time, Omit: p.Dur("omit"), Interval: r.Interval,
+				Parallel: int(max(p.Int("parallel"), 1)), Length: int(p.Int("length"))}
 			if udp {
 				cfg.Protocol = "udp"
 			}
-			if length != "" {
-				n, err := parseSize(length)
-				if err != nil || n <= 0 || n > math.MaxInt32 {
-					return fmt.Errorf("--length %q: want a positive size in bytes, e.g. 1470 or 128K", length)
-				}
-				cfg.Length = int(n)
-			}
-			if bitrate != "" {
-				r, err := parseBitrate(bitrate)
+			if bitrate := p.Text("rate"); bitrate != "" {
+				rate, err := parseBitrate(bitrate)
 				if err != nil {
 					return fmt.Errorf("--bitrate %q: %v", bitrate, err)
 				}
-				if r == 0 && udp {
-					r = UnlimitedRate // as iperf3: -b 0 is unlimited
+				if rate == 0 && udp {
+					rate = UnlimitedRate // as iperf3: -b 0 is unlimited
 				}
-				cfg.Rate = r
+				cfg.Rate = rate
 			}
 			if noGSO {
 				if !udp || cfg.Rate < UnlimitedRate {
@@ -109,7 +96,7 @@ func clientCommand(con workload.Console) *cobra.Command {
 				}
 				cfg.NoGSO = true
 			}
-			if copyTCP {
+			if p.Bool("copy") {
 				if udp || (cfg.Rate != 0 && cfg.Rate < UnlimitedRate) {
 					return fmt.Errorf("--copy: only with TCP as fast as possible (no --udp, no -b), the one test sent with sendfile")
 				}
@@ -118,78 +105,22 @@ func clientCommand(con workload.Console) *cobra.Command {
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
-			out := newStreamPrinter(stdout, cfg, jsonOut)
-			if jsonOut {
-				_ = out.env.Print(workload.KindStart, workload.StartOf(cmd, addr))
-			} else {
-				fmt.Fprintf(stdout, "Connecting to %s (%s, %d stream(s), %s", addr, cfg.Protocol, max(parallel, 1), cfg.Duration)
+			out := newStreamPrinter(r.Stdout, cfg, r.JSON)
+			r.Start()
+			if !r.JSON {
+				fmt.Fprintf(r.Stdout, "Connecting to %s (%s, %d stream(s), %s", cfg.Addr, cfg.Protocol, cfg.Parallel, cfg.Duration)
 				if cfg.Omit > 0 {
-					fmt.Fprintf(stdout, " after %s warm-up", cfg.Omit)
+					fmt.Fprintf(r.Stdout, " after %s warm-up", cfg.Omit)
 				}
-				fmt.Fprintln(stdout, ")")
+				fmt.Fprintln(r.Stdout, ")")
 			}
 			res, err := Run(ctx, cfg, out.interval)
 			if res.Duration > 0 || res.SenderBytes > 0 {
 				out.result(res)
 			}
-			if err != nil {
-				if ctx.Err() != nil {
-					return fmt.Errorf("interrupted: %w", context.Canceled)
-				}
-				return workload.Fail(err)
-			}
-			return nil
+			return workload.Fail(err)
 		},
-	}
-	f := cmd.Flags()
-	f.StringVarP(&server, "server", "c", "", "server to measure against: HOST[:PORT] (port 5201 by default)")
-	f.BoolVarP(&udp, "udp", "u", false, "UDP instead of TCP")
-	f.VarP(&dur, "time", "t", "measured time (10s; a bare number is seconds)")
-	f.Var(&omit, "omit", "warm-up sent before the measured time and left out of the summary")
-	f.IntVarP(&parallel, "parallel", "P", 1, "parallel streams")
-	f.StringVarP(&length, "length", "l", "", "TCP write size or UDP datagram payload (default 128K for TCP, 1470 for UDP)")
-	f.StringVarP(&bitrate, "bitrate", "b", "", "target bit rate per stream, e.g. 100M or 10G (default unlimited for TCP, 1M for UDP; 0: unlimited)")
-	f.VarP(&interval, "interval", "i", "reporting interval")
-	f.BoolVar(&copyTCP, "copy", false, "TCP as fast as possible: write each block from user memory, as iperf3 without -Z, not sendfile(2) from a file")
-	f.BoolVar(&noGSO, "no-gso", false, "UDP as fast as possible (-b 0): one datagram per write, as iperf3 3.12, not 64 with segmentation offload (UDP_SEGMENT)")
-	f.BoolVar(&jsonOut, "json", false, "print every interval and the result as JSON lines")
-	return cmd
-}
-
-// hostPort completes HOST into HOST:5201 (":5201" for an empty host).
-func hostPort(s string) (string, error) {
-	if host, port, err := net.SplitHostPort(s); err == nil {
-		if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
-			return "", fmt.Errorf("bad port %q", port)
-		}
-		return net.JoinHostPort(host, port), nil
-	}
-	host := strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")
-	if strings.ContainsAny(host, "[]/ ") {
-		return "", errors.New("want HOST or HOST:PORT")
-	}
-	return net.JoinHostPort(host, strconv.Itoa(DefaultPort)), nil
-}
-
-// secondsOrDuration is a duration flag that also takes a bare number of
-// seconds, as iperf3's -t does.
-type secondsOrDuration time.Duration
-
-func (d *secondsOrDuration) String() string { return time.Duration(*d).String() }
-func (d *secondsOrDuration) Type() string   { return "duration" }
-func (d *secondsOrDuration) Set(s string) error {
-	if v, err := time.ParseDuration(s); err == nil {
-		*d = secondsOrDuration(v)
-		return nil
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > 1e9 {
-		return fmt.Errorf("want a duration such as 10s or a number of seconds")
-	}
-	*d = secondsOrDuration(time.Duration(f * float64(time.Second)))
-	return nil
+	})
 }
 
 // parseBitrate reads bits per second with an optional K, M, G or T suffix
@@ -201,10 +132,6 @@ func parseBitrate(s string) (int64, error) {
 	}
 	return v, nil
 }
-
-// parseSize reads bytes with an optional K, M or G suffix (powers of 1024,
-// as iperf3's -l).
-func parseSize(s string) (int64, error) { return parseScaled(s, 1024) }
 
 func parseScaled(s string, base float64) (int64, error) {
 	t := strings.TrimSpace(s)

@@ -116,7 +116,7 @@ func TestConcurrentSlotsFreed(t *testing.T) {
 }
 
 func TestListenTestsBounds(t *testing.T) {
-	for _, n := range []int{0, -1, MaxTests + 1} {
+	for _, n := range []int{0, -1, MaxSessions + 1} {
 		if s, err := Listen("127.0.0.1:0", n, nil); err == nil {
 			s.ln.Close()
 			s.udp.Close()

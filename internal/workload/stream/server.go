@@ -63,11 +63,11 @@ type Server struct {
 }
 
 // Listen opens the server's TCP listener and UDP socket on addr for up to
-// tests tests at once (1 to MaxTests). With port 0, both get the same free
+// tests tests at once (1 to MaxSessions). With port 0, both get the same free
 // port number.
 func Listen(addr string, tests int, log io.Writer) (*Server, error) {
-	if tests < 1 || tests > MaxTests {
-		return nil, fmt.Errorf("--tests %d: must be in [1, %d]", tests, MaxTests)
+	if tests < 1 || tests > MaxSessions {
+		return nil, fmt.Errorf("--tests %d: must be in [1, %d]", tests, MaxSessions)
 	}
 	if log == nil {
 		log = io.Discard

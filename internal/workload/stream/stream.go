@@ -17,32 +17,34 @@ import (
 	"fmt"
 	"net"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/workload/descriptors"
 )
 
 // Defaults and limits.
 const (
-	DefaultPort      = 5201
+	DefaultPort      = descriptors.StreamPort
 	DefaultTCPLength = 128 << 10 // TCP write size, as iperf3
 	DefaultUDPLength = 1470      // UDP datagram payload, as iperf3
-	MaxUDPLength     = 65507     // largest UDP payload over IPv4
-	MaxTCPLength     = 16 << 20
+	MaxUDPLength     = descriptors.MaxUDPPayload
+	MaxTCPLength     = descriptors.StreamMaxTCPLength
 	DefaultUDPRate   = 1_000_000 // bits/s per stream, as iperf3
 	DefaultInterval  = time.Second
 	MinInterval      = 10 * time.Millisecond
-	MaxParallel      = 128
+	MaxParallel      = descriptors.StreamMaxParallel
 	MaxDuration      = 24 * time.Hour
-	udpHeaderLen     = 24 // seq (8) + send time (8) + test id (4) + stream (4)
-	WorkloadName     = "stream"
+	udpHeaderLen     = descriptors.StreamUDPHeader
+	WorkloadName     = descriptors.StreamName
 	SideSender       = "sender"
 	SideReceiver     = "receiver"
 	StreamSum        = -1
-	UnlimitedRate    = int64(1) << 62 // a Rate that no path reaches: send as fast as possible
+	UnlimitedRate    = descriptors.StreamUnlimitedRate
 	controlTimeout   = 10 * time.Second
 	endGrace         = 10 * time.Second
 	udpDrain         = 250 * time.Millisecond
 	// MaxIntervals bounds the reporting intervals of one test (warm-up
 	// included), so a client's flags bound its own memory.
-	MaxIntervals = 100_000
+	MaxIntervals = descriptors.StreamMaxIntervals
 	// maxControlMessage bounds what one control connection may send in
 	// all: a test request, start and done (at most MaxParallel counters)
 	// take a few kB.
@@ -55,12 +57,12 @@ const (
 	// (control connections and data connections before they join a test);
 	// beyond it, a new connection is closed at once.
 	maxHandlers = 2*MaxParallel + 64
-	// MaxTests bounds `cnperf serve stream --tests`: the tests served at
-	// once, each with its own records and reading thread.
-	MaxTests = 1024
+	// MaxSessions bounds `cnperf serve stream --tests`: the sessions (clients
+	// measured) at once, each with its own records and reading thread.
+	MaxSessions = 1024
 	// maxServerCells bounds the bin records of all running tests together
 	// (128 MiB of UDP records): with many tests, each keeps fewer (at
-	// least maxServerCells/MaxTests = 4096, enough for 32 bins on each of
+	// least maxServerCells/MaxSessions = 4096, enough for 32 bins on each of
 	// MaxParallel streams) and may be recorded in coarser intervals.
 	maxServerCells = 1 << 22
 )

@@ -15,12 +15,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/poll"
 	"github.com/cnperf/cnperf/internal/testutil"
 )
 
 // startServer serves on a free loopback port until the test ends, up to
 // tests[0] tests at once (default 1).
 func startServer(t *testing.T, tests ...int) string {
+	t.Helper()
+	return startServing(t, tests...).Addr().String()
+}
+
+// startServing starts a server as startServer does and returns it.
+func startServing(t *testing.T, tests ...int) *Server {
 	t.Helper()
 	n := 1
 	if len(tests) > 0 {
@@ -44,7 +51,7 @@ func startServer(t *testing.T, tests ...int) string {
 			t.Errorf("Serve did not return after cancel")
 		}
 	})
-	return s.Addr().String()
+	return s
 }
 
 type testLog struct{ t *testing.T }
@@ -429,8 +436,16 @@ func TestIdleServerSleeps(t *testing.T) {
 func TestOneStreamReaderLentAP(t *testing.T) {
 	prev := runtime.GOMAXPROCS(1)
 	t.Cleanup(func() { runtime.GOMAXPROCS(prev) })
-	addr := startServer(t)
-	time.Sleep(50 * time.Millisecond) // Serve has begun: its base is 1
+	srv := startServing(t)
+	addr := srv.Addr().String()
+	// Serve has begun when it has taken its base (1).
+	if err := poll.Until(context.Background(), 5*time.Second, time.Millisecond, func() (bool, error) {
+		srv.hotMu.Lock()
+		defer srv.hotMu.Unlock()
+		return srv.baseProcs != 0, nil
+	}); err != nil {
+		t.Fatalf("Serve never began: %v", err)
+	}
 	var most atomic.Int32
 	done := make(chan struct{})
 	go func() {
@@ -450,8 +465,11 @@ func TestOneStreamReaderLentAP(t *testing.T) {
 	if err != nil || res.ReceiverBitsPerSecond <= 0 {
 		t.Fatalf("%v, %+v", err, res)
 	}
-	time.Sleep(100 * time.Millisecond) // the reader's release follows the answer
-	if got := runtime.GOMAXPROCS(0); most.Load() != 2 || got != 1 {
-		t.Errorf("GOMAXPROCS was at most %d during the test and %d after; want 2 and 1", most.Load(), got)
+	// The reader's release follows the answer: wait for it.
+	released := poll.Until(context.Background(), 5*time.Second, time.Millisecond, func() (bool, error) {
+		return runtime.GOMAXPROCS(0) == 1, nil
+	})
+	if got := runtime.GOMAXPROCS(0); most.Load() != 2 || released != nil {
+		t.Errorf("GOMAXPROCS was at most %d during the test and %d after (%v); want 2 and 1", most.Load(), got, released)
 	}
 }

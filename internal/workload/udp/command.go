@@ -2,7 +2,6 @@ package udp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os/signal"
@@ -11,10 +10,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/descriptors"
+	"github.com/cnperf/cnperf/internal/workload/shell"
 )
 
-// serveCommand is `cnperf serve udp`: the listener of jitter and datagram.
-func serveCommand(con workload.Console) *cobra.Command {
+// ServeCommand is `cnperf serve udp`: the listener of jitter and datagram.
+func ServeCommand(con workload.Console) *cobra.Command {
 	stderr := con.Stderr
 	var listen string
 	var tests int
@@ -25,8 +26,8 @@ func serveCommand(con workload.Console) *cobra.Command {
 once, each measured on its own; one more is told the listener is busy).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if tests < 1 || tests > MaxTests {
-				return fmt.Errorf("--tests %d: must be in [1, %d]", tests, MaxTests)
+			if tests < 1 || tests > MaxSessions {
+				return fmt.Errorf("--tests %d: must be in [1, %d]", tests, MaxSessions)
 			}
 			addr, err := con.Listen(listen, DefaultPort)
 			if err != nil {
@@ -40,117 +41,95 @@ once, each measured on its own; one more is told the listener is busy).`,
 			// As PID 1 of a container, signals without a handler are ignored.
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			s := &Server{Tests: tests, Logf: func(format string, a ...any) {
+			s := &Server{Sessions: tests, Logf: func(format string, a ...any) {
 				fmt.Fprintf(stderr, "cnperf serve udp: "+format+"\n", a...)
 			}}
 			return workload.Fail(s.Serve(ctx, pc, ln))
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", con.DefaultListen(DefaultPort), con.ListenHelp+" (the port: TCP and UDP)")
-	cmd.Flags().IntVar(&tests, "tests", 1, fmt.Sprintf("tests served at once, at most %d", MaxTests))
+	cmd.Flags().IntVar(&tests, "tests", 1, fmt.Sprintf("clients measured at once, each a session of its own, at most %d", MaxSessions))
 	return cmd
 }
 
-func jitterCommand(con workload.Console) *cobra.Command {
-	stdout := con.Stdout
-	var c JitterConfig
-	var rate string
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "jitter --server HOST[:PORT]",
-		Short: "Send UDP at a constant rate and report RFC 3550 jitter, loss and reordering, like iperf -u",
+// JitterCommand is `cnperf jitter`, in the shell every socket workload's
+// client runs in.
+func JitterCommand(con workload.Console) *cobra.Command {
+	return shell.Command(con, shell.Client{
+		Workload: descriptors.Jitter,
+		Short:    "Send UDP at a constant rate and report RFC 3550 jitter, loss and reordering, like iperf -u",
 		Example: `  cnperf jitter --server 198.18.0.2 -b 10M -l 1470 -t 120s
   cnperf jitter --server 198.18.0.2:5203 --json`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := ParseRate(rate)
+		Time:         DefaultDuration,
+		TimeHelp:     "how long to send (a bare number is seconds)",
+		Interval:     DefaultInterval,
+		IntervalHelp: "reporting interval (0: total only)",
+		Run: func(ctx context.Context, r shell.Run) error {
+			rate, err := ParseRate(r.Params.Text("rate"))
 			if err != nil {
 				return fmt.Errorf("--bitrate %v", err)
 			}
-			c.Rate = r
+			c := JitterConfig{Addr: r.Server, Rate: rate, Size: int(r.Params.Int("length")), Duration: r.Time, Interval: r.Interval}
+			if c.Size == 0 {
+				c.Size = DefaultJitterSize
+			}
 			if err := c.Validate(); err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
-			if !asJSON {
-				fmt.Fprintf(stdout, "cnperf jitter: %s of %d-byte datagrams to %s for %s\n",
-					fmtBits(float64(c.Rate)), c.Size, WithDefaultPort(c.Addr), c.Duration)
+			if !r.JSON {
+				fmt.Fprintf(r.Stdout, "cnperf jitter: %s of %d-byte datagrams to %s for %s\n",
+					fmtBits(float64(c.Rate)), c.Size, c.Addr, c.Duration)
 			}
-			env := workload.NewPrinter(stdout, WorkloadJitter)
-			if asJSON {
-				_ = env.Print(workload.KindStart, workload.StartOf(cmd, WithDefaultPort(c.Addr)))
-			}
+			r.Start()
 			res, err := RunJitter(ctx, c)
 			if res.Total.Workload != "" {
-				if asJSON {
-					printRecords(env, res.Intervals, res.Total)
+				if r.JSON {
+					printRecords(r.Env, res.Intervals, res.Total)
 				} else {
-					printJitter(stdout, res)
+					printJitter(r.Stdout, res)
 				}
 			}
-			return exitErr(ctx, err)
+			return workload.Fail(err)
 		},
-	}
-	f := cmd.Flags()
-	f.StringVar(&c.Addr, "server", "", "the listener (cnperf serve udp), HOST[:PORT]")
-	f.StringVarP(&rate, "bitrate", "b", "10M", "target rate in bits/s (k, M, G: powers of 1000)")
-	f.IntVarP(&c.Size, "length", "l", DefaultJitterSize, "datagram size (UDP payload bytes)")
-	f.DurationVarP(&c.Duration, "time", "t", DefaultDuration, "how long to send")
-	f.DurationVar(&c.Interval, "interval", DefaultInterval, "report interval (0: total only)")
-	f.BoolVar(&asJSON, "json", false, "print one JSON record a line: intervals, then the total")
-	return cmd
+	})
 }
 
-func datagramCommand(con workload.Console) *cobra.Command {
-	stdout := con.Stdout
-	var c DatagramConfig
-	var rate string
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "datagram --server HOST[:PORT]",
-		Short: "Publish fixed-size UDP packets and report loss and reordering, like Coherence's Datagram Test",
+// DatagramCommand is `cnperf datagram`, in the shell every socket
+// workload's client runs in.
+func DatagramCommand(con workload.Console) *cobra.Command {
+	return shell.Command(con, shell.Client{
+		Workload: descriptors.Datagram,
+		Short:    "Publish fixed-size UDP packets and report loss and reordering, like Coherence's Datagram Test",
 		Example: `  cnperf datagram --server 198.18.0.2 --count 2200000
   cnperf datagram --server 198.18.0.2 --size 1418 --rate 100M -t 60s --json`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := ParseRate(rate)
+		TimeHelp:     "how long to send (0: until --count; 10s when neither is given)",
+		Interval:     DefaultInterval,
+		IntervalHelp: "reporting interval (0: total only)",
+		Run: func(ctx context.Context, r shell.Run) error {
+			rate, err := ParseRate(r.Params.Text("rate"))
 			if err != nil {
 				return fmt.Errorf("--rate %v", err)
 			}
-			c.Rate = r
-			if c.Count == 0 && c.Duration == 0 && !cmd.Flags().Changed("time") {
+			c := DatagramConfig{Addr: r.Server, Size: int(r.Params.Int("length")), Rate: rate, Count: r.Params.Int("count"),
+				Duration: r.Time, Interval: r.Interval}
+			if c.Count == 0 && c.Duration == 0 && !r.Cmd.Flags().Changed("time") {
 				c.Duration = DefaultDuration
 			}
 			if err := c.Validate(); err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
-			env := workload.NewPrinter(stdout, WorkloadDatagram)
-			if asJSON {
-				_ = env.Print(workload.KindStart, workload.StartOf(cmd, WithDefaultPort(c.Addr)))
-			}
+			r.Start()
 			res, err := RunDatagram(ctx, c)
 			if res.Total.Workload != "" {
-				if asJSON {
-					printRecords(env, res.Intervals, res.Total)
+				if r.JSON {
+					printRecords(r.Env, res.Intervals, res.Total)
 				} else {
-					printDatagram(stdout, WithDefaultPort(c.Addr), res)
+					printDatagram(r.Stdout, c.Addr, res)
 				}
 			}
-			return exitErr(ctx, err)
+			return workload.Fail(err)
 		},
-	}
-	f := cmd.Flags()
-	f.StringVar(&c.Addr, "server", "", "the listener (cnperf serve udp), HOST[:PORT]")
-	f.IntVar(&c.Size, "size", 0, "packet size (UDP payload bytes); 0: the route's MTU − 32 (1468 on 1500), else 1468")
-	f.StringVar(&rate, "rate", "0", "rate limit in bits/s (k, M, G: powers of 1000); 0: as fast as possible")
-	f.Int64Var(&c.Count, "count", 0, "packets to send (0: until --time)")
-	f.DurationVarP(&c.Duration, "time", "t", 0, "how long to send (0: until --count; 10s when neither is given)")
-	f.DurationVar(&c.Interval, "interval", DefaultInterval, "report interval (0: total only)")
-	f.BoolVar(&asJSON, "json", false, "print one JSON record a line: intervals, then the total")
-	return cmd
+	})
 }
 
 // printRecords prints a test's records as envelope lines: the listener
@@ -160,19 +139,6 @@ func printRecords[T any](env *workload.Printer, intervals []T, total T) {
 		_ = env.Print(workload.KindInterval, iv)
 	}
 	_ = env.Print(workload.KindEnd, total)
-}
-
-// exitErr maps a workload's error: an interruption exits 130 (what was
-// measured has been printed), anything else is a failure.
-func exitErr(ctx context.Context, err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case ctx.Err() != nil || errors.Is(err, context.Canceled):
-		return fmt.Errorf("interrupted: %w", context.Canceled)
-	default:
-		return workload.Fail(err)
-	}
 }
 
 func fmtBits(bps float64) string {

@@ -32,7 +32,7 @@ func TestConcurrentTests(t *testing.T) {
 		}, func(i int) float64 { return float64(i+1) * 2_000_000 }},
 	} {
 		t.Run(tc.workload, func(t *testing.T) {
-			addr, s := serve(t, &Server{Grace: 100 * time.Millisecond, IdleTimeout: 2 * time.Second, Tests: n})
+			addr, s := serve(t, &Server{Grace: 100 * time.Millisecond, IdleTimeout: 2 * time.Second, Sessions: n})
 			type outcome struct {
 				received, lost, sent, ooo int64
 				bps                       float64
@@ -77,7 +77,7 @@ func TestConcurrentTests(t *testing.T) {
 // datagram counts in the test whose datagrams come from its source, and
 // nowhere else.
 func TestInvalidChargedToSource(t *testing.T) {
-	addr, s := serve(t, &Server{Grace: 50 * time.Millisecond, IdleTimeout: 2 * time.Second, Tests: 2})
+	addr, s := serve(t, &Server{Grace: 50 * time.Millisecond, IdleTimeout: 2 * time.Second, Sessions: 2})
 	type client struct {
 		rc *rawControl
 		u  net.Conn
@@ -138,12 +138,12 @@ func TestInvalidChargedToSource(t *testing.T) {
 }
 
 func TestTestsBounds(t *testing.T) {
-	for _, n := range []int{-1, MaxTests + 1} {
+	for _, n := range []int{-1, MaxSessions + 1} {
 		pc, ln, err := Listen("127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = (&Server{Tests: n}).Serve(context.Background(), pc, ln)
+		err = (&Server{Sessions: n}).Serve(context.Background(), pc, ln)
 		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("--tests %d", n)) {
 			t.Errorf("Tests %d: %v", n, err)
 		}

@@ -9,6 +9,8 @@ package udp
 import (
 	"encoding/binary"
 	"errors"
+
+	"github.com/cnperf/cnperf/internal/workload/descriptors"
 )
 
 // Datagram layout, big-endian:
@@ -19,11 +21,11 @@ import (
 //	16 send time  int64, sender's time.Now().UnixNano()
 //	24 padding up to the datagram size
 const (
-	Magic      uint32 = 0x636e7564 // "cnud"
-	HeaderSize        = 24         // the smallest datagram a test sends
-	MaxSize           = 65507      // largest UDP payload over IPv4
+	Magic      uint32 = 0x636e7564                // "cnud"
+	HeaderSize        = descriptors.UDPHeaderSize // the smallest datagram a test sends
+	MaxSize           = descriptors.MaxUDPPayload // largest UDP payload over IPv4
 	// DefaultPort is the listener's TCP (control) and UDP (data) port.
-	DefaultPort = 5203
+	DefaultPort = descriptors.UDPPort
 )
 
 // Header is what every test datagram starts with.

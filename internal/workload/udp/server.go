@@ -36,10 +36,10 @@ const (
 	// new connection is closed at once.
 	maxRefusing   = 16
 	refuseTimeout = 2 * time.Second
-	// MaxTests bounds Server.Tests (`cnperf serve udp --tests`): tests
-	// served at once, each with its own meter (up to TrackWindow/8 bytes
-	// and MaxRecords intervals).
-	MaxTests = 1024
+	// MaxSessions bounds Server.Sessions (`cnperf serve udp --tests`):
+	// the sessions (clients measured) at once, each with its own meter
+	// (up to TrackWindow/8 bytes and MaxRecords intervals).
+	MaxSessions = 1024
 )
 
 // Control protocol: one JSON object per line over TCP. The client sends
@@ -60,16 +60,17 @@ type response struct {
 	Report *Report `json:"report,omitempty"`
 }
 
-// Server is the listener of both workloads: it serves up to Tests tests at
-// once (by default one), each measured on its own: a datagram goes to the
-// test its header names. A client that disappears (its control connection
-// closes, or neither it nor its datagrams are heard of for IdleTimeout) ends
-// its test, and the server goes on serving. The zero value uses the
+// Server is the listener of both workloads: it serves up to Sessions
+// clients at once (by default one), each a session measured on its own: a
+// datagram goes to the session its header names. A client that disappears
+// (its control connection closes, or neither it nor its datagrams are
+// heard of for IdleTimeout) ends its session, and the server goes on
+// serving. The zero value uses the
 // defaults.
 type Server struct {
 	Grace       time.Duration // after stop, how long to wait for datagrams in flight
 	IdleTimeout time.Duration
-	Tests       int                           // tests at once, 1 (0) to MaxTests; one more is told busy
+	Sessions    int                           // clients measured at once (sessions), 1 (0) to MaxSessions; one more is told busy
 	Logf        func(format string, a ...any) // optional
 
 	mu     sync.Mutex
@@ -99,7 +100,7 @@ type test struct {
 	srcSeen bool
 }
 
-func (s *Server) tests() int { return max(s.Tests, 1) }
+func (s *Server) sessions() int { return max(s.Sessions, 1) }
 
 // running is the number of tests running.
 func (s *Server) running() int {
@@ -144,10 +145,10 @@ func Listen(addr string) (net.PacketConn, net.Listener, error) {
 // Serve answers control connections on ln and measures datagrams on pc
 // until ctx is cancelled (then it returns nil) or ln fails. It closes both.
 func (s *Server) Serve(ctx context.Context, pc net.PacketConn, ln net.Listener) error {
-	if s.Tests < 0 || s.Tests > MaxTests {
+	if s.Sessions < 0 || s.Sessions > MaxSessions {
 		ln.Close()
 		pc.Close()
-		return fmt.Errorf("--tests %d: must be in [1, %d]", s.Tests, MaxTests)
+		return fmt.Errorf("--tests %d: must be in [1, %d]", s.Sessions, MaxSessions)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -165,7 +166,7 @@ func (s *Server) Serve(ctx context.Context, pc net.PacketConn, ln net.Listener) 
 	}()
 	var err error
 	// Each running test holds its control connection.
-	conns := make(chan struct{}, maxControlConns+s.tests()-1)
+	conns := make(chan struct{}, maxControlConns+s.sessions()-1)
 	refusing := make(chan struct{}, maxRefusing)
 	for {
 		c, aerr := ln.Accept()
@@ -456,7 +457,7 @@ func clip(s string) string {
 func (s *Server) begin(req request) *test {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.active) >= s.tests() {
+	if len(s.active) >= s.sessions() {
 		return nil
 	}
 	// A fresh id: neither a running test's nor the last one's, whose
@@ -506,10 +507,10 @@ func refuse(ctx context.Context, c net.Conn, open int) {
 }
 
 func (s *Server) busyError() string {
-	if s.tests() == 1 {
+	if s.sessions() == 1 {
 		return "busy: another test is running"
 	}
-	return fmt.Sprintf("busy: %d tests are running", s.tests())
+	return fmt.Sprintf("busy: %d tests are running", s.sessions())
 }
 
 // finish ends t: its clock stops now, datagrams in flight get Grace to land.

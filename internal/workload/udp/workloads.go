@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/workload/descriptors"
 )
 
 // Defaults of the two workloads.
@@ -17,26 +19,18 @@ const (
 	DefaultJitterSize  = 1470       // iperf's UDP datagram size
 	DefaultDuration    = 10 * time.Second
 	DefaultInterval    = time.Second
-	FallbackPacketSize = 1468 // DefaultPacketSize(1500)
-	packetSizeHeadroom = 32
-	WorkloadJitter     = "jitter"
-	WorkloadDatagram   = "datagram"
+	FallbackPacketSize = descriptors.FallbackPacketSize // DefaultPacketSize(1500)
+	WorkloadJitter     = descriptors.JitterName
+	WorkloadDatagram   = descriptors.DatagramName
 	// Upper bounds of what a client may ask for.
 	MaxDuration = 24 * time.Hour
 	MaxRate     = 10_000_000_000_000 // bits/s: 10 Tbit/s
 	MaxCount    = 1 << 40
 )
 
-// DefaultPacketSize is the datagram workload's packet size on a path of the
-// given MTU: mtu − 32, which is how the 2017 Coherence thesis chose by hand 1468 bytes on a
-// 1500-byte path and 1418 on the 1450-byte overlay (Coherence recommends
-// 1468 for 1500). Clamped to [HeaderSize, MaxSize]; 1468 when mtu <= 0.
-func DefaultPacketSize(mtu int) int {
-	if mtu <= 0 {
-		return FallbackPacketSize
-	}
-	return min(max(mtu-packetSizeHeadroom, HeaderSize), MaxSize)
-}
+// DefaultPacketSize is the datagram workload's packet size on a path of
+// the given MTU (descriptors.DefaultPacketSize: mtu − 32).
+func DefaultPacketSize(mtu int) int { return descriptors.DefaultPacketSize(mtu) }
 
 // LocalMTU is the MTU of the interface holding local address a (a connected
 // socket's, so the route's interface); 0 when it cannot tell.
@@ -105,7 +99,7 @@ func ParseRate(s string) (int64, error) {
 	return int64(math.Round(r)), nil
 }
 
-func checkSize(flag string, size int, auto bool) error {
+func validateSize(flag string, size int, auto bool) error {
 	if auto && size == 0 {
 		return nil
 	}
@@ -115,7 +109,7 @@ func checkSize(flag string, size int, auto bool) error {
 	return nil
 }
 
-func checkInterval(iv time.Duration) error {
+func validateInterval(iv time.Duration) error {
 	if iv != 0 && (iv < MinInterval || iv > MaxInterval) {
 		return fmt.Errorf("--interval %s: must be 0 (total only) or in [%s, %s]", iv, MinInterval, MaxInterval)
 	}
@@ -146,10 +140,10 @@ func (c JitterConfig) Validate() error {
 	case c.Duration > MaxDuration:
 		return fmt.Errorf("--time %s: must be <= %s", c.Duration, MaxDuration)
 	}
-	if err := checkSize("--length", c.Size, false); err != nil {
+	if err := validateSize("--length", c.Size, false); err != nil {
 		return err
 	}
-	return checkInterval(c.Interval)
+	return validateInterval(c.Interval)
 }
 
 // DatagramConfig is a datagram test in the style of Coherence's Datagram
@@ -184,10 +178,10 @@ func (c DatagramConfig) Validate() error {
 	case c.Count == 0 && c.Duration == 0:
 		return errors.New("--count or --time: give at least one")
 	}
-	if err := checkSize("--size", c.Size, true); err != nil {
+	if err := validateSize("--size", c.Size, true); err != nil {
 		return err
 	}
-	return checkInterval(c.Interval)
+	return validateInterval(c.Interval)
 }
 
 // JitterRecord is one interval, or the whole, of a jitter test as the

@@ -19,6 +19,7 @@ import (
 	"github.com/cnperf/cnperf/internal/report/export"
 	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/workload/shell"
 )
 
 // Command is `cnperf siege`: ping-pong's client on its own, as ppbench
@@ -88,7 +89,7 @@ func Command(con workload.Console) *cobra.Command {
 					return workload.Fail(err)
 				}
 			case "envelope":
-				if err := env.Print(workload.KindStart, workload.StartOf(cmd, target)); err != nil {
+				if err := env.Print(workload.KindStart, shell.StartOf(cmd, target)); err != nil {
 					return workload.Fail(err)
 				}
 			}
