@@ -3,6 +3,7 @@ package run
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/spec"
@@ -61,14 +62,26 @@ func checkChainModes(cat lab.Catalog, s spec.Spec) error {
 	if s.Chain == nil {
 		return nil
 	}
+	var chainers []string
+	for _, d := range cat.Drivers {
+		if _, ok := d.(lab.Chainer); ok {
+			chainers = append(chainers, d.Name())
+		}
+	}
+	for _, name := range s.RunDrivers() {
+		d, err := cat.Driver(name)
+		if err != nil {
+			return nil // CheckDrivers says so
+		}
+		if _, ok := d.(lab.Chainer); !ok {
+			return fmt.Errorf("chain: driver %s: only the %s driver builds chains", name, strings.Join(chainers, " and "))
+		}
+	}
 	d, err := cat.Driver(s.Driver)
 	if err != nil {
 		return nil // CheckDrivers says so
 	}
-	c, ok := d.(lab.Chainer)
-	if !ok {
-		return nil // the spec says which drivers build chains
-	}
+	c := d.(lab.Chainer)
 	for i, name := range s.Modes {
 		m, err := cat.Mode(name)
 		if err != nil {

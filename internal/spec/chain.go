@@ -76,7 +76,8 @@ func chainCase(c workload.Case, param string, v int) workload.Case {
 }
 
 // checkChain bounds a chain and refuses what it cannot run: ping-pong, a
-// placement, fan-out, sweeps (a chain sweeps the hops), drivers but netns.
+// placement, fan-out, sweeps (a chain sweeps the hops). Which drivers
+// build chains is theirs to say (lab.Chainer, asked by the runner).
 // cases are the tests' own, before the chain expands them.
 func (s Spec) checkChain(cases []workload.Case) error {
 	c := s.Chain
@@ -90,11 +91,6 @@ func (s Spec) checkChain(cases []workload.Case) error {
 		return errors.New("chain: needs socket tests (tests:); ping-pong's hosts are fixed (siege, ping, pong)")
 	case s.Placement != nil:
 		return errors.New("chain: with placement: a chain puts one container on each host")
-	}
-	for _, d := range s.RunDrivers() {
-		if d != "netns" {
-			return fmt.Errorf("chain: driver %s: only the netns driver builds chains", d)
-		}
 	}
 	for _, k := range cases {
 		field := fmt.Sprintf("tests[%d]", k.Index)
