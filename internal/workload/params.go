@@ -42,6 +42,10 @@ type Param struct {
 	// Flag is the client's flag ("--length"), Short its one-letter form
 	// ("l"); "" when the client takes no flag (the runner applies it).
 	Flag, Short string
+	// Alias is an older name of Flag that the client still takes, hidden
+	// from its help and answered with a note to use Flag ("--mode" for
+	// rr's protocol, which the word mode no longer names).
+	Alias string
 	// Default is the client's default as its flag shows it ("" for none).
 	Default string
 	// FlagSets, for a Choice, makes Flag a flag without a value that

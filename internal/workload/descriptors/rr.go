@@ -59,7 +59,7 @@ func (rr) Params() []workload.Param {
 			Flag: flag, Short: short, Default: "1", Sweep: true, Help: what + " size in bytes"}
 	}
 	return []workload.Param{
-		{Name: "protocol", Kind: workload.Choice, Choices: []string{RRTCP, RRUDP, RRCRR}, Flag: "--mode", Default: RRTCP,
+		{Name: "protocol", Kind: workload.Choice, Choices: []string{RRTCP, RRUDP, RRCRR}, Flag: "--protocol", Alias: "--mode", Default: RRTCP,
 			Help: "tcp (TCP_RR), udp (UDP_RR) or crr (TCP_CRR: connect, request, response, close)"},
 		omit(),
 		{Name: "parallel", Kind: workload.Whole, Unit: "workers", Bounds: []workload.Bound{{Min: 1, Max: RRMaxParallel}},

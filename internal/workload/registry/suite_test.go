@@ -143,7 +143,7 @@ func TestExpandBounded(t *testing.T) {
 func TestSpecFields(t *testing.T) {
 	for _, tc := range []struct{ workload, msg, want string }{
 		{"datagram", "--size 70000: must be between 24 and 65507 bytes", "length: 70000: must be between 24 and 65507 bytes"},
-		{"rr", `--mode "sctp": want tcp, udp or crr`, `protocol: "sctp": want tcp, udp or crr`},
+		{"rr", `--protocol "sctp": want tcp, udp or crr`, `protocol: "sctp": want tcp, udp or crr`},
 		{"rr", "--response 9: use --request >= 4 or --response 1", "response: 9: use request >= 4 or response 1"},
 		{"stream", "--interval 1ms: more than a million intervals in 24h", "interval: 1ms: more than a million intervals in 24h"},
 		{"datagram", "--count or --time: give at least one", "workload: datagram: count or duration: give at least one"},
@@ -192,7 +192,7 @@ func TestClientArgs(t *testing.T) {
 		{Test{Workload: "stream", Params: workload.Params{"parallel": 4, "copy": true}},
 			[]string{"stream", "--server", "198.18.0.2:5201", "--json", "--time", "10s", "--interval", "1s", "--parallel", "4", "--copy"}},
 		{Test{Workload: "rr", Params: workload.Params{"protocol": "crr", "request": 64, "response": 1024, "timeout": 2 * time.Second}},
-			[]string{"rr", "--server", "198.18.0.2:5202", "--json", "--time", "10s", "--interval", "1s", "--mode", "crr", "--request", "64", "--response", "1024", "--timeout", "2s"}},
+			[]string{"rr", "--server", "198.18.0.2:5202", "--json", "--time", "10s", "--interval", "1s", "--protocol", "crr", "--request", "64", "--response", "1024", "--timeout", "2s"}},
 		{Test{Workload: "jitter", Duration: 120 * time.Second, Params: workload.Params{"rate": "10M", "length": 1470}},
 			[]string{"jitter", "--server", "198.18.0.2:5203", "--json", "--time", "2m0s", "--interval", "1s", "--length", "1470", "--bitrate", "10M"}},
 		{Test{Workload: "datagram", Params: workload.Params{"count": 1000}},
@@ -301,7 +301,7 @@ func TestFanOutFields(t *testing.T) {
 func TestStoredTestsReadBack(t *testing.T) {
 	old := `{"name":"u","workload":"rr","protocol":"udp","duration":2000000000,"omit":1000000000,"parallel":2,"request":64,"response":1024,"timeout":500000000,"repetitions":3}`
 	want := []string{"rr", "--server", "198.18.0.2:5202", "--json", "--time", "2s", "--interval", "1s",
-		"--mode", "udp", "--omit", "1s", "--parallel", "2", "--request", "64", "--response", "1024", "--timeout", "500ms"}
+		"--protocol", "udp", "--omit", "1s", "--parallel", "2", "--request", "64", "--response", "1024", "--timeout", "500ms"}
 	var stored Test
 	if err := json.Unmarshal([]byte(old), &stored); err != nil {
 		t.Fatal(err)

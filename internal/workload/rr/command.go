@@ -62,7 +62,7 @@ response not back within --timeout is counted as lost; crr: a new connection per
 transaction). Prints transactions per second and the round trip's distribution;
 one-way figures are the round trip / 2, as sockperf and netperf users report them.`,
 		Example: `  cnperf rr --server 198.18.0.2 -t 10s
-  cnperf rr --server 198.18.0.2 --mode udp -r 64 -R 1024 -P 4 --json`,
+  cnperf rr --server 198.18.0.2 --protocol udp -r 64 -R 1024 -P 4 --json`,
 		Time:     10 * time.Second,
 		Interval: time.Second,
 		Run: func(ctx context.Context, r shell.Run) error {

@@ -121,7 +121,7 @@ func (c Config) Validate() error {
 	case ProtocolUDP:
 		max = MaxUDPSize
 	default:
-		return fmt.Errorf("--mode %q: want tcp, udp or crr", c.Protocol)
+		return fmt.Errorf("--protocol %q: want tcp, udp or crr", c.Protocol)
 	}
 	if c.Duration <= 0 || c.Duration > MaxDuration {
 		return fmt.Errorf("--time %s: must be > 0 and <= %s", c.Duration, MaxDuration)

@@ -49,7 +49,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{"defaults", func(*Config) {}, ""},
 		{"no server", func(c *Config) { c.Addr = "" }, "--server"},
-		{"unknown mode", func(c *Config) { c.Protocol = "sctp" }, `--mode "sctp"`},
+		{"unknown mode", func(c *Config) { c.Protocol = "sctp" }, `--protocol "sctp"`},
 		{"zero duration", func(c *Config) { c.Duration = 0 }, "--time"},
 		{"negative duration", func(c *Config) { c.Duration = -time.Second }, "--time -1s"},
 		{"negative omit", func(c *Config) { c.Omit = -1 }, "--omit"},

@@ -92,7 +92,7 @@ func Command(con workload.Console, c Client) *cobra.Command {
 				if !ok {
 					continue
 				}
-				x, err := v.value(cmd.Flags().Changed(strings.TrimPrefix(p.Flag, "--")))
+				x, err := v.value(cmd.Flags().Changed(strings.TrimPrefix(p.Flag, "--")) || p.Alias != "" && cmd.Flags().Changed(strings.TrimPrefix(p.Alias, "--")))
 				if err != nil {
 					return err
 				}
@@ -141,6 +141,11 @@ func Command(con workload.Console, c Client) *cobra.Command {
 		values[p.Name] = v
 		if p.Kind == workload.Switch || p.FlagSets != "" {
 			fl.NoOptDefVal = "true"
+		}
+		if p.Alias != "" {
+			alias := strings.TrimPrefix(p.Alias, "--")
+			f.Var(v, alias, p.Help)
+			_ = f.MarkDeprecated(alias, "use "+p.Flag)
 		}
 	}
 	if c.Flags != nil {

@@ -65,7 +65,7 @@ func TestBadFlags(t *testing.T) {
 		{descriptors.Stream, []string{"-c", "h", "-u", "-l", "70000"}, "--length 70000 is above the largest UDP datagram (65507)"},
 		{descriptors.Stream, []string{"-c", "h", "-P", "0"}, "--parallel 0: must be at least 1"},
 		{descriptors.Stream, []string{"-c", "h", "-P", "200"}, "--parallel 200 is outside 1..128"},
-		{descriptors.RR, []string{"-c", "h", "--mode", "sctp"}, `--mode "sctp" is not a protocol of rr (tcp, udp, crr)`},
+		{descriptors.RR, []string{"-c", "h", "--mode", "sctp"}, `--protocol "sctp" is not a protocol of rr (tcp, udp, crr)`},
 		{descriptors.RR, []string{"-c", "h", "--timeout", "2h"}, "--timeout 2h0m0s is outside 0s..1h0m0s"},
 		{descriptors.Datagram, []string{"-c", "h", "--count", "x"}, "want a whole number"},
 		{descriptors.Grid, []string{"-c", "h", "-t", "soon"}, "want a duration such as 10s"},
@@ -89,5 +89,16 @@ func TestExitKinds(t *testing.T) {
 	_, _, err := run(t, descriptors.RR, workload.Fail(context.Canceled), "-c", "h")
 	if !errors.Is(err, context.Canceled) || err.Error() != "interrupted; printed what was measured: context canceled" {
 		t.Errorf("interrupted: %v", err)
+	}
+}
+
+// TestAliasTakesTheOlderName: rr's protocol was --mode before the word
+// mode named network setups only; the older name still sets it.
+func TestAliasTakesTheOlderName(t *testing.T) {
+	for _, args := range [][]string{{"-c", "h", "--protocol", "crr"}, {"-c", "h", "--mode", "crr"}} {
+		got, _, err := run(t, descriptors.RR, nil, args...)
+		if err != nil || got.Params["protocol"] != "crr" {
+			t.Errorf("%q: protocol %v, error %v; want crr", args, got.Params["protocol"], err)
+		}
 	}
 }
