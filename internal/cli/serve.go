@@ -3,15 +3,12 @@ package cli
 import (
 	"errors"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/commands"
-	"github.com/cnperf/cnperf/internal/workload/pingpong/siege"
-	"github.com/cnperf/cnperf/internal/workload/registry"
 )
 
 func newServeCmd(stderr io.Writer) *cobra.Command {
@@ -20,35 +17,21 @@ func newServeCmd(stderr io.Writer) *cobra.Command {
 loopback (127.0.0.1) unless --listen says otherwise, e.g. --listen :5201 for
 every interface; open them only on a network you trust. cnperf run starts
 them inside its labs with the lab's own addresses.`}
-	// Every workload's servers, as the registry lists the workloads: ping
-	// and pong of ping-pong, then the socket workloads' (jitter and
-	// datagram share `serve udp`: added once).
-	var servers []*cobra.Command
-	if sweep, ok := registry.PingPong().(workload.SizeSweep); ok {
-		servers = append(servers, sweep.ServeCommands(console(nil, stderr))...)
-	}
-	for _, srv := range commands.Servers(console(nil, stderr)) {
-		servers = append(servers, srv)
-	}
+	// Every workload's servers, as package commands lists them: ping and
+	// pong of ping-pong, then the socket workloads' (jitter and datagram
+	// share `serve udp`, listed once).
 	var names []string
-	for _, srv := range servers {
-		if !slices.Contains(names, srv.Name()) {
-			names = append(names, srv.Name())
-			cmd.AddCommand(adopt(srv))
-		}
+	for _, srv := range commands.Servers(console(nil, stderr)) {
+		names = append(names, srv.Name())
+		cmd.AddCommand(adopt(srv))
 	}
 	cmd.Short = "Run a workload server (" + strings.Join(names, ", ") + ")"
 	cmd.AddCommand(newServeOverlayCmd(stderr), newServeDelaylineCmd(stderr))
 	return cmd
 }
 
-// newSiegeCmd is `cnperf siege`, ping-pong's client, from its package.
-func newSiegeCmd(stdout, stderr io.Writer) *cobra.Command {
-	return adopt(siege.Command(console(stdout, stderr)))
-}
-
-// newClientCmds are the socket workloads' clients, `cnperf stream` and
-// the others, as package commands lists them.
+// newClientCmds are the workloads' clients, `cnperf siege`, `cnperf
+// stream` and the others, as package commands lists them.
 func newClientCmds(stdout, stderr io.Writer) []*cobra.Command {
 	var out []*cobra.Command
 	for _, c := range commands.Clients(console(stdout, stderr)) {

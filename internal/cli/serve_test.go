@@ -4,9 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/commands"
-	"github.com/cnperf/cnperf/internal/workload/registry"
 )
 
 // TestServeListsEveryServer: `cnperf serve` has a command for every
@@ -14,13 +12,6 @@ import (
 // its one-line summary names each.
 func TestServeListsEveryServer(t *testing.T) {
 	var want []string
-	if sweep, ok := registry.PingPong().(workload.SizeSweep); ok {
-		for _, c := range sweep.ServeCommands(console(nil, nil)) {
-			want = append(want, c.Name())
-		}
-	} else {
-		t.Fatal("ping-pong is not a size sweep: its servers are unknown")
-	}
 	for _, c := range commands.Servers(console(nil, nil)) {
 		want = append(want, c.Name())
 	}

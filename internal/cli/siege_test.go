@@ -13,7 +13,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/report/export"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/workload/pingpong/server"
 )
 
 func mainOut(args ...string) (int, string, string) {
@@ -73,7 +73,7 @@ func serveLoopback(t *testing.T, h fasthttp.RequestHandler) string {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- pingpong.Serve(ctx, ln, h) }()
+	go func() { done <- server.Serve(ctx, ln, h) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return "http://" + ln.Addr().String()
 }
@@ -81,8 +81,8 @@ func serveLoopback(t *testing.T, h fasthttp.RequestHandler) string {
 // TestSiegePPBenchFormat: siege's ppbench log has ppbench's header, one row
 // per size, every field quoted, and its floats as Ruby writes them.
 func TestSiegePPBenchFormat(t *testing.T) {
-	pong := serveLoopback(t, pingpong.NewPongHandler(1<<20))
-	h, err := pingpong.NewPingHandler(pingpong.PingConfig{PongURL: pong})
+	pong := serveLoopback(t, server.NewPongHandler(1<<20))
+	h, err := server.NewPingHandler(server.PingConfig{PongURL: pong})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/workload"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/workload/pingpong/server"
 	"github.com/cnperf/cnperf/internal/workload/pingpong/siege"
 )
 
@@ -67,12 +67,12 @@ func servePingPong(t *testing.T) string {
 		t.Cleanup(func() { cancel(); <-done })
 		return ln.Addr().String()
 	}
-	pong := serve(func(ctx context.Context, ln net.Listener) error { return pingpong.ServePong(ctx, ln, 1<<20) })
-	ping, err := pingpong.NewPingHandler(pingpong.PingConfig{PongURL: "http://" + pong, Timeout: 5 * time.Second})
+	pong := serve(func(ctx context.Context, ln net.Listener) error { return server.ServePong(ctx, ln, 1<<20) })
+	ping, err := server.NewPingHandler(server.PingConfig{PongURL: "http://" + pong, Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return serve(func(ctx context.Context, ln net.Listener) error { return pingpong.Serve(ctx, ln, ping) })
+	return serve(func(ctx context.Context, ln net.Listener) error { return server.Serve(ctx, ln, ping) })
 }
 
 // TestSiegeThroughLauncher: on a driver that runs the client itself, the

@@ -1,10 +1,6 @@
 package workload
 
-import (
-	"time"
-
-	"github.com/spf13/cobra"
-)
+import "time"
 
 // SizeSweep is a workload that sweeps message sizes through a chain of
 // servers, as Kratzke's HTTP ping-pong does (siege → ping → pong, one
@@ -28,8 +24,6 @@ type SizeSweep interface {
 	// chunk of sizes against target (HOST:PORT), every sample printed as
 	// a line.
 	ClientArgs(set SweepSettings, target string, sizes []int) []string
-	// ServeCommands are its servers' commands, `cnperf serve NAME`.
-	ServeCommands(Console) []*cobra.Command
 }
 
 // SweepSettings are a size sweep's settings, from the spec's section.

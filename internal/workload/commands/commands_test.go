@@ -15,11 +15,26 @@ import (
 func TestEveryWorkloadHasCommands(t *testing.T) {
 	con := workload.Console{DefaultListen: func(int) string { return "" }}
 	all := commands.All()
-	if got, want := len(all), len(registry.All()); got != want {
+	if got, want := len(all), 1+len(registry.All()); got != want {
 		t.Fatalf("%d workloads have commands, the registry lists %d", got, want)
 	}
+	// Ping-pong first: its client is siege, its servers ping and pong,
+	// as its descriptor runs them.
+	pp := registry.PingPong().(workload.SizeSweep)
+	if all[0].Name != pp.Name() || all[0].Client(con).Name() != "siege" {
+		t.Errorf("commands[0] is %s with client %s, want ping-pong's siege", all[0].Name, all[0].Client(con).Name())
+	}
+	var ppServers []string
+	for _, serve := range all[0].Serve {
+		ppServers = append(ppServers, serve(con).Name())
+	}
+	for _, s := range pp.Servers(workload.SweepSettings{}, func(string) workload.SweepAddr { return workload.SweepAddr{} }) {
+		if !slices.Contains(ppServers, s.Args[1]) {
+			t.Errorf("ping-pong's server %s runs `serve %s`, which has no command (%q)", s.Role, s.Args[1], ppServers)
+		}
+	}
 	for i, w := range registry.All() {
-		c := all[i]
+		c := all[i+1]
 		if c.Name != w.Name() {
 			t.Fatalf("commands[%d] is %s, the registry's %s", i, c.Name, w.Name())
 		}
@@ -42,7 +57,7 @@ func TestEveryWorkloadHasCommands(t *testing.T) {
 				t.Errorf("%s's client lacks -%s", w.Name(), short)
 			}
 		}
-		srv := c.Serve(con)
+		srv := c.Serve[0](con)
 		if args := w.Server().Args; len(args) < 2 || args[0] != "serve" || args[1] != srv.Name() {
 			t.Errorf("%s's server runs %q, its command is `serve %s`", w.Name(), args, srv.Name())
 		}
@@ -51,7 +66,7 @@ func TestEveryWorkloadHasCommands(t *testing.T) {
 	for _, s := range commands.Servers(con) {
 		names = append(names, s.Name())
 	}
-	if !slices.Equal(names, []string{"stream", "rr", "udp", "grid"}) {
+	if !slices.Equal(names, []string{"ping", "pong", "stream", "rr", "udp", "grid"}) {
 		t.Errorf("servers %q", names)
 	}
 }

@@ -1,25 +1,23 @@
-// Package pingpong implements Kratzke's HTTP ping-pong benchmark
+// Package pingpong describes Kratzke's HTTP ping-pong benchmark
 // (github.com/nkratzke/pingpong, ppbench): its workload descriptor, the
-// pong and ping servers with their commands, the size plan, and the bounds
-// and /mping answer the client shares. The client, siege, is package
-// pingpong/siege: it fills record.Sample, and record (through spec)
-// imports this package.
+// size plan, and the bounds, URL rules and /mping answer its servers and
+// client share. The servers and their commands are package
+// pingpong/server, the client (siege) package pingpong/siege: reading a
+// spec or a run links neither.
 package pingpong
 
 import (
 	"strconv"
 	"strings"
 
-	"github.com/spf13/cobra"
-
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
 // Descriptor is ping-pong as the registry and the runner know it: its
-// name and headline metrics, its servers (pong, and ping in front of it),
-// its client's command line (cnperf siege, package siege) and its servers'
-// commands. Kratzke's ppbench sweeps message sizes through these three
-// hosts; it is a workload.SizeSweep.
+// name and headline metrics, its servers (pong, and ping in front of it)
+// and its client's command line (cnperf siege, package siege). Kratzke's
+// ppbench sweeps message sizes through these three hosts; it is a
+// workload.SizeSweep.
 var Descriptor workload.SizeSweep = descriptor{}
 
 type descriptor struct{}
@@ -64,9 +62,4 @@ func (descriptor) ClientArgs(set workload.SweepSettings, target string, sizes []
 	return []string{"siege", "--target", "http://" + target, "--sizes", strings.Join(list, ","),
 		"--repetitions", strconv.Itoa(set.Repetitions), "--concurrency", strconv.Itoa(set.Concurrency),
 		"--timeout", set.Timeout.String(), "--format", "envelope"}
-}
-
-// ServeCommands are `cnperf serve ping` and `cnperf serve pong`.
-func (descriptor) ServeCommands(con workload.Console) []*cobra.Command {
-	return []*cobra.Command{pingCommand(con), pongCommand(con)}
 }

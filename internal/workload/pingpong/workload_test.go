@@ -39,11 +39,4 @@ func TestDescriptorCommandLines(t *testing.T) {
 	if Descriptor.Client() != "siege" || Descriptor.Target() != "ping" {
 		t.Errorf("client on %q against %q, want siege against ping", Descriptor.Client(), Descriptor.Target())
 	}
-	var names []string
-	for _, c := range Descriptor.ServeCommands(workload.Console{DefaultListen: func(int) string { return "" }}) {
-		names = append(names, c.Name())
-	}
-	if !slices.Equal(names, []string{"ping", "pong"}) {
-		t.Errorf("serve commands %q, want ping and pong", names)
-	}
 }

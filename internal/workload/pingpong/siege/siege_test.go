@@ -21,6 +21,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/workload/pingpong/server"
 )
 
 // serveOn serves h on 127.0.0.1 until the test ends and returns its URL.
@@ -32,7 +33,7 @@ func serveOn(t *testing.T, h fasthttp.RequestHandler) string {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- pingpong.Serve(ctx, ln, h) }()
+	go func() { done <- server.Serve(ctx, ln, h) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return "http://" + ln.Addr().String()
 }
@@ -53,12 +54,12 @@ func closedURL(t *testing.T) string {
 func pingPong(t *testing.T, pongMax int) (pingURL string, pongHits *atomic.Int64) {
 	t.Helper()
 	hits := new(atomic.Int64)
-	pong := pingpong.NewPongHandler(pongMax)
+	pong := server.NewPongHandler(pongMax)
 	pongURL := serveOn(t, func(ctx *fasthttp.RequestCtx) {
 		hits.Add(1)
 		pong(ctx)
 	})
-	ping, err := pingpong.NewPingHandler(pingpong.PingConfig{PongURL: pongURL + "/", Retries: 2, Timeout: 10 * time.Second})
+	ping, err := server.NewPingHandler(server.PingConfig{PongURL: pongURL + "/", Retries: 2, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func TestRunConcurrency(t *testing.T) {
 	const conc = 4
 	var waiting atomic.Int32
 	release := make(chan struct{})
-	pong := pingpong.NewPongHandler(100)
+	pong := server.NewPongHandler(100)
 	pongURL := serveOn(t, func(ctx *fasthttp.RequestCtx) {
 		if waiting.Add(1) == conc {
 			close(release)
@@ -148,7 +149,7 @@ func TestRunConcurrency(t *testing.T) {
 		}
 		pong(ctx)
 	})
-	ping, err := pingpong.NewPingHandler(pingpong.PingConfig{PongURL: pongURL})
+	ping, err := server.NewPingHandler(server.PingConfig{PongURL: pongURL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +213,7 @@ func TestRunErrorsKeepGoing(t *testing.T) {
 }
 
 func TestRunPongDown(t *testing.T) {
-	ping, err := pingpong.NewPingHandler(pingpong.PingConfig{PongURL: closedURL(t), Retries: 2, Timeout: time.Second})
+	ping, err := server.NewPingHandler(server.PingConfig{PongURL: closedURL(t), Retries: 2, Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package pingpong
+package server
 
 import (
 	"context"
@@ -8,15 +8,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
+
 	"github.com/spf13/cobra"
 
 	"github.com/cnperf/cnperf/internal/workload"
-)
-
-// Default ports of the servers' --listen, as Kratzke's originals.
-const (
-	DefaultPongPort = 4040
-	DefaultPingPort = 8080
 )
 
 // serveRunE runs the server srv returns (or its error, bad input) on
@@ -44,28 +40,28 @@ func serveRunE(con workload.Console, listen *string, port int, srv func() (func(
 	}
 }
 
-// pongCommand is `cnperf serve pong`.
-func pongCommand(con workload.Console) *cobra.Command {
+// PongCommand is `cnperf serve pong`.
+func PongCommand(con workload.Console) *cobra.Command {
 	var listen string
 	var maxSize int
 	cmd := &cobra.Command{
 		Use:   "pong --listen ADDR",
 		Short: "Answer GET /pong/{n} with an n-byte body, as Kratzke's original pong",
 		Args:  cobra.NoArgs,
-		RunE: serveRunE(con, &listen, DefaultPongPort, func() (func(context.Context, net.Listener) error, error) {
-			if err := CheckMaxSize(maxSize); err != nil {
+		RunE: serveRunE(con, &listen, pingpong.DefaultPongPort, func() (func(context.Context, net.Listener) error, error) {
+			if err := pingpong.CheckMaxSize(maxSize); err != nil {
 				return nil, fmt.Errorf("--max-size %v", err)
 			}
 			return func(ctx context.Context, ln net.Listener) error { return ServePong(ctx, ln, maxSize) }, nil
 		}),
 	}
-	cmd.Flags().StringVar(&listen, "listen", con.DefaultListen(DefaultPongPort), con.ListenHelp)
-	cmd.Flags().IntVar(&maxSize, "max-size", DefaultMaxSize, fmt.Sprintf("largest body served, at most %d; a larger request gets no answer (the connection closes)", MaxSizeLimit))
+	cmd.Flags().StringVar(&listen, "listen", con.DefaultListen(pingpong.DefaultPongPort), con.ListenHelp)
+	cmd.Flags().IntVar(&maxSize, "max-size", pingpong.DefaultMaxSize, fmt.Sprintf("largest body served, at most %d; a larger request gets no answer (the connection closes)", pingpong.MaxSizeLimit))
 	return cmd
 }
 
-// pingCommand is `cnperf serve ping`.
-func pingCommand(con workload.Console) *cobra.Command {
+// PingCommand is `cnperf serve ping`.
+func PingCommand(con workload.Console) *cobra.Command {
 	var listen, pongURL string
 	var retries int
 	var timeout time.Duration
@@ -73,11 +69,11 @@ func pingCommand(con workload.Console) *cobra.Command {
 		Use:   "ping --pong URL --listen ADDR",
 		Short: "Relay GET /ping/{n} to pong; time the relay for GET /mping/{n}",
 		Args:  cobra.NoArgs,
-		RunE: serveRunE(con, &listen, DefaultPingPort, func() (func(context.Context, net.Listener) error, error) {
-			if err := CheckRetries(retries); err != nil {
+		RunE: serveRunE(con, &listen, pingpong.DefaultPingPort, func() (func(context.Context, net.Listener) error, error) {
+			if err := pingpong.CheckRetries(retries); err != nil {
 				return nil, fmt.Errorf("--retries %v", err)
 			}
-			if err := CheckTimeout(timeout); err != nil {
+			if err := pingpong.CheckTimeout(timeout); err != nil {
 				return nil, fmt.Errorf("--timeout %v", err)
 			}
 			h, err := NewPingHandler(PingConfig{PongURL: pongURL, Retries: retries, Timeout: timeout})
@@ -87,9 +83,14 @@ func pingCommand(con workload.Console) *cobra.Command {
 			return func(ctx context.Context, ln net.Listener) error { return Serve(ctx, ln, h) }, nil
 		}),
 	}
-	cmd.Flags().StringVar(&listen, "listen", con.DefaultListen(DefaultPingPort), con.ListenHelp)
+	cmd.Flags().StringVar(&listen, "listen", con.DefaultListen(pingpong.DefaultPingPort), con.ListenHelp)
 	cmd.Flags().StringVar(&pongURL, "pong", "http://127.0.0.1:4040", "base URL of the pong server")
-	cmd.Flags().IntVar(&retries, "retries", DefaultRetries, fmt.Sprintf("retries after a failed attempt towards pong before giving up (0: none; at most %d)", MaxRetries))
-	cmd.Flags().DurationVar(&timeout, "timeout", DefaultTimeout, fmt.Sprintf("timeout of one attempt towards pong (at most %s)", MaxTimeout))
+	cmd.Flags().IntVar(&retries, "retries", pingpong.DefaultRetries, fmt.Sprintf("retries after a failed attempt towards pong before giving up (0: none; at most %d)", pingpong.MaxRetries))
+	cmd.Flags().DurationVar(&timeout, "timeout", pingpong.DefaultTimeout, fmt.Sprintf("timeout of one attempt towards pong (at most %s)", pingpong.MaxTimeout))
 	return cmd
+}
+
+// Commands are `cnperf serve ping` and `cnperf serve pong`, in that order.
+func Commands(con workload.Console) []*cobra.Command {
+	return []*cobra.Command{PingCommand(con), PongCommand(con)}
 }

@@ -1,4 +1,4 @@
-package pingpong
+package server
 
 import (
 	"bufio"
@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
 
 	"github.com/valyala/fasthttp"
 )
@@ -71,20 +73,20 @@ func TestLengthOK(t *testing.T) {
 		{5, 5, true}, {5, 4, false}, {1000, 1000, true}, {1000, 999, false}, {1000, 1001, false},
 	}
 	for _, tt := range tests {
-		if got := LengthOK(tt.size, tt.length); got != tt.ok {
+		if got := pingpong.LengthOK(tt.size, tt.length); got != tt.ok {
 			t.Errorf("LengthOK(%d, %d) = %v, want %v", tt.size, tt.length, got, tt.ok)
 		}
 	}
 }
 
 func TestCheckMaxSize(t *testing.T) {
-	for _, n := range []int{0, 1, DefaultMaxSize, MaxSizeLimit} {
-		if err := CheckMaxSize(n); err != nil {
+	for _, n := range []int{0, 1, pingpong.DefaultMaxSize, pingpong.MaxSizeLimit} {
+		if err := pingpong.CheckMaxSize(n); err != nil {
 			t.Errorf("CheckMaxSize(%d) = %v", n, err)
 		}
 	}
-	for _, n := range []int{-1, MaxSizeLimit + 1, 1000000000000000, math.MaxInt} {
-		err := CheckMaxSize(n)
+	for _, n := range []int{-1, pingpong.MaxSizeLimit + 1, 1000000000000000, math.MaxInt} {
+		err := pingpong.CheckMaxSize(n)
 		if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), strconv.Itoa(n)) {
 			t.Errorf("CheckMaxSize(%d) = %v, want a one-line error naming it", n, err)
 		}
@@ -259,7 +261,7 @@ func TestPongHandler(t *testing.T) {
 // TestPongWire checks the answers for sizes 0..5 byte for byte as they
 // leave the server, status line and body, on one kept-alive connection.
 func TestPongWire(t *testing.T) {
-	url := servePongOn(t, newPong(DefaultMaxSize, chunkSize))
+	url := servePongOn(t, newPong(pingpong.DefaultMaxSize, chunkSize))
 	c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
 	if err != nil {
 		t.Fatal(err)
@@ -296,7 +298,7 @@ func TestPongWire(t *testing.T) {
 }
 
 func TestPongHead(t *testing.T) {
-	url := servePongOn(t, newPong(DefaultMaxSize, chunkSize))
+	url := servePongOn(t, newPong(pingpong.DefaultMaxSize, chunkSize))
 	for _, n := range []string{"5000", "2", "0"} {
 		resp, body := get(t, "HEAD", url+"/pong/"+n)
 		if resp.StatusCode != 200 || len(body) != 0 {
@@ -396,7 +398,7 @@ func TestPongLargeBodyBoundedMemory(t *testing.T) {
 	const n = 256 << 20
 	runtime.GC()
 	before := vmRSS(t)
-	url := servePongOn(t, newPong(DefaultMaxSize, chunkSize))
+	url := servePongOn(t, newPong(pingpong.DefaultMaxSize, chunkSize))
 	var peak atomic.Int64
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -550,7 +552,7 @@ func pongOnCtx(h fasthttp.RequestHandler, ctx *fasthttp.RequestCtx, bw *bufio.Wr
 // TestPongNoAllocs guards the hot path: handler plus writing the response
 // must not allocate once the body pool is warm.
 func TestPongNoAllocs(t *testing.T) {
-	h := NewPongHandler(DefaultMaxSize)
+	h := NewPongHandler(pingpong.DefaultMaxSize)
 	for _, n := range []int{2, 1024, 102400} {
 		var ctx fasthttp.RequestCtx
 		ctx.Request.SetRequestURI("/pong/" + strconv.Itoa(n))
@@ -575,7 +577,7 @@ func benchPong(b *testing.B, n int) {
 	// handler: the handler plus fasthttp writing the response into a
 	// discarding buffered writer, without a connection.
 	b.Run("handler", func(b *testing.B) {
-		h := NewPongHandler(DefaultMaxSize)
+		h := NewPongHandler(pingpong.DefaultMaxSize)
 		var ctx fasthttp.RequestCtx
 		ctx.Request.SetRequestURI(path)
 		cw := &countWriter{}
@@ -593,8 +595,8 @@ func benchPong(b *testing.B, n int) {
 	// loopback includes pong's event loops serving and net/http as the client
 	// (client allocations too).
 	b.Run("loopback", func(b *testing.B) {
-		url := servePongOn(b, newPong(DefaultMaxSize, chunkSize)) + path
-		client := &http.Client{Transport: NewTransport(DefaultTimeout, 4)}
+		url := servePongOn(b, newPong(pingpong.DefaultMaxSize, chunkSize)) + path
+		client := &http.Client{Transport: pingpong.NewTransport(pingpong.DefaultTimeout, 4)}
 		defer client.CloseIdleConnections()
 		b.ReportAllocs()
 		b.SetBytes(int64(n))

@@ -1,4 +1,4 @@
-package pingpong
+package server
 
 import (
 	"bufio"
@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
 
 	"github.com/valyala/fasthttp"
 
@@ -156,7 +158,7 @@ func TestPongLoopShutdown(t *testing.T) {
 	addr := ln.Addr().String()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- ServePong(ctx, ln, DefaultMaxSize) }()
+	go func() { done <- ServePong(ctx, ln, pingpong.DefaultMaxSize) }()
 
 	idle, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -224,7 +226,7 @@ func testLoop(h *pongHandler) *loop {
 // TestPongLoopNoAllocs: parsing a request and queuing its answer
 // allocates nothing once the connection's buffers are grown.
 func TestPongLoopNoAllocs(t *testing.T) {
-	l := testLoop(newPong(DefaultMaxSize, chunkSize))
+	l := testLoop(newPong(pingpong.DefaultMaxSize, chunkSize))
 	c := &pconn{body: pongBody{h: l.h}}
 	for _, n := range []int{2, 1024, 102400} {
 		req := "GET /pong/" + strconv.Itoa(n) + " HTTP/1.1\r\nHost: x\r\nUser-Agent: wrk\r\n\r\n"

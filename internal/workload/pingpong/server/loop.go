@@ -1,4 +1,4 @@
-package pingpong
+package server
 
 import (
 	"bufio"
@@ -53,7 +53,7 @@ const (
 
 var errNoSocket = errors.New("pong: the listener has no socket to wait on")
 
-// ServePong serves pong, for sizes up to maxSize (see CheckMaxSize), on
+// ServePong serves pong, for sizes up to maxSize (see pingpong.CheckMaxSize), on
 // ln until ctx is cancelled, then lets answers in flight finish for up to
 // ShutdownGrace and returns nil. ln must be a TCP listener.
 func ServePong(ctx context.Context, ln net.Listener, maxSize int) error {

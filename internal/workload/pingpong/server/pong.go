@@ -1,36 +1,22 @@
-package pingpong
+package server
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"math"
 	"net"
 	"sync"
 	"sync/atomic"
 
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
+
 	"github.com/valyala/fasthttp"
 )
 
-// Size limits. The original pong builds every body in memory and serves
-// whatever fits (a size beyond int64 makes its handler panic, which drops
-// the connection); cnperf streams bodies from one small prepared buffer, so
-// its limit is a policy, not memory.
-const (
-	// MaxSizeLimit is the largest body pong may be configured to serve
-	// (--max-size, a spec's max_body) and the largest size siege asks for:
-	// 4 GiB, far above any size the papers used and above what the
-	// original serves on a machine with less than about 12 GB of memory
-	// (it grows its body by doubling).
-	MaxSizeLimit = min(1<<32, math.MaxInt)
-	// DefaultMaxSize is pong's limit unless told otherwise: every size
-	// cnperf may be configured to serve.
-	DefaultMaxSize = MaxSizeLimit
-	// chunkSize is the prepared buffer every body streams from: bodies up
-	// to this size leave in one write after the first byte, larger ones in
-	// chunks of it.
-	chunkSize = 1 << 20
-)
+// chunkSize is the prepared buffer every body streams from: bodies up
+// to this size leave in one write after the first byte, larger ones in
+// chunks of it.
+const chunkSize = 1 << 20
 
 // Shared, never-mutated header values and path prefixes.
 var (
@@ -44,16 +30,6 @@ var (
 	prefixMPing = []byte("/mping/")
 	bodyPong    = []byte("pong")
 )
-
-// LengthOK reports whether length is a whole pong body for a request of
-// size bytes: record.BodyLengthOK's rule, by which stored samples are
-// judged (this package cannot import record, whose spec imports it).
-func LengthOK(size, length int) bool {
-	if size >= 4 {
-		return length == size
-	}
-	return length == 4 || length == 3 || length == size
-}
 
 type pongHandler struct {
 	max int
@@ -69,7 +45,7 @@ type pongHandler struct {
 }
 
 // NewPongHandler serves GET /pong/{n} as the original pong does, for n up
-// to maxSize (which must be in 0..MaxSizeLimit; see CheckMaxSize). Every
+// to maxSize (which must be in 0..MaxSizeLimit; see pingpong.CheckMaxSize). Every
 // body streams from one buffer prepared here, so a request costs no body
 // construction and no allocation, only copying, and memory stays the same
 // for any n.
@@ -77,17 +53,9 @@ func NewPongHandler(maxSize int) fasthttp.RequestHandler {
 	return newPong(maxSize, chunkSize).serve
 }
 
-// CheckMaxSize reports a pong limit outside 0..MaxSizeLimit.
-func CheckMaxSize(n int) error {
-	if n < 0 || n > MaxSizeLimit {
-		return rangeError(n, 0, MaxSizeLimit)
-	}
-	return nil
-}
-
 // newPong prepares a pong whose buffer holds size bytes (at least 3).
 func newPong(maxSize, size int) *pongHandler {
-	maxSize = min(max(maxSize, 0), MaxSizeLimit)
+	maxSize = min(max(maxSize, 0), pingpong.MaxSizeLimit)
 	buf := bytes.Repeat([]byte{'o'}, max(size, 3))
 	buf[len(buf)-2], buf[len(buf)-1] = 'n', 'g'
 	h := &pongHandler{max: maxSize, buf: buf, file: bodyFile(buf)}
@@ -235,6 +203,3 @@ func notFound(ctx *fasthttp.RequestCtx) {
 	plainError(ctx, fasthttp.StatusNotFound, "404 page not found\n")
 	ctx.Response.Header.SetBytesKV(hdrNosniff, nosniff)
 }
-
-// rangeError is the one-line reason for a value outside lo..hi.
-func rangeError(v, lo, hi int) error { return fmt.Errorf("%d: must be in %d..%d", v, lo, hi) }

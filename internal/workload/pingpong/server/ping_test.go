@@ -1,4 +1,4 @@
-package pingpong
+package server
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
 
 	"github.com/valyala/fasthttp"
 )
@@ -137,18 +139,18 @@ func TestPingNotFound(t *testing.T) {
 	}
 }
 
-func getMPing(t *testing.T, url string) MPing { return getMPingMethod(t, "GET", url) }
+func getMPing(t *testing.T, url string) pingpong.MPing { return getMPingMethod(t, "GET", url) }
 
 // getMPingMethod asks for an /mping answer, which comes as the original
 // sends it: 200, text/plain (sniffed by net/http), whatever pong did.
-func getMPingMethod(t *testing.T, method, url string) MPing {
+func getMPingMethod(t *testing.T, method, url string) pingpong.MPing {
 	t.Helper()
 	resp, body := get(t, method, url)
 	if resp.StatusCode != 200 {
 		t.Fatalf("%s: status %d, want 200 (%q)", url, resp.StatusCode, body)
 	}
 	wantPongHeaders(t, resp)
-	m, err := ParseMPing(body)
+	m, err := pingpong.ParseMPing(body)
 	if err != nil {
 		t.Fatalf("%s: %q is no /mping answer: %v", url, body, err)
 	}
@@ -181,7 +183,7 @@ func TestMPing(t *testing.T) {
 // byte for byte, durations with exponents included.
 func TestAppendMPing(t *testing.T) {
 	const original = `{"length": %v, "code": %v, "retries": %v, "duration": %v}`
-	for _, m := range []MPing{
+	for _, m := range []pingpong.MPing{
 		{Length: 4, Code: 200, Retries: 0, Duration: 1.1897550000000001},
 		{Length: 0, Code: 503, Retries: 100, Duration: 110.917285},
 		{Length: 1 << 32, Code: 502, Retries: 7, Duration: 0},
@@ -348,7 +350,7 @@ func TestPingRetries(t *testing.T) {
 		{fail: 2, limit: 3, code: 200, retries: 2, length: 50},
 		{fail: 3, limit: 3, code: 200, retries: 3, length: 50},
 		{fail: 4, limit: 3, code: 503, retries: 3, length: 0},
-		{fail: 200, limit: DefaultRetries, code: 503, retries: 100, length: 0},
+		{fail: 200, limit: pingpong.DefaultRetries, code: 503, retries: 100, length: 0},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("fail%d-of-%d", tt.fail, tt.limit), func(t *testing.T) {
@@ -469,8 +471,8 @@ func TestPingConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.retries != 0 || p.timeout != DefaultTimeout {
-		t.Errorf("zero config: retries %d timeout %v, want 0 (no retry) and %v", p.retries, p.timeout, DefaultTimeout)
+	if p.retries != 0 || p.timeout != pingpong.DefaultTimeout {
+		t.Errorf("zero config: retries %d timeout %v, want 0 (no retry) and %v", p.retries, p.timeout, pingpong.DefaultTimeout)
 	}
 	tr := p.rt.(*http.Transport)
 	if tr.Proxy != nil || !tr.DisableCompression || tr.MaxIdleConnsPerHost < 256 {
@@ -478,15 +480,15 @@ func TestPingConfig(t *testing.T) {
 			tr.Proxy != nil, tr.DisableCompression, tr.MaxIdleConnsPerHost)
 	}
 	for _, cfg := range []PingConfig{
-		{Retries: -1}, {Retries: MaxRetries + 1}, {Retries: math.MaxInt},
-		{Timeout: -time.Second}, {Timeout: MaxTimeout + 1}, {Timeout: math.MaxInt64},
+		{Retries: -1}, {Retries: pingpong.MaxRetries + 1}, {Retries: math.MaxInt},
+		{Timeout: -time.Second}, {Timeout: pingpong.MaxTimeout + 1}, {Timeout: math.MaxInt64},
 	} {
 		cfg.PongURL = "http://127.0.0.1:1"
 		if _, err := NewPingHandler(cfg); err == nil || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%+v: %v, want a one-line error", cfg, err)
 		}
 	}
-	for _, cfg := range []PingConfig{{Retries: MaxRetries, Timeout: MaxTimeout}, {Retries: DefaultRetries, Timeout: time.Nanosecond}} {
+	for _, cfg := range []PingConfig{{Retries: pingpong.MaxRetries, Timeout: pingpong.MaxTimeout}, {Retries: pingpong.DefaultRetries, Timeout: time.Nanosecond}} {
 		cfg.PongURL = "http://127.0.0.1:1"
 		if _, err := NewPingHandler(cfg); err != nil {
 			t.Errorf("%+v: %v", cfg, err)

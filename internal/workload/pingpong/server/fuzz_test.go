@@ -1,4 +1,4 @@
-package pingpong
+package server
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
 
 	"github.com/valyala/fasthttp"
 )
@@ -184,9 +186,9 @@ func FuzzPingPath(f *testing.F) {
 		if !refused {
 			sent = BodyLen(int(n)) + map[byte]int{1: -1, 2: 1, 6: -1}[mode%8]
 		}
-		whole := !refused && strings.IndexByte("\x00\x01\x02\x05\x06", mode%8) >= 0 && LengthOK(int(n), sent)
+		whole := !refused && strings.IndexByte("\x00\x01\x02\x05\x06", mode%8) >= 0 && pingpong.LengthOK(int(n), sent)
 		if isMPing {
-			m, err := ParseMPing(body)
+			m, err := pingpong.ParseMPing(body)
 			if status != 200 || err != nil {
 				t.Fatalf("%q mode %d: %d %q (%v), want 200 and /mping JSON", path, mode, status, body, err)
 			}
@@ -257,7 +259,7 @@ func FuzzParseMPing(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		m, err := ParseMPing(body)
+		m, err := pingpong.ParseMPing(body)
 		if err != nil {
 			if strings.ContainsAny(err.Error(), "\r\n") {
 				t.Fatalf("error %q is not one line", err)
@@ -266,11 +268,17 @@ func FuzzParseMPing(f *testing.F) {
 		}
 		if m.Length < 0 || m.Length > maxWhole || m.Code < 100 || m.Code > maxHTTPish || m.Retries < 0 || m.Retries > maxWhole ||
 			!(m.Duration >= 0) || math.IsInf(m.Duration, 0) {
-			t.Fatalf("ParseMPing(%q) accepted %+v", body, m)
+			t.Fatalf("pingpong.ParseMPing(%q) accepted %+v", body, m)
 		}
-		back, err := ParseMPing(appendMPing(nil, m))
+		back, err := pingpong.ParseMPing(appendMPing(nil, m))
 		if err != nil || back != m {
 			t.Fatalf("%+v written as %s reads back as %+v, %v", m, appendMPing(nil, m), back, err)
 		}
 	})
 }
+
+// The bounds pingpong.ParseMPing holds an answer to.
+const (
+	maxWhole   = 1 << 53
+	maxHTTPish = 999
+)

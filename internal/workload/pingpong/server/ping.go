@@ -1,4 +1,4 @@
-package pingpong
+package server
 
 import (
 	"bytes"
@@ -7,45 +7,21 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
-	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/valyala/fasthttp"
-)
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
 
-// Ping's attempts towards pong.
-const (
-	// DefaultRetries is the original ping's count: it gives up after 100
-	// attempts and then reports "retries": 100.
-	DefaultRetries = 100
-	// MaxRetries bounds --retries and a spec's retries.
-	MaxRetries = 1000
-	// DefaultTimeout bounds one attempt unless told otherwise (the
-	// original has none: it waits for pong forever).
-	DefaultTimeout = 60 * time.Second
-	// MaxTimeout bounds ping's and siege's timeouts.
-	MaxTimeout = time.Hour
+	"github.com/valyala/fasthttp"
 )
 
 // PingConfig tells the ping server where pong is and how hard to try.
 type PingConfig struct {
 	PongURL string        // base URL of pong, e.g. http://198.18.0.3:8080
 	Retries int           // attempts after a failed first one: 0 = none; 0..MaxRetries
-	Timeout time.Duration // per attempt; 0 means DefaultTimeout; at most MaxTimeout
-}
-
-// MPing is the /mping answer. The field set and meaning follow the original
-// Go ping (length, code, retries, duration in ms) so ppbench can read it.
-type MPing struct {
-	Duration float64 `json:"duration"`
-	Length   int     `json:"length"`
-	Code     int     `json:"code"`
-	Retries  int     `json:"retries"`
+	Timeout time.Duration // per attempt; 0 means pingpong.DefaultTimeout; at most pingpong.MaxTimeout
 }
 
 // relayBuffer is the largest pong body ping reads whole before it answers
@@ -63,7 +39,7 @@ type pingHandler struct {
 
 // NewPingHandler serves /ping/{n} (relay pong's body) and /mping/{n} (time
 // the exchange with pong and report it as JSON). Only the server side runs on
-// fasthttp; the client towards pong stays net/http (see NewTransport).
+// fasthttp; the client towards pong stays net/http (see pingpong.NewTransport).
 func NewPingHandler(cfg PingConfig) (fasthttp.RequestHandler, error) {
 	h, err := newPing(cfg)
 	if err != nil {
@@ -72,81 +48,25 @@ func NewPingHandler(cfg PingConfig) (fasthttp.RequestHandler, error) {
 	return h.serve, nil
 }
 
-// CheckRetries reports a retry count outside 0..MaxRetries.
-func CheckRetries(n int) error {
-	if n < 0 || n > MaxRetries {
-		return rangeError(n, 0, MaxRetries)
-	}
-	return nil
-}
-
-// CheckTimeout reports a timeout outside (0, MaxTimeout].
-func CheckTimeout(d time.Duration) error {
-	if d <= 0 || d > MaxTimeout {
-		return fmt.Errorf("%s: must be > 0 and at most %s", d, MaxTimeout)
-	}
-	return nil
-}
-
 func newPing(cfg PingConfig) (*pingHandler, error) {
-	base, err := BaseURL(cfg.PongURL)
+	base, err := pingpong.BaseURL(cfg.PongURL)
 	if err != nil {
 		return nil, fmt.Errorf("pong URL: %w", err)
 	}
-	if err := CheckRetries(cfg.Retries); err != nil {
+	if err := pingpong.CheckRetries(cfg.Retries); err != nil {
 		return nil, fmt.Errorf("retries %w", err)
 	}
 	timeout := cfg.Timeout
 	if timeout == 0 {
-		timeout = DefaultTimeout
+		timeout = pingpong.DefaultTimeout
 	}
-	if err := CheckTimeout(timeout); err != nil {
+	if err := pingpong.CheckTimeout(timeout); err != nil {
 		return nil, fmt.Errorf("timeout %w", err)
 	}
 	h := &pingHandler{base: base + "/pong/", retries: cfg.Retries, timeout: timeout}
 	h.bufs.New = func() any { b := make([]byte, relayBuffer); return &b }
-	h.rt = NewTransport(h.timeout, 256)
+	h.rt = pingpong.NewTransport(h.timeout, 256)
 	return h, nil
-}
-
-// BaseURL accepts http(s)://host[:port][/prefix] and returns it without
-// a trailing slash, so paths can be appended by concatenation.
-func BaseURL(raw string) (string, error) {
-	if raw == "" {
-		return "", errors.New("empty")
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "", err
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return "", fmt.Errorf("%q: scheme must be http or https", raw)
-	}
-	if u.Host == "" {
-		return "", fmt.Errorf("%q: no host", raw)
-	}
-	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return "", fmt.Errorf("%q: must not carry user info, query or fragment", raw)
-	}
-	return strings.TrimRight(raw, "/"), nil
-}
-
-// NewTransport is the keep-alive client side shared by ping and siege:
-// connection reuse so a measurement is one exchange, not a TCP handshake;
-// no proxy from the environment (a benchmark must hit its target directly);
-// no gzip so Length counts wire bytes of the body.
-func NewTransport(timeout time.Duration, idlePerHost int) *http.Transport {
-	d := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
-	return &http.Transport{
-		Proxy:               nil,
-		DialContext:         d.DialContext,
-		MaxIdleConns:        0, // no global cap; the per-host cap applies
-		MaxIdleConnsPerHost: idlePerHost,
-		IdleConnTimeout:     90 * time.Second,
-		DisableCompression:  true,
-		ForceAttemptHTTP2:   false,
-		// Default 4 KiB read buffers: reads of 64 KiB (drain) bypass them.
-	}
 }
 
 // serve routes like the original's /ping/{length:[0-9]+} and
@@ -218,7 +138,7 @@ func shuttingDown(ctx *fasthttp.RequestCtx) {
 // ping's memory stays bounded; a body cut short after its status line
 // left drops the connection, so the client sees a broken response rather
 // than a short one. A 200 whose body is not a whole pong body for n (see
-// LengthOK) is no pong answer: ping answers 502 when it knows before
+// pingpong.LengthOK) is no pong answer: ping answers 502 when it knows before
 // answering, and drops the connection when a streamed body ends wrong.
 func (h *pingHandler) ping(ctx *fasthttp.RequestCtx, target string, n int) {
 	for i := 0; i <= h.retries; i++ {
@@ -231,7 +151,7 @@ func (h *pingHandler) ping(ctx *fasthttp.RequestCtx, target string, n int) {
 			continue
 		}
 		check := resp.StatusCode == http.StatusOK
-		if check && resp.ContentLength >= 0 && (resp.ContentLength > math.MaxInt || !LengthOK(n, int(resp.ContentLength))) {
+		if check && resp.ContentLength >= 0 && (resp.ContentLength > math.MaxInt || !pingpong.LengthOK(n, int(resp.ContentLength))) {
 			resp.Body.Close()
 			cancel()
 			wrongLength(ctx, resp.ContentLength, n)
@@ -250,7 +170,7 @@ func (h *pingHandler) ping(ctx *fasthttp.RequestCtx, target string, n int) {
 		if whole {
 			resp.Body.Close()
 			cancel()
-			if check && !LengthOK(n, got) {
+			if check && !pingpong.LengthOK(n, got) {
 				h.bufs.Put(bp)
 				wrongLength(ctx, int64(got), n)
 				return
@@ -352,7 +272,7 @@ func (r *relayBody) Read(p []byte) (int, error) {
 	m, err := r.body.Read(p)
 	r.got += int64(m)
 	total := r.got + int64(r.headLen)
-	if r.want >= 0 && (total > int64(r.want) || err == io.EOF && !LengthOK(r.want, int(min(total, math.MaxInt)))) {
+	if r.want >= 0 && (total > int64(r.want) || err == io.EOF && !pingpong.LengthOK(r.want, int(min(total, math.MaxInt)))) {
 		err = errWrongLength
 	}
 	return m, err
@@ -404,11 +324,11 @@ func (h *pingHandler) copyPooled(w io.Writer, r io.Reader) (int64, error) {
 // (code 503, length 0, retries = the retries made). Attempts that fail
 // before pong's answer is read whole are retried; pong's answer is
 // reported with its status, except that a 200 whose body is no whole pong
-// body for n (see LengthOK) is reported as code 502: a wrong length is not
+// body for n (see pingpong.LengthOK) is reported as code 502: a wrong length is not
 // a good message.
 func (h *pingHandler) mping(ctx *fasthttp.RequestCtx, target string, n int) {
 	start := time.Now()
-	res := MPing{Code: http.StatusServiceUnavailable, Retries: h.retries}
+	res := pingpong.MPing{Code: http.StatusServiceUnavailable, Retries: h.retries}
 	for i := 0; i <= h.retries; i++ {
 		if i > 0 && ctx.Err() != nil {
 			shuttingDown(ctx)
@@ -425,10 +345,10 @@ func (h *pingHandler) mping(ctx *fasthttp.RequestCtx, target string, n int) {
 			continue // a cut-off body counts as a failed attempt, like the original
 		}
 		code := resp.StatusCode
-		if code == http.StatusOK && (got > math.MaxInt || !LengthOK(n, int(got))) {
+		if code == http.StatusOK && (got > math.MaxInt || !pingpong.LengthOK(n, int(got))) {
 			code = http.StatusBadGateway
 		}
-		res = MPing{Length: int(min(got, math.MaxInt)), Code: code, Retries: i}
+		res = pingpong.MPing{Length: int(min(got, math.MaxInt)), Code: code, Retries: i}
 		break
 	}
 	// Two divisions, as the original computes it, so the printed digits
@@ -443,7 +363,7 @@ func (h *pingHandler) mping(ctx *fasthttp.RequestCtx, target string, n int) {
 // {"length": %v, "code": %v, "retries": %v, "duration": %v} does: the same
 // key order and spacing, the duration as %v prints a float64 (shortest
 // form, with an exponent below 1e-4 and from 1e6 on), without reflection.
-func appendMPing(b []byte, m MPing) []byte {
+func appendMPing(b []byte, m pingpong.MPing) []byte {
 	b = append(b, `{"length": `...)
 	b = strconv.AppendInt(b, int64(m.Length), 10)
 	b = append(b, `, "code": `...)
