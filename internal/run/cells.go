@@ -31,6 +31,13 @@ type cellRun struct {
 	// log is the role whose log the clients' command lines and stderr go
 	// to (logs/MODE-ROLE.log).
 	log string
+	// span makes the cell's time its clients' own, from the first line
+	// they print (their start line) to the last (their end line), rather
+	// than from their start as processes to their exit: ping-pong's
+	// requests per second over cells are siege's requests over siege's
+	// time, as when siege ran inside cnperf, not diluted by starting a
+	// process for each cell's few hundred requests.
+	span bool
 }
 
 // clientRun is one client process of a cell.
@@ -64,6 +71,7 @@ func (e *env) runCell(ctx context.Context, cr cellRun, cell *record.Cell, app *a
 
 	var mu sync.Mutex // the appender, the cell and the log, from every client's output
 	var badLine error
+	var first, last time.Time // when the first and the last line arrived
 	type running struct {
 		run    clientRun
 		p      proc
@@ -80,6 +88,10 @@ func (e *env) runCell(ctx context.Context, cr cellRun, cell *record.Cell, app *a
 		out := &lineWriter{fn: func(line []byte) {
 			mu.Lock()
 			defer mu.Unlock()
+			last = time.Now().UTC()
+			if first.IsZero() {
+				first = last
+			}
 			if err := r.line(line); err != nil && badLine == nil {
 				badLine = err
 			}
@@ -138,13 +150,20 @@ func (e *env) runCell(ctx context.Context, cr cellRun, cell *record.Cell, app *a
 		su.SystemSeconds -= before.SystemSeconds
 		addUsage(&serverUse, su)
 	}
-	c := cr.cost
-	c.Workload, c.Mode, c.Cell = "cost", e.key, cell.Index
-	c.Seconds, c.Client, c.Server = time.Since(cell.Start).Seconds(), clientUse, serverUse
-	app.store(c)
-
 	mu.Lock()
 	defer mu.Unlock()
+	if cr.span && !first.IsZero() {
+		cell.Start, cell.End = first, last
+	}
+	seconds := time.Since(cell.Start).Seconds()
+	if !cell.End.IsZero() {
+		seconds = cell.End.Sub(cell.Start).Seconds()
+	}
+	c := cr.cost
+	c.Workload, c.Mode, c.Cell = "cost", e.key, cell.Index
+	c.Seconds, c.Client, c.Server = seconds, clientUse, serverUse
+	app.store(c)
+
 	switch {
 	case stopReason == "interrupted":
 		return ctx.Err()

@@ -26,6 +26,16 @@ var pingPongTopology = lab.Topology{Hosts: []lab.HostSpec{
 	{Name: "pong", Endpoints: []lab.EndpointSpec{{Role: "pong"}}},
 }}
 
+// placedPingPongTopology is ping-pong under a placement (spec.Placement,
+// hosts apart): its roles placed as a socket lab's are, the client
+// (siege) on a host of its own, the servers (ping, pong) as two
+// containers on one server host, so that ping's request to pong crosses
+// containers of one host.
+var placedPingPongTopology = lab.Topology{Hosts: []lab.HostSpec{
+	{Name: "siege"},
+	{Name: "server", Endpoints: []lab.EndpointSpec{{Role: "ping"}, {Role: "pong"}}},
+}}
+
 // pingPong runs a size sweep (workload.SizeSweep: Kratzke's HTTP
 // ping-pong, siege → ping → pong) over cells: siege outside the cluster
 // sends requests to ping, which asks pong for the message; a cell's unit is
@@ -51,7 +61,11 @@ func (p *pingPong) settings() workload.SweepSettings {
 }
 
 func (p *pingPong) labConfig() lab.Config {
-	return lab.Config{Topology: pingPongTopology, Port: p.s.PingPong.Port}
+	t := pingPongTopology
+	if p.s.Placement != nil {
+		t = placedPingPongTopology
+	}
+	return lab.Config{Topology: t, Port: p.s.PingPong.Port}
 }
 
 func (p *pingPong) units() int {
@@ -159,7 +173,7 @@ func (p *pingPong) cell(e *env, chunk int, cell *record.Cell, app *appender) (ce
 	// a row has hung.
 	limit := time.Duration(len(sizes)*set.Repetitions)*set.Timeout + 30*time.Second
 	return cellRun{clients: []clientRun{c}, limit: limit, servers: []string{"pong", "ping"}, log: p.w.Client(),
-		cost: record.Cost{Test: p.w.Name(), Rep: 0}}, nil
+		cost: record.Cost{Test: p.w.Name()}, span: true}, nil
 }
 
 // siegeLine reads one line siege printed: an envelope's interval line is

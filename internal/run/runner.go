@@ -375,7 +375,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			cell.Error = lerr.Error() // it died during this cell
 		}
 		res.Samples += app.total - before
-		cell.End = time.Now().UTC()
+		if cell.End.IsZero() { // else the cell's clients timed it (cellRun.span)
+			cell.End = time.Now().UTC()
+		}
 		if snapErr == nil {
 			if end, err := meter.Read(); err == nil {
 				cell.Load = cost.Load(snap, end, own)
