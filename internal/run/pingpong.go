@@ -1,12 +1,10 @@
 package run
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
@@ -17,7 +15,6 @@ import (
 	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
-	"github.com/cnperf/cnperf/internal/workload/pingpong/siege"
 )
 
 // pingPongTopology is ping-pong's lab: siege, the client outside the
@@ -29,12 +26,24 @@ var pingPongTopology = lab.Topology{Hosts: []lab.HostSpec{
 	{Name: "pong", Endpoints: []lab.EndpointSpec{{Role: "pong"}}},
 }}
 
+// placedPingPongTopology is ping-pong under a placement (spec.Placement,
+// hosts apart): its roles placed as a socket lab's are, the client
+// (siege) on a host of its own, the servers (ping, pong) as two
+// containers on one server host, so that ping's request to pong crosses
+// containers of one host.
+var placedPingPongTopology = lab.Topology{Hosts: []lab.HostSpec{
+	{Name: "siege"},
+	{Name: "server", Endpoints: []lab.EndpointSpec{{Role: "ping"}, {Role: "pong"}}},
+}}
+
 // pingPong runs a size sweep (workload.SizeSweep: Kratzke's HTTP
 // ping-pong, siege → ping → pong) over cells: siege outside the cluster
 // sends requests to ping, which asks pong for the message; a cell's unit is
 // a chunk of the size plan. What it starts and runs is the workload
-// descriptor's; which hosts it runs on and how a cell is measured are the
-// runner's.
+// descriptor's; the runner starts its servers and its client as it starts
+// every workload's (startServers, runCell): siege is a process on the
+// client host printing envelope lines, each interval line one request's
+// record.Sample.
 type pingPong struct {
 	s     spec.Spec
 	w     workload.SizeSweep
@@ -52,7 +61,11 @@ func (p *pingPong) settings() workload.SweepSettings {
 }
 
 func (p *pingPong) labConfig() lab.Config {
-	return lab.Config{Topology: pingPongTopology, Port: p.s.PingPong.Port}
+	t := pingPongTopology
+	if p.s.Placement != nil {
+		t = placedPingPongTopology
+	}
+	return lab.Config{Topology: t, Port: p.s.PingPong.Port}
 }
 
 func (p *pingPong) units() int {
@@ -76,46 +89,77 @@ func (p *pingPong) describeCell(int, *record.Cell) {}
 // describeRun: a size sweep's run says how many sizes its plan holds.
 func (p *pingPong) describeRun(meta *record.Meta) { meta.Sizes = len(p.sizes) }
 
-// start starts the descriptor's servers in their order (pong, then ping
-// in front of it) and waits until the whole path answers.
-func (p *pingPong) start(ctx context.Context, e *env, exe, logs string) error {
+// servers are the descriptor's, in its order (pong, then ping in front
+// of it), or the spec's own commands or images (pingpong.servers) in
+// their place. Readiness is the ping-pong probe's (ready), not a bound
+// port: on engines of other machines no process of theirs is in sight.
+func (p *pingPong) servers(e *env) ([]serverRun, error) {
 	eps := map[string]lab.Endpoint{}
 	for _, role := range []string{"pong", "ping"} {
 		ep, err := e.lab.Endpoint(role)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		eps[role] = ep
 	}
 	at := func(role string) workload.SweepAddr {
 		return workload.SweepAddr{Listen: eps[role].Listen, Internal: eps[role].Internal}
 	}
+	var out []serverRun
 	for _, srv := range p.w.Servers(p.settings(), at) {
 		ep, ok := eps[srv.Role]
 		if !ok {
-			return fmt.Errorf("%s server: the lab has no %s endpoint", srv.Role, srv.Role)
+			return nil, fmt.Errorf("%s server: the lab has no %s endpoint", srv.Role, srv.Role)
 		}
+		run := serverRun{name: srv.Role, ep: ep, args: append([]string{e.exe}, srv.Args...)}
 		// pingpong.servers may name other implementations (servers.go).
-		v := spec.ServerValues{Listen: ep.Listen, Pong: eps["pong"].Internal}
-		if err := p.startRole(e, srv.Role, ep, append([]string{exe}, srv.Args...), v, logs); err != nil {
-			return err
+		if argv, image, ok := p.ownServer(srv.Role, spec.ServerValues{Listen: ep.Listen, Pong: eps["pong"].Internal}); ok {
+			run.args, run.image = argv, image
 		}
+		out = append(out, run)
 	}
-	return p.waitReady(ctx, e)
+	return out, nil
 }
 
-// runCell sends one chunk of sizes, every repetition, through siege.
-func (p *pingPong) runCell(ctx context.Context, e *env, chunk int, cell *record.Cell, app *appender) error {
-	client, err := e.lab.Host(p.w.Client())
+// client is siege for sizes as a process on the client host (a host of
+// its own, without an endpoint), each interval line it prints handed to
+// emit as the sample runs store.
+func (p *pingPong) client(e *env, set workload.SweepSettings, sizes []int, emit func(record.Sample)) (clientRun, error) {
+	host, err := e.lab.Host(p.w.Client())
 	if err != nil {
-		return err
+		return clientRun{}, err
 	}
 	target, err := e.lab.Endpoint(p.w.Target())
 	if err != nil {
-		return err
+		return clientRun{}, err
 	}
+	return clientRun{
+		name: p.w.Client(),
+		ep:   lab.Endpoint{Role: p.w.Client(), Host: host.Name, NS: host.NS, Kube: host.Kube},
+		args: append([]string{e.exe}, p.w.ClientArgs(set, target.External, sizes)...),
+		line: func(line []byte) error {
+			smp, ok, err := siegeLine(line)
+			if err != nil {
+				return fmt.Errorf("siege printed %.80q: %w", line, err)
+			}
+			if ok {
+				emit(smp)
+			}
+			return nil
+		},
+	}, nil
+}
+
+// cell sends one chunk of sizes, every repetition, through siege; the cost
+// line charges siege's process. Not the servers: their usage over the run
+// is in run.json, and reading it per cell would cost more than a cell of
+// a few hundred requests (an engine of another machine answers its stats
+// in about a second).
+func (p *pingPong) cell(e *env, chunk int, cell *record.Cell, app *appender) (cellRun, error) {
+	set := p.settings()
+	sizes := p.chunk(chunk)
 	mode := e.key
-	emit := func(smp record.Sample) {
+	c, err := p.client(e, set, sizes, func(smp record.Sample) {
 		smp.Mode, smp.Labels, smp.Cell = mode, p.s.Labels, cell.Index
 		cell.Samples++
 		if !smp.OK() {
@@ -124,57 +168,15 @@ func (p *pingPong) runCell(ctx context.Context, e *env, chunk int, cell *record.
 			app.bytes[envKey(e.key, e.instance)] += int64(smp.Length)
 		}
 		app.add(smp, !smp.OK())
-	}
-	set := p.settings()
-	if l, ok := e.remote(); ok {
-		return p.siegeThrough(ctx, l, client, target, p.chunk(chunk), set, emit)
-	}
-	// siege runs in this process, its connections dialled from inside
-	// the client host's namespace, as ping-pong has always measured.
-	reqs := pingpong.Requests(p.chunk(chunk), set.Repetitions)
-	return siege.Run(ctx, siege.Config{
-		Target:      "http://" + target.External,
-		Concurrency: set.Concurrency,
-		Timeout:     set.Timeout,
-		Dial:        namespace.Dialer(client.NS),
-	}, reqs, emit)
-}
-
-// siegeThrough runs siege as a client process on the client host through
-// a driver that runs processes itself (a pod on the kubernetes driver):
-// the descriptor's command line for the chunk, every sample back as a line
-// of JSON.
-func (p *pingPong) siegeThrough(ctx context.Context, l lab.Launcher, client lab.Host, target lab.Endpoint, sizes []int,
-	set workload.SweepSettings, emit func(record.Sample)) error {
-	args := append([]string{"cnperf"}, p.w.ClientArgs(set, target.External, sizes)...)
-	var bad error
-	out := &lineWriter{fn: func(line []byte) {
-		smp, ok, err := siegeLine(line)
-		if err != nil {
-			if bad == nil {
-				bad = fmt.Errorf("siege printed %q: %w", line, err)
-			}
-			return
-		}
-		if ok {
-			emit(smp)
-		}
-	}}
-	var stderr bytes.Buffer
-	proc, err := l.StartClient(lab.Endpoint{Host: client.Name, Kube: client.Kube}, "siege", args, out, &stderr)
+	})
 	if err != nil {
-		return err
+		return cellRun{}, err
 	}
-	select {
-	case <-proc.Done():
-	case <-ctx.Done():
-		_ = proc.Stop(5 * time.Second) // siege prints what it has on SIGTERM
-	}
-	out.flush()
-	if _, err := proc.Exited(); err != nil && ctx.Err() == nil {
-		return fmt.Errorf("siege on %s: %v: %s", client.Name, err, lastLine(stderr.String()))
-	}
-	return bad
+	// Every request ends within its timeout: a siege past all of them in
+	// a row has hung.
+	limit := time.Duration(len(sizes)*set.Repetitions)*set.Timeout + 30*time.Second
+	return cellRun{clients: []clientRun{c}, limit: limit, log: p.w.Client(),
+		cost: record.Cost{Test: p.w.Name()}, span: true}, nil
 }
 
 // siegeLine reads one line siege printed: an envelope's interval line is
@@ -200,68 +202,73 @@ func siegeLine(line []byte) (smp record.Sample, ok bool, err error) {
 	return smp, true, nil
 }
 
-// waitReady polls ping's /ping/4 from the siege host until pong answers
-// through ping: the whole path works.
-func (p *pingPong) waitReady(ctx context.Context, e *env) error {
-	siege, err := e.lab.Host("siege")
+// readyWait is how long ping and pong get to answer.
+const readyWait = 15 * time.Second
+
+// ready is ping-pong's readiness probe: siege on the client host sends
+// ping one request of 4 bytes, as it will send the cell's, until pong
+// answers through ping (the whole path works). Where the runner can enter
+// the client host, the spec's own servers are then asked for the rest of
+// the protocol (checkProtocol), so that a message names the one that
+// breaks it.
+func (p *pingPong) ready(ctx context.Context, e *env) error {
+	host, err := e.lab.Host(p.w.Client())
 	if err != nil {
 		return err
 	}
-	ping, err := e.lab.Endpoint("ping")
+	ping, err := e.lab.Endpoint(p.w.Target())
 	if err != nil {
 		return err
 	}
-	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil, DialContext: namespace.Dialer(siege.NS), DisableKeepAlives: true}}
-	url := "http://" + ping.External + "/ping/4"
+	own := p.s.PingPong.Servers != nil && !lab.IsRemote(e.lab) && host.NS != ""
 	var last error
 	answered := false // ping answered, but not the protocol
-	err = poll.Until(ctx, 15*time.Second, 50*time.Millisecond, func() (bool, error) {
-		if err := e.check(); err != nil {
+	one := workload.SweepSettings{Repetitions: 1, Concurrency: 1, Timeout: 2 * time.Second}
+	err = poll.Until(ctx, readyWait, 50*time.Millisecond, func() (bool, error) {
+		if err := e.alive(); err != nil {
 			return false, err
 		}
-		if l, ok := e.remote(); ok {
-			// One request from the siege host's pod, as siege will send.
-			okCount := 0
-			one := workload.SweepSettings{Repetitions: 1, Concurrency: 1, Timeout: 2 * time.Second}
-			err := p.siegeThrough(ctx, l, siege, ping, []int{4}, one, func(s record.Sample) {
-				if s.OK() {
-					okCount++
-				} else {
-					last = fmt.Errorf("GET %s/mping/4: %d %s", ping.External, s.Code, s.Error)
-				}
-			})
-			if err != nil {
-				last = err
+		good := false
+		probe, err := p.client(e, one, []int{4}, func(s record.Sample) {
+			switch {
+			case s.OK():
+				good = true
+			case s.Code == http.StatusOK:
+				answered = true // a whole answer, of the wrong length
+				last = fmt.Errorf("GET %s/mping/4: %s", ping.External, s.Error)
+			default:
+				last = fmt.Errorf("GET %s/mping/4: %d %s", ping.External, s.Code, s.Error)
 			}
-			return okCount == 1, nil
-		}
-		resp, err := client.Get(url)
+		})
 		if err != nil {
+			return false, err
+		}
+		probe.name = "siege-probe"
+		if err := e.runClient(ctx, probe); err != nil {
+			if ctx.Err() != nil {
+				return false, ctx.Err()
+			}
 			last = err
-			return false, nil
 		}
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		resp.Body.Close()
-		last = fmt.Errorf("GET %s: %d %q", url, resp.StatusCode, b)
-		if resp.StatusCode == 200 && string(b) != "pong" {
-			answered = true
-			return false, p.notProtocol("ping", url, b, `4 bytes "pong"`)
+		if answered && own {
+			return false, fmt.Errorf("ping and pong answer, but not as the protocol says: %v", last)
 		}
-		return resp.StatusCode == 200, nil
+		return good, nil
 	})
 	timedOut := errors.Is(err, poll.ErrTimeout)
 	if timedOut {
-		err = fmt.Errorf("ping and pong did not answer within 15s: %v", last)
+		err = fmt.Errorf("ping and pong did not answer within %s: %v", readyWait, last)
 	}
-	if _, ok := e.remote(); ok || p.s.PingPong.Servers == nil || !(err == nil || timedOut || answered) {
+	if !own || !(err == nil || timedOut || answered) {
 		return err // cnperf's servers, or a server that exited
 	}
-	// Other implementations: ask each server itself, so that a message
-	// names the one that breaks the protocol.
+	// Other implementations: ask each server itself, from the client
+	// host, so that a message names the one that breaks the protocol.
 	pong, perr := e.lab.Endpoint("pong")
 	if perr != nil {
 		return perr
 	}
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil, DialContext: namespace.Dialer(host.NS), DisableKeepAlives: true}}
 	if perr := p.checkProtocol(ctx, client, ping.External, pong.External); perr != nil {
 		return perr
 	}

@@ -60,7 +60,9 @@ type env struct {
 	driver   string
 	lab      *lab.Lab
 	procs    map[string]proc
-	shift    int // added to the workload's ports (labs sharing one stack)
+	shift    int    // added to the workload's ports (labs sharing one stack)
+	exe      string // the cnperf binary its servers and clients run
+	logs     string // the run's logs directory
 }
 
 // proc is a server or client process of any driver, as the lab's
@@ -68,24 +70,29 @@ type env struct {
 type proc = lab.Proc
 
 // experiment is what the runner needs of a spec's workload to run it over
-// cells: the lab it runs on, its servers, its plan of units, and how to
-// measure one cell. Every workload runs through it and through the one
-// loop of Run (labs, instances, interleaved cells, load, progress):
-// socketCells for the socket workloads, pingPong for the size sweep.
+// cells: the lab it runs on, the servers it starts there, its plan of
+// units, and the clients of each cell. How servers and clients are
+// started, waited on, read and charged is the runner's, one path for every
+// workload (startServers, runCell): socketCells for the socket workloads,
+// pingPong for the size sweep.
 type experiment interface {
 	// labConfig says which topology (hosts and the roles of the endpoints
 	// on them) and ports a lab needs (name and mode are filled in by the
 	// runner).
 	labConfig() lab.Config
-	// start starts the servers in e and returns once they answer.
-	start(ctx context.Context, e *env, exe, logs string) error
-	// units is the number of units of work each mode runs; unitsSamples the
-	// number of samples the progress bar expects over all modes.
+	// servers are the server processes to start on e, in order.
+	servers(e *env) ([]serverRun, error)
+	// ready waits, once the servers are up, until the workload answers
+	// as its client will ask (nil at once when a bound port is enough).
+	ready(ctx context.Context, e *env) error
+	// units is the number of units of work each mode runs; expectedSamples
+	// the number of samples the progress bar expects over all modes (0:
+	// it counts cells).
 	units() int
 	expectedSamples(modes int) int
-	// runCell measures unit u on e as cell cell; it appends its samples
-	// with app and counts them (and failures) in cell.
-	runCell(ctx context.Context, e *env, u int, cell *record.Cell, app *appender) error
+	// cell is unit u on e as cell cell: its clients, each line they print
+	// stored with app and counted in cell, and its cost line.
+	cell(e *env, u int, cell *record.Cell, app *appender) (cellRun, error)
 	// describeCell fills what the cell plan says about unit u.
 	describeCell(u int, cell *record.Cell)
 	// describeRun fills what the run's record says of the plan.
@@ -102,11 +109,16 @@ type appender struct {
 }
 
 func (a *appender) add(v any, failed bool) {
+	a.store(v)
+	a.total++
+	a.bar.Sample(failed)
+}
+
+// store appends a line that is no sample (a cell's cost).
+func (a *appender) store(v any) {
 	if err := a.run.Append(v); err != nil && a.err == nil {
 		a.err = err
 	}
-	a.total++
-	a.bar.Sample(failed)
 }
 
 // Check refuses a spec this cnperf cannot run, before anything is built:
@@ -355,12 +367,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		curMode.Store(c.mode)
 		before := app.total
-		err := w.runCell(ctx, e, c.unit, &cell, app)
+		cr, err := w.cell(e, c.unit, &cell, app)
+		if err == nil {
+			err = e.runCell(ctx, cr, &cell, app)
+		}
 		if lerr := e.lab.Alive(); lerr != nil && cell.Error == "" {
 			cell.Error = lerr.Error() // it died during this cell
 		}
 		res.Samples += app.total - before
-		cell.End = time.Now().UTC()
+		if cell.End.IsZero() { // else the cell's clients timed it (cellRun.span)
+			cell.End = time.Now().UTC()
+		}
 		if snapErr == nil {
 			if end, err := meter.Read(); err == nil {
 				cell.Load = cost.Load(snap, end, own)
@@ -380,7 +397,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			runErr = err
 			break
 		}
-		if err := e.check(); err != nil {
+		if err := e.alive(); err != nil {
 			runErr = fmt.Errorf("mode %s: %w", c.mode, err)
 			break
 		}
@@ -500,8 +517,12 @@ func startMode(ctx context.Context, id string, pl spec.Lab, instance int, d lab.
 	if err != nil {
 		return nil, err
 	}
-	e := &env{key: key, instance: instance, mode: m, driver: driver, lab: l, procs: map[string]proc{}, shift: shift}
-	return e, w.start(ctx, e, exe, logs)
+	e := &env{key: key, instance: instance, mode: m, driver: driver, lab: l, procs: map[string]proc{}, shift: shift, exe: exe, logs: logs}
+	servers, err := w.servers(e)
+	if err != nil {
+		return e, err
+	}
+	return e, e.startServers(ctx, servers, func(ctx context.Context) error { return w.ready(ctx, e) })
 }
 
 // labName names a run's lab of a mode on a driver. Lab names take no '-'
@@ -551,40 +572,9 @@ func (e *env) startClient(name string, ep lab.Endpoint, args []string, stdout, s
 	return e.lab.Runtime.StartClient(ep, name, args, stdout, stderr)
 }
 
-// startServer starts one server process of role on endpoint ep, logging to
-// logs/MODE-ROLE.log.
-func (e *env) startServer(role string, ep lab.Endpoint, args []string, logs string) error {
-	return e.startServerImage(role, ep, args, "", logs)
-}
-
-// startServerImage starts argv as role's server on ep through the lab's
-// launcher: in image when one is given and the driver runs images ("":
-// cnperf's own, which runs argv after the binary).
-func (e *env) startServerImage(role string, ep lab.Endpoint, argv []string, image, logs string) error {
-	if e.lab.Runtime == nil {
-		return fmt.Errorf("lab %s: its driver started no launcher", e.lab.Name)
-	}
-	p, err := e.lab.Runtime.StartServer(ep, lab.Server{Role: role, Args: argv, Image: image, Log: filepath.Join(logs, e.logName(role))})
-	if err != nil {
-		return err
-	}
-	e.procs[role] = p
-	return nil
-}
-
-// remote returns the lab's launcher when the runner cannot enter the lab's
-// hosts (a cluster's pods): a client the runner would run in a host's
-// namespace itself (ping-pong's siege) runs through it instead.
-func (e *env) remote() (lab.Launcher, bool) {
-	if !lab.IsRemote(e.lab) {
-		return nil, false
-	}
-	return e.lab.Runtime, true
-}
-
-// check reports a server, or a daemon of the lab's runtime (a Docker
+// alive reports a server, or a daemon of the lab's runtime (a Docker
 // daemon, a pod), that has died.
-func (e *env) check() error {
+func (e *env) alive() error {
 	rt := e.lab.Runtime
 	if rt != nil {
 		if err := rt.Alive(); err != nil {
@@ -612,7 +602,7 @@ func (e *env) check() error {
 	return nil
 }
 
-// runtimeGrace is how long check waits, once a server has exited, for
+// runtimeGrace is how long alive waits, once a server has exited, for
 // its lab's runtime (a Docker daemon) to be found dead too.
 const runtimeGrace = time.Second
 

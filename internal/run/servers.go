@@ -3,17 +3,80 @@ package run
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
+	"github.com/cnperf/cnperf/internal/poll"
 	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
+
+// serverRun is one server process of a workload, to start on an endpoint
+// for the whole run.
+type serverRun struct {
+	name  string // process, cgroup and log name
+	ep    lab.Endpoint
+	args  []string // cnperf's binary and its arguments, or an image's command
+	image string   // the spec's own image ("": cnperf's)
+	// port, when set, is what the server binds over protocols: it is up
+	// once its process says so (lab.Bounder) or its namespace shows it.
+	port      int
+	protocols []string
+}
+
+// bindWait is how long servers get to bind their ports.
+const bindWait = 10 * time.Second
+
+// startServers starts a workload's servers on e in their order, through
+// the lab's launcher, then waits until each that names a port has bound
+// it, then until ready (the workload's own probe; nil: none) says the
+// workload answers as its client will ask.
+func (e *env) startServers(ctx context.Context, servers []serverRun, ready func(context.Context) error) error {
+	if e.lab.Runtime == nil {
+		return fmt.Errorf("lab %s: its driver started no launcher", e.lab.Name)
+	}
+	for _, s := range servers {
+		p, err := e.lab.Runtime.StartServer(s.ep, lab.Server{Role: s.name, Args: s.args, Image: s.image, Log: filepath.Join(e.logs, e.logName(s.name))})
+		if err != nil {
+			return err
+		}
+		e.procs[s.name] = p
+	}
+	deadline := time.Now().Add(bindWait)
+	for _, srv := range servers {
+		if srv.port == 0 {
+			continue
+		}
+		err := poll.Until(ctx, time.Until(deadline), 20*time.Millisecond, func() (bool, error) {
+			if err := e.alive(); err != nil {
+				return false, err
+			}
+			if b, ok := e.procs[srv.name].(lab.Bounder); ok {
+				return b.Bound(srv.port, srv.protocols), nil
+			}
+			return namespace.Bound(e.procs[srv.name].PID(), srv.port, srv.protocols), nil
+		})
+		if errors.Is(err, poll.ErrTimeout) {
+			return fmt.Errorf("%s did not bind port %d within %s; see logs/%s", srv.name, srv.port, bindWait, e.logName(srv.name))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if ready == nil {
+		return nil
+	}
+	return ready(ctx)
+}
 
 // checkServers refuses, before any lab, a ping-pong server command that
 // this machine cannot run, on a driver that starts it from this machine's
@@ -57,16 +120,6 @@ func (p *pingPong) ownServer(role string, v spec.ServerValues) (argv []string, i
 		argv, image = sv.Pong, sv.PongImage
 	}
 	return p.s.PingPong.Args(argv, v), image, len(argv) > 0 || image != ""
-}
-
-// startRole starts a role's server: the spec's own command or image when
-// it names one, else cnperf's (args, args[0] the binary).
-func (p *pingPong) startRole(e *env, role string, ep lab.Endpoint, args []string, v spec.ServerValues, logs string) error {
-	argv, image, ok := p.ownServer(role, v)
-	if !ok {
-		return e.startServer(role, ep, args, logs)
-	}
-	return e.startServerImage(role, ep, argv, image, logs)
 }
 
 // serverName names a role's server in messages: the spec's command, or

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/process"
 	"github.com/cnperf/cnperf/internal/record"
+	"github.com/cnperf/cnperf/internal/run/progress"
 	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/pingpong/server"
@@ -75,35 +78,94 @@ func servePingPong(t *testing.T) string {
 	return serve(func(ctx context.Context, ln net.Listener) error { return server.Serve(ctx, ln, ping) })
 }
 
-// TestSiegeThroughLauncher: on a driver that runs the client itself, the
-// runner starts the descriptor's siege command line, reads its envelope
-// lines and gets one sample per request, as in-process siege gives.
-func TestSiegeThroughLauncher(t *testing.T) {
+// inProcessRuntime is inProcess as a lab's runtime.
+type inProcessRuntime struct{ inProcess }
+
+func (inProcessRuntime) Alive() error     { return nil }
+func (inProcessRuntime) Sight() lab.Sight { return lab.Sight{Local: true, Own: true} }
+
+// siegeEnv is a lab whose client host runs siege in this process (as a
+// cluster's pod would run it) against ping at addr.
+func siegeEnv(t *testing.T, addr string) *env {
+	l := &lab.Lab{Runtime: inProcessRuntime{}}
+	l.Hosts = []lab.Host{{Name: "siege"}}
+	l.Endpoints = []lab.Endpoint{{Role: "ping", Host: "ping", External: addr, Internal: addr}}
+	return &env{key: "m", lab: l, procs: map[string]proc{}, exe: "cnperf", logs: t.TempDir()}
+}
+
+// TestSiegeCellThroughLauncher: a ping-pong cell runs as every cell does:
+// the runner starts the descriptor's siege command line through the
+// lab's launcher, reads its envelope lines and stores one sample per
+// request (in the fields runs have always stored), then the cell's cost
+// line; the readiness probe is the same siege, one request.
+func TestSiegeCellThroughLauncher(t *testing.T) {
 	ping := servePingPong(t)
 	s := spec.Default()
 	s.PingPong.Repetitions, s.PingPong.Concurrency, s.PingPong.Timeout = 2, 2, 5*time.Second
-	p := newPingPong(s)
 	sizes := []int{0, 5, 300, 70000}
-	var got []record.Sample
-	err := p.siegeThrough(context.Background(), inProcess{}, lab.Host{Name: "siege"}, lab.Endpoint{External: ping}, sizes, p.settings(),
-		func(smp record.Sample) { got = append(got, smp) })
+	s.PingPong.Chunk = len(sizes)
+	p := newPingPong(s)
+	p.sizes = sizes
+	e := siegeEnv(t, ping)
+	if err := p.ready(context.Background(), e); err != nil {
+		t.Fatalf("ready: %v", err)
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	run, err := record.Create(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != len(sizes)*2 {
-		t.Fatalf("%d samples, want %d", len(got), len(sizes)*2)
+	defer run.Close()
+	app := &appender{run: run, bar: progress.New(io.Discard, 1, len(sizes)*2), bytes: map[string]int64{}}
+	cell := record.Cell{Index: 3, Mode: "m", Start: time.Now()}
+	cr, err := p.cell(e, 0, &cell, app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.runCell(context.Background(), cr, &cell, app); err != nil {
+		t.Fatal(err)
+	}
+	if cell.Samples != len(sizes)*2 || cell.Failed != 0 || cell.Error != "" || app.total != len(sizes)*2 {
+		t.Fatalf("cell %+v, %d stored: want %d good samples", cell, app.total, len(sizes)*2)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, record.SamplesFile))
+	if err != nil {
+		t.Fatal(err)
 	}
 	seen := map[int]int{}
-	for _, smp := range got {
+	costs := 0
+	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		var probe struct {
+			Workload string `json:"workload"`
+			Kind     string `json:"kind"`
+		}
+		if err := json.Unmarshal(line, &probe); err != nil || probe.Kind != "" {
+			t.Fatalf("stored line %s: not a bare sample or cost line (%v)", line, err)
+		}
+		if probe.Workload == "cost" {
+			var c record.Cost
+			if err := json.Unmarshal(line, &c); err != nil || c.Test != "pingpong" || c.Cell != 3 || c.Mode != "m" {
+				t.Errorf("cost line %s", line)
+			}
+			costs++
+			continue
+		}
+		var smp record.Sample
+		if err := json.Unmarshal(line, &smp); err != nil {
+			t.Fatal(err)
+		}
 		seen[smp.Size]++
-		if !smp.OK() || smp.Workload != "pingpong" || smp.Time.IsZero() {
-			t.Errorf("sample %+v: want a whole exchange", smp)
+		if !smp.OK() || smp.Workload != "pingpong" || smp.Time.IsZero() || smp.Mode != "m" || smp.Cell != 3 {
+			t.Errorf("sample %+v: want a whole exchange of mode m, cell 3", smp)
 		}
 	}
 	for _, n := range sizes {
 		if seen[n] != 2 {
 			t.Errorf("size %d: %d samples, want 2", n, seen[n])
 		}
+	}
+	if costs != 1 {
+		t.Errorf("%d cost lines, want 1", costs)
 	}
 }
 

@@ -1,22 +1,17 @@
 package run
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"os"
-	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
-	"github.com/cnperf/cnperf/internal/poll"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/workload"
@@ -36,12 +31,10 @@ var socketTopology = lab.Topology{Hosts: []lab.HostSpec{
 // --json` people run) in the client's container, stores every envelope
 // line it prints and what the cell cost both sides.
 type socketCells struct {
-	s       spec.Spec
-	cases   []workload.Case
-	plan    []socketUnit
-	servers []workload.Server
-	exe     string
-	logs    string
+	s     spec.Spec
+	cases []workload.Case
+	plan  []socketUnit
+	kinds []workload.Server // the servers the tests need, each role once
 }
 
 // socketUnit is one repetition of one case.
@@ -71,7 +64,7 @@ func newSocketCells(s spec.Spec, cases []workload.Case) *socketCells {
 		srv := c.Workload().Server()
 		if !seen[srv.Role] {
 			seen[srv.Role] = true
-			t.servers = append(t.servers, srv)
+			t.kinds = append(t.kinds, srv)
 		}
 	}
 	return t
@@ -131,8 +124,8 @@ func (t *socketCells) serverRoles() (used []string, fanIn int) {
 }
 
 func (t *socketCells) labConfig() lab.Config {
-	cfg := lab.Config{Topology: t.topology(), Port: t.servers[0].Port}
-	for _, srv := range t.servers {
+	cfg := lab.Config{Topology: t.topology(), Port: t.kinds[0].Port}
+	for _, srv := range t.kinds {
 		for _, proto := range srv.Protocols {
 			if srv.Port == cfg.Port && proto == "tcp" {
 				continue // published as the lab's port
@@ -158,29 +151,23 @@ func (t *socketCells) describeCell(u int, cell *record.Cell) {
 
 func (t *socketCells) describeRun(*record.Meta) {}
 
-// start starts each server the tests need in every server container they
-// use and waits until each has bound its port.
-func (t *socketCells) start(ctx context.Context, e *env, exe, logs string) error {
-	t.exe, t.logs = exe, logs
+// servers are each server the tests need in every server container they
+// use; each is up once it has bound its port.
+func (t *socketCells) servers(e *env) ([]serverRun, error) {
 	used, fanIn := t.serverRoles()
-	type started struct {
-		name  string
-		port  int
-		proto []string
-	}
-	var all []started
+	var out []serverRun
 	for _, role := range used {
 		ep, err := e.lab.Endpoint(role)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		// Servers listen where the mode's endpoint does: inside a lab's
 		// sealed namespaces 0.0.0.0 (only lab addresses exist there), in
 		// this machine's own stack (an existing engine's bare and host
 		// modes) loopback only. Never the servers' own default.
 		listenHost, _, _ := net.SplitHostPort(ep.Listen)
-		for _, srv := range t.servers {
-			args := shiftPort(append([]string{exe}, srv.Args...), "--listen", e.shift+ep.PortShift)
+		for _, srv := range t.kinds {
+			args := shiftPort(append([]string{e.exe}, srv.Args...), "--listen", e.shift+ep.PortShift)
 			if listenHost != "" {
 				for i := range args {
 					if i > 0 && args[i-1] == "--listen" && strings.HasPrefix(args[i], ":") {
@@ -191,33 +178,15 @@ func (t *socketCells) start(ctx context.Context, e *env, exe, logs string) error
 			if fanIn > 1 && srv.Concurrent != "" {
 				args = append(args, srv.Concurrent, strconv.Itoa(fanIn))
 			}
-			name := serverName(srv.Role, role, t.named())
-			if err := e.startServer(name, ep, args, logs); err != nil {
-				return err
-			}
-			all = append(all, started{name, srv.Port + e.shift + ep.PortShift, srv.Protocols})
+			out = append(out, serverRun{name: serverName(srv.Role, role, t.named()), ep: ep, args: args,
+				port: srv.Port + e.shift + ep.PortShift, protocols: srv.Protocols})
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for _, srv := range all {
-		err := poll.Until(ctx, time.Until(deadline), 20*time.Millisecond, func() (bool, error) {
-			if err := e.check(); err != nil {
-				return false, err
-			}
-			if b, ok := e.procs[srv.name].(lab.Bounder); ok {
-				return b.Bound(srv.port, srv.proto), nil
-			}
-			return namespace.Bound(e.procs[srv.name].PID(), srv.port, srv.proto), nil
-		})
-		if errors.Is(err, poll.ErrTimeout) {
-			return fmt.Errorf("%s did not bind port %d within 10s; see logs/%s", srv.name, srv.port, e.logName(srv.name))
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return out, nil
 }
+
+// ready: a bound port is enough.
+func (t *socketCells) ready(context.Context, *env) error { return nil }
 
 // named says whether servers run in several containers, so that their
 // names say which.
@@ -232,9 +201,9 @@ func serverName(server, container string, placed bool) string {
 	return server + "-" + container
 }
 
-// clientRun is one client process of a cell: in which container, against
-// which server container, and its tags on what it prints.
-type clientRun struct {
+// placedClient is one client process of a test: in which container,
+// against which server container, and its tags on what it prints.
+type placedClient struct {
 	name           string // process (cgroup) name
 	client, server lab.Endpoint
 	tagged         bool // a fan-out client: its records name it
@@ -244,7 +213,7 @@ type clientRun struct {
 // clients lists a case's client processes: one, from the client to the
 // server; with a placement, every client container the test uses, each
 // against server i mod servers, Processes times.
-func (t *socketCells) clients(e *env, c workload.Case) ([]clientRun, error) {
+func (t *socketCells) clients(e *env, c workload.Case) ([]placedClient, error) {
 	if t.s.Chain != nil {
 		client, server, err := chainEnds(c)
 		if err != nil {
@@ -258,7 +227,7 @@ func (t *socketCells) clients(e *env, c workload.Case) ([]clientRun, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []clientRun{{name: "client", client: cep, server: sep}}, nil
+		return []placedClient{{name: "client", client: cep, server: sep}}, nil
 	}
 	if t.s.Placement == nil {
 		cep, err := e.lab.Endpoint("client")
@@ -269,11 +238,11 @@ func (t *socketCells) clients(e *env, c workload.Case) ([]clientRun, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []clientRun{{name: "client", client: cep, server: sep}}, nil
+		return []placedClient{{name: "client", client: cep, server: sep}}, nil
 	}
 	p := t.s.Placed()
 	n, servers, k := c.Test.ClientCount(p.Clients), c.Test.ServerCount(p.Clients), c.Test.ProcessCount()
-	var out []clientRun
+	var out []placedClient
 	for i := range n {
 		cep, err := e.lab.Endpoint("client" + strconv.Itoa(i+1))
 		if err != nil {
@@ -284,77 +253,54 @@ func (t *socketCells) clients(e *env, c workload.Case) ([]clientRun, error) {
 			return nil, err
 		}
 		for j := range k {
-			out = append(out, clientRun{name: fmt.Sprintf("%s-%d", cep.Role, j), client: cep, server: sep, tagged: true, process: j})
+			out = append(out, placedClient{name: fmt.Sprintf("%s-%d", cep.Role, j), client: cep, server: sep, tagged: true, process: j})
 		}
 	}
 	return out, nil
 }
 
-// runCell runs the clients of one repetition of a case, all at once, and
-// stores every line they print and the cell's cost. A client that fails
-// marks the cell failed with its reason; the run goes on.
-func (t *socketCells) runCell(ctx context.Context, e *env, u int, cell *record.Cell, app *appender) error {
+// cell runs the clients of one repetition of a case, all at once: each
+// envelope line they print is stored whole (record.Wrap), and the cost
+// line charges the clients and the servers they use.
+func (t *socketCells) cell(e *env, u int, cell *record.Cell, app *appender) (cellRun, error) {
 	unit := t.plan[u]
 	runs, err := t.clients(e, unit.c)
 	if err != nil {
-		return err
+		return cellRun{}, err
 	}
 	c := unit.c
 	if c.FitsMTU() {
 		host, _, err := net.SplitHostPort(runs[0].server.Internal)
 		if err != nil {
-			return fmt.Errorf("server endpoint %q: %w", runs[0].server.Internal, err)
+			return cellRun{}, fmt.Errorf("server endpoint %q: %w", runs[0].server.Internal, err)
 		}
 		mtu, err := pathMTU(runs[0].client.NS, host)
 		if err != nil {
-			return fmt.Errorf("path MTU from the client to %s: %w", host, err)
+			return cellRun{}, fmt.Errorf("path MTU from the client to %s: %w", host, err)
 		}
 		c = c.FitTo(mtu)
 	}
 	w := c.Workload()
-	serverBefore := map[string]lab.Usage{}
+	mode := e.key
+	cr := cellRun{log: "client", cost: record.Cost{Test: c.Test.Workload, Case: c.Label, Rep: unit.rep}}
+	// A test that runs far past its planned time is stopped, not waited on.
+	cr.limit = c.Test.Planned() + 30*time.Second
+	if c.Test.Planned() == 0 {
+		cr.limit = 10*time.Minute + 30*time.Second // until a count: bounded all the same
+	}
 	for _, r := range runs {
 		name := serverName(w.Server().Role, r.server.Role, t.named())
-		if _, ok := serverBefore[name]; !ok {
-			serverBefore[name], _ = e.procs[name].Usage()
+		if !slices.Contains(cr.servers, name) {
+			cr.servers = append(cr.servers, name)
 		}
-	}
-	logf, err := os.OpenFile(filepath.Join(t.logs, e.logName("client")), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	defer logf.Close()
-
-	mode := e.key
-	var mu sync.Mutex // the appender, the cell and the log, from every client's output
-	var badLine error
-	type running struct {
-		run    clientRun
-		p      proc
-		out    *lineWriter
-		stderr *bytes.Buffer
-	}
-	var started []running
-	stopAll := func() {
-		for _, r := range started {
-			_ = r.p.Stop(0)
-		}
-	}
-	for _, r := range runs {
 		host, _, err := net.SplitHostPort(r.server.Internal)
 		if err != nil {
-			stopAll()
-			return fmt.Errorf("server endpoint %q: %w", r.server.Internal, err)
+			return cellRun{}, fmt.Errorf("server endpoint %q: %w", r.server.Internal, err)
 		}
-		out := &lineWriter{fn: func(line []byte) {
-			mu.Lock()
-			defer mu.Unlock()
+		line := func(line []byte) error {
 			rec, err := record.Wrap(c, line)
 			if err != nil {
-				if badLine == nil {
-					badLine = err
-				}
-				return
+				return err
 			}
 			rec.Mode, rec.Labels, rec.Cell, rec.Rep = mode, t.s.Labels, cell.Index, unit.rep
 			if r.tagged {
@@ -367,110 +313,12 @@ func (t *socketCells) runCell(ctx context.Context, e *env, u int, cell *record.C
 			}
 			cell.Samples++
 			app.add(rec, false)
-		}}
-		args := shiftPort(append([]string{t.exe}, c.ClientArgs(host)...), "--server", e.shift+r.server.PortShift)
-		stderr := &bytes.Buffer{}
-		mu.Lock()
-		fmt.Fprintf(logf, "# cell %d %s: %s\n", cell.Index, r.name, strings.Join(args[1:], " "))
-		mu.Unlock()
-		p, err := e.startClient(r.name, r.client, args, out, io.MultiWriter(&lockedWriter{mu: &mu, w: logf}, stderr))
-		if err != nil {
-			stopAll()
-			return err
+			return nil
 		}
-		started = append(started, running{r, p, out, stderr})
+		args := shiftPort(append([]string{e.exe}, c.ClientArgs(host)...), "--server", e.shift+r.server.PortShift)
+		cr.clients = append(cr.clients, clientRun{name: r.name, ep: r.client, args: args, line: line})
 	}
-	// A test that runs far past its planned time is stopped, not waited on.
-	limit := c.Test.Planned() + 30*time.Second
-	if c.Test.Planned() == 0 {
-		limit = 10*time.Minute + 30*time.Second // until a count: bounded all the same
-	}
-	timeout := time.After(limit)
-	var stopReason string
-	for _, r := range started {
-		if stopReason != "" {
-			break
-		}
-		select {
-		case <-r.p.Done():
-		case <-ctx.Done():
-			stopReason = "interrupted"
-		case <-timeout:
-			stopReason = fmt.Sprintf("client still running %s after it started: stopped", limit)
-		}
-	}
-	if stopReason != "" {
-		for _, r := range started {
-			_ = r.p.Stop(5 * time.Second) // SIGTERM first: the client prints what it has
-		}
-	}
-	var clientUse lab.Usage
-	var failed []string
-	for _, r := range started {
-		_, exitErr := r.p.Exited()
-		cu, _ := r.p.Usage()
-		_ = r.p.Stop(0)
-		r.out.flush()
-		addUsage(&clientUse, cu)
-		if exitErr != nil {
-			failed = append(failed, fmt.Sprintf("%s: %v: %s", r.run.name, exitErr, lastLine(r.stderr.String())))
-		}
-	}
-	var serverUse lab.Usage
-	for name, before := range serverBefore {
-		su, _ := e.procs[name].Usage()
-		su.CPUSeconds -= before.CPUSeconds
-		su.UserSeconds -= before.UserSeconds
-		su.SystemSeconds -= before.SystemSeconds
-		addUsage(&serverUse, su)
-	}
-	app.add(record.Cost{Workload: "cost", Test: c.Test.Workload, Mode: mode, Labels: t.s.Labels, Cell: cell.Index, Case: c.Label, Rep: unit.rep,
-		Seconds: time.Since(cell.Start).Seconds(), Client: clientUse, Server: serverUse}, false)
-
-	mu.Lock()
-	defer mu.Unlock()
-	switch {
-	case stopReason == "interrupted":
-		return ctx.Err()
-	case stopReason != "":
-		cell.Error = stopReason
-	case len(failed) == 1:
-		cell.Error = "client: " + failed[0]
-	case len(failed) > 1:
-		cell.Error = fmt.Sprintf("%d of %d clients failed; first %s", len(failed), len(started), failed[0])
-	case badLine != nil:
-		cell.Error = badLine.Error()
-	}
-	if cell.Error != "" {
-		cell.Failed++
-	}
-	return nil
-}
-
-// addUsage adds u to sum: CPU over the cell adds up over processes, and so
-// does their peak memory (they ran at once; an upper bound of the peak of
-// the sum).
-func addUsage(sum *lab.Usage, u lab.Usage) {
-	if sum.Source == "" {
-		sum.Source = u.Source
-	}
-	sum.CPUSeconds += u.CPUSeconds
-	sum.UserSeconds += u.UserSeconds
-	sum.SystemSeconds += u.SystemSeconds
-	sum.MemoryPeak += u.MemoryPeak
-	sum.MemoryCurrent += u.MemoryCurrent
-}
-
-// lockedWriter serialises writes of several clients into one log.
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+	return cr, nil
 }
 
 // pathMTU is the MTU of the interface the client's route to host leaves
@@ -490,39 +338,6 @@ func pathMTU(ns, host string) (int, error) {
 		err = errors.New("no interface holds the socket's address")
 	}
 	return mtu, err
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
-}
-
-// lineWriter calls fn with every complete line written to it.
-type lineWriter struct {
-	buf []byte
-	fn  func([]byte)
-}
-
-func (w *lineWriter) Write(p []byte) (int, error) {
-	w.buf = append(w.buf, p...)
-	for {
-		i := bytes.IndexByte(w.buf, '\n')
-		if i < 0 {
-			return len(p), nil
-		}
-		if line := bytes.TrimSpace(w.buf[:i]); len(line) > 0 {
-			w.fn(line)
-		}
-		w.buf = w.buf[i+1:]
-	}
-}
-
-// flush passes on a last line without a newline.
-func (w *lineWriter) flush() {
-	if line := bytes.TrimSpace(w.buf); len(line) > 0 {
-		w.fn(line)
-	}
-	w.buf = nil
 }
 
 // shiftPort adds shift to the port of the value after flag (HOST:PORT).

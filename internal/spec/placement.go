@@ -11,7 +11,9 @@ import (
 // "same", Bryzgalov's (2014) inter-container tests) or the servers on one host and
 // the clients on another ("apart", the default). Each test then runs on as
 // many of them as it says (workload.Test's clients, servers, pairs,
-// processes).
+// processes). Ping-pong takes it too (checkSweepPlacement): its servers,
+// ping and pong, then share one host, and its client, siege, is on
+// another.
 type Placement struct {
 	Hosts   string `yaml:"hosts,omitempty" json:"hosts,omitempty"`
 	Servers int    `yaml:"servers,omitempty" json:"servers,omitempty"`
@@ -76,6 +78,30 @@ func (s Spec) checkPlacement(cases []workload.Case) error {
 		if fanIn := (clients + servers - 1) / servers * t.ProcessCount(); fanIn > workload.MaxFanIn {
 			return fmt.Errorf("%sprocesses %d: %d clients at once on one server, more than %d", field, t.ProcessCount(), fanIn, workload.MaxFanIn)
 		}
+	}
+	return nil
+}
+
+// checkSweepPlacement checks ping-pong's placement: its client (siege) on
+// a host of its own and its servers (ping and pong) together on another
+// ("apart"), so that ping's request to pong crosses two containers of one
+// host as Bryzgalov (2014) measured. Siege stays outside the servers' host
+// as Kratzke's client stays outside the cluster, so "same" is refused;
+// ping-pong has one ping, one pong and one siege.
+func (s Spec) checkSweepPlacement() error {
+	p := s.Placement
+	if p == nil {
+		return nil
+	}
+	switch {
+	case p.Hosts == SameHost:
+		return fmt.Errorf("placement.hosts %s: ping-pong's siege runs on a host of its own, outside its servers' (Kratzke's client outside the cluster); %s puts ping and pong on one host", p.Hosts, HostsApart)
+	case p.Hosts != "" && p.Hosts != HostsApart:
+		return fmt.Errorf("placement.hosts %q: ping-pong takes %s (ping and pong on one host, siege on another)", p.Hosts, HostsApart)
+	case p.Servers < 0 || p.Servers > 1:
+		return fmt.Errorf("placement.servers %d: ping-pong has one ping and one pong (1)", p.Servers)
+	case p.Clients < 0 || p.Clients > 1:
+		return fmt.Errorf("placement.clients %d: ping-pong runs one siege (1)", p.Clients)
 	}
 	return nil
 }

@@ -27,7 +27,12 @@ func TestPlacement(t *testing.T) {
 		{"swept past the placement", head + "placement: {clients: 4}\ntests:\n  - workload: stream\n    sweep: {param: clients, values: [1, 8]}\n", "tests[0] (clients=8): clients 8"},
 		{"pairs need servers", head + "placement: {clients: 4}\ntests:\n  - workload: stream\n    pairs: true\n", "tests[0].servers 4: the placement has 1 server containers"},
 		{"fan-in bound", head + "placement: {clients: 250}\ntests:\n  - workload: stream\n    processes: 64\n", "tests[0].processes 64: 16000 clients at once on one server, more than 1024"},
-		{"ping-pong", head + "placement: {clients: 2}\n", "placement: ping-pong's hosts are fixed"},
+		{"ping-pong apart", head + "placement: {hosts: apart}\n", ""},
+		{"ping-pong, default hosts", head + "placement: {servers: 1}\n", ""},
+		{"ping-pong fan-out", head + "placement: {clients: 2}\n", "placement.clients 2: ping-pong runs one siege"},
+		{"ping-pong servers", head + "placement: {servers: 2}\n", "placement.servers 2: ping-pong has one ping and one pong"},
+		{"ping-pong on one host", head + "placement: {hosts: same}\n", "placement.hosts same: ping-pong's siege runs on a host of its own"},
+		{"ping-pong bad hosts", head + "placement: {hosts: near}\n", `placement.hosts "near": ping-pong takes apart`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

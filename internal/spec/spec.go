@@ -629,8 +629,8 @@ func (s Spec) Validate() error {
 	if s.Chain != nil {
 		return s.checkChain(nil)
 	}
-	if s.Placement != nil {
-		return errors.New("placement: ping-pong's hosts are fixed (siege, ping, pong); placement is for socket tests")
+	if err := s.checkSweepPlacement(); err != nil {
+		return err
 	}
 	if err := s.PingPong.validate(); err != nil {
 		return err

@@ -6,8 +6,9 @@ import "time"
 // servers, as Kratzke's HTTP ping-pong does (siege → ping → pong, one
 // request per size and repetition): its servers run on endpoints of their
 // own, its client on a host outside them sends a chunk of the size plan per
-// cell, and each request is stored as one record.Sample rather than as the
-// client's envelope lines. Its settings are the spec's ping-pong section
+// cell, and prints envelope lines as every client does, one interval line
+// per request; each is stored as one record.Sample (the sample's own
+// fields), not whole. Its settings are the spec's ping-pong section
 // (SweepSettings), not a test.
 type SizeSweep interface {
 	Workload

@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -24,9 +23,6 @@ type Config struct {
 	Target      string        // base URL of ping, e.g. http://198.18.0.2:8080
 	Concurrency int           // parallel workers; 0 means 1; at most pingpong.MaxConcurrency
 	Timeout     time.Duration // per request; 0 means pingpong.DefaultTimeout; at most pingpong.MaxTimeout
-	// Dial, when set, opens siege's connections (the runner's dials from
-	// inside the siege host's network namespace); nil dials normally.
-	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // maxMPingBody bounds what siege reads from ping: an /mping answer is tens of
@@ -74,9 +70,6 @@ func run(ctx context.Context, cfg Config, total int, at func(int) pingpong.Reque
 		return fmt.Errorf("siege timeout %w", err)
 	}
 	tr := pingpong.NewTransport(timeout, workers)
-	if cfg.Dial != nil {
-		tr.DialContext = cfg.Dial
-	}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr}
 

@@ -41,10 +41,10 @@ func (p *exitedProc) Exited() (bool, error)     { p.calls.Add(1); return true, p
 func (p *exitedProc) Stop(time.Duration) error  { return nil }
 func (p *exitedProc) Usage() (lab.Usage, error) { return lab.Usage{}, nil }
 
-// TestCheckNamesTheDeadDaemon: a server whose engine died sees its
-// connection break before the daemon's reaper has run; check reports the
+// TestAliveNamesTheDeadDaemon: a server whose engine died sees its
+// connection break before the daemon's reaper has run; alive reports the
 // daemon, not the server, once the runtime finds it dead within the grace.
-func TestCheckNamesTheDeadDaemon(t *testing.T) {
+func TestAliveNamesTheDeadDaemon(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		rt      lab.Runtime
@@ -60,12 +60,12 @@ func TestCheckNamesTheDeadDaemon(t *testing.T) {
 				"pong": &exitedProc{err: errors.New("lost the engine: unexpected EOF")},
 			}}
 			start := time.Now()
-			err := e.check()
+			err := e.alive()
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("check() = %v, want an error with %q", err, tc.want)
+				t.Errorf("alive() = %v, want an error with %q", err, tc.want)
 			}
 			if d := time.Since(start); d > tc.maxTime {
-				t.Errorf("check took %v, want at most %v", d, tc.maxTime)
+				t.Errorf("alive took %v, want at most %v", d, tc.maxTime)
 			}
 		})
 	}
