@@ -78,7 +78,6 @@ func Command(con workload.Console) *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			enc := json.NewEncoder(w)
 			pp := &ppbenchLog{w: &countingWriter{w: w}, reps: p.Repetitions, opts: export.PPBenchOptions{MachineTag: machine, Concurrency: concurrency}}
 			tally := &sizeTally{ok: map[int]int{}}
 			env := workload.NewPrinter(w, Name)
@@ -94,20 +93,36 @@ func Command(con workload.Console) *cobra.Command {
 				}
 			}
 			// Every line leaves as it is known, so an interrupted siege keeps
-			// what it measured.
+			// what it measured; it is written apart from the requests, so
+			// that no request waits on encoding or on the pipe.
+			var ls *lines
+			switch format {
+			case "jsonl":
+				ls = writeLines(w, func(bw io.Writer) func(record.Sample) error {
+					enc := json.NewEncoder(bw)
+					return func(s record.Sample) error { return enc.Encode(s) }
+				})
+			case "envelope":
+				ls = writeLines(w, func(bw io.Writer) func(record.Sample) error {
+					lines := workload.NewPrinter(bw, Name)
+					return func(s record.Sample) error { return lines.Print(workload.KindInterval, s) }
+				})
+			}
 			err = RunPlan(ctx, Config{Target: target, Concurrency: concurrency, Timeout: timeout}, sizes, p.Repetitions, func(s record.Sample) {
 				s.Mode = experiment
 				tally.add(s)
 				end.add(s)
-				switch format {
-				case "jsonl":
-					_ = enc.Encode(s)
-				case "envelope":
-					_ = env.Print(workload.KindInterval, s)
-				default:
+				if ls != nil {
+					ls.add(s)
+				} else {
 					pp.add(s)
 				}
 			})
+			if ls != nil {
+				if werr := ls.close(); werr != nil && err == nil {
+					err = werr
+				}
+			}
 			switch format {
 			case "ppbench":
 				if werr := pp.finish(); werr != nil {
