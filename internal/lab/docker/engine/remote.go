@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/lab/namespace"
+
 	"github.com/docker/docker/client"
 )
 
@@ -156,6 +158,11 @@ func (t Target) Client() (*client.Client, error) {
 			opts = o
 		}
 		opts = append(opts, client.WithHost(t.Host))
+		if strings.HasPrefix(t.Host, "tcp://") {
+			// After WithHost, which sets up the transport's dialer.
+			d := &net.Dialer{Control: namespace.RefuseLabFromMachine}
+			opts = append(opts, client.WithDialContext(d.DialContext))
+		}
 	}
 	cli, err := client.NewClientWithOpts(append(opts, client.WithAPIVersionNegotiation())...)
 	if err != nil {
