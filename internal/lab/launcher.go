@@ -75,8 +75,9 @@ type Bounder interface {
 }
 
 // Remote is a Runtime whose hosts the runner cannot enter (a cluster's
-// pods): clients the runner would run in a host's namespace itself (the
-// ping-pong siege) run through the Launcher instead.
+// pods): what the runner would do from inside a host's namespace itself
+// (checking that a spec's own ping and pong servers speak the protocol)
+// it cannot do there.
 type Remote interface {
 	Remote() bool
 }
