@@ -108,6 +108,12 @@ type LocalFiles interface {
 	RunsLocalFiles() bool
 }
 
+// Images is a Driver that runs a spec's own servers as container images
+// (pingpong.servers' ping_image and pong_image) rather than commands.
+type Images interface {
+	RunsImages() bool
+}
+
 // Leftovers is a Driver whose labs leave traces that can outlive the
 // rest of the lab (cgroups of processes that have died): Clean finds the
 // labs that have any and removes them.

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
@@ -78,11 +79,60 @@ func (e *env) startServers(ctx context.Context, servers []serverRun, ready func(
 	return ready(ctx)
 }
 
+// checkServerKinds refuses, before any lab, pingpong.servers that a
+// driver of the run cannot start: the drivers that run commands from this
+// machine's files (lab.LocalFiles) need argv, those that run images
+// (lab.Images) images, and the others run cnperf's own servers only.
+func checkServerKinds(cat lab.Catalog, s spec.Spec) error {
+	sv := s.PingPong.Servers
+	if sv == nil || s.Socket() {
+		return nil
+	}
+	var others []string
+	for _, d := range cat.Drivers {
+		if runsCommands(d) || runsImages(d) {
+			others = append(others, d.Name())
+		}
+	}
+	for _, name := range s.RunDrivers() {
+		d, err := cat.Driver(name)
+		if err != nil {
+			return nil // CheckDrivers says so
+		}
+		switch {
+		case runsCommands(d):
+			if len(sv.Ping) == 0 && sv.PingImage != "" || len(sv.Pong) == 0 && sv.PongImage != "" {
+				return fmt.Errorf("pingpong.servers: the %s driver runs commands: give ping and pong as argv for the roles with an image", name)
+			}
+		case runsImages(d):
+			if len(sv.Ping) > 0 && sv.PingImage == "" || len(sv.Pong) > 0 && sv.PongImage == "" {
+				return fmt.Errorf("pingpong.servers: the %s driver runs images: give ping_image and pong_image for the roles with a command", name)
+			}
+		default:
+			return fmt.Errorf("pingpong.servers: driver %s runs cnperf's servers only (%s run others)", name, strings.Join(others, " and "))
+		}
+	}
+	return nil
+}
+
+func runsCommands(d lab.Driver) bool {
+	lf, ok := d.(lab.LocalFiles)
+	return ok && lf.RunsLocalFiles()
+}
+
+func runsImages(d lab.Driver) bool {
+	im, ok := d.(lab.Images)
+	return ok && im.RunsImages()
+}
+
 // checkServers refuses, before any lab, a ping-pong server command that
 // this machine cannot run, on a driver that starts it from this machine's
 // file system (lab.LocalFiles: the netns driver, whose containers share
 // the mount tree).
 func checkServers(cat lab.Catalog, s spec.Spec) error {
+	if err := checkServerKinds(cat, s); err != nil {
+		return err
+	}
 	sv := s.PingPong.Servers
 	if sv == nil || s.Socket() || !slices.ContainsFunc(s.RunDrivers(), func(name string) bool {
 		d, err := cat.Driver(name)

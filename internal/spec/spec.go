@@ -635,7 +635,7 @@ func (s Spec) Validate() error {
 	if err := s.PingPong.validate(); err != nil {
 		return err
 	}
-	if err := s.PingPong.checkServers(s.RunDrivers()); err != nil {
+	if err := s.PingPong.checkServers(); err != nil {
 		return err
 	}
 	_, err := s.PlanSize()
