@@ -15,7 +15,6 @@ import (
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/workload"
-	"github.com/cnperf/cnperf/internal/workload/udp"
 )
 
 // socketTopology is a socket lab: a container on each of two hosts, client
@@ -331,7 +330,7 @@ func pathMTU(ns, host string) (int, error) {
 			return err
 		}
 		defer c.Close()
-		mtu = udp.LocalMTU(c.LocalAddr())
+		mtu = workload.LocalMTU(c.LocalAddr())
 		return nil
 	})
 	if err == nil && mtu == 0 {

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/udpseq"
 )
 
@@ -68,7 +69,7 @@ func run(ctx context.Context, f flow) (*Report, int, error) {
 	defer data.Close()
 	size := f.size
 	if size == 0 {
-		size = DefaultPacketSize(LocalMTU(data.LocalAddr()))
+		size = DefaultPacketSize(workload.LocalMTU(data.LocalAddr()))
 	}
 	sc := bufio.NewScanner(ctl)
 	sc.Buffer(make([]byte, 64<<10), maxAnswer)

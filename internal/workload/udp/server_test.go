@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/workload"
 )
 
 // startServer runs a listener on a free loopback port until the test ends.
@@ -117,7 +119,7 @@ func TestDatagramLoopback(t *testing.T) {
 			}
 			wantSize := c.Size
 			if wantSize == 0 {
-				wantSize = DefaultPacketSize(LocalMTU(&net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}))
+				wantSize = DefaultPacketSize(workload.LocalMTU(&net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}))
 			}
 			if tot.PacketSize != wantSize || tot.Bytes != tot.Received*int64(wantSize) {
 				t.Errorf("packet size %d, bytes %d; want %d-byte packets", tot.PacketSize, tot.Bytes, wantSize)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -31,39 +30,6 @@ const (
 // DefaultPacketSize is the datagram workload's packet size on a path of
 // the given MTU (descriptors.DefaultPacketSize: mtu − 32).
 func DefaultPacketSize(mtu int) int { return descriptors.DefaultPacketSize(mtu) }
-
-// LocalMTU is the MTU of the interface holding local address a (a connected
-// socket's, so the route's interface); 0 when it cannot tell.
-func LocalMTU(a net.Addr) int {
-	var ip net.IP
-	switch a := a.(type) {
-	case *net.UDPAddr:
-		ip = a.IP
-	case *net.TCPAddr:
-		ip = a.IP
-	default:
-		return 0
-	}
-	if ip == nil || ip.IsUnspecified() {
-		return 0
-	}
-	ifs, err := net.Interfaces()
-	if err != nil {
-		return 0
-	}
-	for _, ifc := range ifs {
-		addrs, err := ifc.Addrs()
-		if err != nil {
-			continue
-		}
-		for _, ad := range addrs {
-			if n, ok := ad.(*net.IPNet); ok && n.IP.Equal(ip) {
-				return ifc.MTU
-			}
-		}
-	}
-	return 0
-}
 
 // ParseRate parses a rate in bits per second with an optional decimal
 // suffix, as iperf does: "10M" is 10,000,000; k, M, G, T (either case).

@@ -1,19 +1,16 @@
 package toytest_test
 
 import (
-	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/lab/drivers/toytest"
-	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/run"
 	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/testutil"
+	"github.com/cnperf/cnperf/internal/testutil/runtest"
 )
 
 // TestMain removes the cnperf binary the tests built (testutil.Binary).
@@ -55,39 +52,9 @@ pingpong:
 `},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := spec.Parse(strings.NewReader(tc.yaml), tc.name+".yaml")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var out strings.Builder
-			res, err := run.Run(context.Background(), run.Options{Spec: s, Dir: filepath.Join(t.TempDir(), "run"),
-				Exe: testutil.Binary(t), Version: "test", Out: &out, Lab: cat})
-			if err != nil || res == nil || res.Meta == nil {
-				t.Fatalf("run: %v\n%s", err, out.String())
-			}
-			if res.Meta.Status != "complete" || res.Samples == 0 {
-				t.Errorf("status %s with %d samples, want complete with some\n%s", res.Meta.Status, res.Samples, out.String())
-			}
-			for _, c := range res.Meta.Cells {
-				if c.Error != "" || c.Failed > 0 {
-					t.Errorf("cell %d: %d failed, error %q", c.Index, c.Failed, c.Error)
-				}
-			}
+			res, _ := runtest.Run(t, cat, tc.name, tc.yaml)
 			if len(res.Meta.Modes) != 1 || res.Meta.Modes[0].Driver != toytest.Name {
 				t.Errorf("modes %+v, want bare on the toy driver", res.Meta.Modes)
-			}
-			// Nothing the run made is left: no lab, no namespace.
-			labs, err := cat.List()
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, l := range labs {
-				if strings.HasPrefix(l.Name, res.Meta.ID+"_") {
-					t.Errorf("lab %s left behind", l.Name)
-				}
-			}
-			if nss, _ := namespace.List(lab.Prefix + res.Meta.ID + "_"); len(nss) > 0 {
-				t.Errorf("namespaces left behind: %v", nss)
 			}
 		})
 	}

@@ -1,21 +1,16 @@
 package toytest_test
 
 import (
-	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/lab/modes/toytest"
-	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/record"
-	"github.com/cnperf/cnperf/internal/run"
-	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/testutil"
+	"github.com/cnperf/cnperf/internal/testutil/runtest"
 )
 
 // TestMain removes the cnperf binary the tests built (testutil.Binary).
@@ -63,34 +58,9 @@ pingpong:
 `},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := spec.Parse(strings.NewReader(tc.yaml), tc.name+".yaml")
-			if err != nil {
-				t.Fatal(err)
-			}
-			dir := filepath.Join(t.TempDir(), "run")
-			var out strings.Builder
-			res, err := run.Run(context.Background(), run.Options{Spec: s, Dir: dir,
-				Exe: testutil.Binary(t), Version: "test", Out: &out, Lab: cat})
-			if err != nil || res == nil || res.Meta == nil {
-				t.Fatalf("run: %v\n%s", err, out.String())
-			}
-			if res.Meta.Status != "complete" || res.Samples == 0 {
-				t.Errorf("status %s with %d samples, want complete with some\n%s", res.Meta.Status, res.Samples, out.String())
-			}
+			_, dir := runtest.Run(t, cat, tc.name, tc.yaml)
 			if tc.name == "stream" {
 				checkShaped(t, dir)
-			}
-			labs, err := cat.List()
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, l := range labs {
-				if strings.HasPrefix(l.Name, res.Meta.ID+"_") {
-					t.Errorf("lab %s left behind", l.Name)
-				}
-			}
-			if nss, _ := namespace.List(lab.Prefix + res.Meta.ID + "_"); len(nss) > 0 {
-				t.Errorf("namespaces left behind: %v", nss)
 			}
 		})
 	}

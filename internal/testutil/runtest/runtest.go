@@ -1,0 +1,57 @@
+// Package runtest runs a spec through run.Run on a given catalogue, as the
+// architecture's recipe tests do (a toy driver, a toy mode), and checks
+// what every such run must leave: a complete run with samples, and no lab
+// and no namespace of it on the machine.
+package runtest
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
+	"github.com/cnperf/cnperf/internal/run"
+	"github.com/cnperf/cnperf/internal/spec"
+	"github.com/cnperf/cnperf/internal/testutil"
+)
+
+// Run parses doc (a spec named name), runs it on cat with the test's
+// cnperf binary and returns the result and its run directory, having
+// checked that it completed with samples and that nothing it made is left.
+func Run(t *testing.T, cat lab.Catalog, name, doc string) (*run.Result, string) {
+	t.Helper()
+	s, err := spec.Parse(strings.NewReader(doc), name+".yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	var out strings.Builder
+	res, err := run.Run(context.Background(), run.Options{Spec: s, Dir: dir,
+		Exe: testutil.Binary(t), Version: "test", Out: &out, Lab: cat})
+	if err != nil || res == nil || res.Meta == nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	if res.Meta.Status != "complete" || res.Samples == 0 {
+		t.Errorf("status %s with %d samples, want complete with some\n%s", res.Meta.Status, res.Samples, out.String())
+	}
+	for _, c := range res.Meta.Cells {
+		if c.Error != "" || c.Failed > 0 {
+			t.Errorf("cell %d: %d failed, error %q", c.Index, c.Failed, c.Error)
+		}
+	}
+	labs, err := cat.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range labs {
+		if strings.HasPrefix(l.Name, res.Meta.ID+"_") {
+			t.Errorf("lab %s left behind", l.Name)
+		}
+	}
+	if nss, _ := namespace.List(lab.Prefix + res.Meta.ID + "_"); len(nss) > 0 {
+		t.Errorf("namespaces left behind: %v", nss)
+	}
+	return res, dir
+}
