@@ -6,7 +6,8 @@
 # machine has none or an older one). Arguments add extras: `bench` (wrk,
 # nginx), `browser` (chromium, for the report's browser test) and `k8s`
 # (containerd, the CNI plugins, conntrack and runc, for the test cluster of
-# scripts/k8s-cluster.sh; docs/kubernetes.md).
+# scripts/k8s-cluster.sh; docs/kubernetes.md) and `flannel` (gcc, for the cgo
+# build of flanneld by scripts/flannel-build.sh; docs/labs.md).
 # Prints the go binary to use.
 set -euo pipefail
 
@@ -26,6 +27,8 @@ for extra in "$@"; do
     bench) command -v wrk >/dev/null || need_pkgs+=(wrk)
            command -v nginx >/dev/null || need_pkgs+=(nginx-light) ;;
     browser) command -v chromium >/dev/null || need_pkgs+=(chromium fonts-dejavu-core) ;;
+    # flanneld's UDP backend is a C proxy on TUN: its build needs cgo.
+    flannel) command -v gcc >/dev/null || need_pkgs+=(gcc) ;;
     # The test cluster: containerd with its CRI plugin per node, the bridge,
     # host-local, loopback and portmap CNI plugins, conntrack for
     # kube-proxy, runc as the OCI runtime.
