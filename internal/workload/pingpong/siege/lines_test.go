@@ -1,12 +1,14 @@
 package siege
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cnperf/cnperf/internal/record"
 )
@@ -55,4 +57,32 @@ func TestLinesSayAWriteFailed(t *testing.T) {
 	if err := l.close(); err == nil || !strings.Contains(err.Error(), "broken pipe") {
 		t.Errorf("close = %v, want the broken pipe", err)
 	}
+}
+
+// TestLinesLeaveWhileIdle: a sample reaches the reader without close,
+// within a flush of the writer, so that a siege killed while idle has
+// handed over what it measured.
+func TestLinesLeaveWhileIdle(t *testing.T) {
+	r, w := io.Pipe()
+	defer r.Close()
+	l := writeLines(w, func(w io.Writer) func(record.Sample) error {
+		enc := json.NewEncoder(w)
+		return func(s record.Sample) error { return enc.Encode(s) }
+	})
+	l.add(record.Sample{Size: 42})
+	got := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(r).ReadString('\n')
+		got <- line
+	}()
+	select {
+	case line := <-got:
+		if !strings.Contains(line, `"size":42`) {
+			t.Errorf("read %q, want the sample of size 42", line)
+		}
+	case <-time.After(50 * flushEvery):
+		t.Fatalf("no line within %s of an idle writer", 50*flushEvery)
+	}
+	r.Close() // the writer's flush at close fails on the closed pipe
+	_ = l.close()
 }
