@@ -14,5 +14,8 @@ import (
 
 func main() {
 	process.AwaitStart() // a container's server waits until it is in its cgroups
+	// What cnperf's caller left open (a flock's lock) is not the daemons'
+	// to keep; a kernel without close_range only loses that guard.
+	_ = process.CloseInheritedOnExec()
 	os.Exit(cli.Main(drivers.Catalog(), os.Args[1:], os.Stdout, os.Stderr))
 }
