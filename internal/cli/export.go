@@ -3,6 +3,8 @@ package cli
 import (
 	"io"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -47,22 +49,31 @@ func newExportCmd(stdout io.Writer) *cobra.Command {
 }
 
 func newSummaryCmd(stdout io.Writer) *cobra.Command {
-	return &cobra.Command{
+	var ref string
+	cmd := &cobra.Command{
 		Use:   "summary RUN_DIR",
 		Short: "Print a run's table: per mode, medians and ratios to the reference",
-		Args:  cobra.ExactArgs(1),
+		Example: `  cnperf summary runs/quick-20261127-130603
+  cnperf summary runs/emulation-… --reference flannel-vxlan   # each mode against the real Flannel`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return printSummary(stdout, cmd.ErrOrStderr(), args[0], true)
+			return printSummary(stdout, cmd.ErrOrStderr(), args[0], ref, true)
 		},
 	}
+	cmd.Flags().StringVar(&ref, "reference", "", "mode the others are compared with (default: the run's reference)")
+	return cmd
 }
 
-// printSummary prints a stored run's tables, with a header line
-// describing the run when header is set.
-func printSummary(stdout, stderr io.Writer, dir string, header bool) error {
+// printSummary prints a stored run's tables against ref (the run's own
+// reference when ""), with a header line describing the run when header
+// is set.
+func printSummary(stdout, stderr io.Writer, dir, ref string, header bool) error {
 	meta, samples, err := report.ReadRun(dir, stderr)
 	if err != nil {
 		return err
 	}
-	return fail(report.Summary(stdout, stderr, dir, meta, samples, header))
+	if ref != "" && !slices.Contains(meta.SeriesKeys(), ref) {
+		return usagef("--reference %q: the run has no such mode (it has %s)", ref, strings.Join(meta.SeriesKeys(), ", "))
+	}
+	return fail(report.Summary(stdout, stderr, dir, meta, samples, ref, header))
 }

@@ -189,3 +189,35 @@ func TestSummaryKeepsDigits(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryAgainstAnotherMode: --reference puts the ratios against the
+// mode named (weave's 9.58 ms against bare's 5.12: bare at 0.53 of weave's
+// time is weave at 1.87 of bare's), and a mode the run lacks is bad input
+// named in the flag's words.
+func TestSummaryAgainstAnotherMode(t *testing.T) {
+	tmp := t.TempDir()
+	log := filepath.Join(tmp, "ab.csv")
+	body := "Tag,Document Path,Document Length,Time taken for tests,Complete requests,Failed requests,Concurrency Level,Total transferred,Requests per second (mean),Transfer rate,Time per request\n" +
+		"bare,/pong/10,10,0.512,1000,0,10,160000,1953.12,2.52,5.120\n" +
+		"weave,/pong/10,10,0.958,1000,0,10,160000,1043.84,1.48,9.580\n"
+	if err := os.WriteFile(log, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(tmp, "run")
+	if code, _, stderr := run("import", "--format", "ab", log, "-o", dir); code != 0 {
+		t.Fatalf("import: %s", stderr)
+	}
+	code, stdout, stderr := run("summary", dir, "--reference", "weave")
+	if code != 0 {
+		t.Fatalf("summary --reference weave: exit %d: %s", code, stderr)
+	}
+	for _, w := range []string{"xweave", " 1.87 "} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("summary --reference weave lacks %q:\n%s", w, stdout)
+		}
+	}
+	code, _, stderr = run("summary", dir, "--reference", "flannel")
+	if code != 2 || !strings.Contains(stderr, `--reference "flannel"`) || !strings.Contains(stderr, "bare, weave") {
+		t.Errorf("summary --reference flannel: exit %d, %q; want 2 naming the flag and the run's modes", code, stderr)
+	}
+}

@@ -141,7 +141,7 @@ func newRunCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 			if res != nil && res.Meta != nil {
 				// The table comes from the stored run, as `cnperf summary` reads it.
 				fmt.Fprintln(stdout)
-				if serr := printSummary(stdout, stderr, res.Dir, false); serr != nil {
+				if serr := printSummary(stdout, stderr, res.Dir, "", false); serr != nil {
 					fmt.Fprintf(stderr, "cnperf: summary: %v\n", serr)
 				}
 				fmt.Fprintf(stdout, "\nresults: %s (%d samples, %s)\n", res.Dir, res.Samples, res.Meta.Status)

@@ -48,14 +48,16 @@ func ReadRun(dir string, warn io.Writer) (*record.Meta, []record.Sample, error) 
 // cases, the intervals, the spread of lab instances and the driver
 // comparison; with header, a first
 // line describing the run. Notes on what it skipped go to warn.
-func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.Sample, header bool) error {
+func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.Sample, ref string, header bool) error {
 	if header {
 		fmt.Fprintf(w, "%s\n\n", headerLine(meta))
 	}
 	if warning := meta.Disturbance().Warning(); warning != "" {
 		fmt.Fprintf(w, "warning: %s\n\n", warning)
 	}
-	ref := meta.Spec.ReferenceKey()
+	if ref == "" {
+		ref = meta.Spec.ReferenceKey()
+	}
 	run := Run{Meta: *meta, Samples: samples}
 	if meta.Spec.Socket() {
 		// ReadRun has told what it skipped: the same file, the same notes.
