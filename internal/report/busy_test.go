@@ -38,7 +38,7 @@ func TestBusyRunIsSaid(t *testing.T) {
 		{"no load recorded", synthetic(modes, 300, 1), false},
 	} {
 		var sum, warn bytes.Buffer
-		if err := Summary(&sum, &warn, c.run.Dir, &c.run.Meta, c.run.Samples, true); err != nil {
+		if err := Summary(&sum, &warn, c.run.Dir, &c.run.Meta, c.run.Samples, "", true); err != nil {
 			t.Fatal(err)
 		}
 		if got := strings.Contains(sum.String(), want); got != c.busy {

@@ -53,7 +53,7 @@ func TestImportSummaryHeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Summary(&out, &warn, dir, meta, recs, true); err != nil {
+	if err := Summary(&out, &warn, dir, meta, recs, "", true); err != nil {
 		t.Fatal(err)
 	}
 	first, _, _ := strings.Cut(out.String(), "\n")

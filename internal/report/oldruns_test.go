@@ -60,7 +60,7 @@ func TestStoredRunsReportIdentically(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := Summary(&summary, &warn, dir, meta, samples, true); err != nil {
+			if err := Summary(&summary, &warn, dir, meta, samples, "", true); err != nil {
 				t.Fatal(err)
 			}
 			want, err := os.ReadFile(dir + ".summary.txt")
