@@ -139,7 +139,7 @@ func TestBinaryMissingNamesTheBuild(t *testing.T) {
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(bin, "flanneld"), []byte("#!/bin/sh\necho " + Version + "\n"), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(bin, "flanneld"), []byte("#!/bin/sh\necho "+Version+"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Binary(); err == nil {
