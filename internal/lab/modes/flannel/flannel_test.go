@@ -19,6 +19,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/netns"
 	"github.com/cnperf/cnperf/internal/lab/process"
 	"github.com/cnperf/cnperf/internal/record"
+	"github.com/cnperf/cnperf/internal/spec/conditions"
 	"github.com/cnperf/cnperf/internal/testutil"
 	"github.com/cnperf/cnperf/internal/testutil/runtest"
 )
@@ -179,6 +180,7 @@ func TestFlanneldFailureIsOneLine(t *testing.T) {
 		t.Fatal("a lab whose flanneld leased nothing came up")
 	}
 	msg := err.Error()
+	t.Log(msg)
 	if strings.Contains(msg, "\n") || !strings.Contains(msg, "host s: flanneld exited") || !strings.Contains(msg, "failed to lease: no etcd answered") {
 		t.Errorf("error %q: want one line naming host s and flanneld's last log line", msg)
 	}
@@ -208,5 +210,54 @@ func TestNeedsNamesTheBuild(t *testing.T) {
 		if errors.As(err, &f) {
 			t.Errorf("%s: a missing build is the user's to mend (exit 2), not a Failure", m.Name())
 		}
+	}
+}
+
+// TestOverlayMTU: flannel-vxlan takes the overlay_mtu condition as its
+// backend's MTU (the overlay's plus VXLAN's 50 bytes), so subnet.env and
+// the containers say the condition's MTU; the udp backend, which sets its
+// own, refuses it in one line.
+func TestOverlayMTU(t *testing.T) {
+	testutil.RequireRoot(t)
+	for _, m := range flannel.Modes() {
+		testutil.SkipUnlessNeeds(t, m)
+	}
+	for _, tc := range []struct {
+		mode, refusal string
+	}{{"flannel-vxlan", ""}, {"flannel-udp", "overlay_mtu: flannel's udp backend sets its own MTU"}} {
+		t.Run(tc.mode, func(t *testing.T) {
+			m, _ := modes.Lookup(tc.mode)
+			name := fmt.Sprintf("tflmtu%d_%s", os.Getpid()%10000, strings.TrimPrefix(tc.mode, "flannel-"))
+			l, err := drivers.Up(lab.Config{Name: name, Mode: m, Topology: lab.ClientServers([]string{"c", "s1", "s2"}, false), Port: 8080,
+				Exe: testutil.Binary(t), Conditions: conditions.Set{OverlayMTU: 1400}})
+			t.Cleanup(func() {
+				if err := drivers.Down(name); err != nil {
+					t.Error(err)
+				}
+				leftovers(t, name)
+			})
+			if tc.refusal != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.refusal) || strings.Contains(err.Error(), "\n") {
+					t.Fatalf("error %v, want one line saying %q", err, tc.refusal)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l.Flannel == nil || l.Flannel.MTU != 1400 {
+				t.Fatalf("flannel record %+v, want MTU 1400", l.Flannel)
+			}
+			s1, _ := l.Endpoint("s1")
+			h, err := namespace.Handle(s1.NS)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			link, err := h.LinkByName("eth0")
+			if err != nil || link.Attrs().MTU != 1400 {
+				t.Fatalf("container eth0: %v, MTU want 1400", err)
+			}
+		})
 	}
 }
