@@ -84,7 +84,7 @@ func (m Mode) Needs() error {
 // ChainRouting: netns.CheckChainMode refuses.)
 
 // config is the network configuration etcd holds for the lab.
-func (m Mode) config(nb *netns.Build) fl.Config {
+func (m Mode) config(nb *lab.Build) fl.Config {
 	c := fl.Config{Network: lab.FlannelNetwork, SubnetLen: 24, SubnetMin: lab.FlannelSubnetMin, SubnetMax: lab.FlannelSubnetMax,
 		Backend: fl.Backend{Type: m.Backend}}
 	if m.Backend == fl.VXLAN && nb.Conditions.OverlayMTU > 0 {
@@ -95,7 +95,7 @@ func (m Mode) config(nb *netns.Build) fl.Config {
 }
 
 // check refuses, before anything starts, what the mode cannot build.
-func (m Mode) check(nb *netns.Build) error {
+func (m Mode) check(nb *lab.Build) error {
 	if nb.Conditions.OverlayMTU > 0 && m.Backend != fl.VXLAN {
 		return fmt.Errorf("overlay_mtu: flannel's %s backend sets its own MTU (the NIC's less its header); only flannel-vxlan takes one", m.Backend)
 	}
@@ -108,84 +108,13 @@ func (m Mode) check(nb *netns.Build) error {
 	return m.config(nb).Check()
 }
 
-// Build starts etcd on the first host that carries containers, writes the
-// network configuration, starts a flanneld on every host with containers
-// and waits for each one's lease; then puts each endpoint's container on
-// its host's bridge, at the lease's addresses (.1 the bridge, .2 slot 0,
-// .3 slot 1, ...), and publishes its ports.
+// Build starts Flannel (start) and puts each endpoint's container on its
+// host's bridge, at the lease's addresses (.1 the bridge, .2 slot 0, .3
+// slot 1, ...), and publishes its ports.
 func (m Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
-	if err := m.check(nb); err != nil {
-		return nil, err
-	}
-	if err := m.Needs(); err != nil {
-		return nil, err
-	}
-	flanneld, _ := fl.Binary()
-	etcd, _ := fl.Etcd()
-	version, err := fl.BinaryVersion(flanneld)
+	envs, rec, err := m.start(nb.Build, false)
 	if err != nil {
 		return nil, err
-	}
-	state, err := nb.StateDir()
-	if err != nil {
-		return nil, err
-	}
-	cfg := m.config(nb)
-	etcdHost := nb.Hosts[0]
-	endpoint, err := startEtcd(nb, etcd, etcdHost, state, cfg)
-	if err != nil {
-		return nil, err
-	}
-	// StartCommand keeps the lab's processes: one host after the other.
-	logs := map[string]string{}
-	for _, h := range nb.Hosts {
-		dir := filepath.Join(state, h.Name)
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, err
-		}
-		// --ip-masq and the FORWARD rules off: the bridge's DNAT and
-		// masquerade are Docker's (netdev.PublishChains), the overlay's
-		// traffic is kept out of them (NATExempt), and the namespaces'
-		// FORWARD policy accepts; flanneld would otherwise rewrite its
-		// rules every 5 s beside the measurement. No health server.
-		argv := []string{flanneld, "--etcd-endpoints=" + endpoint, "--etcd-prefix=" + fl.DefaultPrefix, "--iface=eth0",
-			"--subnet-file=" + filepath.Join(dir, "subnet.env"), "--ip-masq=false", "--iptables-forward-rules=false", "--healthz-port=0"}
-		// The udp backend's proxy is the datapath: the routers' CPU
-		// condition applies to it, as to cnperf's own overlay router.
-		var cpus []int
-		if m.Backend == fl.UDP {
-			cpus = nb.Conditions.RouterCPUs()
-		}
-		log, err := nb.StartCommandLog("flanneld-"+h.Name, h.NS, cpus, argv, nil, filepath.Join(dir, "flanneld.log"))
-		if err != nil {
-			return nil, fmt.Errorf("host %s: start flanneld: %w", h.Name, err)
-		}
-		logs[h.Name] = log
-	}
-	envs := map[string]fl.SubnetEnv{}
-	for _, h := range nb.Hosts {
-		env, err := waitLease(nb, h, filepath.Join(state, h.Name, "subnet.env"), logs[h.Name])
-		if err != nil {
-			return nil, err
-		}
-		envs[h.Name] = env
-	}
-	rec := &record.Flannel{Version: version, Backend: m.Backend, Network: cfg.Network, Etcd: endpoint}
-	for _, h := range nb.Hosts {
-		env := envs[h.Name]
-		if rec.MTU != 0 && env.MTU != rec.MTU {
-			return nil, fmt.Errorf("host %s: flanneld gave MTU %d, host %s's gave %d", h.Name, env.MTU, nb.Hosts[0].Name, rec.MTU)
-		}
-		rec.MTU = env.MTU
-		rec.Leases = append(rec.Leases, record.FlannelLease{Host: h.Name, Subnet: env.Lease().String()})
-	}
-	switch m.Backend {
-	case fl.VXLAN:
-		if rec.Port, rec.VNI, err = vxlanDevice(nb.Hosts[0].NS); err != nil {
-			return nil, fmt.Errorf("host %s: %w", nb.Hosts[0].Name, err)
-		}
-	case fl.UDP:
-		rec.Port = udpPort
 	}
 	eps, err := nb.ByHost(func(e lab.EndpointAt) (lab.Endpoint, error) { return m.container(nb, e, envs[e.Host.Name]) })
 	if err != nil {
@@ -193,6 +122,90 @@ func (m Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 	}
 	nb.Record().Flannel = rec
 	return eps, nil
+}
+
+// start starts etcd on the first host that carries containers, writes the
+// network configuration, starts a flanneld on every host with containers
+// and waits for each one's lease, and returns the leases by host and what
+// run.json records. With docker set, flanneld masquerades traffic leaving
+// Flannel's network and adds its FORWARD rules, as beside a dockerd
+// started with --ip-masq=false, whose FORWARD policy drops.
+func (m Mode) start(lb *lab.Build, docker bool) (map[string]fl.SubnetEnv, *record.Flannel, error) {
+	if err := m.check(lb); err != nil {
+		return nil, nil, err
+	}
+	if err := m.Needs(); err != nil {
+		return nil, nil, err
+	}
+	flanneld, _ := fl.Binary()
+	etcd, _ := fl.Etcd()
+	version, err := fl.BinaryVersion(flanneld)
+	if err != nil {
+		return nil, nil, err
+	}
+	state, err := lb.StateDir()
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := m.config(lb)
+	endpoint, err := startEtcd(lb, etcd, lb.Hosts[0], state, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	// StartCommand keeps the lab's processes: one host after the other.
+	logs := map[string]string{}
+	for _, h := range lb.Hosts {
+		dir := filepath.Join(state, h.Name)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, nil, err
+		}
+		// On the netns driver --ip-masq and the FORWARD rules are off:
+		// the bridge's DNAT and masquerade are Docker's layout
+		// (netdev.PublishChains), the overlay's traffic is kept out of
+		// them (NATExempt), and the namespaces' FORWARD policy accepts;
+		// flanneld would otherwise rewrite its rules every 5 s beside the
+		// measurement. No health server.
+		masq := fmt.Sprint(docker)
+		argv := []string{flanneld, "--etcd-endpoints=" + endpoint, "--etcd-prefix=" + fl.DefaultPrefix, "--iface=eth0",
+			"--subnet-file=" + filepath.Join(dir, "subnet.env"), "--ip-masq=" + masq, "--iptables-forward-rules=" + masq, "--healthz-port=0"}
+		// The udp backend's proxy is the datapath: the routers' CPU
+		// condition applies to it, as to cnperf's own overlay router.
+		var cpus []int
+		if m.Backend == fl.UDP {
+			cpus = lb.Conditions.RouterCPUs()
+		}
+		log, err := lb.StartCommandLog("flanneld-"+h.Name, h.NS, cpus, argv, nil, filepath.Join(dir, "flanneld.log"))
+		if err != nil {
+			return nil, nil, fmt.Errorf("host %s: start flanneld: %w", h.Name, err)
+		}
+		logs[h.Name] = log
+	}
+	envs := map[string]fl.SubnetEnv{}
+	for _, h := range lb.Hosts {
+		env, err := waitLease(lb, h, filepath.Join(state, h.Name, "subnet.env"), logs[h.Name])
+		if err != nil {
+			return nil, nil, err
+		}
+		envs[h.Name] = env
+	}
+	rec := &record.Flannel{Version: version, Backend: m.Backend, Network: cfg.Network, Etcd: endpoint}
+	for _, h := range lb.Hosts {
+		env := envs[h.Name]
+		if rec.MTU != 0 && env.MTU != rec.MTU {
+			return nil, nil, fmt.Errorf("host %s: flanneld gave MTU %d, host %s's gave %d", h.Name, env.MTU, lb.Hosts[0].Name, rec.MTU)
+		}
+		rec.MTU = env.MTU
+		rec.Leases = append(rec.Leases, record.FlannelLease{Host: h.Name, Subnet: env.Lease().String()})
+	}
+	switch m.Backend {
+	case fl.VXLAN:
+		if rec.Port, rec.VNI, err = vxlanDevice(lb.Hosts[0].NS); err != nil {
+			return nil, nil, fmt.Errorf("host %s: %w", lb.Hosts[0].Name, err)
+		}
+	case fl.UDP:
+		rec.Port = udpPort
+	}
+	return envs, rec, nil
 }
 
 // container puts the endpoint's container on its host's bridge at its
@@ -262,7 +275,7 @@ func lastAddr(p netip.Prefix) netip.Addr {
 // startEtcd starts etcd in h's namespace, its data in state/etcd,
 // listening on h's underlay address and the namespace's loopback, writes
 // the configuration through it, and returns its client URL.
-func startEtcd(nb *netns.Build, bin string, h lab.Host, state string, cfg fl.Config) (string, error) {
+func startEtcd(nb *lab.Build, bin string, h lab.Host, state string, cfg fl.Config) (string, error) {
 	data := filepath.Join(state, "etcd")
 	if err := os.MkdirAll(data, 0o700); err != nil {
 		return "", err
@@ -304,7 +317,7 @@ func startEtcd(nb *netns.Build, bin string, h lab.Host, state string, cfg fl.Con
 // waitLease waits for h's flanneld to write its subnet.env, and reads it;
 // a flanneld that exits or leases nothing in time fails the lab with its
 // last log line.
-func waitLease(nb *netns.Build, h lab.Host, path, log string) (fl.SubnetEnv, error) {
+func waitLease(nb *lab.Build, h lab.Host, path, log string) (fl.SubnetEnv, error) {
 	var env fl.SubnetEnv
 	var last error
 	err := poll.Until(context.Background(), within, 50*time.Millisecond, func() (bool, error) {

@@ -80,6 +80,58 @@ pingpong:
 	}
 }
 
+// TestFlannelOnDocker is Zismer's (2016) setup itself: each host's dockerd
+// started with the --bip and --mtu its flanneld leased, the sandboxes on
+// docker0; ping-pong and a stream test carry across, run.json records
+// the leases, the sandboxes' addresses are in them, and nothing is left.
+func TestFlannelOnDocker(t *testing.T) {
+	testutil.RequireDocker(t)
+	for _, m := range flannel.Modes() {
+		testutil.SkipUnlessNeeds(t, m)
+	}
+	cat := drivers.Catalog()
+	for _, tc := range []struct{ name, yaml string }{
+		{"stream", `name: flannel-docker-stream
+driver: docker
+modes: [flannel-vxlan]
+reference: flannel-vxlan
+tests:
+  - workload: stream
+    duration: 2s
+`},
+		{"pingpong", `name: flannel-docker-pingpong
+driver: docker
+modes: [flannel-vxlan]
+reference: flannel-vxlan
+pingpong:
+  min_size: 1
+  max_size: 100000
+  coverage: 0.0001
+  repetitions: 2
+  concurrency: 2
+  seed: 7
+  chunk: 5
+  retries: 3
+  timeout: 10s
+  max_body: 16777216
+  port: 8080
+`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, _ := runtest.Run(t, cat, tc.name, tc.yaml)
+			for _, mm := range res.Meta.Modes {
+				checkRecord(t, mm)
+				for _, e := range mm.Lab.Endpoints {
+					if e.Docker == nil {
+						t.Errorf("%s: endpoint %s is not a sandbox", mm.Mode, e.Role)
+					}
+				}
+			}
+			leftovers(t, res.Meta.ID+"_")
+		})
+	}
+}
+
 // checkRecord: run.json names the version flanneld reports, the backend,
 // the MTU, ports and VNI flannel made, etcd's URL on the first server
 // host, and a distinct lease inside Flannel's network for each host with
@@ -114,6 +166,20 @@ func checkRecord(t *testing.T, mm record.ModeMeta) {
 	}
 	if len(leases) == 0 {
 		t.Errorf("%s: no leases recorded", mm.Mode)
+	}
+	// Each container's NIC has the MTU subnet.env gave.
+	for _, e := range mm.Lab.Endpoints {
+		mtu := -1
+		for _, ns := range mm.Namespaces {
+			for _, l := range ns.Links {
+				if ns.Name == e.NS && l.Name == "eth0" {
+					mtu = l.MTU
+				}
+			}
+		}
+		if mtu != f.MTU {
+			t.Errorf("%s: endpoint %s's eth0 in %s has MTU %d, want subnet.env's %d", mm.Mode, e.Role, e.NS, mtu, f.MTU)
+		}
 	}
 }
 
