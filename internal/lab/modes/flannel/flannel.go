@@ -78,10 +78,14 @@ func (m Mode) Needs() error {
 	return nil
 }
 
-// Chains: none of the backends runs on one. flanneld binds its backend
-// to one NIC (--iface) while a chained host has two and its address on
-// the loopback, and host-gw needs every host on one link. (No
-// ChainRouting: netns.CheckChainMode refuses.)
+// NoChain: none of the backends runs on a chain of hosts (no
+// ChainRouting: netns.CheckChainMode refuses, with this reason).
+func (m Mode) NoChain() string {
+	if m.Backend == fl.HostGW {
+		return "host-gw routes via each other host, so every host must share one link"
+	}
+	return "flanneld binds its backend to one NIC (--iface), and a chained host has two, its address on the loopback"
+}
 
 // config is the network configuration etcd holds for the lab.
 func (m Mode) config(nb *lab.Build) fl.Config {
