@@ -66,6 +66,13 @@ func newLabCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 				}
 				return err
 			}
+			if err := lab.CheckNeeds(m); err != nil {
+				var f lab.Failure
+				if errors.As(err, &f) {
+					return fail(err)
+				}
+				return err
+			}
 			l, err := cat.Up(cfg)
 			if err != nil {
 				return fail(err)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/spec/conditions"
 )
 
@@ -223,6 +224,17 @@ func (b *Build) StartProcess(name, ns string, cpus []int, args []string) error {
 func (b *Build) StartCommand(name, ns string, cpus []int, argv, env []string) error {
 	return b.l.StartCommand(name, ns, cpus, argv, env)
 }
+
+// StartCommandLog is StartCommand keeping the program's output (at
+// fallback when the lab keeps no logs): see Lab.StartCommandLog.
+func (b *Build) StartCommandLog(name, ns string, cpus []int, argv, env []string, fallback string) (string, error) {
+	return b.l.StartCommandLog(name, ns, cpus, argv, env, fallback)
+}
+
+// Record is the lab's record, for what a mode adds to it (the daemons it
+// ran and what they said). Not from ByHost's builds, which run side by
+// side: after them.
+func (b *Build) Record() *record.Lab { return &b.l.Lab }
 
 // Process returns a process the mode started, or nil.
 func (b *Build) Process(name string) Proc { return b.l.procs[name] }

@@ -118,7 +118,8 @@ func (c Catalog) Options(s spec.Spec, flags map[string]string, t Topology, warn 
 }
 
 // Preflight runs the preflight of each driver the spec uses, with the
-// options Options decoded.
+// options Options decoded, then asks each of the spec's modes what it
+// needs (Needs).
 func (c Catalog) Preflight(s spec.Spec, options map[string]any, exe string) error {
 	seen := map[string]bool{}
 	for _, name := range s.RunDrivers() {
@@ -132,6 +133,15 @@ func (c Catalog) Preflight(s spec.Spec, options map[string]any, exe string) erro
 		seen[d.Name()] = true
 		if err := d.Preflight(PreflightInput{Spec: s, Options: options[d.Name()], Exe: exe}); err != nil {
 			return err
+		}
+	}
+	for i, name := range s.Modes {
+		m, err := c.Mode(name)
+		if err != nil {
+			return fmt.Errorf("modes[%d]: %w", i, err)
+		}
+		if err := CheckNeeds(m); err != nil {
+			return fmt.Errorf("modes[%d]: %w", i, err)
 		}
 	}
 	return nil

@@ -134,6 +134,23 @@ func IsSingleHost(m Mode) bool {
 	return ok && s.SingleHost()
 }
 
+// Needs is a Mode that needs what this machine may lack, such as a build
+// of a foreign daemon (the real flanneld): Needs says in one line what is
+// missing and which command provides it, nil when the mode can run. Runs
+// and `lab up` ask it after the drivers' preflight, before anything is
+// built; an error not wrapped in Failure is the user's to mend (exit 2).
+type Needs interface {
+	Needs() error
+}
+
+// CheckNeeds asks m's Needs, if it has one.
+func CheckNeeds(m Mode) error {
+	if n, ok := m.(Needs); ok {
+		return n.Needs()
+	}
+	return nil
+}
+
 // Sandboxes is a Driver whose hosts' containers are its own (the docker
 // driver's sandboxes): `lab exec --container` enters them.
 type Sandboxes interface {

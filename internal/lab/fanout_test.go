@@ -110,6 +110,7 @@ func TestFanOut(t *testing.T) {
 				continue // links do not cross hosts (TestModesReachability)
 			}
 			t.Run(shape.name+"/"+m.Name(), func(t *testing.T) {
+				testutil.SkipUnlessNeeds(t, m)
 				name := "tfan" + fmt.Sprint(len(shape.clients)) + "_" + strings.ReplaceAll(m.Name(), "-", "_")
 				topo := fanOut(shape.clients...)
 				l, err := drivers.Up(lab.Config{Name: name, Mode: m, Topology: topo, Port: port,

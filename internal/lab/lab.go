@@ -199,15 +199,35 @@ func (l *Lab) StartProcess(name, ns string, cpus []int, args []string) error {
 // StartCommand is StartProcess for another program (argv[0]), with env
 // added to its environment: Open vSwitch's daemons.
 func (l *Lab) StartCommand(name, ns string, cpus []int, argv, env []string) error {
-	out := io.Discard
-	if l.logs != "" {
-		f, err := os.Create(filepath.Join(l.logs, l.Name+"-"+name+".log"))
+	_, err := l.StartCommandLog(name, ns, cpus, argv, env, "")
+	return err
+}
+
+// StartCommandLog is StartCommand whose program's output is kept even when
+// the lab keeps no logs: in the lab's log of it when it keeps them, else
+// at fallback ("": discarded). It returns where the output goes ("" for
+// nowhere), so that a mode can quote a daemon's last line when the daemon
+// fails.
+func (l *Lab) StartCommandLog(name, ns string, cpus []int, argv, env []string, fallback string) (string, error) {
+	out, path := io.Writer(io.Discard), ""
+	switch {
+	case l.logs != "":
+		path = filepath.Join(l.logs, l.Name+"-"+name+".log")
+	case fallback != "":
+		path = fallback
+	}
+	if path != "" {
+		f, err := os.Create(path)
 		if err != nil {
-			return err
+			return "", err
 		}
 		defer f.Close() // the child holds its own descriptor
 		out = f
 	}
+	return path, l.startCommand(name, ns, cpus, argv, env, out)
+}
+
+func (l *Lab) startCommand(name, ns string, cpus []int, argv, env []string, out io.Writer) error {
 	if l.Spawner == nil {
 		return fmt.Errorf("lab %s: the %s driver runs no processes of its own (%s)", l.Name, l.Driver, name)
 	}

@@ -82,6 +82,7 @@ func TestModesReachability(t *testing.T) {
 	const port = 8080
 	for _, m := range modes.Netns() {
 		t.Run(m.Name(), func(t *testing.T) {
+			testutil.SkipUnlessNeeds(t, m)
 			name := "t" + fmt.Sprint(time.Now().UnixNano()%100000) + "_" + strings.ReplaceAll(m.Name(), "-", "_")
 			topo := lab.ClientServers([]string{"siege", "ping", "pong"}, false)
 			if m.Name() == "links" {
@@ -243,6 +244,7 @@ func TestPeersWithPublishedUDP(t *testing.T) {
 	for _, m := range modes.Netns() {
 		name := m.Name()
 		t.Run(name, func(t *testing.T) {
+			testutil.SkipUnlessNeeds(t, m)
 			labName := "tpeer_" + strings.ReplaceAll(name, "-", "_")
 			topo := lab.ClientServers([]string{"c", "s"}, true)
 			if name == "links" {

@@ -23,6 +23,13 @@ import (
 //	198.18.128.<i>/17    host i's macvlan container in a lab of more than
 //	                     MacvlanHosts hosts (MacvlanAddr)
 //	198.19.0.0/24        host 200's overlay gateway bridge (GatewayIndex)
+//	198.19.128.0/17      the real Flannel's network (FlannelNetwork): each
+//	                     host's flanneld leases a /24 from 198.19.129.0 to
+//	                     198.19.254.0, at random as Flannel does; a
+//	                     flannel lab uses no other 198.19 address, and the
+//	                     range is the docker driver's swarm pool, which a
+//	                     flannel lab does not use, so its engines'
+//	                     local pool (198.19.0.0/17) never meets a lease
 
 // Underlay is the lab's "physical" subnet. Every lab is sealed in its own
 // namespaces, so all labs share one address plan without conflict.
@@ -96,6 +103,15 @@ func GatewayIndex(i int) int {
 	}
 	return i
 }
+
+// The real Flannel's network configuration (plan above): FlannelHosts
+// leases of /24.
+const (
+	FlannelNetwork   = "198.19.128.0/17"
+	FlannelSubnetMin = "198.19.129.0"
+	FlannelSubnetMax = "198.19.254.0"
+	FlannelHosts     = 126
+)
 
 // HostPort joins an address and a port.
 func HostPort(ip string, port int) string { return net.JoinHostPort(ip, strconv.Itoa(port)) }

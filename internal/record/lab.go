@@ -35,6 +35,9 @@ type Lab struct {
 	Chain *Chain `json:"chain,omitempty"`
 	// Kube is set on the kubernetes driver: the cluster and its nodes.
 	Kube *Kube `json:"kubernetes,omitempty"`
+	// Flannel is set by the flannel modes: the real flanneld's version,
+	// backend, MTU, etcd and leases (flannel.go).
+	Flannel *Flannel `json:"flannel,omitempty"`
 }
 
 // Topology describes a lab as data: its hosts, in order (host i gets the

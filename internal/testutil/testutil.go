@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/docker/engine"
 	"github.com/cnperf/cnperf/internal/poll"
 )
@@ -42,6 +43,19 @@ func RequireDocker(t testing.TB) {
 	if err := engine.Available(); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("%v; CI installs docker.io with scripts/install-deps.sh", err)
+		}
+		t.Skip(err)
+	}
+}
+
+// SkipUnlessNeeds skips a test of mode m when this machine lacks what the
+// mode needs (lab.Needs: the real flanneld's build); CI builds it
+// (scripts/test.sh), so there it fails instead.
+func SkipUnlessNeeds(t testing.TB, m lab.Mode) {
+	t.Helper()
+	if err := lab.CheckNeeds(m); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%v; CI builds it in scripts/test.sh", err)
 		}
 		t.Skip(err)
 	}

@@ -55,14 +55,22 @@ var ErrSingleEngine = errors.New("needs emulated hosts, a dockerd each; on an ex
 // Engines starts the engines of the hosts that carry endpoints, with the
 // workload image, and returns the building blocks and the image. A mode
 // that spans hosts (not lab.SingleHost) is refused on an existing engine.
-func (b *Build) Engines() (dockerbuild.B, string, error) {
+func (b *Build) Engines() (dockerbuild.B, string, error) { return b.EnginesBridged(nil) }
+
+// EnginesBridged is Engines with each host's docker0 as bridges says, by
+// host name (a network plugin's lease: Flannel's --bip and --mtu); hosts
+// it does not name keep the default.
+func (b *Build) EnginesBridged(bridges map[string]engine.Bridge) (dockerbuild.B, string, error) {
 	if b.Local && !b.single {
 		return dockerbuild.B{}, "", ErrSingleEngine
+	}
+	if b.Local && len(bridges) > 0 {
+		return dockerbuild.B{}, "", errors.New("an existing engine's docker0 is its own: cnperf cannot set it")
 	}
 	db := dockerbuild.B{Set: b.set, Exe: b.exe, CPUs: b.Conditions.HostCPUs()}
 	var hosts []engine.Host
 	for _, h := range b.Hosts {
-		hosts = append(hosts, engine.Host{Name: h.Name, NS: h.NS, Addr: h.Addr})
+		hosts = append(hosts, engine.Host{Name: h.Name, NS: h.NS, Addr: h.Addr, Bridge: bridges[h.Name]})
 	}
 	image, err := db.Start(hosts)
 	return db, image, err

@@ -95,10 +95,10 @@ func fanOut(clients ...int) lab.Topology {
 }
 
 // noNAT are the modes whose server sees a client container's own address.
-var noNAT = map[string]bool{"links": true, "bridge-routed": true, "macvlan": true, "overlay": true}
+var noNAT = map[string]bool{"links": true, "bridge-routed": true, "macvlan": true, "overlay": true, "flannel-vxlan": true}
 
 // dockerModes are the modes the docker driver builds with an engine.
-var dockerModes = map[string]bool{"host": true, "bridge": true, "macvlan": true, "overlay": true, "links": true, "bridge-routed": true}
+var dockerModes = map[string]bool{"host": true, "bridge": true, "macvlan": true, "overlay": true, "links": true, "bridge-routed": true, "flannel-vxlan": true}
 
 // TestSeveralEndpointsPerHost builds Bryzgalov's (2014) fan-out on real engines, a
 // server and 20 client containers on one host, in every mode the docker
@@ -121,6 +121,7 @@ func TestSeveralEndpointsPerHost(t *testing.T) {
 			}
 			seen++
 			t.Run(shape.name+"/"+m.Name(), func(t *testing.T) {
+				testutil.SkipUnlessNeeds(t, m)
 				name := fmt.Sprintf("tdk%d_%s", len(shape.clients), strings.ReplaceAll(m.Name(), "-", "_"))
 				l, err := drivers.Up(lab.Config{Name: name, Mode: m, Driver: "docker", Topology: fanOut(shape.clients...), Port: port,
 					Publish: []lab.Port{{Number: port + 1, Protocol: "udp"}}, Exe: testutil.Binary(t)})

@@ -16,6 +16,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/modes/bare"
 	"github.com/cnperf/cnperf/internal/lab/modes/bridge"
 	"github.com/cnperf/cnperf/internal/lab/modes/bridgerouted"
+	"github.com/cnperf/cnperf/internal/lab/modes/flannel"
 	"github.com/cnperf/cnperf/internal/lab/modes/host"
 	"github.com/cnperf/cnperf/internal/lab/modes/links"
 	"github.com/cnperf/cnperf/internal/lab/modes/macvlan"
@@ -29,6 +30,8 @@ import (
 func All() []lab.Mode {
 	all := []lab.Mode{bare.Mode{}, host.Mode{}, bridge.Mode{}, macvlan.Mode{}, overlay.Mode{}}
 	all = append(all, useroverlay.Modes()...)
+	// The real Flannel beside cnperf's stand-ins for it.
+	all = append(all, flannel.Modes()...)
 	all = append(all, ovs.Mode{}, vethrouted.Mode{}, bridgerouted.Mode{}, links.Mode{})
 	// A cluster's own datapaths, on the kubernetes driver only.
 	return append(all, k8shost.Mode{}, k8spod.Mode{}, k8sservice.Mode{}, k8snodeport.Mode{})

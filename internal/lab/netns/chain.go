@@ -41,11 +41,20 @@ type ChainMode interface {
 	ChainRouting() string
 }
 
+// ChainRefusal is a mode that says why it cannot run on a chain, for the
+// one line that refuses it.
+type ChainRefusal interface {
+	NoChain() string
+}
+
 // chainRouting is the routing mode m needs on a chain, or why it cannot
 // run on one.
 func chainRouting(m lab.Mode) (string, error) {
 	cm, ok := m.(ChainMode)
 	if !ok || cm.ChainRouting() == "" {
+		if r, ok := m.(ChainRefusal); ok {
+			return "", fmt.Errorf("mode %s cannot run on a chain of hosts: %s (modes that can: bare, overlay, overlay-userspace)", m.Name(), r.NoChain())
+		}
 		return "", fmt.Errorf("mode %s cannot run on a chain of hosts (modes that can: bare, overlay, overlay-userspace)", m.Name())
 	}
 	return cm.ChainRouting(), nil

@@ -9,6 +9,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"debug/elf"
 	"errors"
@@ -72,6 +73,17 @@ type Host struct {
 	Name string // e.g. "server"
 	NS   string // its network namespace
 	Addr string // its underlay address, for the swarm
+	// Bridge is docker0 as a network plugin leased it (Flannel's
+	// subnet.env); zero: BridgeIP, the default MTU, masquerade on.
+	Bridge Bridge
+}
+
+// Bridge is how a dockerd sets up docker0: --bip, --mtu and --ip-masq, as
+// Flannel's mk-docker-opts.sh hands them to Docker.
+type Bridge struct {
+	IP           string // the bridge's address and prefix, e.g. 198.19.150.1/24
+	MTU          int
+	NoMasquerade bool // the network plugin masquerades (or nothing should)
 }
 
 // Engine is one running dockerd.
@@ -277,10 +289,16 @@ func (s *Set) startDockerd(ctx context.Context, h Host) (*Engine, error) {
 		"--exec-root", filepath.Join(run, "exec"),
 		"--pidfile", filepath.Join(run, "dockerd.pid"),
 		"-H", "unix://" + sock,
-		"--bip", BridgeIP,
+		"--bip", cmp.Or(h.Bridge.IP, BridgeIP),
 		"--default-address-pool", fmt.Sprintf("base=%s,size=%d", LocalPool, PoolSize),
 		"--cgroup-parent", e.CgroupParent,
 		"--log-level", "warn",
+	}
+	if h.Bridge.MTU > 0 {
+		args = append(args, "--mtu", strconv.Itoa(h.Bridge.MTU))
+	}
+	if h.Bridge.NoMasquerade {
+		args = append(args, "--ip-masq=false")
 	}
 	if s.TCPPort != 0 {
 		args = append(args, "-H", "tcp://"+net.JoinHostPort(h.Addr, strconv.Itoa(s.TCPPort)))
