@@ -19,11 +19,12 @@ import (
 // k8sBin is where scripts/k8s-build.sh caches the test cluster's binaries.
 const k8sBin = "/var/cache/cnperf/k8s/v1.34.4/bin"
 
-// testCluster brings up the test cluster (scripts/k8s-cluster.sh) with two
-// nodes and cnperf's image on them, and takes it down at the end, checking
-// that nothing of it is left. Without its binaries the test is skipped,
-// and fails in CI, whose scripts/test.sh builds them.
-func testCluster(t *testing.T, bin string) (kubeconfig, image string, down func()) {
+// testCluster brings up a test cluster (cnperf cluster up) with two nodes,
+// the CNI and kube-proxy mode given, and cnperf's image on them, and takes
+// it down at the end, checking that nothing of it is left. Without its
+// binaries the test is skipped, and fails in CI, whose scripts/test.sh
+// builds them.
+func testCluster(t *testing.T, bin string, flags ...string) (kubeconfig, image string, down func()) {
 	t.Helper()
 	for _, b := range []string{"kube-apiserver", "kubelet", "etcd", "kubectl", "pause"} {
 		if _, err := os.Stat(filepath.Join(k8sBin, b)); err != nil {
@@ -34,26 +35,16 @@ func testCluster(t *testing.T, bin string) (kubeconfig, image string, down func(
 			t.Skip(msg)
 		}
 	}
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := filepath.Join(root, "scripts", "k8s-cluster.sh")
 	name := fmt.Sprintf("e%d", os.Getpid()%100000)
 	cluster := func(args ...string) string {
 		t.Helper()
-		cmd := exec.Command("bash", append([]string{script}, args...)...)
-		cmd.Env = append(os.Environ(), "CNPERF="+bin)
-		if args[0] == "down" {
-			// Taking a cluster down needs no cnperf binary (unless one
-			// is on PATH, the script removes the lab by hand).
-			cmd.Env = append(os.Environ(), "CNPERF=/nonexistent")
+		cmd := exec.Command(bin, append([]string{"cluster"}, args...)...)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("cnperf cluster %s: %v\n%s", strings.Join(args, " "), err, lastLines(stderr.String(), 30))
 		}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("k8s-cluster.sh %s: %v\n%s", strings.Join(args, " "), err, lastLines(string(out), 30))
-		}
-		return string(out)
+		return stdout.String()
 	}
 	start := time.Now()
 	var once sync.Once
@@ -61,28 +52,33 @@ func testCluster(t *testing.T, bin string) (kubeconfig, image string, down func(
 		once.Do(func() {
 			cluster("down", name)
 			assertClusterGone(t, name)
+			// Twice is fine: down is idempotent.
+			cluster("down", name)
 		})
 	}
-	t.Cleanup(down) // also when the test stops early; down is idempotent
-	cluster("up", name, "2")
-	t.Logf("test cluster %s up in %s", name, time.Since(start).Round(time.Second))
+	t.Cleanup(down) // also when the test stops early
+	kc := strings.TrimSpace(cluster(append([]string{"up", name, "--nodes", "2"}, flags...)...))
+	t.Logf("test cluster %s %v up in %s", name, flags, time.Since(start).Round(time.Second))
 	image = "cnperf/e2e:" + name
 	tar := filepath.Join(t.TempDir(), "image.tar")
 	if out, err := exec.Command(bin, "image", "save", "-o", tar, "--name", image).CombinedOutput(); err != nil {
 		t.Fatalf("image save: %v\n%s", err, out)
 	}
 	cluster("import", name, tar)
-	return strings.TrimSpace(cluster("kubeconfig", name)), image, down
+	if got := strings.TrimSpace(cluster("kubeconfig", name)); got != kc {
+		t.Fatalf("cluster kubeconfig says %s, up printed %s", got, kc)
+	}
+	return kc, image, down
 }
 
-// assertClusterGone checks what the cluster script makes on the machine:
-// namespaces, processes, state directories and cgroups.
+// assertClusterGone checks what a cluster makes on the machine:
+// namespaces, processes, its state and cgroups.
 func assertClusterGone(t *testing.T, name string) {
 	t.Helper()
 	if left, _ := namespace.List("cnperf-" + name + "-"); len(left) > 0 {
 		t.Errorf("cluster %s left namespaces %v", name, left)
 	}
-	for _, p := range []string{"/run/cnperf/k8s/" + name, "/var/lib/cnperf/k8s/" + name, "/sys/fs/cgroup/memory/cnperf-k8s/" + name} {
+	for _, p := range []string{"/run/cnperf/state/" + name, "/sys/fs/cgroup/memory/cnperf/" + name, "/sys/fs/cgroup/cpuset/cnperf/" + name} {
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("cluster %s left %s", name, p)
 		}
@@ -90,7 +86,7 @@ func assertClusterGone(t *testing.T, name string) {
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range procs {
 		b, err := os.ReadFile(p)
-		if err == nil && strings.Contains(string(b), "/cnperf/k8s/"+name+"/") {
+		if err == nil && (strings.Contains(string(b), "/run/cnperf/state/"+name+"/") || strings.Contains(string(b), "/run/netns/cnperf-"+name+"-")) {
 			t.Errorf("cluster %s left process %s: %s", name, filepath.Base(filepath.Dir(p)), strings.ReplaceAll(string(b), "\x00", " "))
 		}
 	}

@@ -14,5 +14,6 @@ import (
 
 func main() {
 	process.AwaitStart() // a container's server waits until it is in its cgroups
+	process.CloseInheritedOnExec()
 	os.Exit(cli.Main(drivers.Catalog(), os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -404,3 +404,22 @@ func startPinned(cmd *exec.Cmd, cpus []int) error {
 	defer func() { _ = unix.SchedSetaffinity(0, &old) }()
 	return cmd.Start()
 }
+
+// CloseInheritedOnExec marks every descriptor above stderr that this
+// process inherited close-on-exec. Go opens its own that way, but one a
+// parent left open (flock(1)'s lock: `flock LOCK cnperf lab up`) would
+// pass to every daemon cnperf starts and stay held as long as they run:
+// a lab's dockerd or a cluster's kubelet would hold the machine's lab lock
+// until it is taken down, and a down under the same lock would wait for
+// ever. cnperf's main calls it first, after AwaitStart.
+func CloseInheritedOnExec() {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			unix.CloseOnExec(fd)
+		}
+	}
+}
