@@ -139,8 +139,8 @@ kubernetes: {image: "%s", image_pull_policy: Never}
 			}
 			for _, mm := range m.Modes {
 				k := mm.Lab.Kube
-				if k == nil || k.CNI != "bridge" || k.Version == "" || len(k.Nodes) == 0 || k.Nodes[0].Kubelet == "" {
-					t.Fatalf("series %s: run.json's cluster %+v, want the nodes, their kubelet, the CNI (bridge)", mm.Mode, k)
+				if k == nil || k.CNI != "bridge" || k.ProxyMode != "iptables" || k.Version == "" || len(k.Nodes) == 0 || k.Nodes[0].Kubelet == "" {
+					t.Fatalf("series %s: run.json's cluster %+v, want the nodes, their kubelet, the CNI (bridge), kube-proxy's mode (iptables)", mm.Mode, k)
 				}
 				var nodes []string
 				for _, n := range k.Nodes {
@@ -191,6 +191,62 @@ kubernetes: {image: "%s", image_pull_policy: Never}
 			t.Errorf("left on the cluster: %s", got)
 		}
 	})
+	down()
+	assertNothingLeft(t, bin)
+}
+
+// TestKubeFlannel runs the socket workloads on k8s-pod and k8s-service,
+// same node and across nodes, on a test cluster whose pods are on real
+// Flannel (VXLAN, flanneld per node with the Kubernetes subnet manager)
+// and whose kube-proxy runs in nftables mode: run.json names Flannel, its
+// backend and the pods' MTU, and kube-proxy's mode, as the cluster says
+// them; nothing is left on the cluster or the machine.
+func TestKubeFlannel(t *testing.T) {
+	testutil.RequireRoot(t)
+	bin := testutil.Binary(t)
+	if _, err := os.Stat("/var/cache/cnperf/flannel/v0.28.10/bin/flanneld"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("flanneld is not built: scripts/flannel-build.sh")
+		}
+		t.Skip("flanneld is not built: scripts/flannel-build.sh")
+	}
+	kc, image, down := testCluster(t, bin, "--cni", "flannel-vxlan", "--kube-proxy", "nftables")
+	spec := fmt.Sprintf(`name: k8sfl
+driver: kubernetes
+modes: [k8s-pod, k8s-service]
+variants:
+  - {name: same-node, node_placement: same-node}
+  - {name: cross-node, node_placement: cross-node}
+kubernetes: {image: "%s", image_pull_policy: Never}
+tests:
+  - {workload: stream, duration: 1s}
+  - {workload: rr, protocol: tcp, duration: 1s}
+`, image)
+	dir := filepath.Join(t.TempDir(), "run")
+	out, err := exec.Command(bin, "run", writeSpec(t, spec), "--kubeconfig", kc, "-o", dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, lastLines(string(out), 40))
+	}
+	t.Logf("on flannel-vxlan and nftables:\n%s", lastLines(string(out), 30))
+	m := readMeta(t, dir)
+	if m.Status != "complete" || len(m.Modes) != 4 {
+		t.Fatalf("status %s, %d series, want complete and 4", m.Status, len(m.Modes))
+	}
+	for _, mm := range m.Modes {
+		k := mm.Lab.Kube
+		if k == nil || k.CNI != "flannel" || k.CNIBackend != "vxlan" || k.PodMTU != 1450 || k.ProxyMode != "nftables" {
+			t.Errorf("series %s: run.json's cluster %+v, want CNI flannel, backend vxlan, pod MTU 1450, kube-proxy nftables", mm.Mode, k)
+		}
+	}
+	measured := measuredBySeries(t, dir)
+	for _, mm := range m.Modes {
+		if measured[mm.Mode] == 0 {
+			t.Errorf("series %s measured nothing (results of every cell: %v)", mm.Mode, measured)
+		}
+	}
+	if got := kubectl(t, kc, "get", "namespaces", "-l", "app.kubernetes.io/managed-by=cnperf", "-o", "name"); strings.TrimSpace(got) != "" {
+		t.Errorf("left on the cluster: %s", got)
+	}
 	down()
 	assertNothingLeft(t, bin)
 }

@@ -50,6 +50,15 @@ func (c *builder) start(d daemon) (int, error) {
 	for _, b := range d.binds {
 		args = append(args, "--bind", b)
 	}
+	if d.node {
+		// The machine's mount namespace, which the node's mounts must not
+		// be made in.
+		mnt, err := os.Readlink("/proc/self/ns/mnt")
+		if err != nil {
+			return 0, err
+		}
+		args = append(args, "--outside", mnt)
+	}
 	argv := d.argv
 	if d.mntPID > 0 {
 		argv = append([]string{"nsenter", fmt.Sprintf("--mount=/proc/%d/ns/mnt", d.mntPID), "--"}, argv...)
@@ -132,7 +141,9 @@ func readPids(name string) ([]recorded, error) {
 // the kubelet wants its cgroup root in all of them), makes its mounts
 // when it has a mount namespace of its own, and execs argv in place (same
 // PID).
-func Exec(rel string, tmpfs, binds, argv []string) error {
+// outside is the mount namespace the mounts must not be made in (the
+// machine's, as its starter read it).
+func Exec(rel string, tmpfs, binds []string, outside string, argv []string) error {
 	if len(argv) == 0 {
 		return errors.New("cluster exec: no command")
 	}
@@ -140,7 +151,7 @@ func Exec(rel string, tmpfs, binds, argv []string) error {
 		return err
 	}
 	if len(tmpfs)+len(binds) > 0 {
-		if err := nodeMounts(tmpfs, binds); err != nil {
+		if err := nodeMounts(tmpfs, binds, outside); err != nil {
 			return err
 		}
 	}
@@ -151,9 +162,13 @@ func Exec(rel string, tmpfs, binds, argv []string) error {
 	return syscall.Exec(path, argv, os.Environ())
 }
 
-// joinCgroups puts the calling process in rel under every v1 hierarchy
-// (but the unified one), cpuset's levels given their parent's CPUs and
-// memory nodes.
+// joins are the hierarchies a daemon joins, those its CPU and memory are
+// accounted in; joinCgroups makes rel in the others too (but the unified
+// one), as the kubelet wants its cgroup root in every one.
+var joins = map[string]bool{"pids": true, "memory": true, "cpu": true, "cpuacct": true}
+
+// joinCgroups puts the calling process in rel, made where missing,
+// cpuset's levels given their parent's CPUs and memory nodes.
 func joinCgroups(rel string) error {
 	if rel == "" || filepath.IsAbs(rel) || strings.Contains(rel, "..") {
 		return fmt.Errorf("cluster exec: bad cgroup %q", rel)
@@ -175,19 +190,26 @@ func joinCgroups(rel string) error {
 		for _, part := range strings.Split(rel, "/") {
 			parent := p
 			p = filepath.Join(p, part)
-			if err := os.Mkdir(p, 0o755); err != nil {
-				if errors.Is(err, os.ErrExist) {
-					continue
-				}
+			if err := os.Mkdir(p, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 				return fmt.Errorf("cgroup %s: %w", p, err)
 			}
+			// A cpuset cgroup takes no task until it has CPUs and memory
+			// nodes; a level made before (cnperf's own, by another lab)
+			// may have none yet.
 			for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
+				cur, err := os.ReadFile(filepath.Join(p, f))
+				if err != nil || strings.TrimSpace(string(cur)) != "" {
+					continue
+				}
 				if b, err := os.ReadFile(filepath.Join(parent, f)); err == nil {
 					if err := os.WriteFile(filepath.Join(p, f), b, 0o644); err != nil {
 						return fmt.Errorf("cgroup %s: %w", p, err)
 					}
 				}
 			}
+		}
+		if !joins[e.Name()] {
+			continue
 		}
 		if err := os.WriteFile(filepath.Join(p, "cgroup.procs"), self, 0o644); err != nil {
 			return fmt.Errorf("join cgroup %s: %w", p, err)
@@ -201,10 +223,9 @@ func joinCgroups(rel string) error {
 // mounted there (the copies of /run/netns that the new namespace
 // inherited would keep other labs' namespaces alive after they are
 // deleted), then puts a tmpfs on each of tmpfs and binds SRC:DST.
-func nodeMounts(tmpfs, binds []string) error {
-	self, err1 := os.Readlink("/proc/self/ns/mnt")
-	init, err2 := os.Readlink("/proc/1/ns/mnt")
-	if err1 != nil || err2 != nil || self == init {
+func nodeMounts(tmpfs, binds []string, outside string) error {
+	self, err := os.Readlink("/proc/self/ns/mnt")
+	if err != nil || outside == "" || self == outside {
 		return errors.New("cluster exec: mounts asked for outside a mount namespace of the node's own")
 	}
 	mi, err := os.ReadFile("/proc/self/mountinfo")

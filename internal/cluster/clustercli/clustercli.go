@@ -108,12 +108,12 @@ func importCmd(stderr io.Writer) *cobra.Command {
 // execCmd is what the cluster's daemons start through; people do not
 // call it.
 func execCmd() *cobra.Command {
-	var cg string
+	var cg, outside string
 	var tmpfs, binds []string
 	cmd := &cobra.Command{
 		Use: "exec --cgroup REL [--tmpfs DIR] [--bind SRC:DST] -- ARGV...", Hidden: true, Args: cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			if err := cluster.Exec(cg, tmpfs, binds, args); err != nil {
+			if err := cluster.Exec(cg, tmpfs, binds, outside, args); err != nil {
 				fmt.Fprintln(os.Stderr, "cnperf cluster exec:", err)
 				os.Exit(126)
 			}
@@ -123,5 +123,6 @@ func execCmd() *cobra.Command {
 	cmd.Flags().StringVar(&cg, "cgroup", "", "cgroup under every v1 hierarchy")
 	cmd.Flags().StringArrayVar(&tmpfs, "tmpfs", nil, "mount a tmpfs here (own mount namespace only)")
 	cmd.Flags().StringArrayVar(&binds, "bind", nil, "bind SRC on DST (own mount namespace only)")
+	cmd.Flags().StringVar(&outside, "outside", "", "the mount namespace (mnt:[N]) mounts must not be made in")
 	return cmd
 }
