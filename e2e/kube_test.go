@@ -214,6 +214,7 @@ func TestKubeFlannel(t *testing.T) {
 	spec := fmt.Sprintf(`name: k8sfl
 driver: kubernetes
 modes: [k8s-pod, k8s-service]
+reference: k8s-pod
 variants:
   - {name: same-node, node_placement: same-node}
   - {name: cross-node, node_placement: cross-node}

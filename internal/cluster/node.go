@@ -122,9 +122,6 @@ func (b *builder) node(ctx context.Context, i int) error {
 		argv: []string{filepath.Join(bin, "kube-proxy"), "--config", filepath.Join(nd, "kube-proxy.yaml"), "--v=1"}}); err != nil {
 		return err
 	}
-	if _, ok := b.o.Flannel(); ok {
-		return b.flanneld(i, nd, cg, cpid)
-	}
 	return nil
 }
 

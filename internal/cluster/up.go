@@ -343,6 +343,28 @@ func (b *builder) ready(ctx context.Context) error {
 		return err
 	}
 	if _, ok := b.o.Flannel(); ok {
+		// flanneld leases the podCIDR the controller-manager gives a node
+		// when it registers, and exits without one: its DaemonSet's pod
+		// starts on a node that has one (else it restarts until it has).
+		if err := b.wait(ctx, "the nodes' pod CIDRs", 60*time.Second, func() (bool, error) {
+			nodes, err := b.api.nodes(ctx)
+			if err != nil {
+				return false, nil
+			}
+			for _, nd := range nodes {
+				if nd.Spec.PodCIDR == "" {
+					return false, nil
+				}
+			}
+			return true, nil
+		}); err != nil {
+			return err
+		}
+		for i := 1; i <= n; i++ {
+			if err := b.flanneld(i, filepath.Join(b.dir, hostName(i)), "cnperf/"+b.o.Name+"/"+hostName(i), b.mnt[i]); err != nil {
+				return fmt.Errorf("%s: %w", hostName(i), err)
+			}
+		}
 		for i := 1; i <= n; i++ {
 			if err := b.flannelCNI(ctx, i); err != nil {
 				return fmt.Errorf("%s: %w", hostName(i), err)

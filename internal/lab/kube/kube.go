@@ -1,5 +1,5 @@
 // Package kube is the kubernetes driver: it builds a lab on a cluster the
-// user has (or the test cluster scripts/k8s-cluster.sh runs), as pods in a
+// user has (or the test cluster `cnperf cluster` runs), as pods in a
 // namespace of its own. Each of the lab's hosts is a node; each endpoint,
 // and each host that carries none (ping-pong's siege), is a pod holding
 // cnperf's workload image; servers and clients run in the pods by exec,
