@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -163,8 +164,11 @@ func (b *builder) flannelCNI(ctx context.Context, i int) error {
 		e, err = parseSubnetEnv(string(s))
 		return err == nil, nil
 	})
-	if err != nil {
+	if errors.Is(err, errTimeout) {
 		return fmt.Errorf("%w: flanneld: %s", err, lastLine(filepath.Join(b.dir, "logs", hostName(i)+"-flanneld.log")))
+	}
+	if err != nil {
+		return err
 	}
 	return os.WriteFile(filepath.Join(nd, "cni", "net.d", "10-flannel.conflist"), []byte(flannelConflist(e, nd)), 0o644)
 }

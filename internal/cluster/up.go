@@ -278,10 +278,13 @@ func (b *builder) wait(ctx context.Context, what string, within time.Duration, d
 		return done()
 	})
 	if errors.Is(err, poll.ErrTimeout) {
-		return fmt.Errorf("timed out after %s waiting for %s", within, what)
+		return fmt.Errorf("%w after %s waiting for %s", errTimeout, within, what)
 	}
 	return err
 }
+
+// errTimeout is a wait that ran out of time (not a daemon that died).
+var errTimeout = errors.New("timed out")
 
 // alive says which daemon has exited, with its log's last line.
 func (b *builder) alive() error {
