@@ -106,8 +106,9 @@ type node struct {
 		Annotations map[string]string `json:"annotations"`
 	} `json:"metadata"`
 	Spec struct {
-		PodCIDR  string   `json:"podCIDR"`
-		PodCIDRs []string `json:"podCIDRs"`
+		PodCIDR  string                         `json:"podCIDR"`
+		PodCIDRs []string                       `json:"podCIDRs"`
+		Taints   []struct{ Key, Effect string } `json:"taints"`
 	} `json:"spec"`
 	Status struct {
 		Conditions []struct{ Type, Status, Reason, Message string } `json:"conditions"`
@@ -127,8 +128,12 @@ func (n node) ready() bool {
 	return false
 }
 
-// notReady is why a node is not Ready, in the kubelet's words.
+// notReady is why a node is not Ready (or not yet schedulable), in the
+// kubelet's or the taint's words.
 func (n node) notReady() string {
+	if n.ready() && len(n.Spec.Taints) > 0 {
+		return "tainted " + n.Spec.Taints[0].Key
+	}
 	for _, c := range n.Status.Conditions {
 		if c.Type == "Ready" {
 			return c.Reason + ": " + c.Message

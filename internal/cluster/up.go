@@ -383,13 +383,15 @@ func (b *builder) ready(ctx context.Context) error {
 		}
 	}
 	var why string
-	if err := b.wait(ctx, "every node Ready", 120*time.Second, func() (bool, error) {
+	if err := b.wait(ctx, "every node Ready and untainted", 120*time.Second, func() (bool, error) {
 		var err error
 		if nodes, err = b.api.nodes(ctx); err != nil {
 			return false, nil
 		}
 		for _, nd := range nodes {
-			if !nd.ready() {
+			// Ready, and the node controller's taints (not-ready,
+			// network-unavailable) gone: pods schedule there now.
+			if !nd.ready() || len(nd.Spec.Taints) > 0 {
 				why = nd.Metadata.Name + ": " + nd.notReady()
 				return false, nil
 			}
