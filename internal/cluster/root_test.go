@@ -70,32 +70,40 @@ func TestUpStatusDown(t *testing.T) {
 	}
 }
 
-// TestKilledUpCleaned kills `cluster up` while it builds (its control
+// TestKilledUpRemoved kills `cluster up` while it builds (its control
 // plane running, its nodes not yet): `cnperf clean` finds what it left by
-// the lab's owner and removes all of it.
-func TestKilledUpCleaned(t *testing.T) {
+// the lab's owner and removes all of it, and so does `cluster down` of the
+// half-up cluster.
+func TestKilledUpRemoved(t *testing.T) {
 	bin := requireBuild(t)
-	name := fmt.Sprintf("ck%d", os.Getpid()%100000)
-	t.Cleanup(func() { _ = exec.Command(bin, "cluster", "down", name).Run() })
-	up := exec.Command(bin, "cluster", "up", name, "--nodes", "1")
-	if err := up.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(90 * time.Second)
-	for !hasDaemon(name, "node1-containerd") {
-		if time.Now().After(deadline) {
-			_ = up.Process.Kill()
+	for i, remove := range [][]string{{"clean"}, {"cluster", "down", ""}} {
+		t.Run(remove[0], func(t *testing.T) {
+			name := fmt.Sprintf("ck%d%d", os.Getpid()%100000, i)
+			t.Cleanup(func() { _ = exec.Command(bin, "cluster", "down", name).Run() })
+			up := exec.Command(bin, "cluster", "up", name, "--nodes", "1")
+			if err := up.Start(); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(90 * time.Second)
+			for !hasDaemon(name, "node1-containerd") {
+				if time.Now().After(deadline) {
+					_ = up.Process.Kill()
+					_ = up.Wait()
+					t.Fatal("up never started node1's containerd")
+				}
+				time.Sleep(50 * time.Millisecond) // nothing announces a line in the pid file
+			}
+			_ = up.Process.Signal(syscall.SIGKILL)
 			_ = up.Wait()
-			t.Fatal("up never started node1's containerd")
-		}
-		time.Sleep(50 * time.Millisecond) // nothing announces a line in the pid file
+			if remove[0] == "cluster" {
+				remove[2] = name
+			}
+			if code, msg := run(bin, remove...); code != 0 || !strings.Contains(msg, name) {
+				t.Fatalf("%v: exit %d, want 0 naming %s:\n%s", remove, code, name, msg)
+			}
+			nothingLeft(t, name)
+		})
 	}
-	_ = up.Process.Signal(syscall.SIGKILL)
-	_ = up.Wait()
-	if code, msg := run(bin, "clean"); code != 0 || !strings.Contains(msg, name) {
-		t.Fatalf("clean: exit %d, want 0 naming %s:\n%s", code, name, msg)
-	}
-	nothingLeft(t, name)
 }
 
 // hasDaemon says whether a cluster's pid file names role.
