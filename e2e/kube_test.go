@@ -19,11 +19,12 @@ import (
 // k8sBin is where scripts/k8s-build.sh caches the test cluster's binaries.
 const k8sBin = "/var/cache/cnperf/k8s/v1.34.4/bin"
 
-// testCluster brings up the test cluster (scripts/k8s-cluster.sh) with two
-// nodes and cnperf's image on them, and takes it down at the end, checking
-// that nothing of it is left. Without its binaries the test is skipped,
-// and fails in CI, whose scripts/test.sh builds them.
-func testCluster(t *testing.T, bin string) (kubeconfig, image string, down func()) {
+// testCluster brings up a test cluster (cnperf cluster up) with two nodes,
+// the CNI and kube-proxy mode given, and cnperf's image on them, and takes
+// it down at the end, checking that nothing of it is left. Without its
+// binaries the test is skipped, and fails in CI, whose scripts/test.sh
+// builds them.
+func testCluster(t *testing.T, bin string, flags ...string) (kubeconfig, image string, down func()) {
 	t.Helper()
 	for _, b := range []string{"kube-apiserver", "kubelet", "etcd", "kubectl", "pause"} {
 		if _, err := os.Stat(filepath.Join(k8sBin, b)); err != nil {
@@ -34,26 +35,16 @@ func testCluster(t *testing.T, bin string) (kubeconfig, image string, down func(
 			t.Skip(msg)
 		}
 	}
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := filepath.Join(root, "scripts", "k8s-cluster.sh")
 	name := fmt.Sprintf("e%d", os.Getpid()%100000)
 	cluster := func(args ...string) string {
 		t.Helper()
-		cmd := exec.Command("bash", append([]string{script}, args...)...)
-		cmd.Env = append(os.Environ(), "CNPERF="+bin)
-		if args[0] == "down" {
-			// Taking a cluster down needs no cnperf binary (unless one
-			// is on PATH, the script removes the lab by hand).
-			cmd.Env = append(os.Environ(), "CNPERF=/nonexistent")
+		cmd := exec.Command(bin, append([]string{"cluster"}, args...)...)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("cnperf cluster %s: %v\n%s", strings.Join(args, " "), err, lastLines(stderr.String(), 30))
 		}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("k8s-cluster.sh %s: %v\n%s", strings.Join(args, " "), err, lastLines(string(out), 30))
-		}
-		return string(out)
+		return stdout.String()
 	}
 	start := time.Now()
 	var once sync.Once
@@ -61,28 +52,33 @@ func testCluster(t *testing.T, bin string) (kubeconfig, image string, down func(
 		once.Do(func() {
 			cluster("down", name)
 			assertClusterGone(t, name)
+			// Twice is fine: down is idempotent.
+			cluster("down", name)
 		})
 	}
-	t.Cleanup(down) // also when the test stops early; down is idempotent
-	cluster("up", name, "2")
-	t.Logf("test cluster %s up in %s", name, time.Since(start).Round(time.Second))
+	t.Cleanup(down) // also when the test stops early
+	kc := strings.TrimSpace(cluster(append([]string{"up", name, "--nodes", "2"}, flags...)...))
+	t.Logf("test cluster %s %v up in %s", name, flags, time.Since(start).Round(time.Second))
 	image = "cnperf/e2e:" + name
 	tar := filepath.Join(t.TempDir(), "image.tar")
 	if out, err := exec.Command(bin, "image", "save", "-o", tar, "--name", image).CombinedOutput(); err != nil {
 		t.Fatalf("image save: %v\n%s", err, out)
 	}
 	cluster("import", name, tar)
-	return strings.TrimSpace(cluster("kubeconfig", name)), image, down
+	if got := strings.TrimSpace(cluster("kubeconfig", name)); got != kc {
+		t.Fatalf("cluster kubeconfig says %s, up printed %s", got, kc)
+	}
+	return kc, image, down
 }
 
-// assertClusterGone checks what the cluster script makes on the machine:
-// namespaces, processes, state directories and cgroups.
+// assertClusterGone checks what a cluster makes on the machine:
+// namespaces, processes, its state and cgroups.
 func assertClusterGone(t *testing.T, name string) {
 	t.Helper()
 	if left, _ := namespace.List("cnperf-" + name + "-"); len(left) > 0 {
 		t.Errorf("cluster %s left namespaces %v", name, left)
 	}
-	for _, p := range []string{"/run/cnperf/k8s/" + name, "/var/lib/cnperf/k8s/" + name, "/sys/fs/cgroup/memory/cnperf-k8s/" + name} {
+	for _, p := range []string{"/run/cnperf/state/" + name, "/sys/fs/cgroup/memory/cnperf/" + name, "/sys/fs/cgroup/cpuset/cnperf/" + name} {
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("cluster %s left %s", name, p)
 		}
@@ -90,7 +86,7 @@ func assertClusterGone(t *testing.T, name string) {
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range procs {
 		b, err := os.ReadFile(p)
-		if err == nil && strings.Contains(string(b), "/cnperf/k8s/"+name+"/") {
+		if err == nil && (strings.Contains(string(b), "/run/cnperf/state/"+name+"/") || strings.Contains(string(b), "/run/netns/cnperf-"+name+"-")) {
 			t.Errorf("cluster %s left process %s: %s", name, filepath.Base(filepath.Dir(p)), strings.ReplaceAll(string(b), "\x00", " "))
 		}
 	}
@@ -143,8 +139,8 @@ kubernetes: {image: "%s", image_pull_policy: Never}
 			}
 			for _, mm := range m.Modes {
 				k := mm.Lab.Kube
-				if k == nil || k.CNI != "bridge" || k.Version == "" || len(k.Nodes) == 0 || k.Nodes[0].Kubelet == "" {
-					t.Fatalf("series %s: run.json's cluster %+v, want the nodes, their kubelet, the CNI (bridge)", mm.Mode, k)
+				if k == nil || k.CNI != "bridge" || k.ProxyMode != "iptables" || k.Version == "" || len(k.Nodes) == 0 || k.Nodes[0].Kubelet == "" {
+					t.Fatalf("series %s: run.json's cluster %+v, want the nodes, their kubelet, the CNI (bridge), kube-proxy's mode (iptables)", mm.Mode, k)
 				}
 				var nodes []string
 				for _, n := range k.Nodes {
@@ -195,6 +191,63 @@ kubernetes: {image: "%s", image_pull_policy: Never}
 			t.Errorf("left on the cluster: %s", got)
 		}
 	})
+	down()
+	assertNothingLeft(t, bin)
+}
+
+// TestKubeFlannel runs the socket workloads on k8s-pod and k8s-service,
+// same node and across nodes, on a test cluster whose pods are on real
+// Flannel (VXLAN, flanneld per node with the Kubernetes subnet manager)
+// and whose kube-proxy runs in nftables mode: run.json names Flannel, its
+// backend and the pods' MTU, and kube-proxy's mode, as the cluster says
+// them; nothing is left on the cluster or the machine.
+func TestKubeFlannel(t *testing.T) {
+	testutil.RequireRoot(t)
+	bin := testutil.Binary(t)
+	if _, err := os.Stat("/var/cache/cnperf/flannel/v0.28.10/bin/flanneld"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("flanneld is not built: scripts/flannel-build.sh")
+		}
+		t.Skip("flanneld is not built: scripts/flannel-build.sh")
+	}
+	kc, image, down := testCluster(t, bin, "--cni", "flannel-vxlan", "--kube-proxy", "nftables")
+	spec := fmt.Sprintf(`name: k8sfl
+driver: kubernetes
+modes: [k8s-pod, k8s-service]
+reference: k8s-pod
+variants:
+  - {name: same-node, node_placement: same-node}
+  - {name: cross-node, node_placement: cross-node}
+kubernetes: {image: "%s", image_pull_policy: Never}
+tests:
+  - {workload: stream, duration: 1s}
+  - {workload: rr, protocol: tcp, duration: 1s}
+`, image)
+	dir := filepath.Join(t.TempDir(), "run")
+	out, err := exec.Command(bin, "run", writeSpec(t, spec), "--kubeconfig", kc, "-o", dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, lastLines(string(out), 40))
+	}
+	t.Logf("on flannel-vxlan and nftables:\n%s", lastLines(string(out), 30))
+	m := readMeta(t, dir)
+	if m.Status != "complete" || len(m.Modes) != 4 {
+		t.Fatalf("status %s, %d series, want complete and 4", m.Status, len(m.Modes))
+	}
+	for _, mm := range m.Modes {
+		k := mm.Lab.Kube
+		if k == nil || k.CNI != "flannel" || k.CNIBackend != "vxlan" || k.PodMTU != 1450 || k.ProxyMode != "nftables" {
+			t.Errorf("series %s: run.json's cluster %+v, want CNI flannel, backend vxlan, pod MTU 1450, kube-proxy nftables", mm.Mode, k)
+		}
+	}
+	measured := measuredBySeries(t, dir)
+	for _, mm := range m.Modes {
+		if measured[mm.Mode] == 0 {
+			t.Errorf("series %s measured nothing (results of every cell: %v)", mm.Mode, measured)
+		}
+	}
+	if got := kubectl(t, kc, "get", "namespaces", "-l", "app.kubernetes.io/managed-by=cnperf", "-o", "name"); strings.TrimSpace(got) != "" {
+		t.Errorf("left on the cluster: %s", got)
+	}
 	down()
 	assertNothingLeft(t, bin)
 }

@@ -5,8 +5,8 @@
 # (from the Go module proxy, as `GOTOOLCHAIN` would fetch it, when the
 # machine has none or an older one). Arguments add extras: `bench` (wrk,
 # nginx), `browser` (chromium, for the report's browser test) and `k8s`
-# (containerd, the CNI plugins, conntrack and runc, for the test cluster of
-# scripts/k8s-cluster.sh; docs/kubernetes.md) and `flannel` (gcc, for the cgo
+# (containerd, the CNI plugins, conntrack, runc and nft, for the test cluster of
+# `cnperf cluster`; docs/kubernetes.md) and `flannel` (gcc, for the cgo
 # build of flanneld by scripts/flannel-build.sh; docs/labs.md).
 # Prints the go binary to use.
 set -euo pipefail
@@ -31,13 +31,15 @@ for extra in "$@"; do
     flannel) command -v gcc >/dev/null || need_pkgs+=(gcc) ;;
     # The test cluster: containerd with its CRI plugin per node, the bridge,
     # host-local, loopback and portmap CNI plugins, conntrack for
-    # kube-proxy, runc as the OCI runtime.
+    # kube-proxy, runc as the OCI runtime, nft for kube-proxy's nftables
+    # mode.
     k8s) command -v containerd >/dev/null || need_pkgs+=(containerd)
          [ -x /usr/lib/cni/bridge ] || need_pkgs+=(containernetworking-plugins)
          command -v conntrack >/dev/null || need_pkgs+=(conntrack)
          command -v runc >/dev/null || need_pkgs+=(runc)
          command -v openssl >/dev/null || need_pkgs+=(openssl)
-         command -v nsenter >/dev/null || need_pkgs+=(util-linux) ;;
+         command -v nsenter >/dev/null || need_pkgs+=(util-linux)
+         command -v nft >/dev/null || need_pkgs+=(nftables) ;;
   esac
 done
 if [ ${#need_pkgs[@]} -gt 0 ]; then

@@ -23,8 +23,9 @@ else
   # offline (docs/kubernetes.md): about 15 minutes of 2 cores the first
   # time, then cached by version outside the repository.
   PATH=$(dirname "$go"):$PATH scripts/k8s-build.sh > /dev/null
-  # The flannel modes run the real flanneld (docs/labs.md), its etcd the
-  # one built above: about 2 minutes the first time, then cached too.
+  # The flannel modes and the test cluster's flannel CNIs run the real
+  # flanneld (docs/labs.md), its etcd the one built above: about 2 minutes
+  # the first time, then cached too.
   PATH=$(dirname "$go"):$PATH scripts/flannel-build.sh > /dev/null
 fi
 CGO_ENABLED=0 "$go" test -count=1 -p 1 -timeout 30m ./...

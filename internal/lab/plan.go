@@ -30,6 +30,10 @@ import (
 //	                     range is the docker driver's swarm pool, which a
 //	                     flannel lab does not use, so its engines'
 //	                     local pool (198.19.0.0/17) never meets a lease
+//	198.18.16.0/20       a test cluster's Services (ClusterServiceCIDR)
+//	198.18.64.0/18       a test cluster's pods (ClusterPodCIDR); node i's
+//	                     198.18.(64+i).0/24 where cnperf fixes them
+//	                     (ClusterNodePods)
 
 // Underlay is the lab's "physical" subnet. Every lab is sealed in its own
 // namespaces, so all labs share one address plan without conflict.
@@ -123,4 +127,21 @@ func IP(cidr string) net.IP {
 		return nil
 	}
 	return ip.To4()
+}
+
+// The test cluster's (cnperf cluster up) ranges: Services and pods, clear
+// of the ranges above that a cluster's lab uses (its hosts are a plain
+// switch: no chain, no slots).
+const (
+	ClusterServiceCIDR = "198.18.16.0/20"
+	ClusterServiceAPI  = "198.18.16.1" // the kubernetes Service
+	ClusterPodCIDR     = "198.18.64.0/18"
+	// ClusterMaxNodes is what ClusterPodCIDR holds as a /24 per node.
+	ClusterMaxNodes = 60
+)
+
+// ClusterNodePods is node i's (1-based) pod subnet and its gateway, where
+// cnperf fixes them (the bridge CNI with routes between nodes).
+func ClusterNodePods(i int) (subnet, gateway string) {
+	return fmt.Sprintf("198.18.%d.0/24", 64+i), fmt.Sprintf("198.18.%d.1", 64+i)
 }

@@ -3,6 +3,7 @@ package lab
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"testing"
 )
 
@@ -54,5 +55,36 @@ func TestPlanBigLabsApart(t *testing.T) {
 		if gw.Contains(overlay.IP) || overlay.Contains(gw.IP) {
 			t.Fatalf("host %d's gateway bridge %s is the overlay's %s", i, gw, overlay)
 		}
+	}
+}
+
+// TestClusterRangesApart: a test cluster's Services and pods stay inside
+// the benchmarking range and clear of the ranges its lab uses (the
+// underlay, the container bridges and overlay, the slots), and every
+// node's pod subnet lies in the cluster's pod network.
+func TestClusterRangesApart(t *testing.T) {
+	bench := netip.MustParsePrefix("198.18.0.0/15")
+	used := []string{Underlay, "198.19.0.0/16", SlotRange}
+	for _, c := range []string{ClusterServiceCIDR, ClusterPodCIDR} {
+		p := netip.MustParsePrefix(c)
+		if !bench.Contains(p.Addr()) || p.Bits() < bench.Bits() {
+			t.Errorf("%s is outside 198.18.0.0/15", c)
+		}
+		for _, u := range used {
+			if p.Overlaps(netip.MustParsePrefix(u)) {
+				t.Errorf("%s overlaps %s", c, u)
+			}
+		}
+	}
+	pods := netip.MustParsePrefix(ClusterPodCIDR)
+	for i := 1; i <= ClusterMaxNodes; i++ {
+		subnet, gw := ClusterNodePods(i)
+		p := netip.MustParsePrefix(subnet)
+		if !pods.Contains(p.Addr()) || p.Bits() != 24 || !p.Contains(netip.MustParseAddr(gw)) {
+			t.Errorf("node %d: pods %s (gateway %s) not a /24 of %s", i, subnet, gw, ClusterPodCIDR)
+		}
+	}
+	if !netip.MustParsePrefix(ClusterServiceCIDR).Contains(netip.MustParseAddr(ClusterServiceAPI)) {
+		t.Errorf("%s is not in %s", ClusterServiceAPI, ClusterServiceCIDR)
 	}
 }

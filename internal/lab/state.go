@@ -75,3 +75,11 @@ func DriverStateLabs(driver string) []string {
 func DriverStatePath(lab, driver string) string {
 	return filepath.Join(StateRoot, lab, "driver."+driver)
 }
+
+// StateDir is a lab's directory for a tool that builds on it (StateRoot/
+// LAB/PART), created: `cnperf cluster` keeps a test cluster's files there,
+// so that removing the lab (down, clean) removes them with it.
+func StateDir(lab, part string) (string, error) { return makeStateDir(lab, part) }
+
+// StatePath is where StateDir is, whether or not it exists.
+func StatePath(lab, part string) string { return filepath.Join(StateRoot, lab, part) }

@@ -16,9 +16,15 @@ type Kube struct {
 	// CNI names the cluster's pod network as cnperf found it: a known
 	// plugin's daemonset in kube-system, or what a node's CNI config says
 	// (empty when neither told).
-	CNI        string     `json:"cni,omitempty"`
-	CNIFrom    string     `json:"cni_from,omitempty"`
-	ProxyMode  string     `json:"kube_proxy_mode,omitempty"` // kube-proxy's configured mode ("" default: iptables)
+	CNI       string `json:"cni,omitempty"`
+	CNIFrom   string `json:"cni_from,omitempty"`
+	ProxyMode string `json:"kube_proxy_mode,omitempty"` // kube-proxy's configured mode ("" default: iptables)
+	// CNIBackend is the pod network's own backend as the cluster says it
+	// (flannel's node annotation backend-type: vxlan, udp, host-gw), and
+	// PodMTU the MTU of a pod's eth0 as the CNI set it, read inside one
+	// of the lab's pods (0: none measured, or no pod-network pod).
+	CNIBackend string     `json:"cni_backend,omitempty"`
+	PodMTU     int        `json:"pod_mtu,omitempty"`
 	Image      string     `json:"image"`
 	PullPolicy string     `json:"image_pull_policy"`
 	Nodes      []KubeNode `json:"nodes"`

@@ -5,6 +5,11 @@
 package drivers
 
 import (
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cnperf/cnperf/internal/cluster/clustercli"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/docker"
 	"github.com/cnperf/cnperf/internal/lab/kube"
@@ -23,7 +28,13 @@ func All() []lab.Driver {
 // add to the CLI. With extra, those drivers come after All's (a test's
 // driver).
 func Catalog(extra ...lab.Driver) lab.Catalog {
-	return lab.Catalog{Drivers: append(All(), extra...), Modes: modes.All(), Commands: kubecli.Commands}
+	return lab.Catalog{Drivers: append(All(), extra...), Modes: modes.All(), Commands: commands}
+}
+
+// commands are the kubernetes driver's commands and `cnperf cluster`, the
+// test cluster it runs on.
+func commands(version string, stdout, stderr io.Writer) []*cobra.Command {
+	return append(kubecli.Commands(version, stdout, stderr), clustercli.Commands(stdout, stderr)...)
 }
 
 // Names returns the drivers' names in All's order.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -37,6 +38,49 @@ func describeCluster(ctx context.Context, c *Cluster, k *record.Kube, nodes []st
 		k.CNI, k.CNIFrom = cniFromNodes(ctx, c, nodes)
 	}
 	k.ProxyMode = proxyMode(ctx, c)
+	k.CNIBackend = cniBackend(ctx, c, nodes)
+}
+
+// backendAnnotations are node annotations in which a pod network names
+// its backend.
+var backendAnnotations = []string{"flannel.alpha.coreos.com/backend-type"}
+
+// cniBackend is the pod network's backend as the first used node that
+// says it names it ("" when none does).
+func cniBackend(ctx context.Context, c *Cluster, nodes []string) string {
+	for _, name := range nodes {
+		n := &corev1.Node{}
+		if err := c.get(ctx, c.core, "", "nodes", name, n); err != nil {
+			continue
+		}
+		for _, a := range backendAnnotations {
+			if v := n.Annotations[a]; v != "" {
+				return v
+			}
+		}
+	}
+	return ""
+}
+
+// podMTU reads the MTU of eth0 inside the first of the lab's pods on the
+// pod network (not hostNetwork): what the CNI gave its pods, which no API
+// object states. 0 when there is no such pod or it cannot be read.
+func podMTU(r *Runtime, pods []*record.KubePod) int {
+	for _, p := range pods {
+		if p == nil || p.HostNetwork {
+			continue
+		}
+		out, err := r.output(p.Pod, "/cnperf", "pod", "mtu")
+		if err != nil {
+			return 0
+		}
+		mtu, err := strconv.Atoi(strings.TrimSpace(out))
+		if err != nil {
+			return 0
+		}
+		return mtu
+	}
+	return 0
 }
 
 func nodeRecord(n *corev1.Node) record.KubeNode {

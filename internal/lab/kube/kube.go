@@ -1,5 +1,5 @@
 // Package kube is the kubernetes driver: it builds a lab on a cluster the
-// user has (or the test cluster scripts/k8s-cluster.sh runs), as pods in a
+// user has (or the test cluster `cnperf cluster` runs), as pods in a
 // namespace of its own. Each of the lab's hosts is a node; each endpoint,
 // and each host that carries none (ping-pong's siege), is a pod holding
 // cnperf's workload image; servers and clients run in the pods by exec,
@@ -250,7 +250,9 @@ func (Driver) Up(l *lab.Lab, cfg lab.Config) error {
 		h.Kube, h.Addr = p, p.HostIP
 	}
 	describeCluster(ctx, c, l.Kube, b.usedNodes())
-	l.Runtime = &Runtime{c: c, ns: ns, pods: b.allPods()}
+	rt := &Runtime{c: c, ns: ns, pods: b.allPods()}
+	l.Kube.PodMTU = podMTU(rt, b.allPods())
+	l.Runtime = rt
 	return nil
 }
 

@@ -56,3 +56,49 @@ func readMark(ns string) (Mark, bool) {
 	}
 	return parseMark(s)
 }
+
+// SetOwner gives every namespace of a lab a new owner in its mark: a tool
+// that builds a lab in steps (cnperf cluster up) owns it while it builds,
+// so that `cnperf clean` removes what a killed build left, and hands it to
+// nobody once it is up, as `lab up` does.
+func SetOwner(name string, id owner.ID) error {
+	nss, err := namespaces(name)
+	if err != nil {
+		return err
+	}
+	for _, ns := range nss {
+		m, ok := readMark(ns)
+		if !ok {
+			continue
+		}
+		m.Owner = id
+		h, err := namespace.Handle(ns)
+		if err != nil {
+			return err
+		}
+		lo, err := h.LinkByName("lo")
+		if err == nil {
+			err = h.LinkSetAlias(lo, m.String())
+		}
+		h.Close()
+		if err != nil {
+			return fmt.Errorf("mark %s: %w", ns, err)
+		}
+	}
+	return nil
+}
+
+// LabMode is the mode a lab's marks name ("" when no namespace of it
+// carries one): what a tool reads to know a lab is its own.
+func LabMode(name string) (string, error) {
+	nss, err := namespaces(name)
+	if err != nil {
+		return "", err
+	}
+	for _, ns := range nss {
+		if m, ok := readMark(ns); ok {
+			return m.Mode, nil
+		}
+	}
+	return "", nil
+}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -160,5 +161,16 @@ func (s *splitter) Write(p []byte) (int, error) { return s.pw.Write(p) }
 func (s *splitter) Close() error {
 	err := s.pw.Close()
 	<-s.done
+	return err
+}
+
+// MTU prints the MTU of the pod's interface dev (eth0: what the CNI gave
+// the pod), for the driver's record.
+func MTU(dev string, stdout io.Writer) error {
+	i, err := net.InterfaceByName(dev)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(stdout, i.MTU)
 	return err
 }

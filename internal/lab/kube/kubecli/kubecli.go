@@ -72,7 +72,11 @@ func newPodCmd(stdout, stderr io.Writer) *cobra.Command {
 	bound.Flags().IntVar(&pid, "pid", 0, "the process")
 	bound.Flags().IntVar(&port, "port", 0, "the port")
 	bound.Flags().StringVar(&proto, "proto", "tcp", "protocols, comma-separated")
-	pod.AddCommand(usage, bound)
+	mtu := &cobra.Command{
+		Use: "mtu", Short: "Print the MTU of the pod's eth0 (what the CNI gave it)", Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error { return inpod.MTU("eth0", stdout) },
+	}
+	pod.AddCommand(usage, bound, mtu)
 	return pod
 }
 

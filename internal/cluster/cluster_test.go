@@ -1,0 +1,119 @@
+package cluster
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestValidate: every bad flag is refused in one line that names the flag
+// (or the name) as the user wrote it, before the machine is looked at.
+func TestValidate(t *testing.T) {
+	good := DefaultOptions()
+	good.Name = "t1"
+	cases := []struct {
+		name string
+		edit func(*Options)
+		want string // "" : valid
+	}{
+		{"defaults", func(*Options) {}, ""},
+		{"flannel and nftables", func(o *Options) { o.CNI, o.ProxyMode = "flannel-vxlan", "nftables" }, ""},
+		{"host-gw", func(o *Options) { o.CNI = "flannel-host-gw" }, ""},
+		{"udp", func(o *Options) { o.CNI = "flannel-udp" }, ""},
+		{"60 nodes", func(o *Options) { o.Nodes = 60 }, ""},
+		{"ipvs", func(o *Options) { o.ProxyMode = "ipvs" }, "--kube-proxy ipvs: this kernel has no IPVS"},
+		{"unknown proxy", func(o *Options) { o.ProxyMode = "userspace" }, `--kube-proxy "userspace": want iptables or nftables`},
+		{"unknown cni", func(o *Options) { o.CNI = "calico" }, `--cni "calico": want bridge, flannel-vxlan`},
+		{"flannel alone", func(o *Options) { o.CNI = "flannel" }, `--cni "flannel"`},
+		{"no nodes", func(o *Options) { o.Nodes = 0 }, "--nodes 0: want 1 to 60"},
+		{"too many nodes", func(o *Options) { o.Nodes = 61 }, "--nodes 61: want 1 to 60"},
+		{"dash", func(o *Options) { o.Name = "a-b" }, `cluster name "a-b"`},
+		{"digit first", func(o *Options) { o.Name = "1a" }, `cluster name "1a"`},
+		{"long", func(o *Options) { o.Name = strings.Repeat("a", 17) }, "cluster name"},
+		{"empty", func(o *Options) { o.Name = "" }, "cluster name"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := good
+			c.edit(&o)
+			err := o.Validate()
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Fatalf("got %v, want an error with %q", err, c.want)
+			case err != nil && strings.Contains(err.Error(), "\n"):
+				t.Fatalf("more than one line: %q", err)
+			}
+		})
+	}
+}
+
+// TestFlannelBuildMissing: a flannel CNI without flanneld's build names the
+// script that builds it, before anything is made.
+func TestFlannelBuildMissing(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("preflight wants root first")
+	}
+	o := DefaultOptions()
+	o.Name, o.CNI, o.FlannelCache = "t1", "flannel-vxlan", t.TempDir()
+	if _, err := os.Stat(o.KubeBin()); err != nil {
+		t.Skip("no Kubernetes build here")
+	}
+	err := o.Preflight()
+	if err == nil || !strings.Contains(err.Error(), "scripts/flannel-build.sh") || !strings.HasPrefix(err.Error(), "--cni flannel-vxlan:") {
+		t.Fatalf("got %v, want --cni flannel-vxlan: ... scripts/flannel-build.sh", err)
+	}
+}
+
+func TestParseSubnetEnv(t *testing.T) {
+	e, err := parseSubnetEnv("FLANNEL_NETWORK=198.18.64.0/18\nFLANNEL_SUBNET=198.18.65.1/24\nFLANNEL_MTU=1450\nFLANNEL_IPMASQ=true\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Network.String() != "198.18.64.0/18" || e.Subnet.String() != "198.18.65.0/24" || e.MTU != 1450 || !e.IPMasq {
+		t.Fatalf("got %+v", e)
+	}
+	for _, bad := range []string{"", "FLANNEL_SUBNET=x/24", "FLANNEL_NETWORK=198.18.64.0/18\nFLANNEL_SUBNET=198.18.65.1/24\nFLANNEL_MTU=9", "FLANNEL_MTU=1450"} {
+		if _, err := parseSubnetEnv(bad); err == nil {
+			t.Errorf("%q: accepted", bad)
+		}
+	}
+	// The CNI config flannel's plugin would delegate: the lease's subnet
+	// and MTU on bridge cni0, no NAT of its own when flanneld masquerades.
+	var conf struct {
+		Plugins []map[string]any
+	}
+	if err := json.Unmarshal([]byte(flannelConflist(e, "/n")), &conf); err != nil {
+		t.Fatal(err)
+	}
+	d := conf.Plugins[0]
+	if d["type"] != "bridge" || d["mtu"] != 1450.0 || d["ipMasq"] != false || d["isDefaultGateway"] != true {
+		t.Fatalf("delegate %v", d)
+	}
+	if r := d["ipam"].(map[string]any)["ranges"].([]any)[0].([]any)[0].(map[string]any)["subnet"]; r != "198.18.65.0/24" {
+		t.Fatalf("host-local subnet %v", r)
+	}
+}
+
+func FuzzParseSubnetEnv(f *testing.F) {
+	f.Add("FLANNEL_NETWORK=198.18.64.0/18\nFLANNEL_SUBNET=198.18.65.1/24\nFLANNEL_MTU=1450\nFLANNEL_IPMASQ=true\n")
+	f.Add("FLANNEL_MTU=-1\n=\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		e, err := parseSubnetEnv(s)
+		if err == nil && (e.Network == nil || e.Subnet == nil || e.MTU < 68) {
+			t.Fatalf("accepted %q as %+v", s, e)
+		}
+	})
+}
+
+// TestProxyConfig: kube-proxy's mode is what --kube-proxy says, in the
+// ConfigMap's text the kubernetes driver reads it from.
+func TestProxyConfig(t *testing.T) {
+	o := DefaultOptions()
+	o.ProxyMode = "nftables"
+	if s := proxyConfig(o); !strings.Contains(s, "\nmode: nftables\n") {
+		t.Fatalf("config:\n%s", s)
+	}
+}

@@ -1,0 +1,40 @@
+package clustercli
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cnperf/cnperf/internal/cli"
+	"github.com/cnperf/cnperf/internal/lab"
+)
+
+// TestBadFlagsExit2: bad flags are one line and exit 2, before anything
+// is looked at or made (a cluster name that could exist is used: nothing
+// of it is touched).
+func TestBadFlagsExit2(t *testing.T) {
+	cat := lab.Catalog{Commands: func(_ string, stdout, stderr io.Writer) []*cobra.Command { return Commands(stdout, stderr) }}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"cluster", "up", "t1", "--kube-proxy", "ipvs"}, "--kube-proxy ipvs: this kernel has no IPVS; want iptables or nftables"},
+		{[]string{"cluster", "up", "t1", "--kube-proxy", "nft"}, `--kube-proxy "nft": want iptables or nftables`},
+		{[]string{"cluster", "up", "t1", "--cni", "weave"}, `--cni "weave": want bridge, flannel-vxlan, flannel-udp, flannel-host-gw`},
+		{[]string{"cluster", "up", "t1", "--nodes", "0"}, "--nodes 0: want 1 to 60"},
+		{[]string{"cluster", "up", "T1"}, `cluster name "T1"`},
+		{[]string{"cluster", "down", "a-b"}, `cluster name "a-b"`},
+		{[]string{"cluster", "status", "a-b"}, `cluster name "a-b"`},
+	}
+	for _, c := range cases {
+		var out, errb bytes.Buffer
+		code := cli.Main(cat, c.args, &out, &errb)
+		msg := strings.TrimSpace(errb.String())
+		if code != 2 || !strings.Contains(msg, c.want) || strings.Contains(msg, "\n") || out.Len() != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line with %q", c.args, code, msg, c.want)
+		}
+	}
+}
