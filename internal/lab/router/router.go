@@ -1,7 +1,8 @@
 // Package router is cnperf's user-space overlay router, one per emulated
 // host, in two kinds:
 //
-//   - "udp" models Flannel's udp backend and Weave's sleeve mode: the host
+//   - "udp" models Weave's sleeve mode (and the layout of Flannel's udp
+//     backend, whose per-packet proxy runs for real as flannel-udp): the host
 //     routes the other hosts' container subnets into a TUN device, the router
 //     reads each packet, looks up the host owning its destination and sends
 //     it to that host's router in a UDP datagram over the underlay; the peer

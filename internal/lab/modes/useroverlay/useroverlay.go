@@ -55,7 +55,7 @@ func (m Mode) Summary() string {
 	if m.Kind == router.KindWireGuard {
 		return fmt.Sprintf("containers on a WireGuard overlay in user space (wireguard-go over a TUN, %s, MTU %d)", router.Cipher, wgMTU)
 	}
-	return fmt.Sprintf("containers on a user-space UDP overlay router over a TUN (Flannel udp / Weave sleeve, MTU %d)", udpMTU)
+	return fmt.Sprintf("containers on cnperf's batched user-space UDP overlay router over a TUN (Weave sleeve; flannel-udp is the real per-packet one), MTU %d", udpMTU)
 }
 
 // mtu is the TUN's and the containers' MTU: the underlay's less the
