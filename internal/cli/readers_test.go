@@ -166,18 +166,7 @@ func TestRunReadersWriteBesideTheRun(t *testing.T) {
 // TestSummaryKeepsDigits: an imported run's small transfer rates print
 // with digits (0.0 MB/s for every mode was unreadable).
 func TestSummaryKeepsDigits(t *testing.T) {
-	tmp := t.TempDir()
-	log := filepath.Join(tmp, "ab.csv")
-	body := "Tag,Document Path,Document Length,Time taken for tests,Complete requests,Failed requests,Concurrency Level,Total transferred,Requests per second (mean),Transfer rate,Time per request\n" +
-		"bare,/pong/10,10,0.512,1000,0,10,160000,1953.12,2.52,5.120\n" +
-		"weave,/pong/10,10,0.958,1000,0,10,160000,1043.84,1.48,9.580\n"
-	if err := os.WriteFile(log, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(tmp, "run")
-	if code, _, stderr := run("import", "--format", "ab", log, "-o", dir); code != 0 {
-		t.Fatalf("import: %s", stderr)
-	}
+	dir := importBareAndWeave(t)
 	code, stdout, stderr := run("summary", dir)
 	if code != 0 {
 		t.Fatalf("summary: exit %d: %s", code, stderr)
@@ -195,18 +184,7 @@ func TestSummaryKeepsDigits(t *testing.T) {
 // time is weave at 1.87 of bare's), and a mode the run lacks is bad input
 // named in the flag's words.
 func TestSummaryAgainstAnotherMode(t *testing.T) {
-	tmp := t.TempDir()
-	log := filepath.Join(tmp, "ab.csv")
-	body := "Tag,Document Path,Document Length,Time taken for tests,Complete requests,Failed requests,Concurrency Level,Total transferred,Requests per second (mean),Transfer rate,Time per request\n" +
-		"bare,/pong/10,10,0.512,1000,0,10,160000,1953.12,2.52,5.120\n" +
-		"weave,/pong/10,10,0.958,1000,0,10,160000,1043.84,1.48,9.580\n"
-	if err := os.WriteFile(log, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(tmp, "run")
-	if code, _, stderr := run("import", "--format", "ab", log, "-o", dir); code != 0 {
-		t.Fatalf("import: %s", stderr)
-	}
+	dir := importBareAndWeave(t)
 	code, stdout, stderr := run("summary", dir, "--reference", "weave")
 	if code != 0 {
 		t.Fatalf("summary --reference weave: exit %d: %s", code, stderr)
@@ -220,4 +198,23 @@ func TestSummaryAgainstAnotherMode(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, `--reference "flannel"`) || !strings.Contains(stderr, "bare, weave") {
 		t.Errorf("summary --reference flannel: exit %d, %q; want 2 naming the flag and the run's modes", code, stderr)
 	}
+}
+
+// importBareAndWeave imports an ab CSV of two modes, bare and weave, 10 B
+// in 5.12 ms and 9.58 ms, and returns the run directory.
+func importBareAndWeave(t *testing.T) string {
+	t.Helper()
+	tmp := t.TempDir()
+	log := filepath.Join(tmp, "ab.csv")
+	body := "Tag,Document Path,Document Length,Time taken for tests,Complete requests,Failed requests,Concurrency Level,Total transferred,Requests per second (mean),Transfer rate,Time per request\n" +
+		"bare,/pong/10,10,0.512,1000,0,10,160000,1953.12,2.52,5.120\n" +
+		"weave,/pong/10,10,0.958,1000,0,10,160000,1043.84,1.48,9.580\n"
+	if err := os.WriteFile(log, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(tmp, "run")
+	if code, _, stderr := run("import", "--format", "ab", log, "-o", dir); code != 0 {
+		t.Fatalf("import: %s", stderr)
+	}
+	return dir
 }

@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	fl "github.com/cnperf/cnperf/internal/lab/flannel"
+
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/lab/netns"
@@ -26,7 +28,7 @@ import (
 // The versions cnperf's build scripts pin.
 const (
 	KubeVersion    = "v1.34.4"
-	FlannelVersion = "v0.28.10"
+	FlannelVersion = fl.Version
 )
 
 // ModeName is the mode a cluster's lab records in its marks (`lab ls`

@@ -1,17 +1,15 @@
 package cluster
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
+
+	fl "github.com/cnperf/cnperf/internal/lab/flannel"
 
 	"github.com/cnperf/cnperf/internal/lab"
 )
@@ -92,54 +90,16 @@ func (b *builder) flanneld(i int, nd, cg string, mnt int) error {
 	return err
 }
 
-// subnetEnv is what flanneld writes to subnet.env.
-type subnetEnv struct {
-	Network, Subnet *net.IPNet
-	MTU             int
-	IPMasq          bool
-}
-
-// parseSubnetEnv reads subnet.env (KEY=VALUE lines), as flannel's CNI
-// plugin does.
-func parseSubnetEnv(s string) (subnetEnv, error) {
-	var e subnetEnv
-	sc := bufio.NewScanner(strings.NewReader(s))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(strings.TrimSpace(sc.Text()), "=")
-		if !ok {
-			continue
-		}
-		var err error
-		switch k {
-		case "FLANNEL_NETWORK":
-			_, e.Network, err = net.ParseCIDR(v)
-		case "FLANNEL_SUBNET":
-			_, e.Subnet, err = net.ParseCIDR(v)
-		case "FLANNEL_MTU":
-			e.MTU, err = strconv.Atoi(v)
-		case "FLANNEL_IPMASQ":
-			e.IPMasq, err = strconv.ParseBool(v)
-		}
-		if err != nil {
-			return e, fmt.Errorf("subnet.env: %s: %w", k, err)
-		}
-	}
-	if e.Network == nil || e.Subnet == nil || e.MTU < 68 || e.MTU > 65535 {
-		return e, fmt.Errorf("subnet.env: want FLANNEL_NETWORK, FLANNEL_SUBNET and FLANNEL_MTU, got %q", s)
-	}
-	return e, nil
-}
-
 // flannelConflist is the bridge + host-local config flannel's CNI plugin
 // would hand to the bridge plugin, from subnet.env and cni-conf.json's
 // delegate: bridge cni0 as the pods' gateway and default route, hairpin,
 // the lease's MTU, no NAT of its own when flanneld masquerades.
-func flannelConflist(e subnetEnv, nd string) string {
+func flannelConflist(e fl.SubnetEnv, nd string) string {
 	delegate := map[string]any{
 		"type": "bridge", "name": "cbr0", "hairpinMode": true, "isDefaultGateway": true, "isGateway": true,
 		"ipMasq": !e.IPMasq, "mtu": e.MTU,
 		"ipam": map[string]any{"type": "host-local",
-			"ranges":  [][]map[string]string{{{"subnet": e.Subnet.String()}}},
+			"ranges":  [][]map[string]string{{{"subnet": e.Lease().String()}}},
 			"routes":  []map[string]string{{"dst": e.Network.String()}},
 			"dataDir": filepath.Join(nd, "cni", "ipam")},
 	}
@@ -155,14 +115,12 @@ func flannelConflist(e subnetEnv, nd string) string {
 func (b *builder) flannelCNI(ctx context.Context, i int) error {
 	nd := filepath.Join(b.dir, hostName(i))
 	env := filepath.Join(nd, "subnet.env")
-	var e subnetEnv
+	var e fl.SubnetEnv
 	err := b.wait(ctx, "flanneld's lease (subnet.env)", 90*time.Second, func() (bool, error) {
-		s, err := os.ReadFile(env)
-		if err != nil {
-			return false, nil
-		}
-		e, err = parseSubnetEnv(string(s))
-		return err == nil, nil
+		var err error
+		e, err = fl.ReadSubnetEnv(env)
+		// A pod network route needs the network flanneld names.
+		return err == nil && e.Network.IsValid(), nil
 	})
 	if errors.Is(err, errTimeout) {
 		return fmt.Errorf("%w: flanneld: %s", err, lastLine(filepath.Join(b.dir, "logs", hostName(i)+"-flanneld.log")))
