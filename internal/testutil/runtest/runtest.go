@@ -55,3 +55,27 @@ func Run(t *testing.T, cat lab.Catalog, name, doc string) (*run.Result, string) 
 	}
 	return res, dir
 }
+
+// SmallPingPong is the ping-pong section of a recipe test's spec: a
+// handful of sizes up to 100 kB, two repetitions, two in flight, in
+// chunks of five. A test writes its own name, modes and reference above.
+const SmallPingPong = `pingpong:
+  min_size: 1
+  max_size: 100000
+  coverage: 0.0001
+  repetitions: 2
+  concurrency: 2
+  seed: 7
+  chunk: 5
+  retries: 3
+  timeout: 10s
+  max_body: 16777216
+  port: 8080
+`
+
+// ShortStream is the tests section of a recipe test's spec: one TCP
+// stream test of two seconds.
+const ShortStream = `tests:
+  - workload: stream
+    duration: 2s
+`

@@ -49,26 +49,11 @@ func TestFlannelModesCarryWorkloads(t *testing.T) {
 		{"stream", `name: flannel-stream
 modes: [flannel-vxlan, flannel-udp, flannel-host-gw]
 reference: flannel-host-gw
-tests:
-  - workload: stream
-    duration: 2s
-`},
+` + runtest.ShortStream},
 		{"pingpong", `name: flannel-pingpong
 modes: [flannel-vxlan, flannel-udp, flannel-host-gw]
 reference: flannel-host-gw
-pingpong:
-  min_size: 1
-  max_size: 100000
-  coverage: 0.0001
-  repetitions: 2
-  concurrency: 2
-  seed: 7
-  chunk: 5
-  retries: 3
-  timeout: 10s
-  max_body: 16777216
-  port: 8080
-`},
+` + runtest.SmallPingPong},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, _ := runtest.Run(t, cat, tc.name, tc.yaml)
@@ -95,27 +80,12 @@ func TestFlannelOnDocker(t *testing.T) {
 driver: docker
 modes: [flannel-vxlan]
 reference: flannel-vxlan
-tests:
-  - workload: stream
-    duration: 2s
-`},
+` + runtest.ShortStream},
 		{"pingpong", `name: flannel-docker-pingpong
 driver: docker
 modes: [flannel-vxlan]
 reference: flannel-vxlan
-pingpong:
-  min_size: 1
-  max_size: 100000
-  coverage: 0.0001
-  repetitions: 2
-  concurrency: 2
-  seed: 7
-  chunk: 5
-  retries: 3
-  timeout: 10s
-  max_body: 16777216
-  port: 8080
-`},
+` + runtest.SmallPingPong},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, _ := runtest.Run(t, cat, tc.name, tc.yaml)

@@ -36,26 +36,11 @@ func TestToyModeRunsWorkloads(t *testing.T) {
 		{"stream", `name: toymode-stream
 modes: [bare, toy-shaped]
 reference: bare
-tests:
-  - workload: stream
-    duration: 2s
-`},
+` + runtest.ShortStream},
 		{"pingpong", `name: toymode-pingpong
 modes: [toy-shaped]
 reference: toy-shaped
-pingpong:
-  min_size: 1
-  max_size: 100000
-  coverage: 0.0001
-  repetitions: 2
-  concurrency: 2
-  seed: 7
-  chunk: 5
-  retries: 3
-  timeout: 10s
-  max_body: 16777216
-  port: 8080
-`},
+` + runtest.SmallPingPong},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, dir := runtest.Run(t, cat, tc.name, tc.yaml)
