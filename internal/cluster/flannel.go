@@ -77,13 +77,13 @@ const cniConf = `{
 // flanneld starts node i's flanneld as flannel's DaemonSet runs it
 // (--ip-masq --kube-subnet-mgr), in the node's namespaces, its subnet
 // lease from the node's podCIDR, written to the node's subnet.env.
-func (b *builder) flanneld(i int, nd, cg string, mnt int) error {
+func (b *builder) flanneld(i int, nd string, mnt int) error {
 	backend, _ := b.o.Flannel()
 	conf := filepath.Join(nd, "net-conf.json")
 	if err := os.WriteFile(conf, []byte(netConf(backend)), 0o644); err != nil {
 		return err
 	}
-	_, err := b.start(daemon{role: hostName(i) + "-flanneld", ns: lab.NS(b.o.Name, hostName(i)), cgroup: cg + "/daemons", mntPID: mnt,
+	_, err := b.start(daemon{role: hostName(i) + "-flanneld", ns: lab.NS(b.o.Name, hostName(i)), cgroup: lab.ClusterDaemonCgroup(b.o.Name, hostName(i), "flanneld"), mntPID: mnt,
 		env: []string{"NODE_NAME=" + hostName(i)},
 		argv: []string{b.o.Flanneld(), "--kube-subnet-mgr", "--kubeconfig-file=" + filepath.Join(nd, "flannel.kubeconfig"),
 			"--net-config-path=" + conf, "--iface=eth0", "--ip-masq", "--subnet-file=" + filepath.Join(nd, "subnet.env")}})

@@ -75,14 +75,13 @@ func (b *builder) node(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
-	cg := "cnperf/" + name + "/" + host
 	// The node's daemons share one mount namespace of their own (every
 	// mount private): container rootfs, pod shm, volumes and the pod
 	// network namespaces' files stay in it and vanish with its last
 	// process. These get a tmpfs there, so nothing of the node lands in
 	// the machine's: the CRI's netns dir, the shims' sockets, the CNI
 	// cache, the pods' log links.
-	cpid, err := b.start(daemon{role: host + "-containerd", ns: ns, cgroup: cg + "/daemons", node: true,
+	cpid, err := b.start(daemon{role: host + "-containerd", ns: ns, cgroup: lab.ClusterDaemonCgroup(name, host, "containerd"), node: true,
 		tmpfs: mountPoints, binds: binds,
 		argv: []string{"containerd", "--config", filepath.Join(nd, "containerd.toml")}})
 	if err != nil {
@@ -111,14 +110,14 @@ func (b *builder) node(ctx context.Context, i int) error {
 		labels += ",cnperf.io/cni=bridge"
 	}
 	bin := b.o.KubeBin()
-	if _, err := b.start(daemon{role: host + "-kubelet", ns: ns, cgroup: cg + "/daemons", mntPID: cpid,
+	if _, err := b.start(daemon{role: host + "-kubelet", ns: ns, cgroup: lab.ClusterDaemonCgroup(name, host, "kubelet"), mntPID: cpid,
 		argv: []string{filepath.Join(bin, "kubelet"), "--config", filepath.Join(nd, "kubelet.yaml"),
 			"--kubeconfig", filepath.Join(nd, "kubelet.kubeconfig"), "--root-dir", filepath.Join(nd, "kubelet"),
 			"--cert-dir", filepath.Join(nd, "kubelet", "pki"), "--hostname-override", host, "--node-ip", addr,
 			"--node-labels", labels, "--v=1"}}); err != nil {
 		return err
 	}
-	if _, err := b.start(daemon{role: host + "-kube-proxy", ns: ns, cgroup: cg + "/daemons", mntPID: cpid,
+	if _, err := b.start(daemon{role: host + "-kube-proxy", ns: ns, cgroup: lab.ClusterDaemonCgroup(name, host, "kube-proxy"), mntPID: cpid,
 		argv: []string{filepath.Join(bin, "kube-proxy"), "--config", filepath.Join(nd, "kube-proxy.yaml"), "--v=1"}}); err != nil {
 		return err
 	}

@@ -364,7 +364,7 @@ func (b *builder) ready(ctx context.Context) error {
 			return err
 		}
 		for i := 1; i <= n; i++ {
-			if err := b.flanneld(i, filepath.Join(b.dir, hostName(i)), "cnperf/"+b.o.Name+"/"+hostName(i), b.mnt[i]); err != nil {
+			if err := b.flanneld(i, filepath.Join(b.dir, hostName(i)), b.mnt[i]); err != nil {
 				return fmt.Errorf("%s: %w", hostName(i), err)
 			}
 		}

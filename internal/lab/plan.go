@@ -145,3 +145,13 @@ const (
 func ClusterNodePods(i int) (subnet, gateway string) {
 	return fmt.Sprintf("198.18.%d.0/24", 64+i), fmt.Sprintf("198.18.%d.1", 64+i)
 }
+
+// ClusterDaemonCgroup is the cgroup (under every v1 controller) of a test
+// cluster's daemon on one of its hosts: cnperf/CLUSTER/HOST/daemons/DAEMON
+// (containerd, kubelet, kube-proxy, flanneld, cilium-agent, ...). Each
+// daemon has its own, with what it forks (iptables-restore, clang), so
+// that what a CNI's agent or kube-proxy spends during a cell is read
+// apart from the kubelet's and the pods'.
+func ClusterDaemonCgroup(cluster, host, daemon string) string {
+	return "cnperf/" + cluster + "/" + host + "/daemons/" + daemon
+}
