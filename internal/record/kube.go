@@ -28,6 +28,10 @@ type Kube struct {
 	Image      string     `json:"image"`
 	PullPolicy string     `json:"image_pull_policy"`
 	Nodes      []KubeNode `json:"nodes"`
+	// Cluster is the name, in the spec's kubernetes.clusters, of the
+	// cluster the lab was on, when the spec listed several (Server and
+	// Context say how it was reached).
+	Cluster string `json:"cluster,omitempty"`
 }
 
 // KubeNode is a node the lab ran on, as its status describes it.

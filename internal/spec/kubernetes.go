@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/cnperf/cnperf/internal/spec/conditions"
 )
 
 // Kubernetes says which cluster the kubernetes driver runs on and with
@@ -23,14 +25,41 @@ type Kubernetes struct {
 	// Nodes are the nodes to use, in order (empty: the Ready, schedulable,
 	// untainted ones).
 	Nodes []string `yaml:"nodes,omitempty" json:"nodes,omitempty"`
+	// Clusters, when given, are several clusters measured in one run, in
+	// place of Kubeconfig and Context: conditions' cluster (or a variant's)
+	// picks each lab's, so that each mode on each cluster is a series and
+	// their cells interleave.
+	Clusters []KubeCluster `yaml:"clusters,omitempty" json:"clusters,omitempty"`
+}
+
+// KubeCluster is one cluster of kubernetes.clusters: a kubeconfig and
+// context, or a test cluster on this machine (`cnperf cluster up NAME`).
+type KubeCluster struct {
+	// Name is what conditions' cluster selects it by, and what the series
+	// on it are labelled with.
+	Name       string `yaml:"name" json:"name"`
+	Kubeconfig string `yaml:"kubeconfig,omitempty" json:"kubeconfig,omitempty"`
+	Context    string `yaml:"context,omitempty" json:"context,omitempty"`
+	// TestCluster names a cnperf test cluster on this machine, whose
+	// kubeconfig `cnperf cluster up` wrote; CNI is the --cni it is brought
+	// up with, which the message says when it is not up.
+	TestCluster string `yaml:"test_cluster,omitempty" json:"test_cluster,omitempty"`
+	CNI         string `yaml:"cni,omitempty" json:"cni,omitempty"`
 }
 
 // MaxKubeNodes bounds kubernetes.nodes: a lab has at most 250 hosts.
 const MaxKubeNodes = 250
 
+// MaxKubeClusters bounds kubernetes.clusters: each is a set of labs side
+// by side, and MaxLabs bounds those anyway.
+const MaxKubeClusters = 8
+
 var (
 	nodeNameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$`)
-	imageRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,499}$`)
+	// testClusterRE is `cnperf cluster`'s name form (cluster.CheckName).
+	testClusterRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,15}$`)
+	cniRE         = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)
+	imageRE       = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,499}$`)
 )
 
 // checkKubernetes bounds kubernetes: and the specs only a cluster runs.
@@ -39,10 +68,22 @@ var (
 func (s Spec) checkKubernetes() error {
 	onKube := slices.Contains(s.RunDrivers(), "kubernetes")
 	placed := s.Conditions.NodePlacement != ""
+	selected := s.Conditions.Cluster != ""
 	for _, v := range s.Variants {
 		placed = placed || v.NodePlacement != ""
+		selected = selected || v.Cluster != ""
 	}
 	switch {
+	case selected && !onKube:
+		return errors.New("cluster: selects one of kubernetes.clusters; use driver: kubernetes")
+	case selected && (s.Kubernetes == nil || len(s.Kubernetes.Clusters) == 0):
+		field, name := "conditions.cluster", s.Conditions.Cluster
+		for i, v := range s.Variants {
+			if name == "" && v.Cluster != "" {
+				field, name = fmt.Sprintf("variants[%d].cluster", i), v.Cluster
+			}
+		}
+		return fmt.Errorf("%s %q: the spec lists no kubernetes.clusters", field, name)
 	case placed && !onKube:
 		return errors.New("node_placement: places pods on Kubernetes nodes; use driver: kubernetes")
 	case s.Kubernetes == nil:
@@ -75,5 +116,91 @@ func (s Spec) checkKubernetes() error {
 	if strings.ContainsRune(k.Kubeconfig, 0) {
 		return errors.New("kubernetes.kubeconfig: not a path")
 	}
+	return s.checkClusters()
+}
+
+// checkClusters bounds kubernetes.clusters and the cluster each lab
+// selects. Whether the clusters answer, and are different clusters, is the
+// driver's to say before anything is made.
+func (s Spec) checkClusters() error {
+	k := s.Kubernetes
+	if len(k.Clusters) == 0 {
+		return nil
+	}
+	switch {
+	case k.Kubeconfig != "" || k.Context != "":
+		return errors.New("kubernetes.kubeconfig, context (or --kubeconfig, --context) and kubernetes.clusters: name the clusters in clusters only, each with its kubeconfig and context")
+	case len(k.Clusters) > MaxKubeClusters:
+		return fmt.Errorf("kubernetes.clusters: %d, more than %d", len(k.Clusters), MaxKubeClusters)
+	case len(s.RunDrivers()) > 1:
+		return errors.New("kubernetes.clusters: every lab is on one of the clusters; use driver: kubernetes alone, not drivers")
+	}
+	var names []string
+	for i, c := range k.Clusters {
+		at := fmt.Sprintf("kubernetes.clusters[%d]", i)
+		if c.Name != "" {
+			at += " (" + c.Name + ")"
+		}
+		switch {
+		case c.Name == "":
+			return fmt.Errorf("%s: name: must not be empty (conditions' cluster selects it by name)", at)
+		case !conditions.ClusterNameRE.MatchString(c.Name):
+			return fmt.Errorf("%s: name: use 1-32 of a-z, 0-9 and -, a letter or digit at both ends", at)
+		case slices.Contains(names, c.Name):
+			return fmt.Errorf("%s: name: named twice", at)
+		case c.TestCluster != "" && (c.Kubeconfig != "" || c.Context != ""):
+			return fmt.Errorf("%s: test_cluster and kubeconfig or context: a test cluster's kubeconfig is its own; give one or the other", at)
+		case c.TestCluster == "" && c.Kubeconfig == "" && c.Context == "":
+			return fmt.Errorf("%s: give kubeconfig and context, or test_cluster", at)
+		case c.TestCluster != "" && !testClusterRE.MatchString(c.TestCluster):
+			return fmt.Errorf("%s: test_cluster %q: not a test cluster's name (a lower-case letter, then up to 15 of a-z, 0-9 and _)", at, c.TestCluster)
+		case c.CNI != "" && c.TestCluster == "":
+			return fmt.Errorf("%s: cni: says how a test cluster is brought up; only with test_cluster", at)
+		case c.CNI != "" && !cniRE.MatchString(c.CNI):
+			return fmt.Errorf("%s: cni %q: not a CNI's name as cnperf cluster up --cni takes it", at, c.CNI)
+		case strings.ContainsRune(c.Kubeconfig, 0):
+			return fmt.Errorf("%s: kubeconfig: not a path", at)
+		case strings.ContainsAny(c.Context, "\x00\n"):
+			return fmt.Errorf("%s: context: not a context's name", at)
+		}
+		names = append(names, c.Name)
+	}
+	if c := s.Conditions.Cluster; c != "" && !slices.Contains(names, c) {
+		return fmt.Errorf("conditions.cluster %q: not in kubernetes.clusters (%s)", c, strings.Join(names, ", "))
+	}
+	for i, v := range s.Variants {
+		if v.Cluster != "" && !slices.Contains(names, v.Cluster) {
+			return fmt.Errorf("variants[%d].cluster %q: not in kubernetes.clusters (%s)", i, v.Cluster, strings.Join(names, ", "))
+		}
+	}
+	// Every lab is on a named cluster: one listed alone is every lab's,
+	// and of several each must be chosen, since a lab put silently on the
+	// first would be a series whose cluster its key does not say.
+	used := map[string]bool{}
+	for _, l := range s.Labs() {
+		c := l.Conditions.Cluster
+		if c == "" && len(names) == 1 {
+			c = names[0]
+		}
+		if c == "" {
+			return fmt.Errorf("kubernetes.clusters: %d clusters, and lab %s selects none: give each variant (or conditions) a cluster: %s", len(names), l.Key, strings.Join(names, ", "))
+		}
+		used[c] = true
+	}
+	for i, c := range k.Clusters {
+		if !used[c.Name] {
+			return fmt.Errorf("kubernetes.clusters[%d] (%s): no lab is on it: select it in a variant (cluster: %s) or remove it", i, c.Name, c.Name)
+		}
+	}
 	return nil
+}
+
+// ClusterOf is the name of the cluster of kubernetes.clusters a lab's
+// conditions put it on ("" when the spec lists none): the one it selects,
+// or the only one listed.
+func (s Spec) ClusterOf(c conditions.Set) string {
+	if c.Cluster != "" || s.Kubernetes == nil || len(s.Kubernetes.Clusters) != 1 {
+		return c.Cluster
+	}
+	return s.Kubernetes.Clusters[0].Name
 }

@@ -1,6 +1,9 @@
 package spec_test
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestKubernetes: kubernetes: and node_placement are bounded in their own
 // field names, one line each, and a good spec parses.
@@ -18,4 +21,62 @@ func TestKubernetes(t *testing.T) {
 		{"node twice", base + "kubernetes: {nodes: [a, a]}\n", `kubernetes.nodes[1] "a": named twice`},
 		{"unknown field", base + "kubernetes: {namespace: x}\n", "namespace"},
 	})
+}
+
+// TestKubernetesClusters: several clusters in one spec, each selected by
+// conditions' cluster; every way to get them wrong is one line naming the
+// field as the user wrote it.
+func TestKubernetesClusters(t *testing.T) {
+	const base = "name: x\ndriver: kubernetes\nmodes: [k8s-host, k8s-pod]\nreference: k8s-host\n"
+	const two = "kubernetes: {clusters: [{name: bridge, test_cluster: cmp_bridge, cni: bridge}, {name: flannel, kubeconfig: /k, context: fl}]}\n"
+	const both = "variants: [{cluster: bridge}, {cluster: flannel}]\n"
+	checkSpecCases(t, []specCase{
+		{"two clusters as variants", base + two + both, ""},
+		{"clusters by placement", base + two + "variants: [{cluster: bridge, node_placement: same-node}, {cluster: bridge, node_placement: cross-node}, {name: fl, cluster: flannel}]\n", ""},
+		{"one cluster is every lab's", base + "kubernetes: {clusters: [{name: a, context: c}]}\n", ""},
+		{"one cluster by conditions", base + "kubernetes: {clusters: [{name: a, context: c}]}\nconditions: {cluster: a}\n", ""},
+		{"cluster without clusters", base + "variants: [{cluster: a}, {cluster: b}]\n", `variants[0].cluster "a": the spec lists no kubernetes.clusters`},
+		{"conditions cluster without clusters", base + "kubernetes: {image: i}\nconditions: {cluster: a}\n", `conditions.cluster "a": the spec lists no kubernetes.clusters`},
+		{"cluster off a cluster", "name: x\nmodes: [bare]\nconditions: {cluster: a}\n", "cluster: selects one of kubernetes.clusters; use driver: kubernetes"},
+		{"unknown cluster", base + two + "variants: [{cluster: bridge}, {cluster: cilium}]\n", `variants[1].cluster "cilium": not in kubernetes.clusters (bridge, flannel)`},
+		{"unknown conditions cluster", base + two + "conditions: {cluster: calico}\n", `conditions.cluster "calico": not in kubernetes.clusters (bridge, flannel)`},
+		{"bad cluster in a variant", base + two + "variants: [{cluster: Bridge}, {cluster: flannel}]\n", `variants[0].cluster "Bridge": not a cluster's name`},
+		{"none selected", base + two, "kubernetes.clusters: 2 clusters, and lab k8s-host selects none"},
+		{"a lab selects none", base + two + "variants: [{cluster: bridge}, {node_placement: same-node}]\n", "lab k8s-host/nodes=same-node selects none"},
+		{"a cluster no lab is on", base + two + "variants: [{cluster: bridge}, {name: b2, cluster: bridge, node_placement: same-node}]\n", "kubernetes.clusters[1] (flannel): no lab is on it"},
+		{"top-level kubeconfig too", base + "kubernetes: {kubeconfig: /k, clusters: [{name: a, context: c}]}\n", "kubernetes.kubeconfig, context (or --kubeconfig, --context) and kubernetes.clusters"},
+		{"no name", base + "kubernetes: {clusters: [{context: c}]}\n", "kubernetes.clusters[0]: name: must not be empty"},
+		{"bad name", base + "kubernetes: {clusters: [{name: My_Cluster, context: c}]}\n", "kubernetes.clusters[0] (My_Cluster): name: use 1-32 of a-z"},
+		{"name twice", base + "kubernetes: {clusters: [{name: a, context: c}, {name: a, context: d}]}\n" + "variants: [{cluster: a}]\n", "kubernetes.clusters[1] (a): name: named twice"},
+		{"nothing to reach", base + "kubernetes: {clusters: [{name: a}]}\n", "kubernetes.clusters[0] (a): give kubeconfig and context, or test_cluster"},
+		{"test cluster and kubeconfig", base + "kubernetes: {clusters: [{name: a, test_cluster: t, kubeconfig: /k}]}\n", "kubernetes.clusters[0] (a): test_cluster and kubeconfig or context"},
+		{"bad test cluster", base + "kubernetes: {clusters: [{name: a, test_cluster: cmp-bridge}]}\n", `kubernetes.clusters[0] (a): test_cluster "cmp-bridge": not a test cluster's name`},
+		{"cni off a test cluster", base + "kubernetes: {clusters: [{name: a, context: c, cni: bridge}]}\n", "kubernetes.clusters[0] (a): cni: says how a test cluster is brought up"},
+		{"too many", base + "kubernetes: {clusters: [{name: a, context: c}, {name: b, context: c}, {name: c, context: c}, {name: d, context: c}, {name: e, context: c}, {name: f, context: c}, {name: g, context: c}, {name: h, context: c}, {name: i, context: c}]}\n", "kubernetes.clusters: 9, more than 8"},
+		{"with drivers", "name: x\ndrivers: [netns, kubernetes]\nmodes: [k8s-pod]\nreference: k8s-pod\nkubernetes: {clusters: [{name: a, context: c}]}\n", "kubernetes.clusters: every lab is on one of the clusters; use driver: kubernetes alone"},
+		{"unknown field", base + "kubernetes: {clusters: [{name: a, context: c, server: x}]}\n", `unknown field "kubernetes.clusters[].server"`},
+	})
+}
+
+// TestClusterSeries: a variant's cluster labels its series by the
+// cluster's name, first, and the reference follows the first variant.
+func TestClusterSeries(t *testing.T) {
+	s, err := parse("name: x\ndriver: kubernetes\nmodes: [k8s-host, k8s-pod]\nreference: k8s-host\n" +
+		"kubernetes: {clusters: [{name: bridge, context: b}, {name: flannel, context: f}]}\n" +
+		"variants: [{cluster: bridge, node_placement: cross-node}, {cluster: flannel, node_placement: cross-node}]\n")
+	if err == nil {
+		err = s.Validate()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"k8s-host/bridge,nodes=cross-node", "k8s-host/flannel,nodes=cross-node", "k8s-pod/bridge,nodes=cross-node", "k8s-pod/flannel,nodes=cross-node"}
+	if got := s.ModeKeys(); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("series %v, want %v", got, want)
+	}
+	for _, l := range s.Labs() {
+		if c := s.ClusterOf(l.Conditions); !strings.Contains(l.Key, "/"+c+",") {
+			t.Errorf("lab %s is on cluster %q", l.Key, c)
+		}
+	}
 }

@@ -345,7 +345,7 @@ var fieldRE = regexp.MustCompile(`field (\S+) not found in type (\S+)`)
 
 // sections maps the Go types of nested spec sections to their YAML keys, so
 // an unknown field is named with its path ("pingpong.colour").
-var sections = map[string]string{"spec.PingPong": "pingpong.", "spec.Servers": "pingpong.servers.", "spec.Placement": "placement.", "spec.Calibrate": "calibrate.", "spec.Calibration": "calibrate.derived.", "workload.Test": "tests[].", "workload.Sweep": "tests[].sweep."}
+var sections = map[string]string{"spec.PingPong": "pingpong.", "spec.Servers": "pingpong.servers.", "spec.Placement": "placement.", "spec.Calibrate": "calibrate.", "spec.Calibration": "calibrate.derived.", "spec.KubeCluster": "kubernetes.clusters[].", "workload.Test": "tests[].", "workload.Sweep": "tests[].sweep."}
 
 // yamlMessage turns yaml.v3's errors into one line that names the field.
 func yamlMessage(err error) string {

@@ -5,20 +5,26 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	authv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/spec/conditions"
 )
 
 // apiTimeout bounds one call to the API server.
@@ -217,4 +223,114 @@ func Preflight(t Target, placements []string) error {
 		}
 	}
 	return nil
+}
+
+// PreflightClusters is Preflight for every cluster of t.Clusters, with the
+// placements its labs want (by cluster name): each must answer, have its
+// context, let the user make a lab and have the nodes; test clusters that
+// are not up are named together, with the commands that bring them up;
+// and no two may be one cluster (their kube-system namespaces' UIDs, which
+// differ between clusters even behind one server URL). All of it before
+// anything is made on any of them; each error names the cluster as
+// kubernetes.clusters[i] (NAME).
+func PreflightClusters(t Target, placements map[string][]string) error {
+	var down []string
+	for _, n := range t.Clusters {
+		if n.TestCluster == "" {
+			continue
+		}
+		if _, err := os.Stat(n.Kubeconfig); err != nil {
+			down = append(down, upCommand(n, placements[n.Name]))
+		}
+	}
+	if len(down) == 1 {
+		return fmt.Errorf("kubernetes.clusters: test cluster not up; bring it up with: %s", down[0])
+	}
+	if len(down) > 1 {
+		return fmt.Errorf("kubernetes.clusters: %d test clusters not up; bring them up with: %s", len(down), strings.Join(down, " && "))
+	}
+	ctx := context.Background()
+	seen := map[types.UID]string{}
+	for i, n := range t.Clusters {
+		at := fmt.Sprintf("kubernetes.clusters[%d] (%s)", i, n.Name)
+		on, _ := t.On(n.Name)
+		if n.Context != "" {
+			if err := hasContext(on); err != nil {
+				return fmt.Errorf("%s: %w", at, err)
+			}
+		}
+		c, err := Connect(on)
+		if err != nil {
+			return fmt.Errorf("%s: not reachable: %s", at, strings.TrimPrefix(err.Error(), "kubernetes: "))
+		}
+		if err := c.CheckAccess(ctx, Namespace("preflight")); err != nil {
+			return fmt.Errorf("%s: %s", at, strings.TrimPrefix(err.Error(), "kubernetes: "))
+		}
+		two := lab.Topology{Hosts: []lab.HostSpec{{Name: "a"}, {Name: "b"}}}
+		for _, p := range placements[n.Name] {
+			if _, err := pickNodes(ctx, c, on.Nodes, p, two); err != nil {
+				return fmt.Errorf("%s: %s", at, strings.TrimPrefix(err.Error(), "kubernetes: "))
+			}
+		}
+		id, err := c.identity(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: %w", at, err)
+		}
+		if first, ok := seen[id]; ok {
+			return fmt.Errorf("%s: the same cluster as %s (kube-system's UID %s in both): list each cluster once", at, first, id)
+		}
+		seen[id] = at
+	}
+	return nil
+}
+
+// upCommand is the `cnperf cluster up` that makes a test cluster with the
+// CNI the spec names and the nodes its placements need.
+func upCommand(n Named, placements []string) string {
+	nodes := 1
+	if slices.Contains(placements, conditions.CrossNode) {
+		nodes = 2
+	}
+	cmd := fmt.Sprintf("cnperf cluster up %s --nodes %d", n.TestCluster, nodes)
+	if n.CNI != "" {
+		cmd += " --cni " + n.CNI
+	}
+	return cmd
+}
+
+// hasContext refuses a context the target's kubeconfig does not have, in
+// those words, before client-go's longer message about an invalid config.
+func hasContext(t Target) error {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if t.Kubeconfig != "" {
+		rules.ExplicitPath = t.Kubeconfig
+	}
+	raw, err := rules.Load()
+	if err != nil {
+		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	if _, ok := raw.Contexts[t.Context]; !ok {
+		file := t.Kubeconfig
+		if file == "" {
+			file = "the default kubeconfig"
+		}
+		return fmt.Errorf("context %q: not in %s (it has %s)", t.Context, file, strings.Join(slices.Sorted(maps.Keys(raw.Contexts)), ", "))
+	}
+	return nil
+}
+
+// identity tells a cluster apart from another: its kube-system namespace's
+// UID, made once when the cluster was created. A user who may not read it
+// gets the server's URL, which tells apart all but one cluster reached by
+// two names.
+func (c *Cluster) identity(ctx context.Context) (types.UID, error) {
+	ns := &corev1.Namespace{}
+	err := c.get(ctx, c.core, "", "namespaces", "kube-system", ns)
+	if apierrors.IsForbidden(err) {
+		return types.UID("server " + c.Server), nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read namespace kube-system, which tells clusters apart: %w", err)
+	}
+	return ns.UID, nil
 }

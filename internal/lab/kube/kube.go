@@ -115,6 +115,27 @@ type Target struct {
 	Image      string
 	PullPolicy string
 	Nodes      []string
+	// Clusters, when the spec lists several, are the clusters the labs'
+	// conditions select among (Kubeconfig and Context are then empty).
+	Clusters []Named
+}
+
+// Named is one cluster of kubernetes.clusters: its kubeconfig and context
+// (a test cluster's are its own kubeconfig and its current context).
+type Named struct {
+	Name       string
+	Kubeconfig string
+	Context    string
+	// TestCluster and CNI say which `cnperf cluster up` makes it, when it
+	// is a test cluster on this machine.
+	TestCluster string
+	CNI         string
+}
+
+// testClusterKubeconfig is the kubeconfig `cnperf cluster up NAME` writes
+// (cluster.KubeconfigPath; the driver does not link the cluster package).
+func testClusterKubeconfig(name string) string {
+	return filepath.Join(lab.StatePath(name, "cluster"), "kubeconfig")
 }
 
 // targetOf is the spec's kubernetes: block as the driver takes it.
@@ -123,13 +144,55 @@ func targetOf(s spec.Spec) Target {
 	if k == nil {
 		return Target{}
 	}
-	return Target{Kubeconfig: k.Kubeconfig, Context: k.Context, Image: k.Image, PullPolicy: k.PullPolicy, Nodes: k.Nodes}
+	t := Target{Kubeconfig: k.Kubeconfig, Context: k.Context, Image: k.Image, PullPolicy: k.PullPolicy, Nodes: k.Nodes}
+	for _, c := range k.Clusters {
+		n := Named{Name: c.Name, Kubeconfig: c.Kubeconfig, Context: c.Context, TestCluster: c.TestCluster, CNI: c.CNI}
+		if c.TestCluster != "" {
+			n.Kubeconfig = testClusterKubeconfig(c.TestCluster)
+		}
+		t.Clusters = append(t.Clusters, n)
+	}
+	return t
 }
 
-// options is cfg's Target (none given: the zero one).
+// On is the target of one lab: the cluster its conditions select (the
+// only one listed when they select none), or t itself when the spec lists
+// no clusters.
+func (t Target) On(cluster string) (Target, error) {
+	if len(t.Clusters) == 0 {
+		if cluster != "" {
+			return t, fmt.Errorf("lab: cluster %s: the spec lists no kubernetes.clusters", cluster)
+		}
+		return t, nil
+	}
+	if cluster == "" && len(t.Clusters) == 1 {
+		cluster = t.Clusters[0].Name
+	}
+	for _, c := range t.Clusters {
+		if c.Name == cluster {
+			out := t
+			out.Kubeconfig, out.Context, out.Clusters = c.Kubeconfig, c.Context, []Named{c}
+			return out, nil
+		}
+	}
+	return t, fmt.Errorf("lab: cluster %q is not in kubernetes.clusters", cluster)
+}
+
+// clusterName is the name of the one cluster a target from On is on ("":
+// the spec lists none).
+func (t Target) clusterName() string {
+	if len(t.Clusters) == 1 {
+		return t.Clusters[0].Name
+	}
+	return ""
+}
+
+// options is the Target of cfg's lab: the cluster its conditions select
+// (none given: the zero one). Validate has refused a cluster not listed.
 func options(cfg lab.Config) Target {
 	t, _ := cfg.Options.(Target)
-	return t
+	on, _ := t.On(cfg.Conditions.Cluster)
+	return on
 }
 
 // Options decodes the spec's kubernetes: block, which --kubeconfig,
@@ -140,19 +203,29 @@ func (Driver) Options(in lab.OptionsInput) (any, error) { return targetOf(in.Spe
 // Preflight asks the cluster, before anything is made, whether it answers,
 // whether the user may make what a lab needs, and whether it has the
 // nodes the spec's placements want.
+//
+// With several clusters it asks every one the labs are on, and refuses two
+// that are one cluster, before anything is made on any of them.
 func (Driver) Preflight(in lab.PreflightInput) error {
 	t, _ := in.Options.(Target)
-	var placements []string
+	placements := map[string][]string{} // by cluster name ("" none listed)
 	for _, l := range in.Spec.Labs() {
+		if l.Driver != Name {
+			continue
+		}
 		p := l.Conditions.NodePlacement
 		if p == "" {
 			p = conditions.CrossNode
 		}
-		if l.Driver == Name && !slices.Contains(placements, p) {
-			placements = append(placements, p)
+		c := in.Spec.ClusterOf(l.Conditions)
+		if !slices.Contains(placements[c], p) {
+			placements[c] = append(placements[c], p)
 		}
 	}
-	return Preflight(t, placements)
+	if len(t.Clusters) == 0 {
+		return Preflight(t, placements[""])
+	}
+	return PreflightClusters(t, placements)
 }
 
 // SharesStack: a cluster's labs share its nodes, whose stacks the
@@ -173,8 +246,12 @@ func (d Driver) Validate(cfg lab.Config) error {
 	if !d.Builds(cfg.Mode) {
 		return fmt.Errorf("lab: mode %s cannot be built on the %s driver", cfg.Mode.Name(), Name)
 	}
+	all, _ := cfg.Options.(Target)
+	if _, err := all.On(cfg.Conditions.Cluster); err != nil {
+		return err
+	}
 	c := cfg.Conditions
-	c.NodePlacement = ""
+	c.NodePlacement, c.Cluster = "", ""
 	if !c.Empty() {
 		return fmt.Errorf("lab: conditions %s change the hosts; on the %s driver the nodes are the cluster's: only node_placement applies", c.Label(), Name)
 	}
@@ -231,7 +308,7 @@ func (Driver) Up(l *lab.Lab, cfg lab.Config) error {
 	b := &Build{Build: nil, ctx: ctx, c: c, ns: ns, image: options(cfg).Image, policy: policy, nodes: nodes,
 		labels: labelsOf(cfg)}
 	l.Kube = &record.Kube{Server: c.Server, Context: c.Context, Namespace: ns, Placement: placement,
-		Image: options(cfg).Image, PullPolicy: string(policy)}
+		Image: options(cfg).Image, PullPolicy: string(policy), Cluster: options(cfg).clusterName()}
 	for i, h := range cfg.Topology.Hosts {
 		l.Hosts = append(l.Hosts, lab.Host{Name: h.Name, Index: i + 1})
 	}

@@ -78,7 +78,16 @@ type Set struct {
 	// one node ("same-node") or each on its own ("cross-node", the
 	// default there).
 	NodePlacement string `yaml:"node_placement,omitempty" json:"node_placement,omitempty"`
+	// Cluster, on the kubernetes driver, is the name of one of the spec's
+	// kubernetes.clusters: the cluster the lab is built on. As a variant
+	// it makes each mode on each cluster a series of its own, so that
+	// clusters are measured side by side, their cells interleaved.
+	Cluster string `yaml:"cluster,omitempty" json:"cluster,omitempty"`
 }
+
+// ClusterNameRE is the form of a name in kubernetes.clusters, which
+// conditions' cluster selects: it labels series, so it is short and plain.
+var ClusterNameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$`)
 
 // Node placements on the kubernetes driver.
 const (
@@ -112,6 +121,7 @@ func (s Set) Over(v Set) Set {
 	over(&s.ZoneLoss, v.ZoneLoss)
 	over(&s.ZoneVia, v.ZoneVia)
 	over(&s.NodePlacement, v.NodePlacement)
+	over(&s.Cluster, v.Cluster)
 	return s
 }
 
@@ -129,6 +139,11 @@ func (s Set) Label() string {
 		return s.Name
 	}
 	var parts []string
+	// A cluster is named as it is (its name has no '=' or ','), first: the
+	// series of a comparison of clusters read k8s-pod/flannel.
+	if s.Cluster != "" {
+		parts = append(parts, s.Cluster)
+	}
 	add := func(k string, v any, set bool) {
 		if set {
 			parts = append(parts, fmt.Sprintf("%s=%v", k, v))
@@ -233,6 +248,9 @@ func (s Set) Validate(cpus int) error {
 	case "", SameNode, CrossNode:
 	default:
 		return fmt.Errorf("node_placement %q: use %s or %s", s.NodePlacement, SameNode, CrossNode)
+	}
+	if s.Cluster != "" && !ClusterNameRE.MatchString(s.Cluster) {
+		return fmt.Errorf("cluster %q: not a cluster's name in kubernetes.clusters (1-32 of a-z, 0-9 and -)", s.Cluster)
 	}
 	if s.Delay != "" {
 		return fmt.Errorf("delay %q: a delay on every link is not built (it would need netem on each); a lab delays between zones: use zone_delay (one way) and zone_hosts", s.Delay)
