@@ -275,6 +275,22 @@ type unitObs struct {
 // repetitions, comparing with ref's statistics ("" for none); same is the
 // threshold in percent below which a change counts as "same".
 func Cases(obs []Observation, series []string, ref string, same float64) []Case {
+	return CasesWithin(obs, series, One(ref), same)
+}
+
+// RefOf says, for a series, the series it is compared with ("" none).
+type RefOf func(series string) string
+
+// One compares every series with ref.
+func One(ref string) RefOf { return func(string) string { return ref } }
+
+// Within compares each series with the one refs names for it, and a series
+// refs does not name with nothing: a comparison of clusters (or of other
+// variants) divides k8s-pod on a cluster by k8s-host on the same cluster.
+func Within(refs map[string]string) RefOf { return func(s string) string { return refs[s] } }
+
+// CasesWithin is Cases with each series compared with its own reference.
+func CasesWithin(obs []Observation, series []string, refOf RefOf, same float64) []Case {
 	var cases []*Case
 	byLabel := map[string]*Case{}
 	vals := map[string]map[string]map[string][]float64{} // case → series → metric → values
@@ -312,11 +328,12 @@ func Cases(obs []Observation, series []string, ref string, same float64) []Case 
 				}
 			}
 		}
-		_, hasRef := per[ref]
 		for _, s := range series {
 			if per[s] == nil {
 				continue
 			}
+			ref := refOf(s)
+			_, hasRef := per[ref]
 			row := CaseRow{Series: s, Stats: map[string]CaseStat{}}
 			isRef := hasRef && s == ref
 			for _, m := range c.Metrics {

@@ -42,35 +42,51 @@ func (r RatioCI) Cost() (cost, lo, hi float64) {
 // A case without the reference gives none. One series' metrics come
 // together, as the tables list them.
 func Intervals(cases []Case, ref string) []RatioCI {
+	return IntervalsWithin(cases, One(ref))
+}
+
+// IntervalsWithin is Intervals with each series paired with its own
+// reference (refOf); the variance between lab instances is pooled over the
+// series that share a reference.
+func IntervalsWithin(cases []Case, refOf RefOf) []RatioCI {
 	var out []RatioCI
 	for _, c := range cases {
 		series := c.series()
-		if !slices.Contains(series, ref) {
-			continue
+		// The references in the order their first series comes, each with
+		// the series compared with it.
+		var refs []string
+		of := map[string][]string{}
+		for _, s := range series {
+			ref := refOf(s)
+			if s == ref || !slices.Contains(series, ref) {
+				continue
+			}
+			if of[ref] == nil {
+				refs = append(refs, ref)
+			}
+			of[ref] = append(of[ref], s)
 		}
 		var cis []RatioCI
 		for _, m := range c.Metrics {
-			var spreads []Spread
-			var names []string
-			var units [][]PairedUnit
-			for _, s := range series {
-				if s == ref {
-					continue
+			for _, ref := range refs {
+				var spreads []Spread
+				var units [][]PairedUnit
+				names := of[ref]
+				for _, s := range names {
+					us, est := c.paired(s, ref, m.Key)
+					spreads = append(spreads, Measure(us, est))
+					units = append(units, us)
 				}
-				us, est := c.paired(s, ref, m.Key)
-				spreads = append(spreads, Measure(us, est))
-				names = append(names, s)
-				units = append(units, us)
-			}
-			pool := Pool(spreads...)
-			for i, s := range names {
-				ci := RatioCI{Case: c.Label, Mode: s, Metric: m, Interval: spreads[i].Interval(pool).Around(c.ratio(s, ref, m.Key)),
-					Headline: c.headline(m), Spread: spreads[i]}
-				if m.Count {
-					d := DiffOf(units[i]).Around(c.value(s, m.Key) - c.value(ref, m.Key))
-					ci.Diff = &d
+				pool := Pool(spreads...)
+				for i, s := range names {
+					ci := RatioCI{Case: c.Label, Mode: s, Metric: m, Interval: spreads[i].Interval(pool).Around(c.ratio(s, ref, m.Key)),
+						Headline: c.headline(m), Spread: spreads[i]}
+					if m.Count {
+						d := DiffOf(units[i]).Around(c.value(s, m.Key) - c.value(ref, m.Key))
+						ci.Diff = &d
+					}
+					cis = append(cis, ci)
 				}
-				cis = append(cis, ci)
 			}
 		}
 		slices.SortStableFunc(cis, func(a, b RatioCI) int { return slices.Index(series, a.Mode) - slices.Index(series, b.Mode) })

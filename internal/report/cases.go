@@ -32,7 +32,7 @@ func (r *Report) addCases(cases []analysis.Case, series []string, o Options) {
 	}
 	against := ""
 	if r.Reference != "" {
-		against = "; in brackets the change of the mean against " + r.Reference + ", green where better, red where worse, grey within " + fmt.Sprint(o.Same) + " %" +
+		against = "; in brackets the change of the mean against " + r.refText() + ", green where better, red where worse, grey within " + fmt.Sprint(o.Same) + " %" +
 			" (for counts, such as retransmits or lost datagrams, the difference of the counts, not a percentage)"
 	}
 	for ti, group := range tests {

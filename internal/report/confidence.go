@@ -223,7 +223,10 @@ func (r *Report) computeIntervals(ref string, o Options) {
 		}
 		name := func(mode string) string { return seriesName(r.Runs, run, mode) }
 		r.cis = intervals{table: map[ciKey]analysis.Interval{}, diffs: map[ciKey]analysis.DiffInterval{}, ref: name(ref)}
-		for _, c := range RunIntervals(run, ref, o.Same) {
+		if len(r.Runs) == 1 {
+			r.cis.ref = refLabel(run, ref)
+		}
+		for _, c := range RunIntervalsWithin(run, ref, o.Same) {
 			r.cis.table[ciKey{c.Case, name(c.Mode), c.Metric.Key}] = c.Interval
 			if c.Diff != nil {
 				r.cis.diffs[ciKey{c.Case, name(c.Mode), c.Metric.Key}] = *c.Diff

@@ -56,6 +56,9 @@ func Cases(runs []Run, ref string, same float64) []analysis.Case {
 		}
 		obs = append(obs, analysis.Observations(run.Sockets.Records, run.Sockets.Costs, run.CPU, Cells(run.Meta), name)...)
 	}
+	if len(runs) == 1 && variantRefs(runs[0], ref) != nil {
+		return analysis.CasesWithin(obs, series, refOf(runs[0], ref), same)
+	}
 	return analysis.Cases(obs, series, refSeries, same)
 }
 

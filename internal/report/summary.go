@@ -80,10 +80,10 @@ func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.
 		if err := WriteFailedSizes(w, rows); err != nil {
 			return err
 		}
-	} else if err := WriteCaseTables(w, cases, ref); err != nil {
+	} else if err := WriteCaseTables(w, cases, refLabel(run, ref)); err != nil {
 		return err
 	}
-	if err := WriteIntervalTable(w, analysis.Intervals(cases, ref), ref); err != nil {
+	if err := WriteIntervalTable(w, analysis.IntervalsWithin(cases, refOf(run, ref)), refLabel(run, ref)); err != nil {
 		return err
 	}
 	if cases[0].Sweep != nil {

@@ -204,3 +204,30 @@ func (s Spec) ClusterOf(c conditions.Set) string {
 	}
 	return s.Kubernetes.Clusters[0].Name
 }
+
+// VariantReferences maps each lab's key to the key of the reference mode
+// under the same driver and conditions (k8s-pod/flannel to
+// k8s-host/flannel), when conditions are swept and the reference is a mode
+// (nil otherwise): each cluster's own k8s-host is its pods' reference.
+func (s Spec) VariantReferences() map[string]string {
+	if len(s.Variants) < 2 || s.Reference == "" || strings.Contains(s.Reference, "/") {
+		return nil
+	}
+	labs := s.Labs()
+	refs := map[string]string{}
+	for _, l := range labs {
+		for _, r := range labs {
+			if r.Mode == s.Reference && r.Driver == l.Driver && r.Conditions == l.Conditions {
+				refs[l.Key] = r.Key
+			}
+		}
+	}
+	return refs
+}
+
+// ComparesClusters reports whether the spec measures several clusters side
+// by side: its tables then compare each series with the reference mode on
+// its own cluster and conditions (VariantReferences).
+func (s Spec) ComparesClusters() bool {
+	return s.Kubernetes != nil && len(s.Kubernetes.Clusters) > 1 && s.VariantReferences() != nil
+}

@@ -79,4 +79,12 @@ func TestClusterSeries(t *testing.T) {
 			t.Errorf("lab %s is on cluster %q", l.Key, c)
 		}
 	}
+	refs := s.VariantReferences()
+	if got := refs["k8s-pod/flannel,nodes=cross-node"]; got != "k8s-host/flannel,nodes=cross-node" || !s.ComparesClusters() {
+		t.Errorf("k8s-pod on flannel is compared with %q (compares clusters: %v), want k8s-host on flannel", got, s.ComparesClusters())
+	}
+	s.Reference = "k8s-host/bridge,nodes=cross-node"
+	if s.VariantReferences() != nil {
+		t.Error("a reference given as a series is every series': no per-variant references")
+	}
 }

@@ -1,0 +1,165 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/testutil"
+)
+
+// namedCluster brings up test cluster name with nodes nodes and the
+// flags given, imports image (saved at tar) on it, and returns its
+// kubeconfig and a down that takes it away, checking that nothing of it
+// is left (also run at the test's end).
+func namedCluster(t *testing.T, bin, name string, nodes int, tar string, flags ...string) (kubeconfig string, down func()) {
+	t.Helper()
+	cluster := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(bin, append([]string{"cluster"}, args...)...)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("cnperf cluster %s: %v\n%s", strings.Join(args, " "), err, lastLines(stderr.String(), 30))
+		}
+		return stdout.String()
+	}
+	var once sync.Once
+	down = func() {
+		once.Do(func() {
+			cluster("down", name)
+			assertClusterGone(t, name)
+		})
+	}
+	t.Cleanup(down)
+	start := time.Now()
+	kc := strings.TrimSpace(cluster(append([]string{"up", name, "--nodes", fmt.Sprint(nodes)}, flags...)...))
+	t.Logf("test cluster %s %v up in %s", name, flags, time.Since(start).Round(time.Second))
+	cluster("import", name, tar)
+	return kc, down
+}
+
+// TestKubeClusters runs one spec over two test clusters at once, the
+// bridge plugin's and Flannel's (one node each): every series of both
+// measures, each lab records the cluster it was on, and the cells
+// interleave between the clusters as between modes. Two targets that are
+// one cluster are refused (exit 2) before any namespace is made on it, and
+// so are test clusters that are not up, with the commands that bring them
+// up. Nothing is left on the clusters or the machine.
+func TestKubeClusters(t *testing.T) {
+	testutil.RequireRoot(t)
+	bin := testutil.Binary(t)
+	for _, p := range []string{filepath.Join(k8sBin, "kube-apiserver"), "/var/cache/cnperf/flannel/v0.28.10/bin/flanneld"} {
+		if _, err := os.Stat(p); err != nil {
+			msg := fmt.Sprintf("the test cluster is not built (%s): scripts/k8s-build.sh, scripts/flannel-build.sh", err)
+			if os.Getenv("CI") != "" {
+				t.Fatal(msg)
+			}
+			t.Skip(msg)
+		}
+	}
+	image := fmt.Sprintf("cnperf/e2e:mc%d", os.Getpid()%100000)
+	tar := filepath.Join(t.TempDir(), "image.tar")
+	if out, err := exec.Command(bin, "image", "save", "-o", tar, "--name", image).CombinedOutput(); err != nil {
+		t.Fatalf("image save: %v\n%s", err, out)
+	}
+	kc1, down1 := namedCluster(t, bin, "mc1", 1, tar)
+	kc2, down2 := namedCluster(t, bin, "mc2", 1, tar, "--cni", "flannel-vxlan")
+
+	spec := fmt.Sprintf(`name: mc
+driver: kubernetes
+modes: [k8s-host, k8s-pod]
+reference: k8s-host
+kubernetes:
+  image: "%s"
+  image_pull_policy: Never
+  clusters:
+    - {name: bridge, test_cluster: mc1, cni: bridge}
+    - {name: flannel, kubeconfig: "%s"}
+variants:
+  - {cluster: bridge, node_placement: same-node}
+  - {cluster: flannel, node_placement: same-node}
+tests:
+  - {workload: stream, duration: 1s, repetitions: 2}
+  - {workload: rr, protocol: tcp, duration: 1s, repetitions: 2}
+`, image, kc2)
+	dir := filepath.Join(t.TempDir(), "run")
+	start := time.Now()
+	out, err := exec.Command(bin, "run", writeSpec(t, spec), "-o", dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, lastLines(string(out), 40))
+	}
+	t.Logf("over two clusters in %s:\n%s", time.Since(start).Round(time.Second), lastLines(string(out), 30))
+	m := readMeta(t, dir)
+	if m.Status != "complete" || len(m.Modes) != 4 {
+		t.Fatalf("status %s, %d series, want complete and 4", m.Status, len(m.Modes))
+	}
+	clusterOf := map[string]string{}
+	for _, mm := range m.Modes {
+		k := mm.Lab.Kube
+		want := map[string]string{"bridge": "bridge", "flannel": "flannel"}
+		if k == nil {
+			t.Fatalf("series %s: no cluster in run.json", mm.Mode)
+		}
+		if !strings.Contains(mm.Mode, "/"+k.Cluster+",") || k.CNI != want[k.Cluster] || k.Server == "" {
+			t.Errorf("series %s: run.json's cluster %q (CNI %q, server %q), want the series' own and its CNI", mm.Mode, k.Cluster, k.CNI, k.Server)
+		}
+		clusterOf[mm.Mode] = k.Cluster
+	}
+	measured := measuredBySeries(t, dir)
+	for _, mm := range m.Modes {
+		if measured[mm.Mode] == 0 {
+			t.Errorf("series %s measured nothing (results of every cell: %v)", mm.Mode, measured)
+		}
+	}
+	// Interleaved: each round of cells (one per series) goes from one
+	// cluster to the other at least once, so the cluster changes at least
+	// once a round, where running one cluster after the other changes once.
+	changes, rounds := 0, len(m.Cells)/len(m.Modes)
+	var order []string
+	for i, c := range m.Cells {
+		order = append(order, clusterOf[c.Mode])
+		if i > 0 && clusterOf[c.Mode] != clusterOf[m.Cells[i-1].Mode] {
+			changes++
+		}
+	}
+	if rounds < 2 || changes < rounds {
+		t.Errorf("cells by cluster %v: %d changes over %d rounds, want them interleaved", order, changes, rounds)
+	}
+	for _, kc := range []string{kc1, kc2} {
+		if got := kubectl(t, kc, "get", "namespaces", "-l", "app.kubernetes.io/managed-by=cnperf", "-o", "name"); strings.TrimSpace(got) != "" {
+			t.Errorf("left on the cluster: %s", got)
+		}
+	}
+
+	t.Run("one cluster twice", func(t *testing.T) {
+		twice := strings.Replace(spec, `{name: flannel, kubeconfig: "`+kc2+`"}`, `{name: flannel, kubeconfig: "`+kc1+`"}`, 1)
+		if twice == spec {
+			t.Fatal("spec not rewritten")
+		}
+		out, err := exec.Command(bin, "run", writeSpec(t, twice), "-o", filepath.Join(t.TempDir(), "run")).CombinedOutput()
+		want := "kubernetes.clusters[1] (flannel): the same cluster as kubernetes.clusters[0] (bridge)"
+		if code := exitCode(err); code != 2 || !strings.Contains(string(out), want) || strings.Count(strings.TrimSpace(string(out)), "\n") != 0 {
+			t.Errorf("two targets on one cluster: exit %d, want 2 and one line saying %q:\n%s", code, want, out)
+		}
+		if got := kubectl(t, kc1, "get", "namespaces", "-o", "name"); strings.Contains(got, "cnperf-") {
+			t.Errorf("a namespace was made before the refusal: %s", got)
+		}
+	})
+	t.Run("not up", func(t *testing.T) {
+		notUp := strings.Replace(spec, `test_cluster: mc1`, `test_cluster: mcabsent`, 1)
+		out, err := exec.Command(bin, "run", writeSpec(t, notUp), "-o", filepath.Join(t.TempDir(), "run")).CombinedOutput()
+		want := "bring it up with: cnperf cluster up mcabsent --nodes 1 --cni bridge"
+		if code := exitCode(err); code != 2 || !strings.Contains(string(out), want) {
+			t.Errorf("a test cluster not up: exit %d, want 2 saying %q:\n%s", code, want, out)
+		}
+	})
+	down1()
+	down2()
+	assertNothingLeft(t, bin)
+}

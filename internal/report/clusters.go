@@ -1,0 +1,48 @@
+package report
+
+import "github.com/cnperf/cnperf/internal/analysis"
+
+// variantRefs is, for a run that compares clusters and the reference its
+// spec names, each series' own reference: the reference mode on the
+// series' cluster and conditions (k8s-pod/flannel against k8s-host/flannel,
+// not against the first cluster's). Nil for any other run, or a reference
+// asked for (--reference), which is every series'.
+func variantRefs(run Run, ref string) map[string]string {
+	s := run.Meta.Spec
+	if !s.ComparesClusters() || ref != s.ReferenceKey() {
+		return nil
+	}
+	return s.VariantReferences()
+}
+
+// refOf is how run's series are compared with ref (variantRefs).
+func refOf(run Run, ref string) analysis.RefOf {
+	if refs := variantRefs(run, ref); refs != nil {
+		return analysis.Within(refs)
+	}
+	return analysis.One(ref)
+}
+
+// refLabel names the reference in the tables' words: ref, or each
+// variant's own reference mode.
+func refLabel(run Run, ref string) string {
+	if variantRefs(run, ref) != nil {
+		return run.Meta.Spec.Reference + " on each series' own cluster and conditions"
+	}
+	return ref
+}
+
+// RunIntervalsWithin is RunIntervals with each series against its own
+// reference when the run compares clusters (variantRefs).
+func RunIntervalsWithin(run Run, ref string, same float64) []analysis.RatioCI {
+	return analysis.IntervalsWithin(RunCases(run, ref, same), refOf(run, ref))
+}
+
+// refText names the report's reference in its captions: r.Reference, or,
+// for one run comparing clusters, each series' own (refLabel).
+func (r *Report) refText() string {
+	if len(r.Runs) == 1 && r.Reference != "" {
+		return refLabel(r.Runs[0], r.Reference)
+	}
+	return r.Reference
+}
