@@ -95,6 +95,9 @@ tests:
 		t.Fatalf("run: %v\n%s", err, lastLines(string(out), 40))
 	}
 	t.Logf("over two clusters in %s:\n%s", time.Since(start).Round(time.Second), lastLines(string(out), 30))
+	if !strings.Contains(string(out), "against k8s-host on each series' own cluster and conditions") {
+		t.Errorf("the run's tables do not compare each cluster's pods with its own k8s-host:\n%s", lastLines(string(out), 30))
+	}
 	m := readMeta(t, dir)
 	if m.Status != "complete" || len(m.Modes) != 4 {
 		t.Fatalf("status %s, %d series, want complete and 4", m.Status, len(m.Modes))
@@ -157,6 +160,14 @@ tests:
 		want := "bring it up with: cnperf cluster up mcabsent --nodes 1 --cni bridge"
 		if code := exitCode(err); code != 2 || !strings.Contains(string(out), want) {
 			t.Errorf("a test cluster not up: exit %d, want 2 saying %q:\n%s", code, want, out)
+		}
+		if _, err := os.Stat("/run/cnperf/state/cmp_bridge"); err == nil {
+			return // someone's cni-compare clusters are up
+		}
+		out, err = exec.Command(bin, "run", "--preset", "cni-compare", "--image", image, "-o", filepath.Join(t.TempDir(), "run")).CombinedOutput()
+		want = "kubernetes.clusters: 3 test clusters not up; bring them up with: cnperf cluster up cmp_bridge --nodes 2 --cni bridge && cnperf cluster up cmp_flannel --nodes 2 --cni flannel-vxlan && cnperf cluster up cmp_cilium --nodes 2 --cni cilium-vxlan"
+		if code := exitCode(err); code != 2 || !strings.Contains(string(out), want) || strings.Count(strings.TrimSpace(string(out)), "\n") != 0 {
+			t.Errorf("cni-compare without its clusters: exit %d, want 2 and one line saying %q:\n%s", code, want, out)
 		}
 	})
 	down1()

@@ -34,6 +34,7 @@ func FuzzSpec(f *testing.F) {
 	f.Add([]byte("name: x\nconditions: {zone_delay: 1h, zone_jitter: 1h, zone_loss: 99.99, zone_hosts: \"pong,ping\"}\n"))
 	f.Add([]byte("name: x\nchain: {hosts: 17}\ntests: [{workload: rr}]\n"))
 	f.Add([]byte("name: x\ncalibrate: {from: /nonexistent, series: \"\"}\n"))
+	f.Add([]byte("name: x\ndriver: kubernetes\nmodes: [k8s-pod]\nkubernetes: {clusters: [{name: a, context: c}, {name: b, test_cluster: t, cni: bridge}]}\nvariants: [{cluster: a}, {cluster: b, node_placement: same-node}]\n"))
 	// Parameters held by name: types a declaration must refuse, a field
 	// no workload has, an alias, a merge key, a null.
 	f.Add([]byte("name: x\ntests: [{workload: rr, request: [1], response: {a: 1}, timeout: 5, busy_poll: yes, protocol: 1}]\n"))
