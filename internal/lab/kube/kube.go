@@ -253,7 +253,7 @@ func (d Driver) Validate(cfg lab.Config) error {
 	c := cfg.Conditions
 	c.NodePlacement, c.Cluster = "", ""
 	if !c.Empty() {
-		return fmt.Errorf("lab: conditions %s change the hosts; on the %s driver the nodes are the cluster's: only node_placement applies", c.Label(), Name)
+		return fmt.Errorf("lab: conditions %s change the hosts; on the %s driver the nodes are the cluster's: only node_placement and cluster apply", c.Label(), Name)
 	}
 	if cfg.Topology.Chain {
 		return fmt.Errorf("lab: a chain of hosts is built by the netns driver, not on a cluster")
