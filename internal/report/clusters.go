@@ -1,6 +1,10 @@
 package report
 
-import "github.com/cnperf/cnperf/internal/analysis"
+import (
+	"strings"
+
+	"github.com/cnperf/cnperf/internal/analysis"
+)
 
 // variantRefs is, for a run that compares clusters and the reference its
 // spec names, each series' own reference: the reference mode on the
@@ -23,11 +27,24 @@ func refOf(run Run, ref string) analysis.RefOf {
 	return analysis.One(ref)
 }
 
+// perVariant follows the reference mode's name when each series is
+// compared with that mode on its own cluster and conditions.
+const perVariant = " on each series' own cluster and conditions"
+
+// possessive is the reference's name in the possessive: "k8s-host's",
+// or, per variant, "that k8s-host's".
+func (iv intervals) possessive() string {
+	if mode, ok := strings.CutSuffix(iv.ref, perVariant); ok {
+		return "that " + mode + "'s"
+	}
+	return iv.ref + "'s"
+}
+
 // refLabel names the reference in the tables' words: ref, or each
 // variant's own reference mode.
 func refLabel(run Run, ref string) string {
 	if variantRefs(run, ref) != nil {
-		return run.Meta.Spec.Reference + " on each series' own cluster and conditions"
+		return run.Meta.Spec.Reference + perVariant
 	}
 	return ref
 }

@@ -312,7 +312,7 @@ func (r *Report) addHeadline() {
 	}
 	r.Tables = append(r.Tables, Table{ID: "tab-headline", Section: headlineSection, Title: "What each mode costs against " + r.cis.ref,
 		Caption: "Cost: how much worse than " + r.cis.ref + " (less transfer rate, throughput or requests; more latency), negative where the mode is better. " +
-			"95 % CI: from the units of work (chunks of sizes, repetitions), each paired with " + r.cis.ref + "'s on the same unit: their variance within lab instances, and the instances' variance pooled over the modes; " +
+			"95 % CI: from the units of work (chunks of sizes, repetitions), each paired with " + r.cis.possessive() + " on the same unit: their variance within lab instances, and the instances' variance pooled over the modes; " +
 			"red where the whole interval is a cost, green where it is a gain (docs/report.md).",
 		Columns: []string{"mode", "metric", "cost", "95 % CI", "from", "in words"}, Rows: rows})
 }
