@@ -4,6 +4,7 @@ package analysis
 
 import (
 	"math"
+	"slices"
 
 	"github.com/cnperf/cnperf/internal/analysis/stats"
 	"github.com/cnperf/cnperf/internal/record"
@@ -146,14 +147,17 @@ func (p Sweep) Ratio(mode, under, key string) float64 {
 // the median over the mode's cells: robust to the rare multi-second stall
 // of a shared machine, which a total over the run would let dominate.
 func (p Sweep) Rows(reference string) []ModeRow {
-	hasRef := false
-	for _, m := range p.modes {
-		hasRef = hasRef || m == reference
-	}
+	return p.RowsWithin(One(reference))
+}
+
+// RowsWithin is Rows with each mode's ratios to its own reference (refOf),
+// none for a mode whose reference the sweep lacks.
+func (p Sweep) RowsWithin(refOf RefOf) []ModeRow {
 	var rows []ModeRow
 	for _, m := range p.modes {
 		r := p.Row(m)
-		if hasRef {
+		reference := refOf(m)
+		if slices.Contains(p.modes, reference) {
 			r.TransferRatio = p.Ratio(m, reference, "transfer")
 			r.InnerRatio = p.Ratio(m, reference, "latency")
 			r.LatencyRatio = p.Ratio(m, reference, "outer")

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -72,5 +73,39 @@ func TestWithinVariants(t *testing.T) {
 	}
 	if across == nil || !near(across.Ratio, 480.0/900) || !across.Known() {
 		t.Errorf("k8s-pod/flannel against k8s-pod/bridge: %+v, want %g with a known interval", across, 480.0/900)
+	}
+}
+
+// TestSweepRowsWithin: a ping-pong sweep's table gives each mode's ratio to
+// its own reference, and a mode whose reference the sweep lacks none.
+func TestSweepRowsWithin(t *testing.T) {
+	samples, cells := pingPongRun(4, 1, []float64{0.5})
+	// "a" and "b" of pingPongRun as host and pod of one cluster; "c", a
+	// copy of "a" under another name, as a host of another cluster, and
+	// "d" as a pod whose host is missing.
+	for _, s := range slices.Clone(samples) {
+		if s.Mode == "a" {
+			s.Mode = "c"
+			samples = append(samples, s)
+		}
+	}
+	set := NewSweep(samples, cells, []string{"a", "b", "c"})
+	refs := map[string]string{"a": "a", "b": "a", "c": "c", "d": "x"}
+	for _, r := range set.RowsWithin(Within(refs)) {
+		switch r.Mode {
+		case "b":
+			if !near(r.TransferRatio, 0.5) {
+				t.Errorf("b against its own a: transfer ratio %g, want 0.5", r.TransferRatio)
+			}
+		case "a", "c":
+			if !near(r.TransferRatio, 1) {
+				t.Errorf("%s against itself: %g, want 1", r.Mode, r.TransferRatio)
+			}
+		}
+	}
+	for _, r := range set.RowsWithin(Within(map[string]string{"b": "x"})) {
+		if !math.IsNaN(r.TransferRatio) && r.TransferRatio != 0 {
+			t.Errorf("%s without its reference in the sweep: ratio %g, want none", r.Mode, r.TransferRatio)
+		}
 	}
 }

@@ -49,6 +49,15 @@ func refLabel(run Run, ref string) string {
 	return ref
 }
 
+// refShort is refLabel for a column's head: "k8s-host/own" for each
+// series' own.
+func refShort(run Run, ref string) string {
+	if variantRefs(run, ref) != nil {
+		return run.Meta.Spec.Reference + "/own"
+	}
+	return ref
+}
+
 // RunIntervalsWithin is RunIntervals with each series against its own
 // reference when the run compares clusters (variantRefs).
 func RunIntervalsWithin(run Run, ref string, same float64) []analysis.RatioCI {

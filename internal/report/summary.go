@@ -73,8 +73,8 @@ func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.
 		return err
 	}
 	if sweep := cases[0].Sweep; sweep != nil {
-		rows := sweep.Rows(ref)
-		if err := WriteSweepTable(w, rows, ref); err != nil {
+		rows := sweep.RowsWithin(refOf(run, ref))
+		if err := WriteSweepTable(w, rows, refShort(run, ref)); err != nil {
 			return err
 		}
 		if err := WriteFailedSizes(w, rows); err != nil {
