@@ -28,11 +28,11 @@ var costMetrics = []workload.Metric{
 	// network's agent and kube-proxy, per cell and per unit of work like
 	// the workload's own CPU per GB, and the kubelet.
 	{Key: "cni_cpu", Title: "CNI agent CPU (node daemons)", Unit: "ms", Short: "agent CPU ms"},
-	{Key: "cni_cpu_per_gb", Title: "CNI agent CPU per GB moved", Unit: "s/GB", Short: "agent s/GB"},
+	{Key: "cni_cpu_per_gb", Title: "CNI agent CPU per GB moved", Unit: "ms/GB", Short: "agent ms/GB"},
 	{Key: "cni_us_per_trans", Title: "CNI agent CPU per transaction", Unit: "µs", Short: "agent µs/trans"},
 	{Key: "cni_mem", Title: "CNI agent memory (working set)", Unit: "MB", Short: "agent MB"},
 	{Key: "proxy_cpu", Title: "kube-proxy CPU", Unit: "ms", Short: "kube-proxy CPU ms"},
-	{Key: "proxy_cpu_per_gb", Title: "kube-proxy CPU per GB moved", Unit: "s/GB", Short: "kube-proxy s/GB"},
+	{Key: "proxy_cpu_per_gb", Title: "kube-proxy CPU per GB moved", Unit: "ms/GB", Short: "kube-proxy ms/GB"},
 	{Key: "proxy_us_per_trans", Title: "kube-proxy CPU per transaction", Unit: "µs", Short: "kube-proxy µs/trans"},
 	{Key: "proxy_mem", Title: "kube-proxy memory (working set)", Unit: "MB", Short: "kube-proxy MB"},
 	{Key: "kubelet_cpu", Title: "kubelet CPU", Unit: "ms", Short: "kubelet CPU ms"},
@@ -46,7 +46,8 @@ var daemonKeys = []struct{ role, prefix string }{
 }
 
 // addDaemons adds a cell's node daemons' figures to its values: CPU in
-// ms, per GB of payload moved (as cpu_per_gb), per transaction (from their
+// ms, in ms per GB of payload moved (as cpu_per_gb, in ms: a node daemon
+// spends a thousandth of what the workload does), per transaction (from their
 // share of a core over the cell and the cell's transaction rate, both
 // rates over the same cell) and memory; the kubelet's CPU only.
 func addDaemons(v map[string]float64, daemons map[string]record.DaemonCost, moved int64) {
@@ -61,7 +62,7 @@ func addDaemons(v map[string]float64, daemons map[string]record.DaemonCost, move
 		}
 		v[d.prefix+"_mem"] = float64(c.MemoryBytes) / 1e6
 		if moved > 0 {
-			v[d.prefix+"_cpu_per_gb"] = c.CPUSeconds / (float64(moved) / 1e9)
+			v[d.prefix+"_cpu_per_gb"] = 1000 * c.CPUSeconds / (float64(moved) / 1e9)
 		}
 		if t := v["trans_per_s"]; t > 0 {
 			v[d.prefix+"_us_per_trans"] = c.CPUPercent / 100 / t * 1e6

@@ -28,8 +28,8 @@ func TestDaemonObservations(t *testing.T) {
 		daemons map[string]record.DaemonCost
 		want    map[string]float64 // NaN: absent
 	}{
-		{"stream: per GB", "stream", stream, all, map[string]float64{
-			"cni_cpu": 500, "cni_cpu_per_gb": 0.5, "cni_mem": 80, "proxy_cpu": 20, "proxy_cpu_per_gb": 0.02, "proxy_mem": 30,
+		{"stream: ms per GB", "stream", stream, all, map[string]float64{
+			"cni_cpu": 500, "cni_cpu_per_gb": 500, "cni_mem": 80, "proxy_cpu": 20, "proxy_cpu_per_gb": 20, "proxy_mem": 30,
 			"kubelet_cpu": 100, "kubelet_mem": math.NaN(), "cni_us_per_trans": math.NaN()}},
 		{"rr: per transaction", "rr", rr, map[string]record.DaemonCost{record.DaemonCNIAgent: agent}, map[string]float64{
 			"cni_cpu": 500, "cni_us_per_trans": 50, "proxy_cpu": math.NaN(), "kubelet_cpu": math.NaN()}},

@@ -76,7 +76,7 @@ func daemonTable(m record.Meta, suffix, idSuffix string) (Table, bool) {
 	}
 	t := Table{ID: "tab-daemons" + idSuffix, Title: "What the nodes' daemons spent per mode" + suffix,
 		Caption: "The cluster's node daemons on the nodes each mode's pods were on, summed over those nodes and over the mode's cells: " +
-			"their CPU seconds (user + system) during the cells, the same per GB of payload the mode moved (as the servers' CPU per GB), " +
+			"their CPU seconds (user + system) during the cells, their CPU milliseconds per GB of payload the mode moved (the servers' CPU per GB is in seconds), " +
 			"their share of one core over the cells' time, and their working set at the end of the mode's last cell. " +
 			"The per-cell figures, with intervals against the reference, are in each test's table.",
 		Columns: []string{"mode", "nodes"}}
@@ -91,7 +91,7 @@ func daemonTable(m record.Meta, suffix, idSuffix string) (Table, bool) {
 	for _, r := range daemonRoles {
 		if has[r.role] {
 			roles = append(roles, r.role)
-			t.Columns = append(t.Columns, r.title+" CPU s", r.title+" CPU s per GB", r.title+" % of a core", r.title+" MB")
+			t.Columns = append(t.Columns, r.title+" CPU s", r.title+" CPU ms per GB", r.title+" % of a core", r.title+" MB")
 		}
 	}
 	for _, mm := range m.Modes {
@@ -119,7 +119,7 @@ func daemonTable(m record.Meta, suffix, idSuffix string) (Table, bool) {
 			}
 			perGB := math.NaN()
 			if gb > 0 {
-				perGB = s.cpu / gb
+				perGB = 1000 * s.cpu / gb
 			}
 			row = append(row, Cell{Text: f(s.cpu, 3)}, Cell{Text: f(perGB, prec(perGB))}, Cell{Text: f(100*s.cpu/s.wall, 2)},
 				Cell{Text: f(float64(s.mem)/1e6, 1)})
