@@ -74,7 +74,10 @@ func DaemonCosts(before, after DaemonSnapshot, start, end time.Time) map[string]
 		if math.IsNaN(c.CPUSeconds) || math.IsInf(c.CPUSeconds, 0) || c.CPUSeconds < 0 {
 			continue
 		}
-		c.CPUPercent = 100 * c.CPUSeconds / wall
+		// To the counters' nanosecond, so that a cell's record stays short
+		// (run.json holds every cell, and is rewritten after each).
+		c.CPUPercent = math.Round(1e6*100*c.CPUSeconds/wall) / 1e6
+		c.CPUSeconds = math.Round(c.CPUSeconds*1e9) / 1e9
 		out[role] = c
 	}
 	if len(out) == 0 {

@@ -23,6 +23,8 @@ func TestDaemonCosts(t *testing.T) {
 	}{
 		{"counter", cg(10, 5, 2), cg(10.5, 6, 2), 2 * time.Second, map[string]record.DaemonCost{
 			record.DaemonKubeProxy: {Names: []string{"kube-proxy"}, Nodes: 2, Source: "cgroup", CPUSeconds: 0.5, CPUPercent: 25, MemoryBytes: 6}}},
+		{"to the nanosecond", cg(0.1, 5, 1), cg(0.3, 5, 1), 3 * time.Second, map[string]record.DaemonCost{
+			record.DaemonKubeProxy: {Names: []string{"kube-proxy"}, Nodes: 1, Source: "cgroup", CPUSeconds: 0.2, CPUPercent: 6.666667, MemoryBytes: 5}}},
 		{"rate times the cell", rate, rate, 4 * time.Second, map[string]record.DaemonCost{
 			record.DaemonCNIAgent: {Nodes: 2, Source: "metrics.k8s.io", WindowSeconds: 15, CPUSeconds: 1, CPUPercent: 25, MemoryBytes: 7}}},
 		{"restarted: counter went back", cg(10, 5, 2), cg(1, 5, 2), time.Second, nil},
