@@ -46,8 +46,8 @@ type DaemonReading struct {
 }
 
 // DaemonCosts is what each role spent between two readings taken around a
-// cell that ran from start to end: a counter's difference, or a rate
-// times the cell's duration. A role missing from either reading, or whose
+// cell that ran from start to end: a counter's difference (its share of a
+// core over the readings' span), or a rate times the cell's duration. A role missing from either reading, or whose
 // counter went back (a daemon restarted), is left out; nil when nothing is
 // left.
 func DaemonCosts(before, after DaemonSnapshot, start, end time.Time) map[string]record.DaemonCost {
@@ -62,11 +62,17 @@ func DaemonCosts(before, after DaemonSnapshot, start, end time.Time) map[string]
 			continue
 		}
 		c := record.DaemonCost{Names: slices.Clone(a.Names), Nodes: a.Nodes, Source: after.Source, MemoryBytes: a.MemoryBytes}
+		span := wall
 		if a.Cumulative {
 			if !b.Cumulative || a.CPUSeconds < b.CPUSeconds {
 				continue
 			}
 			c.CPUSeconds = a.CPUSeconds - b.CPUSeconds
+			// The counters' difference spans the readings, which bracket
+			// the cell a little wider than its timed part.
+			if s := after.Time.Sub(before.Time).Seconds(); s >= wall {
+				span = s
+			}
 		} else {
 			c.CPUSeconds = a.CPURate * wall
 			c.WindowSeconds = a.Window.Seconds()
@@ -76,7 +82,7 @@ func DaemonCosts(before, after DaemonSnapshot, start, end time.Time) map[string]
 		}
 		// To the counters' nanosecond, so that a cell's record stays short
 		// (run.json holds every cell, and is rewritten after each).
-		c.CPUPercent = math.Round(1e6*100*c.CPUSeconds/wall) / 1e6
+		c.CPUPercent = math.Round(1e6*100*c.CPUSeconds/span) / 1e6
 		c.CPUSeconds = math.Round(c.CPUSeconds*1e9) / 1e9
 		out[role] = c
 	}

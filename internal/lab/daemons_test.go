@@ -27,6 +27,9 @@ func TestDaemonCosts(t *testing.T) {
 			record.DaemonKubeProxy: {Names: []string{"kube-proxy"}, Nodes: 1, Source: "cgroup", CPUSeconds: 0.2, CPUPercent: 6.666667, MemoryBytes: 5}}},
 		{"rate times the cell", rate, rate, 4 * time.Second, map[string]record.DaemonCost{
 			record.DaemonCNIAgent: {Nodes: 2, Source: "metrics.k8s.io", WindowSeconds: 15, CPUSeconds: 1, CPUPercent: 25, MemoryBytes: 7}}},
+		{"share over the readings' span", DaemonSnapshot{Time: t0.Add(-time.Second), Daemons: cg(10, 5, 2).Daemons},
+			DaemonSnapshot{Time: t0.Add(3 * time.Second), Source: "cgroup", Daemons: cg(11, 5, 2).Daemons}, 2 * time.Second, map[string]record.DaemonCost{
+				record.DaemonKubeProxy: {Names: []string{"kube-proxy"}, Nodes: 2, Source: "cgroup", CPUSeconds: 1, CPUPercent: 25, MemoryBytes: 5}}},
 		{"restarted: counter went back", cg(10, 5, 2), cg(1, 5, 2), time.Second, nil},
 		{"a node gone", cg(10, 5, 2), cg(11, 5, 1), time.Second, nil},
 		{"missing before", DaemonSnapshot{}, cg(11, 5, 1), time.Second, nil},
