@@ -312,7 +312,7 @@ tests:
 		}
 	}
 	sum, err := exec.Command(bin, "summary", dir).CombinedOutput()
-	if err != nil || !strings.Contains(string(sum), "kube-proxy s/GB") {
+	if err != nil || !strings.Contains(string(sum), "kube-proxy ms/GB") {
 		t.Errorf("summary: %v, want kube-proxy's CPU per GB:\n%s", err, sum)
 	}
 	t.Logf("summary:\n%s", sum)
