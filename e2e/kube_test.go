@@ -13,14 +13,15 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab/namespace"
+	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/testutil"
 )
 
 // k8sBin is where scripts/k8s-build.sh caches the test cluster's binaries.
 const k8sBin = "/var/cache/cnperf/k8s/v1.34.4/bin"
 
-// testCluster brings up a test cluster (cnperf cluster up) with two nodes,
-// the CNI and kube-proxy mode given, and cnperf's image on them, and takes
+// testCluster brings up a test cluster (cnperf cluster up) with two nodes
+// (unless flags say --nodes), the CNI and kube-proxy mode given, and cnperf's image on them, and takes
 // it down at the end, checking that nothing of it is left. Without its
 // binaries the test is skipped, and fails in CI, whose scripts/test.sh
 // builds them.
@@ -57,7 +58,11 @@ func testCluster(t *testing.T, bin string, flags ...string) (kubeconfig, image s
 		})
 	}
 	t.Cleanup(down) // also when the test stops early
-	kc := strings.TrimSpace(cluster(append([]string{"up", name, "--nodes", "2"}, flags...)...))
+	up := []string{"up", name}
+	if !slices.Contains(flags, "--nodes") {
+		up = append(up, "--nodes", "2")
+	}
+	kc := strings.TrimSpace(cluster(append(up, flags...)...))
 	t.Logf("test cluster %s %v up in %s", name, flags, time.Since(start).Round(time.Second))
 	image = "cnperf/e2e:" + name
 	tar := filepath.Join(t.TempDir(), "image.tar")
@@ -245,11 +250,110 @@ tests:
 			t.Errorf("series %s measured nothing (results of every cell: %v)", mm.Mode, measured)
 		}
 	}
+	// flanneld is the CNI agent whose cost each cell records, on each
+	// node the lab's pods are on.
+	nodes := map[string]int{}
+	for _, mm := range m.Modes {
+		nodes[mm.Mode] = len(mm.Lab.Kube.Nodes)
+	}
+	assertDaemonsRecorded(t, m, nodes, record.DaemonCNIAgent, record.DaemonKubeProxy, record.DaemonKubelet)
+	for _, c := range m.Cells {
+		if a, ok := c.Daemons[record.DaemonCNIAgent]; ok && !slices.Equal(a.Names, []string{"flanneld"}) {
+			t.Errorf("cell %d: the CNI agent is %v, want flanneld", c.Index, a.Names)
+		}
+	}
 	if got := kubectl(t, kc, "get", "namespaces", "-l", "app.kubernetes.io/managed-by=cnperf", "-o", "name"); strings.TrimSpace(got) != "" {
 		t.Errorf("left on the cluster: %s", got)
 	}
 	down()
 	assertNothingLeft(t, bin)
+}
+
+// TestKubeNodeDaemons runs stream and rr on a one-node test cluster with
+// the bridge CNI: each cell records what kube-proxy, the kubelet and
+// containerd spent on the node during it, read from their cgroups, and
+// the summary and the report show kube-proxy's CPU per GB beside the
+// workload's own.
+func TestKubeNodeDaemons(t *testing.T) {
+	testutil.RequireRoot(t)
+	bin := testutil.Binary(t)
+	kc, image, down := testCluster(t, bin, "--nodes", "1")
+	spec := fmt.Sprintf(`name: k8sspend
+driver: kubernetes
+modes: [k8s-host, k8s-pod]
+reference: k8s-host
+variants:
+  - {name: same-node, node_placement: same-node}
+kubernetes: {image: "%s", image_pull_policy: Never}
+tests:
+  - {workload: stream, duration: 1s}
+  - {workload: rr, protocol: tcp, duration: 1s}
+`, image)
+	dir := filepath.Join(t.TempDir(), "run")
+	out, err := exec.Command(bin, "run", writeSpec(t, spec), "--kubeconfig", kc, "-o", dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, lastLines(string(out), 40))
+	}
+	if strings.Contains(string(out), "not available") {
+		t.Errorf("the run says the daemons cannot be read:\n%s", lastLines(string(out), 20))
+	}
+	m := readMeta(t, dir)
+	if m.Status != "complete" || len(m.Modes) != 2 {
+		t.Fatalf("status %s, %d series, want complete and 2", m.Status, len(m.Modes))
+	}
+	one := map[string]int{}
+	for _, mm := range m.Modes {
+		one[mm.Mode] = 1
+	}
+	assertDaemonsRecorded(t, m, one, record.DaemonKubeProxy, record.DaemonKubelet, record.DaemonContainerd)
+	for _, c := range m.Cells {
+		if _, ok := c.Daemons[record.DaemonCNIAgent]; ok {
+			t.Errorf("cell %d: a CNI agent recorded on the bridge plugin, which has none: %+v", c.Index, c.Daemons)
+		}
+	}
+	sum, err := exec.Command(bin, "summary", dir).CombinedOutput()
+	if err != nil || !strings.Contains(string(sum), "kube-proxy ms/GB") {
+		t.Errorf("summary: %v, want kube-proxy's CPU per GB:\n%s", err, sum)
+	}
+	t.Logf("summary:\n%s", sum)
+	tables := filepath.Join(t.TempDir(), "tables")
+	if out, err := exec.Command(bin, "report", dir, "--tables", tables, "-o", filepath.Join(t.TempDir(), "report.html")).CombinedOutput(); err != nil {
+		t.Errorf("report: %v\n%s", err, out)
+	} else if b, err := os.ReadFile(filepath.Join(tables, "tab-daemons.csv")); err != nil || !strings.Contains(string(b), "kube-proxy") {
+		t.Errorf("report: the node daemons' table: %v\n%s", err, b)
+	}
+	down() // checks that nothing of the cluster is left
+}
+
+// assertDaemonsRecorded checks that every finished cell of a run on the
+// test cluster records the roles given, read from the cgroups of the nodes
+// its series ran on (nodes by series), and that over the run each spent
+// some CPU and holds some memory.
+func assertDaemonsRecorded(t *testing.T, m record.Meta, nodes map[string]int, roles ...string) {
+	t.Helper()
+	cpu := map[string]float64{}
+	for _, c := range m.Cells {
+		if c.Error != "" {
+			continue
+		}
+		for _, role := range roles {
+			d, ok := c.Daemons[role]
+			if !ok {
+				t.Errorf("cell %d (%s): no %s recorded: %+v", c.Index, c.Mode, role, c.Daemons)
+				continue
+			}
+			if d.Source != "cgroup" || d.Nodes != nodes[c.Mode] || d.CPUSeconds < 0 || d.MemoryBytes <= 0 || len(d.Names) == 0 {
+				t.Errorf("cell %d (%s): %s %+v, want from the cgroups of %d node(s), with memory", c.Index, c.Mode, role, d, nodes[c.Mode])
+			}
+			cpu[role] += d.CPUSeconds
+		}
+	}
+	for _, role := range roles {
+		if cpu[role] <= 0 {
+			t.Errorf("%s spent no CPU over the whole run", role)
+		}
+	}
+	t.Logf("node daemons' CPU over the run: %v", cpu)
 }
 
 // exitCode is a finished command's exit code (0 when err is nil, -1 when it

@@ -23,6 +23,51 @@ var costMetrics = []workload.Metric{
 	{Key: "server_rss", Title: "Server peak RSS (plain process)", Unit: "MB", Short: "server RSS MB"},
 	{Key: "machine_cpu", Title: "Machine CPU, all cores", Unit: "% busy", Short: "machine CPU %"},
 	{Key: "busiest_core", Title: "Machine CPU, busiest core", Unit: "% busy", Short: "busiest core %"},
+	// What the cluster's node daemons spent during the cell, summed over
+	// the nodes the lab's pods are on (record.Cell.Daemons): the pod
+	// network's agent and kube-proxy, per cell and per unit of work like
+	// the workload's own CPU per GB, and the kubelet.
+	{Key: "cni_cpu", Title: "CNI agent CPU (node daemons)", Unit: "ms", Short: "agent CPU ms"},
+	{Key: "cni_cpu_per_gb", Title: "CNI agent CPU per GB moved", Unit: "ms/GB", Short: "agent ms/GB"},
+	{Key: "cni_us_per_trans", Title: "CNI agent CPU per transaction", Unit: "µs", Short: "agent µs/trans"},
+	{Key: "cni_mem", Title: "CNI agent memory (working set)", Unit: "MB", Short: "agent MB"},
+	{Key: "proxy_cpu", Title: "kube-proxy CPU", Unit: "ms", Short: "kube-proxy CPU ms"},
+	{Key: "proxy_cpu_per_gb", Title: "kube-proxy CPU per GB moved", Unit: "ms/GB", Short: "kube-proxy ms/GB"},
+	{Key: "proxy_us_per_trans", Title: "kube-proxy CPU per transaction", Unit: "µs", Short: "kube-proxy µs/trans"},
+	{Key: "proxy_mem", Title: "kube-proxy memory (working set)", Unit: "MB", Short: "kube-proxy MB"},
+	{Key: "kubelet_cpu", Title: "kubelet CPU", Unit: "ms", Short: "kubelet CPU ms"},
+}
+
+// daemonKeys are the metric key prefixes of the node daemons' roles.
+var daemonKeys = []struct{ role, prefix string }{
+	{record.DaemonCNIAgent, "cni"},
+	{record.DaemonKubeProxy, "proxy"},
+	{record.DaemonKubelet, "kubelet"},
+}
+
+// addDaemons adds a cell's node daemons' figures to its values: CPU in
+// ms, in ms per GB of payload moved (as cpu_per_gb, in ms: a node daemon
+// spends a thousandth of what the workload does), per transaction (from their
+// share of a core over the cell and the cell's transaction rate, both
+// rates over the same cell) and memory; the kubelet's CPU only.
+func addDaemons(v map[string]float64, daemons map[string]record.DaemonCost, moved int64) {
+	for _, d := range daemonKeys {
+		c, ok := daemons[d.role]
+		if !ok {
+			continue
+		}
+		v[d.prefix+"_cpu"] = c.CPUSeconds * 1000
+		if d.role == record.DaemonKubelet {
+			continue
+		}
+		v[d.prefix+"_mem"] = float64(c.MemoryBytes) / 1e6
+		if moved > 0 {
+			v[d.prefix+"_cpu_per_gb"] = 1000 * c.CPUSeconds / (float64(moved) / 1e9)
+		}
+		if t := v["trans_per_s"]; t > 0 {
+			v[d.prefix+"_us_per_trans"] = c.CPUPercent / 100 / t * 1e6
+		}
+	}
 }
 
 // caseMetrics are a workload's metrics in the order tables show them:
@@ -74,6 +119,8 @@ type Cell struct {
 	Chunk      int
 	Instance   int
 	Rate       float64
+	// Daemons is what the cluster's node daemons spent during the cell.
+	Daemons map[string]record.DaemonCost
 }
 
 // Observations turns one run's stored records into observations:
@@ -125,6 +172,9 @@ func Observations(recs []record.Record, costs []record.Cost, cpu []cost.CPUSampl
 		if w, ok := cells[cell]; ok {
 			all, busiest := cpuOver(cpu, w)
 			o.Values["machine_cpu"], o.Values["busiest_core"] = all, busiest
+		}
+		if w, ok := cells[cell]; ok && len(w.Daemons) > 0 {
+			addDaemons(o.Values, w.Daemons, ct.moved)
 		}
 		if c := ct.cost; c != nil {
 			o.Values["client_cpu"] = c.Client.CPUSeconds
@@ -379,12 +429,22 @@ func maxOf(x []float64) float64 {
 }
 
 // SummaryMetrics are the metrics a one-screen summary shows for a case:
-// the workload's own figures, then CPU per GB and the busiest core.
+// the workload's own figures, then CPU per GB and the busiest core, and
+// the CNI agent's and kube-proxy's CPU per unit of work where recorded.
 func (c Case) SummaryMetrics() []workload.Metric {
 	var out []workload.Metric
+	has := func(key string) bool {
+		return slices.ContainsFunc(c.Metrics, func(m workload.Metric) bool { return m.Key == key })
+	}
 	for _, m := range c.Metrics {
+		// A node daemon's CPU per unit of work, once: per transaction
+		// where the case counts them, else per GB.
+		if (m.Key == "cni_cpu_per_gb" && has("cni_us_per_trans")) || (m.Key == "proxy_cpu_per_gb" && has("proxy_us_per_trans")) {
+			continue
+		}
 		switch m.Key {
-		case "client_cpu", "server_cpu", "client_mem", "server_mem", "client_rss", "server_rss", "machine_cpu", "out_of_order", "avg_offset", "rtt_p99", "packets_per_s", "clients":
+		case "client_cpu", "server_cpu", "client_mem", "server_mem", "client_rss", "server_rss", "machine_cpu", "out_of_order", "avg_offset", "rtt_p99", "packets_per_s", "clients",
+			"cni_cpu", "cni_mem", "proxy_cpu", "proxy_mem", "kubelet_cpu":
 			continue
 		}
 		out = append(out, m)

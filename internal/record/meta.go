@@ -69,6 +69,11 @@ type Cell struct {
 	// Load is what the machine did besides the run during the cell; runs
 	// before it was recorded have none.
 	Load *CellLoad `json:"load,omitempty"`
+	// Daemons is what the cluster's node daemons spent during the cell, by
+	// role (DaemonCNIAgent, DaemonKubeProxy, ...), summed over the nodes
+	// the lab's pods are on; absent off a cluster, where nothing can read
+	// them, and in runs before it was recorded.
+	Daemons map[string]DaemonCost `json:"daemons,omitempty"`
 }
 
 // CellRates returns, per mode, each finished cell's requests per second.

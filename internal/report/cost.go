@@ -62,6 +62,9 @@ func (r *Report) addCost() {
 		if len(t.Rows) > 0 {
 			r.Tables = append(r.Tables, t)
 		}
+		if dt, ok := daemonTable(run.Meta, suffix, idSuffix); ok {
+			r.Tables = append(r.Tables, dt)
+		}
 		if len(run.CPU) < 2 {
 			continue
 		}

@@ -41,6 +41,7 @@ var storedRuns = []struct {
 	{"written-2026-11/import-ab", "cnperf import of an apachebench CSV"},
 	{"written-2026-11/k8s-sockets", "the kubernetes driver: stream and rr, host and pod network"},
 	{"written-2026-11/k8s-pingpong", "the kubernetes driver: ping-pong, same node and across nodes"},
+	{"written-2026-11/k8s-daemons", "the kubernetes driver on flannel-vxlan: stream and rr with the node daemons' cost per cell"},
 	{"written-2026-11/docker", "ping-pong on the netns and docker drivers side by side"},
 	{"written-2026-11/servers", "ping-pong with the spec's own pong (pingpong.servers)"},
 }

@@ -63,6 +63,10 @@ type env struct {
 	shift    int    // added to the workload's ports (labs sharing one stack)
 	exe      string // the cnperf binary its servers and clients run
 	logs     string // the run's logs directory
+	// daemons reads the cluster's node daemons the lab's pods are on (the
+	// CNI's agent, kube-proxy): nil off a cluster, or where they cannot
+	// be read.
+	daemons lab.DaemonMeter
 }
 
 // proc is a server or client process of any driver, as the lab's
@@ -289,6 +293,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if err != nil {
 			return finish(fmt.Errorf("mode %s: %w", instanceName(key, inst), err))
 		}
+		e.daemons = daemonMeter(e, instanceName(key, inst), o.Out)
 		mm := record.ModeMeta{Mode: key, Setup: name, Instance: inst, Driver: driver, Summary: m.Summary(), Lab: &e.lab.Lab, Conditions: pl.Conditions}
 		first := e.lab.Hosts[0].NS
 		nss, _ := namespace.List(lab.Prefix + e.lab.Name + "-")
@@ -351,6 +356,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if meter != nil {
 			snap, snapErr = meter.Read()
 		}
+		// The node daemons too, outside the cell's time.
+		var dBefore lab.DaemonSnapshot
+		dErr := errors.New("no daemon meter")
+		if e.daemons != nil {
+			dBefore, dErr = e.daemons.Read()
+		}
 		cell := record.Cell{Index: i, Mode: c.mode, Instance: c.instance, Chunk: c.unit, Start: time.Now().UTC()}
 		w.describeCell(c.unit, &cell)
 		// A process the mode runs (an overlay router) that has died fails
@@ -381,6 +392,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if snapErr == nil {
 			if end, err := meter.Read(); err == nil {
 				cell.Load = cost.Load(snap, end, own)
+			}
+		}
+		if dErr == nil {
+			if dAfter, err := e.daemons.Read(); err == nil {
+				cell.Daemons = lab.DaemonCosts(dBefore, dAfter, cell.Start, cell.End)
 			}
 		}
 		meta.Cells = append(meta.Cells, cell)
@@ -438,6 +454,23 @@ func loadMeter(envs map[string]*env) (m *cost.Meter, own bool) {
 	}
 	slices.Sort(labs)
 	return cost.NewMeter(labs), own
+}
+
+// daemonMeter is the reader of the node daemons a lab's pods run on, when
+// its runtime has one (lab.NodeDaemons); when it has none for a reason of
+// the cluster's (no metrics API), that is said once and cells record no
+// daemons.
+func daemonMeter(e *env, name string, out io.Writer) lab.DaemonMeter {
+	nd, ok := e.lab.Runtime.(lab.NodeDaemons)
+	if !ok {
+		return nil
+	}
+	m, err := nd.DaemonMeter()
+	if err != nil {
+		fmt.Fprintf(out, "cnperf: mode %s: the nodes' daemons' CPU and memory: not available (%v)\n", name, err)
+		return nil
+	}
+	return m
 }
 
 // cellPlan is one cell before it runs: a unit of work (a chunk of sizes,

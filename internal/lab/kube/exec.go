@@ -31,6 +31,8 @@ type Runtime struct {
 	c    *Cluster
 	ns   string
 	pods []*record.KubePod
+	// nodes are the nodes the lab's pods are on.
+	nodes []string
 
 	mu        sync.Mutex
 	lastCheck time.Time

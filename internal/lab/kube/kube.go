@@ -327,7 +327,7 @@ func (Driver) Up(l *lab.Lab, cfg lab.Config) error {
 		h.Kube, h.Addr = p, p.HostIP
 	}
 	describeCluster(ctx, c, l.Kube, b.usedNodes())
-	rt := &Runtime{c: c, ns: ns, pods: b.allPods()}
+	rt := &Runtime{c: c, ns: ns, pods: b.allPods(), nodes: b.usedNodes()}
 	l.Kube.PodMTU = podMTU(rt, b.allPods())
 	l.Runtime = rt
 	return nil
