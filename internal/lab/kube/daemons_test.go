@@ -12,11 +12,11 @@ import (
 	"github.com/cnperf/cnperf/internal/record"
 )
 
-// fakeAPI serves what DaemonMeter asks of a cluster: the version, the
+// fakeMetricsAPI serves what DaemonMeter asks of a cluster: the version, the
 // lab's nodes (labelled as a test cluster of another machine's, so no
 // cgroups here), kube-system's agent pods, and, with metrics, their
 // pod metrics.
-func fakeAPI(t *testing.T, metrics bool) *Cluster {
+func fakeMetricsAPI(t *testing.T, metrics bool) *Cluster {
 	t.Helper()
 	pods := map[string]string{ // selector → pods (name@node)
 		"k8s-app=cilium":     "cilium-a@n1,cilium-b@n2,cilium-c@n9",
@@ -72,7 +72,7 @@ func fakeAPI(t *testing.T, metrics bool) *Cluster {
 // read from metrics.k8s.io (a pod on another node is not summed); without
 // metrics-server the meter says so.
 func TestDaemonMeterFromPodMetrics(t *testing.T) {
-	r := &Runtime{c: fakeAPI(t, true), nodes: []string{"n1", "n2"}}
+	r := &Runtime{c: fakeMetricsAPI(t, true), nodes: []string{"n1", "n2"}}
 	m, err := r.DaemonMeter()
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +92,7 @@ func TestDaemonMeterFromPodMetrics(t *testing.T) {
 		t.Errorf("kube-proxy %+v, want 2 pods", p)
 	}
 
-	r = &Runtime{c: fakeAPI(t, false), nodes: []string{"n1"}}
+	r = &Runtime{c: fakeMetricsAPI(t, false), nodes: []string{"n1"}}
 	if _, err := r.DaemonMeter(); err == nil || !strings.Contains(err.Error(), "metrics.k8s.io") {
 		t.Errorf("without metrics-server: %v, want an error naming metrics.k8s.io", err)
 	}
