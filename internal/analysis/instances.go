@@ -88,3 +88,25 @@ func (c Case) unitValues(series, key string) (map[int]float64, map[int]int) {
 	}
 	return vals, inst
 }
+
+// InstanceValues are the series' values of the metric key per lab
+// instance, one per unit of the plan that ran on it (a case's
+// repetitions; a sweep's chunks, each the median of its samples), in the
+// units' order: what an export gives per instance.
+func (c Case) InstanceValues(series, key string) map[int][]float64 {
+	vals, inst := c.unitValues(series, key)
+	units := make([]int, 0, len(vals))
+	for u := range vals {
+		units = append(units, u)
+	}
+	slices.Sort(units)
+	out := map[int][]float64{}
+	for _, u := range units {
+		i, ok := inst[u]
+		if !ok {
+			continue
+		}
+		out[i] = append(out[i], vals[u])
+	}
+	return out
+}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"io"
 	"os"
 	"slices"
@@ -14,18 +15,28 @@ import (
 )
 
 func newExportCmd(stdout io.Writer) *cobra.Command {
-	var format, out, machine string
+	var format, out, machine, index, ref string
 	cmd := &cobra.Command{
-		Use:   "export RUN_DIR --format ppbench|samples",
-		Short: "Write a run's samples as ppbench's CSV (one row per mode and size) or as flat CSV",
-		Args:  cobra.ExactArgs(1),
+		Use:   "export RUN_DIR --format ppbench|samples|openmetrics|opensearch|perfdash",
+		Short: "Write a run for other tools: ppbench's CSV, flat CSV, OpenMetrics, OpenSearch bulk NDJSON or perfdash JSON",
+		Example: `  cnperf export runs/quick-… --format ppbench -o quick.csv
+  cnperf export runs/quick-… --format openmetrics -o quick.om   # promtool tsdb create-blocks-from openmetrics quick.om data/
+  cnperf export runs/quick-… --format opensearch --index cnperf-results | curl -H 'Content-Type: application/x-ndjson' --data-binary @- http://localhost:9200/_bulk
+  cnperf export runs/quick-… --format perfdash -o NetworkPerformance_cnperf.json`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := export.ValidateFormat(format); err != nil {
+				return err
+			}
+			if err := export.ValidateIndex(index); err != nil {
 				return err
 			}
 			meta, samples, err := report.ReadRun(args[0], cmd.ErrOrStderr())
 			if err != nil {
 				return err
+			}
+			if ref != "" && !slices.Contains(meta.SeriesKeys(), ref) {
+				return usagef("--reference %q: the run has no such mode (it has %s)", ref, strings.Join(meta.SeriesKeys(), ", "))
 			}
 			w := stdout
 			if out != "" {
@@ -39,10 +50,21 @@ func newExportCmd(stdout io.Writer) *cobra.Command {
 				defer f.Close()
 				w = f
 			}
+			if export.IsFeed(format) {
+				// The cases' figures need the socket records too, which
+				// ReadRun leaves out; it has told what it skipped.
+				runs, notes := report.Load([]string{args[0]})
+				if len(runs) != 1 {
+					return fail(errors.New(strings.Join(notes, "; ")))
+				}
+				return fail(export.WriteFeed(w, format, report.Feed(runs[0], ref), export.FeedOptions{Index: index}))
+			}
 			return fail(export.Run(w, format, meta, samples, machine))
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "ppbench", "ppbench or samples")
+	cmd.Flags().StringVar(&format, "format", "ppbench", "ppbench, samples, openmetrics, opensearch or perfdash")
+	cmd.Flags().StringVar(&index, "index", export.DefaultIndex, "opensearch: the index the documents go to")
+	cmd.Flags().StringVar(&ref, "reference", "", "openmetrics, opensearch, perfdash: mode the ratios compare with (default: the run's reference)")
 	cmd.Flags().StringVarP(&out, "out", "o", "", "write to a file instead of stdout")
 	cmd.Flags().StringVar(&machine, "machine", "", "ppbench machine tag (default: the run's 'machine' label, else the hostname)")
 	return cmd

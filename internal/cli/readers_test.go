@@ -99,6 +99,8 @@ func TestRunReadersBadInput(t *testing.T) {
 		{"summary of an empty run.json", []string{"summary", empty}, []string{empty, "run.json"}},
 		{"summary of run.json {}", []string{"summary", emptyObject}, []string{emptyObject, "no modes"}},
 		{"export of run.json {}", []string{"export", emptyObject}, []string{emptyObject, "no modes"}},
+		{"export to a bad index", []string{"export", dir, "--format", "opensearch", "--index", "Runs"}, []string{`--index "Runs"`, "lower case"}},
+		{"export against no such mode", []string{"export", dir, "--format", "openmetrics", "--reference", "nosuch"}, []string{`--reference "nosuch"`}},
 		{"report of run.json {}", []string{"report", emptyObject}, []string{emptyObject, "no modes"}},
 		{"report of an empty run.json", []string{"report", empty}, []string{empty, "run.json"}},
 		{"report of nothing readable", []string{"report", "/nonexistent", empty}, []string{"/nonexistent", empty}},

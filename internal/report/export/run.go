@@ -10,8 +10,8 @@ import (
 // ValidateFormat refuses a format Run cannot write, in the words of
 // `cnperf export --format`.
 func ValidateFormat(format string) error {
-	if format != "ppbench" && format != "samples" {
-		return fmt.Errorf("--format %q: want ppbench or samples", format)
+	if format != "ppbench" && format != "samples" && !IsFeed(format) {
+		return fmt.Errorf("--format %q: want ppbench, samples, openmetrics, opensearch or perfdash", format)
 	}
 	return nil
 }
@@ -22,6 +22,9 @@ func ValidateFormat(format string) error {
 func Run(w io.Writer, format string, meta *record.Meta, samples []record.Sample, machine string) error {
 	if err := ValidateFormat(format); err != nil {
 		return err
+	}
+	if IsFeed(format) {
+		return fmt.Errorf("--format %s is written from the run's cases (WriteFeed), not its samples", format)
 	}
 	if format == "samples" {
 		return Samples(w, samples)

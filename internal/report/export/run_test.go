@@ -12,7 +12,7 @@ import (
 // --format's words; ppbench's machine tag is the one given, else the
 // run's "machine" label, else its host name.
 func TestRunFormatAndTag(t *testing.T) {
-	if err := ValidateFormat("json"); err == nil || err.Error() != `--format "json": want ppbench or samples` {
+	if err := ValidateFormat("json"); err == nil || err.Error() != `--format "json": want ppbench, samples, openmetrics, opensearch or perfdash` {
 		t.Errorf("ValidateFormat(json) = %v", err)
 	}
 	samples := []record.Sample{{Workload: "pingpong", Mode: "bare", Size: 100, Length: 100, Code: 200, DurationMS: 1, LatencyMS: 1}}

@@ -1,0 +1,204 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/analysis"
+	"github.com/cnperf/cnperf/internal/analysis/stats"
+	"github.com/cnperf/cnperf/internal/record"
+	"github.com/cnperf/cnperf/internal/report/export"
+)
+
+// Feed flattens a run for other tools' pipelines (export.WriteFeed): per
+// case and series its figures as the report's tables show them (the mean
+// and standard deviation over the repetitions, or a sweep's medians),
+// each with its ratio to the reference (ref, "" for the run's own) and
+// that ratio's 95 % interval, labelled instance "all"; and, for a run with
+// several lab instances per mode, the same per instance, without ratios.
+// A ping-pong sweep adds the 50th, 90th and 99th percentiles of its
+// ping→pong latency.
+func Feed(run Run, ref string) export.Feed {
+	meta := run.Meta
+	if ref == "" {
+		ref = meta.Spec.ReferenceKey()
+	}
+	f := export.Feed{RunID: meta.ID, Start: meta.Started}
+	if meta.Finished != nil {
+		f.End = *meta.Finished
+	}
+	cases := RunCases(run, ref, DefaultOptions().Same)
+	type ciKey struct{ kase, series, metric string }
+	cis := map[ciKey]analysis.RatioCI{}
+	for _, ci := range analysis.IntervalsWithin(cases, refOf(run, ref)) {
+		cis[ciKey{ci.Case, ci.Mode, ci.Metric.Key}] = ci
+	}
+	refs := refOf(run, ref)
+	instances := meta.Spec.LabInstances()
+	cells := Cells(meta)
+	for _, c := range cases {
+		for _, series := range caseSeries(c) {
+			labels := feedLabels(meta, c, series)
+			start, end := cellSpan(meta, c, series, -1)
+			r := export.Result{Labels: labels, Start: start, End: end}
+			var row analysis.CaseRow
+			var srow analysis.ModeRow
+			if c.Sweep != nil {
+				srow = c.Sweep.Row(series)
+			} else {
+				for _, cr := range c.Rows {
+					if cr.Series == series {
+						row = cr
+					}
+				}
+			}
+			for _, m := range c.Metrics {
+				fig := export.Figure{Key: m.Key, Title: m.Title, Unit: m.Unit, SD: math.NaN(), Ratio: math.NaN(), RatioLo: math.NaN(), RatioHi: math.NaN()}
+				if c.Sweep != nil {
+					fig.Value, fig.Stat, fig.N = sweepValue(srow, m.Key), "median", srow.Samples
+				} else {
+					st := row.Stats[m.Key]
+					fig.Value, fig.SD, fig.N = st.Mean.Value, st.SD.Value, st.N
+				}
+				if ci, ok := cis[ciKey{c.Label, series, m.Key}]; ok {
+					fig.Reference = refs(series)
+					fig.Ratio, fig.RatioLo, fig.RatioHi = ci.Ratio, ci.Lo, ci.Hi
+				}
+				r.Figures = append(r.Figures, fig)
+			}
+			if c.Sweep != nil {
+				r.Figures = append(r.Figures, latencyPercentiles(run.Samples, series, cells, -1)...)
+			}
+			f.Results = append(f.Results, r)
+			if instances < 2 {
+				continue
+			}
+			for i := range instances {
+				il := maps(labels)
+				il["instance"] = strconv.Itoa(i)
+				start, end := cellSpan(meta, c, series, i)
+				ir := export.Result{Labels: il, Start: start, End: end}
+				for _, m := range c.Metrics {
+					xs := c.InstanceValues(series, m.Key)[i]
+					if len(xs) == 0 {
+						continue
+					}
+					ir.Figures = append(ir.Figures, export.Figure{Key: m.Key, Title: m.Title, Unit: m.Unit,
+						Value: stats.Mean(xs), SD: stats.StdDev(xs), N: len(xs), Ratio: math.NaN(), RatioLo: math.NaN(), RatioHi: math.NaN()})
+				}
+				if c.Sweep != nil {
+					ir.Figures = append(ir.Figures, latencyPercentiles(run.Samples, series, cells, i)...)
+				}
+				if len(ir.Figures) > 0 {
+					f.Results = append(f.Results, ir)
+				}
+			}
+		}
+	}
+	return f
+}
+
+// caseSeries are the series a case has figures for: a sweep's modes, or
+// the rows' series.
+func caseSeries(c analysis.Case) []string {
+	var out []string
+	if c.Sweep != nil {
+		for _, r := range c.Sweep.Rows("") {
+			out = append(out, r.Mode)
+		}
+		return out
+	}
+	for _, r := range c.Rows {
+		out = append(out, r.Series)
+	}
+	return out
+}
+
+// feedLabels name a case on a series: the run, the series with its mode,
+// driver and variant (what follows "/" in the series' key), every
+// instance ("all"), and the case with its workload, protocol and swept
+// parameter.
+func feedLabels(meta record.Meta, c analysis.Case, series string) map[string]string {
+	mode, driver := meta.SplitSeries(series)
+	_, variant, _ := strings.Cut(series, "/")
+	return map[string]string{
+		"run": meta.ID, "series": series, "mode": mode, "driver": driver, "variant": variant, "instance": "all",
+		"case": c.Label, "workload": c.Workload, "protocol": c.Protocol, "param": c.Param, "value": c.Value,
+	}
+}
+
+func maps(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// cellSpan is the first start and the last end of the cells a case ran on
+// a series (on one instance, or every one for instance -1); zero times
+// when the run recorded none (an imported run).
+func cellSpan(meta record.Meta, c analysis.Case, series string, instance int) (start, end time.Time) {
+	for _, cell := range meta.Cells {
+		if cell.Mode != series || (instance >= 0 && cell.Instance != instance) {
+			continue
+		}
+		if c.Sweep == nil && cell.Case != c.Label {
+			continue
+		}
+		if !cell.Start.IsZero() && (start.IsZero() || cell.Start.Before(start)) {
+			start = cell.Start
+		}
+		if cell.End.After(end) {
+			end = cell.End
+		}
+	}
+	return start, end
+}
+
+// sweepValue is a sweep row's figure for a ping-pong metric key.
+func sweepValue(r analysis.ModeRow, key string) float64 {
+	switch key {
+	case "transfer":
+		return r.TransferMBs
+	case "latency":
+		return r.InnerMS
+	case "outer":
+		return r.LatencyMS
+	case "cell_rps":
+		return r.RPS
+	}
+	return math.NaN()
+}
+
+// latencyPercentiles are the 50th, 90th and 99th percentiles of a mode's
+// ping→pong latency over its successful samples (on one instance, or all
+// for instance -1): perfdash's and ClusterLoader2's latency figures.
+func latencyPercentiles(samples []record.Sample, mode string, cells map[int]analysis.Cell, instance int) []export.Figure {
+	var xs []float64
+	for _, s := range samples {
+		if s.Mode != mode || !s.OK() || !(s.DurationMS > 0) {
+			continue
+		}
+		if instance >= 0 {
+			if c, ok := cells[s.Cell]; !ok || c.Instance != instance {
+				continue
+			}
+		}
+		xs = append(xs, s.DurationMS)
+	}
+	if len(xs) == 0 {
+		return nil
+	}
+	slices.Sort(xs)
+	var out []export.Figure
+	for _, p := range []int{50, 90, 99} {
+		out = append(out, export.Figure{Key: fmt.Sprintf("latency_p%d", p), Title: fmt.Sprintf("Latency ping→pong, %dth percentile", p), Unit: "ms", Stat: "value",
+			Value: stats.Quantile(xs, float64(p)/100), SD: math.NaN(), N: len(xs), Ratio: math.NaN(), RatioLo: math.NaN(), RatioHi: math.NaN()})
+	}
+	return out
+}
