@@ -16,6 +16,7 @@ import (
 
 func newExportCmd(stdout io.Writer) *cobra.Command {
 	var format, out, machine, index, ref string
+	var noTimestamps bool
 	cmd := &cobra.Command{
 		Use:   "export RUN_DIR --format ppbench|samples|openmetrics|opensearch|perfdash",
 		Short: "Write a run for other tools: ppbench's CSV, flat CSV, OpenMetrics, OpenSearch bulk NDJSON or perfdash JSON",
@@ -57,13 +58,14 @@ func newExportCmd(stdout io.Writer) *cobra.Command {
 				if len(runs) != 1 {
 					return fail(errors.New(strings.Join(notes, "; ")))
 				}
-				return fail(export.WriteFeed(w, format, report.Feed(runs[0], ref), export.FeedOptions{Index: index}))
+				return fail(export.WriteFeed(w, format, report.Feed(runs[0], ref), export.FeedOptions{Index: index, NoTimestamps: noTimestamps}))
 			}
 			return fail(export.Run(w, format, meta, samples, machine))
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "ppbench", "ppbench, samples, openmetrics, opensearch or perfdash")
 	cmd.Flags().StringVar(&index, "index", export.DefaultIndex, "opensearch: the index the documents go to")
+	cmd.Flags().BoolVar(&noTimestamps, "no-timestamps", false, "openmetrics: samples without timestamps, for a Pushgateway (the importer needs them)")
 	cmd.Flags().StringVar(&ref, "reference", "", "openmetrics, opensearch, perfdash: mode the ratios compare with (default: the run's reference)")
 	cmd.Flags().StringVarP(&out, "out", "o", "", "write to a file instead of stdout")
 	cmd.Flags().StringVar(&machine, "machine", "", "ppbench machine tag (default: the run's 'machine' label, else the hostname)")

@@ -12,6 +12,6 @@ import (
 // or namespaces.
 func TestReadingRunsLinksNoLabCode(t *testing.T) {
 	const mod = deps.Internal
-	deps.Forbid(t, []string{"record", "analysis", "report", "report/export", "report/importer", "report/figure"},
+	deps.Forbid(t, []string{"record", "analysis", "report", "report/export", "report/export/exporttest", "report/importer", "report/figure"},
 		[]string{mod + "lab", mod + "run", "github.com/docker/", "github.com/moby/", "github.com/vishvananda/"})
 }

@@ -70,6 +70,10 @@ func IsFeed(format string) bool {
 // FeedOptions are what the formats take besides the feed.
 type FeedOptions struct {
 	Index string // opensearch: the index every document goes to
+	// NoTimestamps leaves OpenMetrics samples without timestamps, for a
+	// Pushgateway, which refuses pushed samples that have one (Prometheus'
+	// importer needs them).
+	NoTimestamps bool
 }
 
 // DefaultIndex is the OpenSearch index documents go to unless told.
@@ -79,6 +83,9 @@ const DefaultIndex = "cnperf-results"
 func WriteFeed(w io.Writer, format string, f Feed, o FeedOptions) error {
 	switch format {
 	case "openmetrics":
+		if o.NoTimestamps {
+			f = withoutTimes(f)
+		}
 		return OpenMetrics(w, f)
 	case "opensearch":
 		if o.Index == "" {
@@ -89,6 +96,16 @@ func WriteFeed(w io.Writer, format string, f Feed, o FeedOptions) error {
 		return PerfDash(w, f)
 	}
 	return ValidateFormat(format)
+}
+
+// withoutTimes is f with every time zero, so no sample is stamped.
+func withoutTimes(f Feed) Feed {
+	out := Feed{RunID: f.RunID, Results: make([]Result, len(f.Results))}
+	for i, r := range f.Results {
+		r.Start, r.End = time.Time{}, time.Time{}
+		out.Results[i] = r
+	}
+	return out
 }
 
 // finite reports whether x can be written as a number by every format

@@ -198,3 +198,23 @@ func FuzzOpenMetricsLabels(f *testing.F) {
 		}
 	})
 }
+
+// TestOpenMetricsNoTimestamps: for a Pushgateway, no sample is stamped and
+// the exposition keeps the rules.
+func TestOpenMetricsNoTimestamps(t *testing.T) {
+	var b bytes.Buffer
+	if err := export.WriteFeed(&b, "openmetrics", feed(), export.FeedOptions{NoTimestamps: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := exporttest.CheckOpenMetrics(b.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(b.String(), "\n") {
+		if strings.HasPrefix(line, "cnperf_") && strings.Count(line[strings.LastIndex(line, "}"):], " ") != 1 {
+			t.Errorf("a timestamp: %s", line)
+		}
+	}
+	if !strings.Contains(b.String(), `stat="mean"} 1000`+"\n") {
+		t.Errorf("no unstamped sample in\n%s", b.String())
+	}
+}
