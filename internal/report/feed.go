@@ -72,6 +72,7 @@ func Feed(run Run, ref string) export.Feed {
 			}
 			if c.Sweep != nil {
 				r.Figures = append(r.Figures, latencyPercentiles(run.Samples, series, cells, -1)...)
+				r.Figures = append(r.Figures, serverCost(meta, series, -1)...)
 			}
 			f.Results = append(f.Results, r)
 			if instances < 2 {
@@ -92,6 +93,7 @@ func Feed(run Run, ref string) export.Feed {
 				}
 				if c.Sweep != nil {
 					ir.Figures = append(ir.Figures, latencyPercentiles(run.Samples, series, cells, i)...)
+					ir.Figures = append(ir.Figures, serverCost(meta, series, i)...)
 				}
 				if len(ir.Figures) > 0 {
 					f.Results = append(f.Results, ir)
@@ -199,6 +201,47 @@ func latencyPercentiles(samples []record.Sample, mode string, cells map[int]anal
 	for _, p := range []int{50, 90, 99} {
 		out = append(out, export.Figure{Key: fmt.Sprintf("latency_p%d", p), Title: fmt.Sprintf("Latency ping→pong, %dth percentile", p), Unit: "ms", Stat: "value",
 			Value: stats.Quantile(xs, float64(p)/100), SD: math.NaN(), N: len(xs), Ratio: math.NaN(), RatioLo: math.NaN(), RatioHi: math.NaN()})
+	}
+	return out
+}
+
+// serverCost is a sweep's cost table (addCost) for a series, on one
+// instance of its lab or summed over all (-1): each server role's CPU
+// seconds over the run and its peak memory, and the servers' CPU seconds
+// per GB of payload moved. Socket cases carry their own cost per
+// repetition instead.
+func serverCost(meta record.Meta, series string, instance int) []export.Figure {
+	cpu, peak := map[string]float64{}, map[string]float64{}
+	var roles []string
+	var moved int64
+	for _, m := range meta.Modes {
+		if m.Mode != series || len(m.Usage) == 0 || (instance >= 0 && m.Instance != instance) {
+			continue
+		}
+		moved += m.Bytes
+		for role, u := range m.Usage {
+			if !slices.Contains(roles, role) {
+				roles = append(roles, role)
+			}
+			cpu[role] += u.CPUSeconds
+			peak[role] = max(peak[role], float64(u.MemoryPeak)/1e6)
+		}
+	}
+	slices.Sort(roles)
+	value := func(key, title, unit string, v float64) export.Figure {
+		return export.Figure{Key: key, Title: title, Unit: unit, Stat: "value", Value: v, SD: math.NaN(), Ratio: math.NaN(), RatioLo: math.NaN(), RatioHi: math.NaN()}
+	}
+	var out []export.Figure
+	var total float64
+	for _, role := range roles {
+		out = append(out, value(role+"_server_cpu", role+" server CPU over the run (user + system)", "s", cpu[role]))
+		total += cpu[role]
+	}
+	if moved > 0 && len(roles) > 0 {
+		out = append(out, value("servers_cpu_per_gb", "Servers' CPU per GB of payload moved", "s/GB", total/(float64(moved)/1e9)))
+	}
+	for _, role := range roles {
+		out = append(out, value(role+"_server_mem", role+" server peak memory", "MB", peak[role]))
 	}
 	return out
 }

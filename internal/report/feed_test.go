@@ -118,7 +118,18 @@ func TestFeedFigures(t *testing.T) {
 
 	runs, _ = report.Load([]string{"testdata/written-2026-11/pingpong"})
 	feed = report.Feed(runs[0], "")
+	costs := 0
 	for _, r := range feed.Results {
+		for _, f := range r.Figures {
+			// The cost table (pingpong.tables/tab-cost.csv) prints bare's
+			// first instance at 17.67 servers' CPU s per GB.
+			if f.Key == "servers_cpu_per_gb" && r.Labels["series"] == "bare" && r.Labels["instance"] == "0" {
+				costs++
+				if f.Value < 17.665 || f.Value >= 17.675 {
+					t.Errorf("bare, instance 0: %v servers' CPU s/GB, want 17.67", f.Value)
+				}
+			}
+		}
 		p := map[string]float64{}
 		for _, f := range r.Figures {
 			p[f.Key] = f.Value
@@ -126,6 +137,9 @@ func TestFeedFigures(t *testing.T) {
 		if !(p["latency_p50"] > 0 && p["latency_p50"] <= p["latency_p90"] && p["latency_p90"] <= p["latency_p99"]) {
 			t.Errorf("%v: latency percentiles %v %v %v", r.Labels, p["latency_p50"], p["latency_p90"], p["latency_p99"])
 		}
+	}
+	if costs != 1 {
+		t.Errorf("%d results for bare's first instance's cost, want 1", costs)
 	}
 }
 

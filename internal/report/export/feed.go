@@ -41,7 +41,8 @@ type Figure struct {
 	Value float64
 	// Stat says which statistic Value is: "mean" (over the repetitions,
 	// or a lab instance's units), "median" (a sweep's) or "value" (a
-	// percentile over a sweep's samples); "" is "mean".
+	// single figure: a percentile over a sweep's samples, a server's CPU
+	// or peak memory over the run); "" is "mean".
 	Stat string
 	SD   float64 // sample standard deviation over the repetitions; NaN when not known
 	N    int     // repetitions (a case) or samples (a sweep); 0 when not known

@@ -130,7 +130,7 @@ func OpenMetrics(w io.Writer, f Feed) error {
 				if stat == "" {
 					stat = "mean"
 				}
-				fam := family(name, unit, what+"; stat: mean over the repetitions, sd their standard deviation, median over a sweep of message sizes, value a percentile of its samples")
+				fam := family(name, unit, what+"; stat: mean over the repetitions, sd their standard deviation, median over a sweep of message sizes, value a single figure (a percentile of a sweep's samples, a server's CPU or peak memory over the run)")
 				fam.lines = append(fam.lines, omSample(name, r.Labels, [][2]string{{"stat", stat}}, fig.Value, stamp))
 				if finite(fig.SD) {
 					fam.lines = append(fam.lines, omSample(name, r.Labels, [][2]string{{"stat", "sd"}}, fig.SD, stamp))
