@@ -67,6 +67,9 @@ func Feed(run Run, ref string) export.Feed {
 				if ci, ok := cis[ciKey{c.Label, series, m.Key}]; ok {
 					fig.Reference = refs(series)
 					fig.Ratio, fig.RatioLo, fig.RatioHi = ci.Ratio, ci.Lo, ci.Hi
+					if d := ci.Diff; d != nil {
+						fig.Diff = &export.Difference{Value: d.Diff, Lo: d.Lo, Hi: d.Hi}
+					}
 				}
 				r.Figures = append(r.Figures, fig)
 			}

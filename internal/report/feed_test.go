@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -107,6 +108,15 @@ func TestFeedFigures(t *testing.T) {
 		// The summary prints "bridge  50433 ±1783 (-45.5%)" and the interval [-66.8 %, -10.4 %].
 		if fig.Key != "throughput" || int(fig.Value) != 50433 || int(fig.SD) != 1783 || fig.N != 2 {
 			t.Errorf("throughput figure %+v", fig)
+		}
+		// ... and "retrans +3076 [-25596, +31747]": a count's difference.
+		for _, rf := range r.Figures {
+			if rf.Key != "retransmits" {
+				continue
+			}
+			if d := rf.Diff; d == nil || int(math.Round(d.Value)) != 3076 || int(math.Round(d.Lo)) != -25596 || int(math.Round(d.Hi)) != 31747 {
+				t.Errorf("retransmits difference %+v", rf.Diff)
+			}
 		}
 		if fig.Reference != "bare" || !(fig.Ratio > 0.544 && fig.Ratio < 0.546) || !(fig.RatioLo > 0.331 && fig.RatioLo < 0.333) || !(fig.RatioHi > 0.895 && fig.RatioHi < 0.897) {
 			t.Errorf("throughput ratio %v [%v, %v] against %q", fig.Ratio, fig.RatioLo, fig.RatioHi, fig.Reference)

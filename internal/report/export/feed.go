@@ -52,6 +52,16 @@ type Figure struct {
 	// the series it is compared with.
 	Ratio, RatioLo, RatioHi float64
 	Reference               string
+	// Diff is, for a count (retransmits, lost datagrams), Value's
+	// difference from the reference's with its 95 % interval, which the
+	// report's tables show instead of the ratio; nil for other metrics.
+	Diff *Difference
+}
+
+// Difference is a count's difference from the reference series, with its
+// 95 % interval's bounds (NaN when the run cannot give one).
+type Difference struct {
+	Value, Lo, Hi float64
 }
 
 // feedFormats are the formats WriteFeed writes.

@@ -27,7 +27,8 @@ func feed() export.Feed {
 		{Labels: map[string]string{"run": "r1", "series": "bare", "mode": "bare", "instance": "all", "case": "rr"}, End: end,
 			Figures: []export.Figure{fig("trans_per_s", "1/s", 1000, 10, nan, nan, nan), fig("rtt_p50", "µs", 5, nan, nan, nan, nan), fig("rtt_p99", "µs", 9, nan, nan, nan, nan)}},
 		{Labels: map[string]string{"run": "r1", "series": "bridge", "mode": "bridge", "instance": "all", "case": "rr"},
-			Figures: []export.Figure{fig("trans_per_s", "1/s", 500, 5, 0.5, 0.4, 0.6), fig("rtt_p50", "µs", 10, nan, 2, nan, nan), fig("fairness", "1 = equal", nan, nan, nan, nan, nan)}},
+			Figures: []export.Figure{fig("trans_per_s", "1/s", 500, 5, 0.5, 0.4, 0.6), fig("rtt_p50", "µs", 10, nan, 2, nan, nan), fig("fairness", "1 = equal", nan, nan, nan, nan, nan),
+				{Key: "retransmits", Title: "Retransmits", Unit: "segments", Value: 7, SD: nan, Ratio: math.Inf(1), RatioLo: nan, RatioHi: nan, Reference: "bare", Diff: &export.Difference{Value: 7, Lo: -1, Hi: 15}}}},
 		{Labels: map[string]string{"run": "r1", "series": "say \"hi\"\\\nbye", "instance": "all", "case": "rr", "variant": ""},
 			Figures: []export.Figure{fig("trans_per_s", "1/s", 1, nan, nan, nan, nan)}},
 	}}
@@ -50,6 +51,7 @@ func TestOpenMetrics(t *testing.T) {
 		`cnperf_trans_per_s_per_second_ratio{run="r1",series="bridge",mode="bridge",instance="all",case="rr",reference="bare",bound="low"} 0.4 1795773600.123` + "\n",
 		`cnperf_rtt_p50_microseconds_ratio{run="r1",series="bridge",mode="bridge",instance="all",case="rr",reference="bare",bound="estimate"} 2 `,
 		`series="say \"hi\"\\\nbye"`,
+		`cnperf_retransmits_difference_segments{run="r1",series="bridge",mode="bridge",instance="all",case="rr",reference="bare",bound="high"} 15 `,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
@@ -107,6 +109,12 @@ func TestBulk(t *testing.T) {
 		doc.Values["trans_per_s"] != 500 || doc.Ratios["trans_per_s"].Low == nil || *doc.Ratios["trans_per_s"].Low != 0.4 ||
 		doc.Ratios["rtt_p50"].Low != nil || doc.Units["rtt_p50"] != "µs" || doc.Stats["rtt_p50"] != "mean" {
 		t.Errorf("document %+v", doc)
+	}
+	if d := doc.Differences["retransmits"]; d.Difference != 7 || d.Low == nil || *d.Low != -1 || d.Reference != "bare" {
+		t.Errorf("difference %+v", d)
+	}
+	if _, ok := doc.Ratios["retransmits"]; ok {
+		t.Error("an infinite ratio written")
 	}
 	if _, ok := doc.Values["fairness"]; ok {
 		t.Error("a NaN figure written")

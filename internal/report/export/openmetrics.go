@@ -95,7 +95,9 @@ type omFamily struct {
 // cnperf_KEY_UNIT with the result's value (stat="mean", "median" or
 // "value", Figure.Stat) and its standard deviation (stat="sd"), and where the result has a reference a family
 // cnperf_KEY_UNIT_ratio with the ratio to the reference (bound="estimate")
-// and its 95 % interval's bounds (bound="low", "high"). Each sample is
+// and its 95 % interval's bounds (bound="low", "high"), and for a count
+// (Figure.Diff) a family cnperf_KEY_difference_UNIT with the difference
+// from the reference, bounded alike. Each sample is
 // labelled with its result's labels and stamped with the result's end in
 // seconds; the exposition ends with "# EOF".
 func OpenMetrics(w io.Writer, f Feed) error {
@@ -134,6 +136,20 @@ func OpenMetrics(w io.Writer, f Feed) error {
 				fam.lines = append(fam.lines, omSample(name, r.Labels, [][2]string{{"stat", stat}}, fig.Value, stamp))
 				if finite(fig.SD) {
 					fam.lines = append(fam.lines, omSample(name, r.Labels, [][2]string{{"stat", "sd"}}, fig.SD, stamp))
+				}
+			}
+			if d := fig.Diff; d != nil && finite(d.Value) {
+				dname := "cnperf_" + omName(fig.Key) + "_difference"
+				if unit != "" {
+					dname += "_" + unit
+				}
+				fam := family(dname, unit, what+"; difference from the reference series (bound=estimate) with its 95 % interval (bound=low, high)")
+				ref := [2]string{"reference", fig.Reference}
+				fam.lines = append(fam.lines, omSample(dname, r.Labels, [][2]string{ref, {"bound", "estimate"}}, d.Value, stamp))
+				if finite(d.Lo) && finite(d.Hi) {
+					fam.lines = append(fam.lines,
+						omSample(dname, r.Labels, [][2]string{ref, {"bound", "low"}}, d.Lo, stamp),
+						omSample(dname, r.Labels, [][2]string{ref, {"bound", "high"}}, d.Hi, stamp))
 				}
 			}
 			if !finite(fig.Ratio) {

@@ -39,6 +39,16 @@ type BulkDoc struct {
 	SD     map[string]float64   `json:"sd,omitempty"`
 	N      map[string]int       `json:"n,omitempty"`
 	Ratios map[string]BulkRatio `json:"ratios,omitempty"`
+	// Differences are a count's difference from the reference series.
+	Differences map[string]BulkDifference `json:"differences,omitempty"`
+}
+
+// BulkDifference is a count's difference from its reference series.
+type BulkDifference struct {
+	Reference  string   `json:"reference"`
+	Difference float64  `json:"difference"`
+	Low        *float64 `json:"low,omitempty"`
+	High       *float64 `json:"high,omitempty"`
 }
 
 // BulkRatio is a metric's ratio to its reference series.
@@ -117,6 +127,17 @@ func Bulk(w io.Writer, f Feed, index string) error {
 					doc.N = map[string]int{}
 				}
 				doc.N[fig.Key] = fig.N
+			}
+			if d := fig.Diff; d != nil && finite(d.Value) {
+				if doc.Differences == nil {
+					doc.Differences = map[string]BulkDifference{}
+				}
+				bd := BulkDifference{Reference: fig.Reference, Difference: d.Value}
+				if finite(d.Lo) && finite(d.Hi) {
+					lo, hi := d.Lo, d.Hi
+					bd.Low, bd.High = &lo, &hi
+				}
+				doc.Differences[fig.Key] = bd
 			}
 			if finite(fig.Ratio) {
 				if doc.Ratios == nil {
