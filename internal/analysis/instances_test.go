@@ -67,3 +67,24 @@ func TestInstancesOfRepetitions(t *testing.T) {
 		t.Errorf("rows = %+v, want overlay at 0.9 and 0.5, spread 80 %%", rows)
 	}
 }
+
+// InstanceValues gives each instance its own repetitions' figures, in
+// the units' order, and nothing for a metric or series the case lacks.
+func TestInstanceValues(t *testing.T) {
+	var obs []Observation
+	for rep := range 5 {
+		obs = append(obs, Observation{Series: "overlay", Case: "stream", Work: "stream", Unit: rep, Instance: rep % 2,
+			Values: map[string]float64{"throughput": float64(100 * (rep + 1)), "retransmits": math.NaN()}})
+	}
+	c := Cases(obs, []string{"overlay"}, "", 2)[0]
+	got := c.InstanceValues("overlay", "throughput")
+	if len(got) != 2 || len(got[0]) != 3 || got[0][0] != 100 || got[0][1] != 300 || got[0][2] != 500 || len(got[1]) != 2 || got[1][0] != 200 || got[1][1] != 400 {
+		t.Errorf("InstanceValues = %v, want instance 0 [100 300 500], 1 [200 400]", got)
+	}
+	if got := c.InstanceValues("overlay", "retransmits"); len(got) != 0 {
+		t.Errorf("a NaN figure gave %v", got)
+	}
+	if got := c.InstanceValues("bare", "throughput"); len(got) != 0 {
+		t.Errorf("a series the case lacks gave %v", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -69,14 +70,7 @@ var feedFormats = []string{"openmetrics", "opensearch", "perfdash"}
 
 // IsFeed reports whether format is written from a Feed (WriteFeed) rather
 // than from the samples (Run).
-func IsFeed(format string) bool {
-	for _, f := range feedFormats {
-		if f == format {
-			return true
-		}
-	}
-	return false
-}
+func IsFeed(format string) bool { return slices.Contains(feedFormats, format) }
 
 // FeedOptions are what the formats take besides the feed.
 type FeedOptions struct {

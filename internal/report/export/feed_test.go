@@ -127,7 +127,7 @@ func TestValidateIndex(t *testing.T) {
 	}{
 		{"cnperf-results", ""}, {"cnperf.2026-11", ""},
 		{"", "empty"}, {"Cnperf", "lower case"}, {"-x", "cannot start"}, {"_x", "cannot start"}, {"a b", "cannot hold"},
-		{"a/b", "cannot hold"}, {"a:b", "cannot hold"}, {"..", "not an index"}, {strings.Repeat("a", 256), "longer than 255"},
+		{"a/b", "cannot hold"}, {"a\xffb", "not UTF-8"}, {"a:b", "cannot hold"}, {"..", "not an index"}, {strings.Repeat("a", 256), "longer than 255"},
 	} {
 		err := export.ValidateIndex(tc.index)
 		if (err == nil) != (tc.err == "") || err != nil && (!strings.Contains(err.Error(), tc.err) || !strings.HasPrefix(err.Error(), "--index ")) {
@@ -225,4 +225,24 @@ func TestOpenMetricsNoTimestamps(t *testing.T) {
 	if !strings.Contains(b.String(), `stat="mean"} 1000`+"\n") {
 		t.Errorf("no unstamped sample in\n%s", b.String())
 	}
+}
+
+// FuzzValidateIndex: --index comes from the user: never a panic, and a
+// name it lets through is one the bulk checker reads back.
+func FuzzValidateIndex(f *testing.F) {
+	for _, s := range []string{"cnperf-results", "", "A", "_x", "a b", "é", "a\xffb"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, index string) {
+		if export.ValidateIndex(index) != nil {
+			return
+		}
+		var b bytes.Buffer
+		if err := export.Bulk(&b, feed(), index); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := exporttest.CheckBulk(b.Bytes(), index); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

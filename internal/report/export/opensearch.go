@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // BulkAction is a bulk request's action line: index the document that
@@ -71,6 +72,8 @@ func ValidateIndex(index string) error {
 		return bad("empty")
 	case len(index) > 255:
 		return bad("longer than 255 bytes")
+	case !utf8.ValidString(index):
+		return bad("not UTF-8")
 	case index == "." || index == "..":
 		return bad("not an index name")
 	case strings.ToLower(index) != index:
