@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -82,7 +83,7 @@ func Feed(run Run, ref string) export.Feed {
 				continue
 			}
 			for i := range instances {
-				il := maps(labels)
+				il := maps.Clone(labels)
 				il["instance"] = strconv.Itoa(i)
 				start, end := cellSpan(meta, c, series, i)
 				ir := export.Result{Labels: il, Start: start, End: end}
@@ -134,14 +135,6 @@ func feedLabels(meta record.Meta, c analysis.Case, series string) map[string]str
 		"run": meta.ID, "series": series, "mode": mode, "driver": driver, "variant": variant, "instance": "all",
 		"case": c.Label, "workload": c.Workload, "protocol": c.Protocol, "param": c.Param, "value": c.Value,
 	}
-}
-
-func maps(m map[string]string) map[string]string {
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // cellSpan is the first start and the last end of the cells a case ran on
