@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/cnperf/cnperf/internal/spec/conditions"
 )
 
 // Kubernetes says which cluster the kubernetes driver runs on and with
@@ -42,7 +44,24 @@ func (s Spec) checkKubernetes() error {
 	for _, v := range s.Variants {
 		placed = placed || v.NodePlacement != ""
 	}
+	policy := ""
+	for _, c := range append([]conditions.Set{s.Conditions}, s.Variants...) {
+		if c.AsksPolicy() && policy == "" {
+			policy = "network_policy"
+			if c.NetworkPolicy == "" {
+				policy = "policy_rules"
+			}
+		}
+	}
+	var others []string
+	for _, d := range s.RunDrivers() {
+		if d != "kubernetes" {
+			others = append(others, d)
+		}
+	}
 	switch {
+	case policy != "" && len(others) > 0:
+		return fmt.Errorf("%s: NetworkPolicies apply on Kubernetes only; the %s driver has none (use driver: kubernetes)", policy, strings.Join(others, ", "))
 	case placed && !onKube:
 		return errors.New("node_placement: places pods on Kubernetes nodes; use driver: kubernetes")
 	case s.Kubernetes == nil:

@@ -143,6 +143,7 @@ func (Driver) Options(in lab.OptionsInput) (any, error) { return targetOf(in.Spe
 func (Driver) Preflight(in lab.PreflightInput) error {
 	t, _ := in.Options.(Target)
 	var placements []string
+	policy := ""
 	for _, l := range in.Spec.Labs() {
 		p := l.Conditions.NodePlacement
 		if p == "" {
@@ -151,9 +152,55 @@ func (Driver) Preflight(in lab.PreflightInput) error {
 		if l.Driver == Name && !slices.Contains(placements, p) {
 			placements = append(placements, p)
 		}
+		if on, _ := l.Conditions.Policy(); on && l.Driver == Name && policy == "" {
+			policy = "network_policy " + conditions.PolicyAllow
+			if l.Conditions.NetworkPolicy == "" {
+				policy = fmt.Sprintf("policy_rules %d", l.Conditions.PolicyRules)
+			}
+		}
 	}
-	return Preflight(t, placements)
+	if err := Preflight(t, placements); err != nil {
+		return err
+	}
+	if policy == "" {
+		return nil
+	}
+	return checkEnforced(t, placements[0], policy)
 }
+
+// checkEnforced probes, before any lab is built, whether the cluster
+// enforces NetworkPolicies: a spec that asks for a policy on a cluster
+// that would not apply it is refused (bad input, exit 2), as its
+// policy-cost curve would measure nothing.
+func checkEnforced(t Target, placement, field string) error {
+	if t.Image == "" {
+		return fmt.Errorf("%s: probing whether the cluster enforces NetworkPolicies needs the workload image: give --image (`cnperf image save` writes one)", field)
+	}
+	c, err := Connect(t)
+	if err != nil {
+		return err
+	}
+	pr, err := PolicyCheck(context.Background(), c, t, placement)
+	if err != nil {
+		var f lab.Failure
+		if errors.As(err, &f) {
+			return err
+		}
+		return lab.Failure{Err: err}
+	}
+	if !pr.Enforced {
+		cni := ""
+		if name := cniName(context.Background(), c); name != "" {
+			cni = " (CNI " + name + ")"
+		}
+		return fmt.Errorf("%s: not enforced: the pod network of the cluster at %s%s does not enforce NetworkPolicies (%s)", field, c.Server, cni, pr.Note)
+	}
+	return nil
+}
+
+// AppliesPolicies: the network_policy condition is a cluster's
+// NetworkPolicies.
+func (Driver) AppliesPolicies() bool { return true }
 
 // SharesStack: a cluster's labs share its nodes, whose stacks the
 // hostNetwork pods of every lab of the run use at once.
@@ -174,9 +221,9 @@ func (d Driver) Validate(cfg lab.Config) error {
 		return fmt.Errorf("lab: mode %s cannot be built on the %s driver", cfg.Mode.Name(), Name)
 	}
 	c := cfg.Conditions
-	c.NodePlacement = ""
+	c.NodePlacement, c.NetworkPolicy, c.PolicyRules = "", "", 0
 	if !c.Empty() {
-		return fmt.Errorf("lab: conditions %s change the hosts; on the %s driver the nodes are the cluster's: only node_placement applies", c.Label(), Name)
+		return fmt.Errorf("lab: conditions %s change the hosts; on the %s driver the nodes are the cluster's: only node_placement and network_policy apply", c.Label(), Name)
 	}
 	if cfg.Topology.Chain {
 		return fmt.Errorf("lab: a chain of hosts is built by the netns driver, not on a cluster")
@@ -253,6 +300,11 @@ func (Driver) Up(l *lab.Lab, cfg lab.Config) error {
 	rt := &Runtime{c: c, ns: ns, pods: b.allPods()}
 	l.Kube.PodMTU = podMTU(rt, b.allPods())
 	l.Runtime = rt
+	if on, rules := cfg.Conditions.Policy(); on {
+		if err := applyPolicy(ctx, l, cfg, rt, b.labels, rules); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -353,4 +405,22 @@ func deleteNamespace(ctx context.Context, c *Cluster, ns, labName string) error 
 		time.Sleep(500 * time.Millisecond)
 	}
 	return fmt.Errorf("kubernetes: namespace %s still terminating after 2 minutes", ns)
+}
+
+// cniName is the cluster's pod network as describeCluster finds it, over
+// all its nodes ("" when nothing says).
+func cniName(ctx context.Context, c *Cluster) string {
+	if name, _ := findCNI(ctx, c); name != "" {
+		return name
+	}
+	list := &corev1.NodeList{}
+	if err := c.list(ctx, c.core, "", "nodes", list); err != nil {
+		return ""
+	}
+	var nodes []string
+	for _, n := range list.Items {
+		nodes = append(nodes, n.Name)
+	}
+	name, _ := cniFromNodes(ctx, c, nodes)
+	return name
 }

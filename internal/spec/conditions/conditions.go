@@ -78,7 +78,37 @@ type Set struct {
 	// one node ("same-node") or each on its own ("cross-node", the
 	// default there).
 	NodePlacement string `yaml:"node_placement,omitempty" json:"node_placement,omitempty"`
+	// NetworkPolicy, on the kubernetes driver, applies NetworkPolicies to
+	// the lab's namespace: "none" (the baseline a sweep compares with) or
+	// "allow", one policy over the lab's pods that allows the workload's
+	// clients on the workload's ports. PolicyRules makes that policy N
+	// ingress rules of which exactly one matches the clients, so that the
+	// datapath evaluates a policy of size N (alone it means allow).
+	NetworkPolicy string `yaml:"network_policy,omitempty" json:"network_policy,omitempty"`
+	PolicyRules   int    `yaml:"policy_rules,omitempty" json:"policy_rules,omitempty"`
 }
+
+// Network policy conditions.
+const (
+	PolicyNone  = "none"
+	PolicyAllow = "allow"
+	// MaxPolicyRules bounds policy_rules: beyond a thousand rules a policy
+	// object nears the API server's size limit on some clusters.
+	MaxPolicyRules = 1000
+)
+
+// Policy says whether the lab gets a NetworkPolicy and of how many ingress
+// rules (at least one: the one that matches).
+func (s Set) Policy() (on bool, rules int) {
+	if s.NetworkPolicy == PolicyAllow || (s.NetworkPolicy == "" && s.PolicyRules > 0) {
+		return true, max(1, s.PolicyRules)
+	}
+	return false, 0
+}
+
+// AsksPolicy reports whether the set names a network_policy condition at
+// all (none included: it too is only meaningful on a cluster).
+func (s Set) AsksPolicy() bool { return s.NetworkPolicy != "" || s.PolicyRules != 0 }
 
 // Node placements on the kubernetes driver.
 const (
@@ -112,6 +142,8 @@ func (s Set) Over(v Set) Set {
 	over(&s.ZoneLoss, v.ZoneLoss)
 	over(&s.ZoneVia, v.ZoneVia)
 	over(&s.NodePlacement, v.NodePlacement)
+	over(&s.NetworkPolicy, v.NetworkPolicy)
+	over(&s.PolicyRules, v.PolicyRules)
 	return s
 }
 
@@ -152,6 +184,8 @@ func (s Set) Label() string {
 	add("zloss", s.ZoneLoss, s.ZoneLoss != 0)
 	add("zvia", s.ZoneVia, s.ZoneVia != "")
 	add("nodes", s.NodePlacement, s.NodePlacement != "")
+	add("policy", s.NetworkPolicy, s.NetworkPolicy != "")
+	add("rules", s.PolicyRules, s.PolicyRules != 0)
 	return strings.Join(parts, ",")
 }
 
@@ -234,10 +268,29 @@ func (s Set) Validate(cpus int) error {
 	default:
 		return fmt.Errorf("node_placement %q: use %s or %s", s.NodePlacement, SameNode, CrossNode)
 	}
+	if err := s.validatePolicy(); err != nil {
+		return err
+	}
 	if s.Delay != "" {
 		return fmt.Errorf("delay %q: a delay on every link is not built (it would need netem on each); a lab delays between zones: use zone_delay (one way) and zone_hosts", s.Delay)
 	}
 	return s.validateZones()
+}
+
+// validatePolicy checks network_policy and policy_rules.
+func (s Set) validatePolicy() error {
+	switch s.NetworkPolicy {
+	case "", PolicyNone, PolicyAllow:
+	default:
+		return fmt.Errorf("network_policy %q: use %s or %s (policy_rules N for a policy of N rules)", s.NetworkPolicy, PolicyNone, PolicyAllow)
+	}
+	switch {
+	case s.PolicyRules < 0 || s.PolicyRules > MaxPolicyRules:
+		return fmt.Errorf("policy_rules %d: want 1..%d", s.PolicyRules, MaxPolicyRules)
+	case s.PolicyRules != 0 && s.NetworkPolicy == PolicyNone:
+		return fmt.Errorf("policy_rules %d with network_policy none: rules need a policy (network_policy allow, or leave it out)", s.PolicyRules)
+	}
+	return nil
 }
 
 // DefaultCongestion is the congestion control a lab uses unless told
