@@ -300,8 +300,8 @@ func (Driver) Up(l *lab.Lab, cfg lab.Config) error {
 	rt := &Runtime{c: c, ns: ns, pods: b.allPods()}
 	l.Kube.PodMTU = podMTU(rt, b.allPods())
 	l.Runtime = rt
-	if on, rules := cfg.Conditions.Policy(); on {
-		if err := applyPolicy(ctx, l, cfg, rt, b.labels, rules); err != nil {
+	if cfg.Conditions.Probes() {
+		if err := applyPolicy(ctx, l, cfg, rt, b.labels); err != nil {
 			return err
 		}
 	}

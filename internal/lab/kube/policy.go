@@ -147,8 +147,9 @@ func denyPolicy(ns, pod string, labels map[string]string) *networkingv1.NetworkP
 // applyPolicy probes whether the cluster enforces a deny policy on the
 // lab's pods, and how fast (before the lab's own policy exists: policies
 // add up, so its allow rule would hide the deny), then creates the lab's
-// policy of rules rules.
-func applyPolicy(ctx context.Context, l *lab.Lab, cfg lab.Config, rt *Runtime, labels map[string]string, rules int) error {
+// policy, if its conditions ask for one.
+func applyPolicy(ctx context.Context, l *lab.Lab, cfg lab.Config, rt *Runtime, labels map[string]string) error {
+	on, rules := cfg.Conditions.Policy()
 	var shifts []int
 	for _, e := range l.Endpoints {
 		if !slices.Contains(shifts, e.PortShift) {
@@ -188,9 +189,12 @@ func applyPolicy(ctx context.Context, l *lab.Lab, cfg lab.Config, rt *Runtime, l
 	avoid := func(a netip.Addr) bool {
 		return taken[a] || slices.ContainsFunc(nets, func(p netip.Prefix) bool { return p.Contains(a) })
 	}
-	np, err := allowPolicy(rt.ns, cfg.Name, labels, rules, policyPorts(publish, shifts), nodes, avoid)
-	if err != nil {
-		return err
+	var np *networkingv1.NetworkPolicy
+	if on {
+		var err error
+		if np, err = allowPolicy(rt.ns, cfg.Name, labels, rules, policyPorts(publish, shifts), nodes, avoid); err != nil {
+			return err
+		}
 	}
 
 	server, client := probePods(l)
@@ -202,6 +206,9 @@ func applyPolicy(ctx context.Context, l *lab.Lab, cfg lab.Config, rt *Runtime, l
 			return err
 		}
 		l.Kube.PolicyProbe = &pr
+	}
+	if !on {
+		return nil
 	}
 	if err := rt.c.create(ctx, rt.c.netw, rt.ns, "networkpolicies", np, &networkingv1.NetworkPolicy{}); err != nil {
 		return fmt.Errorf("kubernetes: create network policy %s of %d rules in %s: %w", policyName, rules, rt.ns, err)

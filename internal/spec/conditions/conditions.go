@@ -83,7 +83,10 @@ type Set struct {
 	// "allow", one policy over the lab's pods that allows the workload's
 	// clients on the workload's ports. PolicyRules makes that policy N
 	// ingress rules of which exactly one matches the clients, so that the
-	// datapath evaluates a policy of size N (alone it means allow).
+	// datapath evaluates a policy of size N (alone it means allow). A lab
+	// with a policy first probes how fast a deny policy is enforced;
+	// "probe" does only that (no policy, and no refusal where policies are
+	// not enforced): the policy check.
 	NetworkPolicy string `yaml:"network_policy,omitempty" json:"network_policy,omitempty"`
 	PolicyRules   int    `yaml:"policy_rules,omitempty" json:"policy_rules,omitempty"`
 }
@@ -92,6 +95,7 @@ type Set struct {
 const (
 	PolicyNone  = "none"
 	PolicyAllow = "allow"
+	PolicyProbe = "probe"
 	// MaxPolicyRules bounds policy_rules: beyond a thousand rules a policy
 	// object nears the API server's size limit on some clusters.
 	MaxPolicyRules = 1000
@@ -104,6 +108,13 @@ func (s Set) Policy() (on bool, rules int) {
 		return true, max(1, s.PolicyRules)
 	}
 	return false, 0
+}
+
+// Probes reports whether the lab probes the enforcement of a deny policy:
+// with a policy, or when only that is asked (probe).
+func (s Set) Probes() bool {
+	on, _ := s.Policy()
+	return on || s.NetworkPolicy == PolicyProbe
 }
 
 // AsksPolicy reports whether the set names a network_policy condition at
@@ -280,15 +291,15 @@ func (s Set) Validate(cpus int) error {
 // validatePolicy checks network_policy and policy_rules.
 func (s Set) validatePolicy() error {
 	switch s.NetworkPolicy {
-	case "", PolicyNone, PolicyAllow:
+	case "", PolicyNone, PolicyAllow, PolicyProbe:
 	default:
-		return fmt.Errorf("network_policy %q: use %s or %s (policy_rules N for a policy of N rules)", s.NetworkPolicy, PolicyNone, PolicyAllow)
+		return fmt.Errorf("network_policy %q: use %s, %s or %s (policy_rules N for a policy of N rules)", s.NetworkPolicy, PolicyNone, PolicyAllow, PolicyProbe)
 	}
 	switch {
 	case s.PolicyRules < 0 || s.PolicyRules > MaxPolicyRules:
 		return fmt.Errorf("policy_rules %d: want 1..%d", s.PolicyRules, MaxPolicyRules)
-	case s.PolicyRules != 0 && s.NetworkPolicy == PolicyNone:
-		return fmt.Errorf("policy_rules %d with network_policy none: rules need a policy (network_policy allow, or leave it out)", s.PolicyRules)
+	case s.PolicyRules != 0 && (s.NetworkPolicy == PolicyNone || s.NetworkPolicy == PolicyProbe):
+		return fmt.Errorf("policy_rules %d with network_policy %s: rules need a policy (network_policy allow, or leave it out)", s.PolicyRules, s.NetworkPolicy)
 	}
 	return nil
 }

@@ -55,7 +55,9 @@ func TestValidate(t *testing.T) {
 		{"policy allow", Set{NetworkPolicy: "allow"}, ""},
 		{"policy allow of 1000 rules", Set{NetworkPolicy: "allow", PolicyRules: 1000}, ""},
 		{"policy rules alone", Set{PolicyRules: 10}, ""},
-		{"policy deny", Set{NetworkPolicy: "deny"}, `network_policy "deny": use none or allow`},
+		{"policy deny", Set{NetworkPolicy: "deny"}, `network_policy "deny": use none, allow or probe`},
+		{"policy probe", Set{NetworkPolicy: "probe"}, ""},
+		{"policy rules with probe", Set{NetworkPolicy: "probe", PolicyRules: 3}, "policy_rules 3 with network_policy probe"},
 		{"policy rules over the bound", Set{PolicyRules: 1001}, "policy_rules 1001: want 1..1000"},
 		{"policy rules negative", Set{PolicyRules: -1}, "policy_rules -1: want 1..1000"},
 		{"policy rules without a policy", Set{NetworkPolicy: "none", PolicyRules: 10}, "policy_rules 10 with network_policy none"},
@@ -177,21 +179,23 @@ func TestCongestion(t *testing.T) {
 
 func TestPolicy(t *testing.T) {
 	tests := []struct {
-		set   Set
-		on    bool
-		rules int
-		label string
+		set    Set
+		on     bool
+		rules  int
+		probes bool
+		label  string
 	}{
-		{Set{}, false, 0, ""},
-		{Set{NetworkPolicy: "none"}, false, 0, "policy=none"},
-		{Set{NetworkPolicy: "allow"}, true, 1, "policy=allow"},
-		{Set{PolicyRules: 100}, true, 100, "rules=100"},
-		{Set{NetworkPolicy: "allow", PolicyRules: 10}, true, 10, "policy=allow,rules=10"},
+		{Set{}, false, 0, false, ""},
+		{Set{NetworkPolicy: "none"}, false, 0, false, "policy=none"},
+		{Set{NetworkPolicy: "probe"}, false, 0, true, "policy=probe"},
+		{Set{NetworkPolicy: "allow"}, true, 1, true, "policy=allow"},
+		{Set{PolicyRules: 100}, true, 100, true, "rules=100"},
+		{Set{NetworkPolicy: "allow", PolicyRules: 10}, true, 10, true, "policy=allow,rules=10"},
 	}
 	for _, tc := range tests {
 		on, rules := tc.set.Policy()
-		if on != tc.on || rules != tc.rules || tc.set.Label() != tc.label {
-			t.Errorf("%+v: Policy %v %d, Label %q; want %v %d %q", tc.set, on, rules, tc.set.Label(), tc.on, tc.rules, tc.label)
+		if on != tc.on || rules != tc.rules || tc.set.Probes() != tc.probes || tc.set.Label() != tc.label {
+			t.Errorf("%+v: Policy %v %d, Probes %v, Label %q; want %v %d %v %q", tc.set, on, rules, tc.set.Probes(), tc.set.Label(), tc.on, tc.rules, tc.probes, tc.label)
 		}
 	}
 }
