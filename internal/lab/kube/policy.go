@@ -269,12 +269,15 @@ func probeEnforcement(ctx context.Context, rt *Runtime, server, client *record.K
 	if err != nil {
 		return out, lab.Failure{Err: fmt.Errorf("kubernetes: policy probe: prober in pod %s: %w", client.Pod, err)}
 	}
-	defer func() { _ = probe.Stop(0); pw.Close() }()
 	type seen struct {
 		state string
 		at    time.Time // when the dial that found it began, on this machine's clock
 	}
 	lines := make(chan seen, 16)
+	done := make(chan struct{})
+	// The reader stops when this returns, so the prober's stream never
+	// blocks on a line nobody reads.
+	defer func() { close(done); _ = probe.Stop(0); pw.Close() }()
 	go func() {
 		defer close(lines)
 		sc := bufio.NewScanner(pr)
@@ -284,12 +287,19 @@ func probeEnforcement(ctx context.Context, rt *Runtime, server, client *record.K
 			if err != nil {
 				continue
 			}
-			lines <- seen{state, now.Add(-ago)}
+			select {
+			case lines <- seen{state, now.Add(-ago)}:
+			case <-done:
+				_, _ = io.Copy(io.Discard, pr)
+				return
+			}
 		}
 	}()
-	// waitFor returns when the dial that first found state began, or false
-	// after probeBound.
-	waitFor := func(state string) (time.Time, bool) {
+	// waitFor returns when the first dial that began after since found
+	// state began, or false after probeBound. (A dial that began before a
+	// policy's request cannot have met it: such a line is a passing flap,
+	// a dial slower than probeTimeout.)
+	waitFor := func(state string, since time.Time) (time.Time, bool) {
 		deadline := time.After(probeBound)
 		for {
 			select {
@@ -297,7 +307,7 @@ func probeEnforcement(ctx context.Context, rt *Runtime, server, client *record.K
 				if !ok {
 					return time.Time{}, false
 				}
-				if s.state == state {
+				if s.state == state && !s.at.Before(since) {
 					return s.at, true
 				}
 			case <-deadline:
@@ -305,7 +315,7 @@ func probeEnforcement(ctx context.Context, rt *Runtime, server, client *record.K
 			}
 		}
 	}
-	if _, ok := waitFor(inpod.ProbePass); !ok {
+	if _, ok := waitFor(inpod.ProbePass, time.Time{}); !ok {
 		return out, lab.Failure{Err: fmt.Errorf("kubernetes: policy probe: pod %s cannot reach %s (pod %s) with no policy in %s: %s",
 			client.Pod, to, server.Pod, probeBound, strings.TrimSpace(errb.String()))}
 	}
@@ -313,7 +323,7 @@ func probeEnforcement(ctx context.Context, rt *Runtime, server, client *record.K
 	if err := rt.c.create(ctx, rt.c.netw, rt.ns, "networkpolicies", denyPolicy(rt.ns, server.Pod, labels), &networkingv1.NetworkPolicy{}); err != nil {
 		return out, lab.Failure{Err: fmt.Errorf("kubernetes: policy probe: create deny policy in %s: %w", rt.ns, err)}
 	}
-	blocked, enforced := waitFor(inpod.ProbeBlock)
+	blocked, enforced := waitFor(inpod.ProbeBlock, t0)
 	t1 := time.Now()
 	if err := rt.c.remove(ctx, rt.c.netw, rt.ns, "networkpolicies", denyName, &metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return out, lab.Failure{Err: fmt.Errorf("kubernetes: policy probe: delete deny policy in %s: %w", rt.ns, err)}
@@ -323,7 +333,7 @@ func probeEnforcement(ctx context.Context, rt *Runtime, server, client *record.K
 		return out, nil
 	}
 	out.Enforced, out.Deny = true, max(0, blocked.Sub(t0))
-	passed, ok := waitFor(inpod.ProbePass)
+	passed, ok := waitFor(inpod.ProbePass, time.Time{})
 	if !ok {
 		return out, lab.Failure{Err: fmt.Errorf("kubernetes: policy probe: %s still blocked %s after the deny policy was deleted", to, probeBound)}
 	}
