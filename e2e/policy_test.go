@@ -188,10 +188,11 @@ tests:
 			}
 		case k.Policy != "allow" || k.PolicyRules != want:
 			t.Errorf("series %s: policy %q of %d rules, want allow of %d", mm.Mode, k.Policy, k.PolicyRules, want)
-		case k.PolicyProbe == nil || !k.PolicyProbe.Enforced || k.PolicyProbe.Deny <= 0 || k.PolicyProbe.Undeny <= 0 || k.PolicyProbe.Deny > 30*time.Second:
-			t.Errorf("series %s: probe %+v, want enforced with deny and allow-again times", mm.Mode, k.PolicyProbe)
+		case k.PolicyProbe == nil || !k.PolicyProbe.Enforced || k.PolicyProbe.Deny <= 0 || k.PolicyProbe.Undeny <= 0 || k.PolicyProbe.Apply <= 0 || k.PolicyProbe.Deny > 30*time.Second:
+			t.Errorf("series %s: probe %+v, want enforced with deny, allow-again and in-force times", mm.Mode, k.PolicyProbe)
 		default:
-			t.Logf("series %s: deny enforced in %s, lifted in %s (probe every %s)", mm.Mode, k.PolicyProbe.Deny, k.PolicyProbe.Undeny, k.PolicyProbe.Every)
+			p := k.PolicyProbe
+			t.Logf("series %s: deny enforced in %s, lifted in %s, the lab's policy in force in %s (probe every %s)", mm.Mode, p.Deny, p.Undeny, p.Apply, p.Every)
 		}
 	}
 	measured := measuredBySeries(t, dir)

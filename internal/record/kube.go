@@ -43,7 +43,10 @@ type Kube struct {
 // PolicyProbe is one enforcement probe: a client pod dials a server pod's
 // port every Every while a deny-all-ingress policy is created (Deny: the
 // time from its creation until a dial failed) and deleted (Undeny: from
-// its deletion until a dial passed again), each waited for up to Bound.
+// its deletion until a dial passed again), each waited for up to Bound;
+// then, with the lab's own policy, Apply is the time from its creation
+// until a port it does not allow was refused: the policy in force before
+// the first cell.
 // A deny that still passed at Bound is "not enforced" (Enforced false,
 // Deny 0). Note says why a lab was not probed (its pods on the nodes'
 // network, where NetworkPolicies do not apply).
@@ -51,6 +54,7 @@ type PolicyProbe struct {
 	Enforced bool          `json:"enforced"`
 	Deny     time.Duration `json:"deny_ns,omitempty"`
 	Undeny   time.Duration `json:"undeny_ns,omitempty"`
+	Apply    time.Duration `json:"apply_ns,omitempty"`
 	Every    time.Duration `json:"every_ns,omitempty"`
 	Bound    time.Duration `json:"bound_ns,omitempty"`
 	From     string        `json:"from,omitempty"` // client pod

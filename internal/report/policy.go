@@ -20,6 +20,7 @@ type PolicyRow struct {
 	Enforced string // "yes", "not enforced", or why the lab was not probed
 	Deny     time.Duration
 	Undeny   time.Duration
+	Apply    time.Duration // the lab's own policy, until in force (0: not measured)
 	Every    time.Duration
 }
 
@@ -52,7 +53,7 @@ func PolicyRows(m record.Meta) []PolicyRow {
 		if p := k.PolicyProbe; p != nil {
 			switch {
 			case p.Enforced:
-				row.Enforced, row.Deny, row.Undeny, row.Every = "yes", p.Deny, p.Undeny, p.Every
+				row.Enforced, row.Deny, row.Undeny, row.Apply, row.Every = "yes", p.Deny, p.Undeny, p.Apply, p.Every
 			case p.Note != "" && p.Bound == 0:
 				row.Enforced = p.Note
 			default:
@@ -65,7 +66,7 @@ func PolicyRows(m record.Meta) []PolicyRow {
 }
 
 // policyCaption says what the policy table's times are.
-const policyCaption = "Per lab: the NetworkPolicy its namespace held while measured (N ingress rules, one of them matching the clients; the policy-cost curve is these series side by side), and what probing its pods found before: a client pod dialled a server pod's port every few milliseconds while a deny-all-ingress policy was created (deny: from the create request until the first dial that failed) and deleted (allow: from the delete request until a dial passed again). Not enforced: the dial still passed after the probe's bound."
+const policyCaption = "Per lab: the NetworkPolicy its namespace held while measured (N ingress rules, one of them matching the clients; the policy-cost curve is these series side by side), and what probing its pods found before: a client pod dialled a server pod's port every few milliseconds while a deny-all-ingress policy was created (deny: from the create request until the first dial that failed) and deleted (allow again: from the delete request until a dial passed again); then the lab's own policy was created (in force: from the create request until a port it does not allow was refused; the cells ran after). Not enforced: the dial still passed after the probe's bound."
 
 func ms(d time.Duration, enforced bool) string {
 	if !enforced {
@@ -78,11 +79,11 @@ func ms(d time.Duration, enforced bool) string {
 // or probed their enforcement.
 func (r *Report) addPolicy() {
 	t := Table{ID: "tab-policy", Title: "Network policy", Caption: policyCaption,
-		Columns: []string{"series", "policy", "enforced", "deny (ms)", "allow again (ms)", "probe every (ms)"}}
+		Columns: []string{"series", "policy", "enforced", "deny (ms)", "allow again (ms)", "lab's policy in force (ms)", "probe every (ms)"}}
 	for _, run := range r.Runs {
 		for _, p := range PolicyRows(run.Meta) {
 			t.Rows = append(t.Rows, []Cell{{Text: seriesName(r.Runs, run, p.Series) + instanceSuffix(p.Instance)}, {Text: p.Policy}, {Text: p.Enforced},
-				{Text: ms(p.Deny, p.Enforced == "yes")}, {Text: ms(p.Undeny, p.Enforced == "yes")}, {Text: ms(p.Every, p.Enforced == "yes")}})
+				{Text: ms(p.Deny, p.Enforced == "yes")}, {Text: ms(p.Undeny, p.Enforced == "yes")}, {Text: ms(p.Apply, p.Apply > 0)}, {Text: ms(p.Every, p.Enforced == "yes")}})
 		}
 	}
 	if len(t.Rows) > 0 {
@@ -106,11 +107,11 @@ func WritePolicyTable(w io.Writer, m record.Meta) error {
 		return nil
 	}
 	var sb strings.Builder
-	sb.WriteString("\nnetwork policy: per lab, its policy and the enforcement probe (deny: create to first blocked dial; allow again: delete to first passing dial)\n")
-	table := [][]string{{"series", "policy", "enforced", "deny ms", "allow again ms"}}
+	sb.WriteString("\nnetwork policy: per lab, its policy and the enforcement probe (deny: create to first blocked dial; allow again: delete to first passing dial; in force: the lab's policy created to a port it does not allow refused)\n")
+	table := [][]string{{"series", "policy", "enforced", "deny ms", "allow again ms", "in force ms"}}
 	var not []string
 	for _, p := range rows {
-		table = append(table, []string{p.Series + instanceSuffix(p.Instance), p.Policy, p.Enforced, ms(p.Deny, p.Enforced == "yes"), ms(p.Undeny, p.Enforced == "yes")})
+		table = append(table, []string{p.Series + instanceSuffix(p.Instance), p.Policy, p.Enforced, ms(p.Deny, p.Enforced == "yes"), ms(p.Undeny, p.Enforced == "yes"), ms(p.Apply, p.Apply > 0)})
 		if p.Enforced == "not enforced" {
 			not = append(not, p.Series+instanceSuffix(p.Instance))
 		}

@@ -16,7 +16,7 @@ func TestPolicyTable(t *testing.T) {
 	lab := func(k *record.Kube, c conditions.Set) record.ModeMeta {
 		return record.ModeMeta{Conditions: c, Lab: &record.Lab{Kube: k, Conditions: c}}
 	}
-	probe := &record.PolicyProbe{Enforced: true, Deny: 12300 * time.Microsecond, Undeny: 45600 * time.Microsecond, Every: 10 * time.Millisecond, Bound: 30 * time.Second}
+	probe := &record.PolicyProbe{Enforced: true, Deny: 12300 * time.Microsecond, Undeny: 45600 * time.Microsecond, Apply: 78900 * time.Microsecond, Every: 10 * time.Millisecond, Bound: 30 * time.Second}
 	m := record.Meta{Modes: []record.ModeMeta{
 		lab(&record.Kube{}, conditions.Set{NetworkPolicy: "none"}),
 		lab(&record.Kube{Policy: "allow", PolicyRules: 1, PolicyProbe: probe}, conditions.Set{NetworkPolicy: "allow"}),
@@ -33,7 +33,7 @@ func TestPolicyTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := sb.String()
-	for _, want := range []string{"k8s-pod/none   none", "allow, 1 rule", "allow, 100 rules  yes              12.3            45.6",
+	for _, want := range []string{"k8s-pod/none   none", "allow, 1 rule", "allow, 100 rules  yes              12.3            45.6         78.9",
 		"probe only", "not enforced: the cluster's pod network let a deny-all policy pass (k8s-pod/probe)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("policy table lacks %q:\n%s", want, out)

@@ -189,10 +189,11 @@ func applyPolicy(ctx context.Context, l *lab.Lab, cfg lab.Config, rt *Runtime, l
 	avoid := func(a netip.Addr) bool {
 		return taken[a] || slices.ContainsFunc(nets, func(p netip.Prefix) bool { return p.Contains(a) })
 	}
+	ports := policyPorts(publish, shifts)
 	var np *networkingv1.NetworkPolicy
 	if on {
 		var err error
-		if np, err = allowPolicy(rt.ns, cfg.Name, labels, rules, policyPorts(publish, shifts), nodes, avoid); err != nil {
+		if np, err = allowPolicy(rt.ns, cfg.Name, labels, rules, ports, nodes, avoid); err != nil {
 			return err
 		}
 	}
@@ -210,10 +211,29 @@ func applyPolicy(ctx context.Context, l *lab.Lab, cfg lab.Config, rt *Runtime, l
 	if !on {
 		return nil
 	}
-	if err := rt.c.create(ctx, rt.c.netw, rt.ns, "networkpolicies", np, &networkingv1.NetworkPolicy{}); err != nil {
-		return fmt.Errorf("kubernetes: create network policy %s of %d rules in %s: %w", policyName, rules, rt.ns, err)
+	create := func() error {
+		if err := rt.c.create(ctx, rt.c.netw, rt.ns, "networkpolicies", np, &networkingv1.NetworkPolicy{}); err != nil {
+			return fmt.Errorf("kubernetes: create network policy %s of %d rules in %s: %w", policyName, rules, rt.ns, err)
+		}
+		return nil
 	}
 	l.Kube.Policy, l.Kube.PolicyRules = "allow", rules
+	pr := l.Kube.PolicyProbe
+	closed := closedPort(ports, cfg.Port+server.PortShift)
+	if !pr.Enforced || closed == 0 {
+		return create()
+	}
+	// The cells start once the policy is in force: a port it does not
+	// allow is refused.
+	took, ok, err := probeApply(rt, server.Kube, client, closed, create)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		pr.Note = fmt.Sprintf("the lab's policy left port %d, which it does not allow, passing for %s", closed, probeBound)
+		return nil
+	}
+	pr.Apply = took
 	return nil
 }
 
@@ -249,37 +269,45 @@ func probePods(l *lab.Lab) (*lab.Endpoint, *record.KubePod) {
 	return server, client
 }
 
-// probeEnforcement measures, from pod client dialling pod server's port,
-// the time from a deny-all-ingress policy's creation on the server until
-// a dial fails, and from its deletion until one passes again. A deny that
-// still passes after probeBound is not enforced: said, not an error.
-func probeEnforcement(ctx context.Context, rt *Runtime, server, client *record.KubePod, port int, labels map[string]string) (record.PolicyProbe, error) {
-	to := net.JoinHostPort(server.PodIP, strconv.Itoa(port))
-	out := record.PolicyProbe{Every: probeEvery, Bound: probeBound, From: client.Pod, To: server.Pod + ":" + strconv.Itoa(port)}
+// probeSession is a listener in a server pod and a prober dialling it from
+// a client pod, whose state changes arrive on lines.
+type probeSession struct {
+	to    string
+	lines chan probeLine
+	done  chan struct{}
+	errb  *syncWriter
+	stop  func()
+}
+
+// probeLine is one change of the probe's state and when the dial that
+// found it began, on this machine's clock.
+type probeLine struct {
+	state string
+	at    time.Time
+}
+
+// startProbe starts a listener on port in pod server and a prober in pod
+// client, and waits until a dial passes.
+func startProbe(rt *Runtime, server, client *record.KubePod, port int) (*probeSession, error) {
+	s := &probeSession{to: net.JoinHostPort(server.PodIP, strconv.Itoa(port)), lines: make(chan probeLine, 16),
+		done: make(chan struct{}), errb: &syncWriter{w: &strings.Builder{}}}
 	lis, err := rt.start(lab.Endpoint{Role: "policy-listen", Kube: server},
-		[]string{Exe, "pod", "listen", "--port", strconv.Itoa(port)}, io.Discard, io.Discard)
+		[]string{Exe, "pod", "listen", "--port", strconv.Itoa(port)}, io.Discard, s.errb)
 	if err != nil {
-		return out, lab.Failure{Err: fmt.Errorf("kubernetes: policy probe: listener in pod %s: %w", server.Pod, err)}
+		return nil, lab.Failure{Err: fmt.Errorf("kubernetes: policy probe: listener in pod %s: %w", server.Pod, err)}
 	}
-	defer lis.Stop(0)
 	pr, pw := io.Pipe()
-	errb := &syncWriter{w: &strings.Builder{}}
 	probe, err := rt.start(lab.Endpoint{Role: "policy-probe", Kube: client},
-		[]string{Exe, "pod", "probe", "--addr", to, "--every", probeEvery.String(), "--timeout", probeTimeout.String()}, pw, errb)
+		[]string{Exe, "pod", "probe", "--addr", s.to, "--every", probeEvery.String(), "--timeout", probeTimeout.String()}, pw, s.errb)
 	if err != nil {
-		return out, lab.Failure{Err: fmt.Errorf("kubernetes: policy probe: prober in pod %s: %w", client.Pod, err)}
+		_ = lis.Stop(0)
+		return nil, lab.Failure{Err: fmt.Errorf("kubernetes: policy probe: prober in pod %s: %w", client.Pod, err)}
 	}
-	type seen struct {
-		state string
-		at    time.Time // when the dial that found it began, on this machine's clock
-	}
-	lines := make(chan seen, 16)
-	done := make(chan struct{})
-	// The reader stops when this returns, so the prober's stream never
+	// The reader stops with the session, so the prober's stream never
 	// blocks on a line nobody reads.
-	defer func() { close(done); _ = probe.Stop(0); pw.Close() }()
+	s.stop = func() { close(s.done); _ = probe.Stop(0); pw.Close(); _ = lis.Stop(0) }
 	go func() {
-		defer close(lines)
+		defer close(s.lines)
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
 			now := time.Now()
@@ -288,57 +316,112 @@ func probeEnforcement(ctx context.Context, rt *Runtime, server, client *record.K
 				continue
 			}
 			select {
-			case lines <- seen{state, now.Add(-ago)}:
-			case <-done:
+			case s.lines <- probeLine{state, now.Add(-ago)}:
+			case <-s.done:
 				_, _ = io.Copy(io.Discard, pr)
 				return
 			}
 		}
 	}()
-	// waitFor returns when the first dial that began after since found
-	// state began, or false after probeBound. (A dial that began before a
-	// policy's request cannot have met it: such a line is a passing flap,
-	// a dial slower than probeTimeout.)
-	waitFor := func(state string, since time.Time) (time.Time, bool) {
-		deadline := time.After(probeBound)
-		for {
-			select {
-			case s, ok := <-lines:
-				if !ok {
-					return time.Time{}, false
-				}
-				if s.state == state && !s.at.Before(since) {
-					return s.at, true
-				}
-			case <-deadline:
+	if _, ok := s.waitFor(inpod.ProbePass, time.Time{}); !ok {
+		s.stop()
+		return nil, lab.Failure{Err: fmt.Errorf("kubernetes: policy probe: pod %s cannot reach %s (pod %s) in %s: %s",
+			client.Pod, s.to, server.Pod, probeBound, strings.TrimSpace(s.errb.String()))}
+	}
+	return s, nil
+}
+
+// waitFor returns when the first dial that began after since found state
+// began, or false after probeBound. (A dial that began before a policy's
+// request cannot have met it: such a block is a flap, a dial slower than
+// probeTimeout.)
+func (s *probeSession) waitFor(state string, since time.Time) (time.Time, bool) {
+	deadline := time.After(probeBound)
+	for {
+		select {
+		case l, ok := <-s.lines:
+			if !ok {
 				return time.Time{}, false
 			}
+			if l.state == state && !l.at.Before(since) {
+				return l.at, true
+			}
+		case <-deadline:
+			return time.Time{}, false
 		}
 	}
-	if _, ok := waitFor(inpod.ProbePass, time.Time{}); !ok {
-		return out, lab.Failure{Err: fmt.Errorf("kubernetes: policy probe: pod %s cannot reach %s (pod %s) with no policy in %s: %s",
-			client.Pod, to, server.Pod, probeBound, strings.TrimSpace(errb.String()))}
+}
+
+// probeEnforcement measures, from pod client dialling pod server's port,
+// the time from a deny-all-ingress policy's creation on the server until
+// a dial fails, and from its deletion until one passes again. A deny that
+// still passes after probeBound is not enforced: said, not an error.
+func probeEnforcement(ctx context.Context, rt *Runtime, server, client *record.KubePod, port int, labels map[string]string) (record.PolicyProbe, error) {
+	out := record.PolicyProbe{Every: probeEvery, Bound: probeBound, From: client.Pod, To: server.Pod + ":" + strconv.Itoa(port)}
+	s, err := startProbe(rt, server, client, port)
+	if err != nil {
+		return out, err
 	}
+	defer s.stop()
 	t0 := time.Now()
 	if err := rt.c.create(ctx, rt.c.netw, rt.ns, "networkpolicies", denyPolicy(rt.ns, server.Pod, labels), &networkingv1.NetworkPolicy{}); err != nil {
 		return out, lab.Failure{Err: fmt.Errorf("kubernetes: policy probe: create deny policy in %s: %w", rt.ns, err)}
 	}
-	blocked, enforced := waitFor(inpod.ProbeBlock, t0)
+	blocked, enforced := s.waitFor(inpod.ProbeBlock, t0)
 	t1 := time.Now()
 	if err := rt.c.remove(ctx, rt.c.netw, rt.ns, "networkpolicies", denyName, &metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return out, lab.Failure{Err: fmt.Errorf("kubernetes: policy probe: delete deny policy in %s: %w", rt.ns, err)}
 	}
 	if !enforced {
-		out.Note = fmt.Sprintf("a deny-all-ingress policy left %s passing for %s", to, probeBound)
+		out.Note = fmt.Sprintf("a deny-all-ingress policy left %s passing for %s", s.to, probeBound)
 		return out, nil
 	}
 	out.Enforced, out.Deny = true, max(0, blocked.Sub(t0))
-	passed, ok := waitFor(inpod.ProbePass, time.Time{})
+	passed, ok := s.waitFor(inpod.ProbePass, time.Time{})
 	if !ok {
-		return out, lab.Failure{Err: fmt.Errorf("kubernetes: policy probe: %s still blocked %s after the deny policy was deleted", to, probeBound)}
+		return out, lab.Failure{Err: fmt.Errorf("kubernetes: policy probe: %s still blocked %s after the deny policy was deleted", s.to, probeBound)}
 	}
 	out.Undeny = max(0, passed.Sub(t1))
 	return out, nil
+}
+
+// probeApply creates the lab's policy (create) while a prober dials a port
+// of the server pod that the policy does not allow, and returns the time
+// from the create request until a dial failed: the policy in force, so
+// the cells measure under it (false after probeBound).
+func probeApply(rt *Runtime, server, client *record.KubePod, closed int, create func() error) (time.Duration, bool, error) {
+	s, err := startProbe(rt, server, client, closed)
+	if err != nil {
+		return 0, false, err
+	}
+	defer s.stop()
+	t0 := time.Now()
+	if err := create(); err != nil {
+		return 0, false, err
+	}
+	blocked, ok := s.waitFor(inpod.ProbeBlock, t0)
+	if !ok {
+		return 0, false, nil
+	}
+	return max(0, blocked.Sub(t0)), true, nil
+}
+
+// closedPort is a TCP port from from up that none of ports allows (0 when
+// there is none).
+func closedPort(ports []networkingv1.NetworkPolicyPort, from int) int {
+	for p := max(from, 1); p <= 65535; p++ {
+		if !slices.ContainsFunc(ports, func(np networkingv1.NetworkPolicyPort) bool {
+			lo := int(np.Port.IntVal)
+			hi := lo
+			if np.EndPort != nil {
+				hi = int(*np.EndPort)
+			}
+			return *np.Protocol == corev1.ProtocolTCP && p >= lo && p <= hi
+		}) {
+			return p
+		}
+	}
+	return 0
 }
 
 // syncWriter lets a stream's copier and a reader share a builder.

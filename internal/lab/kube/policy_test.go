@@ -136,3 +136,16 @@ func TestDenyPolicySelectsOnePodAndAllowsNothing(t *testing.T) {
 		t.Errorf("deny policy %+v", np.Spec)
 	}
 }
+
+func TestClosedPort(t *testing.T) {
+	ports := policyPorts([]record.Port{{Number: 8080, Protocol: "tcp"}, {Number: 8081, Protocol: "tcp"}, {Number: 8082, Protocol: "udp"}}, []int{0})
+	for _, tc := range []struct{ from, want int }{{8080, 8082}, {8000, 8000}, {65535, 65535}} {
+		if got := closedPort(ports, tc.from); got != tc.want {
+			t.Errorf("closedPort from %d = %d, want %d", tc.from, got, tc.want)
+		}
+	}
+	all := policyPorts([]record.Port{{Number: 65534, Protocol: "tcp"}, {Number: 65535, Protocol: "tcp"}}, []int{0})
+	if got := closedPort(all, 65534); got != 0 {
+		t.Errorf("closedPort with every port from 65534 allowed = %d, want 0", got)
+	}
+}
