@@ -237,12 +237,13 @@ func applyPolicy(ctx context.Context, l *lab.Lab, cfg lab.Config, rt *Runtime, l
 	return nil
 }
 
-// probePods picks the probe's server (the first endpoint on the pod
-// network) and client (another pod of the lab on the pod network,
-// preferably on another node, as the workload's clients are).
+// probePods picks the probe's server (the last endpoint on the pod
+// network: a socket test's server, ping-pong's pong) and client (another
+// pod of the lab on the pod network, preferably on another node, as the
+// workload's clients are).
 func probePods(l *lab.Lab) (*lab.Endpoint, *record.KubePod) {
 	var server *lab.Endpoint
-	for i := range l.Endpoints {
+	for i := len(l.Endpoints) - 1; i >= 0; i-- {
 		if k := l.Endpoints[i].Kube; k != nil && !k.HostNetwork {
 			server = &l.Endpoints[i]
 			break

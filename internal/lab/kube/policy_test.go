@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 
+	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/record"
 )
 
@@ -147,5 +148,33 @@ func TestClosedPort(t *testing.T) {
 	all := policyPorts([]record.Port{{Number: 65534, Protocol: "tcp"}, {Number: 65535, Protocol: "tcp"}}, []int{0})
 	if got := closedPort(all, 65534); got != 0 {
 		t.Errorf("closedPort with every port from 65534 allowed = %d, want 0", got)
+	}
+}
+
+// TestProbePods: the probe dials the lab's server (its last endpoint on
+// the pod network) from another pod, on another node when there is one,
+// and a lab all on the nodes' network is not probed.
+func TestProbePods(t *testing.T) {
+	pod := func(name, node string, host bool) *record.KubePod {
+		return &record.KubePod{Pod: name, Node: node, HostNetwork: host}
+	}
+	l := &lab.Lab{}
+	l.Endpoints = []lab.Endpoint{{Role: "client", Kube: pod("c", "n1", false)}, {Role: "server", Kube: pod("s", "n2", false)}}
+	l.Hosts = []lab.Host{{Name: "siege", Kube: pod("siege", "n2", false)}}
+	server, client := probePods(l)
+	if server == nil || server.Role != "server" || client == nil || client.Pod != "c" {
+		t.Errorf("probe %v from %v, want server from c (on the other node)", server, client)
+	}
+	l.Endpoints[0].Kube.Node = "n2"
+	l.Hosts[0].Kube.Node = "n1"
+	if _, client := probePods(l); client == nil || client.Pod != "siege" {
+		t.Errorf("probe from %v, want from siege, the pod on another node", client)
+	}
+	for _, e := range l.Endpoints {
+		e.Kube.HostNetwork = true
+	}
+	l.Hosts[0].Kube.HostNetwork = true
+	if server, client := probePods(l); server != nil || client != nil {
+		t.Errorf("host network: probe %v from %v, want none", server, client)
 	}
 }
