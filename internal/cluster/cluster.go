@@ -43,11 +43,11 @@ const APIPort = 6443
 const MaxNameLen = 16
 
 // CNIs are the pod networks a cluster can have, the first the default.
-var CNIs = []string{"bridge", "flannel-vxlan", "flannel-udp", "flannel-host-gw"}
+var CNIs = []string{"bridge", "flannel-vxlan", "flannel-udp", "flannel-host-gw", "cilium-vxlan", "cilium-native"}
 
 // ProxyModes are kube-proxy's modes this kernel carries, the first the
-// default.
-var ProxyModes = []string{"iptables", "nftables"}
+// default; none runs no kube-proxy (Cilium replaces it).
+var ProxyModes = []string{"iptables", "nftables", "none"}
 
 // Options say what cluster to bring up.
 type Options struct {
@@ -58,9 +58,14 @@ type Options struct {
 	// Exe is the cnperf binary the cluster's daemons are started through
 	// (cnperf cluster exec).
 	Exe string
-	// KubeCache and FlannelCache are the build scripts' cache roots
-	// (CNPERF_K8S_CACHE, CNPERF_FLANNEL_CACHE).
-	KubeCache, FlannelCache string
+	// KubeCache, FlannelCache and CiliumCache are the build scripts'
+	// cache roots (CNPERF_K8S_CACHE, CNPERF_FLANNEL_CACHE,
+	// CNPERF_CILIUM_CACHE).
+	KubeCache, FlannelCache, CiliumCache string
+	// ClangDir, when set (CNPERF_CILIUM_CLANG_DIR), is the directory the
+	// Cilium agents find clang and llc in, instead of links to Debian's
+	// clang-19 and llc-19: a test points it at one without them.
+	ClangDir string
 	// Keep leaves a cluster whose up failed as it is, for its logs.
 	Keep bool
 }
@@ -69,12 +74,16 @@ type Options struct {
 // environment as the build scripts read it.
 func DefaultOptions() Options {
 	o := Options{Nodes: 2, CNI: CNIs[0], ProxyMode: ProxyModes[0],
-		KubeCache: "/var/cache/cnperf/k8s", FlannelCache: "/var/cache/cnperf/flannel"}
+		KubeCache: "/var/cache/cnperf/k8s", FlannelCache: "/var/cache/cnperf/flannel", CiliumCache: "/var/cache/cnperf/cilium",
+		ClangDir: os.Getenv("CNPERF_CILIUM_CLANG_DIR")}
 	if v := os.Getenv("CNPERF_K8S_CACHE"); v != "" {
 		o.KubeCache = v
 	}
 	if v := os.Getenv("CNPERF_FLANNEL_CACHE"); v != "" {
 		o.FlannelCache = v
+	}
+	if v := os.Getenv("CNPERF_CILIUM_CACHE"); v != "" {
+		o.CiliumCache = v
 	}
 	return o
 }
@@ -118,10 +127,13 @@ func (o Options) Validate() error {
 	case o.ProxyMode == "ipvs":
 		return errors.New("--kube-proxy ipvs: this kernel has no IPVS; want iptables or nftables")
 	case !contains(ProxyModes, o.ProxyMode):
-		return fmt.Errorf("--kube-proxy %q: want iptables or nftables", o.ProxyMode)
+		return fmt.Errorf("--kube-proxy %q: want iptables, nftables or none", o.ProxyMode)
 	}
 	if !contains(CNIs, o.CNI) {
 		return fmt.Errorf("--cni %q: want %s", o.CNI, strings.Join(CNIs, ", "))
+	}
+	if _, ok := o.Cilium(); o.ProxyMode == "none" && !ok {
+		return fmt.Errorf("--kube-proxy none with --cni %s: only Cilium replaces kube-proxy (--cni cilium-vxlan or cilium-native)", o.CNI)
 	}
 	return nil
 }
@@ -150,6 +162,11 @@ func (o Options) Preflight() error {
 		// The UDP backend is a proxy on a TUN device.
 		if _, err := os.Stat("/dev/net/tun"); backend == "udp" && err != nil {
 			return fmt.Errorf("--cni %s: this machine has no /dev/net/tun for flannel's UDP backend", o.CNI)
+		}
+	}
+	if _, ok := o.Cilium(); ok {
+		if err := o.ciliumPreflight(); err != nil {
+			return err
 		}
 	}
 	tools := []string{"containerd", "ctr", "runc", "nsenter", "iptables", "conntrack"}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,8 +31,12 @@ type daemon struct {
 	// daemon, containerd), with these tmpfs and bind mounts (SRC:DST).
 	node   bool
 	tmpfs  []string
+	bpffs  string // a bpffs of the node's own here
 	binds  []string
 	mntPID int // join this process's mount namespace (a node's others)
+	// cgroupns puts it in a cgroup namespace rooted at its own cgroup v2
+	// (cgroup, made in the unified hierarchy too).
+	cgroupns bool
 }
 
 // pidFile is where a cluster records its daemons: "PID START ROLE" lines.
@@ -49,6 +54,12 @@ func (c *builder) start(d daemon) (int, error) {
 	}
 	for _, b := range d.binds {
 		args = append(args, "--bind", b)
+	}
+	if d.bpffs != "" {
+		args = append(args, "--bpffs", d.bpffs)
+	}
+	if d.cgroupns {
+		args = append(args, "--cgroupns")
 	}
 	if d.node {
 		// The machine's mount namespace, which the node's mounts must not
@@ -143,21 +154,31 @@ func readPids(name string) ([]recorded, error) {
 // PID).
 // outside is the mount namespace the mounts must not be made in (the
 // machine's, as its starter read it).
-func Exec(rel string, tmpfs, binds []string, outside string, argv []string) error {
+// cgroupns puts it in rel in the unified (v2) hierarchy too and in a new
+// cgroup namespace rooted there.
+func Exec(rel string, tmpfs, binds []string, bpffs, outside string, cgroupns bool, argv []string) error {
 	if len(argv) == 0 {
 		return errors.New("cluster exec: no command")
 	}
+	// Namespaces unshared below are the thread's, and the exec must be
+	// made from it.
+	runtime.LockOSThread()
 	if err := joinCgroups(rel); err != nil {
 		return err
 	}
-	if len(tmpfs)+len(binds) > 0 {
-		if err := nodeMounts(tmpfs, binds, outside); err != nil {
+	if len(tmpfs)+len(binds) > 0 || bpffs != "" {
+		if err := nodeMounts(tmpfs, binds, bpffs, outside); err != nil {
 			return err
 		}
 	}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		return err
+	}
+	if cgroupns {
+		if err := unifiedCgroupNS(rel); err != nil {
+			return err
+		}
 	}
 	return syscall.Exec(path, argv, os.Environ())
 }
@@ -223,7 +244,7 @@ func joinCgroups(rel string) error {
 // mounted there (the copies of /run/netns that the new namespace
 // inherited would keep other labs' namespaces alive after they are
 // deleted), then puts a tmpfs on each of tmpfs and binds SRC:DST.
-func nodeMounts(tmpfs, binds []string, outside string) error {
+func nodeMounts(tmpfs, binds []string, bpffs, outside string) error {
 	self, err := os.Readlink("/proc/self/ns/mnt")
 	if err != nil || outside == "" || self == outside {
 		return errors.New("cluster exec: mounts asked for outside a mount namespace of the node's own")
@@ -249,6 +270,13 @@ func nodeMounts(tmpfs, binds []string, outside string) error {
 			return fmt.Errorf("tmpfs on %s: %w", d, err)
 		}
 	}
+	if bpffs != "" {
+		// A bpffs of the node's own: what an agent pins there goes with
+		// the namespace, and agents on other nodes never see it.
+		if err := unix.Mount("bpffs", bpffs, "bpf", 0, "mode=0700"); err != nil {
+			return fmt.Errorf("bpffs on %s: %w", bpffs, err)
+		}
+	}
 	for _, b := range binds {
 		src, dst, ok := strings.Cut(b, ":")
 		if !ok {
@@ -257,6 +285,27 @@ func nodeMounts(tmpfs, binds []string, outside string) error {
 		if err := unix.Mount(src, dst, "", unix.MS_BIND, ""); err != nil {
 			return fmt.Errorf("bind %s on %s: %w", src, dst, err)
 		}
+	}
+	return nil
+}
+
+// unifiedCgroupNS puts the calling process in rel in the cgroup v2
+// (unified) hierarchy, made there, and the calling thread in a new cgroup
+// namespace rooted at it: a cgroup v2 mounted from inside shows rel as its
+// root.
+func unifiedCgroupNS(rel string) error {
+	if rel == "" || filepath.IsAbs(rel) || strings.Contains(rel, "..") {
+		return fmt.Errorf("cluster exec: bad cgroup %q", rel)
+	}
+	p := filepath.Join(process.CgroupRoot, "unified", rel)
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		return fmt.Errorf("cgroup %s: %w", p, err)
+	}
+	if err := os.WriteFile(filepath.Join(p, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		return fmt.Errorf("join cgroup %s: %w", p, err)
+	}
+	if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
+		return fmt.Errorf("cgroup namespace: %w", err)
 	}
 	return nil
 }

@@ -22,14 +22,15 @@ func (b *builder) node(ctx context.Context, i int) error {
 	name, host := b.o.Name, hostName(i)
 	ns, addr := lab.NS(name, host), hostAddr(i)
 	nd := filepath.Join(b.dir, host)
-	for _, d := range []string{"cni/net.d", "kubelet", "pod-logs", "sysctl"} {
+	for _, d := range []string{"cni/net.d", "kubelet", "pod-logs", "sysctl", "cilium-cni"} {
 		if err := os.MkdirAll(filepath.Join(nd, d), 0o755); err != nil {
 			return err
 		}
 	}
 	fmt.Fprintf(b.log, "cluster %s: %s on %s (%s), CNI %s\n", name, host, ns, addr, b.o.CNI)
 	net := netdev.B{Lab: name}
-	if _, ok := b.o.Flannel(); !ok {
+	_, cilium := b.o.Cilium()
+	if _, ok := b.o.Flannel(); !ok && !cilium {
 		// The bridge CNI: routes to the other nodes' pod networks.
 		var routes []netdev.Route
 		for j := 1; j <= b.o.Nodes; j++ {
@@ -61,8 +62,21 @@ func (b *builder) node(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
+	bins, tmpfs, bpffs := cniBin, mountPoints, ""
+	if cilium {
+		if bins, err = b.o.ciliumCNIBin(nd); err != nil {
+			return err
+		}
+		more, bfs := ciliumMounts(nd)
+		for _, d := range append(more, filepath.Join(nd, "cilium-cgroup")) {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return err
+			}
+		}
+		tmpfs, bpffs = append(append([]string(nil), mountPoints...), more...), bfs
+	}
 	files := map[string]string{
-		"containerd.toml": containerdConfig(b.o.Name, nd, strings.TrimSpace(string(pause))),
+		"containerd.toml": containerdConfig(b.o.Name, nd, strings.TrimSpace(string(pause)), bins),
 		"kubelet.yaml":    kubeletConfig(b.o.Name, i, nd, b.dir),
 		"kube-proxy.yaml": proxyConfig(b.o) + nodeProxyConfig(i, nd),
 	}
@@ -75,6 +89,13 @@ func (b *builder) node(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
+	if cilium {
+		more, err := ciliumSysctlBinds(ns, nd)
+		if err != nil {
+			return err
+		}
+		binds = append(binds, more...)
+	}
 	// The node's daemons share one mount namespace of their own (every
 	// mount private): container rootfs, pod shm, volumes and the pod
 	// network namespaces' files stay in it and vanish with its last
@@ -82,7 +103,7 @@ func (b *builder) node(ctx context.Context, i int) error {
 	// the machine's: the CRI's netns dir, the shims' sockets, the CNI
 	// cache, the pods' log links.
 	cpid, err := b.start(daemon{role: host + "-containerd", ns: ns, cgroup: lab.ClusterDaemonCgroup(name, host, "containerd"), node: true,
-		tmpfs: mountPoints, binds: binds,
+		tmpfs: tmpfs, bpffs: bpffs, binds: binds,
 		argv: []string{"containerd", "--config", filepath.Join(nd, "containerd.toml")}})
 	if err != nil {
 		return err
@@ -104,10 +125,15 @@ func (b *builder) node(ctx context.Context, i int) error {
 		}
 	}
 	labels := "cnperf.io/cluster=" + name + ",cnperf.io/host=" + host
-	if b.o.CNI == "bridge" {
+	switch {
+	case b.o.CNI == "bridge":
 		// The bridge CNI says nothing through the API: the label tells
 		// cnperf's kubernetes driver. Flannel annotates the nodes itself.
 		labels += ",cnperf.io/cni=bridge"
+	case cilium:
+		// Cilium's agents no longer annotate nodes by default, and the
+		// test cluster runs them without a DaemonSet's pods.
+		labels += ",cnperf.io/cni=cilium"
 	}
 	bin := b.o.KubeBin()
 	if _, err := b.start(daemon{role: host + "-kubelet", ns: ns, cgroup: lab.ClusterDaemonCgroup(name, host, "kubelet"), mntPID: cpid,
@@ -116,6 +142,14 @@ func (b *builder) node(ctx context.Context, i int) error {
 			"--cert-dir", filepath.Join(nd, "kubelet", "pki"), "--hostname-override", host, "--node-ip", addr,
 			"--node-labels", labels, "--v=1"}}); err != nil {
 		return err
+	}
+	if cilium {
+		if err := b.ciliumAgent(i, nd, cpid); err != nil {
+			return err
+		}
+	}
+	if b.o.ProxyMode == "none" {
+		return nil
 	}
 	if _, err := b.start(daemon{role: host + "-kube-proxy", ns: ns, cgroup: lab.ClusterDaemonCgroup(name, host, "kube-proxy"), mntPID: cpid,
 		argv: []string{filepath.Join(bin, "kube-proxy"), "--config", filepath.Join(nd, "kube-proxy.yaml"), "--v=1"}}); err != nil {
@@ -138,7 +172,7 @@ func parseIP(s string) net.IP { return net.ParseIP(s) }
 
 // mountPoints get a tmpfs in each node's mount namespace; they must exist
 // on the machine to be mounted on (makeMountPoints).
-var mountPoints = []string{"/run/netns", "/run/containerd", "/var/lib/cni", "/var/log/containers"}
+var mountPoints = []string{"/run/netns", "/run/containerd", "/var/lib/cni", "/var/log/containers", "/run/cilium"}
 
 // madeMark is the file in a mount point that cnperf made, so that the
 // last cluster's down removes it again, and only it.
@@ -224,7 +258,7 @@ func bridgeConflist(name string, i int, nd string) string {
 // containerdConfig is a node's containerd: its own root, state and
 // sockets under the node's dir, the CRI with the local pause image and
 // the node's CNI config.
-func containerdConfig(name, nd, pause string) string {
+func containerdConfig(name, nd, pause, bins string) string {
 	// No process here may lower its oom_score_adj without CAP_SYS_RESOURCE
 	// (bit 24 of the bounding set): runc would fail setting the pause's.
 	restrict := !hasCap(24)
@@ -261,7 +295,7 @@ disabled_plugins = ["io.containerd.internal.v1.opt",
     conf_dir = %[9]q
     max_conf_num = 1
 `, filepath.Join(nd, "containerd"), filepath.Join(nd, "containerd-state"), filepath.Join(nd, "containerd.sock"),
-		filepath.Join(nd, "containerd.sock.ttrpc"), pause, restrict, filepath.Join(nd, "runc"), cniBin, filepath.Join(nd, "cni", "net.d"))
+		filepath.Join(nd, "containerd.sock.ttrpc"), pause, restrict, filepath.Join(nd, "runc"), bins, filepath.Join(nd, "cni", "net.d"))
 }
 
 // hasCap says whether this process's bounding set holds capability bit.

@@ -146,6 +146,9 @@ func (b *builder) certificates() error {
 		{file: "scheduler", cn: "system:kube-scheduler"},
 		{file: "kube-proxy", cn: "system:kube-proxy"},
 		{file: "flannel", cn: flannelUser},
+		// The Cilium agents and operator as cluster admins: the test
+		// cluster does not reproduce Helm's ClusterRoles.
+		{file: "cilium", cn: "cnperf:cilium", org: "system:masters"},
 	}
 	for _, id := range ids {
 		if err := p.issue(id); err != nil {
@@ -236,7 +239,10 @@ func (b *builder) controlPlane(ctx context.Context) error {
 		"--root-ca-file=" + f("ca.crt"), "--service-account-private-key-file=" + f("sa.key"),
 		"--use-service-account-credentials=true", "--service-cluster-ip-range=" + lab.ClusterServiceCIDR,
 		"--cluster-cidr=" + lab.ClusterPodCIDR, "--v=1"}
-	if _, ok := b.o.Flannel(); ok {
+	if _, ok := b.o.Cilium(); ok {
+		// Cilium's Kubernetes IPAM takes each node's podCIDR likewise.
+		cm = append(cm, "--allocate-node-cidrs=true", "--node-cidr-mask-size=24")
+	} else if _, ok := b.o.Flannel(); ok {
 		// Flannel's Kubernetes subnet manager leases each node the podCIDR
 		// the controller-manager allocates, as on a kubeadm cluster.
 		cm = append(cm, "--allocate-node-cidrs=true", "--node-cidr-mask-size=24")
@@ -317,11 +323,21 @@ func lastLine(path string) string {
 // kube-proxy's ConfigMap (what cnperf's kubernetes driver reads its mode
 // from), and for flannel its ClusterRole, binding and kube-flannel-cfg.
 func (b *builder) objects(ctx context.Context) error {
-	cm := map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
-		"metadata": map[string]any{"name": "kube-proxy", "namespace": "kube-system"},
-		"data":     map[string]string{"config.conf": proxyConfig(b.o)}}
-	if err := b.api.create(ctx, "/api/v1/namespaces/kube-system/configmaps", cm); err != nil {
-		return fmt.Errorf("kube-proxy ConfigMap: %w", err)
+	// Without kube-proxy there is no ConfigMap of its either, as on a
+	// cluster installed without it.
+	if b.o.ProxyMode != "none" {
+		cm := map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "kube-proxy", "namespace": "kube-system"},
+			"data":     map[string]string{"config.conf": proxyConfig(b.o)}}
+		if err := b.api.create(ctx, "/api/v1/namespaces/kube-system/configmaps", cm); err != nil {
+			return fmt.Errorf("kube-proxy ConfigMap: %w", err)
+		}
+	}
+	if _, ok := b.o.Cilium(); ok {
+		if err := b.ciliumObjects(ctx); err != nil {
+			return err
+		}
+		return b.ciliumOperator()
 	}
 	if _, ok := b.o.Flannel(); !ok {
 		return nil
@@ -370,6 +386,14 @@ func (b *builder) ready(ctx context.Context) error {
 		}
 		for i := 1; i <= n; i++ {
 			if err := b.flannelCNI(ctx, i); err != nil {
+				return fmt.Errorf("%s: %w", hostName(i), err)
+			}
+		}
+	} else if _, ok := b.o.Cilium(); ok {
+		// Each agent writes its node's CNI config once it is ready (the
+		// controller-manager gave the node its podCIDR meanwhile).
+		for i := 1; i <= n; i++ {
+			if err := b.ciliumReady(ctx, i); err != nil {
 				return fmt.Errorf("%s: %w", hostName(i), err)
 			}
 		}

@@ -90,6 +90,12 @@ type Placer interface {
 	PlacesOnNodes() bool
 }
 
+// PolicyApplier is a Driver that applies the network_policy condition (a
+// cluster's NetworkPolicies); Up refuses the condition on any other.
+type PolicyApplier interface {
+	AppliesPolicies() bool
+}
+
 // Tagged is a Driver whose labs' names carry a tag other than its name
 // (names stay within ValidName's 40 characters).
 type Tagged interface {

@@ -133,6 +133,9 @@ func Up(d Driver, cfg Config) (l *Lab, err error) {
 	if p, ok := d.(Placer); cfg.Conditions.NodePlacement != "" && !(ok && p.PlacesOnNodes()) {
 		return nil, fmt.Errorf("lab: node_placement places pods on Kubernetes nodes; the %s driver has none", d.Name())
 	}
+	if p, ok := d.(PolicyApplier); cfg.Conditions.AsksPolicy() && !(ok && p.AppliesPolicies()) {
+		return nil, fmt.Errorf("lab: network_policy applies NetworkPolicies on Kubernetes; the %s driver has none", d.Name())
+	}
 	// Validate comes before the removal on error is armed: it refuses a lab
 	// that already exists, which is not this call's to remove.
 	if err := d.Validate(cfg); err != nil {

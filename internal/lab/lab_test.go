@@ -200,6 +200,8 @@ func TestUpRejectsBadInputAndLeavesNothing(t *testing.T) {
 			"lab: host s has 251 endpoints; at most 250 per host"},
 		{"unknown driver", lab.Config{Name: "x5", Mode: m, Topology: lab.ClientServers([]string{"c", "s"}, false), Driver: "k8s"},
 			`unknown driver "k8s" (known: netns, docker, kubernetes)`},
+		{"network policy off a cluster", lab.Config{Name: "x6", Mode: m, Topology: lab.ClientServers([]string{"c", "s"}, false), Port: 8080,
+			Conditions: conditions.Set{PolicyRules: 10}}, "lab: network_policy applies NetworkPolicies on Kubernetes; the netns driver has none"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

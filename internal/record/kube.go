@@ -1,5 +1,7 @@
 package record
 
+import "time"
+
 // Kube describes a lab on a Kubernetes cluster: where it ran and what the
 // cluster's nodes and network were, so a run can be compared with another
 // cluster's years later.
@@ -32,6 +34,36 @@ type Kube struct {
 	// cluster the lab was on, when the spec listed several (Server and
 	// Context say how it was reached).
 	Cluster string `json:"cluster,omitempty"`
+	// Policy is the NetworkPolicy the lab's namespace held while it was
+	// measured ("allow": one policy over the lab's pods; empty: none) and
+	// PolicyRules its ingress rules, of which one matched the clients.
+	Policy      string `json:"network_policy,omitempty"`
+	PolicyRules int    `json:"policy_rules,omitempty"`
+	// PolicyProbe is what probing the lab's pods found before the policy
+	// was applied: whether a deny policy was enforced, and how fast.
+	PolicyProbe *PolicyProbe `json:"policy_probe,omitempty"`
+}
+
+// PolicyProbe is one enforcement probe: a client pod dials a server pod's
+// port every Every while a deny-all-ingress policy is created (Deny: the
+// time from its creation until a dial failed) and deleted (Undeny: from
+// its deletion until a dial passed again), each waited for up to Bound;
+// then, with the lab's own policy, Apply is the time from its creation
+// until a port it does not allow was refused: the policy in force before
+// the first cell.
+// A deny that still passed at Bound is "not enforced" (Enforced false,
+// Deny 0). Note says why a lab was not probed (its pods on the nodes'
+// network, where NetworkPolicies do not apply).
+type PolicyProbe struct {
+	Enforced bool          `json:"enforced"`
+	Deny     time.Duration `json:"deny_ns,omitempty"`
+	Undeny   time.Duration `json:"undeny_ns,omitempty"`
+	Apply    time.Duration `json:"apply_ns,omitempty"`
+	Every    time.Duration `json:"every_ns,omitempty"`
+	Bound    time.Duration `json:"bound_ns,omitempty"`
+	From     string        `json:"from,omitempty"` // client pod
+	To       string        `json:"to,omitempty"`   // server pod:port
+	Note     string        `json:"note,omitempty"`
 }
 
 // KubeNode is a node the lab ran on, as its status describes it.

@@ -144,6 +144,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 	r.computeIntervals(ref, o)
 	r.addHeadline()
 	r.addRunsTable()
+	r.addPolicy()
 	r.addDrivers(o)
 	if repeats {
 		// The cases measured over repetitions: bars and tables per case.

@@ -93,5 +93,10 @@ func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.
 		}
 	}
 	// A driver comparison adds docker against netns per mode.
-	return WriteDriverTable(w, analysis.Drivers(cases, analysis.DriverPairs(meta.SeriesKeys(), meta.SplitSeries)))
+	if err := WriteDriverTable(w, analysis.Drivers(cases, analysis.DriverPairs(meta.SeriesKeys(), meta.SplitSeries))); err != nil {
+		return err
+	}
+	// NetworkPolicies held and their enforcement times (runs with the
+	// condition only).
+	return WritePolicyTable(w, *meta)
 }

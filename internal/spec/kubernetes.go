@@ -73,6 +73,21 @@ func (s Spec) checkKubernetes() error {
 		placed = placed || v.NodePlacement != ""
 		selected = selected || v.Cluster != ""
 	}
+	policy := ""
+	for _, c := range append([]conditions.Set{s.Conditions}, s.Variants...) {
+		if c.AsksPolicy() && policy == "" {
+			policy = "network_policy"
+			if c.NetworkPolicy == "" {
+				policy = "policy_rules"
+			}
+		}
+	}
+	var others []string
+	for _, d := range s.RunDrivers() {
+		if d != "kubernetes" {
+			others = append(others, d)
+		}
+	}
 	switch {
 	case selected && !onKube:
 		return errors.New("cluster: selects one of kubernetes.clusters; use driver: kubernetes")
@@ -84,6 +99,8 @@ func (s Spec) checkKubernetes() error {
 			}
 		}
 		return fmt.Errorf("%s %q: the spec lists no kubernetes.clusters", field, name)
+	case policy != "" && len(others) > 0:
+		return fmt.Errorf("%s: NetworkPolicies apply on Kubernetes only; the %s driver has none (use driver: kubernetes)", policy, strings.Join(others, ", "))
 	case placed && !onKube:
 		return errors.New("node_placement: places pods on Kubernetes nodes; use driver: kubernetes")
 	case s.Kubernetes == nil:

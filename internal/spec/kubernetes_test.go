@@ -19,6 +19,12 @@ func TestKubernetes(t *testing.T) {
 		{"bad image", base + "kubernetes: {image: 'has space'}\n", `kubernetes.image "has space"`},
 		{"bad node", base + "kubernetes: {nodes: [Node_1]}\n", `kubernetes.nodes[0] "Node_1": not a node name`},
 		{"node twice", base + "kubernetes: {nodes: [a, a]}\n", `kubernetes.nodes[1] "a": named twice`},
+		{"policy sweep", base + "variants: [{network_policy: none}, {network_policy: allow}, {network_policy: probe}, {policy_rules: 10}, {policy_rules: 1000}]\n", ""},
+		{"policy off a cluster", "name: x\nmodes: [bare]\nconditions: {network_policy: allow}\n", "network_policy: NetworkPolicies apply on Kubernetes only; the netns driver has none"},
+		{"policy rules off a cluster", "name: x\nmodes: [bare]\nvariants: [{policy_rules: 10}]\n", "policy_rules: NetworkPolicies apply on Kubernetes only"},
+		{"policy beside another driver", "name: x\ndrivers: [kubernetes, netns]\nmodes: [bare]\nconditions: {network_policy: allow}\n", "the netns driver has none"},
+		{"policy rules over the bound", base + "variants: [{policy_rules: 5000}]\n", "policy_rules 5000: want 1..1000"},
+		{"policy unknown", base + "conditions: {network_policy: deny}\n", `network_policy "deny": use none, allow or probe`},
 		{"unknown field", base + "kubernetes: {namespace: x}\n", "namespace"},
 	})
 }

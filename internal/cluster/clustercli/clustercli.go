@@ -58,8 +58,8 @@ func upCmd(stdout, stderr io.Writer) *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVar(&o.Nodes, "nodes", o.Nodes, "Kubernetes nodes (1 to 60)")
-	cmd.Flags().StringVar(&o.CNI, "cni", o.CNI, "pod network: bridge (routes between nodes), flannel-vxlan, flannel-udp, flannel-host-gw")
-	cmd.Flags().StringVar(&o.ProxyMode, "kube-proxy", o.ProxyMode, "kube-proxy's mode: iptables or nftables (this kernel has no IPVS)")
+	cmd.Flags().StringVar(&o.CNI, "cni", o.CNI, "pod network: bridge (routes between nodes), flannel-vxlan, flannel-udp, flannel-host-gw, cilium-vxlan, cilium-native")
+	cmd.Flags().StringVar(&o.ProxyMode, "kube-proxy", o.ProxyMode, "kube-proxy's mode: iptables or nftables (this kernel has no IPVS), or none (Cilium replaces it)")
 	return cmd
 }
 
@@ -108,12 +108,13 @@ func importCmd(stderr io.Writer) *cobra.Command {
 // execCmd is what the cluster's daemons start through; people do not
 // call it.
 func execCmd() *cobra.Command {
-	var cg, outside string
+	var cg, outside, bpffs string
+	var cgroupns bool
 	var tmpfs, binds []string
 	cmd := &cobra.Command{
 		Use: "exec --cgroup REL [--tmpfs DIR] [--bind SRC:DST] -- ARGV...", Hidden: true, Args: cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			if err := cluster.Exec(cg, tmpfs, binds, outside, args); err != nil {
+			if err := cluster.Exec(cg, tmpfs, binds, bpffs, outside, cgroupns, args); err != nil {
 				fmt.Fprintln(os.Stderr, "cnperf cluster exec:", err)
 				os.Exit(126)
 			}
@@ -123,6 +124,8 @@ func execCmd() *cobra.Command {
 	cmd.Flags().StringVar(&cg, "cgroup", "", "cgroup under every v1 hierarchy")
 	cmd.Flags().StringArrayVar(&tmpfs, "tmpfs", nil, "mount a tmpfs here (own mount namespace only)")
 	cmd.Flags().StringArrayVar(&binds, "bind", nil, "bind SRC on DST (own mount namespace only)")
+	cmd.Flags().StringVar(&bpffs, "bpffs", "", "mount a bpffs here (own mount namespace only)")
+	cmd.Flags().BoolVar(&cgroupns, "cgroupns", false, "join the cgroup in the unified hierarchy too, in a cgroup namespace rooted there")
 	cmd.Flags().StringVar(&outside, "outside", "", "the mount namespace (mnt:[N]) mounts must not be made in")
 	return cmd
 }

@@ -14,6 +14,7 @@ import (
 	authv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -30,18 +31,18 @@ import (
 // apiTimeout bounds one call to the API server.
 const apiTimeout = 30 * time.Second
 
-// Cluster is a connection to a cluster: REST clients for the two API
-// groups a lab uses, the REST config exec needs, and what it was reached
+// Cluster is a connection to a cluster: REST clients for the API groups a
+// lab uses (core, authorization, and networking for NetworkPolicies), the REST config exec needs, and what it was reached
 // by. It is built on client-go's REST layer and the API types only, not
 // client-go's clientset, whose every group's registration would make each
 // cnperf process (every server and client of every driver) start 80 ms
 // slower and 30 MB bigger.
 type Cluster struct {
-	core, authz *rest.RESTClient
-	params      runtime.ParameterCodec
-	REST        *rest.Config
-	Server      string
-	Context     string
+	core, authz, netw *rest.RESTClient
+	params            runtime.ParameterCodec
+	REST              *rest.Config
+	Server            string
+	Context           string
 }
 
 // Connect reaches the cluster a target names: its kubeconfig and context,
@@ -56,7 +57,7 @@ func Connect(t Target) (*Cluster, error) {
 	cfg.Timeout = apiTimeout
 	cfg.QPS, cfg.Burst = 50, 100 // a lab's pods and execs, not a controller's load
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, authv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, authv1.AddToScheme, networkingv1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			return nil, fmt.Errorf("kubernetes: API types: %w", err)
 		}
@@ -67,7 +68,8 @@ func Connect(t Target) (*Cluster, error) {
 		into *(*rest.RESTClient)
 		gv   schema.GroupVersion
 		path string
-	}{{&c.core, corev1.SchemeGroupVersion, "/api"}, {&c.authz, authv1.SchemeGroupVersion, "/apis"}} {
+	}{{&c.core, corev1.SchemeGroupVersion, "/api"}, {&c.authz, authv1.SchemeGroupVersion, "/apis"},
+		{&c.netw, networkingv1.SchemeGroupVersion, "/apis"}} {
 		gc := rest.CopyConfig(cfg)
 		gc.GroupVersion, gc.APIPath, gc.NegotiatedSerializer = &g.gv, g.path, codecs.WithoutConversion()
 		if gc.UserAgent == "" {

@@ -209,6 +209,7 @@ func (Driver) Options(in lab.OptionsInput) (any, error) { return targetOf(in.Spe
 func (Driver) Preflight(in lab.PreflightInput) error {
 	t, _ := in.Options.(Target)
 	placements := map[string][]string{} // by cluster name ("" none listed)
+	policies := map[string]string{}       // the field asking a policy, by cluster
 	for _, l := range in.Spec.Labs() {
 		if l.Driver != Name {
 			continue
@@ -221,12 +222,78 @@ func (Driver) Preflight(in lab.PreflightInput) error {
 		if !slices.Contains(placements[c], p) {
 			placements[c] = append(placements[c], p)
 		}
+		if on, _ := l.Conditions.Policy(); on && policies[c] == "" {
+			policies[c] = "network_policy " + conditions.PolicyAllow
+			if l.Conditions.NetworkPolicy == "" {
+				policies[c] = fmt.Sprintf("policy_rules %d", l.Conditions.PolicyRules)
+			}
+		}
 	}
 	if len(t.Clusters) == 0 {
-		return Preflight(t, placements[""])
+		if err := Preflight(t, placements[""]); err != nil {
+			return err
+		}
+	} else if err := PreflightClusters(t, placements); err != nil {
+		return err
 	}
-	return PreflightClusters(t, placements)
+	// Each cluster a policy is asked on is probed for enforcement, in
+	// the order the spec lists them, before any lab is made on any.
+	names := []string{""}
+	for _, n := range t.Clusters {
+		names = append(names, n.Name)
+	}
+	for _, name := range names {
+		field, ok := policies[name]
+		if !ok {
+			continue
+		}
+		on, err := t.On(name)
+		if err != nil {
+			return err
+		}
+		if name != "" {
+			field = fmt.Sprintf("%s on kubernetes.clusters %s", field, name)
+		}
+		if err := checkEnforced(on, placements[name][0], field); err != nil {
+			return err
+		}
+	}
+	return nil
 }
+
+// checkEnforced probes, before any lab is built, whether the cluster
+// enforces NetworkPolicies: a spec that asks for a policy on a cluster
+// that would not apply it is refused (bad input, exit 2), as its
+// policy-cost curve would measure nothing.
+func checkEnforced(t Target, placement, field string) error {
+	if t.Image == "" {
+		return fmt.Errorf("%s: probing whether the cluster enforces NetworkPolicies needs the workload image: give --image (`cnperf image save` writes one)", field)
+	}
+	c, err := Connect(t)
+	if err != nil {
+		return err
+	}
+	pr, err := PolicyCheck(context.Background(), c, t, placement)
+	if err != nil {
+		var f lab.Failure
+		if errors.As(err, &f) {
+			return err
+		}
+		return lab.Failure{Err: err}
+	}
+	if !pr.Enforced {
+		cni := ""
+		if name := cniName(context.Background(), c); name != "" {
+			cni = " (CNI " + name + ")"
+		}
+		return fmt.Errorf("%s: not enforced: the pod network of the cluster at %s%s does not enforce NetworkPolicies (%s)", field, c.Server, cni, pr.Note)
+	}
+	return nil
+}
+
+// AppliesPolicies: the network_policy condition is a cluster's
+// NetworkPolicies.
+func (Driver) AppliesPolicies() bool { return true }
 
 // SharesStack: a cluster's labs share its nodes, whose stacks the
 // hostNetwork pods of every lab of the run use at once.
@@ -251,9 +318,9 @@ func (d Driver) Validate(cfg lab.Config) error {
 		return err
 	}
 	c := cfg.Conditions
-	c.NodePlacement, c.Cluster = "", ""
+	c.NodePlacement, c.Cluster, c.NetworkPolicy, c.PolicyRules = "", "", "", 0
 	if !c.Empty() {
-		return fmt.Errorf("lab: conditions %s change the hosts; on the %s driver the nodes are the cluster's: only node_placement and cluster apply", c.Label(), Name)
+		return fmt.Errorf("lab: conditions %s change the hosts; on the %s driver the nodes are the cluster's: only node_placement, cluster and network_policy apply", c.Label(), Name)
 	}
 	if cfg.Topology.Chain {
 		return fmt.Errorf("lab: a chain of hosts is built by the netns driver, not on a cluster")
@@ -330,6 +397,11 @@ func (Driver) Up(l *lab.Lab, cfg lab.Config) error {
 	rt := &Runtime{c: c, ns: ns, pods: b.allPods(), nodes: b.usedNodes()}
 	l.Kube.PodMTU = podMTU(rt, b.allPods())
 	l.Runtime = rt
+	if cfg.Conditions.Probes() {
+		if err := applyPolicy(ctx, l, cfg, rt, b.labels); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -430,4 +502,22 @@ func deleteNamespace(ctx context.Context, c *Cluster, ns, labName string) error 
 		time.Sleep(500 * time.Millisecond)
 	}
 	return fmt.Errorf("kubernetes: namespace %s still terminating after 2 minutes", ns)
+}
+
+// cniName is the cluster's pod network as describeCluster finds it, over
+// all its nodes ("" when nothing says).
+func cniName(ctx context.Context, c *Cluster) string {
+	if name, _ := findCNI(ctx, c); name != "" {
+		return name
+	}
+	list := &corev1.NodeList{}
+	if err := c.list(ctx, c.core, "", "nodes", list); err != nil {
+		return ""
+	}
+	var nodes []string
+	for _, n := range list.Items {
+		nodes = append(nodes, n.Name)
+	}
+	name, _ := cniFromNodes(ctx, c, nodes)
+	return name
 }

@@ -83,11 +83,52 @@ type Set struct {
 	// it makes each mode on each cluster a series of its own, so that
 	// clusters are measured side by side, their cells interleaved.
 	Cluster string `yaml:"cluster,omitempty" json:"cluster,omitempty"`
+	// NetworkPolicy, on the kubernetes driver, applies NetworkPolicies to
+	// the lab's namespace: "none" (the baseline a sweep compares with) or
+	// "allow", one policy over the lab's pods that allows the workload's
+	// clients on the workload's ports. PolicyRules makes that policy N
+	// ingress rules of which exactly one matches the clients, so that the
+	// datapath evaluates a policy of size N (alone it means allow). A lab
+	// with a policy first probes how fast a deny policy is enforced;
+	// "probe" does only that (no policy, and no refusal where policies are
+	// not enforced): the policy check.
+	NetworkPolicy string `yaml:"network_policy,omitempty" json:"network_policy,omitempty"`
+	PolicyRules   int    `yaml:"policy_rules,omitempty" json:"policy_rules,omitempty"`
 }
 
 // ClusterNameRE is the form of a name in kubernetes.clusters, which
 // conditions' cluster selects: it labels series, so it is short and plain.
 var ClusterNameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$`)
+
+// Network policy conditions.
+const (
+	PolicyNone  = "none"
+	PolicyAllow = "allow"
+	PolicyProbe = "probe"
+	// MaxPolicyRules bounds policy_rules: beyond a thousand rules a policy
+	// object nears the API server's size limit on some clusters.
+	MaxPolicyRules = 1000
+)
+
+// Policy says whether the lab gets a NetworkPolicy and of how many ingress
+// rules (at least one: the one that matches).
+func (s Set) Policy() (on bool, rules int) {
+	if s.NetworkPolicy == PolicyAllow || (s.NetworkPolicy == "" && s.PolicyRules > 0) {
+		return true, max(1, s.PolicyRules)
+	}
+	return false, 0
+}
+
+// Probes reports whether the lab probes the enforcement of a deny policy:
+// with a policy, or when only that is asked (probe).
+func (s Set) Probes() bool {
+	on, _ := s.Policy()
+	return on || s.NetworkPolicy == PolicyProbe
+}
+
+// AsksPolicy reports whether the set names a network_policy condition at
+// all (none included: it too is only meaningful on a cluster).
+func (s Set) AsksPolicy() bool { return s.NetworkPolicy != "" || s.PolicyRules != 0 }
 
 // Node placements on the kubernetes driver.
 const (
@@ -122,6 +163,8 @@ func (s Set) Over(v Set) Set {
 	over(&s.ZoneVia, v.ZoneVia)
 	over(&s.NodePlacement, v.NodePlacement)
 	over(&s.Cluster, v.Cluster)
+	over(&s.NetworkPolicy, v.NetworkPolicy)
+	over(&s.PolicyRules, v.PolicyRules)
 	return s
 }
 
@@ -167,6 +210,8 @@ func (s Set) Label() string {
 	add("zloss", s.ZoneLoss, s.ZoneLoss != 0)
 	add("zvia", s.ZoneVia, s.ZoneVia != "")
 	add("nodes", s.NodePlacement, s.NodePlacement != "")
+	add("policy", s.NetworkPolicy, s.NetworkPolicy != "")
+	add("rules", s.PolicyRules, s.PolicyRules != 0)
 	return strings.Join(parts, ",")
 }
 
@@ -252,10 +297,29 @@ func (s Set) Validate(cpus int) error {
 	if s.Cluster != "" && !ClusterNameRE.MatchString(s.Cluster) {
 		return fmt.Errorf("cluster %q: not a cluster's name in kubernetes.clusters (1-32 of a-z, 0-9 and -)", s.Cluster)
 	}
+	if err := s.validatePolicy(); err != nil {
+		return err
+	}
 	if s.Delay != "" {
 		return fmt.Errorf("delay %q: a delay on every link is not built (it would need netem on each); a lab delays between zones: use zone_delay (one way) and zone_hosts", s.Delay)
 	}
 	return s.validateZones()
+}
+
+// validatePolicy checks network_policy and policy_rules.
+func (s Set) validatePolicy() error {
+	switch s.NetworkPolicy {
+	case "", PolicyNone, PolicyAllow, PolicyProbe:
+	default:
+		return fmt.Errorf("network_policy %q: use %s, %s or %s (policy_rules N for a policy of N rules)", s.NetworkPolicy, PolicyNone, PolicyAllow, PolicyProbe)
+	}
+	switch {
+	case s.PolicyRules < 0 || s.PolicyRules > MaxPolicyRules:
+		return fmt.Errorf("policy_rules %d: want 1..%d", s.PolicyRules, MaxPolicyRules)
+	case s.PolicyRules != 0 && (s.NetworkPolicy == PolicyNone || s.NetworkPolicy == PolicyProbe):
+		return fmt.Errorf("policy_rules %d with network_policy %s: rules need a policy (network_policy allow, or leave it out)", s.PolicyRules, s.NetworkPolicy)
+	}
+	return nil
 }
 
 // DefaultCongestion is the congestion control a lab uses unless told

@@ -51,6 +51,16 @@ func TestValidate(t *testing.T) {
 		{"rmem above int", Set{TCPRmem: "4096 87380 4294967296"}, "in 1..2147483647"},
 		{"rmem signed", Set{TCPRmem: "+4096 87380 6291456"}, `"+4096"`},
 		{"wmem trailing space", Set{TCPWmem: "4096 16384 4194304 "}, "spaces around it"},
+		{"policy none", Set{NetworkPolicy: "none"}, ""},
+		{"policy allow", Set{NetworkPolicy: "allow"}, ""},
+		{"policy allow of 1000 rules", Set{NetworkPolicy: "allow", PolicyRules: 1000}, ""},
+		{"policy rules alone", Set{PolicyRules: 10}, ""},
+		{"policy deny", Set{NetworkPolicy: "deny"}, `network_policy "deny": use none, allow or probe`},
+		{"policy probe", Set{NetworkPolicy: "probe"}, ""},
+		{"policy rules with probe", Set{NetworkPolicy: "probe", PolicyRules: 3}, "policy_rules 3 with network_policy probe"},
+		{"policy rules over the bound", Set{PolicyRules: 1001}, "policy_rules 1001: want 1..1000"},
+		{"policy rules negative", Set{PolicyRules: -1}, "policy_rules -1: want 1..1000"},
+		{"policy rules without a policy", Set{NetworkPolicy: "none", PolicyRules: 10}, "policy_rules 10 with network_policy none"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -164,5 +174,28 @@ func TestCongestion(t *testing.T) {
 	}
 	if err := (Set{TCPCongestion: "no such"}).Validate(2); err == nil || !strings.Contains(err.Error(), "tcp_congestion") {
 		t.Errorf("a bad tcp_congestion: %v", err)
+	}
+}
+
+func TestPolicy(t *testing.T) {
+	tests := []struct {
+		set    Set
+		on     bool
+		rules  int
+		probes bool
+		label  string
+	}{
+		{Set{}, false, 0, false, ""},
+		{Set{NetworkPolicy: "none"}, false, 0, false, "policy=none"},
+		{Set{NetworkPolicy: "probe"}, false, 0, true, "policy=probe"},
+		{Set{NetworkPolicy: "allow"}, true, 1, true, "policy=allow"},
+		{Set{PolicyRules: 100}, true, 100, true, "rules=100"},
+		{Set{NetworkPolicy: "allow", PolicyRules: 10}, true, 10, true, "policy=allow,rules=10"},
+	}
+	for _, tc := range tests {
+		on, rules := tc.set.Policy()
+		if on != tc.on || rules != tc.rules || tc.set.Probes() != tc.probes || tc.set.Label() != tc.label {
+			t.Errorf("%+v: Policy %v %d, Probes %v, Label %q; want %v %d %v %q", tc.set, on, rules, tc.set.Probes(), tc.set.Label(), tc.on, tc.rules, tc.probes, tc.label)
+		}
 	}
 }

@@ -4,10 +4,15 @@
 package kubecli
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -36,7 +41,7 @@ func fail(err error) error {
 // newPodCmd is what the kubernetes driver runs inside its pods; people do
 // not call it.
 func newPodCmd(stdout, stderr io.Writer) *cobra.Command {
-	pod := &cobra.Command{Use: "pod", Short: "Inside a pod of the kubernetes driver: hold, run, usage, bound", Hidden: true}
+	pod := &cobra.Command{Use: "pod", Short: "Inside a pod of the kubernetes driver: hold, run, usage, bound, mtu, listen, probe", Hidden: true}
 	pod.AddCommand(&cobra.Command{
 		Use: "hold", Short: "Wait for SIGTERM: a pod's main process", Args: cobra.NoArgs,
 		Run: func(*cobra.Command, []string) { inpod.Hold() },
@@ -76,7 +81,38 @@ func newPodCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use: "mtu", Short: "Print the MTU of the pod's eth0 (what the CNI gave it)", Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error { return inpod.MTU("eth0", stdout) },
 	}
-	pod.AddCommand(usage, bound, mtu)
+	var addr string
+	var every, timeout time.Duration
+	listen := &cobra.Command{
+		Use: "listen --port P", Short: "Accept TCP connections on a port and close them: an enforcement probe's server", Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if port < 1 || port > 65535 {
+				return usagef("--port %d: want 1 to 65535", port)
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			return fail(inpod.Listen(ctx, port))
+		},
+	}
+	listen.Flags().IntVar(&port, "port", 0, "the port")
+	probe := &cobra.Command{
+		Use: "probe --addr IP:PORT", Short: "Dial a TCP port again and again; print pass or block when that changes", Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if _, _, err := net.SplitHostPort(addr); err != nil {
+				return usagef("--addr %q: want IP:PORT", addr)
+			}
+			if every <= 0 || timeout <= 0 {
+				return usagef("--every %s, --timeout %s: want both > 0", every, timeout)
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			return fail(inpod.Probe(ctx, addr, every, timeout, stdout))
+		},
+	}
+	probe.Flags().StringVar(&addr, "addr", "", "the server's IP:PORT")
+	probe.Flags().DurationVar(&every, "every", 10*time.Millisecond, "how often to dial")
+	probe.Flags().DurationVar(&timeout, "timeout", 200*time.Millisecond, "how long a dial may take before it counts as blocked")
+	pod.AddCommand(usage, bound, mtu, listen, probe)
 	return pod
 }
 

@@ -1,0 +1,214 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/testutil"
+)
+
+// ciliumAgent is where scripts/cilium-build.sh caches Cilium's agent.
+const ciliumAgent = "/var/cache/cnperf/cilium/v1.20.2/bin/cilium-agent"
+
+// policyCluster is testCluster with the cluster's name and node count
+// given: the policy tests' clusters are named pol1, pol2 so that they
+// never meet another test's.
+func policyCluster(t *testing.T, bin, name string, nodes int, flags ...string) (kubeconfig, image string, down func()) {
+	t.Helper()
+	for _, b := range []string{"kube-apiserver", "kubelet", "etcd", "kubectl", "pause"} {
+		if _, err := os.Stat(filepath.Join(k8sBin, b)); err != nil {
+			msg := fmt.Sprintf("the test cluster is not built (%s): scripts/install-deps.sh k8s && scripts/k8s-build.sh BINARY", err)
+			if os.Getenv("CI") != "" {
+				t.Fatal(msg)
+			}
+			t.Skip(msg)
+		}
+	}
+	cluster := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(bin, append([]string{"cluster"}, args...)...)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("cnperf cluster %s: %v\n%s", strings.Join(args, " "), err, lastLines(stderr.String(), 30))
+		}
+		return stdout.String()
+	}
+	start := time.Now()
+	var once sync.Once
+	down = func() {
+		once.Do(func() {
+			cluster("down", name)
+			assertClusterGone(t, name)
+		})
+	}
+	t.Cleanup(down)
+	kc := strings.TrimSpace(cluster(append([]string{"up", name, "--nodes", fmt.Sprint(nodes)}, flags...)...))
+	t.Logf("test cluster %s %v up in %s", name, flags, time.Since(start).Round(time.Second))
+	image = "cnperf/e2e:" + name
+	tar := filepath.Join(t.TempDir(), "image.tar")
+	if out, err := exec.Command(bin, "image", "save", "-o", tar, "--name", image).CombinedOutput(); err != nil {
+		t.Fatalf("image save: %v\n%s", err, out)
+	}
+	cluster("import", name, tar)
+	return kc, image, down
+}
+
+// TestKubePolicyNotEnforced: on a one-node test cluster whose pods are on
+// the bridge plugin, which enforces no NetworkPolicy, a spec asking for a
+// policy is refused in one line saying "not enforced", with exit 2 and
+// nothing left on the cluster; the policy check (network_policy: probe)
+// runs and records the lab's probe as not enforced, and the summary says
+// so.
+func TestKubePolicyNotEnforced(t *testing.T) {
+	testutil.RequireRoot(t)
+	bin := testutil.Binary(t)
+	kc, image, down := policyCluster(t, bin, "pol1", 1)
+	head := fmt.Sprintf(`driver: kubernetes
+modes: [k8s-pod]
+reference: k8s-pod
+kubernetes: {image: "%s", image_pull_policy: Never}
+tests:
+  - {workload: rr, protocol: tcp, duration: 1s}
+`, image)
+	leftOnCluster := func() {
+		t.Helper()
+		if got := kubectl(t, kc, "get", "namespaces", "-l", "app.kubernetes.io/managed-by=cnperf", "-o", "name"); strings.TrimSpace(got) != "" {
+			t.Errorf("left on the cluster: %s", got)
+		}
+	}
+
+	start := time.Now()
+	spec := writeSpec(t, "name: polna\n"+head+"conditions: {node_placement: same-node}\nvariants: [{network_policy: none}, {policy_rules: 10}]\n")
+	out, err := exec.Command(bin, "run", spec, "--kubeconfig", kc, "-o", filepath.Join(t.TempDir(), "run")).CombinedOutput()
+	msg := strings.TrimSpace(string(out))
+	if code := exitCode(err); code != 2 || strings.Count(msg, "\n") != 0 || !strings.Contains(msg, "policy_rules 10: not enforced") {
+		t.Errorf("a policy on the bridge plugin: exit %d, want 2 and one line saying policy_rules 10: not enforced:\n%s", code, lastLines(msg, 10))
+	}
+	t.Logf("refused in %s: %s", time.Since(start).Round(time.Second), msg)
+	leftOnCluster()
+
+	dir := filepath.Join(t.TempDir(), "run")
+	spec = writeSpec(t, "name: polck\n"+head+"conditions: {node_placement: same-node}\nvariants: [{name: none, network_policy: none}, {name: check, network_policy: probe}]\n")
+	out, err = exec.Command(bin, "run", spec, "--kubeconfig", kc, "-o", dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("the policy check: %v\n%s", err, lastLines(string(out), 30))
+	}
+	m := readMeta(t, dir)
+	if m.Status != "complete" || len(m.Modes) != 2 {
+		t.Fatalf("status %s, %d series, want complete and 2", m.Status, len(m.Modes))
+	}
+	for _, mm := range m.Modes {
+		k := mm.Lab.Kube
+		switch {
+		case k == nil:
+			t.Fatalf("series %s: no cluster recorded", mm.Mode)
+		case strings.HasSuffix(mm.Mode, "/none") && (k.PolicyProbe != nil || k.Policy != ""):
+			t.Errorf("series %s: policy %q, probe %+v; want neither", mm.Mode, k.Policy, k.PolicyProbe)
+		case strings.HasSuffix(mm.Mode, "/check") && (k.PolicyProbe == nil || k.PolicyProbe.Enforced || k.PolicyProbe.Bound == 0 || k.Policy != ""):
+			t.Errorf("series %s: policy %q, probe %+v; want no policy and a probe that found it not enforced", mm.Mode, k.Policy, k.PolicyProbe)
+		}
+	}
+	measured := measuredBySeries(t, dir)
+	for _, mm := range m.Modes {
+		if measured[mm.Mode] == 0 {
+			t.Errorf("series %s measured nothing (%v)", mm.Mode, measured)
+		}
+	}
+	sum, err := exec.Command(bin, "summary", dir).CombinedOutput()
+	if err != nil || !strings.Contains(string(sum), "not enforced: the cluster's pod network let a deny-all policy pass (k8s-pod/check)") {
+		t.Errorf("summary: %v, want it to say the check found policies not enforced:\n%s", err, sum)
+	}
+	leftOnCluster()
+	down()
+	assertNothingLeft(t, bin)
+}
+
+// TestKubePolicyCilium measures the policy-cost curve on a two-node test
+// cluster whose pods are on Cilium (VXLAN): no policy, one allow rule, and
+// policies of 10, 100 and 1000 rules of which one matches, each its own
+// series; every series measures, each lab with a policy records the
+// policy and the times a deny policy took to be enforced and lifted, and
+// the summary shows them.
+func TestKubePolicyCilium(t *testing.T) {
+	testutil.RequireRoot(t)
+	bin := testutil.Binary(t)
+	if _, err := os.Stat(ciliumAgent); err != nil {
+		msg := "Cilium is not built (" + ciliumAgent + "): scripts/cilium-build.sh"
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	kc, image, down := policyCluster(t, bin, "pol2", 2, "--cni", "cilium-vxlan")
+	spec := fmt.Sprintf(`name: polcil
+driver: kubernetes
+modes: [k8s-pod]
+reference: k8s-pod
+kubernetes: {image: "%s", image_pull_policy: Never}
+conditions: {node_placement: cross-node}
+variants:
+  - {name: none, network_policy: none}
+  - {name: allow, network_policy: allow}
+  - {name: r10, policy_rules: 10}
+  - {name: r100, policy_rules: 100}
+  - {name: r1000, policy_rules: 1000}
+tests:
+  - {workload: rr, protocol: tcp, duration: 1s}
+  - {workload: stream, duration: 1s}
+`, image)
+	dir := filepath.Join(t.TempDir(), "run")
+	start := time.Now()
+	out, err := exec.Command(bin, "run", writeSpec(t, spec), "--kubeconfig", kc, "-o", dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, lastLines(string(out), 40))
+	}
+	t.Logf("policy curve on cilium-vxlan in %s", time.Since(start).Round(time.Second))
+	m := readMeta(t, dir)
+	if m.Status != "complete" || len(m.Modes) != 5 {
+		t.Fatalf("status %s, %d series, want complete and 5", m.Status, len(m.Modes))
+	}
+	rules := map[string]int{"none": 0, "allow": 1, "r10": 10, "r100": 100, "r1000": 1000}
+	for _, mm := range m.Modes {
+		k := mm.Lab.Kube
+		variant := mm.Mode[strings.LastIndex(mm.Mode, "/")+1:]
+		want, ok := rules[variant]
+		switch {
+		case k == nil || !ok:
+			t.Fatalf("series %s: cluster %+v", mm.Mode, k)
+		case want == 0:
+			if k.Policy != "" || k.PolicyProbe != nil {
+				t.Errorf("series %s: policy %q, probe %+v; want neither", mm.Mode, k.Policy, k.PolicyProbe)
+			}
+		case k.Policy != "allow" || k.PolicyRules != want:
+			t.Errorf("series %s: policy %q of %d rules, want allow of %d", mm.Mode, k.Policy, k.PolicyRules, want)
+		case k.PolicyProbe == nil || !k.PolicyProbe.Enforced || k.PolicyProbe.Deny <= 0 || k.PolicyProbe.Undeny <= 0 || k.PolicyProbe.Apply <= 0 || k.PolicyProbe.Deny > 30*time.Second:
+			t.Errorf("series %s: probe %+v, want enforced with deny, allow-again and in-force times", mm.Mode, k.PolicyProbe)
+		default:
+			p := k.PolicyProbe
+			t.Logf("series %s: deny enforced in %s, lifted in %s, the lab's policy in force in %s (probe every %s)", mm.Mode, p.Deny, p.Undeny, p.Apply, p.Every)
+		}
+	}
+	measured := measuredBySeries(t, dir)
+	for _, mm := range m.Modes {
+		if measured[mm.Mode] == 0 {
+			t.Errorf("series %s measured nothing (%v)", mm.Mode, measured)
+		}
+	}
+	sum, err := exec.Command(bin, "summary", dir).CombinedOutput()
+	if err != nil || !strings.Contains(string(sum), "network policy: per lab") || !strings.Contains(string(sum), "allow, 1000 rules") {
+		t.Errorf("summary: %v, want the policy table:\n%s", err, sum)
+	}
+	t.Logf("summary:\n%s", sum)
+	if got := kubectl(t, kc, "get", "namespaces", "-l", "app.kubernetes.io/managed-by=cnperf", "-o", "name"); strings.TrimSpace(got) != "" {
+		t.Errorf("left on the cluster: %s", got)
+	}
+	down()
+	assertNothingLeft(t, bin)
+}

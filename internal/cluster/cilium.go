@@ -1,0 +1,417 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
+)
+
+// CiliumVersion is the Cilium scripts/cilium-build.sh pins.
+const CiliumVersion = "v1.20.2"
+
+// Cilium says whether the CNI is Cilium, and its routing mode as
+// cilium-config spells it (tunnel, native).
+func (o Options) Cilium() (routing string, ok bool) {
+	switch o.CNI {
+	case "cilium-vxlan":
+		return "tunnel", true
+	case "cilium-native":
+		return "native", true
+	}
+	return "", false
+}
+
+// CiliumDir is where scripts/cilium-build.sh put Cilium: bin/ and lib/bpf.
+func (o Options) CiliumDir() string { return filepath.Join(o.CiliumCache, CiliumVersion) }
+
+func (o Options) ciliumBin(b string) string { return filepath.Join(o.CiliumDir(), "bin", b) }
+
+// ciliumBinaries are what the cluster runs of Cilium's build.
+var ciliumBinaries = []string{"cilium-agent", "cilium-operator-generic", "cilium-cni", "cilium-dbg"}
+
+// clangTools are what the agent compiles its BPF programs with, found in
+// its PATH under these names; Debian names them with the version.
+var clangTools = map[string]string{"clang": "/usr/bin/clang-19", "llc": "/usr/bin/llc-19"}
+
+// ciliumPreflight refuses, before anything is made, a Cilium cluster the
+// machine cannot run: no build, no clang/llc 19.
+func (o Options) ciliumPreflight() error {
+	for _, b := range ciliumBinaries {
+		if !executable(o.ciliumBin(b)) {
+			return fmt.Errorf("--cni %s: %s missing: run scripts/cilium-build.sh first", o.CNI, o.ciliumBin(b))
+		}
+	}
+	if _, err := os.Stat(filepath.Join(o.CiliumDir(), "lib", "bpf", "bpf_lxc.c")); err != nil {
+		return fmt.Errorf("--cni %s: Cilium's BPF sources missing in %s: run scripts/cilium-build.sh first", o.CNI, filepath.Join(o.CiliumDir(), "lib", "bpf"))
+	}
+	if o.ClangDir != "" {
+		if fi, err := os.Stat(o.ClangDir); err != nil || !fi.IsDir() {
+			return fmt.Errorf("CNPERF_CILIUM_CLANG_DIR %s: no such directory", o.ClangDir)
+		}
+		return nil
+	}
+	// The agent keeps its set of node addresses (not masqueraded) in an
+	// ipset.
+	if _, err := exec.LookPath("ipset"); err != nil {
+		return fmt.Errorf("--cni %s: ipset missing: run scripts/install-deps.sh cilium", o.CNI)
+	}
+	for _, t := range []string{"clang", "llc"} {
+		if !executable(clangTools[t]) {
+			return fmt.Errorf("--cni %s: %s missing (Cilium compiles its BPF programs with it): run scripts/install-deps.sh cilium", o.CNI, clangTools[t])
+		}
+	}
+	return nil
+}
+
+// ciliumOff are the agent's features this machine cannot carry or the
+// test cluster does not run, each turned off in cilium-config, with why
+// (docs/kubernetes.md has the list).
+var ciliumOff = []struct{ key, why string }{
+	{"enable-bandwidth-manager", "the kernel has no fq qdisc"},
+	{"enable-ipv6", "the test cluster is IPv4 only"},
+	{"enable-l7-proxy", "no cilium-envoy binary is built"},
+	{"enable-hubble", "no observability wanted in a measurement"},
+	{"enable-health-checking", "cilium-health's endpoint needs cilium-health-responder, not built"},
+	{"enable-endpoint-health-checking", "as enable-health-checking"},
+	{"enable-wireguard", "the kernel has no WireGuard"},
+	{"enable-ipsec", "the kernel has no IPsec (xfrm) support used by Cilium"},
+	{"enable-bgp-control-plane", "nodes share one switch: no BGP needed"},
+}
+
+// ciliumConfig is the cilium-config ConfigMap's data, as Helm writes it:
+// what every agent and the operator read (--config-dir, one file per
+// key), and what cnperf's kubernetes driver records from the cluster.
+func ciliumConfig(o Options) map[string]string {
+	routing, _ := o.Cilium()
+	c := map[string]string{
+		"cluster-name":                   "default",
+		"cluster-id":                     "0",
+		"ipam":                           "kubernetes",
+		"k8s-require-ipv4-pod-cidr":      "true",
+		"enable-ipv4":                    "true",
+		"routing-mode":                   routing,
+		"kube-proxy-replacement":         fmt.Sprint(o.ProxyMode == "none"),
+		"enable-ipv4-masquerade":         "true",
+		"enable-bpf-masquerade":          "false",
+		"identity-allocation-mode":       "crd",
+		"cni-exclusive":                  "false",
+		"enable-policy":                  "default",
+		"enable-k8s-networkpolicy":       "true",
+		"install-iptables-rules":         "true",
+		"enable-local-redirect-policy":   "false",
+		"enable-envoy-config":            "false",
+		"enable-gateway-api":             "false",
+		"enable-ingress-controller":      "false",
+		"operator-api-serve-addr":        "127.0.0.1:9234",
+		"operator-prometheus-serve-addr": "",
+		"enable-metrics":                 "false",
+		"debug":                          "false",
+	}
+	if routing == "tunnel" {
+		c["tunnel-protocol"] = "vxlan"
+	} else {
+		c["ipv4-native-routing-cidr"] = lab.ClusterPodCIDR
+		c["auto-direct-node-routes"] = "true"
+	}
+	if o.ProxyMode == "none" {
+		// Without kube-proxy the agent reaches the API server itself, not
+		// through the kubernetes Service it translates.
+		c["k8s-service-host"] = hostAddr(0)
+		c["k8s-service-port"] = fmt.Sprint(APIPort)
+	}
+	for _, f := range ciliumOff {
+		c[f.key] = "false"
+	}
+	// Socket load balancing attaches to the agent's cgroup v2 root: the
+	// agent runs in a cgroup namespace of its own (ciliumAgent), so that
+	// is its own cgroup, which holds no pod. Kube-proxy replacement turns
+	// it on whatever the config says; only in the node's host namespace
+	// then, so the pods' Services are translated per packet at tc.
+	if o.ProxyMode == "none" {
+		c["bpf-lb-sock"] = "true"
+		c["bpf-lb-sock-hostns-only"] = "true"
+	} else {
+		c["bpf-lb-sock"] = "false"
+	}
+	return c
+}
+
+// ciliumOffWhy is why each feature cilium-config turns off is off.
+func ciliumOffWhy(cfg map[string]string) map[string]string {
+	why := map[string]string{}
+	for _, f := range ciliumOff {
+		why[f.key] = f.why
+	}
+	if cfg["bpf-lb-sock"] == "false" {
+		why["bpf-lb-sock"] = "socket load balancing would act in the agent's own cgroup only (no pod is in it): kube-proxy balances Services"
+	}
+	return why
+}
+
+// ciliumConfigDir writes cilium-config as the agent's --config-dir reads
+// it (a ConfigMap mounted as a volume: one file per key).
+func ciliumConfigDir(dir string, cfg map[string]string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for k, v := range cfg {
+		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AnnotationCiliumOff is the test cluster's annotation on cilium-config
+// saying why each feature it turned off is off (a JSON object, key to
+// reason), which cnperf's kubernetes driver records.
+const AnnotationCiliumOff = "cnperf.io/cilium-off-why"
+
+// ciliumLabels are cilium-config's labels: what a Helm-installed Cilium
+// names itself by, and the version (the test cluster runs no DaemonSet
+// whose image tag would say it).
+func ciliumLabels() map[string]string {
+	return map[string]string{"app.kubernetes.io/part-of": "cilium", "app.kubernetes.io/name": "cilium-agent",
+		"app.kubernetes.io/version": strings.TrimPrefix(CiliumVersion, "v")}
+}
+
+// ciliumObjects creates cilium-config in kube-system and writes it where
+// the agents and the operator read it.
+func (b *builder) ciliumObjects(ctx context.Context) error {
+	cfg := ciliumConfig(b.o)
+	why := ciliumOffWhy(cfg)
+	whyJSON, err := json.Marshal(why)
+	if err != nil {
+		return err
+	}
+	cm := map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "cilium-config", "namespace": "kube-system", "labels": ciliumLabels(),
+			"annotations": map[string]string{AnnotationCiliumOff: string(whyJSON)}},
+		"data": cfg}
+	if err := b.api.create(ctx, "/api/v1/namespaces/kube-system/configmaps", cm); err != nil {
+		return fmt.Errorf("cilium-config ConfigMap: %w", err)
+	}
+	return ciliumConfigDir(filepath.Join(b.dir, "cilium-config"), cfg)
+}
+
+// ciliumOperator starts cilium-operator-generic on host cp, as Cilium's
+// Deployment runs it: it registers Cilium's CRDs and collects unused
+// identities.
+func (b *builder) ciliumOperator() error {
+	cpd := filepath.Join(b.dir, "cp")
+	kc := filepath.Join(cpd, "cilium-operator.kubeconfig")
+	if err := b.pki.kubeconfig(kc, b.o.Name, fmt.Sprintf("https://127.0.0.1:%d", APIPort), "cilium"); err != nil {
+		return err
+	}
+	_, err := b.start(daemon{role: "cilium-operator", ns: lab.NS(b.o.Name, hostName(0)),
+		cgroup: lab.ClusterDaemonCgroup(b.o.Name, hostName(0), "cilium-operator"),
+		env:    []string{"K8S_NODE_NAME=" + hostName(0), "CILIUM_K8S_NAMESPACE=kube-system"},
+		argv: []string{b.o.ciliumBin("cilium-operator-generic"), "--config-dir=" + filepath.Join(b.dir, "cilium-config"),
+			"--k8s-kubeconfig-path=" + kc, "--leader-election-lease-duration=15s"}})
+	return err
+}
+
+// ciliumCNIBin is node nd's CNI bin dir: Debian's plugins and cilium-cni,
+// which the agent's CNI config names.
+func (o Options) ciliumCNIBin(nd string) (string, error) {
+	dir := filepath.Join(nd, "cni", "bin")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	ents, err := os.ReadDir(cniBin)
+	if err != nil {
+		return "", err
+	}
+	links := map[string]string{"cilium-cni": o.ciliumBin("cilium-cni")}
+	for _, e := range ents {
+		links[e.Name()] = filepath.Join(cniBin, e.Name())
+	}
+	for n, target := range links {
+		if err := os.Symlink(target, filepath.Join(dir, n)); err != nil && !os.IsExist(err) {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// clangPath is the directory the agent finds clang and llc in: links to
+// Debian's versioned ones in the cluster's dir (the machine's /usr/bin is
+// left as it is), or o.ClangDir.
+func (b *builder) clangPath() (string, error) {
+	if b.o.ClangDir != "" {
+		return b.o.ClangDir, nil
+	}
+	dir := filepath.Join(b.dir, "clang")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	for n, target := range clangTools {
+		if err := os.Symlink(target, filepath.Join(dir, n)); err != nil && !os.IsExist(err) {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// ciliumMachineSysctls are the kernel tunables the agent writes that are
+// the machine's, not the node's network namespace's: inside the node's
+// mount namespace a file holding the machine's value is bound over each,
+// so the agent's write lands in the file.
+var ciliumMachineSysctls = []string{"net/core/bpf_jit_enable", "kernel/unprivileged_bpf_disabled",
+	"kernel/timer_migration", "net/core/fb_tunnels_only_for_init_net", "net/core/default_qdisc"}
+
+// ciliumSysctlBinds are the binds of ciliumMachineSysctls for node nd,
+// whose network namespace is ns: those of net.core that only the
+// machine's namespace has are absent there, and the agent's write fails
+// harmlessly (it ignores that error).
+func ciliumSysctlBinds(ns, nd string) ([]string, error) {
+	var binds []string
+	for _, s := range ciliumMachineSysctls {
+		real, err := os.ReadFile("/proc/sys/" + s)
+		if err != nil {
+			continue
+		}
+		there := false
+		if err := namespace.Do(ns, func() error {
+			_, err := os.Stat("/proc/sys/" + s)
+			there = err == nil
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		if !there {
+			continue
+		}
+		f := filepath.Join(nd, "sysctl", strings.ReplaceAll(s, "/", "."))
+		if err := os.WriteFile(f, real, 0o644); err != nil {
+			return nil, err
+		}
+		binds = append(binds, f+":/proc/sys/"+s)
+	}
+	return binds, nil
+}
+
+// ciliumMounts are what a Cilium node's mount namespace gets besides
+// mountPoints (whose /run/cilium holds the agent's state and socket, where
+// cilium-cni and cilium-dbg look): a bpffs of its own on /sys/fs/bpf (each
+// agent pins its maps there, as in kind).
+func ciliumMounts(nd string) (tmpfs []string, bpffs string) {
+	return nil, "/sys/fs/bpf"
+}
+
+// ciliumAgent starts node i's cilium-agent, as Cilium's DaemonSet runs it
+// (--config-dir from cilium-config), in the node's network and mount
+// namespaces and in a cgroup namespace whose root is its own cgroup v2
+// (the machine's cgroup v2 root holds every process here): the cgroup v2
+// it mounts as --cgroup-root, and attaches its socket programs to, or
+// detaches every such program from, is that one, never the machine's; it writes its CNI config once it is ready (ciliumReady puts
+// it where containerd reads it).
+func (b *builder) ciliumAgent(i int, nd string, mnt int) error {
+	host := hostName(i)
+	kc := filepath.Join(nd, "cilium.kubeconfig")
+	if err := b.pki.kubeconfig(kc, b.o.Name, fmt.Sprintf("https://%s:%d", hostAddr(0), APIPort), "cilium"); err != nil {
+		return err
+	}
+	clang, err := b.clangPath()
+	if err != nil {
+		return err
+	}
+	_, err = b.start(daemon{role: host + "-cilium-agent", ns: lab.NS(b.o.Name, host),
+		cgroup: lab.ClusterDaemonCgroup(b.o.Name, host, "cilium-agent"), mntPID: mnt, cgroupns: true,
+		env: []string{"K8S_NODE_NAME=" + host, "CILIUM_K8S_NAMESPACE=kube-system",
+			"PATH=" + clang + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
+		argv: []string{b.o.ciliumBin("cilium-agent"), "--config-dir=" + filepath.Join(b.dir, "cilium-config"),
+			"--k8s-kubeconfig-path=" + kc, "--lib-dir=" + filepath.Join(b.o.CiliumDir(), "lib"),
+			"--cgroup-root=" + filepath.Join(nd, "cilium-cgroup"), "--devices=eth0",
+			"--write-cni-conf-when-ready=" + filepath.Join(nd, "cilium-cni", ciliumConflist)}})
+	return err
+}
+
+// ciliumConflist is the CNI config the agent writes when ready.
+const ciliumConflist = "05-cilium.conflist"
+
+// ciliumReady waits, with a bound, for node i's agent to answer healthy
+// on its API socket and write its CNI config, and puts that config in the
+// node's CNI config dir: the node turns Ready then. On failure it says the
+// agent's own reason. The agent writes its file atomically (a temporary
+// file renamed): containerd 1.6's config watcher, on the node's dir,
+// reloads on the temporary file's last event and stays "cni plugin not
+// initialized", so the agent writes elsewhere and this copies the file
+// with a plain write.
+func (b *builder) ciliumReady(ctx context.Context, i int) error {
+	host := hostName(i)
+	nd := filepath.Join(b.dir, host)
+	var conf []byte
+	sock := fmt.Sprintf("/proc/%d/root/run/cilium/cilium.sock", b.mnt[i])
+	c := &http.Client{Timeout: 5 * time.Second, Transport: unixTransport(sock)}
+	err := b.wait(ctx, host+"'s cilium-agent", ciliumReadyWithin, func() (bool, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://cilium/v1/healthz", nil)
+		if err != nil {
+			return false, err
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return false, nil
+		}
+		conf, err = os.ReadFile(filepath.Join(nd, "cilium-cni", ciliumConflist))
+		return err == nil && len(conf) > 0, nil
+	})
+	if errors.Is(err, errTimeout) {
+		return fmt.Errorf("%w: cilium-agent: %s", err, lastError(filepath.Join(b.dir, "logs", host+"-cilium-agent.log")))
+	}
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(nd, "cni", "net.d", ciliumConflist), conf, 0o644)
+}
+
+// ciliumReadyWithin bounds an agent's start: the first compile of its BPF
+// programs on 2 busy cores takes minutes.
+const ciliumReadyWithin = 5 * time.Minute
+
+// lastError is a log's last line at level error or fatal (Cilium's slog
+// text), else its last line.
+func lastError(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "(no log)"
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	for j := len(lines) - 1; j >= 0; j-- {
+		l := strings.ToLower(lines[j])
+		if strings.Contains(l, "level=error") || strings.Contains(l, "level=fatal") {
+			return shorten(strings.TrimSpace(lines[j]))
+		}
+	}
+	return lastLine(path)
+}
+
+func shorten(l string) string {
+	if len(l) > 400 {
+		return l[:400] + "..."
+	}
+	return l
+}
+
+// unixTransport dials the Unix socket at path whatever the URL says.
+func unixTransport(path string) *http.Transport {
+	return &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", path)
+	}}
+}
