@@ -232,6 +232,9 @@ type Result struct {
 	// a measured one-way delay.
 	OneWay    Latency  `json:"one_way_us_half_rtt"`
 	Histogram []Bucket `json:"round_trip_histogram,omitempty"`
+	// TCP is the kernel's TCP_INFO of the client's connections (tcp and
+	// crr; none for udp).
+	TCP *TCPStats `json:"tcp_info,omitempty"`
 	// IO is how the workers waited for the server: "blocking" (raw
 	// blocking calls, the thread keeping its P), "busy-poll" (spinning on
 	// non-blocking calls) or "netpoller" (Go's, for a custom Dial's conns).
