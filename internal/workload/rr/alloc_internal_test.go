@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 )
 
 // TestNoAllocsPerTransaction: the client's hot path allocates nothing, so
@@ -67,7 +69,7 @@ func TestNoAllocsPerCRRTransaction(t *testing.T) {
 	}
 	// Each close read its connection's TCP_INFO (AllocsPerRun runs once
 	// more, to warm up).
-	if got := w.tcp.stats(); got == nil || got.Connections != 201 || got.RTTUS <= 0 || got.CwndMin < 1 {
+	if got := w.tcp.Stats(); got == nil || got.Connections != 201 || got.RTTUS <= 0 || got.CwndMin < 1 {
 		t.Errorf("TCP_INFO of 201 crr connections: %+v", got)
 	}
 }
@@ -183,10 +185,10 @@ func BenchmarkTCPInfoRead(b *testing.B) {
 		b.Fatal(e)
 	}
 	defer c.s.close()
-	var acc tcpAcc
+	var acc tcpinfo.Acc
 	b.ReportAllocs()
 	for b.Loop() {
-		if !acc.readFd(c.s.fd) {
+		if !acc.ReadFd(c.s.fd) {
 			b.Fatal("no TCP_INFO")
 		}
 	}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 )
 
 // worker is one connection's (or, crr, one sequence of connections') state.
@@ -27,7 +29,7 @@ type worker struct {
 
 	total *hdr.Histogram // measured round trips; the worker's own until it ends
 	lost  int64          // measured losses (udp)
-	tcp   tcpAcc         // TCP_INFO of its connection(s), the worker's own until it ends
+	tcp   tcpinfo.Acc    // TCP_INFO of its connection(s), the worker's own until it ends
 
 	cmu     sync.Mutex
 	sock    *sock       // the connection in use, for stop to unblock
@@ -287,18 +289,18 @@ loop:
 	wg.Wait()
 
 	total := newHist()
-	var tcp tcpAcc
+	var tcp tcpinfo.Acc
 	for i, w := range ws {
 		total.Merge(w.total)
 		res.Lost += w.lost
 		if cfg.Protocol == ProtocolTCP {
 			// The connection is still open (closeAll is deferred); a
 			// stop's shutdown leaves its TCP_INFO readable.
-			w.tcp.readSock(conns[i])
+			readTCPInfo(&w.tcp, conns[i])
 		}
-		tcp.merge(&w.tcp)
+		tcp.Merge(&w.tcp)
 	}
-	res.TCP = tcp.stats()
+	res.TCP = tcp.Stats()
 	stopped := minTime(time.Now(), r.end)
 	if d := stopped.Sub(r.measureStart); d > 0 {
 		res.Duration = d.Seconds()
@@ -600,7 +602,7 @@ func (r *run) crrWorker(ctx context.Context, w *worker) error {
 		// not keep the port in TIME_WAIT.
 		_, _ = c.Read(one[:])
 		if r.measured(t1.Sub(r.start)) {
-			w.tcp.readConn(c)
+			w.tcp.ReadConn(c)
 		}
 		s.close()
 	}

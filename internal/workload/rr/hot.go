@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 )
 
 // The hot path: a worker's transactions on a detached socket (sock.go),
@@ -412,10 +414,10 @@ func (c *crrClient) exchange(stop func() bool) syscall.Errno {
 // in TIME_WAIT (the server closes first), adds the connection's TCP_INFO
 // to acc (unless nil: a transaction not measured), and closes the socket.
 // Read after the FIN, the retransmits include any of the whole exchange.
-func (c *crrClient) close(acc *tcpAcc) {
+func (c *crrClient) close(acc *tcpinfo.Acc) {
 	_, _ = rawRead(uintptr(c.s.fd), c.buf[:1], 0)
 	if acc != nil {
-		acc.readFd(c.s.fd)
+		acc.ReadFd(c.s.fd)
 	}
 	c.s.close()
 }

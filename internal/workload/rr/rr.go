@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/workload/descriptors"
+	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 )
 
 // DefaultPort is the port of cnperf serve rr (TCP and UDP).
@@ -198,6 +199,11 @@ type Bucket struct {
 	Percentile float64 `json:"percentile"`
 	Count      int64   `json:"count"` // cumulative
 }
+
+// TCPStats is what TCP_INFO said of the client's connections: tcp reads
+// each worker's connection at the run's end, crr each measured
+// transaction's connection before its close (after the server's FIN).
+type TCPStats = tcpinfo.Stats
 
 // Interval is one reporting interval of a run.
 type Interval struct {

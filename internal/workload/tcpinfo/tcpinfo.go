@@ -1,4 +1,8 @@
-package rr
+// Package tcpinfo sums what the kernel's TCP_INFO says of a workload's
+// connections: the sender's retransmits, the smoothed round trip and the
+// congestion window, as stream records retransmits, for the workloads
+// that make many connections or few (rr, crr, ping-pong's siege).
+package tcpinfo
 
 import (
 	"net"
@@ -8,13 +12,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TCPStats is what the kernel's TCP_INFO said of the client's connections,
-// as stream records retransmits: tcp reads each worker's connection at the
-// run's end, crr each measured transaction's connection before its close.
-// Retransmits are the client's (sender) side: segments it sent again
-// (requests, its SYN and FIN); the server's responses lost on the way are
-// retransmitted by the server and not counted here.
-type TCPStats struct {
+// Stats is what TCP_INFO said of one side's connections. Retransmits are
+// that side's, as a sender: segments it sent again (requests, its SYN and
+// FIN); what the peer sent and lost is retransmitted by the peer and not
+// counted here.
+type Stats struct {
 	Connections int64 `json:"connections"` // connections read
 	// Retransmits is the sum of tcpi_total_retrans over the connections.
 	Retransmits int64 `json:"retransmits"`
@@ -30,17 +32,18 @@ type TCPStats struct {
 	CwndMin int64   `json:"snd_cwnd_min"`
 }
 
-// tcpAcc sums one worker's TCP_INFO readings; it allocates nothing, so
-// crr's hot path can add a reading per connection.
-type tcpAcc struct {
+// Acc sums TCP_INFO readings; it allocates nothing, so a hot path can
+// add a reading per connection. Not safe for concurrent use: one per
+// worker, merged at the end.
+type Acc struct {
 	n, retrans, rtt, rttvar, cwnd uint64
 	rttMax                        uint32
 	cwndMin                       uint32
 	info                          unix.TCPInfo // the buffer getsockopt fills
 }
 
-// add sums one connection's reading.
-func (a *tcpAcc) add(in *unix.TCPInfo) {
+// Add sums one connection's reading.
+func (a *Acc) Add(in *unix.TCPInfo) {
 	if a.n == 0 || in.Snd_cwnd < a.cwndMin {
 		a.cwndMin = in.Snd_cwnd
 	}
@@ -52,8 +55,8 @@ func (a *tcpAcc) add(in *unix.TCPInfo) {
 	a.rttMax = max(a.rttMax, in.Rtt)
 }
 
-// merge adds b's readings to a.
-func (a *tcpAcc) merge(b *tcpAcc) {
+// Merge adds b's readings to a.
+func (a *Acc) Merge(b *Acc) {
 	if b.n == 0 {
 		return
 	}
@@ -68,21 +71,21 @@ func (a *tcpAcc) merge(b *tcpAcc) {
 	a.rttMax = max(a.rttMax, b.rttMax)
 }
 
-// stats is the summary of a's readings; nil if there were none.
-func (a *tcpAcc) stats() *TCPStats {
+// Stats is the summary of a's readings; nil if there were none.
+func (a *Acc) Stats() *Stats {
 	if a.n == 0 {
 		return nil
 	}
 	n := float64(a.n)
-	return &TCPStats{Connections: int64(a.n), Retransmits: int64(a.retrans),
+	return &Stats{Connections: int64(a.n), Retransmits: int64(a.retrans),
 		RTTUS: float64(a.rtt) / n, RTTVarUS: float64(a.rttvar) / n, RTTMaxUS: float64(a.rttMax),
 		Cwnd: float64(a.cwnd) / n, CwndMin: int64(a.cwndMin)}
 }
 
-// readFd adds fd's TCP_INFO with one raw getsockopt (no scheduler, no
-// allocation: crr calls it once per connection); false if the kernel
+// ReadFd adds fd's TCP_INFO with one raw getsockopt (no scheduler, no
+// allocation); false if the kernel
 // would not say.
-func (a *tcpAcc) readFd(fd int) bool {
+func (a *Acc) ReadFd(fd int) bool {
 	n := uint32(unsafe.Sizeof(a.info))
 	_, _, e := syscall.RawSyscall6(syscall.SYS_GETSOCKOPT, uintptr(fd), syscall.IPPROTO_TCP, syscall.TCP_INFO,
 		uintptr(unsafe.Pointer(&a.info)), uintptr(unsafe.Pointer(&n)), 0)
@@ -91,23 +94,12 @@ func (a *tcpAcc) readFd(fd int) bool {
 	if e != 0 || n < uint32(unsafe.Offsetof(a.info.Total_retrans))+4 {
 		return false
 	}
-	a.add(&a.info)
+	a.Add(&a.info)
 	return true
 }
 
-// readSock adds s's TCP_INFO: its descriptor, or a conn's socket.
-func (a *tcpAcc) readSock(s *sock) bool {
-	if s == nil {
-		return false
-	}
-	if s.detached() {
-		return a.readFd(s.fd)
-	}
-	return a.readConn(s.c)
-}
-
-// readConn adds c's TCP_INFO, if c is a kernel socket.
-func (a *tcpAcc) readConn(c net.Conn) bool {
+// ReadConn adds c's TCP_INFO, if c is a kernel socket.
+func (a *Acc) ReadConn(c net.Conn) bool {
 	sc, ok := c.(syscall.Conn)
 	if !ok {
 		return false
@@ -117,7 +109,7 @@ func (a *tcpAcc) readConn(c net.Conn) bool {
 		return false
 	}
 	read := false
-	if err := raw.Control(func(fd uintptr) { read = a.readFd(int(fd)) }); err != nil {
+	if err := raw.Control(func(fd uintptr) { read = a.ReadFd(int(fd)) }); err != nil {
 		return false
 	}
 	return read

@@ -1,4 +1,4 @@
-package rr
+package tcpinfo
 
 import (
 	"net"
@@ -7,38 +7,38 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestTCPAccSums: retransmits add up, RTT and cwnd are means over the
+// TestAccSums: retransmits add up, RTT and cwnd are means over the
 // connections, with the largest RTT and smallest window; merging workers'
 // sums gives what one worker reading every connection would.
-func TestTCPAccSums(t *testing.T) {
+func TestAccSums(t *testing.T) {
 	type reading struct{ retrans, rtt, rttvar, cwnd uint32 }
 	tests := []struct {
 		name    string
 		workers [][]reading
-		want    *TCPStats
+		want    *Stats
 	}{
 		{"none", nil, nil},
 		{"one idle worker", [][]reading{{}}, nil},
 		{"one connection", [][]reading{{{2, 100, 50, 10}}},
-			&TCPStats{Connections: 1, Retransmits: 2, RTTUS: 100, RTTVarUS: 50, RTTMaxUS: 100, Cwnd: 10, CwndMin: 10}},
+			&Stats{Connections: 1, Retransmits: 2, RTTUS: 100, RTTVarUS: 50, RTTMaxUS: 100, Cwnd: 10, CwndMin: 10}},
 		{"crr worker", [][]reading{{{0, 100, 40, 10}, {3, 300, 80, 2}, {1, 200, 60, 10}}},
-			&TCPStats{Connections: 3, Retransmits: 4, RTTUS: 200, RTTVarUS: 60, RTTMaxUS: 300, Cwnd: 22.0 / 3, CwndMin: 2}},
+			&Stats{Connections: 3, Retransmits: 4, RTTUS: 200, RTTVarUS: 60, RTTMaxUS: 300, Cwnd: 22.0 / 3, CwndMin: 2}},
 		{"workers merged, an idle one first", [][]reading{{}, {{0, 100, 40, 10}}, {{3, 300, 80, 2}, {1, 200, 60, 10}}},
-			&TCPStats{Connections: 3, Retransmits: 4, RTTUS: 200, RTTVarUS: 60, RTTMaxUS: 300, Cwnd: 22.0 / 3, CwndMin: 2}},
+			&Stats{Connections: 3, Retransmits: 4, RTTUS: 200, RTTVarUS: 60, RTTMaxUS: 300, Cwnd: 22.0 / 3, CwndMin: 2}},
 		{"no overflow of uint32 sums", [][]reading{{{1 << 31, 1 << 31, 0, 1 << 31}, {1 << 31, 1 << 31, 0, 1 << 31}}},
-			&TCPStats{Connections: 2, Retransmits: 1 << 32, RTTUS: 1 << 31, RTTMaxUS: 1 << 31, Cwnd: 1 << 31, CwndMin: 1 << 31}},
+			&Stats{Connections: 2, Retransmits: 1 << 32, RTTUS: 1 << 31, RTTMaxUS: 1 << 31, Cwnd: 1 << 31, CwndMin: 1 << 31}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var total tcpAcc
+			var total Acc
 			for _, rs := range tt.workers {
-				var w tcpAcc
+				var w Acc
 				for _, r := range rs {
-					w.add(&unix.TCPInfo{Total_retrans: r.retrans, Rtt: r.rtt, Rttvar: r.rttvar, Snd_cwnd: r.cwnd})
+					w.Add(&unix.TCPInfo{Total_retrans: r.retrans, Rtt: r.rtt, Rttvar: r.rttvar, Snd_cwnd: r.cwnd})
 				}
-				total.merge(&w)
+				total.Merge(&w)
 			}
-			got := total.stats()
+			got := total.Stats()
 			if (got == nil) != (tt.want == nil) || got != nil && *got != *tt.want {
 				t.Errorf("stats = %+v, want %+v", got, tt.want)
 			}
@@ -46,9 +46,10 @@ func TestTCPAccSums(t *testing.T) {
 	}
 }
 
-// TestTCPAccReadsSockets: a kernel socket's TCP_INFO is read, as a
-// detached descriptor and as a conn; a conn that is no socket is not.
-func TestTCPAccReadsSockets(t *testing.T) {
+// TestAccReadsSockets: a kernel socket's TCP_INFO is read, as a
+// descriptor and as a conn; a conn that is no socket, or a bad
+// descriptor, is not.
+func TestAccReadsSockets(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -59,22 +60,25 @@ func TestTCPAccReadsSockets(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	var a tcpAcc
-	if !a.readConn(c) {
+	var a Acc
+	if !a.ReadConn(c) {
 		t.Fatal("no TCP_INFO from a TCP conn")
 	}
-	s := newSock(c)
-	defer s.close()
-	if !s.detached() || !a.readSock(s) {
-		t.Fatal("no TCP_INFO from a detached socket")
+	f, err := c.(*net.TCPConn).File() // a duplicate descriptor, as rr's hot path reads
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if !a.ReadFd(int(f.Fd())) {
+		t.Fatal("no TCP_INFO from a descriptor")
 	}
 	p1, p2 := net.Pipe()
 	defer p1.Close()
 	defer p2.Close()
-	if a.readConn(p1) || a.readSock(nil) {
+	if a.ReadConn(p1) || a.ReadFd(-1) {
 		t.Error("TCP_INFO read from something that is no socket")
 	}
-	st := a.stats()
+	st := a.Stats()
 	if st == nil || st.Connections != 2 || st.Retransmits != 0 || st.RTTUS <= 0 || st.CwndMin < 1 {
 		t.Errorf("two loopback readings: %+v", st)
 	}
