@@ -76,24 +76,37 @@ func TestNoAllocsPerCRRTransaction(t *testing.T) {
 
 // BenchmarkCRRTransaction is one crr transaction of the hot path:
 // connect, request, response, the server's FIN and close, against a
-// server in another process.
+// server in another process; with and without reading the connection's
+// TCP_INFO before the close, which is what a measured transaction adds.
 func BenchmarkCRRTransaction(b *testing.B) {
 	ap, err := netip.ParseAddrPort(serverProcess(b))
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := newCRRClient(ap, 14, 14)
-	w := &worker{}
-	stop := func() bool { return false }
-	b.ReportAllocs()
-	for b.Loop() {
-		if e := c.open(w, stop); e != 0 {
-			b.Fatal(e)
+	for _, read := range []bool{false, true} {
+		name := "without_tcp_info"
+		if read {
+			name = "with_tcp_info"
 		}
-		if e := c.exchange(stop); e != 0 {
-			b.Fatal(e)
-		}
-		c.close(&w.tcp)
+		b.Run(name, func(b *testing.B) {
+			c := newCRRClient(ap, 14, 14)
+			w := &worker{}
+			acc := &w.tcp
+			if !read {
+				acc = nil
+			}
+			stop := func() bool { return false }
+			b.ReportAllocs()
+			for b.Loop() {
+				if e := c.open(w, stop); e != 0 {
+					b.Fatal(e)
+				}
+				if e := c.exchange(stop); e != 0 {
+					b.Fatal(e)
+				}
+				c.close(acc)
+			}
+		})
 	}
 }
 
