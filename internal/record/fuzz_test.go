@@ -35,6 +35,8 @@ func FuzzStoredRun(f *testing.F) {
 	f.Add([]byte(meta), []byte(`{"workload":"pingpong","mode":"bare","size":-5,"length":-5,"duration_ms":1e308,"code":200}`+"\n"))
 	f.Add([]byte(`{"spec":{"modes":["a"]},"tcp_receive_window":1,"cells":[{"mode":"a","chunk":9223372036854775807,"samples":9223372036854775807,"start":"0001-01-01T00:00:00Z","end":"9999-01-01T00:00:00Z"}]}`), []byte("\n\n"))
 	f.Add([]byte(`{"spec":{"modes":["a"],"tests":[{"workload":"stream"}]}}`), []byte(`{"workload":"stream","kind":"total","mode":"a","cell":0,"data":{"receiver_bits_per_second":1e308}}`+"\n"+`{"workload":"cost","cell":0}`+"\n"+`{"workload":"cpu","core_busy_percent":[1,2,3]}`+"\n"))
+	f.Add([]byte(`{"spec":{"modes":["a"]},"cells":[{"mode":"a","tcp_info":{"connections":9223372036854775807,"retransmits":-1,"rtt_us":1e308,"snd_cwnd":-1e308}},{"mode":"a","tcp_info":null}]}`),
+		[]byte(`{"workload":"rr","kind":"total","mode":"a","cell":0,"data":{"rr_mode":"crr","tcp_info":{"retransmits":"x"}}}`+"\n"))
 	f.Add([]byte(`{}`), []byte(``))
 	f.Add([]byte(``), []byte(`[]`))
 	f.Add([]byte(`null`), []byte(`null`+"\n"+`1e999`))

@@ -5,6 +5,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/spec/conditions"
+	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 )
 
 // Meta is run.json: everything needed to re-analyse the samples later.
@@ -74,6 +75,11 @@ type Cell struct {
 	// the lab's pods are on; absent off a cluster, where nothing can read
 	// them, and in runs before it was recorded.
 	Daemons map[string]DaemonCost `json:"daemons,omitempty"`
+	// TCP is what TCP_INFO said of the cell client's connections
+	// (ping-pong's siege, to ping): its retransmits, smoothed RTT and
+	// window; absent where the client read none, and in runs before it
+	// was recorded.
+	TCP *tcpinfo.Stats `json:"tcp_info,omitempty"`
 }
 
 // CellRates returns, per mode, each finished cell's requests per second.

@@ -172,6 +172,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 			return r, err
 		}
 		r.addInstances(ref)
+		r.addCellTCP()
 	}
 	r.addCost()
 	if !sweeps {

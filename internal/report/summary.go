@@ -80,6 +80,9 @@ func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.
 		if err := WriteFailedSizes(w, rows); err != nil {
 			return err
 		}
+		if err := WriteTCPTable(w, CellTCP(*meta)); err != nil {
+			return err
+		}
 	} else if err := WriteCaseTables(w, cases, refLabel(run, ref)); err != nil {
 		return err
 	}

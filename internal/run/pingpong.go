@@ -15,6 +15,7 @@ import (
 	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 )
 
 // pingPongTopology is ping-pong's lab: siege, the client outside the
@@ -123,8 +124,9 @@ func (p *pingPong) servers(e *env) ([]serverRun, error) {
 
 // client is siege for sizes as a process on the client host (a host of
 // its own, without an endpoint), each interval line it prints handed to
-// emit as the sample runs store.
-func (p *pingPong) client(e *env, set workload.SweepSettings, sizes []int, emit func(record.Sample)) (clientRun, error) {
+// emit as the sample runs store, and its end line's TCP_INFO of its
+// connections to end (if not nil).
+func (p *pingPong) client(e *env, set workload.SweepSettings, sizes []int, emit func(record.Sample), end func(*tcpinfo.Stats)) (clientRun, error) {
 	host, err := e.lab.Host(p.w.Client())
 	if err != nil {
 		return clientRun{}, err
@@ -144,6 +146,8 @@ func (p *pingPong) client(e *env, set workload.SweepSettings, sizes []int, emit 
 			}
 			if ok {
 				emit(smp)
+			} else if tcp := siegeTCP(line); tcp != nil && end != nil {
+				end(tcp)
 			}
 			return nil
 		},
@@ -168,7 +172,7 @@ func (p *pingPong) cell(e *env, chunk int, cell *record.Cell, app *appender) (ce
 			app.bytes[envKey(e.key, e.instance)] += int64(smp.Length)
 		}
 		app.add(smp, !smp.OK())
-	})
+	}, func(tcp *tcpinfo.Stats) { cell.TCP = tcp })
 	if err != nil {
 		return cellRun{}, err
 	}
@@ -200,6 +204,19 @@ func siegeLine(line []byte) (smp record.Sample, ok bool, err error) {
 		return smp, false, fmt.Errorf("a line of workload %q, not a ping-pong sample", smp.Workload)
 	}
 	return smp, true, nil
+}
+
+// siegeTCP is the TCP_INFO siege's end line carries, if the line is one
+// and carries it.
+func siegeTCP(line []byte) *tcpinfo.Stats {
+	var end struct {
+		Kind string         `json:"kind"`
+		TCP  *tcpinfo.Stats `json:"tcp_info"`
+	}
+	if json.Unmarshal(line, &end) != nil || end.Kind != workload.KindEnd {
+		return nil
+	}
+	return end.TCP
 }
 
 // readyWait is how long ping and pong get to answer.
@@ -239,7 +256,7 @@ func (p *pingPong) ready(ctx context.Context, e *env) error {
 			default:
 				last = fmt.Errorf("GET %s/mping/4: %d %s", ping.External, s.Code, s.Error)
 			}
-		})
+		}, nil)
 		if err != nil {
 			return false, err
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/pingpong/server"
 	"github.com/cnperf/cnperf/internal/workload/pingpong/siege"
+	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 )
 
 // inProcess is a Launcher whose "pods" are goroutines: a client is
@@ -209,6 +210,37 @@ func TestSiegeLineStoresTheSample(t *testing.T) {
 	}
 }
 
+// TestSiegeTCP: the TCP_INFO siege's end line carries reaches the cell;
+// an end line without it, or any other line, carries none.
+func TestSiegeTCP(t *testing.T) {
+	tcp := &tcpinfo.Stats{Connections: 2, Retransmits: 5, RTTUS: 120, Cwnd: 10, CwndMin: 4}
+	line := func(kind string, v any) []byte {
+		var b bytes.Buffer
+		if err := workload.NewPrinter(&b, "pingpong").Print(kind, v); err != nil {
+			t.Fatal(err)
+		}
+		return bytes.TrimSpace(b.Bytes())
+	}
+	tests := []struct {
+		name string
+		line []byte
+		want *tcpinfo.Stats
+	}{
+		{"end with TCP_INFO", line(workload.KindEnd, siege.End{Requests: 3, TCP: tcp}), tcp},
+		{"end without", line(workload.KindEnd, siege.End{Requests: 3}), nil},
+		{"interval", line(workload.KindInterval, struct {
+			TCP *tcpinfo.Stats `json:"tcp_info"`
+		}{tcp}), nil},
+		{"not json", []byte(`{"kind":"end","tcp_info":`), nil},
+	}
+	for _, tt := range tests {
+		got := siegeTCP(tt.line)
+		if (got == nil) != (tt.want == nil) || got != nil && *got != *tt.want {
+			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+}
+
 // FuzzSiegeLine: whatever a client printed, reading it neither panics nor
 // takes a line of another workload, nor a start or end line, for a sample.
 func FuzzSiegeLine(f *testing.F) {
@@ -222,6 +254,7 @@ func FuzzSiegeLine(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
+		_ = siegeTCP(line)
 		smp, ok, err := siegeLine(line)
 		if ok && (err != nil || smp.Workload != "pingpong") {
 			t.Fatalf("%q: sample %+v, error %v", line, smp, err)

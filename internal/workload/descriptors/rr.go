@@ -43,6 +43,11 @@ func (rr) Metrics() []workload.Metric {
 		{Key: "rtt_p99", Title: "Round trip, 99th pct", Unit: "µs", Short: "RTT p99 µs"},
 		{Key: "one_way_p50", Title: "One way (round trip / 2), median", Unit: "µs", Short: "1-way p50 µs (RTT/2)"},
 		{Key: "rr_lost", Title: "Lost transactions", Unit: "count", Short: "lost", Additive: true, Count: true},
+		// From the client's TCP_INFO (tcp and crr), as stream's
+		// retransmits: the client's own, summed over its connections.
+		{Key: "retransmits", Title: "TCP retransmits", Unit: "segments", Short: "retrans", Additive: true, Count: true},
+		{Key: "rtt_us", Title: "TCP smoothed RTT (kernel), mean", Unit: "µs", Short: "srtt µs"},
+		{Key: "cwnd", Title: "TCP congestion window, mean", Unit: "segments", Short: "cwnd"},
 	}
 }
 
@@ -126,6 +131,11 @@ type rrTotal struct {
 	Lost         int64     `json:"lost"`
 	RoundTrip    rrLatency `json:"round_trip_us"`
 	OneWay       rrLatency `json:"one_way_us_half_rtt"`
+	TCP          *struct {
+		Retransmits int64   `json:"retransmits"`
+		RTTUS       float64 `json:"rtt_us"`
+		Cwnd        float64 `json:"snd_cwnd"`
+	} `json:"tcp_info"` // absent in records from before the client read TCP_INFO
 }
 
 func (rr) Total(payload json.RawMessage) (workload.Total, error) {
@@ -137,6 +147,9 @@ func (rr) Total(payload json.RawMessage) (workload.Total, error) {
 		"one_way_p50": r.OneWay.P50}
 	if r.Protocol == RRUDP {
 		v["rr_lost"] = float64(r.Lost)
+	}
+	if t := r.TCP; t != nil && r.Protocol != RRUDP {
+		v["retransmits"], v["rtt_us"], v["cwnd"] = float64(t.Retransmits), t.RTTUS, t.Cwnd
 	}
 	moved := r.Transactions * int64(r.RequestSize+r.ResponseSize)
 	return workload.Total{Protocol: r.Protocol, Values: v, Moved: moved}, nil

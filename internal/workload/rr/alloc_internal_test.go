@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 )
 
 // TestNoAllocsPerTransaction: the client's hot path allocates nothing, so
@@ -60,10 +62,51 @@ func TestNoAllocsPerCRRTransaction(t *testing.T) {
 		if e := c.exchange(stop); e != 0 {
 			t.Fatal(e)
 		}
-		c.close()
+		c.close(&w.tcp)
 	})
 	if allocs != 0 {
 		t.Errorf("%.1f allocations per crr transaction", allocs)
+	}
+	// Each close read its connection's TCP_INFO (AllocsPerRun runs once
+	// more, to warm up).
+	if got := w.tcp.Stats(); got == nil || got.Connections != 201 || got.RTTUS <= 0 || got.CwndMin < 1 {
+		t.Errorf("TCP_INFO of 201 crr connections: %+v", got)
+	}
+}
+
+// BenchmarkCRRTransaction is one crr transaction of the hot path:
+// connect, request, response, the server's FIN and close, against a
+// server in another process; with and without reading the connection's
+// TCP_INFO before the close, which is what a measured transaction adds.
+func BenchmarkCRRTransaction(b *testing.B) {
+	ap, err := netip.ParseAddrPort(serverProcess(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, read := range []bool{false, true} {
+		name := "without_tcp_info"
+		if read {
+			name = "with_tcp_info"
+		}
+		b.Run(name, func(b *testing.B) {
+			c := newCRRClient(ap, 14, 14)
+			w := &worker{}
+			acc := &w.tcp
+			if !read {
+				acc = nil
+			}
+			stop := func() bool { return false }
+			b.ReportAllocs()
+			for b.Loop() {
+				if e := c.open(w, stop); e != 0 {
+					b.Fatal(e)
+				}
+				if e := c.exchange(stop); e != 0 {
+					b.Fatal(e)
+				}
+				c.close(acc)
+			}
+		})
 	}
 }
 
@@ -93,7 +136,7 @@ func TestCRRClientStopped(t *testing.T) {
 // with one P, which the client's raw calls hold while they wait: a Server
 // in this process could not answer until sysmon preempted the client
 // (10 ms and more a transaction).
-func serverProcess(t *testing.T) string {
+func serverProcess(t testing.TB) string {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestServerProcess$")
 	cmd.Env = append(os.Environ(), "CNPERF_RR_SERVER_PROCESS=1")
@@ -139,5 +182,27 @@ func TestServerProcess(t *testing.T) {
 	}()
 	if err := s.Serve(ctx, io.Discard); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// BenchmarkTCPInfoRead is what crr adds to a transaction: one raw
+// getsockopt(TCP_INFO) into the worker's buffer.
+func BenchmarkTCPInfoRead(b *testing.B) {
+	ap, err := netip.ParseAddrPort(serverProcess(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := newCRRClient(ap, 14, 14)
+	w := &worker{}
+	if e := c.open(w, func() bool { return false }); e != 0 {
+		b.Fatal(e)
+	}
+	defer c.s.close()
+	var acc tcpinfo.Acc
+	b.ReportAllocs()
+	for b.Loop() {
+		if !acc.ReadFd(c.s.fd) {
+			b.Fatal("no TCP_INFO")
+		}
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 )
 
 // worker is one connection's (or, crr, one sequence of connections') state.
@@ -27,6 +29,7 @@ type worker struct {
 
 	total *hdr.Histogram // measured round trips; the worker's own until it ends
 	lost  int64          // measured losses (udp)
+	tcp   tcpinfo.Acc    // TCP_INFO of its connection(s), the worker's own until it ends
 
 	cmu     sync.Mutex
 	sock    *sock       // the connection in use, for stop to unblock
@@ -79,7 +82,7 @@ func (r *run) addAt(w *worker, at, rt time.Duration) {
 	if at > r.endAt {
 		return
 	}
-	measured := at >= r.cfg.Omit
+	measured := r.measured(at)
 	slot := 0
 	if measured {
 		slot = 1
@@ -90,6 +93,12 @@ func (r *run) addAt(w *worker, at, rt time.Duration) {
 	if measured {
 		record(w.total, rt)
 	}
+}
+
+// measured reports whether a transaction that ended at (since the run's
+// start) counts in the Result: after the warm-up, not after the end.
+func (r *run) measured(at time.Duration) bool {
+	return at >= r.cfg.Omit && at <= r.endAt
 }
 
 func (r *run) addLost(w *worker, t time.Time) {
@@ -280,10 +289,18 @@ loop:
 	wg.Wait()
 
 	total := newHist()
-	for _, w := range ws {
+	var tcp tcpinfo.Acc
+	for i, w := range ws {
 		total.Merge(w.total)
 		res.Lost += w.lost
+		if cfg.Protocol == ProtocolTCP {
+			// The connection is still open (closeAll is deferred); a
+			// stop's shutdown leaves its TCP_INFO readable.
+			readTCPInfo(&w.tcp, conns[i])
+		}
+		tcp.Merge(&w.tcp)
 	}
+	res.TCP = tcp.Stats()
 	stopped := minTime(time.Now(), r.end)
 	if d := stopped.Sub(r.measureStart); d > 0 {
 		res.Duration = d.Seconds()
@@ -584,6 +601,9 @@ func (r *run) crrWorker(ctx context.Context, w *worker) error {
 		// The server closes first: wait for its FIN, so this side does
 		// not keep the port in TIME_WAIT.
 		_, _ = c.Read(one[:])
+		if r.measured(t1.Sub(r.start)) {
+			w.tcp.ReadConn(c)
+		}
 		s.close()
 	}
 	return nil

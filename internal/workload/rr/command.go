@@ -142,4 +142,8 @@ func printRRResult(w io.Writer, r Result) {
 		l := row.l
 		fmt.Fprintf(w, "%-28s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f\n", row.name, l.Min, l.Mean, l.P50, l.P90, l.P99, l.P999, l.Max)
 	}
+	if t := r.TCP; t != nil {
+		fmt.Fprintf(w, "TCP_INFO of %d connection(s): %d retransmits (client), srtt mean %.0f µs (max %.0f, rttvar %.0f), cwnd mean %.1f (min %d)\n",
+			t.Connections, t.Retransmits, t.RTTUS, t.RTTMaxUS, t.RTTVarUS, t.Cwnd, t.CwndMin)
+	}
 }

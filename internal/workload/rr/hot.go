@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 )
 
 // The hot path: a worker's transactions on a detached socket (sock.go),
@@ -343,7 +345,11 @@ func (r *run) crrHot(w *worker, to netip.AddrPort) error {
 			return r.hotFail(w, "crr", e)
 		}
 		r.addAt(w, t1, t1-t0)
-		c.close()
+		if r.measured(t1) {
+			c.close(&w.tcp)
+		} else {
+			c.close(nil)
+		}
 		if t1 > r.endAt {
 			return nil
 		}
@@ -405,9 +411,14 @@ func (c *crrClient) exchange(stop func() bool) syscall.Errno {
 }
 
 // close waits for the server's FIN, so this side does not keep the port
-// in TIME_WAIT (the server closes first), and closes the socket.
-func (c *crrClient) close() {
+// in TIME_WAIT (the server closes first), adds the connection's TCP_INFO
+// to acc (unless nil: a transaction not measured), and closes the socket.
+// Read after the FIN, the retransmits include any of the whole exchange.
+func (c *crrClient) close(acc *tcpinfo.Acc) {
 	_, _ = rawRead(uintptr(c.s.fd), c.buf[:1], 0)
+	if acc != nil {
+		acc.ReadFd(c.s.fd)
+	}
 	c.s.close()
 }
 

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/workload/descriptors"
+	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 )
 
 // DefaultPort is the port of cnperf serve rr (TCP and UDP).
@@ -199,6 +200,11 @@ type Bucket struct {
 	Count      int64   `json:"count"` // cumulative
 }
 
+// TCPStats is what TCP_INFO said of the client's connections: tcp reads
+// each worker's connection at the run's end, crr each measured
+// transaction's connection before its close (after the server's FIN).
+type TCPStats = tcpinfo.Stats
+
 // Interval is one reporting interval of a run.
 type Interval struct {
 	Workload     string  `json:"workload"` // "rr"
@@ -232,6 +238,9 @@ type Result struct {
 	// a measured one-way delay.
 	OneWay    Latency  `json:"one_way_us_half_rtt"`
 	Histogram []Bucket `json:"round_trip_histogram,omitempty"`
+	// TCP is the kernel's TCP_INFO of the client's connections (tcp and
+	// crr; none for udp).
+	TCP *TCPStats `json:"tcp_info,omitempty"`
 	// IO is how the workers waited for the server: "blocking" (raw
 	// blocking calls, the thread keeping its P), "busy-poll" (spinning on
 	// non-blocking calls) or "netpoller" (Go's, for a custom Dial's conns).

@@ -183,6 +183,21 @@ func TestRunModes(t *testing.T) {
 			if n != res.Transactions {
 				t.Errorf("intervals sum to %d transactions, result %d", n, res.Transactions)
 			}
+			// TCP_INFO: tcp reads each worker's connection, crr each
+			// measured transaction's; udp has none.
+			switch want := int64(cfg.Parallel); {
+			case cfg.Protocol == "udp":
+				if res.TCP != nil {
+					t.Errorf("udp has TCP_INFO: %+v", res.TCP)
+				}
+			case res.TCP == nil:
+				t.Error("no TCP_INFO")
+			case cfg.Protocol == "crr" && res.TCP.Connections != res.Transactions,
+				cfg.Protocol == "tcp" && res.TCP.Connections != max(want, 1):
+				t.Errorf("TCP_INFO of %d connections, %d transactions", res.TCP.Connections, res.Transactions)
+			case res.TCP.RTTUS <= 0 || res.TCP.CwndMin < 1:
+				t.Errorf("TCP_INFO %+v: want an RTT and a window", *res.TCP)
+			}
 			t.Logf("%s: %d transactions, %.0f/s, rtt p50 %.1f µs p99 %.1f µs", tc.name, res.Transactions, res.TransPerSec, res.RoundTrip.P50, res.RoundTrip.P99)
 		})
 	}

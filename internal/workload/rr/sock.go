@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 )
 
 // sock is one connection of the client or the server. A kernel socket is
@@ -213,4 +215,15 @@ func sendto(fd uintptr, p []byte, to *syscall.RawSockaddrAny, toLen uint32) sysc
 	_, _, e := syscall.RawSyscall6(syscall.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0,
 		uintptr(unsafe.Pointer(to)), uintptr(toLen))
 	return e
+}
+
+// readTCPInfo adds s's TCP_INFO to a: its descriptor, or a conn's socket.
+func readTCPInfo(a *tcpinfo.Acc, s *sock) bool {
+	if s == nil {
+		return false
+	}
+	if s.detached() {
+		return a.ReadFd(s.fd)
+	}
+	return a.ReadConn(s.c)
 }

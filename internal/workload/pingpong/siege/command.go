@@ -20,6 +20,7 @@ import (
 	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
 	"github.com/cnperf/cnperf/internal/workload/shell"
+	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 )
 
 // Command is `cnperf siege`: ping-pong's client on its own, as ppbench
@@ -108,7 +109,11 @@ func Command(con workload.Console) *cobra.Command {
 					return func(s record.Sample) error { return lines.Print(workload.KindInterval, s) }
 				})
 			}
-			err = RunPlan(ctx, Config{Target: target, Concurrency: concurrency, Timeout: timeout}, sizes, p.Repetitions, func(s record.Sample) {
+			cfg := Config{Target: target, Concurrency: concurrency, Timeout: timeout}
+			if format == "envelope" {
+				cfg.TCP = func(s *tcpinfo.Stats) { end.TCP = s }
+			}
+			err = RunPlan(ctx, cfg, sizes, p.Repetitions, func(s record.Sample) {
 				s.Mode = experiment
 				tally.add(s)
 				end.add(s)
@@ -175,6 +180,9 @@ type End struct {
 	Failed      int  `json:"failed"`
 	Sizes       int  `json:"sizes"`
 	Interrupted bool `json:"interrupted,omitempty"`
+	// TCP is what TCP_INFO said of siege's connections to ping, each read
+	// as it closed: siege's retransmits, smoothed RTT and window.
+	TCP *tcpinfo.Stats `json:"tcp_info,omitempty"`
 }
 
 func (e *End) add(s record.Sample) {

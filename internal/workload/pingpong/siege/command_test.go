@@ -51,8 +51,14 @@ func TestCommandEnvelope(t *testing.T) {
 			}
 		case workload.KindEnd:
 			var end End
-			if err := json.Unmarshal([]byte(line), &end); err != nil || end != (End{Requests: 6, Sizes: 3}) {
+			err := json.Unmarshal([]byte(line), &end)
+			tcp := end.TCP
+			end.TCP = nil
+			if err != nil || end != (End{Requests: 6, Sizes: 3}) {
 				t.Errorf("end %s: want 6 requests over 3 sizes, none failed", line)
+			}
+			if tcp == nil || tcp.Connections < 1 || tcp.Retransmits != 0 {
+				t.Errorf("end %s: want siege's connections' TCP_INFO", line)
 			}
 		}
 	}

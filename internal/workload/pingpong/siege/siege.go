@@ -16,6 +16,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 )
 
 // Config tells siege which ping to load and how.
@@ -23,6 +24,9 @@ type Config struct {
 	Target      string        // base URL of ping, e.g. http://198.18.0.2:8080
 	Concurrency int           // parallel workers; 0 means 1; at most pingpong.MaxConcurrency
 	Timeout     time.Duration // per request; 0 means pingpong.DefaultTimeout; at most pingpong.MaxTimeout
+	// TCP, if not nil, is given at the end what TCP_INFO said of siege's
+	// connections to ping (nil if none was read).
+	TCP func(*tcpinfo.Stats)
 }
 
 // maxMPingBody bounds what siege reads from ping: an /mping answer is tens of
@@ -71,6 +75,10 @@ func run(ctx context.Context, cfg Config, total int, at func(int) pingpong.Reque
 	}
 	tr := pingpong.NewTransport(timeout, workers)
 	defer tr.CloseIdleConnections()
+	var conns tcpConns
+	if cfg.TCP != nil {
+		tr.DialContext = conns.dial(tr.DialContext)
+	}
 	client := &http.Client{Transport: tr}
 
 	var (
@@ -111,6 +119,10 @@ func run(ctx context.Context, cfg Config, total int, at func(int) pingpong.Reque
 		}()
 	}
 	wg.Wait()
+	if cfg.TCP != nil {
+		tr.CloseIdleConnections() // each reads its TCP_INFO as it closes
+		cfg.TCP(conns.stats())
+	}
 	// A cancellation that came after the last request completed lost nothing.
 	if err := ctx.Err(); err != nil && (next < total || dropped) {
 		return err

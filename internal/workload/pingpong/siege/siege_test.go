@@ -22,6 +22,7 @@ import (
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
 	"github.com/cnperf/cnperf/internal/workload/pingpong/server"
+	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 )
 
 // serveOn serves h on 127.0.0.1 until the test ends and returns its URL.
@@ -169,6 +170,25 @@ func TestRunConcurrency(t *testing.T) {
 	}
 	if el := time.Since(begin); el > 4*time.Second {
 		t.Errorf("took %v: the %d requests were not concurrent", el, conc)
+	}
+}
+
+// TestRunTCPInfo: siege reads TCP_INFO of each of its connections to ping
+// as it closes, the idle ones at the end: with two in flight, two
+// connections, no retransmits on loopback, an RTT and a window.
+func TestRunTCPInfo(t *testing.T) {
+	pingURL, _ := pingPong(t, 1000)
+	var got *tcpinfo.Stats
+	called := 0
+	cfg := Config{Target: pingURL, Concurrency: 2, TCP: func(s *tcpinfo.Stats) { got = s; called++ }}
+	if err := Run(context.Background(), cfg, pingpong.Requests([]int{10, 100, 1000}, 4), func(record.Sample) {}); err != nil {
+		t.Fatal(err)
+	}
+	if called != 1 || got == nil {
+		t.Fatalf("TCP called %d times with %+v", called, got)
+	}
+	if got.Connections < 1 || got.Connections > 2 || got.Retransmits != 0 || got.RTTUS <= 0 || got.CwndMin < 1 {
+		t.Errorf("TCP_INFO of siege's connections: %+v", *got)
 	}
 }
 

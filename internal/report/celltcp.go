@@ -1,0 +1,92 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/cnperf/cnperf/internal/record"
+)
+
+// TCPRow is one series' TCP_INFO of its cells' client connections
+// (ping-pong's siege to ping), over the cells that recorded it:
+// retransmits summed, the smoothed RTT and the window as means over the
+// connections.
+type TCPRow struct {
+	Mode        string
+	Cells       int
+	Connections int64
+	Retransmits int64
+	RTTUS       float64
+	Cwnd        float64
+}
+
+// CellTCP sums the cells' TCP_INFO per series, in the run's series order;
+// nil when no cell recorded any (runs made before it was recorded).
+func CellTCP(m record.Meta) []TCPRow {
+	by := map[string]*TCPRow{}
+	for _, c := range m.Cells {
+		t := c.TCP
+		if t == nil || t.Connections <= 0 {
+			continue
+		}
+		r := by[c.Mode]
+		if r == nil {
+			r = &TCPRow{Mode: c.Mode}
+			by[c.Mode] = r
+		}
+		n := float64(t.Connections)
+		r.Cells++
+		r.Connections += t.Connections
+		r.Retransmits += t.Retransmits
+		r.RTTUS += t.RTTUS * n // weighted; divided below
+		r.Cwnd += t.Cwnd * n
+	}
+	var rows []TCPRow
+	for _, k := range m.SeriesKeys() {
+		if r := by[k]; r != nil {
+			r.RTTUS /= float64(r.Connections)
+			r.Cwnd /= float64(r.Connections)
+			rows = append(rows, *r)
+		}
+	}
+	return rows
+}
+
+// tcpCaption says what the TCP_INFO table holds.
+const tcpCaption = "TCP_INFO of siege's connections to ping, read by siege as each closed: per series, over the cells, " +
+	"siege's retransmitted segments (its requests, SYN and FIN: ping's lost answers are ping's to retransmit), " +
+	"and the kernel's smoothed round trip and congestion window, means over the connections."
+
+// WriteTCPTable prints the rows (nothing without any).
+func WriteTCPTable(w io.Writer, rows []TCPRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "siege's TCP connections to ping (TCP_INFO, over the cells)")
+	fmt.Fprintln(tw, "mode\tcells\tconnections\tretrans\tsrtt µs\tcwnd\t")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t\n", r.Mode, r.Cells, r.Connections, r.Retransmits, textSig(r.RTTUS, 0), textSig(r.Cwnd, 1))
+	}
+	return tw.Flush()
+}
+
+// addCellTCP adds, for each run whose cells recorded TCP_INFO, its table.
+func (r *Report) addCellTCP() {
+	for ri, run := range r.Runs {
+		rows := CellTCP(run.Meta)
+		if len(rows) == 0 {
+			continue
+		}
+		suffix, idSuffix := runSuffix(r.Runs, ri)
+		t := Table{ID: "tab-tcpinfo" + idSuffix, Title: "Siege's TCP connections" + suffix, Caption: tcpCaption,
+			Columns: []string{"mode", "cells", "connections", "retransmits", "smoothed RTT (µs)", "cwnd (segments)"}}
+		for _, row := range rows {
+			t.Rows = append(t.Rows, []Cell{{Text: row.Mode}, {Text: fmt.Sprint(row.Cells)}, {Text: fmt.Sprint(row.Connections)},
+				{Text: fmt.Sprint(row.Retransmits)}, {Text: textSig(row.RTTUS, 0)}, {Text: textSig(row.Cwnd, 1)}})
+		}
+		r.Tables = append(r.Tables, t)
+	}
+}
