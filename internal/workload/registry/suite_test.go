@@ -81,7 +81,7 @@ func TestExpandErrors(t *testing.T) {
 		{"huge repetitions", Test{Workload: "rr", Repetitions: 2000000}, "tests[0].repetitions: 2000000 is outside 0..1000"},
 		{"long name", Test{Workload: "rr", Name: strings.Repeat("n", 65)}, "tests[0].name: 65 bytes"},
 		{"fit_mtu with sizes", Test{Workload: "rr", Params: workload.Params{"fit_mtu": true, "request": 10}}, "tests[0].fit_mtu: sets request and response"},
-		{"sweep unknown param", Test{Workload: "stream", Sweep: vals("request", "1")}, `tests[0].sweep.param: "request": stream sweeps parallel, length, rate`},
+		{"sweep unknown param", Test{Workload: "stream", Sweep: vals("request", "1")}, `tests[0].sweep.param: "request": stream sweeps parallel, threads, length, rate`},
 		{"sweep both", Test{Workload: "stream", Sweep: &Sweep{Param: "length", Values: []string{"1"}, Step: 1}}, "tests[0].sweep: give values or from/to/step, not both"},
 		{"sweep no step", Test{Workload: "stream", Sweep: sw("length", 1000, 2000, 0)}, "tests[0].sweep.step: 0 is outside 1.."},
 		{"sweep backwards", Test{Workload: "stream", Sweep: sw("length", 2000, 1000, 100)}, "tests[0].sweep.to: 1000 is below sweep.from 2000"},
