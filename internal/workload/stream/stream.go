@@ -104,8 +104,9 @@ type Result struct {
 	Lost                  int64   `json:"lost"`
 	LossPercent           float64 `json:"loss_percent"`
 	OutOfOrder            int64   `json:"out_of_order"`
-	// How the sender sent, so figures stay comparable: IO "loop" (one
-	// thread, raw system calls: TCP and UDP as fast as possible) or
+	// How the sender sent, so figures stay comparable: IO "loop" (a
+	// thread per share of the streams, raw system calls: TCP and UDP as
+	// fast as possible) or
 	// "netpoller" (a goroutine per stream: paced tests); Send, for TCP,
 	// "sendfile" (each block the pages of a file, not copied from user
 	// memory, as iperf3 -Z: TCP as fast as possible), from SendFile
@@ -228,10 +229,11 @@ func (c Config) Validate() error {
 
 // DefaultThreads is the threads a test of parallel streams is sent and
 // received with when Config.Threads is 0: one per stream up to the CPUs
-// this process may run on, so a test scales with cores as iperf3 3.16+
+// this process may use (its affinity, and GOMAXPROCS, which follows a
+// container's CPU limit), so a test scales with cores as iperf3 3.16+
 // does, without more threads than cores taking turns on them.
 func DefaultThreads(parallel int) int {
-	return max(1, min(parallel, runtime.NumCPU()))
+	return max(1, min(parallel, runtime.NumCPU(), runtime.GOMAXPROCS(0)))
 }
 
 // threads is the threads the test runs with (after defaults).
