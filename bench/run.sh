@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # run.sh — cnperf's measuring side against the C tools, side by side, on
 # this machine: bench/anchors.sh (stream vs iperf3, rr vs sockperf, crr vs
-# netperf, in a bare lab) and bench/pong-vs-nginx.sh (pong vs nginx on
-# loopback). Writes one markdown report with the machine's CPU model, the
+# netperf, in a bare lab), bench/threads.sh (stream's throughput against
+# its threads, 1 up to nproc, for information) and bench/pong-vs-nginx.sh
+# (pong vs nginx on loopback). Writes one markdown report with the machine's CPU model, the
 # tools' versions and both tables, so a user can check cnperf against the
 # tools they trust before they trust its figures.
 #
@@ -10,6 +11,7 @@
 # Env:   OUT=bench/out  where the report goes
 #        ROUNDS=10 TIME=3 anchors' rounds and seconds per run
 #        PONG_ROUNDS=6    pong-vs-nginx's rounds
+#        THREADS_ROUNDS=5 threads.sh's rounds (0: leave it out)
 #        FLOOR=1          also bench/floor.sh (FLOOR_ROUNDS=8), for information
 #        CNPERF=./cnperf  (built with CGO_ENABLED=0 if missing)
 # Exit:  0 when every goal holds, 1 when one does not, 2 on setup errors.
@@ -30,6 +32,10 @@ trap 'rm -rf "$tmp"' EXIT
 status=0
 ROUNDS=${ROUNDS:-10} TIME=${TIME:-3} TABLE=$tmp/anchors.md bench/anchors.sh >&2 || status=$?
 ((status < 2)) || exit "$status"
+THREADS_ROUNDS=${THREADS_ROUNDS:-5}
+if ((THREADS_ROUNDS > 0)); then
+	ROUNDS=$THREADS_ROUNDS TIME=${TIME:-3} TABLE=$tmp/threads.md bench/threads.sh >&2 || exit 2
+fi
 s=0
 ROUNDS=${PONG_ROUNDS:-6} TABLE=$tmp/pong.md bench/pong-vs-nginx.sh >&2 || s=$?
 ((s < 2)) || exit "$s"
@@ -53,6 +59,12 @@ version() { "$@" 2>&1 | head -1 | tr -d '\r' || true; }
 	echo
 	cat "$tmp/anchors.md"
 	echo
+	if [[ -s $tmp/threads.md ]]; then
+		echo "## Stream's throughput against its threads (bench/threads.sh)"
+		echo
+		cat "$tmp/threads.md"
+		echo
+	fi
 	echo "## Pong against nginx (bench/pong-vs-nginx.sh)"
 	echo
 	cat "$tmp/pong.md"

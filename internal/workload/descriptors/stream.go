@@ -55,6 +55,9 @@ func (stream) Params() []workload.Param {
 		omit(),
 		{Name: "parallel", Kind: workload.Whole, Unit: "streams", Bounds: []workload.Bound{{Min: 1, Max: StreamMaxParallel}},
 			Flag: "--parallel", Short: "P", Default: "1", Sweep: true, Help: "parallel streams"},
+		{Name: "threads", Kind: workload.Whole, Unit: "threads", Bounds: []workload.Bound{{Min: 1, Max: StreamMaxParallel}},
+			Flag: "--threads", Sweep: true,
+			Help: "OS threads the streams are sent and received with, each a loop over its share (TCP as fast as possible; default: one per stream up to the CPUs)"},
 		{Name: "length", Kind: workload.Whole, Unit: "bytes", Bounds: []workload.Bound{
 			{Protocol: "udp", Min: StreamUDPHeader, Max: MaxUDPPayload, What: "UDP datagram"},
 			{Min: 1, Max: StreamMaxTCPLength, What: "TCP write"}},
@@ -72,6 +75,14 @@ func (stream) Validate(t workload.Test) error {
 	rate := p.Bits("rate")
 	if p.Bool("copy") && (p.Text("protocol") == "udp" || (rate != 0 && rate < StreamUnlimitedRate)) {
 		return workload.Bad("copy", "only for TCP as fast as possible (no rate): the one test sent with sendfile")
+	}
+	if n := p.Int("threads"); n > 0 {
+		if par := max(p.Int("parallel"), 1); n > par {
+			return workload.Bad("threads", "%d: more than the %d parallel stream(s)", n, par)
+		}
+		if n > 1 && (p.Text("protocol") == "udp" || (rate != 0 && rate < StreamUnlimitedRate)) {
+			return workload.Bad("threads", "only for TCP as fast as possible (no rate): paced and UDP streams each have a thread of their own")
+		}
 	}
 	// The bins the client records the test in.
 	iv := t.ReportInterval()

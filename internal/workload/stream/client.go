@@ -31,6 +31,10 @@ func Run(ctx context.Context, cfg Config, emit func(Interval)) (Result, error) {
 		return Result{}, err
 	}
 	cfg = cfg.withDefaults()
+	if cfg.Protocol == "tcp" && (cfg.Rate == 0 || cfg.Rate >= UnlimitedRate) {
+		// The server reads with as many threads as the client sends with.
+		cfg.Threads = cfg.threads()
+	}
 	if emit == nil {
 		emit = func(Interval) {}
 	}
@@ -172,7 +176,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	gso := 0
 	if cfg.Protocol == "tcp" && (cfg.Rate == 0 || cfg.Rate >= UnlimitedRate) {
 		buf = make([]byte, cfg.Length)
-		loop = newTCPLoop(conns, buf, !cfg.Copy)
+		loop = newTCPLoop(conns, buf, !cfg.Copy, cfg.Threads)
 	}
 	if loop != nil {
 		wg.Go(func() { loop.run(buf, ctrs, end, errs) })
@@ -232,8 +236,9 @@ ticks:
 	wasInterrupted := !interrupted()
 	closeConns()
 	var sentFrom string
+	threads := 0
 	if loop != nil {
-		sentFrom = loop.sentFrom()
+		sentFrom, threads = loop.sentFrom(), loop.threads()
 	}
 	if loop != nil {
 		loop.close() // the receiver reads the end of the streams
@@ -243,6 +248,7 @@ ticks:
 	res := clock.result(cfg)
 	res.SendBuffer = sndbuf
 	res.UDPGSO = gso
+	res.Threads = threads
 	res.IO = "netpoller"
 	if loop != nil || gso > 0 {
 		res.IO = "loop"

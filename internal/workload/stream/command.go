@@ -65,6 +65,7 @@ func ClientCommand(con workload.Console) *cobra.Command {
 		Workload: descriptors.Stream,
 		Short:    "Measure TCP or UDP bulk throughput against `cnperf serve stream`, like iperf3 -c",
 		Example: `  cnperf stream --server 198.18.0.2 -t 10s -P 4
+  cnperf stream --server 198.18.0.2 -t 10s -P 8 --threads 2
   cnperf stream --server 198.18.0.2 --udp -b 100M -l 1400 --json`,
 		Time:     10 * time.Second,
 		TimeHelp: "measured time (10s; a bare number is seconds)",
@@ -76,7 +77,7 @@ func ClientCommand(con workload.Console) *cobra.Command {
 			p := r.Params
 			udp := p.Text("protocol") == "udp"
 			cfg := Config{Addr: r.Server, Protocol: "tcp", Duration: r.Time, Omit: p.Dur("omit"), Interval: r.Interval,
-				Parallel: int(max(p.Int("parallel"), 1)), Length: int(p.Int("length"))}
+				Parallel: int(max(p.Int("parallel"), 1)), Length: int(p.Int("length")), Threads: int(p.Int("threads"))}
 			if udp {
 				cfg.Protocol = "udp"
 			}

@@ -33,6 +33,7 @@ type message struct {
 	Parallel   int    `json:"parallel,omitempty"`
 	Length     int    `json:"length,omitempty"`
 	Rate       int64  `json:"rate,omitempty"`
+	Threads    int    `json:"threads,omitempty"` // the receiver's reading threads; 0: one
 	Cookie     string `json:"cookie,omitempty"`
 
 	// error
@@ -71,6 +72,7 @@ func (m message) config() Config {
 		Parallel: m.Parallel,
 		Length:   m.Length,
 		Rate:     m.Rate,
+		Threads:  m.Threads,
 	}
 }
 
@@ -84,6 +86,7 @@ func testMessage(c Config, cookie [cookieLen]byte) message {
 		Parallel:   c.Parallel,
 		Length:     c.Length,
 		Rate:       c.Rate,
+		Threads:    c.Threads,
 		Cookie:     hex.EncodeToString(cookie[:]),
 	}
 }

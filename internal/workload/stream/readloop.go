@@ -1,13 +1,15 @@
 package stream
 
 import (
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
 )
 
 // readTCPStreams reads every TCP stream of a test from one thread with its
-// own epoll set, as iperf3's server reads after select: each round reads
+// own epoll set (or, when the client sends from several threads, from as
+// many, each with its share of the streams and an epoll set of its own), as iperf3's server reads after select: each round reads
 // only the streams epoll_wait reports readable, each until a read comes
 // back short (at most maxBurst reads of tcpReadBuffer), with raw reads
 // (hotcall.go). Reading every stream until EAGAIN instead cost 46 system
@@ -21,12 +23,6 @@ import (
 // When a socket cannot be taken over, each stream gets a goroutine on the
 // netpoller instead.
 func (t *test) readTCPStreams(t0 time.Time) {
-	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
-	if err != nil {
-		t.readTCPGoroutines(t0)
-		return
-	}
-	defer syscall.Close(ep)
 	t.mu.Lock()
 	var fds []int
 	for _, c := range t.conns {
@@ -44,9 +40,8 @@ func (t *test) readTCPStreams(t0 time.Time) {
 		t.readTCPGoroutines(t0)
 		return
 	}
-	for i, c := range t.conns {
+	for _, c := range t.conns {
 		c.Close() // leaves Go's netpoller; the dup keeps the connection
-		_ = syscall.EpollCtl(ep, syscall.EPOLL_CTL_ADD, fds[i], &syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP, Fd: int32(i)})
 	}
 	t.mu.Unlock()
 	defer func() {
@@ -57,19 +52,64 @@ func (t *test) readTCPStreams(t0 time.Time) {
 		}
 	}()
 
-	buf := make([]byte, tcpReadBuffer)
-	if len(fds) == 1 {
-		t.readOne(fds[0], buf, t0)
+	// With several threads (the client's), each reads its share of the
+	// streams, as the client sends them: stream i in share i%threads, on
+	// an OS thread of its own, named receiverThread.
+	threads := max(1, min(t.cfg.Threads, len(fds)))
+	if threads == 1 {
+		t.readShare(fds, allStreams(len(fds)), t0)
 		return
 	}
-	events := make([]syscall.EpollEvent, len(fds))
+	shares := make([][]int, threads)
+	for i := range fds {
+		shares[i%threads] = append(shares[i%threads], i)
+	}
+	var wg sync.WaitGroup
+	for _, share := range shares {
+		wg.Go(func() {
+			// Never unlocked: the thread, named, ends with the goroutine.
+			runtime.LockOSThread()
+			nameThread(receiverThread)
+			t.readShare(fds, share, t0)
+		})
+	}
+	wg.Wait()
+}
+
+// allStreams is 0..n-1.
+func allStreams(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+// readShare reads the streams share (indices into fds, which it closes and
+// sets to -1 as they end) with one epoll set, or, for one stream, with
+// blocking reads (readOne).
+func (t *test) readShare(fds, share []int, t0 time.Time) {
+	buf := make([]byte, tcpReadBuffer)
+	if len(share) == 1 {
+		t.readOne(fds[share[0]], share[0], buf, t0)
+		return
+	}
+	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return
+	}
+	defer syscall.Close(ep)
+	for _, i := range share {
+		_ = syscall.EpollCtl(ep, syscall.EPOLL_CTL_ADD, fds[i], &syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP, Fd: int32(i)})
+	}
+	events := make([]syscall.EpollEvent, len(share))
 	end := func(i int) {
 		_, _, _ = syscall.RawSyscall6(syscall.SYS_EPOLL_CTL, uintptr(ep), syscall.EPOLL_CTL_DEL, uintptr(fds[i]), 0, 0, 0)
 		syscall.Close(fds[i])
 		fds[i] = -1
 	}
 	var y yielder
-	for live := len(fds); live > 0; {
+	for live := len(share); live > 0; {
 		left := time.Until(t.dataDeadline())
 		if left <= 0 {
 			return
@@ -130,7 +170,7 @@ func (t *test) readTCPGoroutines(t0 time.Time) {
 // raw, iperf3 237. A read that ends in a preemption signal (sysmon's, after
 // 10 ms blocked) or the 50 ms timeout finds the stream idle; the next one
 // then enters the scheduler, so an idle stream's thread sleeps.
-func (t *test) readOne(fd int, buf []byte, t0 time.Time) {
+func (t *test) readOne(fd, stream int, buf []byte, t0 time.Time) {
 	if syscall.SetNonblock(fd, false) != nil {
 		return
 	}
@@ -139,7 +179,7 @@ func (t *test) readOne(fd int, buf []byte, t0 time.Time) {
 	if t.hotReader != nil {
 		defer t.hotReader()()
 	}
-	r := t.recv[0]
+	r := t.recv[stream]
 	var y yielder
 	idle := false
 	for time.Now().Before(t.dataDeadline()) {

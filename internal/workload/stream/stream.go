@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"runtime"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/workload/descriptors"
@@ -103,8 +104,9 @@ type Result struct {
 	Lost                  int64   `json:"lost"`
 	LossPercent           float64 `json:"loss_percent"`
 	OutOfOrder            int64   `json:"out_of_order"`
-	// How the sender sent, so figures stay comparable: IO "loop" (one
-	// thread, raw system calls: TCP and UDP as fast as possible) or
+	// How the sender sent, so figures stay comparable: IO "loop" (a
+	// thread per share of the streams, raw system calls: TCP and UDP as
+	// fast as possible) or
 	// "netpoller" (a goroutine per stream: paced tests); Send, for TCP,
 	// "sendfile" (each block the pages of a file, not copied from user
 	// memory, as iperf3 -Z: TCP as fast as possible), from SendFile
@@ -118,6 +120,11 @@ type Result struct {
 	SendFile   string `json:"send_file,omitempty"`
 	UDPGSO     int    `json:"udp_gso_segments,omitempty"`
 	SendBuffer int    `json:"send_buffer_bytes,omitempty"`
+	// Threads is the OS threads that sent the streams (TCP as fast as
+	// possible: each a loop over its share of the streams); 0 (absent)
+	// in runs recorded before senders were threaded, and in paced and
+	// UDP tests, whose streams each have a goroutine of their own.
+	Threads int `json:"threads,omitempty"`
 }
 
 // Config is one test as the client runs it.
@@ -138,6 +145,11 @@ type Config struct {
 	// Copy sends TCP as fast as possible with write(2) from user memory,
 	// as iperf3 without -Z, instead of with sendfile(2) from a file.
 	Copy bool
+	// Threads spreads the streams of TCP as fast as possible over this
+	// many OS threads on each side, sender and receiver, each a loop over
+	// its share of the streams (as iperf3 3.16+ gives each stream a
+	// thread); 0: DefaultThreads. At most Parallel.
+	Threads int
 	// Dial opens the control and TCP data connections ("tcp") and the UDP
 	// sockets ("udp", used connected); nil: a net.Dialer. The runner sets it
 	// to dial from inside a network namespace.
@@ -194,6 +206,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--bitrate %d: must be >= 0", c.Rate)
 	case c.Rate > UnlimitedRate:
 		return fmt.Errorf("--bitrate %d: must be <= %d (0: unlimited)", c.Rate, UnlimitedRate)
+	case c.Threads < 0 || c.Threads > MaxParallel:
+		return fmt.Errorf("--threads %d: must be in [1, %d]", c.Threads, MaxParallel)
+	case c.Threads > c.Parallel:
+		return fmt.Errorf("--threads %d: more than the %d stream(s) of --parallel", c.Threads, c.Parallel)
+	case c.Threads > 1 && (c.Protocol != "tcp" || (c.Rate != 0 && c.Rate < UnlimitedRate)):
+		return fmt.Errorf("--threads %d: only for TCP as fast as possible (no --udp, no -b): paced and UDP streams each have a thread of their own", c.Threads)
 	case c.Length < 0:
 		return fmt.Errorf("--length %d: must be > 0", c.Length)
 	case c.Protocol == "udp" && c.Length > MaxUDPLength:
@@ -207,6 +225,23 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--interval %s: %d intervals in %s, more than %d", c.Interval, n, c.Omit+c.Duration, MaxIntervals)
 	}
 	return nil
+}
+
+// DefaultThreads is the threads a test of parallel streams is sent and
+// received with when Config.Threads is 0: one per stream up to the CPUs
+// this process may use (its affinity, and GOMAXPROCS, which follows a
+// container's CPU limit), so a test scales with cores as iperf3 3.16+
+// does, without more threads than cores taking turns on them.
+func DefaultThreads(parallel int) int {
+	return max(1, min(parallel, runtime.NumCPU(), runtime.GOMAXPROCS(0)))
+}
+
+// threads is the threads the test runs with (after defaults).
+func (c Config) threads() int {
+	if c.Threads > 0 {
+		return c.Threads
+	}
+	return DefaultThreads(c.Parallel)
 }
 
 // countBins is len(boundaries(omit, duration, interval)) - 1, without

@@ -3,6 +3,8 @@ package stream
 import (
 	"net"
 	"os"
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -19,22 +21,27 @@ import (
 // round. The sockets are dup'ed and their net.Conns closed first, so Go's
 // netpoller does not wake for every freed buffer, and the goroutine
 // scheduler stays out of the data path (with several streams on one CPU
-// it cost a quarter of the throughput).
+// it cost a quarter of the throughput). With several threads (as iperf3
+// 3.16+ gives each stream one), each runs the same loop over its share of
+// the streams, with an epoll set of its own, on an OS thread of its own.
 type tcpLoop struct {
-	fds  []int
-	ep   int
-	file int    // a file holding the block, sent with sendfile; -1: write(2)
-	from string // the file: "tmpfile" or "memfd" (workload.SendFile)
-	stop atomic.Bool
+	fds    []int
+	shares [][]int     // the streams of each thread: stream i in shares[i%threads]
+	eps    []int       // each share's epoll set
+	file   int         // a file holding the block, sent with sendfile; -1: write(2)
+	from   string      // the file: "tmpfile" or "memfd" (workload.SendFile)
+	wrote  atomic.Bool // a thread fell back to write(2): the socket cannot splice
+	stop   atomic.Bool
 }
 
 // newTCPLoop takes over conns; nil (conns untouched) when one has no file
 // descriptor or epoll fails. With zerocopy, each block is sent with
 // sendfile(2) from a file holding block (as iperf3 -Z): the socket takes
 // the file's pages, and the sender does not copy each block from user
-// memory; without a file it writes.
-func newTCPLoop(conns []net.Conn, block []byte, zerocopy bool) *tcpLoop {
+// memory; without a file it writes. Its threads share the one file.
+func newTCPLoop(conns []net.Conn, block []byte, zerocopy bool, threads int) *tcpLoop {
 	l := &tcpLoop{file: -1}
+	threads = max(1, min(threads, len(conns)))
 	if zerocopy {
 		l.file, l.from = workload.SendFile(block, "cnperf-stream-block", true)
 	}
@@ -46,16 +53,22 @@ func newTCPLoop(conns []net.Conn, block []byte, zerocopy bool) *tcpLoop {
 		}
 		l.fds = append(l.fds, fd)
 	}
-	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
-	if err != nil {
-		l.close()
-		return nil
+	l.shares = make([][]int, threads)
+	for i := range l.fds {
+		l.shares[i%threads] = append(l.shares[i%threads], i)
 	}
-	l.ep = ep
-	for i, fd := range l.fds {
-		if err := syscall.EpollCtl(ep, syscall.EPOLL_CTL_ADD, fd, &syscall.EpollEvent{Events: syscall.EPOLLOUT, Fd: int32(i)}); err != nil {
+	for _, share := range l.shares {
+		ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+		if err != nil {
 			l.close()
 			return nil
+		}
+		l.eps = append(l.eps, ep)
+		for _, i := range share {
+			if err := syscall.EpollCtl(ep, syscall.EPOLL_CTL_ADD, l.fds[i], &syscall.EpollEvent{Events: syscall.EPOLLOUT, Fd: int32(i)}); err != nil {
+				l.close()
+				return nil
+			}
 		}
 	}
 	for _, c := range conns {
@@ -64,29 +77,82 @@ func newTCPLoop(conns []net.Conn, block []byte, zerocopy bool) *tcpLoop {
 	return l
 }
 
-// run writes buf to every stream until end or stop; errs[i] is set when
-// stream i fails. Each round writes every stream until its socket is full
+// threads is the OS threads the loop sends from.
+func (l *tcpLoop) threads() int { return len(l.shares) }
+
+// run sends until end or stop: one thread's loop over every stream in the
+// calling goroutine, or, with several threads, one loop per share, each
+// on an OS thread of its own (locked, and named senderThread so /proc
+// tells them apart), and returns when every one has. Each of those holds
+// its P throughout (raw system calls, hotcall.go), so the process gets a
+// P per thread and one for the interval clock for the test.
+func (l *tcpLoop) run(buf []byte, ctrs []counter, end time.Time, errs []error) {
+	if l.threads() == 1 {
+		l.runShare(0, buf, ctrs, end, errs)
+		return
+	}
+	defer moreProcs(l.threads() + 1)()
+	var wg sync.WaitGroup
+	for s := range l.shares {
+		wg.Go(func() {
+			// Never unlocked: the thread, named, ends with the goroutine.
+			runtime.LockOSThread()
+			nameThread(senderThread)
+			l.runShare(s, buf, ctrs, end, errs)
+		})
+	}
+	wg.Wait()
+}
+
+// senderThread and receiverThread name the threads of a test sent or
+// received by several (comm in /proc/PID/task/TID/stat: at most 15 bytes).
+const (
+	senderThread   = "cnperf-send"
+	receiverThread = "cnperf-recv"
+)
+
+// nameThread names the calling OS thread (locked to its goroutine).
+func nameThread(name string) {
+	b := append([]byte(name), 0)
+	_ = unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&b[0])), 0, 0, 0)
+}
+
+// moreProcs raises GOMAXPROCS to at least n (a P for each thread that
+// holds one throughout, and one for the rest) and returns its undoing.
+func moreProcs(n int) (restore func()) {
+	prev := runtime.GOMAXPROCS(0)
+	if prev >= n {
+		return func() {}
+	}
+	runtime.GOMAXPROCS(n)
+	return func() { runtime.GOMAXPROCS(prev) }
+}
+
+// runShare writes buf to every stream of share s until end or stop; errs[i]
+// is set when stream i fails. Each round writes every stream until its socket is full
 // (at most maxBurst writes; one sendfile), and only when every one was
 // full does the thread wait in epoll_wait, as iperf3 3.12 writes several blocks per
 // select; with one epoll_wait per write, the thread slept and woke for
 // every block (13,000 context switches a second where iperf3 had 70). The
 // system calls are raw (hotcall.go): the scheduler is not entered per
 // write, and the loop yields every yieldEvery so the interval clock runs.
-func (l *tcpLoop) run(buf []byte, ctrs []counter, end time.Time, errs []error) {
+func (l *tcpLoop) runShare(s int, buf []byte, ctrs []counter, end time.Time, errs []error) {
+	share, ep := l.shares[s], l.eps[s]
 	send, op, burst := rawWrite, "write", maxBurst
-	if l.file >= 0 {
-		file := uintptr(l.file)
+	fileFd := l.file
+	if fileFd >= 0 {
+		file := uintptr(fileFd)
 		send, op, burst = func(fd uintptr, p []byte) (int, syscall.Errno) { return rawSendfile(fd, file, len(p)) }, "sendfile", 1
 	}
-	events := make([]syscall.EpollEvent, len(l.fds))
+	events := make([]syscall.EpollEvent, len(share))
 	live := make([]bool, len(l.fds))
-	nLive := len(l.fds)
-	for i := range live {
+	nLive := len(share)
+	for _, i := range share {
 		live[i] = true
 	}
 	fail := func(i int, e syscall.Errno) {
 		errs[i] = os.NewSyscallError(op, e)
-		_, _, _ = syscall.RawSyscall6(syscall.SYS_EPOLL_CTL, uintptr(l.ep), syscall.EPOLL_CTL_DEL, uintptr(l.fds[i]), 0, 0, 0)
+		_, _, _ = syscall.RawSyscall6(syscall.SYS_EPOLL_CTL, uintptr(ep), syscall.EPOLL_CTL_DEL, uintptr(l.fds[i]), 0, 0, 0)
 		live[i] = false
 		nLive--
 	}
@@ -95,7 +161,8 @@ func (l *tcpLoop) run(buf []byte, ctrs []counter, end time.Time, errs []error) {
 	var y yielder
 	for nLive > 0 && !l.stop.Load() {
 		wrote := false
-		for i, fd := range l.fds {
+		for _, i := range share {
+			fd := l.fds[i]
 			for k := 0; live[i] && k < burst; k++ {
 				n, e := send(uintptr(fd), buf)
 				if n > 0 {
@@ -105,11 +172,11 @@ func (l *tcpLoop) run(buf []byte, ctrs []counter, end time.Time, errs []error) {
 				if e == syscall.EAGAIN {
 					break
 				}
-				if l.file >= 0 && (e == syscall.EINVAL || e == syscall.ENOSYS || e == syscall.EOPNOTSUPP) {
+				if fileFd >= 0 && (e == syscall.EINVAL || e == syscall.ENOSYS || e == syscall.EOPNOTSUPP) {
 					// A socket or kernel that cannot splice: write
 					// from here on, and say so in the result.
-					syscall.Close(l.file)
-					l.file = -1
+					fileFd = -1
+					l.wrote.Store(true)
 					send, op, burst = rawWrite, "write", maxBurst
 					continue
 				}
@@ -131,10 +198,10 @@ func (l *tcpLoop) run(buf []byte, ctrs []counter, end time.Time, errs []error) {
 		// while the loop waits (the interval clock runs when it yields),
 		// and a wait that entered the scheduler had sysmon take the P and
 		// poll every 20 µs, on the sender's CPU. At most yieldEvery.
-		_, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(l.ep), uintptr(unsafe.Pointer(&events[0])),
+		_, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(ep), uintptr(unsafe.Pointer(&events[0])),
 			uintptr(len(events)), uintptr(wait/time.Millisecond)+1, 0, 0)
 		if e != 0 && e != syscall.EINTR {
-			for i := range errs {
+			for _, i := range share {
 				if errs[i] == nil {
 					errs[i] = os.NewSyscallError("epoll_wait", e)
 				}
@@ -167,10 +234,10 @@ func (l *tcpLoop) close() {
 		syscall.Close(fd)
 	}
 	l.fds = nil
-	if l.ep > 0 {
-		syscall.Close(l.ep)
+	for _, ep := range l.eps {
+		syscall.Close(ep)
 	}
-	l.ep = -1
+	l.eps = nil
 	if l.file >= 0 {
 		syscall.Close(l.file)
 	}
@@ -180,7 +247,7 @@ func (l *tcpLoop) close() {
 // sentFrom is the kind of file the loop sends with sendfile; "" when it
 // writes.
 func (l *tcpLoop) sentFrom() string {
-	if l.file < 0 {
+	if l.file < 0 || l.wrote.Load() {
 		return ""
 	}
 	return l.from
