@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"fmt"
 	"net"
 	"net/http"
@@ -356,7 +357,10 @@ func (b *builder) ciliumReady(ctx context.Context, i int) error {
 	sock := fmt.Sprintf("/proc/%d/root/run/cilium/cilium.sock", b.mnt[i])
 	c := &http.Client{Timeout: 5 * time.Second, Transport: unixTransport(sock)}
 	err := b.wait(ctx, host+"'s cilium-agent", ciliumReadyWithin, func() (bool, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://cilium/v1/healthz", nil)
+		// The agent answers healthy and writes its CNI config before its
+		// datapath is compiled and loaded: the host's endpoint (identity
+		// 1) turns ready once it is.
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://cilium/v1/endpoint", nil)
 		if err != nil {
 			return false, err
 		}
@@ -364,8 +368,22 @@ func (b *builder) ciliumReady(ctx context.Context, i int) error {
 		if err != nil {
 			return false, nil
 		}
+		var eps []struct {
+			Status struct {
+				State    string
+				Identity struct{ ID int }
+			}
+		}
+		err = json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&eps)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
+		if err != nil || resp.StatusCode != http.StatusOK {
+			return false, nil
+		}
+		hostReady := false
+		for _, ep := range eps {
+			hostReady = hostReady || (ep.Status.Identity.ID == 1 && ep.Status.State == "ready")
+		}
+		if !hostReady {
 			return false, nil
 		}
 		conf, err = os.ReadFile(filepath.Join(nd, "cilium-cni", ciliumConflist))
