@@ -60,3 +60,18 @@ func FuzzImageTag(f *testing.F) {
 	f.Add("quay.io/cilium/cilium:v1.20.2@sha256:abc")
 	f.Fuzz(func(t *testing.T, s string) { _ = imageTag(s) })
 }
+
+// FuzzCiliumRecord: whatever a cluster's cilium-config holds, the record
+// is made without a panic and names no feature off that is not false.
+func FuzzCiliumRecord(f *testing.F) {
+	f.Add("tunnel", "vxlan", "", `{"enable-ipv6":"x"}`, "false")
+	f.Add("", "", "disabled", "{", "FALSE ")
+	f.Fuzz(func(t *testing.T, routing, proto, tunnel, why, v string) {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{AnnotationCiliumOff: why}},
+			Data: map[string]string{"routing-mode": routing, "tunnel-protocol": proto, "tunnel": tunnel, "enable-hubble": v}}
+		r := ciliumRecord(cm)
+		if len(r.FeaturesOff) > 1 {
+			t.Errorf("features off %v from one key", r.FeaturesOff)
+		}
+	})
+}
