@@ -208,7 +208,9 @@ func (b *builder) ciliumObjects(ctx context.Context) error {
 
 // ciliumOperator starts cilium-operator-generic on host cp, as Cilium's
 // Deployment runs it: it registers Cilium's CRDs and collects unused
-// identities.
+// identities. It makes /var/run/cilium for its shell's socket, whatever
+// its flags say: it runs in a mount namespace of its own where that is a
+// tmpfs, so nothing of it lands in the machine's.
 func (b *builder) ciliumOperator() error {
 	cpd := filepath.Join(b.dir, "cp")
 	kc := filepath.Join(cpd, "cilium-operator.kubeconfig")
@@ -216,8 +218,8 @@ func (b *builder) ciliumOperator() error {
 		return err
 	}
 	_, err := b.start(daemon{role: "cilium-operator", ns: lab.NS(b.o.Name, hostName(0)),
-		cgroup: lab.ClusterDaemonCgroup(b.o.Name, hostName(0), "cilium-operator"),
-		env:    []string{"K8S_NODE_NAME=" + hostName(0), "CILIUM_K8S_NAMESPACE=kube-system"},
+		cgroup: lab.ClusterDaemonCgroup(b.o.Name, hostName(0), "cilium-operator"), node: true, tmpfs: []string{"/run/cilium"},
+		env: []string{"K8S_NODE_NAME=" + hostName(0), "CILIUM_K8S_NAMESPACE=kube-system"},
 		argv: []string{b.o.ciliumBin("cilium-operator-generic"), "--config-dir=" + filepath.Join(b.dir, "cilium-config"),
 			"--k8s-kubeconfig-path=" + kc, "--leader-election-lease-duration=15s"}})
 	return err

@@ -48,6 +48,12 @@ func TestCilium(t *testing.T) {
 			}
 			t.Logf("%s with kube-proxy %s up in %s", c.cni, c.proxy, time.Since(start).Round(100*time.Millisecond))
 			podsReach(t, strings.TrimSpace(string(out)))
+			// The agents' and the operator's run directory is a tmpfs in
+			// their own mount namespaces: the machine's holds at most the
+			// mark of a mount point up made.
+			if ents, _ := os.ReadDir("/run/cilium"); len(ents) > 1 || (len(ents) == 1 && ents[0].Name() != ".cnperf-cluster-made") {
+				t.Errorf("the machine's /run/cilium holds %v", ents)
+			}
 			for i := 1; i <= 2; i++ {
 				host := fmt.Sprintf("node%d", i)
 				if !hasDaemon(name, host+"-cilium-agent") {
