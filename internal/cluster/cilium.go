@@ -330,12 +330,19 @@ func (b *builder) ciliumAgent(i int, nd string, mnt int) error {
 	if err != nil {
 		return err
 	}
+	// The agent writes its kernel probes' results into its BPF sources
+	// (include/bpf/features*.h): each node has its own copy, and the
+	// build's cache stays as it was built.
+	lib := filepath.Join(nd, "cilium-lib")
+	if err := copyBPF(filepath.Join(b.o.CiliumDir(), "lib", "bpf"), filepath.Join(lib, "bpf")); err != nil {
+		return fmt.Errorf("cilium-agent's BPF sources: %w", err)
+	}
 	_, err = b.start(daemon{role: host + "-cilium-agent", ns: lab.NS(b.o.Name, host),
 		cgroup: lab.ClusterDaemonCgroup(b.o.Name, host, "cilium-agent"), mntPID: mnt, cgroupns: true,
 		env: []string{"K8S_NODE_NAME=" + host, "CILIUM_K8S_NAMESPACE=kube-system",
 			"PATH=" + clang + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
 		argv: []string{b.o.ciliumBin("cilium-agent"), "--config-dir=" + filepath.Join(b.dir, "cilium-config"),
-			"--k8s-kubeconfig-path=" + kc, "--lib-dir=" + filepath.Join(b.o.CiliumDir(), "lib"),
+			"--k8s-kubeconfig-path=" + kc, "--lib-dir=" + lib,
 			"--cgroup-root=" + filepath.Join(nd, "cilium-cgroup"), "--devices=eth0",
 			"--write-cni-conf-when-ready=" + filepath.Join(nd, "cilium-cni", ciliumConflist)}})
 	return err
@@ -434,4 +441,30 @@ func unixTransport(path string) *http.Transport {
 		var d net.Dialer
 		return d.DialContext(ctx, "unix", path)
 	}}
+}
+
+// copyBPF copies Cilium's BPF sources from src to dst, but their tests.
+func copyBPF(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir() && (rel == "tests" || rel == "complexity-tests" || rel == "test-progs"):
+			return filepath.SkipDir
+		case d.IsDir():
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		case !d.Type().IsRegular():
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
 }

@@ -99,6 +99,17 @@ func TestCilium(t *testing.T) {
 			nothingLeft(t, name)
 		}
 	})
+	// The agents write into their own copies of the BPF sources, never
+	// into the build's cache.
+	o := cluster.DefaultOptions()
+	if stamp, err := os.Stat(filepath.Join(o.CiliumDir(), "bin", ".stamp")); err == nil {
+		_ = filepath.WalkDir(o.CiliumDir(), func(p string, d os.DirEntry, err error) error {
+			if fi, ierr := os.Stat(p); err == nil && ierr == nil && !d.IsDir() && fi.ModTime().After(stamp.ModTime()) {
+				t.Errorf("the Cilium build's %s changed after it was built", p)
+			}
+			return nil
+		})
+	}
 	after := machineSysctls(t)
 	for k, v := range before {
 		if after[k] != v {
