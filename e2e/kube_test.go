@@ -391,3 +391,67 @@ func measuredBySeries(t *testing.T, dir string) map[string]int {
 	}
 	return out
 }
+
+// TestKubeCilium runs the socket workloads on k8s-pod and k8s-service,
+// same node and across nodes, on a test cluster whose pods are on real
+// Cilium (VXLAN tunnel, an agent per node) without kube-proxy (Cilium's
+// kube-proxy replacement balances the Service): run.json names Cilium, its
+// version, routing mode, tunnel protocol, kube-proxy replacement and the
+// features turned off with why, as the cluster's cilium-config says them;
+// nothing is left on the cluster or the machine.
+func TestKubeCilium(t *testing.T) {
+	testutil.RequireRoot(t)
+	bin := testutil.Binary(t)
+	if _, err := os.Stat("/var/cache/cnperf/cilium/v1.20.2/bin/cilium-agent"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("Cilium is not built: scripts/cilium-build.sh")
+		}
+		t.Skip("Cilium is not built: scripts/cilium-build.sh")
+	}
+	kc, image, down := testCluster(t, bin, "--cni", "cilium-vxlan", "--kube-proxy", "none")
+	spec := fmt.Sprintf(`name: k8scil
+driver: kubernetes
+modes: [k8s-pod, k8s-service]
+reference: k8s-pod
+variants:
+  - {name: same-node, node_placement: same-node}
+  - {name: cross-node, node_placement: cross-node}
+kubernetes: {image: "%s", image_pull_policy: Never}
+tests:
+  - {workload: stream, duration: 1s}
+  - {workload: rr, protocol: tcp, duration: 1s}
+`, image)
+	dir := filepath.Join(t.TempDir(), "run")
+	out, err := exec.Command(bin, "run", writeSpec(t, spec), "--kubeconfig", kc, "-o", dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, lastLines(string(out), 40))
+	}
+	t.Logf("on cilium-vxlan without kube-proxy:\n%s", lastLines(string(out), 30))
+	m := readMeta(t, dir)
+	if m.Status != "complete" || len(m.Modes) != 4 {
+		t.Fatalf("status %s, %d series, want complete and 4", m.Status, len(m.Modes))
+	}
+	for _, mm := range m.Modes {
+		k := mm.Lab.Kube
+		if k == nil || k.CNI != "cilium" || k.CNIBackend != "vxlan" || k.PodMTU == 0 || k.ProxyMode != "" || k.Cilium == nil {
+			t.Errorf("series %s: run.json's cluster %+v, want CNI cilium, backend vxlan, a pod MTU, no kube-proxy, Cilium described", mm.Mode, k)
+			continue
+		}
+		c := k.Cilium
+		if c.Version != "1.20.2" || c.RoutingMode != "tunnel" || c.TunnelProtocol != "vxlan" || c.KubeProxyReplacement != "true" || c.IPAM != "kubernetes" ||
+			!slices.Contains(c.FeaturesOff, "enable-l7-proxy") || !slices.Contains(c.FeaturesOff, "enable-bandwidth-manager") || c.FeaturesOffWhy["enable-l7-proxy"] == "" {
+			t.Errorf("series %s: run.json's Cilium %+v, want 1.20.2, tunnel vxlan, kube-proxy replacement, IPAM kubernetes, L7 proxy and bandwidth manager off with why", mm.Mode, c)
+		}
+	}
+	measured := measuredBySeries(t, dir)
+	for _, mm := range m.Modes {
+		if measured[mm.Mode] == 0 {
+			t.Errorf("series %s measured nothing (results of every cell: %v)", mm.Mode, measured)
+		}
+	}
+	if got := kubectl(t, kc, "get", "namespaces", "-l", "app.kubernetes.io/managed-by=cnperf", "-o", "name"); strings.TrimSpace(got) != "" {
+		t.Errorf("left on the cluster: %s", got)
+	}
+	down()
+	assertNothingLeft(t, bin)
+}

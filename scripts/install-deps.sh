@@ -6,8 +6,11 @@
 # machine has none or an older one). Arguments add extras: `bench` (wrk,
 # nginx), `browser` (chromium, for the report's browser test) and `k8s`
 # (containerd, the CNI plugins, conntrack, runc and nft, for the test cluster of
-# `cnperf cluster`; docs/kubernetes.md) and `flannel` (gcc, for the cgo
-# build of flanneld by scripts/flannel-build.sh; docs/labs.md).
+# `cnperf cluster`; docs/kubernetes.md), `flannel` (gcc, for the cgo
+# build of flanneld by scripts/flannel-build.sh; docs/labs.md) and `cilium`
+# (clang-19 and llc-19, with which the Cilium agent compiles its BPF
+# programs at run time, and ipset, which it keeps node addresses in; the
+# test cluster's --cni cilium-*; docs/kubernetes.md).
 # Prints the go binary to use.
 set -euo pipefail
 
@@ -29,6 +32,10 @@ for extra in "$@"; do
     browser) command -v chromium >/dev/null || need_pkgs+=(chromium fonts-dejavu-core) ;;
     # flanneld's UDP backend is a C proxy on TUN: its build needs cgo.
     flannel) command -v gcc >/dev/null || need_pkgs+=(gcc) ;;
+    # Cilium's agent wants clang and llc >= 18.1; Debian 12 has 19.
+    cilium) command -v clang-19 >/dev/null || need_pkgs+=(clang-19)
+            command -v llc-19 >/dev/null || need_pkgs+=(llvm-19)
+            command -v ipset >/dev/null || need_pkgs+=(ipset) ;;
     # The test cluster: containerd with its CRI plugin per node, the bridge,
     # host-local, loopback and portmap CNI plugins, conntrack for
     # kube-proxy, runc as the OCI runtime, nft for kube-proxy's nftables

@@ -7,7 +7,7 @@
 # `cnperf clean` share the machine's namespaces.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-go=$(scripts/install-deps.sh browser k8s flannel)
+go=$(scripts/install-deps.sh browser k8s flannel cilium)
 unformatted=$("$(dirname "$go")/gofmt" -l .)
 if [ -n "$unformatted" ]; then
   echo "gofmt would change: $unformatted" >&2
@@ -27,6 +27,9 @@ else
   # flanneld (docs/labs.md), its etcd the one built above: about 2 minutes
   # the first time, then cached too.
   PATH=$(dirname "$go"):$PATH scripts/flannel-build.sh > /dev/null
+  # The test cluster's Cilium CNIs run the real Cilium agent and operator
+  # (docs/kubernetes.md): about 5 minutes the first time, then cached.
+  PATH=$(dirname "$go"):$PATH scripts/cilium-build.sh > /dev/null
 fi
 CGO_ENABLED=0 "$go" test -count=1 -p 1 -timeout 30m ./...
 # The OpenMetrics export goldens read by Prometheus' own parser: a module of

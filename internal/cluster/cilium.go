@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -207,7 +208,9 @@ func (b *builder) ciliumObjects(ctx context.Context) error {
 
 // ciliumOperator starts cilium-operator-generic on host cp, as Cilium's
 // Deployment runs it: it registers Cilium's CRDs and collects unused
-// identities.
+// identities. It makes /var/run/cilium for its shell's socket, whatever
+// its flags say: it runs in a mount namespace of its own where that is a
+// tmpfs, so nothing of it lands in the machine's.
 func (b *builder) ciliumOperator() error {
 	cpd := filepath.Join(b.dir, "cp")
 	kc := filepath.Join(cpd, "cilium-operator.kubeconfig")
@@ -215,8 +218,8 @@ func (b *builder) ciliumOperator() error {
 		return err
 	}
 	_, err := b.start(daemon{role: "cilium-operator", ns: lab.NS(b.o.Name, hostName(0)),
-		cgroup: lab.ClusterDaemonCgroup(b.o.Name, hostName(0), "cilium-operator"),
-		env:    []string{"K8S_NODE_NAME=" + hostName(0), "CILIUM_K8S_NAMESPACE=kube-system"},
+		cgroup: lab.ClusterDaemonCgroup(b.o.Name, hostName(0), "cilium-operator"), node: true, tmpfs: []string{"/run/cilium"},
+		env: []string{"K8S_NODE_NAME=" + hostName(0), "CILIUM_K8S_NAMESPACE=kube-system"},
 		argv: []string{b.o.ciliumBin("cilium-operator-generic"), "--config-dir=" + filepath.Join(b.dir, "cilium-config"),
 			"--k8s-kubeconfig-path=" + kc, "--leader-election-lease-duration=15s"}})
 	return err
@@ -327,12 +330,19 @@ func (b *builder) ciliumAgent(i int, nd string, mnt int) error {
 	if err != nil {
 		return err
 	}
+	// The agent writes its kernel probes' results into its BPF sources
+	// (include/bpf/features*.h): each node has its own copy, and the
+	// build's cache stays as it was built.
+	lib := filepath.Join(nd, "cilium-lib")
+	if err := copyBPF(filepath.Join(b.o.CiliumDir(), "lib", "bpf"), filepath.Join(lib, "bpf")); err != nil {
+		return fmt.Errorf("cilium-agent's BPF sources: %w", err)
+	}
 	_, err = b.start(daemon{role: host + "-cilium-agent", ns: lab.NS(b.o.Name, host),
 		cgroup: lab.ClusterDaemonCgroup(b.o.Name, host, "cilium-agent"), mntPID: mnt, cgroupns: true,
 		env: []string{"K8S_NODE_NAME=" + host, "CILIUM_K8S_NAMESPACE=kube-system",
 			"PATH=" + clang + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
 		argv: []string{b.o.ciliumBin("cilium-agent"), "--config-dir=" + filepath.Join(b.dir, "cilium-config"),
-			"--k8s-kubeconfig-path=" + kc, "--lib-dir=" + filepath.Join(b.o.CiliumDir(), "lib"),
+			"--k8s-kubeconfig-path=" + kc, "--lib-dir=" + lib,
 			"--cgroup-root=" + filepath.Join(nd, "cilium-cgroup"), "--devices=eth0",
 			"--write-cni-conf-when-ready=" + filepath.Join(nd, "cilium-cni", ciliumConflist)}})
 	return err
@@ -356,7 +366,10 @@ func (b *builder) ciliumReady(ctx context.Context, i int) error {
 	sock := fmt.Sprintf("/proc/%d/root/run/cilium/cilium.sock", b.mnt[i])
 	c := &http.Client{Timeout: 5 * time.Second, Transport: unixTransport(sock)}
 	err := b.wait(ctx, host+"'s cilium-agent", ciliumReadyWithin, func() (bool, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://cilium/v1/healthz", nil)
+		// The agent answers healthy and writes its CNI config before its
+		// datapath is compiled and loaded: the host's endpoint (identity
+		// 1) turns ready once it is.
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://cilium/v1/endpoint", nil)
 		if err != nil {
 			return false, err
 		}
@@ -364,8 +377,22 @@ func (b *builder) ciliumReady(ctx context.Context, i int) error {
 		if err != nil {
 			return false, nil
 		}
+		var eps []struct {
+			Status struct {
+				State    string
+				Identity struct{ ID int }
+			}
+		}
+		err = json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&eps)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
+		if err != nil || resp.StatusCode != http.StatusOK {
+			return false, nil
+		}
+		hostReady := false
+		for _, ep := range eps {
+			hostReady = hostReady || (ep.Status.Identity.ID == 1 && ep.Status.State == "ready")
+		}
+		if !hostReady {
 			return false, nil
 		}
 		conf, err = os.ReadFile(filepath.Join(nd, "cilium-cni", ciliumConflist))
@@ -414,4 +441,30 @@ func unixTransport(path string) *http.Transport {
 		var d net.Dialer
 		return d.DialContext(ctx, "unix", path)
 	}}
+}
+
+// copyBPF copies Cilium's BPF sources from src to dst, but their tests.
+func copyBPF(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir() && (rel == "tests" || rel == "complexity-tests" || rel == "test-progs"):
+			return filepath.SkipDir
+		case d.IsDir():
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		case !d.Type().IsRegular():
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
 }

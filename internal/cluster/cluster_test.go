@@ -24,8 +24,12 @@ func TestValidate(t *testing.T) {
 		{"host-gw", func(o *Options) { o.CNI = "flannel-host-gw" }, ""},
 		{"udp", func(o *Options) { o.CNI = "flannel-udp" }, ""},
 		{"60 nodes", func(o *Options) { o.Nodes = 60 }, ""},
+		{"cilium vxlan", func(o *Options) { o.CNI = "cilium-vxlan" }, ""},
+		{"cilium native without kube-proxy", func(o *Options) { o.CNI, o.ProxyMode = "cilium-native", "none" }, ""},
+		{"no kube-proxy on flannel", func(o *Options) { o.CNI, o.ProxyMode = "flannel-vxlan", "none" }, "--kube-proxy none with --cni flannel-vxlan: only Cilium"},
+		{"cilium alone", func(o *Options) { o.CNI = "cilium" }, `--cni "cilium"`},
 		{"ipvs", func(o *Options) { o.ProxyMode = "ipvs" }, "--kube-proxy ipvs: this kernel has no IPVS"},
-		{"unknown proxy", func(o *Options) { o.ProxyMode = "userspace" }, `--kube-proxy "userspace": want iptables or nftables`},
+		{"unknown proxy", func(o *Options) { o.ProxyMode = "userspace" }, `--kube-proxy "userspace": want iptables, nftables or none`},
 		{"unknown cni", func(o *Options) { o.CNI = "calico" }, `--cni "calico": want bridge, flannel-vxlan`},
 		{"flannel alone", func(o *Options) { o.CNI = "flannel" }, `--cni "flannel"`},
 		{"no nodes", func(o *Options) { o.Nodes = 0 }, "--nodes 0: want 1 to 60"},
@@ -104,5 +108,44 @@ func TestProxyConfig(t *testing.T) {
 	o.ProxyMode = "nftables"
 	if s := proxyConfig(o); !strings.Contains(s, "\nmode: nftables\n") {
 		t.Fatalf("config:\n%s", s)
+	}
+}
+
+// TestCiliumConfig: cilium-config says the routing the CNI asks for, and
+// kube-proxy replacement only without kube-proxy, where socket load
+// balancing is on for the host namespace only (pods' Services at tc).
+func TestCiliumConfig(t *testing.T) {
+	for _, c := range []struct {
+		cni, proxy string
+		want       map[string]string
+		absent     []string
+	}{
+		{"cilium-vxlan", "iptables", map[string]string{"routing-mode": "tunnel", "tunnel-protocol": "vxlan", "kube-proxy-replacement": "false",
+			"bpf-lb-sock": "false", "enable-ipv6": "false", "enable-l7-proxy": "false", "enable-bandwidth-manager": "false", "ipam": "kubernetes"},
+			[]string{"ipv4-native-routing-cidr", "k8s-service-host", "bpf-lb-sock-hostns-only"}},
+		{"cilium-native", "none", map[string]string{"routing-mode": "native", "ipv4-native-routing-cidr": "198.18.64.0/18", "auto-direct-node-routes": "true",
+			"kube-proxy-replacement": "true", "bpf-lb-sock": "true", "bpf-lb-sock-hostns-only": "true", "k8s-service-host": "198.18.0.1", "k8s-service-port": "6443"},
+			[]string{"tunnel-protocol"}},
+	} {
+		o := DefaultOptions()
+		o.CNI, o.ProxyMode = c.cni, c.proxy
+		cfg := ciliumConfig(o)
+		for k, v := range c.want {
+			if cfg[k] != v {
+				t.Errorf("%s %s: %s = %q, want %q", c.cni, c.proxy, k, cfg[k], v)
+			}
+		}
+		for _, k := range c.absent {
+			if _, ok := cfg[k]; ok {
+				t.Errorf("%s %s: %s set, want absent", c.cni, c.proxy, k)
+			}
+		}
+		why := ciliumOffWhy(cfg)
+		for k, v := range cfg {
+			if v == "false" && strings.HasPrefix(k, "enable-") && k != "enable-bpf-masquerade" && k != "enable-local-redirect-policy" &&
+				k != "enable-envoy-config" && k != "enable-gateway-api" && k != "enable-ingress-controller" && k != "enable-metrics" && why[k] == "" {
+				t.Errorf("%s: %s off without a reason", c.cni, k)
+			}
+		}
 	}
 }

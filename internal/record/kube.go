@@ -25,11 +25,14 @@ type Kube struct {
 	// (flannel's node annotation backend-type: vxlan, udp, host-gw), and
 	// PodMTU the MTU of a pod's eth0 as the CNI set it, read inside one
 	// of the lab's pods (0: none measured, or no pod-network pod).
-	CNIBackend string     `json:"cni_backend,omitempty"`
-	PodMTU     int        `json:"pod_mtu,omitempty"`
-	Image      string     `json:"image"`
-	PullPolicy string     `json:"image_pull_policy"`
-	Nodes      []KubeNode `json:"nodes"`
+	CNIBackend string `json:"cni_backend,omitempty"`
+	PodMTU     int    `json:"pod_mtu,omitempty"`
+	// Cilium is what a Cilium pod network says of itself in its
+	// cilium-config ConfigMap (nil on other networks).
+	Cilium     *KubeCilium `json:"cilium,omitempty"`
+	Image      string      `json:"image"`
+	PullPolicy string      `json:"image_pull_policy"`
+	Nodes      []KubeNode  `json:"nodes"`
 	// Cluster is the name, in the spec's kubernetes.clusters, of the
 	// cluster the lab was on, when the spec listed several (Server and
 	// Context say how it was reached).
@@ -95,4 +98,28 @@ type KubePod struct {
 	Service     string `json:"service,omitempty"`
 	ServiceType string `json:"service_type,omitempty"`
 	ClusterIP   string `json:"cluster_ip,omitempty"`
+}
+
+// KubeCilium is a Cilium pod network as its cilium-config ConfigMap (what
+// Helm installs and the agents read) and its version say.
+type KubeCilium struct {
+	// Version is Cilium's release (1.20.2), from cilium-config's
+	// app.kubernetes.io/version label or the cilium DaemonSet's image
+	// tag, as VersionFrom says.
+	Version     string `json:"version,omitempty"`
+	VersionFrom string `json:"version_from,omitempty"`
+	// RoutingMode is tunnel or native, TunnelProtocol vxlan or geneve in
+	// tunnel mode.
+	RoutingMode    string `json:"routing_mode,omitempty"`
+	TunnelProtocol string `json:"tunnel_protocol,omitempty"`
+	// KubeProxyReplacement is cilium-config's kube-proxy-replacement
+	// (true, false), SocketLB its bpf-lb-sock, IPAM its ipam mode.
+	KubeProxyReplacement string `json:"kube_proxy_replacement,omitempty"`
+	SocketLB             string `json:"socket_lb,omitempty"`
+	IPAM                 string `json:"ipam,omitempty"`
+	// FeaturesOff are the enable-* and feature keys cilium-config sets to
+	// false, sorted; FeaturesOffWhy why, where the cluster says (the test
+	// cluster's cnperf.io/cilium-off-why annotation).
+	FeaturesOff    []string          `json:"features_off,omitempty"`
+	FeaturesOffWhy map[string]string `json:"features_off_why,omitempty"`
 }

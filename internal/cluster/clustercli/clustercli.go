@@ -24,7 +24,7 @@ func Commands(stdout, stderr io.Writer) []*cobra.Command {
 		Long: `cnperf cluster brings up a real Kubernetes (v1.34) as a cnperf lab: the control plane
 on host cp, each node a host of the lab with its own containerd, kubelet and kube-proxy,
 pods on the CNI you choose. Its binaries come from scripts/k8s-build.sh (and
-scripts/flannel-build.sh for flannel). cnperf cluster down, cnperf lab down and
+scripts/flannel-build.sh for flannel, scripts/cilium-build.sh for Cilium). cnperf cluster down, cnperf lab down and
 cnperf clean remove it like any lab. Run it as root.`,
 	}
 	c.AddCommand(upCmd(stdout, stderr), downCmd(stderr), statusCmd(stdout), kubeconfigCmd(stdout), importCmd(stderr), execCmd())

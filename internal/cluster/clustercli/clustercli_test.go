@@ -22,8 +22,10 @@ func TestBadFlagsExit2(t *testing.T) {
 		want string
 	}{
 		{[]string{"cluster", "up", "t1", "--kube-proxy", "ipvs"}, "--kube-proxy ipvs: this kernel has no IPVS; want iptables or nftables"},
-		{[]string{"cluster", "up", "t1", "--kube-proxy", "nft"}, `--kube-proxy "nft": want iptables or nftables`},
-		{[]string{"cluster", "up", "t1", "--cni", "weave"}, `--cni "weave": want bridge, flannel-vxlan, flannel-udp, flannel-host-gw`},
+		{[]string{"cluster", "up", "t1", "--kube-proxy", "nft"}, `--kube-proxy "nft": want iptables, nftables or none`},
+		{[]string{"cluster", "up", "t1", "--kube-proxy", "none"}, "--kube-proxy none with --cni bridge: only Cilium replaces kube-proxy"},
+		{[]string{"cluster", "up", "t1", "--kube-proxy", "none", "--cni", "flannel-vxlan"}, "--kube-proxy none with --cni flannel-vxlan"},
+		{[]string{"cluster", "up", "t1", "--cni", "weave"}, `--cni "weave": want bridge, flannel-vxlan, flannel-udp, flannel-host-gw, cilium-vxlan, cilium-native`},
 		{[]string{"cluster", "up", "t1", "--nodes", "0"}, "--nodes 0: want 1 to 60"},
 		{[]string{"cluster", "up", "T1"}, `cluster name "T1"`},
 		{[]string{"cluster", "down", "a-b"}, `cluster name "a-b"`},

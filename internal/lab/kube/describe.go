@@ -39,6 +39,13 @@ func describeCluster(ctx context.Context, c *Cluster, k *record.Kube, nodes []st
 	}
 	k.ProxyMode = proxyMode(ctx, c)
 	k.CNIBackend = cniBackend(ctx, c, nodes)
+	if k.Cilium = describeCilium(ctx, c); k.Cilium != nil && k.CNIBackend == "" {
+		// Cilium's backend: its tunnel protocol, or native routing.
+		k.CNIBackend = k.Cilium.TunnelProtocol
+		if k.Cilium.RoutingMode == "native" {
+			k.CNIBackend = "native"
+		}
+	}
 }
 
 // backendAnnotations are node annotations in which a pod network names
