@@ -209,7 +209,7 @@ func (Driver) Options(in lab.OptionsInput) (any, error) { return targetOf(in.Spe
 func (Driver) Preflight(in lab.PreflightInput) error {
 	t, _ := in.Options.(Target)
 	placements := map[string][]string{} // by cluster name ("" none listed)
-	policies := map[string]string{}       // the field asking a policy, by cluster
+	policies := map[string]string{}     // the field asking a policy, by cluster
 	for _, l := range in.Spec.Labs() {
 		if l.Driver != Name {
 			continue
