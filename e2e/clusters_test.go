@@ -6,43 +6,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/testutil"
 )
-
-// namedCluster brings up test cluster name with nodes nodes and the
-// flags given, imports image (saved at tar) on it, and returns its
-// kubeconfig and a down that takes it away, checking that nothing of it
-// is left (also run at the test's end).
-func namedCluster(t *testing.T, bin, name string, nodes int, tar string, flags ...string) (kubeconfig string, down func()) {
-	t.Helper()
-	cluster := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command(bin, append([]string{"cluster"}, args...)...)
-		var stdout, stderr strings.Builder
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("cnperf cluster %s: %v\n%s", strings.Join(args, " "), err, lastLines(stderr.String(), 30))
-		}
-		return stdout.String()
-	}
-	var once sync.Once
-	down = func() {
-		once.Do(func() {
-			cluster("down", name)
-			assertClusterGone(t, name)
-		})
-	}
-	t.Cleanup(down)
-	start := time.Now()
-	kc := strings.TrimSpace(cluster(append([]string{"up", name, "--nodes", fmt.Sprint(nodes)}, flags...)...))
-	t.Logf("test cluster %s %v up in %s", name, flags, time.Since(start).Round(time.Second))
-	cluster("import", name, tar)
-	return kc, down
-}
 
 // TestKubeClusters runs one spec over two test clusters at once, the
 // bridge plugin's and Flannel's (one node each): every series of both
@@ -54,22 +22,11 @@ func namedCluster(t *testing.T, bin, name string, nodes int, tar string, flags .
 func TestKubeClusters(t *testing.T) {
 	testutil.RequireRoot(t)
 	bin := testutil.Binary(t)
-	for _, p := range []string{filepath.Join(k8sBin, "kube-apiserver"), "/var/cache/cnperf/flannel/v0.28.10/bin/flanneld"} {
-		if _, err := os.Stat(p); err != nil {
-			msg := fmt.Sprintf("the test cluster is not built (%s): scripts/k8s-build.sh, scripts/flannel-build.sh", err)
-			if os.Getenv("CI") != "" {
-				t.Fatal(msg)
-			}
-			t.Skip(msg)
-		}
-	}
-	image := fmt.Sprintf("cnperf/e2e:mc%d", os.Getpid()%100000)
-	tar := filepath.Join(t.TempDir(), "image.tar")
-	if out, err := exec.Command(bin, "image", "save", "-o", tar, "--name", image).CombinedOutput(); err != nil {
-		t.Fatalf("image save: %v\n%s", err, out)
-	}
-	kc1, down1 := namedCluster(t, bin, "mc1", 1, tar)
-	kc2, down2 := namedCluster(t, bin, "mc2", 1, tar, "--cni", "flannel-vxlan")
+	requireKube(t)
+	requireBuilt(t, "scripts/flannel-build.sh", flanneld)
+	image, tar := saveImage(t, bin, fmt.Sprintf("mc%d", os.Getpid()%100000))
+	kc1, down1 := upCluster(t, bin, "mc1", 1, tar)
+	kc2, down2 := upCluster(t, bin, "mc2", 1, tar, "--cni", "flannel-vxlan")
 
 	spec := fmt.Sprintf(`name: mc
 driver: kubernetes
@@ -135,9 +92,7 @@ tests:
 		t.Errorf("cells by cluster %v: %d changes over %d rounds, want them interleaved", order, changes, rounds)
 	}
 	for _, kc := range []string{kc1, kc2} {
-		if got := kubectl(t, kc, "get", "namespaces", "-l", "app.kubernetes.io/managed-by=cnperf", "-o", "name"); strings.TrimSpace(got) != "" {
-			t.Errorf("left on the cluster: %s", got)
-		}
+		assertNoLabsOn(t, kc)
 	}
 
 	t.Run("one cluster twice", func(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,65 +15,6 @@ import (
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/testutil"
 )
-
-// k8sBin is where scripts/k8s-build.sh caches the test cluster's binaries.
-const k8sBin = "/var/cache/cnperf/k8s/v1.34.4/bin"
-
-// testCluster brings up a test cluster (cnperf cluster up) with two nodes
-// (unless flags say --nodes), the CNI and kube-proxy mode given, and cnperf's image on them, and takes
-// it down at the end, checking that nothing of it is left. Without its
-// binaries the test is skipped, and fails in CI, whose scripts/test.sh
-// builds them.
-func testCluster(t *testing.T, bin string, flags ...string) (kubeconfig, image string, down func()) {
-	t.Helper()
-	for _, b := range []string{"kube-apiserver", "kubelet", "etcd", "kubectl", "pause"} {
-		if _, err := os.Stat(filepath.Join(k8sBin, b)); err != nil {
-			msg := fmt.Sprintf("the test cluster is not built (%s): scripts/install-deps.sh k8s && scripts/k8s-build.sh BINARY (about 15 minutes, once)", err)
-			if os.Getenv("CI") != "" {
-				t.Fatal(msg)
-			}
-			t.Skip(msg)
-		}
-	}
-	name := fmt.Sprintf("e%d", os.Getpid()%100000)
-	cluster := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command(bin, append([]string{"cluster"}, args...)...)
-		var stdout, stderr strings.Builder
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("cnperf cluster %s: %v\n%s", strings.Join(args, " "), err, lastLines(stderr.String(), 30))
-		}
-		return stdout.String()
-	}
-	start := time.Now()
-	var once sync.Once
-	down = func() {
-		once.Do(func() {
-			cluster("down", name)
-			assertClusterGone(t, name)
-			// Twice is fine: down is idempotent.
-			cluster("down", name)
-		})
-	}
-	t.Cleanup(down) // also when the test stops early
-	up := []string{"up", name}
-	if !slices.Contains(flags, "--nodes") {
-		up = append(up, "--nodes", "2")
-	}
-	kc := strings.TrimSpace(cluster(append(up, flags...)...))
-	t.Logf("test cluster %s %v up in %s", name, flags, time.Since(start).Round(time.Second))
-	image = "cnperf/e2e:" + name
-	tar := filepath.Join(t.TempDir(), "image.tar")
-	if out, err := exec.Command(bin, "image", "save", "-o", tar, "--name", image).CombinedOutput(); err != nil {
-		t.Fatalf("image save: %v\n%s", err, out)
-	}
-	cluster("import", name, tar)
-	if got := strings.TrimSpace(cluster("kubeconfig", name)); got != kc {
-		t.Fatalf("cluster kubeconfig says %s, up printed %s", got, kc)
-	}
-	return kc, image, down
-}
 
 // assertClusterGone checks what a cluster makes on the machine:
 // namespaces, processes, its state and cgroups.
@@ -94,6 +34,14 @@ func assertClusterGone(t *testing.T, name string) {
 		if err == nil && (strings.Contains(string(b), "/run/cnperf/state/"+name+"/") || strings.Contains(string(b), "/run/netns/cnperf-"+name+"-")) {
 			t.Errorf("cluster %s left process %s: %s", name, filepath.Base(filepath.Dir(p)), strings.ReplaceAll(string(b), "\x00", " "))
 		}
+	}
+}
+
+// assertNoLabsOn checks that no lab's namespace is left on the cluster.
+func assertNoLabsOn(t *testing.T, kc string) {
+	t.Helper()
+	if got := kubectl(t, kc, "get", "namespaces", "-l", "app.kubernetes.io/managed-by=cnperf", "-o", "name"); strings.TrimSpace(got) != "" {
+		t.Errorf("left on the cluster: %s", got)
 	}
 }
 
@@ -170,9 +118,7 @@ kubernetes: {image: "%s", image_pull_policy: Never}
 					t.Errorf("series %s measured nothing (results of every cell: %v)", mm.Mode, measured)
 				}
 			}
-			if got := kubectl(t, kc, "get", "namespaces", "-l", "app.kubernetes.io/managed-by=cnperf", "-o", "name"); strings.TrimSpace(got) != "" {
-				t.Errorf("left on the cluster: %s", got)
-			}
+			assertNoLabsOn(t, kc)
 		})
 	}
 	t.Run("bad input", func(t *testing.T) {
@@ -192,9 +138,7 @@ kubernetes: {image: "%s", image_pull_policy: Never}
 		if code := exitCode(err); code != 2 || strings.Count(strings.TrimSpace(string(out)), "\n") != 0 {
 			t.Errorf("no kubeconfig: exit %d, want 2 and one line:\n%s", code, out)
 		}
-		if got := kubectl(t, kc, "get", "namespaces", "-l", "app.kubernetes.io/managed-by=cnperf", "-o", "name"); strings.TrimSpace(got) != "" {
-			t.Errorf("left on the cluster: %s", got)
-		}
+		assertNoLabsOn(t, kc)
 	})
 	down()
 	assertNothingLeft(t, bin)
@@ -209,45 +153,13 @@ kubernetes: {image: "%s", image_pull_policy: Never}
 func TestKubeFlannel(t *testing.T) {
 	testutil.RequireRoot(t)
 	bin := testutil.Binary(t)
-	if _, err := os.Stat("/var/cache/cnperf/flannel/v0.28.10/bin/flanneld"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("flanneld is not built: scripts/flannel-build.sh")
-		}
-		t.Skip("flanneld is not built: scripts/flannel-build.sh")
-	}
+	requireBuilt(t, "scripts/flannel-build.sh", flanneld)
 	kc, image, down := testCluster(t, bin, "--cni", "flannel-vxlan", "--kube-proxy", "nftables")
-	spec := fmt.Sprintf(`name: k8sfl
-driver: kubernetes
-modes: [k8s-pod, k8s-service]
-reference: k8s-pod
-variants:
-  - {name: same-node, node_placement: same-node}
-  - {name: cross-node, node_placement: cross-node}
-kubernetes: {image: "%s", image_pull_policy: Never}
-tests:
-  - {workload: stream, duration: 1s}
-  - {workload: rr, protocol: tcp, duration: 1s}
-`, image)
-	dir := filepath.Join(t.TempDir(), "run")
-	out, err := exec.Command(bin, "run", writeSpec(t, spec), "--kubeconfig", kc, "-o", dir).CombinedOutput()
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, lastLines(string(out), 40))
-	}
-	t.Logf("on flannel-vxlan and nftables:\n%s", lastLines(string(out), 30))
-	m := readMeta(t, dir)
-	if m.Status != "complete" || len(m.Modes) != 4 {
-		t.Fatalf("status %s, %d series, want complete and 4", m.Status, len(m.Modes))
-	}
+	m := runCNISockets(t, bin, "k8sfl", kc, image)
 	for _, mm := range m.Modes {
 		k := mm.Lab.Kube
 		if k == nil || k.CNI != "flannel" || k.CNIBackend != "vxlan" || k.PodMTU != 1450 || k.ProxyMode != "nftables" {
 			t.Errorf("series %s: run.json's cluster %+v, want CNI flannel, backend vxlan, pod MTU 1450, kube-proxy nftables", mm.Mode, k)
-		}
-	}
-	measured := measuredBySeries(t, dir)
-	for _, mm := range m.Modes {
-		if measured[mm.Mode] == 0 {
-			t.Errorf("series %s measured nothing (results of every cell: %v)", mm.Mode, measured)
 		}
 	}
 	// flanneld is the CNI agent whose cost each cell records, on each
@@ -262,9 +174,7 @@ tests:
 			t.Errorf("cell %d: the CNI agent is %v, want flanneld", c.Index, a.Names)
 		}
 	}
-	if got := kubectl(t, kc, "get", "namespaces", "-l", "app.kubernetes.io/managed-by=cnperf", "-o", "name"); strings.TrimSpace(got) != "" {
-		t.Errorf("left on the cluster: %s", got)
-	}
+	assertNoLabsOn(t, kc)
 	down()
 	assertNothingLeft(t, bin)
 }
@@ -402,35 +312,9 @@ func measuredBySeries(t *testing.T, dir string) map[string]int {
 func TestKubeCilium(t *testing.T) {
 	testutil.RequireRoot(t)
 	bin := testutil.Binary(t)
-	if _, err := os.Stat("/var/cache/cnperf/cilium/v1.20.2/bin/cilium-agent"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("Cilium is not built: scripts/cilium-build.sh")
-		}
-		t.Skip("Cilium is not built: scripts/cilium-build.sh")
-	}
+	requireBuilt(t, "scripts/cilium-build.sh", ciliumAgent)
 	kc, image, down := testCluster(t, bin, "--cni", "cilium-vxlan", "--kube-proxy", "none")
-	spec := fmt.Sprintf(`name: k8scil
-driver: kubernetes
-modes: [k8s-pod, k8s-service]
-reference: k8s-pod
-variants:
-  - {name: same-node, node_placement: same-node}
-  - {name: cross-node, node_placement: cross-node}
-kubernetes: {image: "%s", image_pull_policy: Never}
-tests:
-  - {workload: stream, duration: 1s}
-  - {workload: rr, protocol: tcp, duration: 1s}
-`, image)
-	dir := filepath.Join(t.TempDir(), "run")
-	out, err := exec.Command(bin, "run", writeSpec(t, spec), "--kubeconfig", kc, "-o", dir).CombinedOutput()
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, lastLines(string(out), 40))
-	}
-	t.Logf("on cilium-vxlan without kube-proxy:\n%s", lastLines(string(out), 30))
-	m := readMeta(t, dir)
-	if m.Status != "complete" || len(m.Modes) != 4 {
-		t.Fatalf("status %s, %d series, want complete and 4", m.Status, len(m.Modes))
-	}
+	m := runCNISockets(t, bin, "k8scil", kc, image)
 	for _, mm := range m.Modes {
 		k := mm.Lab.Kube
 		if k == nil || k.CNI != "cilium" || k.CNIBackend != "vxlan" || k.PodMTU == 0 || k.ProxyMode != "" || k.Cilium == nil {
@@ -443,15 +327,44 @@ tests:
 			t.Errorf("series %s: run.json's Cilium %+v, want 1.20.2, tunnel vxlan, kube-proxy replacement, IPAM kubernetes, L7 proxy and bandwidth manager off with why", mm.Mode, c)
 		}
 	}
+	assertNoLabsOn(t, kc)
+	down()
+	assertNothingLeft(t, bin)
+}
+
+// runCNISockets runs the socket workloads (stream and rr, 1 s each) on
+// k8s-pod and k8s-service, same node and across nodes, on the cluster at
+// kc, and returns the run's directory and its run.json, complete with its
+// four series, each of which measured.
+func runCNISockets(t *testing.T, bin, name, kc, image string) record.Meta {
+	t.Helper()
+	spec := fmt.Sprintf(`name: %s
+driver: kubernetes
+modes: [k8s-pod, k8s-service]
+reference: k8s-pod
+variants:
+  - {name: same-node, node_placement: same-node}
+  - {name: cross-node, node_placement: cross-node}
+kubernetes: {image: "%s", image_pull_policy: Never}
+tests:
+  - {workload: stream, duration: 1s}
+  - {workload: rr, protocol: tcp, duration: 1s}
+`, name, image)
+	dir := filepath.Join(t.TempDir(), "run")
+	out, err := exec.Command(bin, "run", writeSpec(t, spec), "--kubeconfig", kc, "-o", dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, lastLines(string(out), 40))
+	}
+	t.Logf("%s:\n%s", name, lastLines(string(out), 30))
+	m := readMeta(t, dir)
+	if m.Status != "complete" || len(m.Modes) != 4 {
+		t.Fatalf("status %s, %d series, want complete and 4", m.Status, len(m.Modes))
+	}
 	measured := measuredBySeries(t, dir)
 	for _, mm := range m.Modes {
 		if measured[mm.Mode] == 0 {
 			t.Errorf("series %s measured nothing (results of every cell: %v)", mm.Mode, measured)
 		}
 	}
-	if got := kubectl(t, kc, "get", "namespaces", "-l", "app.kubernetes.io/managed-by=cnperf", "-o", "name"); strings.TrimSpace(got) != "" {
-		t.Errorf("left on the cluster: %s", got)
-	}
-	down()
-	assertNothingLeft(t, bin)
+	return m
 }

@@ -2,63 +2,14 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/testutil"
 )
-
-// ciliumAgent is where scripts/cilium-build.sh caches Cilium's agent.
-const ciliumAgent = "/var/cache/cnperf/cilium/v1.20.2/bin/cilium-agent"
-
-// policyCluster is testCluster with the cluster's name and node count
-// given: the policy tests' clusters are named pol1, pol2 so that they
-// never meet another test's.
-func policyCluster(t *testing.T, bin, name string, nodes int, flags ...string) (kubeconfig, image string, down func()) {
-	t.Helper()
-	for _, b := range []string{"kube-apiserver", "kubelet", "etcd", "kubectl", "pause"} {
-		if _, err := os.Stat(filepath.Join(k8sBin, b)); err != nil {
-			msg := fmt.Sprintf("the test cluster is not built (%s): scripts/install-deps.sh k8s && scripts/k8s-build.sh BINARY", err)
-			if os.Getenv("CI") != "" {
-				t.Fatal(msg)
-			}
-			t.Skip(msg)
-		}
-	}
-	cluster := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command(bin, append([]string{"cluster"}, args...)...)
-		var stdout, stderr strings.Builder
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("cnperf cluster %s: %v\n%s", strings.Join(args, " "), err, lastLines(stderr.String(), 30))
-		}
-		return stdout.String()
-	}
-	start := time.Now()
-	var once sync.Once
-	down = func() {
-		once.Do(func() {
-			cluster("down", name)
-			assertClusterGone(t, name)
-		})
-	}
-	t.Cleanup(down)
-	kc := strings.TrimSpace(cluster(append([]string{"up", name, "--nodes", fmt.Sprint(nodes)}, flags...)...))
-	t.Logf("test cluster %s %v up in %s", name, flags, time.Since(start).Round(time.Second))
-	image = "cnperf/e2e:" + name
-	tar := filepath.Join(t.TempDir(), "image.tar")
-	if out, err := exec.Command(bin, "image", "save", "-o", tar, "--name", image).CombinedOutput(); err != nil {
-		t.Fatalf("image save: %v\n%s", err, out)
-	}
-	cluster("import", name, tar)
-	return kc, image, down
-}
 
 // TestKubePolicyNotEnforced: on a one-node test cluster whose pods are on
 // the bridge plugin, which enforces no NetworkPolicy, a spec asking for a
@@ -69,7 +20,7 @@ func policyCluster(t *testing.T, bin, name string, nodes int, flags ...string) (
 func TestKubePolicyNotEnforced(t *testing.T) {
 	testutil.RequireRoot(t)
 	bin := testutil.Binary(t)
-	kc, image, down := policyCluster(t, bin, "pol1", 1)
+	kc, image, down := namedTestCluster(t, bin, "pol1", 1)
 	head := fmt.Sprintf(`driver: kubernetes
 modes: [k8s-pod]
 reference: k8s-pod
@@ -79,9 +30,7 @@ tests:
 `, image)
 	leftOnCluster := func() {
 		t.Helper()
-		if got := kubectl(t, kc, "get", "namespaces", "-l", "app.kubernetes.io/managed-by=cnperf", "-o", "name"); strings.TrimSpace(got) != "" {
-			t.Errorf("left on the cluster: %s", got)
-		}
+		assertNoLabsOn(t, kc)
 	}
 
 	start := time.Now()
@@ -139,14 +88,8 @@ tests:
 func TestKubePolicyCilium(t *testing.T) {
 	testutil.RequireRoot(t)
 	bin := testutil.Binary(t)
-	if _, err := os.Stat(ciliumAgent); err != nil {
-		msg := "Cilium is not built (" + ciliumAgent + "): scripts/cilium-build.sh"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	kc, image, down := policyCluster(t, bin, "pol2", 2, "--cni", "cilium-vxlan")
+	requireBuilt(t, "scripts/cilium-build.sh", ciliumAgent)
+	kc, image, down := namedTestCluster(t, bin, "pol2", 2, "--cni", "cilium-vxlan")
 	spec := fmt.Sprintf(`name: polcil
 driver: kubernetes
 modes: [k8s-pod]
@@ -206,9 +149,7 @@ tests:
 		t.Errorf("summary: %v, want the policy table:\n%s", err, sum)
 	}
 	t.Logf("summary:\n%s", sum)
-	if got := kubectl(t, kc, "get", "namespaces", "-l", "app.kubernetes.io/managed-by=cnperf", "-o", "name"); strings.TrimSpace(got) != "" {
-		t.Errorf("left on the cluster: %s", got)
-	}
+	assertNoLabsOn(t, kc)
 	down()
 	assertNothingLeft(t, bin)
 }
