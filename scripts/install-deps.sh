@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what cnperf needs on a Debian machine, only what is missing:
 # iproute2, iptables and ethtool for the labs, docker.io for the docker
-# driver, openvswitch-switch for the ovs mode, and a Go toolchain >= 1.25
-# (from the Go module proxy, as `GOTOOLCHAIN` would fetch it, when the
-# machine has none or an older one). Arguments add extras: `bench` (wrk,
+# driver, openvswitch-switch for the ovs mode, and a Go toolchain >= 1.26.7
+# (what go.mod and the OpenMetrics check module ask for; from the Go module
+# proxy, as `GOTOOLCHAIN` would fetch it, when the machine has none or an
+# older one). Arguments add extras: `bench` (wrk,
 # nginx), `browser` (chromium, for the report's browser test) and `k8s`
 # (containerd, the CNI plugins, conntrack, runc and nft, for the test cluster of
 # `cnperf cluster`; docs/kubernetes.md), `flannel` (gcc, for the cgo
@@ -64,7 +65,7 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >&2
 fi
 
-want=1.25
+want=1.26.7
 go_ok() {
   local v
   v=$("$1" env GOVERSION 2>/dev/null | sed 's/^go//') || return 1
@@ -77,7 +78,7 @@ for g in "$(command -v go || true)" /usr/local/go/bin/go /usr/local/cnperf-go/go
   fi
 done
 # No usable Go: fetch the toolchain module from the Go module proxy.
-ver=1.25.5
+ver=1.26.8
 arch=$(dpkg --print-architecture 2>/dev/null || echo amd64)
 url="https://proxy.golang.org/golang.org/toolchain/@v/v0.0.1-go${ver}.linux-${arch}.zip"
 echo "install-deps: fetching Go ${ver} from the Go module proxy" >&2
