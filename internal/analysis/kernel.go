@@ -76,6 +76,16 @@ func MeanInterval(xs []float64) MeanCI {
 	return m
 }
 
+// nonNegative is the interval of a quantity that cannot be negative (a
+// time, a count): a lower bound below 0 (few cells, wide spread) is 0.
+func nonNegative(xs []float64) MeanCI {
+	m := MeanInterval(xs)
+	if m.Lo < 0 {
+		m.Lo = 0
+	}
+	return m
+}
+
 // KernelCell is one cell's kernel time with its series and the
 // transactions it counted (ping-pong's requests; 0 where the cell's
 // record does not say).
@@ -144,10 +154,10 @@ func KernelRows(cells []KernelCell, series []string) []KernelRow {
 			continue
 		}
 		out = append(out, KernelRow{Series: s, Cells: v.n,
-			UserPerGB: MeanInterval(v.user), SystemPerGB: MeanInterval(v.sys), SoftirqPerGB: MeanInterval(v.soft),
-			SystemUSPerTrans: MeanInterval(v.sysT), SoftirqUSPerTrans: MeanInterval(v.softT),
-			BusiestSoftirq: MeanInterval(v.busy), NetRX: MeanInterval(v.rx), NetTX: MeanInterval(v.tx),
-			PinnedCores: v.pinned, PinnedSystemPerGB: MeanInterval(v.pSys), PinnedSoftirqPerGB: MeanInterval(v.pSoft)})
+			UserPerGB: nonNegative(v.user), SystemPerGB: nonNegative(v.sys), SoftirqPerGB: nonNegative(v.soft),
+			SystemUSPerTrans: nonNegative(v.sysT), SoftirqUSPerTrans: nonNegative(v.softT),
+			BusiestSoftirq: nonNegative(v.busy), NetRX: nonNegative(v.rx), NetTX: nonNegative(v.tx),
+			PinnedCores: v.pinned, PinnedSystemPerGB: nonNegative(v.pSys), PinnedSoftirqPerGB: nonNegative(v.pSoft)})
 	}
 	return out
 }

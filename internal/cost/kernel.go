@@ -205,7 +205,7 @@ func kernelOver(a, b *KernelSnapshot, only []int) *record.CellKernel {
 		}
 		return y - x
 	}
-	var user, sys, irq, soft, steal, total uint64
+	var user, sys, irq, soft, total uint64
 	k := &record.CellKernel{BusiestCore: -1}
 	for _, n := range cores {
 		ca, cb := a.Cores[n], b.Cores[n]
@@ -215,11 +215,10 @@ func kernelOver(a, b *KernelSnapshot, only []int) *record.CellKernel {
 		sys += diff(ca.System, cb.System)
 		irq += diff(ca.IRQ, cb.IRQ)
 		soft += s
-		steal += diff(ca.Steal, cb.Steal)
 		total += t
 		if t > 0 {
 			if pct := 100 * float64(s) / float64(t); k.BusiestCore < 0 || pct > k.BusiestSoftirqPercent {
-				k.BusiestCore, k.BusiestSoftirqPercent = n, round6(pct)
+				k.BusiestCore, k.BusiestSoftirqPercent = n, math.Round(pct*100)/100
 			}
 		}
 		k.NetRX += diff(a.Softirqs[n].RX, b.Softirqs[n].RX)
@@ -228,15 +227,12 @@ func kernelOver(a, b *KernelSnapshot, only []int) *record.CellKernel {
 	if total == 0 {
 		return nil
 	}
-	sec := func(t uint64) float64 { return round6(float64(t) / clockTicks) }
+	// Ticks to seconds, to the tick: a cell's record stays short.
+	sec := func(t uint64) float64 { return math.Round(float64(t)/clockTicks*100) / 100 }
 	k.CPUSeconds, k.UserSeconds, k.SystemSeconds = sec(total), sec(user), sec(sys)
-	k.IRQSeconds, k.SoftirqSeconds, k.StealSeconds = sec(irq), sec(soft), sec(steal)
+	k.IRQSeconds, k.SoftirqSeconds = sec(irq), sec(soft)
 	if only != nil {
 		k.Cores = cores
 	}
 	return k
 }
-
-// round6 keeps a figure to six decimals, so a cell's record stays short
-// (run.json holds every cell and is rewritten after each).
-func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }

@@ -14,23 +14,24 @@ type CellKernel struct {
 	// CPUSeconds is the capacity of those cores over the cell (every
 	// column but guest, summed over the cores).
 	CPUSeconds float64 `json:"cpu_seconds"`
-	// UserSeconds is user and nice time; SystemSeconds, IRQSeconds,
-	// SoftirqSeconds and StealSeconds are those columns, summed over the
-	// cores.
+	// UserSeconds is user and nice time; SystemSeconds, IRQSeconds and
+	// SoftirqSeconds are those columns, summed over the cores (steal is
+	// the cell's load's). In the kernel's ticks of 10 ms; IRQ time is 0
+	// on most virtual machines, and then left out, like every zero
+	// below, to keep a cell's record short (run.json holds every cell).
 	UserSeconds    float64 `json:"user_seconds"`
 	SystemSeconds  float64 `json:"system_seconds"`
-	IRQSeconds     float64 `json:"irq_seconds"`
+	IRQSeconds     float64 `json:"irq_seconds,omitempty"`
 	SoftirqSeconds float64 `json:"softirq_seconds"`
-	StealSeconds   float64 `json:"steal_seconds"`
 	// BusiestSoftirqPercent is the softirq share of the core that spent
 	// most of its time in softirq over the cell (BusiestCore): one core
 	// taking every packet's receive work can hide in the sum.
-	BusiestCore           int     `json:"busiest_core"`
+	BusiestCore           int     `json:"busiest_core,omitempty"`
 	BusiestSoftirqPercent float64 `json:"busiest_softirq_percent"`
 	// NetRX and NetTX are how many NET_RX and NET_TX softirqs ran on
 	// those cores during the cell (/proc/softirqs).
-	NetRX uint64 `json:"net_rx"`
-	NetTX uint64 `json:"net_tx"`
+	NetRX uint64 `json:"net_rx,omitempty"`
+	NetTX uint64 `json:"net_tx,omitempty"`
 	// Bytes is the payload the cell moved (what CPU per GB divides by);
 	// absent on the pinned cores' record, where it is the cell's too.
 	Bytes int64 `json:"bytes,omitempty"`
@@ -38,6 +39,26 @@ type CellKernel struct {
 	// overlay routers) were pinned to, when a cores condition pinned
 	// them: the rest of the machine ran the clients and the run itself.
 	Pinned *CellKernel `json:"pinned,omitempty"`
+}
+
+// Sane says whether a stored record can be summed: every figure finite,
+// none negative, the parts within the capacity (and that below a bound no
+// machine reaches), the share a percentage. A run.json edited by hand, or
+// damaged, is read as far as it makes sense.
+func (k *CellKernel) Sane() bool {
+	if k == nil || !(k.CPUSeconds > 0 && k.CPUSeconds < 1e12) || k.Bytes < 0 {
+		return false
+	}
+	parts := []float64{k.UserSeconds, k.SystemSeconds, k.IRQSeconds, k.SoftirqSeconds}
+	sum := 0.0
+	for _, p := range parts {
+		if !(p >= 0 && p <= k.CPUSeconds) {
+			return false
+		}
+		sum += p
+	}
+	return sum <= k.CPUSeconds*1.001 && k.BusiestSoftirqPercent >= 0 && k.BusiestSoftirqPercent <= 100 &&
+		(k.Pinned == nil || k.Pinned.Sane())
 }
 
 // IdleDaemon is what one of a lab's own processes (an overlay router,
