@@ -38,6 +38,12 @@ var costMetrics = []workload.Metric{
 	{Key: "kubelet_cpu", Title: "kubelet CPU", Unit: "ms", Short: "kubelet CPU ms"},
 }
 
+func init() {
+	for _, k := range kernelMetrics {
+		costMetrics = append(costMetrics, workload.Metric{Key: k.key, Title: k.title, Unit: k.unit, Short: k.short, Count: k.count})
+	}
+}
+
 // daemonKeys are the metric key prefixes of the node daemons' roles.
 var daemonKeys = []struct{ role, prefix string }{
 	{record.DaemonCNIAgent, "cni"},
@@ -121,6 +127,8 @@ type Cell struct {
 	Rate       float64
 	// Daemons is what the cluster's node daemons spent during the cell.
 	Daemons map[string]record.DaemonCost
+	// Kernel is where the machine's CPU went during the cell.
+	Kernel *record.CellKernel
 }
 
 // Observations turns one run's stored records into observations:
@@ -175,6 +183,9 @@ func Observations(recs []record.Record, costs []record.Cost, cpu []cost.CPUSampl
 		}
 		if w, ok := cells[cell]; ok && len(w.Daemons) > 0 {
 			addDaemons(o.Values, w.Daemons, ct.moved)
+		}
+		if w, ok := cells[cell]; ok && w.Kernel != nil {
+			addKernel(o.Values, w.Kernel, ct.moved, w.End.Sub(w.Start).Seconds())
 		}
 		if c := ct.cost; c != nil {
 			o.Values["client_cpu"] = c.Client.CPUSeconds
@@ -439,12 +450,14 @@ func (c Case) SummaryMetrics() []workload.Metric {
 	for _, m := range c.Metrics {
 		// A node daemon's CPU per unit of work, once: per transaction
 		// where the case counts them, else per GB.
-		if (m.Key == "cni_cpu_per_gb" && has("cni_us_per_trans")) || (m.Key == "proxy_cpu_per_gb" && has("proxy_us_per_trans")) {
+		if (m.Key == "cni_cpu_per_gb" && has("cni_us_per_trans")) || (m.Key == "proxy_cpu_per_gb" && has("proxy_us_per_trans")) ||
+			(m.Key == "system_per_gb" && has("system_us_per_trans")) || (m.Key == "softirq_per_gb" && has("softirq_us_per_trans")) {
 			continue
 		}
 		switch m.Key {
 		case "client_cpu", "server_cpu", "client_mem", "server_mem", "client_rss", "server_rss", "machine_cpu", "out_of_order", "avg_offset", "rtt_p99", "packets_per_s", "clients",
-			"cni_cpu", "cni_mem", "proxy_cpu", "proxy_mem", "kubelet_cpu":
+			"cni_cpu", "cni_mem", "proxy_cpu", "proxy_mem", "kubelet_cpu",
+			"user_s", "system_s", "softirq_s", "busiest_softirq", "net_rx", "net_tx":
 			continue
 		}
 		out = append(out, m)

@@ -70,6 +70,9 @@ func parseMachineCPU(text string) (MachineCPU, error) {
 type Snapshot struct {
 	Machine MachineCPU
 	Run     float64 // CPU seconds the run's processes have used so far
+	// Kernel is the per-core counters (Kernel's input); nil where
+	// /proc/softirqs cannot be read.
+	Kernel *KernelSnapshot
 }
 
 // procTimes is one process's line of /proc/PID/stat: its parent and its
@@ -175,6 +178,9 @@ func (m *Meter) Read() (Snapshot, error) {
 	}
 	if s.Machine, err = parseMachineCPU(string(b)); err != nil {
 		return s, err
+	}
+	if irqs, err := os.ReadFile(filepath.Join(m.Proc, "softirqs")); err == nil {
+		s.Kernel, _ = ParseKernel(string(b), string(irqs))
 	}
 	entries, err := os.ReadDir(m.Proc)
 	if err != nil {

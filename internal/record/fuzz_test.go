@@ -37,6 +37,9 @@ func FuzzStoredRun(f *testing.F) {
 	f.Add([]byte(`{"spec":{"modes":["a"],"tests":[{"workload":"stream"}]}}`), []byte(`{"workload":"stream","kind":"total","mode":"a","cell":0,"data":{"receiver_bits_per_second":1e308}}`+"\n"+`{"workload":"cost","cell":0}`+"\n"+`{"workload":"cpu","core_busy_percent":[1,2,3]}`+"\n"))
 	f.Add([]byte(`{"spec":{"modes":["a"]},"cells":[{"mode":"a","tcp_info":{"connections":9223372036854775807,"retransmits":-1,"rtt_us":1e308,"snd_cwnd":-1e308}},{"mode":"a","tcp_info":null}]}`),
 		[]byte(`{"workload":"rr","kind":"total","mode":"a","cell":0,"data":{"rr_mode":"crr","tcp_info":{"retransmits":"x"}}}`+"\n"))
+	f.Add([]byte(`{"spec":{"modes":["a"]},"modes":[{"mode":"a","idle":{"window_seconds":-1,"daemons":{"r":{"cpu_percent":1e308,"memory_bytes":-1}}}},{"mode":"a","idle":null}],`+
+		`"cells":[{"mode":"a","samples":9223372036854775807,"kernel":{"cpu_seconds":1e308,"user_seconds":1e308,"softirq_seconds":-1,"busiest_softirq_percent":1e9,"net_rx":18446744073709551615,"bytes":-9,"pinned":{"cores":[-1]}}},`+
+		`{"mode":"a","kernel":{"cpu_seconds":2,"softirq_seconds":1,"bytes":1}},{"mode":"a","kernel":null}]}`), []byte("\n"))
 	f.Add([]byte(`{}`), []byte(``))
 	f.Add([]byte(``), []byte(`[]`))
 	f.Add([]byte(`null`), []byte(`null`+"\n"+`1e999`))
@@ -144,4 +147,6 @@ func statistics(run report.Run) {
 	analysis.Drivers([]analysis.Case{set.Case()}, analysis.DriverPairs(modes, run.Meta.Spec.SplitModeKey))
 	report.Cases([]report.Run{run}, run.Meta.Spec.ReferenceKey(), 2)
 	report.DriverRows(run, 2)
+	report.KernelRows(run.Meta)
+	report.IdleRows(run.Meta)
 }

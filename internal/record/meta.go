@@ -50,6 +50,10 @@ type ModeMeta struct {
 	Namespaces []Netns          `json:"namespaces"`
 	Usage      map[string]Usage `json:"usage,omitempty"` // per server role
 	Bytes      int64            `json:"bytes"`           // body bytes moved by successful requests
+	// Idle is what the lab's daemons spent at rest before the first
+	// cell; absent where the lab runs none, and in runs before it was
+	// recorded.
+	Idle *IdleCost `json:"idle,omitempty"`
 }
 
 // Cell is one interleaved slice of the plan on one mode: a chunk of sizes
@@ -80,6 +84,11 @@ type Cell struct {
 	// window; absent where the client read none, and in runs before it
 	// was recorded.
 	TCP *tcpinfo.Stats `json:"tcp_info,omitempty"`
+	// Kernel is where the machine's CPU went during the cell (user,
+	// system, irq, softirq; NET_RX and NET_TX counts); absent when a lab
+	// of the run is on another machine, and in runs before it was
+	// recorded.
+	Kernel *CellKernel `json:"kernel,omitempty"`
 }
 
 // CellRates returns, per mode, each finished cell's requests per second.

@@ -2,9 +2,11 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 
+	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/report/figure"
 )
 
@@ -33,6 +35,13 @@ func (r *Report) addCost() {
 		for _, role := range roles {
 			t.Columns = append(t.Columns, role+" peak memory (MB)")
 		}
+		// Beside the servers' own, the kernel's system and softirq time per
+		// GB over the mode's cells, where the run recorded them.
+		kernel := slices.ContainsFunc(run.Meta.Cells, func(c record.Cell) bool { return c.Kernel.Sane() })
+		if kernel {
+			t.Columns = append(t.Columns, "machine system s per GB", "machine softirq s per GB")
+			t.Caption += " Machine system and softirq s per GB: the kernel's time over every core while the mode's cells ran (from /proc/stat), per GB those cells moved; see the table of where the CPU went."
+		}
 		for _, m := range run.Meta.Modes {
 			if len(m.Usage) == 0 {
 				continue
@@ -53,6 +62,14 @@ func (r *Report) addCost() {
 			for _, role := range roles {
 				row = append(row, Cell{Text: f(float64(m.Usage[role].MemoryPeak)/1e6, 1)})
 			}
+			if kernel {
+				sys, soft, bytes, ok := modeKernel(run.Meta, m.Mode, m.Instance)
+				kgb := math.NaN()
+				if ok && bytes > 0 {
+					kgb = float64(bytes) / 1e9
+				}
+				row = append(row, Cell{Text: f(sys/kgb, prec(sys/kgb))}, Cell{Text: f(soft/kgb, prec(soft/kgb))})
+			}
 			t.Rows = append(t.Rows, row)
 		}
 		if mem := run.Meta.Memory; mem != nil {
@@ -65,6 +82,7 @@ func (r *Report) addCost() {
 		if dt, ok := daemonTable(run.Meta, suffix, idSuffix); ok {
 			r.Tables = append(r.Tables, dt)
 		}
+		r.addKernel(run.Meta, suffix, idSuffix)
 		if len(run.CPU) < 2 {
 			continue
 		}

@@ -15,7 +15,7 @@ import (
 func Cells(m record.Meta) map[int]analysis.Cell {
 	out := make(map[int]analysis.Cell, len(m.Cells))
 	for _, c := range m.Cells {
-		cell := analysis.Cell{Start: c.Start, End: c.End, Mode: c.Mode, Chunk: c.Chunk, Instance: c.Instance, Daemons: c.Daemons}
+		cell := analysis.Cell{Start: c.Start, End: c.End, Mode: c.Mode, Chunk: c.Chunk, Instance: c.Instance, Daemons: c.Daemons, Kernel: c.Kernel}
 		if sec := c.End.Sub(c.Start).Seconds(); !c.End.IsZero() && sec > 0 && c.Samples > 0 {
 			cell.Rate = float64(c.Samples) / sec
 		}

@@ -83,6 +83,11 @@ func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.
 		if err := WriteTCPTable(w, CellTCP(*meta)); err != nil {
 			return err
 		}
+		// A socket test's case tables carry the kernel's time as columns;
+		// a sweep's, over message sizes, has this table of its own.
+		if err := WriteKernelTable(w, KernelRows(*meta)); err != nil {
+			return err
+		}
 	} else if err := WriteCaseTables(w, cases, refLabel(run, ref)); err != nil {
 		return err
 	}
@@ -97,6 +102,10 @@ func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.
 	}
 	// A driver comparison adds docker against netns per mode.
 	if err := WriteDriverTable(w, analysis.Drivers(cases, analysis.DriverPairs(meta.SeriesKeys(), meta.SplitSeries))); err != nil {
+		return err
+	}
+	// What the labs' daemons spent at rest (runs that recorded it).
+	if err := WriteIdleTable(w, IdleRows(*meta)); err != nil {
 		return err
 	}
 	// NetworkPolicies held and their enforcement times (runs with the

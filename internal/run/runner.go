@@ -318,6 +318,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		meta.Modes = append(meta.Modes, mm)
 	}
+	// What each lab's daemons (overlay routers, Open vSwitch, flanneld,
+	// etcd, a cluster's node daemons) spend at rest, before any cell
+	// loads them: a mode's cost that no cell's figure shows.
+	idle := measureIdle(ctx, idleSources(envs), idleWindow, time.Now)
+	for i := range meta.Modes {
+		meta.Modes[i].Idle = idle[envKey(meta.Modes[i].Mode, meta.Modes[i].Instance)]
+	}
 	if err := run.WriteMeta(meta); err != nil {
 		return finish(err)
 	}
@@ -378,6 +385,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		curMode.Store(c.mode)
 		before := app.total
+		bytesBefore := app.bytes[envKey(c.mode, c.instance)]
 		cr, err := w.cell(e, c.unit, &cell, app)
 		if err == nil {
 			err = e.runCell(ctx, cr, &cell, app)
@@ -392,6 +400,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if snapErr == nil {
 			if end, err := meter.Read(); err == nil {
 				cell.Load = cost.Load(snap, end, own)
+				cell.Kernel = cost.Kernel(snap.Kernel, end.Kernel, app.bytes[envKey(c.mode, c.instance)]-bytesBefore, pinnedCores(e))
 			}
 		}
 		if dErr == nil {
@@ -454,6 +463,19 @@ func loadMeter(envs map[string]*env) (m *cost.Meter, own bool) {
 	}
 	slices.Sort(labs)
 	return cost.NewMeter(labs), own
+}
+
+// pinnedCores are the cores a cores condition pinned the lab's hosts and
+// their overlay routers to (nil: not pinned), over which a cell's kernel
+// time is summed too.
+func pinnedCores(e *env) []int {
+	if e.lab == nil {
+		return nil
+	}
+	c := e.lab.Conditions
+	cores := slices.Concat(c.HostCPUs(), c.RouterCPUs())
+	slices.Sort(cores)
+	return slices.Compact(cores)
 }
 
 // daemonMeter is the reader of the node daemons a lab's pods run on, when

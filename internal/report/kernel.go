@@ -1,0 +1,217 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/cnperf/cnperf/internal/analysis"
+	"github.com/cnperf/cnperf/internal/record"
+)
+
+// KernelRows are a run's kernel time per series over the cells that
+// recorded it (record.Cell.Kernel), in the run's series order; per
+// transaction for ping-pong, whose every sample is one request; nil when no
+// cell recorded any (runs before it was recorded, labs on other machines).
+func KernelRows(m record.Meta) []analysis.KernelRow {
+	var cells []analysis.KernelCell
+	perRequest := !m.Spec.Socket()
+	for _, c := range m.Cells {
+		if c.Kernel == nil || !c.Kernel.Sane() {
+			continue
+		}
+		kc := analysis.KernelCell{Series: c.Mode, Kernel: *c.Kernel}
+		if perRequest && c.Samples > 0 {
+			kc.Transactions = float64(c.Samples)
+		}
+		cells = append(cells, kc)
+	}
+	if len(cells) == 0 {
+		return nil
+	}
+	return analysis.KernelRows(cells, m.SeriesKeys())
+}
+
+// kernelCaption says what the kernel-time table holds.
+const kernelCaption = "Where the machine's CPU went while each series' cells ran, from /proc/stat per core (the kernel's count in 10 ms ticks) " +
+	"and /proc/softirqs: user, system and softirq seconds summed over every core, per GB of payload the cell moved, " +
+	"and per request where the workload counts them; the softirq share of the core that spent most in softirq; " +
+	"the NET_RX and NET_TX softirqs per cell. Means over the cells with their 95 % intervals (Student's t over the cells). " +
+	"Both files are the machine's: every lab host here runs on the one kernel, so the figures hold the clients', the servers' " +
+	"and the kernel's packet work of the lab that ran, and whatever else ran on the machine then."
+
+// ciCell is a mean with its interval: "0.42 [0.40, 0.44]", "–" when none.
+func ciCell(m analysis.MeanCI) string {
+	if m.N == 0 || math.IsNaN(m.Mean) {
+		return "–"
+	}
+	p := prec(m.Mean)
+	if math.IsNaN(m.Lo) {
+		return f(m.Mean, p)
+	}
+	return fmt.Sprintf("%s [%s, %s]", f(m.Mean, p), f(m.Lo, p), f(m.Hi, p))
+}
+
+// kernelColumns are the table's columns; with pinned cores, their
+// system and softirq per GB follow.
+func kernelColumns(rows []analysis.KernelRow) (cols []string, perTrans, pinned bool) {
+	for _, r := range rows {
+		perTrans = perTrans || r.SoftirqUSPerTrans.N > 0
+		pinned = pinned || r.PinnedCores != nil
+	}
+	cols = []string{"mode", "cells", "user s/GB", "system s/GB", "softirq s/GB"}
+	if perTrans {
+		cols = append(cols, "system µs/req", "softirq µs/req")
+	}
+	cols = append(cols, "busiest core softirq %", "NET_RX/cell", "NET_TX/cell")
+	if pinned {
+		cols = append(cols, "pinned cores", "pinned system s/GB", "pinned softirq s/GB")
+	}
+	return cols, perTrans, pinned
+}
+
+func kernelRow(r analysis.KernelRow, perTrans, pinned bool) []string {
+	row := []string{r.Series, fmt.Sprint(r.Cells), ciCell(r.UserPerGB), ciCell(r.SystemPerGB), ciCell(r.SoftirqPerGB)}
+	if perTrans {
+		row = append(row, ciCell(r.SystemUSPerTrans), ciCell(r.SoftirqUSPerTrans))
+	}
+	row = append(row, ciCell(r.BusiestSoftirq), f(r.NetRX.Mean, 0), f(r.NetTX.Mean, 0))
+	if pinned {
+		cores := "–"
+		if r.PinnedCores != nil {
+			cores = strings.Trim(strings.Join(strings.Fields(fmt.Sprint(r.PinnedCores)), ","), "[]")
+		}
+		row = append(row, cores, ciCell(r.PinnedSystemPerGB), ciCell(r.PinnedSoftirqPerGB))
+	}
+	return row
+}
+
+// WriteKernelTable prints the rows (nothing without any).
+func WriteKernelTable(w io.Writer, rows []analysis.KernelRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	cols, perTrans, pinned := kernelColumns(rows)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "where the CPU went (the kernel's count over all cores, per cell: mean [95 % interval])")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, strings.Join(cols, "\t")+"\t")
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(kernelRow(r, perTrans, pinned), "\t")+"\t")
+	}
+	return tw.Flush()
+}
+
+// IdleRow is one daemon of one lab at rest.
+type IdleRow struct {
+	Mode          string
+	Instance      int
+	Daemon        string
+	WindowSeconds float64
+	record.IdleDaemon
+}
+
+// IdleRows are a run's labs' daemons at rest (record.ModeMeta.Idle), by
+// lab in the run's order and by daemon name; nil when none was recorded.
+func IdleRows(m record.Meta) []IdleRow {
+	var out []IdleRow
+	for _, mm := range m.Modes {
+		if mm.Idle == nil {
+			continue
+		}
+		names := make([]string, 0, len(mm.Idle.Daemons))
+		for n := range mm.Idle.Daemons {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			out = append(out, IdleRow{Mode: mm.Mode, Instance: mm.Instance, Daemon: n, WindowSeconds: mm.Idle.WindowSeconds, IdleDaemon: mm.Idle.Daemons[n]})
+		}
+	}
+	return out
+}
+
+const idleCaption = "What each lab's own daemons (overlay routers, Open vSwitch, flanneld, etcd, the delay line; on a cluster the node daemons " +
+	"the lab's pods are on, by role) spent at rest, read over a short window after the labs were built and before the first cell: " +
+	"CPU as a share of one core, and memory at the window's end (cgroup: with page cache; proc: resident set; node daemons: working set). " +
+	"A mode pays this whether or not it carries traffic."
+
+func idleRowCells(r IdleRow) []string {
+	label := r.Mode
+	if r.Instance > 0 {
+		label = fmt.Sprintf("%s (instance %d)", r.Mode, r.Instance)
+	}
+	nodes := "–"
+	if r.Nodes > 0 {
+		nodes = fmt.Sprint(r.Nodes)
+	}
+	return []string{label, r.Daemon, nodes, f(r.CPUPercent, 2), f(float64(r.MemoryBytes)/1e6, 1), r.Source, f(r.WindowSeconds, 1)}
+}
+
+var idleColumns = []string{"mode", "daemon", "nodes", "CPU % of a core", "memory MB", "source", "window s"}
+
+// WriteIdleTable prints the rows (nothing without any).
+func WriteIdleTable(w io.Writer, rows []IdleRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "the labs' daemons at rest, before the first cell")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, strings.Join(idleColumns, "\t")+"\t")
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(idleRowCells(r), "\t")+"\t")
+	}
+	return tw.Flush()
+}
+
+// addKernel adds a run's kernel-time table and its daemons-at-rest table,
+// where it recorded them, to the cost section.
+func (r *Report) addKernel(m record.Meta, suffix, idSuffix string) {
+	if rows := KernelRows(m); len(rows) > 0 {
+		cols, perTrans, pinned := kernelColumns(rows)
+		t := Table{ID: "tab-kernel" + idSuffix, Title: "Where the CPU went: user, system and softirq time per mode" + suffix, Caption: kernelCaption, Columns: cols}
+		if pinned {
+			t.Caption += " Pinned: the same over the cores a cores condition pinned the lab's hosts (and their routers) to."
+		}
+		for _, row := range rows {
+			t.Rows = append(t.Rows, textCells(kernelRow(row, perTrans, pinned)))
+		}
+		r.Tables = append(r.Tables, t)
+	}
+	if rows := IdleRows(m); len(rows) > 0 {
+		t := Table{ID: "tab-idle" + idSuffix, Title: "The labs' daemons at rest" + suffix, Caption: idleCaption, Columns: slices.Clone(idleColumns)}
+		for _, row := range rows {
+			t.Rows = append(t.Rows, textCells(idleRowCells(row)))
+		}
+		r.Tables = append(r.Tables, t)
+	}
+}
+
+func textCells(ss []string) []Cell {
+	out := make([]Cell, len(ss))
+	for i, s := range ss {
+		out[i] = Cell{Text: s}
+	}
+	return out
+}
+
+// modeKernel sums a mode instance's cells' system and softirq seconds,
+// with the bytes those cells moved, for the cost table's columns; ok is
+// false when no cell of it recorded them.
+func modeKernel(m record.Meta, mode string, instance int) (sys, soft float64, bytes int64, ok bool) {
+	for _, c := range m.Cells {
+		if c.Mode != mode || c.Instance != instance || c.Kernel == nil || !c.Kernel.Sane() {
+			continue
+		}
+		sys += c.Kernel.SystemSeconds
+		soft += c.Kernel.SoftirqSeconds
+		bytes += c.Kernel.Bytes
+		ok = true
+	}
+	return sys, soft, bytes, ok
+}
