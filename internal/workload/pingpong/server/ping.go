@@ -260,20 +260,62 @@ type relayBody struct {
 	body    io.ReadCloser
 	cancel  context.CancelFunc
 	want    int   // requested size whose body length to check at EOF; -1: none
-	got     int64 // bytes relayed from body, after head
+	got     int64 // bytes read from body, after head
+	// held is the body's last wanted byte, kept back until pong's body ends
+	// there: with Content-Length want announced, the client would take a
+	// body that runs on past it as whole once it had want bytes.
+	held    byte
+	holding bool
 }
 
 func (r *relayBody) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
 	if r.headOff < r.headLen {
-		m := copy(p, (*r.head)[r.headOff:r.headLen])
-		r.headOff += m
-		return m, nil
+		end := r.headLen
+		if r.want >= 0 && end >= r.want {
+			// What was read ahead is a whole body already, or more: the
+			// last wanted byte waits for what pong sends after it.
+			end = r.want - 1
+		}
+		if r.headOff < end {
+			m := copy(p, (*r.head)[r.headOff:end])
+			r.headOff += m
+			return m, nil
+		}
+		if r.headLen > r.want {
+			return 0, errWrongLength
+		}
+		r.held, r.holding, r.headOff = (*r.head)[r.want-1], true, r.headLen
 	}
 	m, err := r.body.Read(p)
+	if r.want < 0 {
+		return m, err
+	}
+	if r.holding {
+		switch {
+		case m > 0: // more than a whole body: the client never gets its last byte
+			return 0, errWrongLength
+		case err == io.EOF:
+			r.holding = false
+			p[0] = r.held
+			return 1, io.EOF
+		}
+		return 0, err
+	}
 	r.got += int64(m)
 	total := r.got + int64(r.headLen)
-	if r.want >= 0 && (total > int64(r.want) || err == io.EOF && !pingpong.LengthOK(r.want, int(min(total, math.MaxInt)))) {
-		err = errWrongLength
+	switch want := int64(r.want); {
+	case total > want:
+		// Relay no byte past want-1, so the response stays short of its
+		// announced length and the client sees it broken.
+		return max(0, m-int(total-want)-1), errWrongLength
+	case total == want && err == nil && m > 0:
+		r.held, r.holding = p[m-1], true
+		return m - 1, nil
+	case err == io.EOF && !pingpong.LengthOK(r.want, int(min(total, math.MaxInt))):
+		return m, errWrongLength
 	}
 	return m, err
 }

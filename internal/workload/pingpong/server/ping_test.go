@@ -419,6 +419,9 @@ func TestPingWrongLength(t *testing.T) {
 		case n == 200001: // one byte long, unannounced, beyond the buffer
 			ctx.Response.SetBodyStream(bytes.NewReader(append(body, 'o')), -1)
 			return
+		case n == 200003, n == 64<<10: // right length, unannounced, beyond the buffer or filling it
+			ctx.Response.SetBodyStream(bytes.NewReader(body), -1)
+			return
 		case n == 1: // cnperf's pong up to 0.1
 			body = []byte("p")
 		case n == 2: // the Dart pong
@@ -435,7 +438,7 @@ func TestPingWrongLength(t *testing.T) {
 		n, code, length int
 	}{
 		{7, 502, 6}, {8, 502, 9}, {9, 200, 9}, {10, 502, 9}, {1, 200, 1}, {2, 200, 3}, {3, 200, 4},
-		{200000, 502, 199999}, {200001, 502, 200002},
+		{200000, 502, 199999}, {200001, 502, 200002}, {200003, 200, 200003}, {64 << 10, 200, 64 << 10},
 	}
 	for _, tt := range tests {
 		calls.Store(0)
