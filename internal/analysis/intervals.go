@@ -116,17 +116,7 @@ func (c Case) value(series, key string) float64 {
 		if r.Samples == 0 {
 			return math.NaN() // not measured: a median of nothing, or 0 cells
 		}
-		switch key {
-		case "transfer":
-			return r.TransferMBs
-		case "latency":
-			return r.InnerMS
-		case "outer":
-			return r.LatencyMS
-		case "cell_rps":
-			return r.RPS
-		}
-		return math.NaN()
+		return r.Value(key)
 	}
 	for _, r := range c.Rows {
 		if r.Series == series {

@@ -30,6 +30,22 @@ type ModeRow struct {
 	RPSRatio      float64 `json:"rps_ratio"`
 }
 
+// Value is the row's figure for a ping-pong metric key (transfer, latency,
+// outer, cell_rps); NaN for another key.
+func (r ModeRow) Value(key string) float64 {
+	switch key {
+	case "transfer":
+		return r.TransferMBs
+	case "latency":
+		return r.InnerMS
+	case "outer":
+		return r.LatencyMS
+	case "cell_rps":
+		return r.RPS
+	}
+	return math.NaN()
+}
+
 // DefaultBins is the most size groups (Dataset.Grouping) over which the
 // summary's ratios pair modes: the report's default, so `cnperf summary`
 // and the report's summary agree.

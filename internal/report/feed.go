@@ -60,7 +60,7 @@ func Feed(run Run, ref string) export.Feed {
 			for _, m := range c.Metrics {
 				fig := export.Figure{Key: m.Key, Title: m.Title, Unit: m.Unit, SD: math.NaN(), Ratio: math.NaN(), RatioLo: math.NaN(), RatioHi: math.NaN()}
 				if c.Sweep != nil {
-					fig.Value, fig.Stat, fig.N = sweepValue(srow, m.Key), "median", srow.Samples
+					fig.Value, fig.Stat, fig.N = srow.Value(m.Key), "median", srow.Samples
 				} else {
 					st := row.Stats[m.Key]
 					fig.Value, fig.SD, fig.N = st.Mean.Value, st.SD.Value, st.N
@@ -156,21 +156,6 @@ func cellSpan(meta record.Meta, c analysis.Case, series string, instance int) (s
 		}
 	}
 	return start, end
-}
-
-// sweepValue is a sweep row's figure for a ping-pong metric key.
-func sweepValue(r analysis.ModeRow, key string) float64 {
-	switch key {
-	case "transfer":
-		return r.TransferMBs
-	case "latency":
-		return r.InnerMS
-	case "outer":
-		return r.LatencyMS
-	case "cell_rps":
-		return r.RPS
-	}
-	return math.NaN()
 }
 
 // latencyPercentiles are the 50th, 90th and 99th percentiles of a mode's
