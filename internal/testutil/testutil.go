@@ -157,23 +157,35 @@ func VoluntarySwitches(t testing.TB) (n int, ok bool) {
 }
 
 // CheckIdle fails the test when this process's threads woke more than
-// most times in a second, after settle: an idle server's threads must
-// sleep. The garbage an earlier test left is collected and returned to
-// the system first, so the runtime's background scavenger is not
-// counted. It skips the test without /proc.
+// most times in each of idleWindows seconds, after settle: an idle
+// server's threads must sleep. The garbage an earlier test left is
+// collected and returned to the system first, so the runtime's background
+// scavenger is not counted. A fault (a loop that ticks, a thread sysmon
+// keeps signalling) wakes the threads at a steady rate in every second;
+// the runtime's own bursts (a GC cycle, threads of earlier tests winding
+// down) land in one, so one quiet second passes. It skips the test
+// without /proc.
 func CheckIdle(t testing.TB, settle time.Duration, most int) {
 	t.Helper()
 	debug.FreeOSMemory()
 	time.Sleep(settle)
-	before, ok := VoluntarySwitches(t)
-	if !ok {
-		t.Skip("no /proc/self/task")
+	var seen []int
+	for range idleWindows {
+		before, ok := VoluntarySwitches(t)
+		if !ok {
+			t.Skip("no /proc/self/task")
+		}
+		time.Sleep(time.Second)
+		after, _ := VoluntarySwitches(t)
+		n := after - before
+		if n <= most {
+			t.Logf("an idle server's threads woke %d times in 1 s (windows before: %v)", n, seen)
+			return
+		}
+		seen = append(seen, n)
 	}
-	time.Sleep(time.Second)
-	after, _ := VoluntarySwitches(t)
-	if n := after - before; n > most {
-		t.Errorf("an idle server's threads woke %d times in 1 s; want at most %d", n, most)
-	} else {
-		t.Logf("an idle server's threads woke %d times in 1 s", n)
-	}
+	t.Errorf("an idle server's threads woke %v times in %d windows of 1 s; want at most %d in one", seen, idleWindows, most)
 }
+
+// idleWindows is how many seconds CheckIdle watches at most.
+const idleWindows = 3
