@@ -40,19 +40,7 @@ func TestDaemonObservations(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			recs := []record.Record{rec(t, "pod", 0, 0, tt.work, tt.work, "total", tt.data)}
 			cells := map[int]Cell{0: {Start: t0, End: t0.Add(2 * time.Second), Mode: "pod", Daemons: tt.daemons}}
-			obs := Observations(recs, nil, nil, cells, func(m string) string { return m })
-			if len(obs) != 1 {
-				t.Fatalf("%d observations, want 1", len(obs))
-			}
-			for k, w := range tt.want {
-				g, ok := obs[0].Values[k]
-				switch {
-				case math.IsNaN(w) && ok:
-					t.Errorf("%s = %v, want none", k, g)
-				case !math.IsNaN(w) && (!ok || !near(g, w)):
-					t.Errorf("%s = %v (present %v), want %v", k, g, ok, w)
-				}
-			}
+			checkOneObservation(t, Observations(recs, nil, nil, cells, func(m string) string { return m }), tt.want)
 		})
 	}
 }
@@ -109,5 +97,23 @@ func TestDaemonCases(t *testing.T) {
 	}
 	if r := cases[0].Rows[1]; !near(r.Stats["cni_cpu"].Mean.Percent, 200) {
 		t.Errorf("pod's agent CPU against host: %v, want +200 %%", r.Stats["cni_cpu"].Mean.Percent)
+	}
+}
+
+// checkOneObservation checks that obs is one observation whose values are
+// want's, a NaN in want meaning the key must be absent.
+func checkOneObservation(t *testing.T, obs []Observation, want map[string]float64) {
+	t.Helper()
+	if len(obs) != 1 {
+		t.Fatalf("%d observations, want 1", len(obs))
+	}
+	for k, w := range want {
+		g, ok := obs[0].Values[k]
+		switch {
+		case math.IsNaN(w) && ok:
+			t.Errorf("%s = %v, want none", k, g)
+		case !math.IsNaN(w) && (!ok || !near(g, w)):
+			t.Errorf("%s = %v (present %v), want %v", k, g, ok, w)
+		}
 	}
 }

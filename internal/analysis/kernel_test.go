@@ -40,19 +40,7 @@ func TestKernelObservations(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			recs := []record.Record{rec(t, "bare", 0, 0, tt.work, tt.work, "total", tt.data)}
 			cells := map[int]Cell{0: {Start: t0, End: t0.Add(2 * time.Second), Mode: "bare", Kernel: tt.kernel}}
-			obs := Observations(recs, nil, nil, cells, func(m string) string { return m })
-			if len(obs) != 1 {
-				t.Fatalf("%d observations, want 1", len(obs))
-			}
-			for k, w := range tt.want {
-				g, ok := obs[0].Values[k]
-				switch {
-				case math.IsNaN(w) && ok:
-					t.Errorf("%s = %v, want none", k, g)
-				case !math.IsNaN(w) && (!ok || !near(g, w)):
-					t.Errorf("%s = %v (present %v), want %v", k, g, ok, w)
-				}
-			}
+			checkOneObservation(t, Observations(recs, nil, nil, cells, func(m string) string { return m }), tt.want)
 		})
 	}
 }
