@@ -193,6 +193,11 @@ func TestParseErrors(t *testing.T) {
 		{"fit_mtu with sizes", "name: x\ntests: [{workload: rr, fit_mtu: true, request: 10}]\n", []string{"tests[0].fit_mtu: "}},
 		{"busy_poll with crr", "name: x\ntests: [{workload: rr, protocol: crr, busy_poll: true}]\n", []string{"tests[0].busy_poll: for protocol tcp and udp"}},
 		{"busy_poll on stream", "name: x\ntests: [{workload: stream, busy_poll: true}]\n", []string{"tests[0].busy_poll: not a parameter of stream"}},
+		{"under_load on udp", "name: x\ntests: [{workload: rr, protocol: udp, under_load: 4}]\n", []string{"tests[0].under_load: for protocol tcp and crr"}},
+		{"under_load too many", "name: x\ntests: [{workload: rr, under_load: 65}]\n", []string{"tests[0].under_load: 65 is outside 0..64"}},
+		{"under_load negative", "name: x\ntests: [{workload: rr, under_load: -1}]\n", []string{"tests[0].under_load: -1"}},
+		{"under_load swept too far", "name: x\ntests: [{workload: rr, sweep: {param: under_load, values: [0, 100]}}]\n", []string{"tests[0].sweep.values[1]"}},
+		{"under_load on stream", "name: x\ntests: [{workload: stream, under_load: 2}]\n", []string{"tests[0].under_load: not a parameter of stream"}},
 		{"test duration type", "name: x\ntests:\n  - workload: rr\n    duration: 10\n", []string{"line 4: tests[0].duration: cannot unmarshal"}},
 	}
 	for _, tc := range tests {
