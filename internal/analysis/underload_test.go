@@ -84,3 +84,24 @@ func TestInflationBounds(t *testing.T) {
 		t.Errorf("no spread: %+v", iv)
 	}
 }
+
+// FuzzUnderLoads: whatever a stored run's load and rr lines hold, pairing
+// them neither panics nor returns a timeline above its bound.
+func FuzzUnderLoads(f *testing.F) {
+	f.Add([]byte(`{"workload":"stream","kind":"interval","stream":-1,"end":1,"bits_per_second":1e308,"side":"receiver"}`),
+		[]byte(`{"workload":"rr","kind":"end","round_trip_us":{"p50":1e308,"p99":-1}}`), "0")
+	f.Add([]byte(`{"kind":"end","receiver_bits_per_second":"x"}`), []byte(`{"end_s":"NaN"}`), "4")
+	f.Fuzz(func(t *testing.T, load, probe []byte, value string) {
+		recs := []record.Record{
+			{Workload: "rr", Kind: "interval", Cell: 1, Param: UnderLoadParam, Value: value, Data: probe},
+			{Workload: "stream", Kind: record.KindLoad, Cell: 1, Param: UnderLoadParam, Value: value, Data: load},
+			{Workload: "rr", Kind: record.KindTotal, Cell: 1, Param: UnderLoadParam, Value: value, Data: probe},
+			{Workload: "rr", Kind: record.KindTotal, Cell: 2, Param: UnderLoadParam, Value: "0", Data: probe},
+		}
+		for _, u := range UnderLoads(recs, func(m string) string { return m }) {
+			if len(u.Timeline) > MaxLoadPoints {
+				t.Fatalf("timeline of %d points", len(u.Timeline))
+			}
+		}
+	})
+}
