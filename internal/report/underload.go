@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/report/figure"
@@ -22,6 +23,13 @@ func (r *Report) addUnderLoad() {
 		if len(uls) == 0 {
 			continue
 		}
+		// In the run's series order (the reference first), not the
+		// order the rotated cells happened to finish in.
+		rank := map[string]int{}
+		for i, m := range run.Meta.SeriesKeys() {
+			rank[name(m)] = i
+		}
+		slices.SortStableFunc(uls, func(a, b analysis.UnderLoad) int { return rank[a.Series] - rank[b.Series] })
 		t := Table{ID: "tab-underload" + idSuffix, Title: "Latency under load" + suffix,
 			Caption: "The rr probe's round trip idle (its test's under_load 0 case) and beside a TCP load of under_load streams from the same client to the same server host, as flent's RRUL; inflation is loaded ÷ idle (geometric means of the repetitions) with its 95 % interval (Welch's, on logarithms); the load's throughput is its receiver's, averaged over repetitions.",
 			Columns: []string{"series", "case", "idle p50 µs", "idle p99 µs", "loaded p50 µs", "loaded p99 µs", "p50 inflation", "p99 inflation", "load Mbit/s", "repetitions idle/loaded"}}
