@@ -31,6 +31,12 @@ type Record struct {
 	Data    json.RawMessage `json:"data"`
 }
 
+// KindLoad is the kind of every line the load beside a test printed (an
+// rr probe's stream under under_load): its Workload is the load's, its
+// Data the load client's line whole with its own kind. Readers of a
+// test's records (start, interval, total) pass over it.
+const KindLoad = "load"
+
 // KindTotal is the kind of a test's total record, the one analysis reads
 // (the client's "end" line).
 const KindTotal = "total"
@@ -68,6 +74,20 @@ func Wrap(c workload.Case, line []byte) (Record, error) {
 		kind = KindTotal
 	}
 	return Record{Workload: c.Test.Workload, Kind: kind, Case: c.Label, Test: c.Index, Param: c.Param, Value: c.Value,
+		Data: append([]byte(nil), line...)}, nil
+}
+
+// WrapLoad turns one envelope line of the load beside case c (load, from
+// Case.LoadCase) into a KindLoad Record filed under c.
+func WrapLoad(c, load workload.Case, line []byte) (Record, error) {
+	env, err := workload.Decode(line)
+	if err != nil {
+		return Record{}, fmt.Errorf("load client printed a line that is not a JSON envelope (%v): %q", err, truncate(line))
+	}
+	if env.Workload != load.Test.Workload {
+		return Record{}, fmt.Errorf("load client printed a %q record, not %s", env.Workload, load.Test.Workload)
+	}
+	return Record{Workload: load.Test.Workload, Kind: KindLoad, Case: c.Label, Test: c.Index, Param: c.Param, Value: c.Value,
 		Data: append([]byte(nil), line...)}, nil
 }
 

@@ -165,6 +165,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 		r.cases = cases
 		r.addCases(cases, series, o)
 		r.addHops(cases, series)
+		r.addUnderLoad()
 	}
 	if sweeps {
 		// The size-sweep view: curves, loss and impacts over message size.

@@ -66,6 +66,11 @@ func newSocketCells(s spec.Spec, cases []workload.Case) *socketCells {
 			t.kinds = append(t.kinds, srv)
 		}
 	}
+	// A probe under load (rr's under_load) needs the load's server too,
+	// in the same server containers.
+	if srv, ok := workload.LoadServer(cases); ok && !seen[srv.Role] {
+		t.kinds = append(t.kinds, srv)
+	}
 	return t
 }
 
@@ -316,8 +321,31 @@ func (t *socketCells) cell(e *env, u int, cell *record.Cell, app *appender) (cel
 		}
 		args := shiftPort(append([]string{e.exe}, c.ClientArgs(host)...), "--server", e.shift+r.server.PortShift)
 		cr.clients = append(cr.clients, clientRun{name: r.name, ep: r.client, args: args, line: line})
+		if lc, ok := c.LoadCase(); ok {
+			cr.clients = append(cr.clients, t.loadClient(e, c, lc, r, host, mode, cell, unit.rep, app))
+		}
 	}
 	return cr, nil
+}
+
+// loadClient is the load beside one probe client (a case's LoadCase):
+// from the same container to the same server container, started with
+// it, its lines stored as KindLoad records of the probe's case.
+func (t *socketCells) loadClient(e *env, c, lc workload.Case, r placedClient, host, mode string, cell *record.Cell, rep int, app *appender) clientRun {
+	line := func(line []byte) error {
+		rec, err := record.WrapLoad(c, lc, line)
+		if err != nil {
+			return err
+		}
+		rec.Mode, rec.Labels, rec.Cell, rec.Rep = mode, t.s.Labels, cell.Index, rep
+		if r.tagged {
+			rec.Client, rec.Process, rec.Server = r.client.Role, r.process, r.server.Role
+		}
+		app.add(rec, false)
+		return nil
+	}
+	args := shiftPort(append([]string{e.exe}, lc.ClientArgs(host)...), "--server", e.shift+r.server.PortShift)
+	return clientRun{name: r.name + "-load", ep: r.client, args: args, line: line}
 }
 
 // pathMTU is the MTU of the interface the client's route to host leaves

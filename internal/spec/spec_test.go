@@ -17,7 +17,7 @@ func parse(doc string) (spec.Spec, error) {
 
 func TestPresetsParseAndValidate(t *testing.T) {
 	names := presets.Names()
-	if want := []string{"cni-compare", "cni-compare-pingpong", "drivers", "emulation", "emulation-sockets", "k8s-policy", "k8s-quick", "k8s-quick-sockets", "quick", "seed000", "seed001", "seed001-cores", "seed002", "seed002-hops", "seed002-offloads", "seed003", "seed004", "seed004-zones", "sockets-tiny", "tiny"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"cni-compare", "cni-compare-pingpong", "drivers", "emulation", "emulation-sockets", "k8s-policy", "k8s-quick", "k8s-quick-sockets", "quick", "rrul", "seed000", "seed001", "seed001-cores", "seed002", "seed002-hops", "seed002-offloads", "seed003", "seed004", "seed004-zones", "sockets-tiny", "tiny"}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("presets.Names() = %v, want %v", names, want)
 	}
 	for _, n := range names {
@@ -193,6 +193,11 @@ func TestParseErrors(t *testing.T) {
 		{"fit_mtu with sizes", "name: x\ntests: [{workload: rr, fit_mtu: true, request: 10}]\n", []string{"tests[0].fit_mtu: "}},
 		{"busy_poll with crr", "name: x\ntests: [{workload: rr, protocol: crr, busy_poll: true}]\n", []string{"tests[0].busy_poll: for protocol tcp and udp"}},
 		{"busy_poll on stream", "name: x\ntests: [{workload: stream, busy_poll: true}]\n", []string{"tests[0].busy_poll: not a parameter of stream"}},
+		{"under_load on udp", "name: x\ntests: [{workload: rr, protocol: udp, under_load: 4}]\n", []string{"tests[0].under_load: for protocol tcp and crr"}},
+		{"under_load too many", "name: x\ntests: [{workload: rr, under_load: 65}]\n", []string{"tests[0].under_load: 65 is outside 0..64"}},
+		{"under_load negative", "name: x\ntests: [{workload: rr, under_load: -1}]\n", []string{"tests[0].under_load: -1"}},
+		{"under_load swept too far", "name: x\ntests: [{workload: rr, sweep: {param: under_load, values: [0, 100]}}]\n", []string{"tests[0].sweep.values[1]"}},
+		{"under_load on stream", "name: x\ntests: [{workload: stream, under_load: 2}]\n", []string{"tests[0].under_load: not a parameter of stream"}},
 		{"test duration type", "name: x\ntests:\n  - workload: rr\n    duration: 10\n", []string{"line 4: tests[0].duration: cannot unmarshal"}},
 	}
 	for _, tc := range tests {

@@ -498,3 +498,34 @@ func (c Case) ClientArgs(host string) []string {
 	}
 	return a
 }
+
+// Loader is a Socket whose test may run beside a load on the same path,
+// as flent's RRUL runs latency probes beside bulk streams: Load returns
+// the load's test and workload, or false when the test asks for none.
+type Loader interface {
+	Load(t Test) (Test, Socket, bool)
+}
+
+// LoadCase is the load a case runs beside itself (its workload's Loader),
+// named as the case so its records file under it, or false.
+func (c Case) LoadCase() (Case, bool) {
+	l, ok := c.w.(Loader)
+	if !ok {
+		return Case{}, false
+	}
+	t, w, ok := l.Load(c.Test)
+	if !ok {
+		return Case{}, false
+	}
+	return Case{Test: t, Index: c.Index, Label: c.Label, Param: c.Param, Value: c.Value, w: w}, true
+}
+
+// LoadServer is the server the load of a spec's tests needs, if any.
+func LoadServer(cases []Case) (Server, bool) {
+	for _, c := range cases {
+		if lc, ok := c.LoadCase(); ok {
+			return lc.w.Server(), true
+		}
+	}
+	return Server{}, false
+}

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cnperf/cnperf/internal/workload"
 )
@@ -21,6 +22,12 @@ const (
 	RRMaxTCPSize  = 16 << 20
 	RRMaxParallel = 256
 	RRMaxTimeout  = int64(3600e9) // 1h
+	// RRMaxLoad bounds under_load: the streams of the load beside the
+	// probe.
+	RRMaxLoad = 64
+	// RRLoadTail is how long the load outlives the probe, so that the
+	// probe's last interval is loaded as its first.
+	RRLoadTail = time.Second
 )
 
 // RR is request/response transactions, as netperf's TCP_RR, UDP_RR and
@@ -78,6 +85,13 @@ func (rr) Params() []workload.Param {
 		// Coherence thesis chose by hand so that no packet fragments: the
 		// runner measures the path and applies it (FitTo).
 		{Name: "fit_mtu", Kind: workload.Switch},
+		// under_load runs the probe beside a TCP stream of that many
+		// parallel streams from the same client to the same server host
+		// (flent's RRUL); 0 is the idle probe, so a sweep 0..N gives the
+		// idle and the loaded percentiles as cases. The runner starts the
+		// load (Load); the client never sees it.
+		{Name: "under_load", Kind: workload.Whole, Unit: "streams", Bounds: []workload.Bound{{Max: RRMaxLoad}}, Sweep: true, Default: "0",
+			Help: "run beside a TCP stream of this many parallel streams to the same server host (latency under load); 0: idle"},
 		{Name: "busy_poll", Kind: workload.Switch, Flag: "--busy-poll",
 			Help: "spin on non-blocking calls instead of blocking, as sockperf --nonblocked: the CPU never idles (a CPU per worker; refused on a one-CPU machine)"},
 	}
@@ -92,6 +106,9 @@ func (rr) Validate(t workload.Test) error {
 	if p.Text("protocol") == RRUDP && req < 4 && resp != req {
 		return workload.Bad("response", "%d: a UDP request under 4 bytes cannot carry the response size; use request >= 4 or response %d", resp, req)
 	}
+	if p.Int("under_load") > 0 && p.Text("protocol") == RRUDP {
+		return workload.Bad("under_load", "for protocol tcp and crr: the load is a TCP stream, and a UDP probe's losses under it are not latency")
+	}
 	if p.Bool("busy_poll") {
 		if p.Text("protocol") == RRCRR {
 			return workload.Bad("busy_poll", "for protocol tcp and udp; crr blocks in connect once per transaction")
@@ -101,6 +118,18 @@ func (rr) Validate(t workload.Test) error {
 		}
 	}
 	return nil
+}
+
+// Load is the stream an rr test with under_load runs beside it: as many
+// parallel TCP streams, for the probe's warm-up and duration and a tail,
+// reporting at the probe's interval, so both series share a time axis.
+func (rr) Load(t workload.Test) (workload.Test, workload.Socket, bool) {
+	n := t.Params.Int("under_load")
+	if n <= 0 || t.Planned() == 0 {
+		return workload.Test{}, nil, false
+	}
+	return workload.Test{Workload: StreamName, Duration: t.Planned() + RRLoadTail, Interval: t.Interval,
+		Params: workload.Params{"parallel": n}}, Stream, true
 }
 
 // FitTo sets request and response to the packet size of the path (its MTU
