@@ -19,6 +19,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/docker/engine"
 	"github.com/cnperf/cnperf/internal/lab/netns"
 	"github.com/cnperf/cnperf/internal/lab/owner"
+	"github.com/cnperf/cnperf/internal/spec/conditions"
 )
 
 // Name is the driver's name.
@@ -152,6 +153,9 @@ func (d Driver) Validate(cfg lab.Config) error {
 	}
 	if !d.Builds(cfg.Mode) {
 		return fmt.Errorf("lab: mode %s cannot be built on the %s driver", cfg.Mode.Name(), Name)
+	}
+	if f := cfg.Conditions.Family(); f != conditions.IPv4 {
+		return fmt.Errorf("lab: ip_family %s: the %s driver builds IPv4 networks only", f, Name)
 	}
 	if o.DockerHost != "" {
 		if !lab.IsSingleHost(cfg.Mode) {

@@ -21,6 +21,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/netdev"
 	"github.com/cnperf/cnperf/internal/lab/process"
 	"github.com/cnperf/cnperf/internal/poll"
+	"github.com/cnperf/cnperf/internal/spec/conditions"
 )
 
 // Name is the driver's name.
@@ -104,6 +105,9 @@ func (d Driver) Validate(cfg lab.Config) error {
 	}
 	if _, err := remoteHosts(cfg); err != nil {
 		return fmt.Errorf("lab: %w", err)
+	}
+	if f := cfg.Conditions.Family(); f != conditions.IPv4 {
+		return fmt.Errorf("lab: ip_family %s: mode %s is built with IPv4 addresses only on the %s driver", f, cfg.Mode.Name(), Name)
 	}
 	if cfg.Topology.Chain {
 		if _, err := chainRouting(cfg.Mode); err != nil {

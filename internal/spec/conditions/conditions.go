@@ -94,7 +94,35 @@ type Set struct {
 	// not enforced): the policy check.
 	NetworkPolicy string `yaml:"network_policy,omitempty" json:"network_policy,omitempty"`
 	PolicyRules   int    `yaml:"policy_rules,omitempty" json:"policy_rules,omitempty"`
+	// IPFamily is the lab's address family: "ipv4" (empty: every lab
+	// before it), "ipv6" (addresses from RFC 5180's 2001:2::/48 only) or
+	// "dual" (both on every device; workloads dial IPv6, as RFC 6724's
+	// default preference does). A mode or driver that cannot carry the
+	// family refuses it before any lab is built.
+	IPFamily string `yaml:"ip_family,omitempty" json:"ip_family,omitempty"`
 }
+
+// IP families (ip_family).
+const (
+	IPv4 = "ipv4"
+	IPv6 = "ipv6"
+	Dual = "dual"
+)
+
+// Family returns the set's address family, IPv4 when unset.
+func (s Set) Family() string {
+	if s.IPFamily == "" {
+		return IPv4
+	}
+	return s.IPFamily
+}
+
+// HasIPv6 reports whether the lab's devices get IPv6 addresses (ipv6 or
+// dual); DialsIPv6 whether workloads dial them (the same: dual dials
+// IPv6); HasIPv4 whether they get IPv4 addresses (ipv4 or dual).
+func (s Set) HasIPv6() bool   { return s.Family() != IPv4 }
+func (s Set) DialsIPv6() bool { return s.HasIPv6() }
+func (s Set) HasIPv4() bool   { return s.Family() != IPv6 }
 
 // ClusterNameRE is the form of a name in kubernetes.clusters, which
 // conditions' cluster selects: it labels series, so it is short and plain.
@@ -165,6 +193,7 @@ func (s Set) Over(v Set) Set {
 	over(&s.Cluster, v.Cluster)
 	over(&s.NetworkPolicy, v.NetworkPolicy)
 	over(&s.PolicyRules, v.PolicyRules)
+	over(&s.IPFamily, v.IPFamily)
 	return s
 }
 
@@ -212,6 +241,7 @@ func (s Set) Label() string {
 	add("nodes", s.NodePlacement, s.NodePlacement != "")
 	add("policy", s.NetworkPolicy, s.NetworkPolicy != "")
 	add("rules", s.PolicyRules, s.PolicyRules != 0)
+	add("ip", s.IPFamily, s.IPFamily != "")
 	return strings.Join(parts, ",")
 }
 
@@ -299,6 +329,11 @@ func (s Set) Validate(cpus int) error {
 	}
 	if err := s.validatePolicy(); err != nil {
 		return err
+	}
+	switch s.IPFamily {
+	case "", IPv4, IPv6, Dual:
+	default:
+		return fmt.Errorf("ip_family %q: use %s, %s or %s", s.IPFamily, IPv4, IPv6, Dual)
 	}
 	if s.Delay != "" {
 		return fmt.Errorf("delay %q: a delay on every link is not built (it would need netem on each); a lab delays between zones: use zone_delay (one way) and zone_hosts", s.Delay)

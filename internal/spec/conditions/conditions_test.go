@@ -60,6 +60,10 @@ func TestValidate(t *testing.T) {
 		{"policy rules with probe", Set{NetworkPolicy: "probe", PolicyRules: 3}, "policy_rules 3 with network_policy probe"},
 		{"policy rules over the bound", Set{PolicyRules: 1001}, "policy_rules 1001: want 1..1000"},
 		{"policy rules negative", Set{PolicyRules: -1}, "policy_rules -1: want 1..1000"},
+		{"ipv6", Set{IPFamily: "ipv6"}, ""},
+		{"dual", Set{IPFamily: "dual"}, ""},
+		{"ipv4", Set{IPFamily: "ipv4"}, ""},
+		{"family spelled as a number", Set{IPFamily: "6"}, `ip_family "6": use ipv4, ipv6 or dual`},
 		{"policy rules without a policy", Set{NetworkPolicy: "none", PolicyRules: 10}, "policy_rules 10 with network_policy none"},
 	}
 	for _, tc := range tests {
