@@ -155,3 +155,58 @@ func ClusterNodePods(i int) (subnet, gateway string) {
 func ClusterDaemonCgroup(cluster, host, daemon string) string {
 	return "cnperf/" + cluster + "/" + host + "/daemons/" + daemon
 }
+
+// The IPv6 plan (ip_family ipv6 or dual), all inside RFC 5180's
+// benchmarking prefix 2001:2::/48, a /64 per segment whose fourth group
+// echoes the IPv4 plan in decimal digits, so that 198.19.3.2 reads as
+// 2001:2:0:1003::2:
+//
+//	2001:2::<i>/64            host i's NIC on the underlay
+//	2001:2::<100+i>/64        host i's macvlan container on the underlay
+//	2001:2:0:<1000+i>::/64    host i's container bridge (::1 gateway, ::2
+//	                          container, slot k's ::(2+k)); routed modes
+//	                          route it
+//	2001:2:0:2000::<i>/64     host i's container on the VXLAN overlay
+//	2001:2:0:<10+i>::/64      a chain's segment i, host i ::1 and i+1 ::2
+//	2001:2:0:0-7fff::/49      the netns driver's labs (all of the above)
+//	2001:2:0:8000::/49        a test cluster's pods and Services
+//
+// Every group is written in decimal digits read as hexadecimal, so the
+// plan holds host indexes up to 9999 per group (labs have at most 255).
+
+// UnderlayPrefix6 is the lab's "physical" IPv6 subnet.
+const UnderlayPrefix6 = "2001:2::/64"
+
+// UnderlayIP6 is host i's IPv6 address on the underlay.
+func UnderlayIP6(i int) net.IP { return net.ParseIP(fmt.Sprintf("2001:2::%d", i)) }
+
+// MacvlanIP6 is host i's macvlan container's IPv6 address on the underlay.
+func MacvlanIP6(i int) net.IP { return net.ParseIP(fmt.Sprintf("2001:2::%d", 100+i)) }
+
+// HostBridge6 returns host i's container-bridge gateway and container
+// IPv6 addresses as CIDRs, and the subnet (HostBridge's IPv6 twin).
+func HostBridge6(i int) (gw, ctr, subnet string) {
+	p := fmt.Sprintf("2001:2:0:%d::", 1000+i)
+	return p + "1/64", p + "2/64", p + "/64"
+}
+
+// SlotIP6 is host i's slot-k container IPv6 address on its container
+// bridge (SlotIP's twin): slot 0 is HostBridge6's container.
+func SlotIP6(i, k int) net.IP { return net.ParseIP(fmt.Sprintf("2001:2:0:%d::%d", 1000+i, 2+k)) }
+
+// OverlaySubnet6 is the VXLAN overlay's IPv6 subnet; OverlayIP6 host i's
+// container on it.
+const OverlaySubnet6 = "2001:2:0:2000::/64"
+
+func OverlayIP6(i int) net.IP { return net.ParseIP(fmt.Sprintf("2001:2:0:2000::%d", i)) }
+
+// ChainSegment6 is a chain's segment i (IPv6) and its two ends: host i
+// and host i+1.
+func ChainSegment6(i int) (subnet string, left, right net.IP) {
+	p := fmt.Sprintf("2001:2:0:%d::", 10+i)
+	return p + "/64", net.ParseIP(p + "1"), net.ParseIP(p + "2")
+}
+
+// ClusterRange6 is where a test cluster's IPv6 pod and Service ranges lie,
+// clear of the netns driver's labs (2001:2:0:0-7fff::).
+const ClusterRange6 = "2001:2:0:8000::/49"

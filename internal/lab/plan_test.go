@@ -88,3 +88,47 @@ func TestClusterRangesApart(t *testing.T) {
 		t.Errorf("%s is not in %s", ClusterServiceAPI, ClusterServiceCIDR)
 	}
 }
+
+func TestIPv6PlanStaysInTheBenchmarkingPrefix(t *testing.T) {
+	bench := netip.MustParsePrefix("2001:2::/48")
+	netnsLabs := netip.MustParsePrefix("2001:2::/49")
+	in := func(what string, ip net.IP) {
+		t.Helper()
+		a, ok := netip.AddrFromSlice(ip)
+		if !ok || !a.Is6() || !bench.Contains(a) || !netnsLabs.Contains(a) {
+			t.Errorf("%s = %v: outside 2001:2::/49", what, ip)
+		}
+	}
+	for _, i := range []int{1, 2, 99, 200, 255} {
+		in("UnderlayIP6", UnderlayIP6(i))
+		in("MacvlanIP6", MacvlanIP6(i))
+		in("SlotIP6", SlotIP6(i, 3))
+		in("OverlayIP6", OverlayIP6(i))
+		gw, ctr, subnet := HostBridge6(i)
+		for _, c := range []string{gw, ctr, subnet} {
+			p, err := netip.ParsePrefix(c)
+			if err != nil || p.Bits() != 64 {
+				t.Fatalf("HostBridge6(%d) gives %q: %v", i, c, err)
+			}
+			in("HostBridge6", p.Addr().AsSlice())
+		}
+		s, l, r := ChainSegment6(i)
+		in("ChainSegment6 left", l)
+		in("ChainSegment6 right", r)
+		if p := netip.MustParsePrefix(s); !p.Contains(netip.MustParseAddr(l.String())) {
+			t.Errorf("chain segment %s lacks %v", s, l)
+		}
+	}
+	if got := SlotIP6(3, 0).String(); got != "2001:2:0:1003::2" {
+		t.Errorf("SlotIP6(3, 0) = %s, want the IPv4 plan's 198.19.3.2 echoed", got)
+	}
+	if !UnderlayIP6(101).Equal(MacvlanIP6(1)) {
+		// As in the IPv4 plan, host 101's address is host 1's macvlan
+		// container's: labs with macvlan have at most MacvlanHosts hosts.
+		t.Errorf("UnderlayIP6(101) and MacvlanIP6(1) should be the same address, as in the IPv4 plan")
+	}
+	cl := netip.MustParsePrefix(ClusterRange6)
+	if cl.Overlaps(netnsLabs) || !bench.Overlaps(cl) {
+		t.Errorf("ClusterRange6 %s overlaps the netns labs or leaves the benchmarking prefix", cl)
+	}
+}
