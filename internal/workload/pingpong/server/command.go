@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 
 	"github.com/spf13/cobra"
 
@@ -76,11 +77,12 @@ func PingCommand(con workload.Console) *cobra.Command {
 			if err := pingpong.CheckTimeout(timeout); err != nil {
 				return nil, fmt.Errorf("--timeout %v", err)
 			}
-			h, err := NewPingHandler(PingConfig{PongURL: pongURL, Retries: retries, Timeout: timeout})
+			var answers tcpinfo.Book
+			h, err := NewPingHandler(PingConfig{PongURL: pongURL, Retries: retries, Timeout: timeout, Answers: &answers})
 			if err != nil {
 				return nil, fmt.Errorf("--pong: %v", err)
 			}
-			return func(ctx context.Context, ln net.Listener) error { return Serve(ctx, ln, h) }, nil
+			return func(ctx context.Context, ln net.Listener) error { return Serve(ctx, answers.Listener(ln), h) }, nil
 		}),
 	}
 	cmd.Flags().StringVar(&listen, "listen", con.DefaultListen(pingpong.DefaultPingPort), con.ListenHelp)

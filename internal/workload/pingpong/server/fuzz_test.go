@@ -28,6 +28,7 @@ var pathSeeds = []string{
 	"/pong/+1", "/pong/1e3", "/pong/4/", "/pong//4", "/pong/./4", "/pong/../pong/4", "/pong/%34",
 	"/pong/4?x=1", "/pong/4#f", "/ping/4", "/mping/4", "/mping/0", "/mping/01", "/mping/-1", "/mping/",
 	"/ping/1000", "/mping/abc", "/", "", "*", "http://h/pong/4", "/PONG/4", "/pong/\x00", "/pong/4\r\n",
+	"/tcpinfo", "/tcpinfo/", "/TCPINFO", "/tcpinfo?x=1",
 }
 
 // digitsSize is the oracle: what the original's route [0-9]+ accepts, and
@@ -67,7 +68,13 @@ func FuzzPongPath(f *testing.F) {
 
 		arg, routed := bytes.CutPrefix(ctx.Path(), prefixPong)
 		n, digits, inInt := digitsSize(arg)
+		tcpInfo := string(ctx.Path()) == TCPInfoPath && ctx.IsGet()
 		switch {
+		case tcpInfo:
+			info, err := ReadTCPInfo(bytes.NewReader(ctx.Response.Body()))
+			if ctx.Response.StatusCode() != 200 || err != nil || info.Pong == nil || info.Ping != nil {
+				t.Fatalf("%s %q: %d %q (%v), want pong's TCP_INFO", method, path, ctx.Response.StatusCode(), ctx.Response.Body(), err)
+			}
 		case !routed || !digits:
 			if ctx.Hijacked() || ctx.Response.StatusCode() != 404 || string(ctx.Response.Body()) != "404 page not found\n" {
 				t.Fatalf("%s %q (path %q): %d %q, want 404", method, path, ctx.Path(), ctx.Response.StatusCode(), ctx.Response.Body())
@@ -99,6 +106,11 @@ type fakePong struct {
 
 func (p *fakePong) RoundTrip(req *http.Request) (*http.Response, error) {
 	p.calls++
+	if req.URL.Path == TCPInfoPath {
+		// pong's TCP_INFO, which ping asks for its own TCPInfoPath.
+		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}}, Request: req,
+			Body: io.NopCloser(strings.NewReader(`{"pong":{"closed":{"n":2,"retrans":1},"live":{"n":1}}}`))}, nil
+	}
 	arg, ok := strings.CutPrefix(req.URL.Path, "/pong/")
 	n, digits, inInt := digitsSize([]byte(arg))
 	if !ok || !digits {
@@ -169,6 +181,13 @@ func FuzzPingPath(f *testing.F) {
 		status, body := ctx.Response.StatusCode(), ctx.Response.Body()
 
 		p := ctx.Path()
+		if string(p) == TCPInfoPath {
+			info, err := ReadTCPInfo(bytes.NewReader(body))
+			if status != 200 || err != nil || info.Relay == nil || info.Pong == nil || info.Pong.Closed.N != 2 || pong.calls != 1 {
+				t.Fatalf("%q: %d %q (%v) after %d pong calls, want ping's sides and pong's, asked once", path, status, body, err, pong.calls)
+			}
+			return
+		}
 		arg, isPing := bytes.CutPrefix(p, prefixPing)
 		marg, isMPing := bytes.CutPrefix(p, prefixMPing)
 		if isMPing {

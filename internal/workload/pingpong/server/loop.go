@@ -380,12 +380,14 @@ func (l *loop) accept() {
 		l.sh.conns.Add(-1)
 		return
 	}
+	l.h.book.Open(fd)
 	l.cs[int32(fd)] = &pconn{fd: fd, deadline: l.now.Add(readTimeout), body: pongBody{h: l.h}}
 }
 
 // drop closes a connection.
 func (l *loop) drop(c *pconn) {
 	delete(l.cs, int32(c.fd))
+	l.h.book.Close(c.fd) // its last TCP_INFO, before the descriptor can be reused
 	unix.Close(c.fd)
 	l.sh.conns.Add(-1)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 
 	"github.com/valyala/fasthttp"
 )
@@ -22,6 +23,9 @@ type PingConfig struct {
 	PongURL string        // base URL of pong, e.g. http://198.18.0.3:8080
 	Retries int           // attempts after a failed first one: 0 = none; 0..MaxRetries
 	Timeout time.Duration // per attempt; 0 means pingpong.DefaultTimeout; at most pingpong.MaxTimeout
+	// Answers, if set, is the book of the connections ping accepts (the
+	// server's listener wrapped by it): TCPInfoPath reports it.
+	Answers *tcpinfo.Book
 }
 
 // relayBuffer is the largest pong body ping reads whole before it answers
@@ -30,11 +34,14 @@ type PingConfig struct {
 const relayBuffer = 64 << 10
 
 type pingHandler struct {
-	base    string // PongURL without trailing slash, + "/pong/"
-	retries int
-	timeout time.Duration
-	rt      http.RoundTripper
-	bufs    sync.Pool // of *[]byte: read buffers for pong bodies
+	base     string // PongURL without trailing slash, + "/pong/"
+	pongBase string // PongURL without trailing slash
+	answers  *tcpinfo.Book
+	relay    tcpinfo.Book // ping's connections to pong
+	retries  int
+	timeout  time.Duration
+	rt       http.RoundTripper
+	bufs     sync.Pool // of *[]byte: read buffers for pong bodies
 }
 
 // NewPingHandler serves /ping/{n} (relay pong's body) and /mping/{n} (time
@@ -63,9 +70,11 @@ func newPing(cfg PingConfig) (*pingHandler, error) {
 	if err := pingpong.CheckTimeout(timeout); err != nil {
 		return nil, fmt.Errorf("timeout %w", err)
 	}
-	h := &pingHandler{base: base + "/pong/", retries: cfg.Retries, timeout: timeout}
+	h := &pingHandler{base: base + "/pong/", pongBase: base, answers: cfg.Answers, retries: cfg.Retries, timeout: timeout}
 	h.bufs.New = func() any { b := make([]byte, relayBuffer); return &b }
-	h.rt = pingpong.NewTransport(h.timeout, 256)
+	rt := pingpong.NewTransport(h.timeout, 256)
+	rt.DialContext = h.relay.Dial(rt.DialContext)
+	h.rt = rt
 	return h, nil
 }
 
@@ -82,6 +91,10 @@ func (h *pingHandler) serve(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	path := ctx.Path()
+	if bytes.Equal(path, pathTCPInfo) && ctx.IsGet() {
+		h.tcpInfo(ctx)
+		return
+	}
 	arg, ok := bytes.CutPrefix(path, prefixPing)
 	measure := !ok
 	if measure {

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 
 	"github.com/valyala/fasthttp"
 )
@@ -42,6 +43,8 @@ type pongHandler struct {
 	// "ng". Its size is fixed whatever max is.
 	buf  []byte
 	pool sync.Pool // of *pongBody
+	// book holds the connections the loops accepted, for TCPInfoPath.
+	book tcpinfo.Book
 }
 
 // NewPongHandler serves GET /pong/{n} as the original pong does, for n up
@@ -134,6 +137,11 @@ func (b *pongBody) Close() error {
 // closed, so any ping, the original too, counts a failed attempt rather
 // than relaying an error text as a good message.
 func (h *pongHandler) serve(ctx *fasthttp.RequestCtx) {
+	if bytes.Equal(ctx.Path(), pathTCPInfo) && ctx.IsGet() {
+		s := h.book.Snapshot()
+		answerTCPInfo(ctx, TCPInfo{Pong: &s})
+		return
+	}
 	arg, ok := bytes.CutPrefix(ctx.Path(), prefixPong)
 	if !ok {
 		notFound(ctx)
