@@ -84,6 +84,12 @@ type Cell struct {
 	// window; absent where the client read none, and in runs before it
 	// was recorded.
 	TCP *tcpinfo.Stats `json:"tcp_info,omitempty"`
+	// ServerTCP is what TCP_INFO said of the servers' connections during
+	// the cell, by side (ping-pong: "ping", ping's connections from siege;
+	// "ping_to_pong"; "pong", pong's from ping), each side's retransmits
+	// its server's as the sender; absent where the servers do not tell,
+	// and in runs before it was recorded.
+	ServerTCP map[string]*tcpinfo.Stats `json:"server_tcp_info,omitempty"`
 	// Kernel is where the machine's CPU went during the cell (user,
 	// system, irq, softirq; NET_RX and NET_TX counts); absent when a lab
 	// of the run is on another machine, and in runs before it was

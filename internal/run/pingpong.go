@@ -126,7 +126,7 @@ func (p *pingPong) servers(e *env) ([]serverRun, error) {
 // its own, without an endpoint), each interval line it prints handed to
 // emit as the sample runs store, and its end line's TCP_INFO of its
 // connections to end (if not nil).
-func (p *pingPong) client(e *env, set workload.SweepSettings, sizes []int, emit func(record.Sample), end func(*tcpinfo.Stats)) (clientRun, error) {
+func (p *pingPong) client(e *env, set workload.SweepSettings, sizes []int, emit func(record.Sample), end func(*tcpinfo.Stats, map[string]*tcpinfo.Stats)) (clientRun, error) {
 	host, err := e.lab.Host(p.w.Client())
 	if err != nil {
 		return clientRun{}, err
@@ -146,8 +146,8 @@ func (p *pingPong) client(e *env, set workload.SweepSettings, sizes []int, emit 
 			}
 			if ok {
 				emit(smp)
-			} else if tcp := siegeTCP(line); tcp != nil && end != nil {
-				end(tcp)
+			} else if tcp, servers := siegeTCP(line); (tcp != nil || servers != nil) && end != nil {
+				end(tcp, servers)
 			}
 			return nil
 		},
@@ -172,7 +172,7 @@ func (p *pingPong) cell(e *env, chunk int, cell *record.Cell, app *appender) (ce
 			app.bytes[envKey(e.key, e.instance)] += int64(smp.Length)
 		}
 		app.add(smp, !smp.OK())
-	}, func(tcp *tcpinfo.Stats) { cell.TCP = tcp })
+	}, func(tcp *tcpinfo.Stats, servers map[string]*tcpinfo.Stats) { cell.TCP, cell.ServerTCP = tcp, servers })
 	if err != nil {
 		return cellRun{}, err
 	}
@@ -206,18 +206,34 @@ func siegeLine(line []byte) (smp record.Sample, ok bool, err error) {
 	return smp, true, nil
 }
 
-// siegeTCP is the TCP_INFO siege's end line carries, if the line is one
-// and carries it.
-func siegeTCP(line []byte) *tcpinfo.Stats {
+// siegeTCP is the TCP_INFO siege's end line carries, its own connections'
+// and the servers' by side, if the line is one and carries them. Sides
+// are bounded: a line naming more than maxServerSides is not siege's.
+func siegeTCP(line []byte) (*tcpinfo.Stats, map[string]*tcpinfo.Stats) {
 	var end struct {
-		Kind string         `json:"kind"`
-		TCP  *tcpinfo.Stats `json:"tcp_info"`
+		Kind    string                    `json:"kind"`
+		TCP     *tcpinfo.Stats            `json:"tcp_info"`
+		Servers map[string]*tcpinfo.Stats `json:"server_tcp_info"`
 	}
 	if json.Unmarshal(line, &end) != nil || end.Kind != workload.KindEnd {
-		return nil
+		return nil, nil
 	}
-	return end.TCP
+	if len(end.Servers) > maxServerSides {
+		end.Servers = nil
+	}
+	for k, v := range end.Servers {
+		if v == nil {
+			delete(end.Servers, k)
+		}
+	}
+	if len(end.Servers) == 0 {
+		end.Servers = nil
+	}
+	return end.TCP, end.Servers
 }
+
+// maxServerSides bounds the sides a cell records: siege names three.
+const maxServerSides = 8
 
 // readyWait is how long ping and pong get to answer.
 const readyWait = 15 * time.Second

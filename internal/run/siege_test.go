@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -221,22 +222,40 @@ func TestSiegeTCP(t *testing.T) {
 		}
 		return bytes.TrimSpace(b.Bytes())
 	}
+	pong := &tcpinfo.Stats{Connections: 1, Retransmits: 7, RTTUS: 90, Cwnd: 20, CwndMin: 20}
+	many := map[string]*tcpinfo.Stats{}
+	for i := range maxServerSides + 1 {
+		many[fmt.Sprint("side", i)] = pong
+	}
 	tests := []struct {
-		name string
-		line []byte
-		want *tcpinfo.Stats
+		name    string
+		line    []byte
+		want    *tcpinfo.Stats
+		servers map[string]*tcpinfo.Stats
 	}{
-		{"end with TCP_INFO", line(workload.KindEnd, siege.End{Requests: 3, TCP: tcp}), tcp},
-		{"end without", line(workload.KindEnd, siege.End{Requests: 3}), nil},
+		{"end with TCP_INFO", line(workload.KindEnd, siege.End{Requests: 3, TCP: tcp}), tcp, nil},
+		{"end with the servers' sides", line(workload.KindEnd, siege.End{Requests: 3, TCP: tcp, Servers: map[string]*tcpinfo.Stats{siege.SidePong: pong}}),
+			tcp, map[string]*tcpinfo.Stats{siege.SidePong: pong}},
+		{"a side without numbers", []byte(`{"workload":"pingpong","kind":"end","server_tcp_info":{"pong":null}}`), nil, nil},
+		{"more sides than siege names", line(workload.KindEnd, siege.End{Requests: 3, Servers: many}), nil, nil},
+		{"end without", line(workload.KindEnd, siege.End{Requests: 3}), nil, nil},
 		{"interval", line(workload.KindInterval, struct {
 			TCP *tcpinfo.Stats `json:"tcp_info"`
-		}{tcp}), nil},
-		{"not json", []byte(`{"kind":"end","tcp_info":`), nil},
+		}{tcp}), nil, nil},
+		{"not json", []byte(`{"kind":"end","tcp_info":`), nil, nil},
 	}
 	for _, tt := range tests {
-		got := siegeTCP(tt.line)
+		got, servers := siegeTCP(tt.line)
 		if (got == nil) != (tt.want == nil) || got != nil && *got != *tt.want {
 			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
+		}
+		if len(servers) != len(tt.servers) {
+			t.Errorf("%s: servers %v, want %v", tt.name, servers, tt.servers)
+		}
+		for k, v := range tt.servers {
+			if servers[k] == nil || *servers[k] != *v {
+				t.Errorf("%s: side %s = %+v, want %+v", tt.name, k, servers[k], v)
+			}
 		}
 	}
 }
@@ -254,7 +273,7 @@ func FuzzSiegeLine(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		_ = siegeTCP(line)
+		_, _ = siegeTCP(line)
 		smp, ok, err := siegeLine(line)
 		if ok && (err != nil || smp.Workload != "pingpong") {
 			t.Fatalf("%q: sample %+v, error %v", line, smp, err)

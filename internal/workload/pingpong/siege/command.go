@@ -112,6 +112,7 @@ func Command(con workload.Console) *cobra.Command {
 			cfg := Config{Target: target, Concurrency: concurrency, Timeout: timeout}
 			if format == "envelope" {
 				cfg.TCP = func(s *tcpinfo.Stats) { end.TCP = s }
+				cfg.Servers = func(m map[string]*tcpinfo.Stats) { end.Servers = m }
 			}
 			err = RunPlan(ctx, cfg, sizes, p.Repetitions, func(s record.Sample) {
 				s.Mode = experiment
@@ -183,6 +184,11 @@ type End struct {
 	// TCP is what TCP_INFO said of siege's connections to ping, each read
 	// as it closed: siege's retransmits, smoothed RTT and window.
 	TCP *tcpinfo.Stats `json:"tcp_info,omitempty"`
+	// Servers is what TCP_INFO said of the servers' connections during
+	// the run, by side (SidePing, SideRelay, SidePong): each side's
+	// retransmits are its server's, the sender of the answers, requests
+	// to pong or bodies; absent where ping does not tell.
+	Servers map[string]*tcpinfo.Stats `json:"server_tcp_info,omitempty"`
 }
 
 func (e *End) add(s record.Sample) {

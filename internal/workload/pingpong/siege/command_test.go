@@ -52,13 +52,17 @@ func TestCommandEnvelope(t *testing.T) {
 		case workload.KindEnd:
 			var end End
 			err := json.Unmarshal([]byte(line), &end)
-			tcp := end.TCP
-			end.TCP = nil
-			if err != nil || end != (End{Requests: 6, Sizes: 3}) {
+			tcp, servers := end.TCP, end.Servers
+			if err != nil || end.Requests != 6 || end.Sizes != 3 || end.Failed != 0 || end.Interrupted {
 				t.Errorf("end %s: want 6 requests over 3 sizes, none failed", line)
 			}
 			if tcp == nil || tcp.Connections < 1 || tcp.Retransmits != 0 {
 				t.Errorf("end %s: want siege's connections' TCP_INFO", line)
+			}
+			// This ping books its connections to pong, not those it
+			// accepts (no Answers book), and this pong books none.
+			if r := servers[SideRelay]; r == nil || r.Connections < 1 || len(servers) != 1 {
+				t.Errorf("end %s: want ping's connections to pong, alone", line)
 			}
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/workload/pingpong/server"
 	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 )
 
@@ -27,7 +28,23 @@ type Config struct {
 	// TCP, if not nil, is given at the end what TCP_INFO said of siege's
 	// connections to ping (nil if none was read).
 	TCP func(*tcpinfo.Stats)
+	// Servers, if not nil, is given at the end what TCP_INFO said of the
+	// servers' connections during the run, by side (ServerSides), from
+	// ping's answers at server.TCPInfoPath before and after; nil where
+	// ping does not answer it (the original ppbench servers).
+	Servers func(map[string]*tcpinfo.Stats)
 }
+
+// The servers' sides of ping-pong's connections, each named by the server
+// that sends on it the bulk of the bytes or the requests: ping's
+// connections from siege (ping sends the answers), ping's connections to
+// pong (ping sends the requests) and pong's from ping (pong sends the
+// bodies).
+const (
+	SidePing  = "ping"
+	SideRelay = "ping_to_pong"
+	SidePong  = "pong"
+)
 
 // maxMPingBody bounds what siege reads from ping: an /mping answer is tens of
 // bytes, anything larger is not ping.
@@ -80,6 +97,11 @@ func run(ctx context.Context, cfg Config, total int, at func(int) pingpong.Reque
 		tr.DialContext = conns.dial(tr.DialContext)
 	}
 	client := &http.Client{Transport: tr}
+	var before server.TCPInfo
+	askServers := cfg.Servers != nil
+	if askServers {
+		before, askServers = serverTCP(ctx, cfg.Target, timeout)
+	}
 
 	var (
 		mu      sync.Mutex // guards next, dropped and calls to emit
@@ -122,6 +144,11 @@ func run(ctx context.Context, cfg Config, total int, at func(int) pingpong.Reque
 	if cfg.TCP != nil {
 		tr.CloseIdleConnections() // each reads its TCP_INFO as it closes
 		cfg.TCP(conns.stats())
+	}
+	if askServers {
+		if after, ok := serverTCP(context.WithoutCancel(ctx), cfg.Target, timeout); ok {
+			cfg.Servers(serverWindows(before, after))
+		}
 	}
 	// A cancellation that came after the last request completed lost nothing.
 	if err := ctx.Err(); err != nil && (next < total || dropped) {
@@ -171,3 +198,52 @@ func one(ctx context.Context, client *http.Client, base string, timeout time.Dur
 }
 
 func msSince(t time.Time) float64 { return float64(time.Since(t).Nanoseconds()) / 1e6 }
+
+// serverTCP asks ping for its TCP_INFO sums (server.TCPInfoPath) on a
+// connection of its own, so that siege's booked connections stay its
+// requests'; false if ping does not answer it.
+func serverTCP(ctx context.Context, target string, timeout time.Duration) (server.TCPInfo, bool) {
+	base, err := pingpong.BaseURL(target)
+	if err != nil {
+		return server.TCPInfo{}, false
+	}
+	tr := pingpong.NewTransport(timeout, 1)
+	defer tr.CloseIdleConnections()
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodGet, base+server.TCPInfoPath, nil)
+	if err != nil {
+		return server.TCPInfo{}, false
+	}
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		return server.TCPInfo{}, false
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return server.TCPInfo{}, false
+	}
+	t, err := server.ReadTCPInfo(resp.Body)
+	return t, err == nil
+}
+
+// serverWindows is what each side did between two answers; nil without
+// any.
+func serverWindows(before, after server.TCPInfo) map[string]*tcpinfo.Stats {
+	out := map[string]*tcpinfo.Stats{}
+	for _, s := range []struct {
+		side     string
+		was, now *tcpinfo.Snapshot
+	}{{SidePing, before.Ping, after.Ping}, {SideRelay, before.Relay, after.Relay}, {SidePong, before.Pong, after.Pong}} {
+		if s.was == nil || s.now == nil {
+			continue
+		}
+		if w := tcpinfo.Window(*s.was, *s.now); w != nil {
+			out[s.side] = w
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
