@@ -53,3 +53,40 @@ func TestCellTCP(t *testing.T) {
 		})
 	}
 }
+
+// TestCellServerTCP: the servers' sides are summed per series and side,
+// in the series' order and then ping, ping to pong, pong; a side no cell
+// read is left out, an unknown side is ignored.
+func TestCellServerTCP(t *testing.T) {
+	modes := []record.ModeMeta{{Mode: "bare"}, {Mode: "bridge"}}
+	side := func(n, retrans int64, rtt float64) *tcpinfo.Stats {
+		return &tcpinfo.Stats{Connections: n, Retransmits: retrans, RTTUS: rtt, Cwnd: 10}
+	}
+	cells := []record.Cell{
+		{Mode: "bridge", ServerTCP: map[string]*tcpinfo.Stats{"pong": side(1, 4, 300)}},
+		{Mode: "bare", ServerTCP: map[string]*tcpinfo.Stats{"pong": side(1, 1, 100), "ping": side(2, 0, 50), "x": side(9, 9, 9)}},
+		{Mode: "bare", ServerTCP: map[string]*tcpinfo.Stats{"pong": side(3, 2, 200)}},
+		{Mode: "bare", TCP: side(1, 1, 1)},
+	}
+	got := CellServerTCP(record.Meta{Modes: modes, Cells: cells})
+	want := []TCPRow{
+		{Mode: "bare", Side: "ping", Cells: 1, Connections: 2, RTTUS: 50, Cwnd: 10},
+		{Mode: "bare", Side: "pong", Cells: 2, Connections: 4, Retransmits: 3, RTTUS: 175, Cwnd: 10},
+		{Mode: "bridge", Side: "pong", Cells: 1, Connections: 1, Retransmits: 4, RTTUS: 300, Cwnd: 10},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("CellServerTCP = %+v, want %+v", got, want)
+	}
+	var sb strings.Builder
+	if err := WriteServerTCPTable(&sb, got); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"ping → siege", "pong → ping", "bridge"} {
+		if !strings.Contains(sb.String(), s) {
+			t.Errorf("table %q lacks %q", sb.String(), s)
+		}
+	}
+	if CellServerTCP(record.Meta{Modes: modes, Cells: cells[3:]}) != nil {
+		t.Error("rows for cells without the servers' sides")
+	}
+}

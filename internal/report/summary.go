@@ -83,6 +83,9 @@ func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.
 		if err := WriteTCPTable(w, CellTCP(*meta)); err != nil {
 			return err
 		}
+		if err := WriteServerTCPTable(w, CellServerTCP(*meta)); err != nil {
+			return err
+		}
 		// A socket test's case tables carry the kernel's time as columns;
 		// a sweep's, over message sizes, has this table of its own.
 		if err := WriteKernelTable(w, KernelRows(*meta)); err != nil {
