@@ -77,6 +77,8 @@ func Feed(run Run, ref string) export.Feed {
 			if c.Sweep != nil {
 				r.Figures = append(r.Figures, latencyPercentiles(run.Samples, series, cells, -1)...)
 				r.Figures = append(r.Figures, serverCost(meta, series, -1)...)
+				r.Figures = append(r.Figures, sweepKernel(meta, series)...)
+				r.Figures = append(r.Figures, sweepTCP(meta, series)...)
 			}
 			f.Results = append(f.Results, r)
 			if instances < 2 {
@@ -223,6 +225,62 @@ func serverCost(meta record.Meta, series string, instance int) []export.Figure {
 	}
 	for _, role := range roles {
 		out = append(out, value(role+"_server_mem", role+" server peak memory", "MB", peak[role]))
+	}
+	return out
+}
+
+// sweepKernel is a sweep's kernel time on a series (tab-kernel's row; a
+// socket test's case carries it among its metrics): means over the cells
+// with their count, none for a run that recorded none.
+func sweepKernel(meta record.Meta, series string) []export.Figure {
+	var row *analysis.KernelRow
+	for _, r := range KernelRows(meta) {
+		if r.Series == series {
+			row = &r
+		}
+	}
+	if row == nil {
+		return nil
+	}
+	var out []export.Figure
+	add := func(key, title, unit string, m analysis.MeanCI) {
+		if m.N == 0 || math.IsNaN(m.Mean) || math.IsInf(m.Mean, 0) {
+			return
+		}
+		out = append(out, export.Figure{Key: key, Title: title, Unit: unit, Value: m.Mean, N: m.N,
+			SD: math.NaN(), Ratio: math.NaN(), RatioLo: math.NaN(), RatioHi: math.NaN()})
+	}
+	add("user_per_gb", "User time per GB moved, all cores", "s/GB", row.UserPerGB)
+	add("system_per_gb", "System time per GB moved", "s/GB", row.SystemPerGB)
+	add("softirq_per_gb", "Softirq time per GB moved", "s/GB", row.SoftirqPerGB)
+	add("system_us_per_trans", "System time per request", "µs", row.SystemUSPerTrans)
+	add("softirq_us_per_trans", "Softirq time per request", "µs", row.SoftirqUSPerTrans)
+	add("busiest_softirq", "Softirq share of the busiest core", "% of the core", row.BusiestSoftirq)
+	add("net_rx", "NET_RX softirqs per cell", "count", row.NetRX)
+	add("net_tx", "NET_TX softirqs per cell", "count", row.NetTX)
+	return out
+}
+
+// sweepTCP is ping-pong's TCP_INFO on a series over its cells (the
+// tab-tcpinfo and tab-tcpservers rows): retransmits summed, smoothed RTT
+// as the mean over the connections, per sender.
+func sweepTCP(meta record.Meta, series string) []export.Figure {
+	var out []export.Figure
+	value := func(key, title, unit string, v float64, n int) export.Figure {
+		return export.Figure{Key: key, Title: title, Unit: unit, Stat: "value", Value: v, N: n, SD: math.NaN(), Ratio: math.NaN(), RatioLo: math.NaN(), RatioHi: math.NaN()}
+	}
+	for _, rows := range [][]TCPRow{CellTCP(meta), CellServerTCP(meta)} {
+		for _, r := range rows {
+			if r.Mode != series {
+				continue
+			}
+			sender, who := "siege", "siege's connections to ping"
+			if r.Side != "" {
+				sender, who = r.Side, sideNames[r.Side]
+			}
+			out = append(out, value(sender+"_retransmits", "Retransmitted segments, "+who, "count", float64(r.Retransmits), r.Cells),
+				value(sender+"_srtt", "Smoothed RTT, "+who, "µs", r.RTTUS, r.Cells))
+		}
 	}
 	return out
 }

@@ -7,12 +7,15 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/report/export"
 	"github.com/cnperf/cnperf/internal/report/export/exporttest"
+	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 )
 
 // feedGoldens are the stored runs whose exports for other tools' pipelines
@@ -178,5 +181,60 @@ func TestBulkGoldenDocuments(t *testing.T) {
 		if _, err := dec.Token(); err != io.EOF {
 			t.Errorf("line %d: more than one document", i+1)
 		}
+	}
+}
+
+// TestFeedSweepKernelAndTCP: a ping-pong run whose cells recorded the
+// kernel's time and TCP_INFO exports them per series, as tab-kernel,
+// tab-tcpinfo and tab-tcpservers show them; a run without says nothing.
+func TestFeedSweepKernelAndTCP(t *testing.T) {
+	runs, err := report.Load([]string{"testdata/written-2026-11/pingpong"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := runs[0]
+	keys := func(f export.Feed, series string) map[string]float64 {
+		out := map[string]float64{}
+		for _, r := range f.Results {
+			if r.Labels["series"] == series && r.Labels["instance"] == "all" {
+				for _, fig := range r.Figures {
+					out[fig.Key] = fig.Value
+				}
+			}
+		}
+		return out
+	}
+	before := keys(report.Feed(run, ""), "bare")
+	for _, k := range []string{"softirq_per_gb", "siege_retransmits", "pong_retransmits"} {
+		if _, ok := before[k]; ok {
+			t.Fatalf("a run without kernel time or TCP_INFO exports %s", k)
+		}
+	}
+	cells := slices.Clone(run.Meta.Cells)
+	for i := range cells {
+		if cells[i].Mode != "bare" {
+			continue
+		}
+		cells[i].Kernel = &record.CellKernel{CPUSeconds: 2, UserSeconds: 0.5, SystemSeconds: 0.25, SoftirqSeconds: 0.5, BusiestSoftirqPercent: 30, NetRX: 50, NetTX: 5, Bytes: 1e9}
+		cells[i].TCP = &tcpinfo.Stats{Connections: 1, Retransmits: 1, RTTUS: 40, Cwnd: 10}
+		cells[i].ServerTCP = map[string]*tcpinfo.Stats{"pong": {Connections: 2, Retransmits: 3, RTTUS: 60, Cwnd: 10}}
+	}
+	run.Meta.Cells = cells
+	after := keys(report.Feed(run, ""), "bare")
+	n := 0
+	for _, c := range cells {
+		if c.Mode == "bare" {
+			n++
+		}
+	}
+	want := map[string]float64{"softirq_per_gb": 0.5, "system_per_gb": 0.25, "busiest_softirq": 30, "net_rx": 50,
+		"siege_retransmits": float64(n), "siege_srtt": 40, "pong_retransmits": float64(3 * n), "pong_srtt": 60}
+	for k, v := range want {
+		if got, ok := after[k]; !ok || math.Abs(got-v) > 1e-9 {
+			t.Errorf("%s = %v (exported %v), want %v", k, got, ok, v)
+		}
+	}
+	if _, ok := keys(report.Feed(run, ""), "bridge")["pong_retransmits"]; ok {
+		t.Error("bridge, whose cells recorded none, exports the servers' retransmits")
 	}
 }
