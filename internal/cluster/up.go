@@ -31,7 +31,7 @@ func (labMode) Summary() string {
 	return "a test cluster's hosts: the control plane on cp, Kubernetes nodes node1..N"
 }
 func (labMode) Build(b *netns.Build) ([]lab.Endpoint, error) {
-	return bare.Endpoints(b.Endpoints, b.Port, false), nil
+	return bare.Endpoints(b.Endpoints, b.Conditions, b.Port, false), nil
 }
 
 // builder brings one cluster up.

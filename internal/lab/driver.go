@@ -1,9 +1,13 @@
 package lab
 
 import (
+	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/cnperf/cnperf/internal/spec"
+	"github.com/cnperf/cnperf/internal/spec/conditions"
 )
 
 // Driver builds labs one way: emulated hosts built by hand (netns), Docker
@@ -161,4 +165,40 @@ func CheckNeeds(m Mode) error {
 // driver's sandboxes): `lab exec --container` enters them.
 type Sandboxes interface {
 	SandboxNS(lab, host string) (string, error)
+}
+
+// Families is a Mode that carries more than IPv4: Families lists the
+// ip_family values (conditions.IPv4, IPv6, Dual) it builds. A mode without
+// it carries IPv4 only; a driver refuses any other family for it before
+// building.
+type Families interface {
+	Families() []string
+}
+
+// FamilyChecker is a Driver whose labs carry what each mode's Families
+// lists: a run asks it for every lab before building the first.
+type FamilyChecker interface {
+	CheckFamily(m Mode, c conditions.Set) error
+}
+
+// CarriesFamily says whether m builds labs of ip_family f.
+func CarriesFamily(m Mode, f string) bool {
+	fs := []string{conditions.IPv4}
+	if c, ok := m.(Families); ok {
+		fs = c.Families()
+	}
+	return slices.Contains(fs, f)
+}
+
+// CheckFamily refuses, in the spec's words, an ip_family m does not carry.
+func CheckFamily(m Mode, c conditions.Set) error {
+	f := c.Family()
+	if CarriesFamily(m, f) {
+		return nil
+	}
+	carried := []string{conditions.IPv4}
+	if c, ok := m.(Families); ok {
+		carried = c.Families()
+	}
+	return fmt.Errorf("lab: ip_family %s: mode %s carries %s only", f, m.Name(), strings.Join(carried, " and "))
 }

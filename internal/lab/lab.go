@@ -144,6 +144,9 @@ func Up(d Driver, cfg Config) (l *Lab, err error) {
 	topo := cloneTopology(cfg.Topology)
 	l = &Lab{Lab: record.Lab{Name: cfg.Name, Mode: cfg.Mode.Name(), Driver: d.Name(), Publish: publish,
 		Conditions: cfg.Conditions, Topology: &topo}, exe: cfg.Exe, logs: cfg.Logs}
+	if cfg.Conditions.HasIPv6() {
+		l.IPFamily = cfg.Conditions.Family()
+	}
 	defer func() {
 		if err != nil {
 			if derr := Down(cfg.Name, d); derr != nil {

@@ -120,13 +120,17 @@ const (
 // HostPort joins an address and a port.
 func HostPort(ip string, port int) string { return net.JoinHostPort(ip, strconv.Itoa(port)) }
 
-// IP strips the prefix length from a CIDR.
+// IP strips the prefix length from a CIDR (an IPv4 address in its 4-byte
+// form).
 func IP(cidr string) net.IP {
 	ip, _, err := net.ParseCIDR(cidr)
 	if err != nil {
 		return nil
 	}
-	return ip.To4()
+	if v4 := ip.To4(); v4 != nil {
+		return v4
+	}
+	return ip
 }
 
 // The test cluster's (cnperf cluster up) ranges: Services and pods, clear
@@ -210,3 +214,28 @@ func ChainSegment6(i int) (subnet string, left, right net.IP) {
 // ClusterRange6 is where a test cluster's IPv6 pod and Service ranges lie,
 // clear of the netns driver's labs (2001:2:0:0-7fff::).
 const ClusterRange6 = "2001:2:0:8000::/49"
+
+// MacvlanSlotIP6 is host i's slot-k macvlan container (k >= 1) on the
+// underlay /64 (SlotRangeIP's twin: 198.18.(128+i).k reads
+// 2001:2::<128+i>:<k>); the /64 holds every host's, so no route is needed.
+func MacvlanSlotIP6(i, k int) net.IP {
+	return net.ParseIP(fmt.Sprintf("2001:2::%d:%d", 128+i, k))
+}
+
+// MacvlanAddr6 is host i's (slot 0) macvlan container IPv6 address in a
+// lab of hosts hosts: MacvlanIP6 up to MacvlanHosts hosts, else
+// 2001:2::128:<i> (MacvlanAddr's 198.18.128.i), clear of host 100+i's
+// own ::<100+i>. The prefix is always the underlay's /64.
+func MacvlanAddr6(i, hosts int) net.IP {
+	if !MacvlanSpread(hosts) {
+		return MacvlanIP6(i)
+	}
+	return net.ParseIP(fmt.Sprintf("2001:2::128:%d", i))
+}
+
+// LinkLocal6 is the link-local address a lab gives a device that
+// forwards IPv6 (a host's NIC, a routed mode's gateway): lab namespaces
+// generate none (namespace.EnableIPv6), and a router needs one to solicit
+// its neighbours for packets it forwards. Host i's NIC is fe80::<i>, a
+// gateway toward containers fe80::1.
+func LinkLocal6(i int) string { return fmt.Sprintf("fe80::%d/64", i) }

@@ -132,3 +132,43 @@ func TestIPv6PlanStaysInTheBenchmarkingPrefix(t *testing.T) {
 		t.Errorf("ClusterRange6 %s overlaps the netns labs or leaves the benchmarking prefix", cl)
 	}
 }
+
+// TestIPv6UnderlayApart: on the underlay's /64 no two of a big lab's IPv6
+// addresses meet: hosts, macvlan containers (MacvlanAddr6) and their
+// slots, all inside the underlay prefix, so no route is needed between
+// them.
+func TestIPv6UnderlayApart(t *testing.T) {
+	under := netip.MustParsePrefix(UnderlayPrefix6)
+	for _, hosts := range []int{MacvlanHosts, MaxHosts} {
+		seen := map[string]string{}
+		add := func(ip net.IP, what string) {
+			t.Helper()
+			a, ok := netip.AddrFromSlice(ip)
+			if !ok || !under.Contains(a) {
+				t.Fatalf("%d hosts: %s = %v: not on the underlay %s", hosts, what, ip, under)
+			}
+			if prev, ok := seen[a.String()]; ok {
+				t.Fatalf("%d hosts: %s and %s share %s", hosts, prev, what, a)
+			}
+			seen[a.String()] = what
+		}
+		for i := 1; i <= hosts; i++ {
+			add(UnderlayIP6(i), fmt.Sprintf("host %d", i))
+			add(MacvlanAddr6(i, hosts), fmt.Sprintf("host %d's macvlan", i))
+		}
+		for i := 1; i <= SlotRangeHosts; i++ {
+			for k := 1; k < MaxPerHost; k += 7 {
+				add(MacvlanSlotIP6(i, k), fmt.Sprintf("host %d's slot %d", i, k))
+			}
+		}
+	}
+	if got := MacvlanSlotIP6(2, 5).String(); got != "2001:2::130:5" {
+		t.Errorf("MacvlanSlotIP6(2, 5) = %s, want SlotRangeIP's 198.18.130.5 echoed", got)
+	}
+	if ip := IP("2001:2:0:1001::1/64"); ip.String() != "2001:2:0:1001::1" {
+		t.Errorf("IP of an IPv6 CIDR: %v", ip)
+	}
+	if ip := IP("198.19.1.1/24"); len(ip) != 4 {
+		t.Errorf("IP of an IPv4 CIDR: %d bytes, want 4", len(ip))
+	}
+}

@@ -20,6 +20,10 @@ type Lab struct {
 	DockerHost string `json:"docker_host,omitempty"`
 	// Conditions are the conditions the lab was built under.
 	Conditions conditions.Set `json:"conditions,omitzero"`
+	// IPFamily is the address family the lab was built with and its
+	// workloads dialled (ipv6 or dual; absent on IPv4 labs), for reports
+	// to label.
+	IPFamily string `json:"ip_family,omitempty"`
 	// TCPCongestion is the congestion control every TCP connection in the
 	// lab uses, and TCPCongestionVia how the lab set it: "sysctl" (each
 	// namespace's default) or "route" (a metric on every route, for a
@@ -69,7 +73,10 @@ type Host struct {
 	Name  string `json:"name"`
 	Index int    `json:"index"` // 1-based; fixes the host's addresses
 	NS    string `json:"netns"`
-	Addr  string `json:"addr"` // underlay address of eth0
+	Addr  string `json:"addr"` // underlay address of eth0 (IPv4; "" on an IPv6-only lab)
+	// Addr6 is eth0's IPv6 underlay address on a lab with IPv6 (ip_family
+	// ipv6 or dual).
+	Addr6 string `json:"addr6,omitempty"`
 	// Kube is set on the kubernetes driver: the host is a pod (a client
 	// with no server, like ping-pong's siege) on a node.
 	Kube *KubePod `json:"kubernetes,omitempty"`
@@ -79,14 +86,19 @@ type Host struct {
 type Endpoint struct {
 	// Role is the topology's role this endpoint plays (absent in runs
 	// before roles were recorded, where the host's name said it).
-	Role      string   `json:"role,omitempty"`
-	Host      string   `json:"host"`
-	NS        string   `json:"netns"`     // namespace the process runs in
-	Container bool     `json:"container"` // own cgroup and pid/uts/ipc/mount namespaces
-	Listen    string   `json:"listen"`    // address the process listens on
-	External  string   `json:"external"`  // host:port a client outside the cluster dials
-	Internal  string   `json:"internal"`  // host:port a peer inside the cluster dials
-	Path      []string `json:"path"`      // the devices a packet crosses, for people
+	Role      string `json:"role,omitempty"`
+	Host      string `json:"host"`
+	NS        string `json:"netns"`     // namespace the process runs in
+	Container bool   `json:"container"` // own cgroup and pid/uts/ipc/mount namespaces
+	Listen    string `json:"listen"`    // address the process listens on
+	External  string `json:"external"`  // host:port a client outside the cluster dials
+	Internal  string `json:"internal"`  // host:port a peer inside the cluster dials
+	// External4 and Internal4 are the IPv4 twins of External and Internal
+	// on a dual-stack lab, where those two carry the IPv6 addresses that
+	// the workloads dial: a run says both.
+	External4 string   `json:"external4,omitempty"`
+	Internal4 string   `json:"internal4,omitempty"`
+	Path      []string `json:"path"` // the devices a packet crosses, for people
 	// PortShift is added to every port of the lab at this endpoint: where
 	// its servers listen, are published and are dialled (Listen, External
 	// and Internal carry it for the lab's port). A host's k-th endpoint
@@ -131,4 +143,14 @@ type DockerEndpoint struct {
 type Port struct {
 	Number   int    `json:"port"`
 	Protocol string `json:"protocol"`
+}
+
+// DialAddr is the host's address that workloads dial under c: its IPv6
+// one when c dials IPv6 (ipv6, and dual, which dials IPv6), else its IPv4
+// one. Older runs and IPv4 labs have Addr alone.
+func (h Host) DialAddr(c conditions.Set) string {
+	if c.DialsIPv6() && h.Addr6 != "" {
+		return h.Addr6
+	}
+	return h.Addr
 }

@@ -58,3 +58,42 @@ func TestPresetsBuildOnTheirDrivers(t *testing.T) {
 		}
 	}
 }
+
+// TestFamilyRefusedBeforeBuilding: an ip_family a mode does not carry is
+// refused by Check in one line naming the spec's field and mode, before any
+// lab is built; modes that carry it pass.
+func TestFamilyRefusedBeforeBuilding(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		family string
+		modes  []string
+		chain  bool
+		want   string // "" for accepted
+	}{
+		{"ipv6 on the kernel's modes", "ipv6", []string{"bare", "host", "macvlan", "veth-routed", "bridge-routed"}, false, ""},
+		{"dual on the kernel's modes", "dual", []string{"bare", "host", "macvlan", "veth-routed", "bridge-routed"}, false, ""},
+		{"ipv4 anywhere", "ipv4", []string{"bare", "overlay-userspace"}, false, ""},
+		{"ipv6 on the user-space overlay", "ipv6", []string{"bare", "overlay-userspace"}, false, "modes[1]: lab: ip_family ipv6: mode overlay-userspace carries ipv4 only"},
+		{"dual on the user-space overlay", "dual", []string{"overlay-userspace"}, false, "modes[0]: lab: ip_family dual: mode overlay-userspace carries ipv4 only"},
+		{"ipv6 on a chain", "ipv6", []string{"bare"}, true, "chain: ip_family ipv6: a chain of hosts is routed over IPv4 only"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := spec.Preset("tiny")
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Driver, s.Drivers, s.Modes = "netns", nil, tc.modes
+			s.Conditions.IPFamily = tc.family
+			if tc.chain {
+				s.Chain = &spec.Chain{Hosts: 2}
+			}
+			err = checkModesOnDrivers(drivers.Catalog(), s)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want != "" && (err == nil || err.Error() != tc.want):
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -118,6 +118,40 @@ func quietIPv6(name string) error {
 	return nil
 }
 
+// EnableIPv6 turns IPv6 on in the namespace name (quietIPv6 turned it
+// off at Create) for a lab that carries it, quietly: the devices it will
+// get (created in it or moved into it after this call) accept no router
+// advertisements, send no router solicitations, run no duplicate address
+// detection (every address is the plan's, unique by construction) and
+// generate no link-local address, so they send nothing of their own but
+// the MLD reports that joining an address's solicited-node group costs.
+// Neighbour discovery works with global addresses alone for a namespace's
+// own traffic; one that forwards needs a link-local address on each device
+// it forwards out of, to solicit with (lab.LinkLocal6), which the mode
+// adds. Call it right after Create: devices already there keep what they
+// had (lo gets ::1 back).
+func EnableIPv6(name string) error {
+	return Do(name, func() error {
+		conf := "/proc/sys/net/ipv6/conf/"
+		if _, err := os.Stat(conf); err != nil {
+			return fmt.Errorf("turn IPv6 on in %s: the kernel has no IPv6: %w", name, err)
+		}
+		var writes [][2]string // key under conf, value; in this order
+		for _, dev := range []string{"default", "all"} {
+			for _, kv := range [][2]string{{"accept_ra", "0"}, {"router_solicitations", "0"}, {"accept_dad", "0"}, {"dad_transmits", "0"}} {
+				writes = append(writes, [2]string{dev + "/" + kv[0], kv[1]})
+			}
+		}
+		writes = append(writes, [2]string{"default/addr_gen_mode", "1"}, [2]string{"default/disable_ipv6", "0"}, [2]string{"all/disable_ipv6", "0"})
+		for _, w := range writes {
+			if err := os.WriteFile(conf+w[0], []byte(w[1]), 0o644); err != nil {
+				return fmt.Errorf("turn IPv6 on in %s: %s=%s: %w", name, w[0], w[1], err)
+			}
+		}
+		return nil
+	})
+}
+
 // Mark returns the mark Create gave the named namespace ("" if none).
 func Mark(name string) (string, error) {
 	h, err := Handle(name)

@@ -206,7 +206,8 @@ func (b B) VXLAN(ns, name, dev string, vni, port, mtu int, local net.IP, remotes
 	return b.finish(h, ns, l, true)
 }
 
-// Addr adds the address cidr (e.g. "198.18.0.2/24") to link in ns.
+// Addr adds the address cidr (e.g. "198.18.0.2/24", "2001:2::2/64") to
+// link in ns; an IPv6 one without duplicate address detection.
 func (b B) Addr(ns, link, cidr string) error {
 	h, err := b.handle(ns)
 	if err != nil {
@@ -220,6 +221,11 @@ func (b B) Addr(ns, link, cidr string) error {
 	a, err := netlink.ParseAddr(cidr)
 	if err != nil {
 		return fmt.Errorf("parse address %s: %w", cidr, err)
+	}
+	if a.IP.To4() == nil {
+		// The plan's IPv6 addresses are unique by construction: usable at
+		// once, with no duplicate address detection on the wire.
+		a.Flags |= unix.IFA_F_NODAD
 	}
 	if err := h.AddrAdd(l, a); err != nil {
 		return fmt.Errorf("add %s to %s in %s: %w", cidr, link, ns, err)

@@ -100,7 +100,7 @@ func upChain(l *lab.Lab, cfg lab.Config, mark Mark, routing string) error {
 	mtu := mtu(cfg.Conditions.MTU)
 	for i, spec := range cfg.Topology.Hosts {
 		h := lab.Host{Name: spec.Name, Index: i + 1, NS: lab.NS(cfg.Name, spec.Name), Addr: lab.UnderlayIP(i + 1).String()}
-		if err := createNS(mark, h.NS); err != nil {
+		if err := createNS(mark, h.NS, false); err != nil {
 			return err
 		}
 		if err := b.Addr(h.NS, "lo", h.Addr+"/32"); err != nil {

@@ -53,7 +53,7 @@ func (b *Build) Net() netdev.B { return netdev.B{Lab: b.Lab} }
 
 // CreateNS creates a namespace of the lab (a container's), marked as the
 // lab's; Down removes it with the rest.
-func (b *Build) CreateNS(ns string) error { return createNS(b.mark, ns) }
+func (b *Build) CreateNS(ns string) error { return createNS(b.mark, ns, b.Conditions.HasIPv6()) }
 
 // ContainerNS names the container namespace on a host of this lab.
 func (b *Build) ContainerNS(host string) string { return lab.ContainerNS(b.Lab, host) }
@@ -98,6 +98,9 @@ func (Driver) Name() string { return Name }
 // Builds reports whether the mode can be built in namespaces by hand.
 func (Driver) Builds(m lab.Mode) bool { _, ok := m.(Mode); return ok }
 
+// CheckFamily refuses an ip_family the mode does not carry (lab.Families).
+func (Driver) CheckFamily(m lab.Mode, c conditions.Set) error { return lab.CheckFamily(m, c) }
+
 // Validate refuses a mode the driver cannot build and a lab that exists.
 func (d Driver) Validate(cfg lab.Config) error {
 	if !d.Builds(cfg.Mode) {
@@ -106,10 +109,13 @@ func (d Driver) Validate(cfg lab.Config) error {
 	if _, err := remoteHosts(cfg); err != nil {
 		return fmt.Errorf("lab: %w", err)
 	}
-	if f := cfg.Conditions.Family(); f != conditions.IPv4 {
-		return fmt.Errorf("lab: ip_family %s: mode %s is built with IPv4 addresses only on the %s driver", f, cfg.Mode.Name(), Name)
+	if err := lab.CheckFamily(cfg.Mode, cfg.Conditions); err != nil {
+		return err
 	}
 	if cfg.Topology.Chain {
+		if f := cfg.Conditions.Family(); f != conditions.IPv4 {
+			return fmt.Errorf("lab: ip_family %s: %s", f, ChainIPv4Only)
+		}
 		if _, err := chainRouting(cfg.Mode); err != nil {
 			return fmt.Errorf("lab: %w", err)
 		}
@@ -119,6 +125,10 @@ func (d Driver) Validate(cfg lab.Config) error {
 	}
 	return CheckFree(cfg.Name)
 }
+
+// ChainIPv4Only says why a chain refuses IPv6: its segments and the
+// routes across them are IPv4 (chain.go).
+const ChainIPv4Only = "a chain of hosts is routed over IPv4 only"
 
 // CheckFree refuses a lab whose namespaces exist.
 func CheckFree(name string) error {
@@ -175,7 +185,8 @@ func UpHosts(l *lab.Lab, cfg lab.Config) error {
 	l.Switch = lab.NS(cfg.Name, lab.SwitchHost)
 	b := netdev.B{Lab: cfg.Name}
 	mtu := mtu(cfg.Conditions.MTU)
-	if err := createNS(mark, l.Switch); err != nil {
+	// The switch only bridges: IPv6 stays off there whatever the family.
+	if err := createNS(mark, l.Switch, false); err != nil {
 		return err
 	}
 	if err := b.Bridge(l.Switch, "br0", mtu); err != nil {
@@ -199,15 +210,22 @@ func UpHosts(l *lab.Lab, cfg lab.Config) error {
 			return err
 		}
 	}
+	c := cfg.Conditions
 	for i, spec := range cfg.Topology.Hosts {
-		h := lab.Host{Name: spec.Name, Index: i + 1, NS: lab.NS(cfg.Name, spec.Name), Addr: lab.UnderlayIP(i + 1).String()}
-		if err := createNS(mark, h.NS); err != nil {
+		h := lab.Host{Name: spec.Name, Index: i + 1, NS: lab.NS(cfg.Name, spec.Name)}
+		if c.HasIPv4() {
+			h.Addr = lab.UnderlayIP(i + 1).String()
+		}
+		if c.HasIPv6() {
+			h.Addr6 = lab.UnderlayIP6(i + 1).String()
+		}
+		if err := createNS(mark, h.NS, c.HasIPv6()); err != nil {
 			return err
 		}
 		if err := b.Veth(l.Switch, h.Name, zoneOf(remote, h.Name), h.NS, "eth0", mtu); err != nil {
 			return err
 		}
-		if err := b.Addr(h.NS, "eth0", h.Addr+"/24"); err != nil {
+		if err := hostAddrs(b, h); err != nil {
 			return err
 		}
 		l.Hosts = append(l.Hosts, h)
@@ -218,12 +236,39 @@ func UpHosts(l *lab.Lab, cfg lab.Config) error {
 	return nil
 }
 
-// createNS creates a namespace of the lab, marked as the lab's.
-func createNS(m Mark, ns string) error {
+// hostAddrs gives host h's eth0 its underlay addresses: 198.18.0.i/24
+// unless the lab is IPv6-only (then no IPv4 address at all, so nothing can
+// use IPv4 unnoticed), and on a lab with IPv6 2001:2::i/64 and the
+// link-local address a host that forwards (routed modes) solicits with.
+func hostAddrs(b netdev.B, h lab.Host) error {
+	var cidrs []string
+	if h.Addr != "" {
+		cidrs = append(cidrs, h.Addr+"/24")
+	}
+	if h.Addr6 != "" {
+		cidrs = append(cidrs, h.Addr6+"/64", lab.LinkLocal6(h.Index))
+	}
+	for _, a := range cidrs {
+		if err := b.Addr(h.NS, "eth0", a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// createNS creates a namespace of the lab, marked as the lab's, with IPv6
+// on (quietly) when ipv6 is set.
+func createNS(m Mark, ns string, ipv6 bool) error {
 	if !strings.HasPrefix(ns, lab.Prefix+m.Lab+"-") {
 		return fmt.Errorf("lab %s: namespace %s is not named for the lab", m.Lab, ns)
 	}
-	return namespace.Create(ns, m.String())
+	if err := namespace.Create(ns, m.String()); err != nil {
+		return err
+	}
+	if ipv6 {
+		return namespace.EnableIPv6(ns)
+	}
+	return nil
 }
 
 // Down removes a lab's namespaces: it kills the processes inside them (only

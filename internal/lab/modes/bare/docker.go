@@ -19,7 +19,7 @@ func (Mode) BuildDocker(b *docker.Build) ([]lab.Endpoint, error) {
 	case b.Remote:
 		return remote(b)
 	}
-	return Endpoints(b.Endpoints, b.Port, false), nil
+	return Endpoints(b.Endpoints, b.Conditions, b.Port, false), nil
 }
 
 // remote starts an unconfined host-network sandbox per endpoint.

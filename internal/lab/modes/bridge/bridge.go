@@ -5,6 +5,7 @@
 package bridge
 
 import (
+	"fmt"
 	"net"
 
 	"github.com/cnperf/cnperf/internal/lab"
@@ -49,16 +50,48 @@ func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 // Attach creates the endpoint's container namespace and puts it on its
 // host's cnbr0 (created with the host's first container, the gateway
 // 198.19.i.1) at its slot's address 198.19.i.(2+slot), its default route
-// via the gateway. It returns the namespace and the address.
+// via the gateway. It returns the namespace and the address. On a lab with
+// IPv6 the bridge and container get HostBridge6's twins (2001:2:0:<1000+i>::1
+// and ::(2+slot), /64) as well, or instead on an IPv6-only lab, where the
+// address returned is the IPv6 one; the bridge also gets the link-local
+// address the host forwards to its containers with.
 func Attach(nb *netns.Build, e lab.EndpointAt) (string, net.IP, error) {
 	ctr := nb.NS(e)
 	if err := nb.CreateNS(ctr); err != nil {
 		return "", nil, err
 	}
-	gw, _, _ := lab.HostBridge(e.Host.Index)
-	ip := lab.SlotIP(e.Host.Index, e.Slot)
-	if err := nb.Net().BridgedContainer(e.Host.NS, Bridge, lab.Dev("veth0", e.Slot), ctr, "eth0", gw, ip.String()+"/24", nb.MTU(), true); err != nil {
+	c, b, i := nb.Conditions, nb.Net(), e.Host.Index
+	gw, _, _ := lab.HostBridge(i)
+	ip, bits := lab.SlotIP(i, e.Slot), 24
+	gw6, _, _ := lab.HostBridge6(i)
+	ip6 := lab.SlotIP6(i, e.Slot)
+	if !c.HasIPv4() {
+		gw, ip, bits = gw6, ip6, 64
+	}
+	if err := b.BridgedContainer(e.Host.NS, Bridge, lab.Dev("veth0", e.Slot), ctr, "eth0", gw, fmt.Sprintf("%s/%d", ip, bits), nb.MTU(), true); err != nil {
 		return "", nil, err
+	}
+	if !c.HasIPv6() {
+		return ctr, ip, nil
+	}
+	if e.Slot == 0 { // the bridge's addresses, with its first container
+		cidrs := []string{lab.LinkLocal6(1)}
+		if c.HasIPv4() {
+			cidrs = append(cidrs, gw6)
+		}
+		for _, a := range cidrs {
+			if err := b.Addr(e.Host.NS, Bridge, a); err != nil {
+				return "", nil, err
+			}
+		}
+	}
+	if c.HasIPv4() { // dual: the container's IPv6 twin beside its IPv4
+		if err := b.Addr(ctr, "eth0", ip6.String()+"/64"); err != nil {
+			return "", nil, err
+		}
+		if err := b.DefaultRoute(ctr, lab.IP(gw6)); err != nil {
+			return "", nil, err
+		}
 	}
 	return ctr, ip, nil
 }

@@ -20,6 +20,9 @@ func (Mode) Summary() string {
 	return "container behind a per-host bridge with a routable address, no NAT (iptables routing, docker routed mode)"
 }
 
+// Families: containers on routed IPv6 prefixes (HostBridge6) as on IPv4.
+func (Mode) Families() []string { return vethrouted.Families }
+
 // Build puts each endpoint's container on its host's cnbr0 at
 // 198.19.i.(2+slot); the host forwards, and every other host routes
 // 198.19.i.0/24 to it.
@@ -31,16 +34,15 @@ func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 			return lab.Endpoint{}, err
 		}
 		if e.Slot == 0 {
-			if err := nb.Net().Sysctl(h.NS, "net.ipv4.ip_forward", "1"); err != nil {
+			if err := vethrouted.Forward(nb, h); err != nil {
 				return lab.Endpoint{}, err
 			}
 		}
-		addr := lab.HostPort(ip.String(), e.Port(nb.Port))
-		return lab.Endpoint{
+		v4, v6 := ip, lab.SlotIP6(h.Index, e.Slot)
+		return lab.Addressed(lab.Endpoint{
 			Host: h.Name, NS: ctr, Container: true,
-			Listen: lab.HostPort("0.0.0.0", e.Port(nb.Port)), External: addr, Internal: addr,
 			Path: []string{h.Name + ":eth0", h.Name + " routing (no NAT)", h.Name + ":" + bridge.Bridge, h.Name + ":" + lab.Dev("veth0", e.Slot), "container:eth0"},
-		}, nil
+		}, nb.Conditions, v4, v6, e.Port(nb.Port)), nil
 	})
 	if err != nil {
 		return nil, err

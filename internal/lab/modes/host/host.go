@@ -19,5 +19,8 @@ func (Mode) Summary() string {
 
 // Build adds no devices; the endpoints run as containers.
 func (Mode) Build(b *netns.Build) ([]lab.Endpoint, error) {
-	return bare.Endpoints(b.Endpoints, b.Port, true), nil
+	return bare.Endpoints(b.Endpoints, b.Conditions, b.Port, true), nil
 }
+
+// Families: the host's stack, as bare.
+func (Mode) Families() []string { return bare.Families }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/netns"
+	"github.com/cnperf/cnperf/internal/spec/conditions"
 )
 
 // Mode is the macvlan mode.
@@ -17,16 +18,26 @@ func (Mode) Summary() string {
 	return "container with a macvlan (bridge mode) on the host NIC and its own underlay address"
 }
 
+// Families: the containers' addresses are the underlay's, of either family.
+func (Mode) Families() []string {
+	return []string{conditions.IPv4, conditions.IPv6, conditions.Dual}
+}
+
 // Build gives every endpoint's container a macvlan on its host's eth0: the
 // host's first at 198.18.0.(100+i)/24 as always (in a lab of more than
 // lab.MacvlanHosts hosts, whose own addresses reach past .100, at
 // lab.MacvlanAddr's 198.18.128.i/17), the others in lab.SlotRange, which
 // every host and container then reaches on the link. Hosts are built side
 // by side.
+//
+// On a lab with IPv6 every container also (ipv6: only) gets its address on
+// the underlay's /64, which holds them all: lab.MacvlanAddr6, or
+// lab.MacvlanSlotIP6 for slots past 0.
 func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 	b := nb.Net()
+	c := nb.Conditions
 	hosts := len(nb.AllHosts)
-	onLink := nb.Several() || lab.MacvlanSpread(hosts)
+	onLink := c.HasIPv4() && (nb.Several() || lab.MacvlanSpread(hosts))
 	if onLink {
 		err := lab.EachHost(nb.AllHosts, func(h lab.Host) error { return b.RouteDev(h.NS, lab.SlotRange, "eth0") })
 		if err != nil {
@@ -44,14 +55,25 @@ func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 			return fail(err)
 		}
 		ip, bits := lab.MacvlanAddr(h.Index, hosts)
+		ip6 := lab.MacvlanAddr6(h.Index, hosts)
 		if e.Slot > 0 {
 			if h.Index > lab.SlotRangeHosts {
 				return fail(fmt.Errorf("macvlan: host %s is host %d; only the first %d hosts may carry several endpoints", h.Name, h.Index, lab.SlotRangeHosts))
 			}
 			ip, bits = lab.SlotRangeIP(h.Index, e.Slot), 17
+			ip6 = lab.MacvlanSlotIP6(h.Index, e.Slot)
 		}
-		if err := b.Addr(ctr, "eth0", fmt.Sprintf("%s/%d", ip, bits)); err != nil {
-			return fail(err)
+		var cidrs []string
+		if c.HasIPv4() {
+			cidrs = append(cidrs, fmt.Sprintf("%s/%d", ip, bits))
+		}
+		if c.HasIPv6() {
+			cidrs = append(cidrs, ip6.String()+"/64")
+		}
+		for _, a := range cidrs {
+			if err := b.Addr(ctr, "eth0", a); err != nil {
+				return fail(err)
+			}
 		}
 		if onLink {
 			// The other range than the container's own.
@@ -63,11 +85,9 @@ func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 				return fail(err)
 			}
 		}
-		addr := lab.HostPort(ip.String(), e.Port(nb.Port))
-		return lab.Endpoint{
+		return lab.Addressed(lab.Endpoint{
 			Host: h.Name, NS: ctr, Container: true,
-			Listen: lab.HostPort("0.0.0.0", e.Port(nb.Port)), External: addr, Internal: addr,
 			Path: []string{h.Name + ":eth0 (macvlan parent)", "container:eth0 (macvlan)"},
-		}, nil
+		}, c, ip, ip6, e.Port(nb.Port)), nil
 	})
 }

@@ -34,5 +34,5 @@ func (Mode) Build(b *netns.Build) ([]lab.Endpoint, error) {
 			return nil, fmt.Errorf("shape %s: %w", h.Name, err)
 		}
 	}
-	return bare.Endpoints(b.Endpoints, b.Port, false), nil
+	return bare.Endpoints(b.Endpoints, b.Conditions, b.Port, false), nil
 }

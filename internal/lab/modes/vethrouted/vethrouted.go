@@ -13,6 +13,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/netdev"
 	"github.com/cnperf/cnperf/internal/lab/netns"
+	"github.com/cnperf/cnperf/internal/spec/conditions"
 )
 
 // Mode is the veth-routed mode.
@@ -23,16 +24,26 @@ func (Mode) Summary() string {
 	return "container on a veth pair with a /32 route on the host, no bridge, no NAT (pipework's veth)"
 }
 
+// Families: each host routes its containers' IPv6 prefix (HostBridge6) as
+// it does the IPv4 one.
+func (Mode) Families() []string { return Families }
+
+// Families are the ip_family values the routed modes carry.
+var Families = []string{conditions.IPv4, conditions.IPv6, conditions.Dual}
+
 // Build gives each endpoint's container a veth to its host: the container
 // holds 198.19.i.(2+slot)/32 and routes everything via 198.19.i.1, which
 // every host-side veth holds, so the host answers for it on each; the host
-// routes the container's /32 to its veth and forwards.
+// routes the container's /32 to its veth and forwards. IPv6 is the same
+// with HostBridge6's addresses (/128), the host-side veth also holding the
+// link-local address the host solicits the container with.
 func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 	b := nb.Net()
+	c := nb.Conditions
 	eps, err := nb.ByHost(func(e lab.EndpointAt) (lab.Endpoint, error) {
 		h := e.Host
 		if e.Slot == 0 {
-			if err := b.Sysctl(h.NS, "net.ipv4.ip_forward", "1"); err != nil {
+			if err := Forward(nb, h); err != nil {
 				return lab.Endpoint{}, err
 			}
 		}
@@ -43,25 +54,39 @@ func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 		veth := lab.Dev("vethr", e.Slot)
 		gw, _, _ := lab.HostBridge(h.Index)
 		gwIP, ip := lab.IP(gw), lab.SlotIP(h.Index, e.Slot)
-		steps := []func() error{
-			func() error { return b.Veth(h.NS, veth, "", ctr, "eth0", nb.MTU()) },
-			func() error { return b.Addr(h.NS, veth, gwIP.String()+"/32") },
-			func() error { return b.RouteDev(h.NS, ip.String()+"/32", veth) },
-			func() error { return b.Addr(ctr, "eth0", ip.String()+"/32") },
-			func() error { return b.RouteDev(ctr, gwIP.String()+"/32", "eth0") },
-			func() error { return b.DefaultRoute(ctr, gwIP) },
+		gw6, _, _ := lab.HostBridge6(h.Index)
+		gw6IP, ip6 := lab.IP(gw6), lab.SlotIP6(h.Index, e.Slot)
+		steps := []func() error{func() error { return b.Veth(h.NS, veth, "", ctr, "eth0", nb.MTU()) }}
+		type fam struct {
+			gw, ip net.IP
+			bits   int
+		}
+		var fams []fam
+		if c.HasIPv4() {
+			fams = append(fams, fam{gwIP, ip, 32})
+		}
+		if c.HasIPv6() {
+			fams = append(fams, fam{gw6IP, ip6, 128})
+			steps = append(steps, func() error { return b.Addr(h.NS, veth, lab.LinkLocal6(1)) })
+		}
+		for _, f := range fams {
+			host := fmt.Sprintf("/%d", f.bits)
+			steps = append(steps,
+				func() error { return b.Addr(h.NS, veth, f.gw.String()+host) },
+				func() error { return b.RouteDev(h.NS, f.ip.String()+host, veth) },
+				func() error { return b.Addr(ctr, "eth0", f.ip.String()+host) },
+				func() error { return b.RouteDev(ctr, f.gw.String()+host, "eth0") },
+				func() error { return b.DefaultRoute(ctr, f.gw) })
 		}
 		for _, s := range steps {
 			if err := s(); err != nil {
 				return lab.Endpoint{}, err
 			}
 		}
-		addr := lab.HostPort(ip.String(), e.Port(nb.Port))
-		return lab.Endpoint{
+		return lab.Addressed(lab.Endpoint{
 			Host: h.Name, NS: ctr, Container: true,
-			Listen: lab.HostPort("0.0.0.0", e.Port(nb.Port)), External: addr, Internal: addr,
 			Path: []string{h.Name + ":eth0", h.Name + " routing (/32 via " + veth + ")", h.Name + ":" + veth, "container:eth0"},
-		}, nil
+		}, c, ip, ip6, e.Port(nb.Port)), nil
 	})
 	if err != nil {
 		return nil, err
@@ -72,17 +97,39 @@ func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 	return eps, nil
 }
 
+// Forward turns forwarding on in host h for the lab's families.
+func Forward(nb *netns.Build, h lab.Host) error {
+	b := nb.Net()
+	if nb.Conditions.HasIPv4() {
+		if err := b.Sysctl(h.NS, "net.ipv4.ip_forward", "1"); err != nil {
+			return err
+		}
+	}
+	if nb.Conditions.HasIPv6() {
+		return b.Sysctl(h.NS, "net.ipv6.conf.all.forwarding", "1")
+	}
+	return nil
+}
+
 // RouteHosts teaches every host of the lab (also those without endpoints)
 // the route to each other host's container subnet 198.19.i.0/24 via that
-// host's underlay address, hosts side by side.
+// host's underlay address (on a lab with IPv6, 2001:2:0:<1000+i>::/64 via
+// its IPv6 one), hosts side by side.
 func RouteHosts(nb *netns.Build) error {
 	b := nb.Net()
 	return lab.EachHost(nb.AllHosts, func(h lab.Host) error {
 		var routes []netdev.Route
 		for _, o := range nb.Hosts {
-			if o.Name != h.Name {
+			if o.Name == h.Name {
+				continue
+			}
+			if o.Addr != "" {
 				_, _, subnet := lab.HostBridge(o.Index)
 				routes = append(routes, netdev.Route{Dst: subnet, Via: net.ParseIP(o.Addr).To4()})
+			}
+			if o.Addr6 != "" {
+				_, _, subnet := lab.HostBridge6(o.Index)
+				routes = append(routes, netdev.Route{Dst: subnet, Via: net.ParseIP(o.Addr6)})
 			}
 		}
 		if err := b.Routes(h.NS, routes); err != nil {

@@ -1,0 +1,96 @@
+package lab
+
+import (
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/cnperf/cnperf/internal/spec/conditions"
+)
+
+type v4Mode struct{}
+
+func (v4Mode) Name() string    { return "useroverlay" }
+func (v4Mode) Summary() string { return "" }
+
+type v6Mode struct{ v4Mode }
+
+func (v6Mode) Families() []string { return []string{conditions.IPv4, conditions.IPv6, conditions.Dual} }
+
+// TestCheckFamily: a mode without Families carries IPv4 alone and refuses
+// the others in one line naming the spec's field; one with Families carries
+// what it lists.
+func TestCheckFamily(t *testing.T) {
+	for _, tc := range []struct {
+		mode   Mode
+		family string
+		want   string
+	}{
+		{v4Mode{}, "", ""},
+		{v4Mode{}, "ipv4", ""},
+		{v4Mode{}, "ipv6", "lab: ip_family ipv6: mode useroverlay carries ipv4 only"},
+		{v4Mode{}, "dual", "lab: ip_family dual: mode useroverlay carries ipv4 only"},
+		{v6Mode{}, "ipv6", ""},
+		{v6Mode{}, "dual", ""},
+		{v6Mode{}, "", ""},
+	} {
+		err := CheckFamily(tc.mode, conditions.Set{IPFamily: tc.family})
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tc.want || strings.Contains(got, "\n") {
+			t.Errorf("%T, ip_family %q: %q, want %q", tc.mode, tc.family, got, tc.want)
+		}
+	}
+}
+
+// TestAddressed: an endpoint's addresses follow the family: IPv4 as
+// always, IPv6 in brackets with a listen on [::], and dual dialling IPv6
+// with the IPv4 twins recorded.
+func TestAddressed(t *testing.T) {
+	v4, v6 := net.ParseIP("198.19.1.2").To4(), net.ParseIP("2001:2:0:1001::2")
+	for _, tc := range []struct {
+		family              string
+		listen, dial, dial4 string
+	}{
+		{"", "0.0.0.0:5000", "198.19.1.2:5000", ""},
+		{"ipv4", "0.0.0.0:5000", "198.19.1.2:5000", ""},
+		{"ipv6", "[::]:5000", "[2001:2:0:1001::2]:5000", ""},
+		{"dual", "[::]:5000", "[2001:2:0:1001::2]:5000", "198.19.1.2:5000"},
+	} {
+		c := conditions.Set{IPFamily: tc.family}
+		var nil4 net.IP
+		if c.HasIPv4() {
+			nil4 = v4
+		}
+		ep := Addressed(Endpoint{Host: "h1"}, c, nil4, v6, 5000)
+		if ep.Host != "h1" || ep.Listen != tc.listen || ep.External != tc.dial || ep.Internal != tc.dial ||
+			ep.External4 != tc.dial4 || ep.Internal4 != tc.dial4 {
+			t.Errorf("ip_family %q: %+v, want listen %s, dial %s, IPv4 %q", tc.family, ep, tc.listen, tc.dial, tc.dial4)
+		}
+		if host, _, err := net.SplitHostPort(ep.Internal); err != nil || net.ParseIP(host) == nil {
+			t.Errorf("ip_family %q: Internal %q does not split into an address and a port: %v", tc.family, ep.Internal, err)
+		}
+	}
+}
+
+// TestHostDialAddr: a host is dialled at its IPv6 address when the lab
+// dials IPv6, else (and in runs recorded before Addr6) at its IPv4 one.
+func TestHostDialAddr(t *testing.T) {
+	both := Host{Addr: "198.18.0.1", Addr6: "2001:2::1"}
+	for _, tc := range []struct {
+		h      Host
+		family string
+		want   string
+	}{
+		{both, "ipv4", "198.18.0.1"},
+		{both, "dual", "2001:2::1"},
+		{Host{Addr6: "2001:2::1"}, "ipv6", "2001:2::1"},
+		{Host{Addr: "198.18.0.1"}, "dual", "198.18.0.1"},
+	} {
+		if got := tc.h.DialAddr(conditions.Set{IPFamily: tc.family}); got != tc.want {
+			t.Errorf("%+v on %s: %s, want %s", tc.h, tc.family, got, tc.want)
+		}
+	}
+}
