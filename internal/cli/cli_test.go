@@ -85,6 +85,8 @@ func TestFailures(t *testing.T) {
 		{"lab up unknown mode", []string{"lab", "up", "x", "--mode", "nosuch"}, 2, []string{`unknown mode "nosuch"`}},
 		{"lab up bad port", []string{"lab", "up", "x", "--mode", "bare", "--port", "0"}, 2, []string{"--port 0"}},
 		{"lab up no name", []string{"lab", "up", "--mode", "bare"}, 2, []string{"accepts 1 arg"}},
+		{"lab up bad family", []string{"lab", "up", "x", "--mode", "bare", "--ip-family", "6"}, 2, []string{`--ip-family "6": use ipv4, ipv6 or dual`}},
+		{"lab up family the mode lacks", []string{"lab", "up", "x", "--mode", "overlay-userspace", "--ip-family", "ipv6"}, 2, []string{"--ip-family ipv6: mode overlay-userspace carries ipv4 only"}},
 		{"lab down bad name", []string{"lab", "down", "ok", "bad-name"}, 2, []string{`"bad-name"`}},
 		{"lab exec bad name", []string{"lab", "exec", "bad-name", "h", "--", "true"}, 2, []string{`"bad-name"`}},
 		{"siege without target", []string{"siege"}, 2, []string{"--target"}},

@@ -14,11 +14,12 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/spec"
+	"github.com/cnperf/cnperf/internal/spec/conditions"
 )
 
 func newLabCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{Use: "lab", Short: "Build, list, enter and remove labs by hand"}
-	var mode, hosts, driver string
+	var mode, hosts, driver, family string
 	var kt spec.Kubernetes
 	var port int
 	up := &cobra.Command{
@@ -45,7 +46,18 @@ func newLabCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 			if !d.Builds(m) {
 				return usagef("--mode %s: the %s driver cannot build it", mode, d.Name())
 			}
+			switch family {
+			case conditions.IPv4, conditions.IPv6, conditions.Dual:
+			default:
+				return usagef("--ip-family %q: use ipv4, ipv6 or dual", family)
+			}
+			if !lab.CarriesFamily(m, family) {
+				return usagef("--ip-family %s: mode %s carries ipv4 only", family, mode)
+			}
 			cfg := lab.Config{Name: args[0], Mode: m, Topology: lab.ClientServers(strings.Split(hosts, ","), false), Port: port, Driver: driver}
+			if family != conditions.IPv4 {
+				cfg.Conditions.IPFamily = family
+			}
 			// The driver's options from its flags (the kubernetes ones),
 			// as a spec holding them.
 			s := spec.Spec{Driver: driver, Modes: []string{mode}}
@@ -79,7 +91,7 @@ func newLabCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 			}
 			fmt.Fprintf(stdout, "lab %s (%s, %s driver): %s\n", l.Name, l.Mode, l.Driver, m.Summary())
 			for _, h := range l.Hosts {
-				fmt.Fprintf(stdout, "  host %-6s netns %-28s eth0 %s\n", h.Name, h.NS, h.Addr)
+				fmt.Fprintf(stdout, "  host %-6s netns %-28s eth0 %s\n", h.Name, h.NS, strings.TrimSpace(h.Addr+" "+h.Addr6))
 			}
 			for _, e := range l.Endpoints {
 				fmt.Fprintf(stdout, "  endpoint on %-6s netns %-28s listen %s  external %s  internal %s\n", e.Host, e.NS, e.Listen, e.External, e.Internal)
@@ -96,6 +108,7 @@ func newLabCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 	up.Flags().StringVar(&mode, "mode", "bare", "network mode: "+strings.Join(cat.ModeNames(), ", "))
 	up.Flags().StringVar(&hosts, "hosts", "client,server1,server2", "comma-separated host names; the first is the client outside the cluster")
 	up.Flags().IntVar(&port, "port", 8080, "port the servers' endpoints are published on")
+	up.Flags().StringVar(&family, "ip-family", conditions.IPv4, "address family: ipv4, ipv6 (2001:2::/48 only) or dual (both; workloads dial IPv6)")
 	up.Flags().StringVar(&driver, "driver", "netns", "netns (devices by hand), docker (a dockerd per host, Docker's own networks) or kubernetes (pods on a cluster)")
 	addKubeFlags(up, &kt)
 

@@ -175,7 +175,7 @@ func (t *socketCells) servers(e *env) ([]serverRun, error) {
 			if listenHost != "" {
 				for i := range args {
 					if i > 0 && args[i-1] == "--listen" && strings.HasPrefix(args[i], ":") {
-						args[i] = listenHost + args[i]
+						args[i] = net.JoinHostPort(listenHost, args[i][1:]) // [::]:PORT on a lab with IPv6
 					}
 				}
 			}
@@ -349,7 +349,9 @@ func (t *socketCells) loadClient(e *env, c, lc workload.Case, r placedClient, ho
 }
 
 // pathMTU is the MTU of the interface the client's route to host leaves
-// by: a connected UDP socket picks the route and sends nothing.
+// by, as sizes are fitted to it (workload.FitMTU: less the IPv6 header's
+// extra bytes over IPv6): a connected UDP socket picks the route and sends
+// nothing.
 func pathMTU(ns, host string) (int, error) {
 	var mtu int
 	err := namespace.Do(ns, func() error {
@@ -358,7 +360,7 @@ func pathMTU(ns, host string) (int, error) {
 			return err
 		}
 		defer c.Close()
-		mtu = workload.LocalMTU(c.LocalAddr())
+		mtu = workload.FitMTU(c.LocalAddr()) // less the IPv6 header's extra bytes over IPv6
 		return nil
 	})
 	if err == nil && mtu == 0 {

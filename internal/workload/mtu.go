@@ -34,3 +34,30 @@ func LocalMTU(a net.Addr) int {
 	}
 	return 0
 }
+
+// IPv6Extra is how many bytes more an IPv6 header takes than an IPv4 one
+// (40 against 20).
+const IPv6Extra = 20
+
+// FitMTU is the MTU that sizes fitted to a path (DefaultPacketSize's
+// mtu − 32, rr's fit_mtu) are taken from on the path a's socket leaves by:
+// LocalMTU, less IPv6Extra when a is an IPv6 address, so that a payload
+// sized for it leaves no fragments in either family. 0 when LocalMTU
+// cannot tell.
+func FitMTU(a net.Addr) int {
+	mtu := LocalMTU(a)
+	if mtu <= 0 {
+		return 0
+	}
+	var ip net.IP
+	switch a := a.(type) {
+	case *net.UDPAddr:
+		ip = a.IP
+	case *net.TCPAddr:
+		ip = a.IP
+	}
+	if ip.To4() == nil {
+		return mtu - IPv6Extra
+	}
+	return mtu
+}

@@ -154,15 +154,18 @@ func memberConfig(addr string, key []byte, logw io.Writer) (*config.Config, erro
 // bindIP is the address the member binds and announces: the host given,
 // or for none (every interface, as the runner passes inside a lab's
 // namespaces, where only lab addresses exist) the first global unicast
-// IPv4 address of an interface that is up, else loopback. Every spelling
-// of an unspecified address ([::0], [0:0:0:0:0:0:0:0], 0.0.0.0) is none:
-// the member never binds every interface nor announces one.
+// address of an interface that is up, else loopback. Every spelling of an
+// unspecified address ([::0], [0:0:0:0:0:0:0:0], 0.0.0.0) is none: the
+// member never binds every interface nor announces one. An IPv6 spelling
+// ([::], as the runner passes on a lab with IPv6, whose clients dial IPv6)
+// prefers an IPv6 address, the others an IPv4 one; either takes the other
+// family when its own has none.
 func bindIP(host string) (netip.Addr, error) {
 	switch host {
 	case "localhost":
 		return netip.AddrFrom4([4]byte{127, 0, 0, 1}), nil
 	case "":
-		return firstAddress()
+		return firstAddress(false)
 	}
 	ip, err := netip.ParseAddr(host)
 	switch {
@@ -174,18 +177,22 @@ func bindIP(host string) (netip.Addr, error) {
 	ip = ip.Unmap()
 	switch {
 	case ip.IsUnspecified():
-		return firstAddress()
+		return firstAddress(ip.Is6())
 	case ip.IsMulticast() || ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
 		return netip.Addr{}, fmt.Errorf("--listen host %q: a multicast or broadcast address; want one of this host's", host)
 	}
 	return ip, nil
 }
 
-func firstAddress() (netip.Addr, error) {
+// firstAddress is the first global unicast address of an interface that
+// is up, of IPv6 when want6 is set else IPv4, or of the other family when
+// there is none; loopback when there is neither.
+func firstAddress(want6 bool) (netip.Addr, error) {
 	ifs, err := net.Interfaces()
 	if err != nil {
 		return netip.Addr{}, fmt.Errorf("list interfaces: %w", err)
 	}
+	var other netip.Addr
 	for _, ifc := range ifs {
 		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
 			continue
@@ -195,12 +202,24 @@ func firstAddress() (netip.Addr, error) {
 			continue
 		}
 		for _, a := range addrs {
-			if p, ok := a.(*net.IPNet); ok {
-				if ip, ok := netip.AddrFromSlice(p.IP); ok && ip.Unmap().Is4() && ip.IsGlobalUnicast() {
-					return ip.Unmap(), nil
-				}
+			p, ok := a.(*net.IPNet)
+			if !ok {
+				continue
+			}
+			ip, ok := netip.AddrFromSlice(p.IP)
+			if ip = ip.Unmap(); !ok || !ip.IsGlobalUnicast() {
+				continue
+			}
+			if ip.Is6() == want6 {
+				return ip, nil
+			}
+			if !other.IsValid() {
+				other = ip
 			}
 		}
+	}
+	if other.IsValid() {
+		return other, nil
 	}
 	return netip.AddrFrom4([4]byte{127, 0, 0, 1}), nil
 }

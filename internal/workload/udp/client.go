@@ -69,7 +69,7 @@ func run(ctx context.Context, f flow) (*Report, int, error) {
 	defer data.Close()
 	size := f.size
 	if size == 0 {
-		size = DefaultPacketSize(workload.LocalMTU(data.LocalAddr()))
+		size = DefaultPacketSize(workload.FitMTU(data.LocalAddr()))
 	}
 	sc := bufio.NewScanner(ctl)
 	sc.Buffer(make([]byte, 64<<10), maxAnswer)
