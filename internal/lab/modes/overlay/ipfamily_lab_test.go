@@ -17,7 +17,8 @@ import (
 )
 
 // TestIPFamilyDatapaths builds ipv6 and dual labs of bridge, links and
-// overlay and carries a TCP exchange over each way a workload dials: the
+// overlay (two endpoints on one host too: on bridge they reach each other
+// at the host's published ports, NAT66 hairpin) and carries a TCP exchange over each way a workload dials: the
 // client host to every endpoint's External (published port), and every
 // endpoint to the others' Internal, each checked to be IPv6 from the
 // server's side (the peer address it accepted) and answered. It judges
@@ -30,6 +31,7 @@ func TestIPFamilyDatapaths(t *testing.T) {
 	}{
 		{"bridge", lab.ClientServers([]string{"c", "s1", "s2"}, false)},
 		{"overlay", lab.ClientServers([]string{"c", "s1", "s2"}, false)},
+		{"bridge", lab.Topology{Hosts: []lab.HostSpec{{Name: "c"}, {Name: "s", Endpoints: []lab.EndpointSpec{{Role: "a"}, {Role: "b"}}}}}},
 		{"links", lab.Topology{Hosts: []lab.HostSpec{{Name: "c"}, {Name: "s", Endpoints: []lab.EndpointSpec{{Role: "a"}, {Role: "b"}}}}}},
 		{"overlay", lab.Topology{Hosts: []lab.HostSpec{{Name: "c"}, {Name: "s1", Endpoints: []lab.EndpointSpec{{Role: "a"}, {Role: "b"}}}, {Name: "s2", Endpoints: []lab.EndpointSpec{{Role: "d"}}}}}},
 	} {
