@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/docker"
 	"github.com/cnperf/cnperf/internal/lab/netns"
 	"github.com/cnperf/cnperf/internal/spec/conditions"
 )
@@ -44,6 +45,25 @@ func TestIPFamilyOverlays(t *testing.T) {
 		}
 		if got != c.want {
 			t.Errorf("%s on %s: %q, want %q", c.family, c.mode, got, c.want)
+		}
+	}
+}
+
+// TestIPFamilyDockerRefuses: the modes that carry IPv6 on the netns
+// driver still refuse it on the docker driver, whose Docker networks
+// cnperf builds IPv4 only.
+func TestIPFamilyDockerRefuses(t *testing.T) {
+	for _, name := range []string{"bridge", "links", "overlay"} {
+		m, err := Catalog().Mode(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{conditions.IPv6, conditions.Dual} {
+			err := docker.Driver{}.Validate(lab.Config{Name: "ipfamily_refusal_test", Mode: m, Conditions: conditions.Set{IPFamily: f}})
+			want := "lab: ip_family " + f + ": the docker driver builds IPv4 networks only"
+			if err == nil || err.Error() != want {
+				t.Errorf("%s on %s: %v, want %q", f, name, err, want)
+			}
 		}
 	}
 }
