@@ -7,7 +7,6 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/spec"
-	"github.com/cnperf/cnperf/internal/spec/conditions"
 )
 
 // checkModesOnDrivers refuses a mode that its lab's driver cannot build
@@ -29,9 +28,6 @@ func checkModesOnDrivers(cat lab.Catalog, s spec.Spec) error {
 				if err := fc.CheckFamily(m, pl.Conditions); err != nil {
 					return fmt.Errorf("modes[%d]: %w", slices.Index(s.Modes, pl.Mode), err)
 				}
-			}
-			if f := pl.Conditions.Family(); f != conditions.IPv4 && s.Chain != nil {
-				return fmt.Errorf("chain: ip_family %s: a chain of hosts is routed over IPv4 only", f)
 			}
 			continue
 		}

@@ -75,7 +75,8 @@ func TestFamilyRefusedBeforeBuilding(t *testing.T) {
 		{"ipv4 anywhere", "ipv4", []string{"bare", "overlay-userspace"}, false, ""},
 		{"ipv6 on the user-space overlay", "ipv6", []string{"bare", "overlay-userspace"}, false, "modes[1]: lab: ip_family ipv6: mode overlay-userspace carries ipv4 only"},
 		{"dual on the user-space overlay", "dual", []string{"overlay-userspace"}, false, "modes[0]: lab: ip_family dual: mode overlay-userspace carries ipv4 only"},
-		{"ipv6 on a chain", "ipv6", []string{"bare"}, true, "chain: ip_family ipv6: a chain of hosts is routed over IPv4 only"},
+		{"ipv6 on a chain", "ipv6", []string{"bare"}, true, ""},
+		{"dual on a relayed chain", "dual", []string{"bare", "overlay-userspace"}, true, "modes[1]: lab: ip_family dual: mode overlay-userspace carries ipv4 only"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := spec.Preset("tiny")

@@ -94,17 +94,34 @@ func (b *Build) Toward(from, dst lab.Host) lab.Host {
 }
 
 // upChain builds a chained lab's hosts and segments and routes them as
-// routing says, and records the chain in l.Chain.
+// routing says, and records the chain in l.Chain. On a lab with IPv6 each
+// host's 2001:2::i is on its loopback too, each segment also (ipv6: only)
+// carries lab.ChainSegment6's /64, whose ends hold the link-local
+// addresses fe80::1 (host i) and fe80::2 (host i+1) a forwarding host
+// solicits with, and the routes are the IPv4 ones' twins. The record's
+// segment addresses are the IPv4 ones, the IPv6 ones on an IPv6-only lab.
 func upChain(l *lab.Lab, cfg lab.Config, mark Mark, routing string) error {
 	b := netdev.B{Lab: cfg.Name}
 	mtu := mtu(cfg.Conditions.MTU)
+	c4, c6 := cfg.Conditions.HasIPv4(), cfg.Conditions.HasIPv6()
 	for i, spec := range cfg.Topology.Hosts {
-		h := lab.Host{Name: spec.Name, Index: i + 1, NS: lab.NS(cfg.Name, spec.Name), Addr: lab.UnderlayIP(i + 1).String()}
-		if err := createNS(mark, h.NS, false); err != nil {
+		h := lab.Host{Name: spec.Name, Index: i + 1, NS: lab.NS(cfg.Name, spec.Name)}
+		var cidrs []string
+		if c4 {
+			h.Addr = lab.UnderlayIP(i + 1).String()
+			cidrs = append(cidrs, h.Addr+"/32")
+		}
+		if c6 {
+			h.Addr6 = lab.UnderlayIP6(i + 1).String()
+			cidrs = append(cidrs, h.Addr6+"/128")
+		}
+		if err := createNS(mark, h.NS, c6); err != nil {
 			return err
 		}
-		if err := b.Addr(h.NS, "lo", h.Addr+"/32"); err != nil {
-			return err
+		for _, a := range cidrs {
+			if err := b.Addr(h.NS, "lo", a); err != nil {
+				return err
+			}
 		}
 		l.Hosts = append(l.Hosts, h)
 	}
@@ -112,57 +129,90 @@ func upChain(l *lab.Lab, cfg lab.Config, mark Mark, routing string) error {
 	for i := 1; i < len(l.Hosts); i++ {
 		from, to := l.Hosts[i-1], l.Hosts[i]
 		subnet, fromIP, toIP := ChainSegment(i)
+		subnet6, fromIP6, toIP6 := lab.ChainSegment6(i)
 		if err := b.Veth(from.NS, ChainNext, "", to.NS, ChainPrev, mtu); err != nil {
 			return err
 		}
-		if err := b.Addr(from.NS, ChainNext, fromIP.String()+"/24"); err != nil {
-			return err
+		var addrs [][3]string // namespace, device, CIDR
+		if c4 {
+			addrs = append(addrs, [3]string{from.NS, ChainNext, fromIP.String() + "/24"}, [3]string{to.NS, ChainPrev, toIP.String() + "/24"})
 		}
-		if err := b.Addr(to.NS, ChainPrev, toIP.String()+"/24"); err != nil {
-			return err
+		if c6 {
+			addrs = append(addrs, [3]string{from.NS, ChainNext, fromIP6.String() + "/64"}, [3]string{to.NS, ChainPrev, toIP6.String() + "/64"},
+				[3]string{from.NS, ChainNext, lab.LinkLocal6(1)}, [3]string{to.NS, ChainPrev, lab.LinkLocal6(2)})
 		}
-		c.Segments = append(c.Segments, record.ChainSegment{Index: i, Subnet: subnet,
-			From: from.Name, FromIP: fromIP.String(), To: to.Name, ToIP: toIP.String()})
+		for _, a := range addrs {
+			if err := b.Addr(a[0], a[1], a[2]); err != nil {
+				return err
+			}
+		}
+		seg := record.ChainSegment{Index: i, Subnet: subnet, From: from.Name, FromIP: fromIP.String(), To: to.Name, ToIP: toIP.String()}
+		if !c4 {
+			seg.Subnet, seg.FromIP, seg.ToIP = subnet6, fromIP6.String(), toIP6.String()
+		}
+		c.Segments = append(c.Segments, seg)
 	}
 	for _, h := range l.Hosts {
-		if err := routeChain(b, h, len(l.Hosts), routing); err != nil {
-			return err
+		if c4 {
+			if err := routeChain(b, h, len(l.Hosts), routing, chainPlan4); err != nil {
+				return err
+			}
+		}
+		if c6 {
+			if err := routeChain(b, h, len(l.Hosts), routing, chainPlan6); err != nil {
+				return err
+			}
 		}
 	}
 	l.Chain = c
 	return nil
 }
 
-// routeChain gives host h its routes: to its neighbours' addresses over
-// the segments they share, and with kernel routing to every other host's
-// address and segment through the neighbour towards it, forwarding on.
-// With relay routing forwarding stays as the mode sets it: a mode that
-// forwards its containers' traffic (to a TUN) still finds no route past a
-// neighbour.
-func routeChain(b netdev.B, h lab.Host, n int, routing string) error {
+// chainPlan is one family's addresses of a chain: host i's own, and
+// segment i's subnet and ends.
+type chainPlan struct {
+	host     func(i int) net.IP
+	hostBits int
+	segment  func(i int) (subnet string, from, to net.IP)
+	forward  string // the sysctl that turns forwarding on
+}
+
+var (
+	chainPlan4 = chainPlan{lab.UnderlayIP, 32, ChainSegment, "net.ipv4.ip_forward"}
+	chainPlan6 = chainPlan{lab.UnderlayIP6, 128, lab.ChainSegment6, "net.ipv6.conf.all.forwarding"}
+)
+
+// routeChain gives host h its routes in one family (p): to its
+// neighbours' addresses over the segments they share, and with kernel
+// routing to every other host's address and segment through the neighbour
+// towards it, forwarding on. With relay routing forwarding stays as the
+// mode sets it: a mode that forwards its containers' traffic (to a TUN)
+// still finds no route past a neighbour.
+func routeChain(b netdev.B, h lab.Host, n int, routing string, p chainPlan) error {
 	type route struct {
 		dst string
 		via net.IP
 		dev string
 	}
+	own := func(i int) string { return fmt.Sprintf("%s/%d", p.host(i), p.hostBits) }
 	var rs []route
 	if h.Index > 1 { // towards h1
-		_, prevIP, _ := ChainSegment(h.Index - 1)
-		rs = append(rs, route{lab.UnderlayIP(h.Index-1).String() + "/32", prevIP, ChainPrev})
+		_, prevIP, _ := p.segment(h.Index - 1)
+		rs = append(rs, route{own(h.Index - 1), prevIP, ChainPrev})
 		if routing == ChainKernel {
 			for j := 1; j < h.Index-1; j++ {
-				subnet, _, _ := ChainSegment(j)
-				rs = append(rs, route{lab.UnderlayIP(j).String() + "/32", prevIP, ChainPrev}, route{subnet, prevIP, ChainPrev})
+				subnet, _, _ := p.segment(j)
+				rs = append(rs, route{own(j), prevIP, ChainPrev}, route{subnet, prevIP, ChainPrev})
 			}
 		}
 	}
 	if h.Index < n { // towards hN
-		_, _, nextIP := ChainSegment(h.Index)
-		rs = append(rs, route{lab.UnderlayIP(h.Index+1).String() + "/32", nextIP, ChainNext})
+		_, _, nextIP := p.segment(h.Index)
+		rs = append(rs, route{own(h.Index + 1), nextIP, ChainNext})
 		if routing == ChainKernel {
 			for j := h.Index + 2; j <= n; j++ {
-				subnet, _, _ := ChainSegment(j - 1)
-				rs = append(rs, route{lab.UnderlayIP(j).String() + "/32", nextIP, ChainNext}, route{subnet, nextIP, ChainNext})
+				subnet, _, _ := p.segment(j - 1)
+				rs = append(rs, route{own(j), nextIP, ChainNext}, route{subnet, nextIP, ChainNext})
 			}
 		}
 	}
@@ -173,7 +223,7 @@ func routeChain(b netdev.B, h lab.Host, n int, routing string) error {
 	defer hd.Close()
 	// The loopback address is a host's own: replies leave from it, so
 	// each end sees the other's plan address, as on a switch.
-	src := lab.UnderlayIP(h.Index)
+	src := p.host(h.Index)
 	for _, r := range rs {
 		link, err := hd.LinkByName(r.dev)
 		if err != nil {
@@ -188,7 +238,7 @@ func routeChain(b netdev.B, h lab.Host, n int, routing string) error {
 		}
 	}
 	if routing == ChainKernel {
-		return b.Sysctl(h.NS, "net.ipv4.ip_forward", "1")
+		return b.Sysctl(h.NS, p.forward, "1")
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"syscall"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
@@ -45,7 +46,9 @@ func setCongestion(l *lab.Lab) error {
 	return nil
 }
 
-// congestionOnRoutes sets cc on every IPv4 route of ns's main table.
+// congestionOnRoutes sets cc on every unicast route of ns's main table,
+// IPv4 and IPv6 (on a lab with IPv6, else its connections would take the
+// namespace's default).
 func congestionOnRoutes(ns, cc string) error {
 	h, err := namespace.Handle(ns)
 	if err != nil {
@@ -55,6 +58,15 @@ func congestionOnRoutes(ns, cc string) error {
 	routes, err := h.RouteList(nil, netlink.FAMILY_V4)
 	if err != nil {
 		return fmt.Errorf("list routes in %s: %w", ns, err)
+	}
+	v6, err := h.RouteList(nil, netlink.FAMILY_V6)
+	if err != nil {
+		return fmt.Errorf("list IPv6 routes in %s: %w", ns, err)
+	}
+	for _, r := range v6 {
+		if r.Type == unix.RTN_UNICAST {
+			routes = append(routes, r)
+		}
 	}
 	for _, r := range routes {
 		r.Congctl = cc

@@ -15,6 +15,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/modes"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
+	"github.com/cnperf/cnperf/internal/lab/netdev"
 	"github.com/cnperf/cnperf/internal/lab/netns"
 	"github.com/cnperf/cnperf/internal/spec/conditions"
 	"github.com/cnperf/cnperf/internal/testutil"
@@ -88,15 +89,17 @@ func TestIPv6Modes(t *testing.T) {
 					if err := echo6(client.NS, srv.Internal); err != nil {
 						t.Fatalf("client to %s at %s: %v", role, srv.Internal, err)
 					}
-					if p := <-peers; p.To4() != nil || !bench.Contains(netip.MustParseAddr(p.String())) {
-						t.Errorf("%s saw the client come from %s, want an IPv6 lab address", role, p)
+					p := <-peers
+					t.Logf("%s at %s (listening on %s) saw %s with %s", role, srv.Internal, srv.Listen, p.ip, p.cc)
+					if p.ip.To4() != nil || !bench.Contains(netip.MustParseAddr(p.ip.String())) || p.cc != l.TCPCongestion {
+						t.Errorf("%s saw the client come from %s with %s, want an IPv6 lab address with the lab's %s", role, p.ip, p.cc, l.TCPCongestion)
 					}
 					if family == conditions.Dual {
 						if err := echo6(client.NS, srv.Internal4); err != nil {
 							t.Fatalf("client to %s at its IPv4 twin %s: %v", role, srv.Internal4, err)
 						}
-						if p := <-peers; p.To4() == nil {
-							t.Errorf("%s at %s saw the client come from %s, want IPv4", role, srv.Internal4, p)
+						if p := <-peers; p.ip.To4() == nil || p.cc != l.TCPCongestion {
+							t.Errorf("%s at %s saw the client come from %s with %s, want IPv4 with %s", role, srv.Internal4, p.ip, p.cc, l.TCPCongestion)
 						}
 					}
 				}
@@ -113,6 +116,54 @@ func TestIPv6Modes(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestIPv6Chain: on a bare chain of three hosts with IPv6 (ipv6 and
+// dual) the client on h1 reaches the server on h3 at its IPv6 address
+// through h2, and not once h2 stops forwarding IPv6.
+func TestIPv6Chain(t *testing.T) {
+	testutil.RequireRoot(t)
+	m, err := modes.Lookup("bare")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, family := range []string{conditions.IPv6, conditions.Dual} {
+		t.Run(family, func(t *testing.T) {
+			name := fmt.Sprintf("tipsixchain%d", j)
+			_ = lab.Down(name, netns.Driver{})
+			l, err := lab.Up(netns.Driver{}, lab.Config{Name: name, Mode: m, Topology: chainTopology(3), Port: 9790 + j,
+				Conditions: conditions.Set{IPFamily: family}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				if err := lab.Down(name, netns.Driver{}); err != nil {
+					t.Error(err)
+				}
+			})
+			client, _ := l.Endpoint("client")
+			far, err := l.Endpoint("server3")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(far.Internal, "[2001:2::3]:") {
+				t.Fatalf("h3 dialled at %s", far.Internal)
+			}
+			peers := acceptFrom(t, far)
+			if err := echo6(client.NS, far.Internal); err != nil {
+				t.Fatalf("h1 to h3 at %s: %v", far.Internal, err)
+			}
+			if p := <-peers; p.ip.String() != "2001:2::1" {
+				t.Errorf("h3 saw h1 come from %s, want its plan address 2001:2::1", p.ip)
+			}
+			if err := (netdev.B{Lab: name}).Sysctl(l.Hosts[1].NS, "net.ipv6.conf.all.forwarding", "0"); err != nil {
+				t.Fatal(err)
+			}
+			if err := echo6(client.NS, far.Internal); err == nil {
+				t.Errorf("h1 reached h3 with h2 not forwarding IPv6: not through the hop")
+			}
+		})
 	}
 }
 
@@ -151,10 +202,16 @@ func checkQuiet(t *testing.T, ns, family string) {
 	}
 }
 
+// peer is a connection as the server's socket saw it: where from, and
+// with which congestion control.
+type peer struct {
+	ip net.IP
+	cc string
+}
+
 // acceptFrom serves ep as the runner's servers listen (on ep.Listen over
-// "tcp"), echoing one line per connection and sending each peer's address
-// as the server's socket saw it.
-func acceptFrom(t *testing.T, ep lab.Endpoint) <-chan net.IP {
+// "tcp"), echoing one line per connection and sending each peer.
+func acceptFrom(t *testing.T, ep lab.Endpoint) <-chan peer {
 	t.Helper()
 	var ln net.Listener
 	if err := namespace.Do(ep.NS, func() error {
@@ -165,14 +222,14 @@ func acceptFrom(t *testing.T, ep lab.Endpoint) <-chan net.IP {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	peers := make(chan net.IP, 4)
+	peers := make(chan peer, 4)
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			peers <- c.RemoteAddr().(*net.TCPAddr).IP
+			peers <- peer{c.RemoteAddr().(*net.TCPAddr).IP, ccOf(c)}
 			go func() {
 				defer c.Close()
 				b := make([]byte, 64)
@@ -215,4 +272,15 @@ func allZero(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// ccOf is congestionOf for the accepting goroutine: "" when it cannot tell.
+func ccOf(c net.Conn) string {
+	raw, err := c.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		return ""
+	}
+	var cc string
+	_ = raw.Control(func(fd uintptr) { cc, _ = unix.GetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION) })
+	return strings.TrimRight(cc, "\x00")
 }

@@ -113,9 +113,6 @@ func (d Driver) Validate(cfg lab.Config) error {
 		return err
 	}
 	if cfg.Topology.Chain {
-		if f := cfg.Conditions.Family(); f != conditions.IPv4 {
-			return fmt.Errorf("lab: ip_family %s: %s", f, ChainIPv4Only)
-		}
 		if _, err := chainRouting(cfg.Mode); err != nil {
 			return fmt.Errorf("lab: %w", err)
 		}
@@ -125,10 +122,6 @@ func (d Driver) Validate(cfg lab.Config) error {
 	}
 	return CheckFree(cfg.Name)
 }
-
-// ChainIPv4Only says why a chain refuses IPv6: its segments and the
-// routes across them are IPv4 (chain.go).
-const ChainIPv4Only = "a chain of hosts is routed over IPv4 only"
 
 // CheckFree refuses a lab whose namespaces exist.
 func CheckFree(name string) error {
