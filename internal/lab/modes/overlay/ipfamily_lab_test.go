@@ -34,14 +34,19 @@ func TestIPFamilyDatapaths(t *testing.T) {
 		{"bridge", lab.Topology{Hosts: []lab.HostSpec{{Name: "c"}, {Name: "s", Endpoints: []lab.EndpointSpec{{Role: "a"}, {Role: "b"}}}}}},
 		{"links", lab.Topology{Hosts: []lab.HostSpec{{Name: "c"}, {Name: "s", Endpoints: []lab.EndpointSpec{{Role: "a"}, {Role: "b"}}}}}},
 		{"overlay", lab.Topology{Hosts: []lab.HostSpec{{Name: "c"}, {Name: "s1", Endpoints: []lab.EndpointSpec{{Role: "a"}, {Role: "b"}}}, {Name: "s2", Endpoints: []lab.EndpointSpec{{Role: "d"}}}}}},
+		// A chain: the VXLAN bound to no device, over routed IPv6 hops.
+		{"overlay", lab.Topology{Chain: true, Hosts: []lab.HostSpec{{Name: "c", Endpoints: []lab.EndpointSpec{{Role: "c"}}}, {Name: "m", Endpoints: []lab.EndpointSpec{{Role: "m"}}}, {Name: "s", Endpoints: []lab.EndpointSpec{{Role: "s"}}}}}},
 	} {
 		for _, f := range []string{conditions.IPv6, conditions.Dual} {
-			t.Run(c.mode+"/"+f, func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/%s/chain=%v", c.mode, f, c.topo.Chain), func(t *testing.T) {
 				m, err := drivers.Catalog().Mode(c.mode)
 				if err != nil {
 					t.Fatal(err)
 				}
 				name := fmt.Sprintf("tfam_%s_%s_%d", strings.ReplaceAll(c.mode, "-", ""), f, len(c.topo.Hosts[1].Endpoints))
+				if c.topo.Chain {
+					name += "_chain"
+				}
 				l, err := drivers.Up(lab.Config{Name: name, Mode: m, Topology: c.topo, Port: 9410,
 					Exe: testutil.Binary(t), Conditions: conditions.Set{IPFamily: f}})
 				if err != nil {
