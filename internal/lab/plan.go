@@ -204,6 +204,13 @@ const OverlaySubnet6 = "2001:2:0:2000::/64"
 
 func OverlayIP6(i int) net.IP { return net.ParseIP(fmt.Sprintf("2001:2:0:2000::%d", i)) }
 
+// OverlaySlotIP6 is host i's slot-k container (k >= 1) on the overlay
+// (SlotRangeIP's twin: 198.18.(128+i).k reads 2001:2:0:2000::<128+i>:<k>);
+// OverlaySubnet6 holds every host's, so no route is needed between them.
+func OverlaySlotIP6(i, k int) net.IP {
+	return net.ParseIP(fmt.Sprintf("2001:2:0:2000::%d:%d", 128+i, k))
+}
+
 // ChainSegment6 is a chain's segment i (IPv6) and its two ends: host i
 // and host i+1.
 func ChainSegment6(i int) (subnet string, left, right net.IP) {

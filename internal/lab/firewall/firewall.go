@@ -1,6 +1,9 @@
 // Package firewall adds iptables rules inside a lab namespace. Every rule
 // carries a comment naming cnperf and its lab, so a person reading
-// iptables-save can tell whose it is and cnperf can find it again.
+// iptables-save can tell whose it is and cnperf can find it again. A
+// Firewall edits one family's tables: IPv4's through iptables, IPv6's
+// through ip6tables, whose nat table Docker uses the same way for NAT66
+// (ip6tables: true); the rules and the owner mark are the same.
 //
 // Each iptables program run costs a fork, an exec and a read of the
 // namespace's ruleset (about 2 ms on a small server); a lab host's dozen
@@ -18,18 +21,50 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/namespace"
 )
 
-// Firewall edits the IPv4 tables of one named namespace.
+// Firewall edits the IPv4 or the IPv6 tables of one named namespace.
 type Firewall struct {
 	ns      string
 	comment string
+	v6      bool
 }
 
-// New returns a Firewall for the namespace ns whose rules carry comment.
+// New returns a Firewall for the IPv4 tables of the namespace ns whose
+// rules carry comment.
 func New(ns, comment string) *Firewall { return &Firewall{ns: ns, comment: comment} }
 
-// Available reports whether the iptables binaries are installed.
+// New6 is New for the namespace's IPv6 tables (ip6tables).
+func New6(ns, comment string) *Firewall { return &Firewall{ns: ns, comment: comment, v6: true} }
+
+// ForAddr is New for an IPv4 address or prefix and New6 for an IPv6 one
+// (a net.IP's or a CIDR's text), so that a rule builder serves either
+// family from the addresses it is given.
+func ForAddr(ns, comment, addr string) *Firewall {
+	if IsIPv6(addr) {
+		return New6(ns, comment)
+	}
+	return New(ns, comment)
+}
+
+// IsIPv6 says whether an address or prefix in text is IPv6's: IPv4 text
+// has no colon.
+func IsIPv6(addr string) bool { return strings.Contains(addr, ":") }
+
+// IPv6 says whether the Firewall edits the IPv6 tables.
+func (f *Firewall) IPv6() bool { return f.v6 }
+
+// binary is the family's program: iptables or ip6tables, with suffix
+// ("-restore").
+func (f *Firewall) binary(suffix string) string {
+	if f.v6 {
+		return "ip6tables" + suffix
+	}
+	return "iptables" + suffix
+}
+
+// Available reports whether the iptables binaries are installed, for both
+// families (one Debian package carries them).
 func Available() error {
-	for _, p := range []string{"iptables", "iptables-restore"} {
+	for _, p := range []string{"iptables", "iptables-restore", "ip6tables", "ip6tables-restore"} {
 		if _, err := exec.LookPath(p); err != nil {
 			return fmt.Errorf("%s is not installed (Debian package iptables): %w", p, err)
 		}
@@ -57,7 +92,7 @@ func (f *Firewall) run(stdin string, name string, args ...string) ([]byte, error
 // unless the chain has that rule already (iptables -C, then -A).
 func (f *Firewall) Append(table, chain string, spec ...string) error {
 	full := append(append([]string{}, spec...), "-m", "comment", "--comment", f.comment)
-	out, err := f.run("", "iptables", append([]string{"-w", "-t", table, "-C", chain}, full...)...)
+	out, err := f.run("", f.binary(""), append([]string{"-w", "-t", table, "-C", chain}, full...)...)
 	if err == nil {
 		return nil // there already
 	}
@@ -65,7 +100,7 @@ func (f *Firewall) Append(table, chain string, spec ...string) error {
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
 		return fmt.Errorf("check rule in %s/%s in %s: %v: %s", table, chain, f.ns, err, strings.TrimSpace(string(out)))
 	}
-	if out, err := f.run("", "iptables", append([]string{"-w", "-t", table, "-A", chain}, full...)...); err != nil {
+	if out, err := f.run("", f.binary(""), append([]string{"-w", "-t", table, "-A", chain}, full...)...); err != nil {
 		return fmt.Errorf("append to %s/%s in %s: %v: %s", table, chain, f.ns, err, strings.TrimSpace(string(out)))
 	}
 	return nil
@@ -104,12 +139,9 @@ func (r *Rules) Append(table, chain string, spec ...string) {
 	r.add(table, quoteArgs(full))
 }
 
-// Apply runs the batch; an empty one runs nothing. Either every table's
-// changes go in or (on an error) none of that table's do.
-func (r *Rules) Apply() error {
-	if r.n == 0 {
-		return nil
-	}
+// Restore is the batch as iptables-restore (or ip6tables-restore) reads
+// it: each table's lines between "*table" and COMMIT.
+func (r *Rules) Restore() string {
 	var in strings.Builder
 	for _, t := range r.tables {
 		fmt.Fprintf(&in, "*%s\n", t)
@@ -119,10 +151,20 @@ func (r *Rules) Apply() error {
 		}
 		in.WriteString("COMMIT\n")
 	}
+	return in.String()
+}
+
+// Apply runs the batch; an empty one runs nothing. Either every table's
+// changes go in or (on an error) none of that table's do.
+func (r *Rules) Apply() error {
+	if r.n == 0 {
+		return nil
+	}
 	// -w: the legacy backend's tables share one lock across namespaces, so
 	// hosts built side by side wait their turn instead of failing.
-	if out, err := r.f.run(in.String(), "iptables-restore", "-w", "--noflush"); err != nil {
-		return fmt.Errorf("iptables-restore of %d changes to %s in %s: %v: %s", r.n, strings.Join(r.tables, ", "), r.f.ns, err, strings.TrimSpace(string(out)))
+	prog := r.f.binary("-restore")
+	if out, err := r.f.run(r.Restore(), prog, "-w", "--noflush"); err != nil {
+		return fmt.Errorf("%s of %d changes to %s in %s: %v: %s", prog, r.n, strings.Join(r.tables, ", "), r.f.ns, err, strings.TrimSpace(string(out)))
 	}
 	return nil
 }

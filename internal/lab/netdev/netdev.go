@@ -286,12 +286,29 @@ func (b B) Publish(ns, bridge, subnet string, ctr net.IP, ports ...Port) error {
 // hairpin), as Docker allows with its userland proxy off: what the bridge
 // sends back to itself through DNAT is masqueraded, so the answer returns
 // the same way. The rules go in as one iptables-restore run, in the order
-// Docker lays them out.
+// Docker lays them out. An IPv6 subnet gets the same layout in ip6tables'
+// tables (Docker's ip6tables: true, NAT66) and turns IPv6 forwarding on;
+// a dual-stack bridge calls it once per family.
 func (b B) PublishChains(ns, bridge, subnet string, hairpin bool) error {
-	r := firewall.New(ns, "cnperf:"+b.Lab).Rules()
+	r, key := PublishChainsRules(b.Lab, ns, bridge, subnet, hairpin)
+	if err := r.Apply(); err != nil {
+		return err
+	}
+	return b.Sysctl(ns, key, "1")
+}
+
+// PublishChainsRules are PublishChains' rules for subnet's family, and the
+// sysctl that turns that family's forwarding on.
+func PublishChainsRules(lab, ns, bridge, subnet string, hairpin bool) (*firewall.Rules, string) {
+	f := firewall.ForAddr(ns, "cnperf:"+lab, subnet)
+	loop, forward := "127.0.0.0/8", "net.ipv4.ip_forward"
+	if f.IPv6() {
+		loop, forward = "::1/128", "net.ipv6.conf.all.forwarding"
+	}
+	r := f.Rules()
 	r.NewChain("nat", "CNPERF")
 	r.Append("nat", "PREROUTING", "-m", "addrtype", "--dst-type", "LOCAL", "-j", "CNPERF")
-	r.Append("nat", "OUTPUT", "!", "-d", "127.0.0.0/8", "-m", "addrtype", "--dst-type", "LOCAL", "-j", "CNPERF")
+	r.Append("nat", "OUTPUT", "!", "-d", loop, "-m", "addrtype", "--dst-type", "LOCAL", "-j", "CNPERF")
 	r.Append("nat", "POSTROUTING", "-s", subnet, "!", "-o", bridge, "-j", "MASQUERADE")
 	r.NewChain("filter", "CNPERF")
 	r.Append("filter", "FORWARD", "-o", bridge, "-j", "CNPERF")
@@ -301,10 +318,7 @@ func (b B) PublishChains(ns, bridge, subnet string, hairpin bool) error {
 	if hairpin {
 		r.Append("nat", "POSTROUTING", "-s", subnet, "-o", bridge, "-m", "conntrack", "--ctstate", "DNAT", "-j", "MASQUERADE")
 	}
-	if err := r.Apply(); err != nil {
-		return err
-	}
-	return b.Sysctl(ns, "net.ipv4.ip_forward", "1")
+	return r, forward
 }
 
 // PublishTo publishes one container's ports, each shifted by shift on the
@@ -313,21 +327,33 @@ func (b B) PublishChains(ns, bridge, subnet string, hairpin bool) error {
 // hairpin, also for connections from the bridge's containers. The
 // rules of both tables go in as one iptables-restore run, so a host with
 // many containers pays one program run per container, not one per rule.
+// An IPv6 ctr's rules go into ip6tables' tables.
 func (b B) PublishTo(ns, bridge string, ctr net.IP, shift int, hairpin bool, ports ...Port) error {
-	r := firewall.New(ns, "cnperf:"+b.Lab).Rules()
+	return PublishToRules(b.Lab, ns, bridge, ctr, shift, hairpin, ports...).Apply()
+}
+
+// PublishToRules are PublishTo's rules for ctr's family: an IPv6 DNAT
+// target is bracketed ([addr]:port) and its filter match a /128.
+func PublishToRules(lab, ns, bridge string, ctr net.IP, shift int, hairpin bool, ports ...Port) *firewall.Rules {
+	f := firewall.ForAddr(ns, "cnperf:"+lab, ctr.String())
+	host := ctr.String() + "/32"
+	if f.IPv6() {
+		host = ctr.String() + "/128"
+	}
+	r := f.Rules()
 	from := []string{"!", "-i", bridge}
 	if hairpin {
 		from = nil
 	}
 	for _, p := range ports {
-		n := fmt.Sprint(p.Number + shift)
-		r.Append("nat", "CNPERF", append(slices.Clone(from), "-p", p.Protocol, "--dport", n, "-j", "DNAT", "--to-destination", ctr.String()+":"+n)...)
+		n := p.Number + shift
+		r.Append("nat", "CNPERF", append(slices.Clone(from), "-p", p.Protocol, "--dport", fmt.Sprint(n), "-j", "DNAT", "--to-destination", net.JoinHostPort(ctr.String(), fmt.Sprint(n)))...)
 	}
 	for _, p := range ports {
 		n := fmt.Sprint(p.Number + shift)
-		r.Append("filter", "CNPERF", "-d", ctr.String()+"/32", "!", "-i", bridge, "-o", bridge, "-p", p.Protocol, "--dport", n, "-j", "ACCEPT")
+		r.Append("filter", "CNPERF", "-d", host, "!", "-i", bridge, "-o", bridge, "-p", p.Protocol, "--dport", n, "-j", "ACCEPT")
 	}
-	return r.Apply()
+	return r
 }
 
 // Port is a published port: the same number on the host and in the container.
@@ -442,8 +468,9 @@ func (b B) WaitLink(ns, name string, within time.Duration) error {
 
 // NATExempt keeps traffic from src to dst out of masquerade in ns, ahead
 // of the masquerade Publish adds: overlay traffic keeps its addresses.
+// IPv6 prefixes' exemption goes into ip6tables' nat table.
 func (b B) NATExempt(ns, src, dst string) error {
-	return firewall.New(ns, "cnperf:"+b.Lab).Append("nat", "POSTROUTING", "-s", src, "-d", dst, "-j", "RETURN")
+	return firewall.ForAddr(ns, "cnperf:"+b.Lab, src).Append("nat", "POSTROUTING", "-s", src, "-d", dst, "-j", "RETURN")
 }
 
 // Run runs a command (tc, ethtool, ovs-vsctl) inside ns; a failure's error

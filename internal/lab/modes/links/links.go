@@ -22,30 +22,37 @@ func (Mode) Summary() string {
 	return "containers on one host's bridge addressing each other directly, no NAT between them (docker links); published ports from outside"
 }
 
+// Families: the bridge's families (bridge.Families); containers address
+// each other by their own IPv6 addresses on the bridge's /64 as by their
+// IPv4 ones.
+func (Mode) Families() []string { return bridge.Families }
+
 // Build puts every endpoint's container on cnbr0 of the one host that
 // carries endpoints, publishes its ports on the host, and gives it its own
-// address as the one peers dial.
+// address as the one peers dial (the IPv6 one on a lab with IPv6).
 func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 	if err := OneHost(nb.Build); err != nil {
 		return nil, err
 	}
 	return nb.ByHost(func(e lab.EndpointAt) (lab.Endpoint, error) {
 		h := e.Host
-		ctr, ip, err := bridge.Attach(nb, e)
+		ctr, ips, err := bridge.AttachAll(nb, e)
 		if err != nil {
 			return lab.Endpoint{}, err
 		}
-		if err := bridge.Publish(nb, e, ip); err != nil {
+		if err := bridge.Publish(nb, e, ips); err != nil {
 			return lab.Endpoint{}, err
 		}
 		p := e.Port(nb.Port)
-		return lab.Endpoint{
+		ep := lab.Addressed(lab.Endpoint{
 			Host: h.Name, NS: ctr, Container: true,
-			Listen:   lab.HostPort("0.0.0.0", p),
-			External: lab.HostPort(h.Addr, p),
-			Internal: lab.HostPort(ip.String(), p),
-			Path:     []string{"container:eth0", h.Name + ":" + lab.Dev("veth0", e.Slot), h.Name + ":" + bridge.Bridge + " (no NAT between containers)"},
-		}, nil
+			Path: []string{"container:eth0", h.Name + ":" + lab.Dev("veth0", e.Slot), h.Name + ":" + bridge.Bridge + " (no NAT between containers)"},
+		}, nb.Conditions, ips.V4, ips.V6, p)
+		// From outside, the host's published port.
+		v4, v6 := lab.HostAddrs(h)
+		ext := lab.Addressed(lab.Endpoint{}, nb.Conditions, v4, v6, p)
+		ep.External, ep.External4 = ext.External, ext.External4
+		return ep, nil
 	})
 }
 
