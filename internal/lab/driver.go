@@ -3,6 +3,8 @@ package lab
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -201,4 +203,17 @@ func CheckFamily(m Mode, c conditions.Set) error {
 		carried = c.Families()
 	}
 	return fmt.Errorf("lab: ip_family %s: mode %s carries %s only", f, m.Name(), strings.Join(carried, " and "))
+}
+
+// KernelIPv6 refuses IPv6 on a kernel built without it, whose sysctl tree
+// (procSys, /proc/sys here) has no net/ipv6: the lab could not give a
+// device an IPv6 address, so the run stops before building any.
+func KernelIPv6(procSys string, c conditions.Set) error {
+	if !c.HasIPv6() {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(procSys, "net", "ipv6")); err != nil {
+		return fmt.Errorf("lab: ip_family %s: this kernel has no IPv6 (%s/net/ipv6 is missing)", c.Family(), procSys)
+	}
+	return nil
 }

@@ -2,6 +2,8 @@ package lab
 
 import (
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -91,6 +93,30 @@ func TestHostDialAddr(t *testing.T) {
 	} {
 		if got := tc.h.DialAddr(conditions.Set{IPFamily: tc.family}); got != tc.want {
 			t.Errorf("%+v on %s: %s, want %s", tc.h, tc.family, got, tc.want)
+		}
+	}
+}
+
+// TestKernelIPv6: IPv6 asked of a kernel without it is refused in one
+// line; IPv4 is never asked about.
+func TestKernelIPv6(t *testing.T) {
+	with, without := t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(with, "net", "ipv6"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		root, family, want string
+	}{
+		{with, "ipv6", ""},
+		{with, "dual", ""},
+		{without, "", ""},
+		{without, "ipv4", ""},
+		{without, "ipv6", "lab: ip_family ipv6: this kernel has no IPv6"},
+		{without, "dual", "lab: ip_family dual: this kernel has no IPv6"},
+	} {
+		err := KernelIPv6(tc.root, conditions.Set{IPFamily: tc.family})
+		if (err == nil) != (tc.want == "") || err != nil && (!strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), "\n")) {
+			t.Errorf("ip_family %q on %s: %v, want %q", tc.family, tc.root, err, tc.want)
 		}
 	}
 }

@@ -98,8 +98,14 @@ func (Driver) Name() string { return Name }
 // Builds reports whether the mode can be built in namespaces by hand.
 func (Driver) Builds(m lab.Mode) bool { _, ok := m.(Mode); return ok }
 
-// CheckFamily refuses an ip_family the mode does not carry (lab.Families).
-func (Driver) CheckFamily(m lab.Mode, c conditions.Set) error { return lab.CheckFamily(m, c) }
+// CheckFamily refuses an ip_family the mode does not carry (lab.Families)
+// and an IPv6 the kernel lacks.
+func (Driver) CheckFamily(m lab.Mode, c conditions.Set) error {
+	if err := lab.CheckFamily(m, c); err != nil {
+		return err
+	}
+	return lab.KernelIPv6("/proc/sys", c)
+}
 
 // Validate refuses a mode the driver cannot build and a lab that exists.
 func (d Driver) Validate(cfg lab.Config) error {
