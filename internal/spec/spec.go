@@ -69,6 +69,10 @@ type Spec struct {
 	// Kubernetes picks the cluster and image of the kubernetes driver
 	// (kubernetes.go).
 	Kubernetes *Kubernetes `yaml:"kubernetes,omitempty" json:"kubernetes,omitempty"`
+	// Links impair links of every lab's topology: a host's uplink or the
+	// zones' link, delayed, lossy, rate-limited or flapped
+	// (conditions.Link).
+	Links []conditions.Link `yaml:"links,omitempty" json:"links,omitempty"`
 }
 
 // UnmarshalJSON reads a spec as a run stored it, its tests' parameters in
@@ -103,6 +107,7 @@ type Lab struct {
 	Mode       string
 	Driver     string
 	Conditions conditions.Set
+	Links      []conditions.Link // the spec's links, impaired in every lab
 }
 
 // Labs lists the labs of a run, in order: the modes; when drivers are
@@ -129,7 +134,7 @@ func (s Spec) Labs() []Lab {
 				if len(variants) > 1 {
 					k += "/" + v.Label()
 				}
-				labs = append(labs, Lab{Key: k, Mode: m, Driver: d, Conditions: s.Conditions.Over(v)})
+				labs = append(labs, Lab{Key: k, Mode: m, Driver: d, Conditions: s.Conditions.Over(v), Links: s.Links})
 			}
 		}
 	}
@@ -345,7 +350,7 @@ var fieldRE = regexp.MustCompile(`field (\S+) not found in type (\S+)`)
 
 // sections maps the Go types of nested spec sections to their YAML keys, so
 // an unknown field is named with its path ("pingpong.colour").
-var sections = map[string]string{"spec.PingPong": "pingpong.", "spec.Servers": "pingpong.servers.", "spec.Placement": "placement.", "spec.Calibrate": "calibrate.", "spec.Calibration": "calibrate.derived.", "spec.KubeCluster": "kubernetes.clusters[].", "workload.Test": "tests[].", "workload.Sweep": "tests[].sweep."}
+var sections = map[string]string{"spec.PingPong": "pingpong.", "spec.Servers": "pingpong.servers.", "spec.Placement": "placement.", "spec.Calibrate": "calibrate.", "spec.Calibration": "calibrate.derived.", "spec.KubeCluster": "kubernetes.clusters[].", "workload.Test": "tests[].", "workload.Sweep": "tests[].sweep.", "conditions.Link": "links[].", "conditions.Flap": "links[].flap."}
 
 // yamlMessage turns yaml.v3's errors into one line that names the field.
 func yamlMessage(err error) string {
@@ -594,6 +599,9 @@ func (s Spec) Validate() error {
 	if err := s.validateCalibrate(); err != nil {
 		return err
 	}
+	if err := s.validateLinks(); err != nil {
+		return err
+	}
 	if err := s.checkKubernetes(); err != nil {
 		return err
 	}
@@ -725,4 +733,31 @@ func (s Spec) YAML() ([]byte, error) {
 		s.PingPong = PingPong{}
 	}
 	return yaml.Marshal(s)
+}
+
+// validateLinks checks links against the shortest test: every flap must
+// be up again before it ends. Ping-pong's cells are chunks of sizes, not
+// times, so flaps need socket tests.
+func (s Spec) validateLinks() error {
+	if len(s.Links) == 0 {
+		return nil
+	}
+	var shortest time.Duration
+	for i, t := range s.Tests {
+		p := t.Planned()
+		if p == 0 {
+			shortest = 0
+			break
+		}
+		if i == 0 || p < shortest {
+			shortest = p
+		}
+	}
+	if err := conditions.ValidateLinks(s.Links, shortest); err != nil {
+		return err
+	}
+	if s.Chain != nil {
+		return errors.New("links: a chain's hops are not impaired yet; use links on a lab with a switch")
+	}
+	return nil
 }

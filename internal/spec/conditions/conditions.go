@@ -58,7 +58,8 @@ type Set struct {
 	// header), Zismer's (2016) fragmentation experiments.
 	MTU        int `yaml:"mtu,omitempty" json:"mtu,omitempty"`
 	OverlayMTU int `yaml:"overlay_mtu,omitempty" json:"overlay_mtu,omitempty"`
-	// Delay is refused: the delay a lab adds is between zones (ZoneDelay).
+	// Delay is refused: a lab delays the links a spec's links name, or
+	// between zones (ZoneDelay).
 	Delay string `yaml:"delay,omitempty" json:"delay,omitempty"`
 	// ZoneHosts puts hosts in a second zone (Kratzke's (2015) other region):
 	// their names, comma-separated; the others stay in the first zone.
@@ -336,7 +337,7 @@ func (s Set) Validate(cpus int) error {
 		return fmt.Errorf("ip_family %q: use %s, %s or %s", s.IPFamily, IPv4, IPv6, Dual)
 	}
 	if s.Delay != "" {
-		return fmt.Errorf("delay %q: a delay on every link is not built (it would need netem on each); a lab delays between zones: use zone_delay (one way) and zone_hosts", s.Delay)
+		return fmt.Errorf("delay %q: a condition delays no link; name the links to delay in the spec's links (links: [{link: server, delay: %s}]) or split the lab with zone_delay", s.Delay, s.Delay)
 	}
 	return s.validateZones()
 }

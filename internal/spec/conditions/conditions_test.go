@@ -28,7 +28,7 @@ func TestValidate(t *testing.T) {
 		{"offloads maybe", Set{Offloads: "maybe"}, `offloads "maybe"`},
 		{"rmem two numbers", Set{TCPRmem: "4096 87380"}, `tcp_rmem "4096 87380"`},
 		{"wmem out of order", Set{TCPWmem: "9 8 7"}, "min <= default <= max"},
-		{"delay", Set{Delay: "50ms"}, `delay "50ms": a delay on every link is not built`},
+		{"delay", Set{Delay: "50ms"}, `delay "50ms": a condition delays no link; name the links`},
 		{"mtu below IPv4's minimum", Set{MTU: 500}, "mtu 500: outside 576..9000"},
 		{"overlay mtu above jumbo", Set{OverlayMTU: 9001}, "overlay_mtu 9001"},
 		{"mtus", Set{MTU: 9000, OverlayMTU: 8950}, ""},
