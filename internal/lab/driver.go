@@ -96,6 +96,13 @@ type PolicyApplier interface {
 	AppliesPolicies() bool
 }
 
+// LinkImpairer is a Driver that impairs links of a lab's topology (a
+// spec's links: delay, loss, rate, flaps): it refuses links the lab's
+// topology lacks. The runner refuses links on any other driver.
+type LinkImpairer interface {
+	CheckLinks(cfg Config) error
+}
+
 // Tagged is a Driver whose labs' names carry a tag other than its name
 // (names stay within ValidName's 40 characters).
 type Tagged interface {

@@ -144,7 +144,9 @@ func (Driver) Up(l *lab.Lab, cfg lab.Config) error {
 		return fmt.Errorf("build mode %s: %w", l.Mode, err)
 	}
 	l.Endpoints = eps
-	l.Runtime = NewRuntime(l)
+	rt := NewRuntime(l)
+	rt.flaps = flapPlans(l, cfg.Links)
+	l.Runtime = rt
 	return Finish(l, b.Hosts, b.fixedOff)
 }
 
@@ -204,7 +206,7 @@ func UpHosts(l *lab.Lab, cfg lab.Config) error {
 		if err := createNS(mark, h.NS); err != nil {
 			return err
 		}
-		if err := b.Veth(l.Switch, h.Name, zoneOf(remote, h.Name), h.NS, "eth0", mtu); err != nil {
+		if err := hostUplink(b, l, h, zoneOf(remote, h.Name), linkOf(cfg.Links, h.Name), mtu); err != nil {
 			return err
 		}
 		if err := b.Addr(h.NS, "eth0", h.Addr+"/24"); err != nil {
@@ -213,9 +215,11 @@ func UpHosts(l *lab.Lab, cfg lab.Config) error {
 		l.Hosts = append(l.Hosts, h)
 	}
 	if len(remote) > 0 {
-		return joinZones(l, cfg.Conditions, remote)
+		if err := joinZones(l, cfg.Conditions, remote); err != nil {
+			return err
+		}
 	}
-	return nil
+	return impairLinks(l, cfg)
 }
 
 // createNS creates a namespace of the lab, marked as the lab's.

@@ -1,0 +1,339 @@
+package netns
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/delayline"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
+	"github.com/cnperf/cnperf/internal/lab/netdev"
+	"github.com/cnperf/cnperf/internal/record"
+	"github.com/cnperf/cnperf/internal/spec/conditions"
+)
+
+// An impaired host uplink that delays (delay, jitter, loss) has the host's
+// switch port and its eth0 each lead to an end of their own in the switch
+// namespace, ux<i> and uy<i> (i the host's index), and the delay joins the
+// two ends: cnperf's delay line reads and writes them, or, where the
+// kernel has netem, a bridge ub<i> joins them with netem on each (ux's
+// egress goes towards the switch, uy's towards the host). A rate is a TBF
+// on the host's eth0 and on its switch port, each way; a flap sets the
+// switch port down and up, so the host keeps its addresses and routes and
+// sees its carrier go, as when a cable is pulled.
+
+// CheckLinks refuses a link the lab's topology lacks (lab.LinkImpairer).
+func (Driver) CheckLinks(cfg lab.Config) error {
+	if len(cfg.Links) == 0 {
+		return nil
+	}
+	if cfg.Topology.Chain {
+		return errors.New("links: a chain's hops are not impaired yet")
+	}
+	var hosts []string
+	for _, h := range cfg.Topology.Hosts {
+		hosts = append(hosts, h.Name)
+	}
+	return conditions.CheckLinkNames(cfg.Links, hosts, cfg.Conditions.Zoned())
+}
+
+// linkOf returns the spec's link of a host's uplink (nil for none).
+func linkOf(links []conditions.Link, host string) *conditions.Link {
+	for i := range links {
+		if links[i].Link == host {
+			return &links[i]
+		}
+	}
+	return nil
+}
+
+// uplinkEnds names a delayed uplink's devices in the switch namespace.
+func uplinkEnds(index int) (sw, host, bridge string) {
+	i := strconv.Itoa(index)
+	return "ux" + i, "uy" + i, "ub" + i
+}
+
+// hostUplink builds host h's NIC and its switch port on bridge br: a
+// plain veth pair, or, for a link that delays, the two pairs the delay
+// joins (built later, by impairLinks, once every host is up).
+func hostUplink(b netdev.B, l *lab.Lab, h lab.Host, br string, link *conditions.Link, mtu int) error {
+	if link == nil || !link.Delays() {
+		return b.Veth(l.Switch, h.Name, br, h.NS, "eth0", mtu)
+	}
+	sw, host, _ := uplinkEnds(h.Index)
+	if err := b.Veth(l.Switch, h.Name, br, l.Switch, sw, mtu); err != nil {
+		return err
+	}
+	return b.Veth(l.Switch, host, "", h.NS, "eth0", mtu)
+}
+
+// linkQueueBytes bounds what a link's delay holds each way: the
+// bandwidth-delay product at its rate (or the lab's bandwidth) plus
+// 1 MiB, as the zones' link (conditions.ZoneQueueBytes).
+func linkQueueBytes(c conditions.Set, link conditions.Link) int {
+	c.ZoneDelay, c.ZoneJitter = link.Delay, link.Jitter
+	if link.Rate != "" {
+		c.Bandwidth = link.Rate
+	}
+	return c.ZoneQueueBytes()
+}
+
+// impairLinks builds the delay of every impaired link and records each
+// link in l.Links; rates are set by shapeLinks after the conditions.
+func impairLinks(l *lab.Lab, cfg lab.Config) error {
+	c := cfg.Conditions
+	for _, link := range cfg.Links {
+		rec := record.ImpairedLink{Link: link.Link, Delay: link.Delay, Jitter: link.Jitter, LossPercent: link.Loss, Rate: link.Rate}
+		if link.Link == conditions.ZonesLink {
+			rec.Devices = []string{l.Switch + "/" + zoneLocal}
+			l.Links = append(l.Links, rec)
+			continue
+		}
+		var host lab.Host
+		for _, h := range l.Hosts {
+			if h.Name == link.Link {
+				host = h
+			}
+		}
+		if host.Name == "" {
+			return fmt.Errorf("links: the lab has no host %s", link.Link)
+		}
+		rec.Devices = []string{l.Switch + "/" + host.Name}
+		if link.Delays() {
+			if err := delayUplink(l, c, host, link, &rec); err != nil {
+				return fmt.Errorf("links: %s: %w", link.Link, err)
+			}
+		}
+		l.Links = append(l.Links, rec)
+	}
+	return nil
+}
+
+// delayUplink joins a delayed uplink's two ends through netem where the
+// kernel has it, else through a delay line.
+func delayUplink(l *lab.Lab, c conditions.Set, h lab.Host, link conditions.Link, rec *record.ImpairedLink) error {
+	sw, host, br := uplinkEnds(h.Index)
+	rec.QueueBytes = linkQueueBytes(c, link)
+	b := netdev.B{Lab: l.Name}
+	m := mtu(c.MTU)
+	for _, end := range []string{sw, host} {
+		if err := b.SysctlIfPresent(l.Switch, "net.ipv6.conf."+end+".disable_ipv6", "1"); err != nil {
+			return err
+		}
+	}
+	if c.ZoneVia != conditions.ViaDelayline {
+		err := netemUplink(l, link, rec, sw, host, br, m)
+		switch {
+		case err == nil:
+			rec.DelayVia = conditions.ViaNetem
+			return nil
+		case c.ZoneVia == conditions.ViaNetem:
+			return fmt.Errorf("netem: %w", err)
+		}
+	}
+	rec.DelayVia = conditions.ViaDelayline
+	if c.Offloads != "off" {
+		for _, end := range []string{sw, host} {
+			if err := netdev.Run(l.Switch, "ethtool", "-K", end, "gro", "on"); err != nil {
+				return err
+			}
+		}
+	}
+	return startDelayline(l, c, linkProc(h.Name), linkStats(h.Name), delayline.Config{Local: sw, Remote: host,
+		Delay: link.Delay, Jitter: link.Jitter, LossPercent: link.Loss, QueueBytes: rec.QueueBytes})
+}
+
+func linkProc(host string) string  { return "delayline-" + host }
+func linkStats(host string) string { return "link-" + host + ".json" }
+
+// netemUplink joins the ends with a bridge and netem on each; a kernel
+// without netem fails at the first qdisc, and the bridge goes again.
+func netemUplink(l *lab.Lab, link conditions.Link, rec *record.ImpairedLink, sw, host, br string, m int) error {
+	b := netdev.B{Lab: l.Name}
+	rec.QueuePackets = max(1000, rec.QueueBytes/(m+14))
+	args := []string{"limit", strconv.Itoa(rec.QueuePackets), "delay", usec(link.Delay)}
+	if link.Jitter > 0 {
+		args = append(args, usec(link.Jitter))
+	}
+	if link.Loss > 0 {
+		args = append(args, "loss", strconv.FormatFloat(link.Loss, 'g', -1, 64)+"%")
+	}
+	for _, dev := range []string{sw, host} {
+		if err := netdev.Run(l.Switch, "tc", append([]string{"qdisc", "add", "dev", dev, "root", "netem"}, args...)...); err != nil {
+			rec.QueuePackets = 0
+			_ = netdev.Run(l.Switch, "tc", "qdisc", "del", "dev", sw, "root")
+			return err
+		}
+	}
+	if err := b.Bridge(l.Switch, br, m); err != nil {
+		return err
+	}
+	if err := setMaster(l.Switch, sw, br); err != nil {
+		return err
+	}
+	return setMaster(l.Switch, host, br)
+}
+
+// shapeLinks sets each link's rate, each way: TBF on the host's eth0 and
+// its switch port (over the lab's bandwidth there), or on both ends of
+// the zones' link.
+func shapeLinks(l *lab.Lab) error {
+	b := netdev.B{Lab: l.Name}
+	for _, link := range l.Links {
+		if link.Rate == "" {
+			continue
+		}
+		var devs [][2]string
+		if link.Link == conditions.ZonesLink {
+			if l.Zones != nil && l.Zones.DelayVia == conditions.ViaNetem {
+				return errors.New("links: zones: a rate on the zones' netem link is not built; use the bandwidth condition")
+			}
+			devs = [][2]string{{l.Switch, zoneLocal}, {l.Switch, zoneRemote}}
+		} else {
+			for _, h := range l.Hosts {
+				if h.Name == link.Link {
+					devs = [][2]string{{h.NS, "eth0"}, {l.Switch, h.Name}}
+				}
+			}
+		}
+		for _, d := range devs {
+			if err := b.Shape(d[0], d[1], link.Rate); err != nil {
+				return fmt.Errorf("links: %s: rate %s: %w", link.Link, link.Rate, err)
+			}
+		}
+	}
+	return nil
+}
+
+// readLinkCounters fills each delay line's counters into l.Links.
+func readLinkCounters(l *lab.Lab) error {
+	var errs []error
+	for i, link := range l.Links {
+		if link.DelayVia != conditions.ViaDelayline {
+			continue
+		}
+		dirs, err := delayline.ReadStats(filepath.Join(lab.StateRoot, l.Name, zoneStateDir, linkStats(link.Link)))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("lab %s: link %s counters: %w", l.Name, link.Link, err))
+			continue
+		}
+		l.Links[i].Directions = dirs
+	}
+	return errors.Join(errs...)
+}
+
+// flapPlan is one link's flap schedule and the device a flap sets down.
+type flapPlan struct {
+	link     string
+	ns, dev  string
+	at       []time.Duration
+	downTime time.Duration
+}
+
+// flapPlans lists the flaps of a lab's links.
+func flapPlans(l *lab.Lab, links []conditions.Link) []flapPlan {
+	var out []flapPlan
+	for _, link := range links {
+		if link.Flap == nil {
+			continue
+		}
+		for _, rec := range l.Links {
+			if rec.Link != link.Link || len(rec.Devices) == 0 {
+				continue
+			}
+			ns, dev, _ := strings.Cut(rec.Devices[0], "/")
+			out = append(out, flapPlan{link: link.Link, ns: ns, dev: dev, at: link.Flap.At, downTime: link.Flap.Down})
+		}
+	}
+	return out
+}
+
+// Flap runs the lab's flap schedules from start, each link on its own
+// goroutine (lab.Flapper); stop ends them, brings every link up again and
+// returns what happened.
+func (r *Runtime) Flap(start time.Time) func() []record.Flap {
+	if len(r.flaps) == 0 {
+		return func() []record.Flap { return nil }
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	results := make([][]record.Flap, len(r.flaps))
+	for i, p := range r.flaps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = runFlaps(p, start, done)
+		}()
+	}
+	var once sync.Once
+	var out []record.Flap
+	return func() []record.Flap {
+		once.Do(func() {
+			close(done)
+			wg.Wait()
+			for _, rs := range results {
+				out = append(out, rs...)
+			}
+		})
+		return out
+	}
+}
+
+// runFlaps carries out one link's schedule until done: down at each
+// offset, up after the flap's length. A link that is down when done comes
+// is set up at once, and that flap's up time is then.
+func runFlaps(p flapPlan, start time.Time, done <-chan struct{}) []record.Flap {
+	var out []record.Flap
+	since := func() float64 { return time.Since(start).Seconds() }
+	for _, at := range p.at {
+		f := record.Flap{Link: p.link, At: at.Seconds()}
+		select {
+		case <-done:
+			return out
+		case <-time.After(time.Until(start.Add(at))):
+		}
+		if err := setLinkUp(p.ns, p.dev, false); err != nil {
+			f.Error = err.Error()
+			out = append(out, f)
+			continue
+		}
+		f.Down = since()
+		select {
+		case <-done:
+		case <-time.After(time.Until(start.Add(at + p.downTime))):
+		}
+		if err := setLinkUp(p.ns, p.dev, true); err != nil {
+			f.Error = err.Error()
+		}
+		f.Up = since()
+		out = append(out, f)
+	}
+	return out
+}
+
+// setLinkUp sets dev in ns up or down.
+func setLinkUp(ns, dev string, up bool) error {
+	h, err := namespace.Handle(ns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	link, err := h.LinkByName(dev)
+	if err != nil {
+		return fmt.Errorf("find %s in %s: %w", dev, ns, err)
+	}
+	if up {
+		err = h.LinkSetUp(link)
+	} else {
+		err = h.LinkSetDown(link)
+	}
+	if err != nil {
+		return fmt.Errorf("set %s in %s up=%v: %w", dev, ns, up, err)
+	}
+	return nil
+}
