@@ -2,6 +2,7 @@ package run
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/spec"
@@ -9,9 +10,15 @@ import (
 
 // checkLinks refuses a spec's links on a driver that cannot impair links
 // and links a lab's topology lacks, before any lab is built.
-func checkLinks(cat lab.Catalog, s spec.Spec, cfg lab.Config) error {
+func checkLinks(cat lab.Catalog, s spec.Spec, cfg lab.Config, opts map[string]any) error {
 	if len(s.Links) == 0 {
 		return nil
+	}
+	var impairers []string
+	for _, d := range cat.Drivers {
+		if _, ok := d.(lab.LinkImpairer); ok {
+			impairers = append(impairers, d.Name())
+		}
 	}
 	for _, pl := range s.Labs() {
 		d, err := cat.Driver(pl.Driver)
@@ -20,10 +27,10 @@ func checkLinks(cat lab.Catalog, s spec.Spec, cfg lab.Config) error {
 		}
 		li, ok := d.(lab.LinkImpairer)
 		if !ok {
-			return fmt.Errorf("links: driver %s does not impair links (the netns driver does)", pl.Driver)
+			return fmt.Errorf("links: driver %s does not impair links (the %s drivers do)", pl.Driver, strings.Join(impairers, " and "))
 		}
 		c := cfg
-		c.Conditions, c.Links = pl.Conditions, pl.Links
+		c.Conditions, c.Links, c.Options = pl.Conditions, pl.Links, opts[pl.Driver]
 		if err := li.CheckLinks(c); err != nil {
 			return err
 		}

@@ -32,13 +32,16 @@ func TestLinksRefusedBeforeAnyLab(t *testing.T) {
 		{"zones without zones", "name: x\nmodes: [bare]\n" + tests + "links: [{link: zones, flap: {at: [1s], down: 1s}}]\n",
 			"links[0].link zones: the lab has no zones (set zone_hosts or zone_delay)"},
 		{"kubernetes", "name: x\ndriver: kubernetes\nmodes: [k8s-pod]\nreference: k8s-pod\n" + tests + "links: [{link: server, delay: 1ms}]\n",
-			"links: driver kubernetes does not impair links (the netns driver does)"},
+			"links: driver kubernetes does not impair links (the netns and docker drivers do)"},
+		{"docker's emulated hosts", "name: x\ndriver: docker\nmodes: [bridge]\nreference: bridge\n" + tests + "links: [{link: client, rate: 10mbit}]\n", ""},
+		{"docker, unknown host", "name: x\ndriver: docker\nmodes: [bridge]\nreference: bridge\n" + tests + "links: [{link: siege, rate: 10mbit}]\n",
+			`links[0].link "siege": the lab has no such link (it has client, server)`},
 		{"placed", "name: x\nmodes: [bare]\nplacement: {servers: 2}\n" + tests + "links: [{link: server, delay: 1ms}]\n", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := parseSpec(t, tc.doc)
 			w := newSocketCells(s, mustCases(t, s))
-			err := checkLinks(drivers.Catalog(), s, w.labConfig())
+			err := checkLinks(drivers.Catalog(), s, w.labConfig(), nil)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("checkLinks: %v", err)

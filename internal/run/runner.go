@@ -191,7 +191,7 @@ func check(cat lab.Catalog, s spec.Spec, flags map[string]string, warn io.Writer
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := checkLinks(cat, s, w.labConfig()); err != nil {
+	if err := checkLinks(cat, s, w.labConfig(), opts); err != nil {
 		return nil, nil, err
 	}
 	var hosts []string

@@ -235,6 +235,14 @@ type flapPlan struct {
 	downTime time.Duration
 }
 
+// PlanFlaps has the runtime carry out the flaps of links (a spec's
+// links[].flap) in each cell; the docker driver's emulated hosts share it.
+func (r *Runtime) PlanFlaps(l *lab.Lab, links []conditions.Link) { r.flaps = flapPlans(l, links) }
+
+// ReadLinkCounters fills each impaired link's delay-line counters into
+// the lab's record (l.Links), before the lab is removed.
+func ReadLinkCounters(l *lab.Lab) error { return readLinkCounters(l) }
+
 // flapPlans lists the flaps of a lab's links.
 func flapPlans(l *lab.Lab, links []conditions.Link) []flapPlan {
 	var out []flapPlan

@@ -145,7 +145,7 @@ func (Driver) Up(l *lab.Lab, cfg lab.Config) error {
 	}
 	l.Endpoints = eps
 	rt := NewRuntime(l)
-	rt.flaps = flapPlans(l, cfg.Links)
+	rt.PlanFlaps(l, cfg.Links)
 	l.Runtime = rt
 	return Finish(l, b.Hosts, b.fixedOff)
 }

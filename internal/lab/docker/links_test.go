@@ -1,0 +1,34 @@
+package docker
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/spec/conditions"
+)
+
+// TestCheckLinks: links are impaired on the hosts the driver emulates,
+// refused on an existing engine and on other machines' engines.
+func TestCheckLinks(t *testing.T) {
+	links := []conditions.Link{{Link: "server", Rate: "10mbit"}}
+	topo := lab.ClientServers([]string{"client", "server"}, false)
+	for _, tc := range []struct {
+		name string
+		opts Options
+		want string
+	}{
+		{"emulated hosts", Options{}, ""},
+		{"existing engine", Options{DockerHost: "unix:///var/run/docker.sock"}, "links: the docker driver impairs the links of the hosts it emulates"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Driver{}.CheckLinks(lab.Config{Topology: topo, Links: links, Options: tc.opts})
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("CheckLinks: %v", err)
+			case tc.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.want)):
+				t.Fatalf("CheckLinks = %v, want it to start %q", err, tc.want)
+			}
+		})
+	}
+}
