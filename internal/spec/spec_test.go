@@ -164,7 +164,6 @@ func TestParseErrors(t *testing.T) {
 		{"link delay above 10s", "name: x\ntests: [{workload: rr, duration: 6s}]\nlinks: [{link: server, delay: 11s}]\n", []string{"links[0].delay 11s: want 0 to 10s"}},
 		{"flap past the test", "name: x\ntests: [{workload: rr, duration: 6s}, {workload: stream, duration: 3s}]\nlinks: [{link: server, flap: {at: [2s], down: 1s}}]\n", []string{"links[0].flap.at[0] 2s: with down 1s it ends at 3s, not before the shortest test's end (3s)"}},
 		{"flap on ping-pong", "name: x\nlinks: [{link: pong, flap: {at: [2s], down: 1s}}]\n", []string{"links[0].flap: flaps need tests with a duration"}},
-		{"links on a chain", "name: x\nchain: {hosts: 3}\ntests: [{workload: rr, duration: 6s}]\nlinks: [{link: h2, delay: 1ms}]\n", []string{"links: a chain's hops are not impaired yet"}},
 		{"variant cores", "name: x\nvariants: [{cores: 1}, {cores: 999}]\n", []string{"variants[1].cores 999"}},
 		{"variant twice", "name: x\nvariants: [{cores: 1}, {cores: 1}]\n", []string{"variants[1]", "twice"}},
 		{"variant empty", "name: x\nvariants: [{cores: 1}, {}]\n", []string{"variants[1]: sets nothing"}},

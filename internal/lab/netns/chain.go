@@ -112,7 +112,7 @@ func upChain(l *lab.Lab, cfg lab.Config, mark Mark, routing string) error {
 	for i := 1; i < len(l.Hosts); i++ {
 		from, to := l.Hosts[i-1], l.Hosts[i]
 		subnet, fromIP, toIP := ChainSegment(i)
-		if err := b.Veth(from.NS, ChainNext, "", to.NS, ChainPrev, mtu); err != nil {
+		if err := chainHop(l, cfg, mark, i, from, to, mtu); err != nil {
 			return err
 		}
 		if err := b.Addr(from.NS, ChainNext, fromIP.String()+"/24"); err != nil {

@@ -32,12 +32,14 @@ func (Driver) CheckLinks(cfg lab.Config) error {
 	if len(cfg.Links) == 0 {
 		return nil
 	}
-	if cfg.Topology.Chain {
-		return errors.New("links: a chain's hops are not impaired yet")
-	}
 	var hosts []string
-	for _, h := range cfg.Topology.Hosts {
-		hosts = append(hosts, h.Name)
+	for i, h := range cfg.Topology.Hosts {
+		if !cfg.Topology.Chain {
+			hosts = append(hosts, h.Name)
+		} else if i > 0 {
+			// A chain's links are its hops, named by their hosts.
+			hosts = append(hosts, HopName(cfg.Topology.Hosts[i-1].Name, h.Name))
+		}
 	}
 	return conditions.CheckLinkNames(cfg.Links, hosts, cfg.Conditions.Zoned())
 }
@@ -70,6 +72,49 @@ func hostUplink(b netdev.B, l *lab.Lab, h lab.Host, br string, link *conditions.
 		return err
 	}
 	return b.Veth(l.Switch, host, "", h.NS, "eth0", mtu)
+}
+
+// HopName names a chain's hop between hosts from and to, as a spec's
+// links name it ("h1-h2").
+func HopName(from, to string) string { return from + "-" + to }
+
+// Devices of an impaired chain hop, in its own namespace (cnperf-LAB-hopI).
+const (
+	hopFrom   = "a" // towards host i (its ChainNext)
+	hopTo     = "z" // towards host i+1 (its ChainPrev)
+	hopBridge = "br0"
+)
+
+// chainHop builds segment i between from and to: a veth pair, or, for an
+// impaired hop, two pairs into a namespace of the hop's own, joined there
+// by a bridge or the link's delay, so that a flap can set the hop's end
+// down and leave both hosts' devices, addresses and routes as they are.
+func chainHop(l *lab.Lab, cfg lab.Config, mark Mark, i int, from, to lab.Host, mtu int) error {
+	b := netdev.B{Lab: cfg.Name}
+	name := HopName(from.Name, to.Name)
+	link := linkOf(cfg.Links, name)
+	if link == nil {
+		return b.Veth(from.NS, ChainNext, "", to.NS, ChainPrev, mtu)
+	}
+	ns := lab.NS(cfg.Name, "hop"+strconv.Itoa(i))
+	if err := createNS(mark, ns); err != nil {
+		return err
+	}
+	if err := b.SysctlIfPresent(ns, "net.bridge.bridge-nf-call-iptables", "0"); err != nil {
+		return err
+	}
+	if err := b.Veth(from.NS, ChainNext, "", ns, hopFrom, mtu); err != nil {
+		return err
+	}
+	if err := b.Veth(ns, hopTo, "", to.NS, ChainPrev, mtu); err != nil {
+		return err
+	}
+	rec := record.ImpairedLink{Link: name, Devices: []string{ns + "/" + hopFrom}, Delay: link.Delay, Jitter: link.Jitter, LossPercent: link.Loss, Rate: link.Rate}
+	if err := joinEnds(l, cfg.Conditions, ns, name, hopFrom, hopTo, hopBridge, *link, &rec); err != nil {
+		return fmt.Errorf("links: %s: %w", name, err)
+	}
+	l.Links = append(l.Links, rec)
+	return nil
 }
 
 // linkQueueBytes bounds what a link's delay holds each way: the
@@ -114,20 +159,30 @@ func impairLinks(l *lab.Lab, cfg lab.Config) error {
 	return nil
 }
 
-// delayUplink joins a delayed uplink's two ends through netem where the
-// kernel has it, else through a delay line.
+// delayUplink joins a delayed uplink's two ends in the switch namespace.
 func delayUplink(l *lab.Lab, c conditions.Set, h lab.Host, link conditions.Link, rec *record.ImpairedLink) error {
 	sw, host, br := uplinkEnds(h.Index)
-	rec.QueueBytes = linkQueueBytes(c, link)
+	return joinEnds(l, c, l.Switch, h.Name, sw, host, br, link, rec)
+}
+
+// joinEnds joins two ends in namespace ns through netem where the kernel
+// has it (a bridge br between them, netem on each), else through a delay
+// line named for the link; a link that does not delay gets the bridge
+// alone.
+func joinEnds(l *lab.Lab, c conditions.Set, ns, name, a, z, br string, link conditions.Link, rec *record.ImpairedLink) error {
 	b := netdev.B{Lab: l.Name}
 	m := mtu(c.MTU)
-	for _, end := range []string{sw, host} {
-		if err := b.SysctlIfPresent(l.Switch, "net.ipv6.conf."+end+".disable_ipv6", "1"); err != nil {
+	for _, end := range []string{a, z} {
+		if err := b.SysctlIfPresent(ns, "net.ipv6.conf."+end+".disable_ipv6", "1"); err != nil {
 			return err
 		}
 	}
+	if !link.Delays() {
+		return bridgeEnds(l, ns, a, z, br, m)
+	}
+	rec.QueueBytes = linkQueueBytes(c, link)
 	if c.ZoneVia != conditions.ViaDelayline {
-		err := netemUplink(l, link, rec, sw, host, br, m)
+		err := netemEnds(l, ns, link, rec, a, z, br, m)
 		switch {
 		case err == nil:
 			rec.DelayVia = conditions.ViaNetem
@@ -138,23 +193,22 @@ func delayUplink(l *lab.Lab, c conditions.Set, h lab.Host, link conditions.Link,
 	}
 	rec.DelayVia = conditions.ViaDelayline
 	if c.Offloads != "off" {
-		for _, end := range []string{sw, host} {
-			if err := netdev.Run(l.Switch, "ethtool", "-K", end, "gro", "on"); err != nil {
+		for _, end := range []string{a, z} {
+			if err := netdev.Run(ns, "ethtool", "-K", end, "gro", "on"); err != nil {
 				return err
 			}
 		}
 	}
-	return startDelayline(l, c, linkProc(h.Name), linkStats(h.Name), delayline.Config{Local: sw, Remote: host,
+	return startDelayline(l, c, ns, linkProc(name), linkStats(name), delayline.Config{Local: a, Remote: z,
 		Delay: link.Delay, Jitter: link.Jitter, LossPercent: link.Loss, QueueBytes: rec.QueueBytes})
 }
 
-func linkProc(host string) string  { return "delayline-" + host }
-func linkStats(host string) string { return "link-" + host + ".json" }
+func linkProc(link string) string  { return "delayline-" + link }
+func linkStats(link string) string { return "link-" + link + ".json" }
 
-// netemUplink joins the ends with a bridge and netem on each; a kernel
-// without netem fails at the first qdisc, and the bridge goes again.
-func netemUplink(l *lab.Lab, link conditions.Link, rec *record.ImpairedLink, sw, host, br string, m int) error {
-	b := netdev.B{Lab: l.Name}
+// netemEnds joins the ends with a bridge and netem on each; a kernel
+// without netem fails at the first qdisc, and nothing is left of it.
+func netemEnds(l *lab.Lab, ns string, link conditions.Link, rec *record.ImpairedLink, a, z, br string, m int) error {
 	rec.QueuePackets = max(1000, rec.QueueBytes/(m+14))
 	args := []string{"limit", strconv.Itoa(rec.QueuePackets), "delay", usec(link.Delay)}
 	if link.Jitter > 0 {
@@ -163,20 +217,25 @@ func netemUplink(l *lab.Lab, link conditions.Link, rec *record.ImpairedLink, sw,
 	if link.Loss > 0 {
 		args = append(args, "loss", strconv.FormatFloat(link.Loss, 'g', -1, 64)+"%")
 	}
-	for _, dev := range []string{sw, host} {
-		if err := netdev.Run(l.Switch, "tc", append([]string{"qdisc", "add", "dev", dev, "root", "netem"}, args...)...); err != nil {
+	for _, dev := range []string{a, z} {
+		if err := netdev.Run(ns, "tc", append([]string{"qdisc", "add", "dev", dev, "root", "netem"}, args...)...); err != nil {
 			rec.QueuePackets = 0
-			_ = netdev.Run(l.Switch, "tc", "qdisc", "del", "dev", sw, "root")
+			_ = netdev.Run(ns, "tc", "qdisc", "del", "dev", a, "root")
 			return err
 		}
 	}
-	if err := b.Bridge(l.Switch, br, m); err != nil {
+	return bridgeEnds(l, ns, a, z, br, m)
+}
+
+// bridgeEnds joins two ends with a bridge of their own.
+func bridgeEnds(l *lab.Lab, ns, a, z, br string, m int) error {
+	if err := (netdev.B{Lab: l.Name}).Bridge(ns, br, m); err != nil {
 		return err
 	}
-	if err := setMaster(l.Switch, sw, br); err != nil {
+	if err := setMaster(ns, a, br); err != nil {
 		return err
 	}
-	return setMaster(l.Switch, host, br)
+	return setMaster(ns, z, br)
 }
 
 // shapeLinks sets each link's rate, each way: TBF on the host's eth0 and
@@ -198,6 +257,11 @@ func shapeLinks(l *lab.Lab) error {
 			for _, h := range l.Hosts {
 				if h.Name == link.Link {
 					devs = [][2]string{{h.NS, "eth0"}, {l.Switch, h.Name}}
+				}
+			}
+			for i := 1; i < len(l.Hosts) && l.Chain != nil; i++ {
+				if from, to := l.Hosts[i-1], l.Hosts[i]; HopName(from.Name, to.Name) == link.Link {
+					devs = [][2]string{{from.NS, ChainNext}, {to.NS, ChainPrev}}
 				}
 			}
 		}

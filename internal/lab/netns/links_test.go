@@ -159,3 +159,61 @@ func TestLinkFlap(t *testing.T) {
 		t.Errorf("%d echoes in 3.5 s, want the connection to carry on after the flap", n)
 	}
 }
+
+// TestChainHopDelayAndFlap: on a chain h1–h2–h3 (bare: the hosts route),
+// 10 ms on the hop h2-h3 adds 40 ms to the round trip from h1 to h3 and
+// nothing to h1 to h2's, whose path does not cross it; a flap of the hop
+// stalls a connection across it and leaves the hosts' routes as they
+// were, so it carries on after.
+func TestChainHopDelayAndFlap(t *testing.T) {
+	testutil.RequireRoot(t)
+	const delay = 10 * time.Millisecond
+	name := "tlhop"
+	m, _ := modes.Lookup("bare")
+	_ = lab.Down(name, netns.Driver{})
+	topo := lab.Topology{Chain: true, Hosts: []lab.HostSpec{{Name: "h1"}, {Name: "h2", Endpoints: []lab.EndpointSpec{{Role: "s"}}}, {Name: "h3", Endpoints: []lab.EndpointSpec{{Role: "o"}}}}}
+	links := []conditions.Link{{Link: "h2-h3", Delay: delay, Flap: &conditions.Flap{At: []time.Duration{500 * time.Millisecond}, Down: time.Second}}}
+	cfg := lab.Config{Name: name, Mode: m, Topology: topo, Port: 9513, Exe: testutil.Binary(t), Links: links}
+	if err := (netns.Driver{}).CheckLinks(cfg); err != nil {
+		t.Fatal(err)
+	}
+	l, err := lab.Up(netns.Driver{}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := lab.Down(name, netns.Driver{}); err != nil {
+			t.Error(err)
+		}
+		if left, _ := namespace.List(lab.Prefix + name + "-"); len(left) > 0 {
+			t.Errorf("namespaces left: %v", left)
+		}
+	})
+	if len(l.Links) != 1 || l.Links[0].Link != "h2-h3" || l.Links[0].DelayVia == "" {
+		t.Fatalf("lab records links %+v, want the hop h2-h3 delayed", l.Links)
+	}
+	near, far := echoTo(t, l, "s"), echoTo(t, l, "o")
+	for range 10 {
+		near.ping(t, 5)
+		far.ping(t, 5)
+	}
+	t.Logf("via %s: h1→h2 median %s, h1→h3 median %s", l.Links[0].DelayVia, near.median(), far.median())
+	if m := far.median(); m < 2*delay || m > 2*delay+30*time.Millisecond {
+		t.Errorf("h1→h3 round trip %s, want 2 × %s + at most 30 ms", m, delay)
+	}
+	if m := near.median(); m > 10*time.Millisecond {
+		t.Errorf("h1→h2 round trip %s: the hop's delay reached a path that does not cross it", m)
+	}
+	stop := l.Runtime.(lab.Flapper).Flap(time.Now())
+	far.rtts = nil
+	start := time.Now()
+	for time.Since(start) < 2500*time.Millisecond {
+		far.ping(t, 1)
+	}
+	flaps := stop()
+	worst := slices.Max(far.rtts)
+	t.Logf("flaps %+v; longest round trip across the hop %s", flaps, worst)
+	if len(flaps) != 1 || flaps[0].Error != "" || worst < 800*time.Millisecond {
+		t.Errorf("flaps %+v, longest round trip %s: want one flap and a stall of at least 0.8 s", flaps, worst)
+	}
+}
