@@ -159,7 +159,7 @@ func TestParseErrors(t *testing.T) {
 		{"max_body 0", "name: x\npingpong: {max_size: 0, min_size: 0, max_body: 0}\n", []string{"pingpong.max_body 0"}},
 		{"port 0", "name: x\npingpong: {port: 0}\n", []string{"pingpong.port 0"}},
 		{"port 70000", "name: x\npingpong: {port: 70000}\n", []string{"pingpong.port 70000"}},
-		{"conditions delay", "name: x\nconditions: {delay: 50ms}\n", []string{"conditions.delay", "links"}},
+		{"conditions delay", "name: x\nconditions: {delay: 50}\n", []string{"conditions.delay \"50\": want a duration"}},
 		{"link field unknown", "name: x\ntests: [{workload: rr, duration: 6s}]\nlinks: [{link: server, lag: 5ms}]\n", []string{`unknown field "links[].lag"`}},
 		{"link delay above 10s", "name: x\ntests: [{workload: rr, duration: 6s}]\nlinks: [{link: server, delay: 11s}]\n", []string{"links[0].delay 11s: want 0 to 10s"}},
 		{"flap past the test", "name: x\ntests: [{workload: rr, duration: 6s}, {workload: stream, duration: 3s}]\nlinks: [{link: server, flap: {at: [2s], down: 1s}}]\n", []string{"links[0].flap.at[0] 2s: with down 1s it ends at 3s, not before the shortest test's end (3s)"}},

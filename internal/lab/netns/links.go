@@ -32,16 +32,21 @@ func (Driver) CheckLinks(cfg lab.Config) error {
 	if len(cfg.Links) == 0 {
 		return nil
 	}
-	var hosts []string
-	for i, h := range cfg.Topology.Hosts {
-		if !cfg.Topology.Chain {
-			hosts = append(hosts, h.Name)
+	return conditions.CheckLinkNames(cfg.Links, linkNames(cfg.Topology), cfg.Conditions.Zoned())
+}
+
+// linkNames are a topology's links but the zones': its hosts' uplinks,
+// or a chain's hops, named by their hosts.
+func linkNames(t lab.Topology) []string {
+	var names []string
+	for i, h := range t.Hosts {
+		if !t.Chain {
+			names = append(names, h.Name)
 		} else if i > 0 {
-			// A chain's links are its hops, named by their hosts.
-			hosts = append(hosts, HopName(cfg.Topology.Hosts[i-1].Name, h.Name))
+			names = append(names, HopName(t.Hosts[i-1].Name, h.Name))
 		}
 	}
-	return conditions.CheckLinkNames(cfg.Links, hosts, cfg.Conditions.Zoned())
+	return names
 }
 
 // linkOf returns the spec's link of a host's uplink (nil for none).

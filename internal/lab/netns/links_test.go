@@ -217,3 +217,31 @@ func TestChainHopDelayAndFlap(t *testing.T) {
 		t.Errorf("flaps %+v, longest round trip %s: want one flap and a stall of at least 0.8 s", flaps, worst)
 	}
 }
+
+// TestDelayCondition: the delay condition delays every host's uplink, so
+// a round trip from c to s crosses two delayed links each way: 4 × 10 ms.
+func TestDelayCondition(t *testing.T) {
+	testutil.RequireRoot(t)
+	const name = "tldcond"
+	m, _ := modes.Lookup("bare")
+	_ = lab.Down(name, netns.Driver{})
+	l, err := lab.Up(netns.Driver{}, lab.Config{Name: name, Mode: m, Topology: lab.ClientServers([]string{"c", "s"}, false),
+		Port: 9514, Exe: testutil.Binary(t), Conditions: conditions.Set{Delay: "10ms"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := lab.Down(name, netns.Driver{}); err != nil {
+			t.Error(err)
+		}
+	})
+	if len(l.Links) != 2 {
+		t.Fatalf("lab records links %+v, want both uplinks delayed", l.Links)
+	}
+	p := echoTo(t, l, "s")
+	p.ping(t, 30)
+	t.Logf("via %s: c→s median %s", l.Links[0].DelayVia, p.median())
+	if m := p.median(); m < 40*time.Millisecond || m > 70*time.Millisecond {
+		t.Errorf("c→s round trip %s, want 4 × 10 ms and at most 30 ms more", m)
+	}
+}

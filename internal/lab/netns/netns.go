@@ -166,6 +166,7 @@ func markOf(cfg lab.Config) Mark {
 // (chain.go).
 func UpHosts(l *lab.Lab, cfg lab.Config) error {
 	mark := markOf(cfg)
+	cfg.Links = conditions.WithDelay(cfg.Links, linkNames(cfg.Topology), cfg.Conditions.LinkDelay())
 	l.Spawner = Spawner{}
 	if cfg.Topology.Chain {
 		routing, err := chainRouting(cfg.Mode)

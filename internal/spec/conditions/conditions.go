@@ -58,8 +58,9 @@ type Set struct {
 	// header), Zismer's (2016) fragmentation experiments.
 	MTU        int `yaml:"mtu,omitempty" json:"mtu,omitempty"`
 	OverlayMTU int `yaml:"overlay_mtu,omitempty" json:"overlay_mtu,omitempty"`
-	// Delay is refused: a lab delays the links a spec's links name, or
-	// between zones (ZoneDelay).
+	// Delay delays every link of the topology one way, each way (a
+	// duration, e.g. "5ms"): each host's uplink, or each hop of a chain;
+	// a spec's links that set their own delay keep it (links.go).
 	Delay string `yaml:"delay,omitempty" json:"delay,omitempty"`
 	// ZoneHosts puts hosts in a second zone (Kratzke's (2015) other region):
 	// their names, comma-separated; the others stay in the first zone.
@@ -233,6 +234,7 @@ func (s Set) Label() string {
 	add("wmem", strings.ReplaceAll(s.TCPWmem, " ", ":"), s.TCPWmem != "")
 	add("cc", s.TCPCongestion, s.TCPCongestion != "")
 	add("mtu", s.MTU, s.MTU != 0)
+	add("delay", s.Delay, s.Delay != "")
 	add("ovmtu", s.OverlayMTU, s.OverlayMTU != 0)
 	add("zone", strings.ReplaceAll(s.ZoneHosts, ",", ":"), s.ZoneHosts != "")
 	add("zdelay", s.ZoneDelay, s.ZoneDelay != 0)
@@ -337,7 +339,9 @@ func (s Set) Validate(cpus int) error {
 		return fmt.Errorf("ip_family %q: use %s, %s or %s", s.IPFamily, IPv4, IPv6, Dual)
 	}
 	if s.Delay != "" {
-		return fmt.Errorf("delay %q: a condition delays no link; name the links to delay in the spec's links (links: [{link: server, delay: %s}]) or split the lab with zone_delay", s.Delay, s.Delay)
+		if d, err := time.ParseDuration(s.Delay); err != nil || d <= 0 || d > MaxLinkDelay {
+			return fmt.Errorf("delay %q: want a duration in (0s, %s], one way on every link (e.g. 5ms)", s.Delay, MaxLinkDelay)
+		}
 	}
 	return s.validateZones()
 }

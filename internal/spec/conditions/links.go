@@ -141,3 +141,35 @@ func CheckLinkNames(links []Link, hosts []string, zoned bool) error {
 	}
 	return nil
 }
+
+// LinkDelay is the delay condition as a duration (0: none; Validate has
+// refused what does not parse).
+func (s Set) LinkDelay() time.Duration {
+	d, err := time.ParseDuration(s.Delay)
+	if err != nil || d < 0 {
+		return 0
+	}
+	return d
+}
+
+// WithDelay returns the links a lab builds under the delay condition:
+// every link named in names (a topology's uplinks or hops) delayed by d,
+// except links that set a delay or jitter of their own; links keep
+// their other impairments and flaps. Without the condition, links as
+// they are.
+func WithDelay(links []Link, names []string, d time.Duration) []Link {
+	if d <= 0 {
+		return links
+	}
+	out := slices.Clone(links)
+	for _, name := range names {
+		i := slices.IndexFunc(out, func(l Link) bool { return l.Link == name })
+		switch {
+		case i < 0:
+			out = append(out, Link{Link: name, Delay: d})
+		case out[i].Delay == 0 && out[i].Jitter == 0:
+			out[i].Delay = d
+		}
+	}
+	return out
+}

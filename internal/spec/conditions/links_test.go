@@ -2,6 +2,7 @@ package conditions
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -86,5 +87,25 @@ func TestCheckLinkNames(t *testing.T) {
 				t.Fatalf("CheckLinkNames = %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestWithDelay(t *testing.T) {
+	ms := time.Millisecond
+	flap := &Flap{At: []time.Duration{time.Second}, Down: time.Second}
+	links := []Link{{Link: "server", Delay: 2 * ms}, {Link: "client", Flap: flap}}
+	got := WithDelay(links, []string{"client", "server", "siege"}, 5*ms)
+	want := []Link{{Link: "server", Delay: 2 * ms}, {Link: "client", Delay: 5 * ms, Flap: flap}, {Link: "siege", Delay: 5 * ms}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("WithDelay = %+v, want %+v", got, want)
+	}
+	if links[1].Delay != 0 {
+		t.Error("WithDelay changed its input")
+	}
+	if got := WithDelay(links, []string{"x"}, 0); !reflect.DeepEqual(got, links) {
+		t.Errorf("WithDelay without a delay = %+v", got)
+	}
+	if d := (Set{Delay: "5ms"}).LinkDelay(); d != 5*ms {
+		t.Errorf("LinkDelay = %s", d)
 	}
 }
