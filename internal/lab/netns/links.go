@@ -84,10 +84,15 @@ func hostUplink(b netdev.B, l *lab.Lab, h lab.Host, br string, link *conditions.
 func HopName(from, to string) string { return from + "-" + to }
 
 // Devices of an impaired chain hop, in its own namespace (cnperf-LAB-hopI).
+// a is the port a flap sets down: never a delay line's end, which would
+// see its device go and stop.
 const (
 	hopFrom   = "a" // towards host i (its ChainNext)
 	hopTo     = "z" // towards host i+1 (its ChainPrev)
 	hopBridge = "br0"
+	hopPort   = "p"  // a delayed hop: a's bridge's port towards the delay,
+	hopEnd    = "ax" // whose peer is the delay's end
+	hopDelay  = "brd"
 )
 
 // chainHop builds segment i between from and to: a veth pair, or, for an
@@ -115,7 +120,22 @@ func chainHop(l *lab.Lab, cfg lab.Config, mark Mark, i int, from, to lab.Host, m
 		return err
 	}
 	rec := record.ImpairedLink{Link: name, Devices: []string{ns + "/" + hopFrom}, Delay: link.Delay, Jitter: link.Jitter, LossPercent: link.Loss, Rate: link.Rate}
-	if err := joinEnds(l, cfg.Conditions, ns, name, hopFrom, hopTo, hopBridge, *link, &rec); err != nil {
+	from2 := hopFrom
+	if link.Delays() {
+		// a on a bridge of its own, the delay between that bridge's
+		// other port and z.
+		if err := b.Bridge(ns, hopBridge, mtu); err != nil {
+			return err
+		}
+		if err := setMaster(ns, hopFrom, hopBridge); err != nil {
+			return err
+		}
+		if err := b.Veth(ns, hopPort, hopBridge, ns, hopEnd, mtu); err != nil {
+			return err
+		}
+		from2 = hopEnd
+	}
+	if err := joinEnds(l, cfg.Conditions, ns, name, from2, hopTo, hopDelay, *link, &rec); err != nil {
 		return fmt.Errorf("links: %s: %w", name, err)
 	}
 	l.Links = append(l.Links, rec)

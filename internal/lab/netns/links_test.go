@@ -89,10 +89,10 @@ func echoTo(t *testing.T, l *lab.Lab, role string) *pinger {
 	return &pinger{name: l.Name + "/" + role, c: c}
 }
 
-// TestLinkDelay: a 20 ms delay on server s's uplink adds 80 ms to the
-// round trip from c to s (each way crosses the link once, delayed each
-// way... twice over a round trip: 2 × 2 × 20 ms) and nothing to the round
-// trip from c to o, whose path does not cross it.
+// TestLinkDelay: a 20 ms delay on server s's uplink adds 40 ms to the
+// round trip from c to s (the link is crossed once each way, delayed
+// each way: 2 × 20 ms) and nothing to the round trip from c to o, whose
+// path does not cross it.
 func TestLinkDelay(t *testing.T) {
 	const delay = 20 * time.Millisecond
 	l := linkLab(t, "tldelay", 9511, []string{"s", "o"}, []conditions.Link{{Link: "s", Delay: delay}})
@@ -161,7 +161,7 @@ func TestLinkFlap(t *testing.T) {
 }
 
 // TestChainHopDelayAndFlap: on a chain h1–h2–h3 (bare: the hosts route),
-// 10 ms on the hop h2-h3 adds 40 ms to the round trip from h1 to h3 and
+// 10 ms on the hop h2-h3 adds 20 ms to the round trip from h1 to h3 and
 // nothing to h1 to h2's, whose path does not cross it; a flap of the hop
 // stalls a connection across it and leaves the hosts' routes as they
 // were, so it carries on after.
