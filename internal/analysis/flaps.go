@@ -40,9 +40,11 @@ type FlapEffect struct {
 	// the flap to its recovery (or the test's end); for rr the client
 	// connections' whole-cell TCP_INFO retransmits, -1 where none was read.
 	Retransmits int64
-	// Lost are rr's requests lost in the window (udp: timed out); Worst the
-	// highest p99 round trip (µs) of an rr interval in the window, NaN for
-	// streams.
+	// Lost are rr's requests lost in the window (udp: timed out); Worst
+	// rr's longest round trip (µs): the cell's longest (its total's max:
+	// one transaction held up by the flap, which an interval's p99 over
+	// hundreds hides) or the window's highest interval p99, whichever is
+	// higher; NaN for streams.
 	Lost  int64
 	Worst float64
 	// Error is the cell's error, if its client failed (a request that
@@ -70,6 +72,9 @@ type flapTotal struct {
 	TCP *struct {
 		Retransmits int64 `json:"retransmits"`
 	} `json:"tcp_info"`
+	RoundTrip *struct {
+		Max float64 `json:"max"`
+	} `json:"round_trip_us"`
 }
 
 // span is one interval as the analysis sees it.
@@ -100,6 +105,7 @@ func Flaps(meta record.Meta, recs []record.Record, series func(mode string) stri
 		first            record.Record
 		sender, receiver []span // streams: sum intervals by side; rr: sender
 		retrans          int64
+		maxRTT           float64 // rr's total: the cell's longest round trip, µs
 	}
 	groups := map[key]*group{}
 	var order []key
@@ -133,8 +139,13 @@ func Flaps(meta record.Meta, recs []record.Record, series func(mode string) stri
 			}
 		case record.KindTotal:
 			var tot flapTotal
-			if json.Unmarshal(r.Data, &tot) == nil && tot.TCP != nil {
-				g.retrans = tot.TCP.Retransmits
+			if json.Unmarshal(r.Data, &tot) == nil {
+				if tot.TCP != nil {
+					g.retrans = tot.TCP.Retransmits
+				}
+				if tot.RoundTrip != nil {
+					g.maxRTT = tot.RoundTrip.Max
+				}
 			}
 		}
 	}
@@ -163,6 +174,9 @@ func Flaps(meta record.Meta, recs []record.Record, series func(mode string) stri
 			e.Error = c.Error
 			if k.workload != "stream" {
 				e.Retransmits = g.retrans
+				if g.maxRTT > 0 && (math.IsNaN(e.Worst) || g.maxRTT > e.Worst) {
+					e.Worst = g.maxRTT
+				}
 			}
 			out = append(out, e)
 		}

@@ -11,11 +11,11 @@ import (
 )
 
 // flapColumns are the link-flap table's columns, in the page and in text.
-var flapColumns = []string{"series", "case", "rep", "workload", "link", "down–up s", "stall s", "idle intervals", "recovered after s", "retransmits", "lost", "worst p99 µs", "error"}
+var flapColumns = []string{"series", "case", "rep", "workload", "link", "down–up s", "stall s", "idle intervals", "recovered after s", "retransmits", "lost", "worst round trip µs", "error"}
 
 const flapCaption = "What each flap of a link (a spec's links[].flap) did to each client of its cell: when the link went down and up (seconds since the clients started), " +
 	"the longest run of reporting intervals around it that moved nothing (a stream's received bytes, rr's transactions), the time from the link's up to the end of the first interval back at 90 % of the rate before the flap (– if none), " +
-	"a stream's sender retransmits from the flap to that recovery (rr: TCP_INFO's for the whole cell), rr's lost requests and its highest interval p99 in that window, and the cell's error if a client failed. " +
+	"a stream's sender retransmits from the flap to that recovery (rr: TCP_INFO's for the whole cell), rr's lost requests in that window and its longest round trip (the cell's longest, or the window's highest interval p99 if higher: one transaction held up by the flap hides in an interval's p99), and the cell's error if a client failed. " +
 	"A stall is known to an interval's length."
 
 // flapRow is one effect as table text.

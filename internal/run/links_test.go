@@ -100,14 +100,14 @@ links:
 	effects := analysis.Flaps(*res.Meta, c.Records, func(m string) string { return m })
 	seen := map[string]bool{}
 	for _, e := range effects {
-		t.Logf("%s: link %s down %.2f–%.2f s: stall %.2f s (%d intervals), recovered after %.2f s, retransmits %d, lost %d, worst p99 %.0f µs, error %q",
+		t.Logf("%s: link %s down %.2f–%.2f s: stall %.2f s (%d intervals), recovered after %.2f s, retransmits %d, lost %d, worst round trip %.0f µs, error %q",
 			e.Workload, e.Link, e.Down, e.Up, e.Stall, e.StallIntervals, e.Recover, e.Retransmits, e.Lost, e.Worst, e.Error)
 		seen[e.Workload] = true
 		if e.Stall < 0.8 {
 			t.Errorf("%s: stall %.2f s across a 1 s flap, want at least 0.8 s", e.Workload, e.Stall)
 		}
 		if e.Workload == "rr" && e.Worst < 0.8e6 {
-			t.Errorf("rr: worst p99 %.0f µs in the flap's window, want at least 0.8 s", e.Worst)
+			t.Errorf("rr: longest round trip %.0f µs, want at least 0.8 s across the flap", e.Worst)
 		}
 	}
 	if !seen["stream"] || !seen["rr"] {
