@@ -6,12 +6,13 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/spec"
+	"github.com/cnperf/cnperf/internal/spec/conditions"
 )
 
 // checkLinks refuses a spec's links on a driver that cannot impair links
 // and links a lab's topology lacks, before any lab is built.
 func checkLinks(cat lab.Catalog, s spec.Spec, cfg lab.Config, opts map[string]any) error {
-	if len(s.Links) == 0 {
+	if len(s.Links) == 0 && len(s.Impairments) == 0 {
 		return nil
 	}
 	var impairers []string
@@ -25,14 +26,26 @@ func checkLinks(cat lab.Catalog, s spec.Spec, cfg lab.Config, opts map[string]an
 		if err != nil {
 			return nil // CheckDrivers says so
 		}
+		if len(pl.Links) == 0 {
+			continue // a clean variant
+		}
 		li, ok := d.(lab.LinkImpairer)
 		if !ok {
 			return fmt.Errorf("links: driver %s does not impair links (the %s drivers do)", pl.Driver, strings.Join(impairers, " and "))
 		}
 		c := cfg
 		c.Conditions, c.Links, c.Options = pl.Conditions, pl.Links, opts[pl.Driver]
-		if err := li.CheckLinks(c); err != nil {
+		names, err := li.LinkNames(c)
+		if err != nil {
 			return err
+		}
+		if err := conditions.CheckLinkNames("links", s.Links, names); err != nil {
+			return err
+		}
+		if name := pl.Conditions.Impairment; name != "" {
+			if err := conditions.CheckLinkNames("impairments."+name, s.Impairments[name], names); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

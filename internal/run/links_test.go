@@ -36,6 +36,9 @@ func TestLinksRefusedBeforeAnyLab(t *testing.T) {
 		{"docker's emulated hosts", "name: x\ndriver: docker\nmodes: [bridge]\nreference: bridge\n" + tests + "links: [{link: client, rate: 10mbit}]\n", ""},
 		{"docker, unknown host", "name: x\ndriver: docker\nmodes: [bridge]\nreference: bridge\n" + tests + "links: [{link: siege, rate: 10mbit}]\n",
 			`links[0].link "siege": the lab has no such link (it has client, server)`},
+		{"impairment's unknown host", "name: x\nmodes: [bare]\n" + tests + "impairments: {slow: [{link: pong, delay: 1ms}]}\nvariants: [{name: clean}, {name: slow, impairment: slow}]\n",
+			`impairments.slow[0].link "pong": the lab has no such link (it has client, server)`},
+		{"impairment", "name: x\nmodes: [bare]\n" + tests + "impairments: {slow: [{link: server, delay: 1ms}]}\nvariants: [{name: clean}, {name: slow, impairment: slow}]\n", ""},
 		{"placed", "name: x\nmodes: [bare]\nplacement: {servers: 2}\n" + tests + "links: [{link: server, delay: 1ms}]\n", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -115,9 +118,10 @@ links:
 	}
 }
 
-// TestDelayedUplinkAddsRoundTrip: a 5 ms delay on the server's uplink
-// adds at least 2 × 5 ms to rr's median round trip (the link is crossed
-// once each way, delayed each way).
+// TestDelayedUplinkAddsRoundTrip: a 5 ms delay on the server's uplink,
+// selected by the impairment condition in one variant, adds at least
+// 2 × 5 ms to rr's median round trip there (the link is crossed once each
+// way, delayed each way), and nothing in the clean variant beside it.
 func TestDelayedUplinkAddsRoundTrip(t *testing.T) {
 	testutil.RequireRoot(t)
 	s := parseSpec(t, `
@@ -125,8 +129,11 @@ name: delayed
 modes: [bare]
 tests:
   - {workload: rr, duration: 2s}
-links:
-  - {link: server, delay: 5ms}
+impairments:
+  slow: [{link: server, delay: 5ms}]
+variants:
+  - {name: clean}
+  - {name: slow, impairment: slow}
 `)
 	res, err := runSpec(t, s)
 	if err != nil {
@@ -140,7 +147,7 @@ links:
 	if err != nil {
 		t.Fatal(err)
 	}
-	var p50 float64
+	p50 := map[string]float64{}
 	for _, r := range c.Records {
 		if r.Kind != record.KindTotal {
 			continue
@@ -150,15 +157,24 @@ links:
 		if err != nil {
 			t.Fatal(err)
 		}
-		p50 = tot.Values["rtt_p50"]
-		t.Logf("rr total values %v", tot.Values)
+		p50[r.Mode] = tot.Values["rtt_p50"]
 	}
-	if p50 < 10_000 || p50 > 40_000 {
-		t.Errorf("rr p50 %.0f µs with 5 ms on the server's uplink, want at least 10 ms (and not far more)", p50)
+	t.Logf("rr p50 by series (µs): %v", p50)
+	if v := p50["bare/slow"]; v < 10_000 || v > 40_000 {
+		t.Errorf("rr p50 %.0f µs with 5 ms on the server's uplink, want at least 10 ms (and not far more)", v)
 	}
-	l := res.Meta.Modes[0].Lab
-	if l == nil || len(l.Links) != 1 || l.Links[0].DelayVia == "" {
-		t.Fatalf("lab record's links %+v, want the server's uplink with what delayed it", l)
+	if v, ok := p50["bare/clean"]; !ok || v > 2_000 {
+		t.Errorf("rr p50 %.0f µs in the clean variant (measured: %v), want no delay", v, ok)
 	}
-	t.Logf("link %+v", l.Links[0])
+	for _, mm := range res.Meta.Modes {
+		l := mm.Lab
+		switch {
+		case l == nil:
+			t.Errorf("%s: no lab record", mm.Mode)
+		case mm.Mode == "bare/slow" && (len(l.Links) != 1 || l.Links[0].DelayVia == "" || len(l.Links[0].Directions) != 2):
+			t.Errorf("%s: lab record's links %+v, want the server's uplink with what delayed it and its counters", mm.Mode, l.Links)
+		case mm.Mode == "bare/clean" && len(l.Links) != 0:
+			t.Errorf("%s: lab record's links %+v, want none", mm.Mode, l.Links)
+		}
+	}
 }

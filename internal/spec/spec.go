@@ -73,6 +73,10 @@ type Spec struct {
 	// zones' link, delayed, lossy, rate-limited or flapped
 	// (conditions.Link).
 	Links []conditions.Link `yaml:"links,omitempty" json:"links,omitempty"`
+	// Impairments are named lists of links that the condition impairment
+	// adds to a lab's (over Links, link by link), so variants compare
+	// impaired and clean labs.
+	Impairments conditions.Impairments `yaml:"impairments,omitempty" json:"impairments,omitempty"`
 }
 
 // UnmarshalJSON reads a spec as a run stored it, its tests' parameters in
@@ -134,7 +138,8 @@ func (s Spec) Labs() []Lab {
 				if len(variants) > 1 {
 					k += "/" + v.Label()
 				}
-				labs = append(labs, Lab{Key: k, Mode: m, Driver: d, Conditions: s.Conditions.Over(v), Links: s.Links})
+				c := s.Conditions.Over(v)
+				labs = append(labs, Lab{Key: k, Mode: m, Driver: d, Conditions: c, Links: conditions.Merge(s.Links, s.Impairments[c.Impairment])})
 			}
 		}
 	}
@@ -739,7 +744,16 @@ func (s Spec) YAML() ([]byte, error) {
 // be up again before it ends. Ping-pong's cells are chunks of sizes, not
 // times, so flaps need socket tests.
 func (s Spec) validateLinks() error {
-	if len(s.Links) == 0 {
+	for i, v := range append([]conditions.Set{s.Conditions}, s.Variants...) {
+		if name := s.Conditions.Over(v).Impairment; name != "" && s.Impairments[name] == nil {
+			where := "conditions"
+			if i > 0 {
+				where = fmt.Sprintf("variants[%d]", i-1)
+			}
+			return fmt.Errorf("%s.impairment %q: not in impairments", where, name)
+		}
+	}
+	if len(s.Links) == 0 && len(s.Impairments) == 0 {
 		return nil
 	}
 	var shortest time.Duration
@@ -753,5 +767,8 @@ func (s Spec) validateLinks() error {
 			shortest = p
 		}
 	}
-	return conditions.ValidateLinks(s.Links, shortest)
+	if err := conditions.ValidateLinks("links", s.Links, shortest); err != nil {
+		return err
+	}
+	return s.Impairments.Validate(shortest)
 }

@@ -163,6 +163,8 @@ func TestParseErrors(t *testing.T) {
 		{"link field unknown", "name: x\ntests: [{workload: rr, duration: 6s}]\nlinks: [{link: server, lag: 5ms}]\n", []string{`unknown field "links[].lag"`}},
 		{"link delay above 10s", "name: x\ntests: [{workload: rr, duration: 6s}]\nlinks: [{link: server, delay: 11s}]\n", []string{"links[0].delay 11s: want 0 to 10s"}},
 		{"flap past the test", "name: x\ntests: [{workload: rr, duration: 6s}, {workload: stream, duration: 3s}]\nlinks: [{link: server, flap: {at: [2s], down: 1s}}]\n", []string{"links[0].flap.at[0] 2s: with down 1s it ends at 3s, not before the shortest test's end (3s)"}},
+		{"impairment unknown", "name: x\ntests: [{workload: rr, duration: 6s}]\nimpairments: {slow: [{link: server, delay: 1ms}]}\nvariants: [{name: a}, {name: b, impairment: fast}]\n", []string{`variants[1].impairment "fast": not in impairments`}},
+		{"impairment link bad", "name: x\ntests: [{workload: rr, duration: 6s}]\nimpairments: {slow: [{link: server, jitter: 1ms}]}\n", []string{"impairments.slow[0].jitter 1ms: want 0 to delay (0s)"}},
 		{"flap on ping-pong", "name: x\nlinks: [{link: pong, flap: {at: [2s], down: 1s}}]\n", []string{"links[0].flap: flaps need tests with a duration"}},
 		{"variant cores", "name: x\nvariants: [{cores: 1}, {cores: 999}]\n", []string{"variants[1].cores 999"}},
 		{"variant twice", "name: x\nvariants: [{cores: 1}, {cores: 1}]\n", []string{"variants[1]", "twice"}},

@@ -8,9 +8,9 @@ import (
 	"github.com/cnperf/cnperf/internal/spec/conditions"
 )
 
-// TestCheckLinks: links are impaired on the hosts the driver emulates,
+// TestLinkNames: links are impaired on the hosts the driver emulates,
 // refused on an existing engine and on other machines' engines.
-func TestCheckLinks(t *testing.T) {
+func TestLinkNames(t *testing.T) {
 	links := []conditions.Link{{Link: "server", Rate: "10mbit"}}
 	topo := lab.ClientServers([]string{"client", "server"}, false)
 	for _, tc := range []struct {
@@ -22,7 +22,10 @@ func TestCheckLinks(t *testing.T) {
 		{"existing engine", Options{DockerHost: "unix:///var/run/docker.sock"}, "links: the docker driver impairs the links of the hosts it emulates"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := Driver{}.CheckLinks(lab.Config{Topology: topo, Links: links, Options: tc.opts})
+			names, err := Driver{}.LinkNames(lab.Config{Topology: topo, Options: tc.opts})
+			if err == nil {
+				err = conditions.CheckLinkNames("links", links, names)
+			}
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("CheckLinks: %v", err)

@@ -221,17 +221,14 @@ func (r *Runtime) Record(l *lab.Lab) error {
 // none (CheckLinks refuses them).
 func (r *Runtime) Flap(start time.Time) func() []record.Flap { return r.local.Flap(start) }
 
-// CheckLinks refuses links on engines whose hosts cnperf did not build
-// (an existing engine, other machines'), and on its own emulated hosts
-// links those hosts lack (lab.LinkImpairer).
-func (Driver) CheckLinks(cfg lab.Config) error {
-	if len(cfg.Links) == 0 {
-		return nil
-	}
+// LinkNames are the links of the hosts the driver emulates, as the netns
+// driver's; engines whose hosts cnperf did not build (an existing engine,
+// other machines') have none it can impair (lab.LinkImpairer).
+func (Driver) LinkNames(cfg lab.Config) ([]string, error) {
 	if o := options(cfg); o.DockerHost != "" || len(o.Engines) > 0 {
-		return errors.New("links: the docker driver impairs the links of the hosts it emulates, not an existing engine's or other machines'")
+		return nil, errors.New("links: the docker driver impairs the links of the hosts it emulates, not an existing engine's or other machines'")
 	}
-	return netns.Driver{}.CheckLinks(cfg)
+	return netns.Driver{}.LinkNames(cfg)
 }
 
 var (

@@ -27,12 +27,24 @@ import (
 // switch port down and up, so the host keeps its addresses and routes and
 // sees its carrier go, as when a cable is pulled.
 
-// CheckLinks refuses a link the lab's topology lacks (lab.LinkImpairer).
-func (Driver) CheckLinks(cfg lab.Config) error {
-	if len(cfg.Links) == 0 {
-		return nil
+// LinkNames are the links of cfg's lab in a spec's words: its hosts'
+// uplinks, or a chain's hops, and zones when the lab is zoned
+// (lab.LinkImpairer).
+func (Driver) LinkNames(cfg lab.Config) ([]string, error) {
+	names := linkNames(cfg.Topology)
+	if cfg.Conditions.Zoned() && !cfg.Topology.Chain {
+		names = append(names, conditions.ZonesLink)
 	}
-	return conditions.CheckLinkNames(cfg.Links, linkNames(cfg.Topology), cfg.Conditions.Zoned())
+	return names, nil
+}
+
+// CheckLinks refuses a link of cfg the lab's topology lacks.
+func (d Driver) CheckLinks(cfg lab.Config) error {
+	names, err := d.LinkNames(cfg)
+	if err != nil {
+		return err
+	}
+	return conditions.CheckLinkNames("links", cfg.Links, names)
 }
 
 // linkNames are a topology's links but the zones': its hosts' uplinks,

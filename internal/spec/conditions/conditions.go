@@ -102,6 +102,10 @@ type Set struct {
 	// default preference does). A mode or driver that cannot carry the
 	// family refuses it before any lab is built.
 	IPFamily string `yaml:"ip_family,omitempty" json:"ip_family,omitempty"`
+	// Impairment selects one of the spec's impairments, a named list of
+	// links, for the lab (links.go): swept as variants, impaired and clean
+	// labs run side by side.
+	Impairment string `yaml:"impairment,omitempty" json:"impairment,omitempty"`
 }
 
 // IP families (ip_family).
@@ -196,6 +200,7 @@ func (s Set) Over(v Set) Set {
 	over(&s.NetworkPolicy, v.NetworkPolicy)
 	over(&s.PolicyRules, v.PolicyRules)
 	over(&s.IPFamily, v.IPFamily)
+	over(&s.Impairment, v.Impairment)
 	return s
 }
 
@@ -245,6 +250,7 @@ func (s Set) Label() string {
 	add("policy", s.NetworkPolicy, s.NetworkPolicy != "")
 	add("rules", s.PolicyRules, s.PolicyRules != 0)
 	add("ip", s.IPFamily, s.IPFamily != "")
+	add("impair", s.Impairment, s.Impairment != "")
 	return strings.Join(parts, ",")
 }
 
@@ -337,6 +343,9 @@ func (s Set) Validate(cpus int) error {
 	case "", IPv4, IPv6, Dual:
 	default:
 		return fmt.Errorf("ip_family %q: use %s, %s or %s", s.IPFamily, IPv4, IPv6, Dual)
+	}
+	if s.Impairment != "" && !ClusterNameRE.MatchString(s.Impairment) {
+		return fmt.Errorf("impairment %q: not a name in impairments (1-32 of a-z, 0-9 and -)", s.Impairment)
 	}
 	if s.Delay != "" {
 		if d, err := time.ParseDuration(s.Delay); err != nil || d <= 0 || d > MaxLinkDelay {

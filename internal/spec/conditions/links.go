@@ -3,6 +3,7 @@ package conditions
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -46,19 +47,20 @@ func (l Link) Delays() bool { return l.Delay != 0 || l.Jitter != 0 || l.Loss != 
 
 // ValidateLinks checks links on their own: bounds, and flaps that end
 // before the shortest test does (testTime; 0: tests without a duration,
-// where a flap is refused). Names are checked against a topology by
+// where a flap is refused). field names the list in the spec ("links",
+// "impairments.NAME"). Names are checked against a topology by
 // CheckLinkNames.
-func ValidateLinks(links []Link, testTime time.Duration) error {
+func ValidateLinks(field string, links []Link, testTime time.Duration) error {
 	if len(links) > MaxLinks {
-		return fmt.Errorf("links: %d links, more than %d", len(links), MaxLinks)
+		return fmt.Errorf("%s: %d links, more than %d", field, len(links), MaxLinks)
 	}
 	for i, l := range links {
 		if err := l.validate(testTime); err != nil {
-			return fmt.Errorf("links[%d].%w", i, err)
+			return fmt.Errorf("%s[%d].%w", field, i, err)
 		}
 		for j := range i {
 			if links[j].Link == l.Link {
-				return fmt.Errorf("links[%d].link %q: listed twice (links[%d])", i, l.Link, j)
+				return fmt.Errorf("%s[%d].link %q: listed twice (%s[%d])", field, i, l.Link, field, j)
 			}
 		}
 	}
@@ -121,25 +123,65 @@ func (f Flap) validate(testTime time.Duration) error {
 	return nil
 }
 
-// CheckLinkNames refuses a link the topology lacks: hosts are the
-// topology's hosts, zoned whether the lab has a zones' link.
-func CheckLinkNames(links []Link, hosts []string, zoned bool) error {
+// CheckLinkNames refuses a link the topology lacks: names are the links
+// it has (a driver's LinkNames: hosts' uplinks or a chain's hops, and
+// zones when the lab is zoned); field names the list in the spec.
+func CheckLinkNames(field string, links []Link, names []string) error {
 	for i, l := range links {
-		if l.Link == ZonesLink {
-			if !zoned {
-				return fmt.Errorf("links[%d].link zones: the lab has no zones (set zone_hosts or zone_delay)", i)
-			}
+		if slices.Contains(names, l.Link) {
 			continue
 		}
-		if !slices.Contains(hosts, l.Link) {
-			names := slices.Clone(hosts)
-			if zoned {
-				names = append(names, ZonesLink)
-			}
-			return fmt.Errorf("links[%d].link %q: the lab has no such link (it has %s)", i, l.Link, strings.Join(names, ", "))
+		if l.Link == ZonesLink {
+			return fmt.Errorf("%s[%d].link zones: the lab has no zones (set zone_hosts or zone_delay)", field, i)
+		}
+		return fmt.Errorf("%s[%d].link %q: the lab has no such link (it has %s)", field, i, l.Link, strings.Join(names, ", "))
+	}
+	return nil
+}
+
+// Impairments are named lists of links (a spec's impairments), one of
+// which the condition impairment selects per lab, so that impaired and
+// clean labs run side by side as variants.
+type Impairments map[string][]Link
+
+// MaxImpairments bounds a spec's impairments.
+const MaxImpairments = 32
+
+// Validate checks each list (as ValidateLinks) and its name, in name
+// order so that the first error is always the same.
+func (im Impairments) Validate(testTime time.Duration) error {
+	if len(im) > MaxImpairments {
+		return fmt.Errorf("impairments: %d, more than %d", len(im), MaxImpairments)
+	}
+	for _, name := range slices.Sorted(maps.Keys(im)) {
+		if !ClusterNameRE.MatchString(name) {
+			return fmt.Errorf("impairments.%s: name it with 1-32 of a-z, 0-9 and -", name)
+		}
+		if len(im[name]) == 0 {
+			return fmt.Errorf("impairments.%s: lists no link", name)
+		}
+		if err := ValidateLinks("impairments."+name, im[name], testTime); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// Merge returns the links of a lab: links, with each link of the
+// selected impairment replacing one of the same name or added.
+func Merge(links, impairment []Link) []Link {
+	if len(impairment) == 0 {
+		return links
+	}
+	out := slices.Clone(links)
+	for _, l := range impairment {
+		if i := slices.IndexFunc(out, func(o Link) bool { return o.Link == l.Link }); i >= 0 {
+			out[i] = l
+		} else {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // LinkDelay is the delay condition as a duration (0: none; Validate has

@@ -3,6 +3,7 @@ package conditions
 import (
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -51,7 +52,7 @@ func TestValidateLinks(t *testing.T) {
 		{"too many links", tooMany, 6 * s, "links: 65 links, more than 64"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := ValidateLinks(tc.links, tc.test)
+			err := ValidateLinks("links", tc.links, tc.test)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("ValidateLinks: %v", err)
@@ -79,7 +80,11 @@ func TestCheckLinkNames(t *testing.T) {
 		{"unknown host, zoned", []Link{{Link: "pong"}}, true, `links[0].link "pong": the lab has no such link (it has client, server, zones)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := CheckLinkNames(tc.links, hosts, tc.zoned)
+			names := hosts
+			if tc.zoned {
+				names = append(slices.Clone(hosts), ZonesLink)
+			}
+			err := CheckLinkNames("links", tc.links, names)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("CheckLinkNames: %v", err)
@@ -107,5 +112,32 @@ func TestWithDelay(t *testing.T) {
 	}
 	if d := (Set{Delay: "5ms"}).LinkDelay(); d != 5*ms {
 		t.Errorf("LinkDelay = %s", d)
+	}
+}
+
+func TestImpairments(t *testing.T) {
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		name string
+		im   Impairments
+		want string
+	}{
+		{"one", Impairments{"slow": {{Link: "server", Delay: ms}}}, ""},
+		{"bad name", Impairments{"Slow": {{Link: "server", Delay: ms}}}, "impairments.Slow: name it with 1-32 of a-z, 0-9 and -"},
+		{"empty", Impairments{"slow": nil}, "impairments.slow: lists no link"},
+		{"bad link", Impairments{"a": {{Link: "server", Delay: ms}}, "b": {{Link: "server", Loss: 100}}}, "impairments.b[0].loss 100"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.im.Validate(6 * time.Second)
+			if (tc.want == "" && err != nil) || (tc.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.want))) {
+				t.Fatalf("Validate = %v, want %q", err, tc.want)
+			}
+		})
+	}
+	flap := &Flap{At: []time.Duration{time.Second}, Down: time.Second}
+	got := Merge([]Link{{Link: "server", Delay: ms}, {Link: "client", Rate: "1mbit"}}, []Link{{Link: "server", Flap: flap}, {Link: "siege", Loss: 1}})
+	want := []Link{{Link: "server", Flap: flap}, {Link: "client", Rate: "1mbit"}, {Link: "siege", Loss: 1}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Merge = %+v, want %+v", got, want)
 	}
 }
