@@ -245,3 +245,44 @@ func TestDelayCondition(t *testing.T) {
 		t.Errorf("c→s round trip %s, want 4 × 10 ms and at most 30 ms more", m)
 	}
 }
+
+// TestZonesLinkFlap: a flap of the zones' link (zl set down) stalls a
+// connection from the first zone to the second, and the delay line
+// between them carries on after it.
+func TestZonesLinkFlap(t *testing.T) {
+	testutil.RequireRoot(t)
+	const name = "tlzflap"
+	m, _ := modes.Lookup("bare")
+	_ = lab.Down(name, netns.Driver{})
+	links := []conditions.Link{{Link: conditions.ZonesLink, Flap: &conditions.Flap{At: []time.Duration{500 * time.Millisecond}, Down: time.Second}}}
+	cfg := lab.Config{Name: name, Mode: m, Topology: lab.ClientServers([]string{"c", "s"}, false),
+		Port: 9515, Exe: testutil.Binary(t), Conditions: conditions.Set{ZoneHosts: "s"}, Links: links}
+	if err := (netns.Driver{}).CheckLinks(cfg); err != nil {
+		t.Fatal(err)
+	}
+	l, err := lab.Up(netns.Driver{}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := lab.Down(name, netns.Driver{}); err != nil {
+			t.Error(err)
+		}
+	})
+	p := echoTo(t, l, "s")
+	stop := l.Runtime.(lab.Flapper).Flap(time.Now())
+	start := time.Now()
+	for time.Since(start) < 2500*time.Millisecond {
+		p.ping(t, 1)
+		time.Sleep(5 * time.Millisecond)
+	}
+	flaps := stop()
+	worst := slices.Max(p.rtts)
+	t.Logf("via %s: flaps %+v; longest round trip %s", l.Zones.DelayVia, flaps, worst)
+	if len(flaps) != 1 || flaps[0].Error != "" || worst < 800*time.Millisecond {
+		t.Errorf("flaps %+v, longest round trip %s: want one flap and a stall of at least 0.8 s", flaps, worst)
+	}
+	if err := l.Alive(); err != nil {
+		t.Errorf("after the flap: %v", err)
+	}
+}
