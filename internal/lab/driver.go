@@ -102,6 +102,14 @@ type PolicyApplier interface {
 	AppliesPolicies() bool
 }
 
+// LinkImpairer is a Driver that impairs links of a lab's topology (a
+// spec's links: delay, loss, rate, flaps): LinkNames are the links the
+// lab of cfg has, in a spec's words, or why it impairs none. The runner
+// refuses links on any other driver, and links a lab lacks.
+type LinkImpairer interface {
+	LinkNames(cfg Config) ([]string, error)
+}
+
 // Tagged is a Driver whose labs' names carry a tag other than its name
 // (names stay within ValidName's 40 characters).
 type Tagged interface {

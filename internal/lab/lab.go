@@ -81,6 +81,9 @@ type Config struct {
 	// offloads, TCP buffers); drivers that can apply them do so after the
 	// mode, the others refuse them.
 	Conditions conditions.Set
+	// Links are the links of the topology to impair (delay, loss, rate,
+	// flaps); drivers that cannot build them refuse them (LinkImpairer).
+	Links []conditions.Link
 	// Owner is the process the lab belongs to: `cnperf clean` removes the
 	// lab once it has exited. owner.None (lab up) is nobody's: the lab stays
 	// until removed by name or by `clean --all`.

@@ -109,3 +109,11 @@ type Daemon struct {
 type Recorder interface {
 	Record(l *Lab) error
 }
+
+// Flapper is a Runtime whose lab has links that flap (a spec's
+// links[].flap): the runner calls Flap as a cell's clients start, and the
+// returned stop as they end; stop brings every link up again and returns
+// when each flap really went down and up, offsets from start.
+type Flapper interface {
+	Flap(start time.Time) (stop func() []record.Flap)
+}

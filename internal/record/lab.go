@@ -37,6 +37,8 @@ type Lab struct {
 	// Chain is the underlay of a chained topology: its segments and
 	// whether the hosts route between them (chain.go).
 	Chain *Chain `json:"chain,omitempty"`
+	// Links are the spec's impaired links as built (links.go).
+	Links []ImpairedLink `json:"links,omitempty"`
 	// Kube is set on the kubernetes driver: the cluster and its nodes.
 	Kube *Kube `json:"kubernetes,omitempty"`
 	// Flannel is set by the flannel modes: the real flanneld's version,

@@ -95,6 +95,9 @@ type Cell struct {
 	// of the run is on another machine, and in runs before it was
 	// recorded.
 	Kernel *CellKernel `json:"kernel,omitempty"`
+	// Flaps are the flaps of the lab's links during the cell (a spec's
+	// links[].flap): when each went down and up again.
+	Flaps []Flap `json:"flaps,omitempty"`
 }
 
 // CellRates returns, per mode, each finished cell's requests per second.

@@ -166,6 +166,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 		r.addCases(cases, series, o)
 		r.addHops(cases, series)
 		r.addUnderLoad()
+		r.addFlaps()
 	}
 	if sweeps {
 		// The size-sweep view: curves, loss and impacts over message size.

@@ -94,6 +94,10 @@ func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.
 	} else if err := WriteCaseTables(w, cases, refLabel(run, ref)); err != nil {
 		return err
 	}
+	// What links' flaps did (runs with links[].flap only).
+	if err := WriteFlapTable(w, analysis.Flaps(run.Meta, run.Sockets.Records, func(m string) string { return m })); err != nil {
+		return err
+	}
 	if err := WriteIntervalTable(w, analysis.IntervalsWithin(cases, refOf(run, ref)), refLabel(run, ref)); err != nil {
 		return err
 	}

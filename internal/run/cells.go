@@ -79,6 +79,7 @@ func (e *env) runCell(ctx context.Context, cr cellRun, cell *record.Cell, app *a
 		stderr *bytes.Buffer
 	}
 	var started []running
+	flapStart := time.Now()
 	stopAll := func() {
 		for _, r := range started {
 			_ = r.p.Stop(0)
@@ -107,6 +108,11 @@ func (e *env) runCell(ctx context.Context, cr cellRun, cell *record.Cell, app *a
 		}
 		started = append(started, running{r, p, out, stderr})
 	}
+	// The lab's links flap at their offsets from the clients' start.
+	stopFlaps := func() []record.Flap { return nil }
+	if f, ok := e.lab.Runtime.(lab.Flapper); ok {
+		stopFlaps = f.Flap(flapStart)
+	}
 	timeout := time.After(cr.limit)
 	var stopReason string
 	for _, r := range started {
@@ -126,6 +132,7 @@ func (e *env) runCell(ctx context.Context, cr cellRun, cell *record.Cell, app *a
 			_ = r.p.Stop(5 * time.Second) // SIGTERM first: the client prints what it has
 		}
 	}
+	flaps := stopFlaps()
 	var clientUse lab.Usage
 	var failed []string
 	for _, r := range started {
@@ -152,6 +159,7 @@ func (e *env) runCell(ctx context.Context, cr cellRun, cell *record.Cell, app *a
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	cell.Flaps = flaps
 	if cr.span && !first.IsZero() {
 		cell.Start, cell.End = first, last
 	}

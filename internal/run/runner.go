@@ -191,6 +191,9 @@ func check(cat lab.Catalog, s spec.Spec, flags map[string]string, warn io.Writer
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := checkLinks(cat, s, w.labConfig(), opts); err != nil {
+		return nil, nil, err
+	}
 	var hosts []string
 	for _, h := range w.labConfig().Topology.Hosts {
 		hosts = append(hosts, h.Name)
@@ -549,6 +552,7 @@ func startMode(ctx context.Context, id string, pl spec.Lab, instance int, d lab.
 	cfg.Name, cfg.Mode, cfg.Driver, cfg.Exe, cfg.Logs = labName(id, tag, m.Name(), pl.Conditions.Label(), instance), m, driver, exe, logs
 	cfg.Options = options
 	cfg.Conditions = pl.Conditions
+	cfg.Links = pl.Links
 	// The lab is this process's: `cnperf clean` elsewhere spares it while
 	// the run goes on and removes it if the run is killed.
 	self, err := owner.Self()

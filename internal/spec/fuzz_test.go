@@ -32,6 +32,8 @@ func FuzzSpec(f *testing.F) {
 	// The fan-out, zones, chain and calibration fields, at and past their bounds.
 	f.Add([]byte("name: x\nplacement: {hosts: same, servers: 250, clients: 250}\ntests: [{workload: stream, processes: 64, sweep: {param: clients, from: 1, to: 250, step: 1}}]\n"))
 	f.Add([]byte("name: x\nconditions: {zone_delay: 1h, zone_jitter: 1h, zone_loss: 99.99, zone_hosts: \"pong,ping\"}\n"))
+	f.Add([]byte("name: x\ntests: [{workload: stream, duration: 6s}]\nlinks: [{link: server, delay: 10s, jitter: 10s, loss: 99.9, rate: 1000gbit, flap: {at: [0s, 1s, 2s], down: 1ms}}, {link: zones, flap: {at: [5s], down: 999ms}}]\n"))
+	f.Add([]byte("name: x\ntests: [{workload: rr, duration: 3s}]\nimpairments: {slow: [{link: server, delay: 5ms}], cut: [{link: client, flap: {at: [1s], down: 1s}}]}\nvariants: [{name: clean}, {impairment: slow}, {impairment: cut}]\n"))
 	f.Add([]byte("name: x\nchain: {hosts: 17}\ntests: [{workload: rr}]\n"))
 	f.Add([]byte("name: x\ncalibrate: {from: /nonexistent, series: \"\"}\n"))
 	f.Add([]byte("name: x\ndriver: kubernetes\nmodes: [k8s-pod]\nkubernetes: {clusters: [{name: a, context: c}, {name: b, test_cluster: t, cni: bridge}]}\nvariants: [{cluster: a}, {cluster: b, node_placement: same-node}]\n"))

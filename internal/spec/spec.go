@@ -69,6 +69,14 @@ type Spec struct {
 	// Kubernetes picks the cluster and image of the kubernetes driver
 	// (kubernetes.go).
 	Kubernetes *Kubernetes `yaml:"kubernetes,omitempty" json:"kubernetes,omitempty"`
+	// Links impair links of every lab's topology: a host's uplink or the
+	// zones' link, delayed, lossy, rate-limited or flapped
+	// (conditions.Link).
+	Links []conditions.Link `yaml:"links,omitempty" json:"links,omitempty"`
+	// Impairments are named lists of links that the condition impairment
+	// adds to a lab's (over Links, link by link), so variants compare
+	// impaired and clean labs.
+	Impairments conditions.Impairments `yaml:"impairments,omitempty" json:"impairments,omitempty"`
 }
 
 // UnmarshalJSON reads a spec as a run stored it, its tests' parameters in
@@ -103,6 +111,7 @@ type Lab struct {
 	Mode       string
 	Driver     string
 	Conditions conditions.Set
+	Links      []conditions.Link // the spec's links, impaired in every lab
 }
 
 // Labs lists the labs of a run, in order: the modes; when drivers are
@@ -129,7 +138,8 @@ func (s Spec) Labs() []Lab {
 				if len(variants) > 1 {
 					k += "/" + v.Label()
 				}
-				labs = append(labs, Lab{Key: k, Mode: m, Driver: d, Conditions: s.Conditions.Over(v)})
+				c := s.Conditions.Over(v)
+				labs = append(labs, Lab{Key: k, Mode: m, Driver: d, Conditions: c, Links: conditions.Merge(s.Links, s.Impairments[c.Impairment])})
 			}
 		}
 	}
@@ -345,7 +355,7 @@ var fieldRE = regexp.MustCompile(`field (\S+) not found in type (\S+)`)
 
 // sections maps the Go types of nested spec sections to their YAML keys, so
 // an unknown field is named with its path ("pingpong.colour").
-var sections = map[string]string{"spec.PingPong": "pingpong.", "spec.Servers": "pingpong.servers.", "spec.Placement": "placement.", "spec.Calibrate": "calibrate.", "spec.Calibration": "calibrate.derived.", "spec.KubeCluster": "kubernetes.clusters[].", "workload.Test": "tests[].", "workload.Sweep": "tests[].sweep."}
+var sections = map[string]string{"spec.PingPong": "pingpong.", "spec.Servers": "pingpong.servers.", "spec.Placement": "placement.", "spec.Calibrate": "calibrate.", "spec.Calibration": "calibrate.derived.", "spec.KubeCluster": "kubernetes.clusters[].", "workload.Test": "tests[].", "workload.Sweep": "tests[].sweep.", "conditions.Link": "links[].", "conditions.Flap": "links[].flap."}
 
 // yamlMessage turns yaml.v3's errors into one line that names the field.
 func yamlMessage(err error) string {
@@ -594,6 +604,9 @@ func (s Spec) Validate() error {
 	if err := s.validateCalibrate(); err != nil {
 		return err
 	}
+	if err := s.validateLinks(); err != nil {
+		return err
+	}
 	if err := s.checkKubernetes(); err != nil {
 		return err
 	}
@@ -725,4 +738,37 @@ func (s Spec) YAML() ([]byte, error) {
 		s.PingPong = PingPong{}
 	}
 	return yaml.Marshal(s)
+}
+
+// validateLinks checks links against the shortest test: every flap must
+// be up again before it ends. Ping-pong's cells are chunks of sizes, not
+// times, so flaps need socket tests.
+func (s Spec) validateLinks() error {
+	for i, v := range append([]conditions.Set{s.Conditions}, s.Variants...) {
+		if name := s.Conditions.Over(v).Impairment; name != "" && s.Impairments[name] == nil {
+			where := "conditions"
+			if i > 0 {
+				where = fmt.Sprintf("variants[%d]", i-1)
+			}
+			return fmt.Errorf("%s.impairment %q: not in impairments", where, name)
+		}
+	}
+	if len(s.Links) == 0 && len(s.Impairments) == 0 {
+		return nil
+	}
+	var shortest time.Duration
+	for i, t := range s.Tests {
+		p := t.Planned()
+		if p == 0 {
+			shortest = 0
+			break
+		}
+		if i == 0 || p < shortest {
+			shortest = p
+		}
+	}
+	if err := conditions.ValidateLinks("links", s.Links, shortest); err != nil {
+		return err
+	}
+	return s.Impairments.Validate(shortest)
 }

@@ -17,7 +17,7 @@ func parse(doc string) (spec.Spec, error) {
 
 func TestPresetsParseAndValidate(t *testing.T) {
 	names := presets.Names()
-	if want := []string{"cni-compare", "cni-compare-pingpong", "drivers", "emulation", "emulation-sockets", "ipv6", "k8s-policy", "k8s-quick", "k8s-quick-sockets", "quick", "rrul", "seed000", "seed001", "seed001-cores", "seed002", "seed002-hops", "seed002-offloads", "seed003", "seed004", "seed004-zones", "sockets-tiny", "tiny"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"cni-compare", "cni-compare-pingpong", "drivers", "emulation", "emulation-sockets", "flap", "ipv6", "k8s-policy", "k8s-quick", "k8s-quick-sockets", "quick", "rrul", "seed000", "seed001", "seed001-cores", "seed002", "seed002-hops", "seed002-offloads", "seed003", "seed004", "seed004-zones", "sockets-tiny", "tiny"}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("presets.Names() = %v, want %v", names, want)
 	}
 	for _, n := range names {
@@ -159,7 +159,13 @@ func TestParseErrors(t *testing.T) {
 		{"max_body 0", "name: x\npingpong: {max_size: 0, min_size: 0, max_body: 0}\n", []string{"pingpong.max_body 0"}},
 		{"port 0", "name: x\npingpong: {port: 0}\n", []string{"pingpong.port 0"}},
 		{"port 70000", "name: x\npingpong: {port: 70000}\n", []string{"pingpong.port 70000"}},
-		{"conditions delay", "name: x\nconditions: {delay: 50ms}\n", []string{"conditions.delay", "netem"}},
+		{"conditions delay", "name: x\nconditions: {delay: 50}\n", []string{"conditions.delay \"50\": want a duration"}},
+		{"link field unknown", "name: x\ntests: [{workload: rr, duration: 6s}]\nlinks: [{link: server, lag: 5ms}]\n", []string{`unknown field "links[].lag"`}},
+		{"link delay above 10s", "name: x\ntests: [{workload: rr, duration: 6s}]\nlinks: [{link: server, delay: 11s}]\n", []string{"links[0].delay 11s: want 0 to 10s"}},
+		{"flap past the test", "name: x\ntests: [{workload: rr, duration: 6s}, {workload: stream, duration: 3s}]\nlinks: [{link: server, flap: {at: [2s], down: 1s}}]\n", []string{"links[0].flap.at[0] 2s: with down 1s it ends at 3s, not before the shortest test's end (3s)"}},
+		{"impairment unknown", "name: x\ntests: [{workload: rr, duration: 6s}]\nimpairments: {slow: [{link: server, delay: 1ms}]}\nvariants: [{name: a}, {name: b, impairment: fast}]\n", []string{`variants[1].impairment "fast": not in impairments`}},
+		{"impairment link bad", "name: x\ntests: [{workload: rr, duration: 6s}]\nimpairments: {slow: [{link: server, jitter: 1ms}]}\n", []string{"impairments.slow[0].jitter 1ms: want 0 to delay (0s)"}},
+		{"flap on ping-pong", "name: x\nlinks: [{link: pong, flap: {at: [2s], down: 1s}}]\n", []string{"links[0].flap: flaps need tests with a duration"}},
 		{"variant cores", "name: x\nvariants: [{cores: 1}, {cores: 999}]\n", []string{"variants[1].cores 999"}},
 		{"variant twice", "name: x\nvariants: [{cores: 1}, {cores: 1}]\n", []string{"variants[1]", "twice"}},
 		{"variant empty", "name: x\nvariants: [{cores: 1}, {}]\n", []string{"variants[1]: sets nothing"}},

@@ -193,7 +193,9 @@ func (Driver) Up(l *lab.Lab, cfg lab.Config) error {
 		return err
 	}
 	set := engine.NewSet(l.Name, l.Switch, cfg.Owner.String())
-	l.Runtime = newRuntime(l, set, lab.Sight{Local: true, Own: true})
+	rt := newRuntime(l, set, lab.Sight{Local: true, Own: true})
+	rt.local.PlanFlaps(l, cfg.Links)
+	l.Runtime = rt
 	b := &Build{Build: l.NewBuild(), set: set, exe: cfg.Exe, single: lab.IsSingleHost(cfg.Mode)}
 	eps, err := cfg.Mode.(Mode).BuildDocker(b)
 	if err != nil {

@@ -2,15 +2,18 @@ package docker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/docker/dockerrun"
 	"github.com/cnperf/cnperf/internal/lab/docker/engine"
 	"github.com/cnperf/cnperf/internal/lab/netns"
+	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/spec"
 )
 
@@ -209,11 +212,29 @@ func (r *Runtime) Alive() error { return r.set.Check() }
 func (r *Runtime) Sight() lab.Sight { return r.sight }
 
 // Record reads the delay line's counters, as on the netns driver.
-func (r *Runtime) Record(l *lab.Lab) error { return netns.ReadZoneCounters(l) }
+func (r *Runtime) Record(l *lab.Lab) error {
+	return errors.Join(netns.ReadZoneCounters(l), netns.ReadLinkCounters(l))
+}
+
+// Flap carries out the links' flaps on the emulated hosts (lab.Flapper),
+// as the netns driver does; a lab on engines cnperf did not start has
+// none (CheckLinks refuses them).
+func (r *Runtime) Flap(start time.Time) func() []record.Flap { return r.local.Flap(start) }
+
+// LinkNames are the links of the hosts the driver emulates, as the netns
+// driver's; engines whose hosts cnperf did not build (an existing engine,
+// other machines') have none it can impair (lab.LinkImpairer).
+func (Driver) LinkNames(cfg lab.Config) ([]string, error) {
+	if o := options(cfg); o.DockerHost != "" || len(o.Engines) > 0 {
+		return nil, errors.New("links: the docker driver impairs the links of the hosts it emulates, not an existing engine's or other machines'")
+	}
+	return netns.Driver{}.LinkNames(cfg)
+}
 
 var (
 	_ lab.Runtime  = (*Runtime)(nil)
 	_ lab.Recorder = (*Runtime)(nil)
+	_ lab.Flapper  = (*Runtime)(nil)
 )
 
 // SandboxNS is the network namespace of a host's sandbox.

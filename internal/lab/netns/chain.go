@@ -130,7 +130,7 @@ func upChain(l *lab.Lab, cfg lab.Config, mark Mark, routing string) error {
 		from, to := l.Hosts[i-1], l.Hosts[i]
 		subnet, fromIP, toIP := ChainSegment(i)
 		subnet6, fromIP6, toIP6 := lab.ChainSegment6(i)
-		if err := b.Veth(from.NS, ChainNext, "", to.NS, ChainPrev, mtu); err != nil {
+		if err := chainHop(l, cfg, mark, i, from, to, mtu); err != nil {
 			return err
 		}
 		var addrs [][3]string // namespace, device, CIDR

@@ -181,3 +181,21 @@ func echo(ns, addr string) error {
 }
 
 func refused(err error) bool { return err != nil && errors.Is(err, syscall.ECONNREFUSED) }
+
+// TestCheckLinksOnChain: a chain's links are its hops, named by their
+// hosts; a host's name or zones is not one of them.
+func TestCheckLinksOnChain(t *testing.T) {
+	topo := lab.Topology{Chain: true, Hosts: []lab.HostSpec{{Name: "h1"}, {Name: "h2"}, {Name: "h3"}}}
+	for _, tc := range []struct{ link, want string }{
+		{"h1-h2", ""},
+		{"h2-h3", ""},
+		{"h1-h3", `links[0].link "h1-h3": the lab has no such link (it has h1-h2, h2-h3)`},
+		{"h2", `links[0].link "h2": the lab has no such link (it has h1-h2, h2-h3)`},
+		{"zones", "links[0].link zones: the lab has no zones (set zone_hosts or zone_delay)"},
+	} {
+		err := netns.Driver{}.CheckLinks(lab.Config{Topology: topo, Links: []conditions.Link{{Link: tc.link, Delay: time.Millisecond}}})
+		if (tc.want == "" && err != nil) || (tc.want != "" && (err == nil || err.Error() != tc.want)) {
+			t.Errorf("CheckLinks(%s) = %v, want %q", tc.link, err, tc.want)
+		}
+	}
+}

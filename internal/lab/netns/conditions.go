@@ -22,7 +22,7 @@ func Finish(l *lab.Lab, servers []lab.Host, fixedOff map[string]bool) error {
 	if err := applyConditions(l, servers, fixedOff); err != nil {
 		return fmt.Errorf("conditions %s: %w", l.Conditions.Label(), err)
 	}
-	return nil
+	return shapeLinks(l)
 }
 
 // labNamespaces lists the lab's namespaces and its Docker containers'.

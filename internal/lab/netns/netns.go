@@ -153,7 +153,9 @@ func (Driver) Up(l *lab.Lab, cfg lab.Config) error {
 		return fmt.Errorf("build mode %s: %w", l.Mode, err)
 	}
 	l.Endpoints = eps
-	l.Runtime = NewRuntime(l)
+	rt := NewRuntime(l)
+	rt.PlanFlaps(l, cfg.Links)
+	l.Runtime = rt
 	return Finish(l, b.Hosts, b.fixedOff)
 }
 
@@ -173,6 +175,7 @@ func markOf(cfg lab.Config) Mark {
 // (chain.go).
 func UpHosts(l *lab.Lab, cfg lab.Config) error {
 	mark := markOf(cfg)
+	cfg.Links = conditions.WithDelay(cfg.Links, linkNames(cfg.Topology), cfg.Conditions.LinkDelay())
 	l.Spawner = Spawner{}
 	if cfg.Topology.Chain {
 		routing, err := chainRouting(cfg.Mode)
@@ -221,7 +224,7 @@ func UpHosts(l *lab.Lab, cfg lab.Config) error {
 		if err := createNS(mark, h.NS, c.HasIPv6()); err != nil {
 			return err
 		}
-		if err := b.Veth(l.Switch, h.Name, zoneOf(remote, h.Name), h.NS, "eth0", mtu); err != nil {
+		if err := hostUplink(b, l, h, zoneOf(remote, h.Name), linkOf(cfg.Links, h.Name), mtu); err != nil {
 			return err
 		}
 		if err := hostAddrs(b, h); err != nil {
@@ -230,9 +233,11 @@ func UpHosts(l *lab.Lab, cfg lab.Config) error {
 		l.Hosts = append(l.Hosts, h)
 	}
 	if len(remote) > 0 {
-		return joinZones(l, cfg.Conditions, remote)
+		if err := joinZones(l, cfg.Conditions, remote); err != nil {
+			return err
+		}
 	}
-	return nil
+	return impairLinks(l, cfg)
 }
 
 // hostAddrs gives host h's eth0 its underlay addresses: 198.18.0.i/24

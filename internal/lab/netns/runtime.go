@@ -1,6 +1,7 @@
 package netns
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,6 +20,9 @@ import (
 type Runtime struct {
 	Lab  string
 	CPUs []int
+	// flaps are the lab's links' flap schedules, carried out in each cell
+	// (Flap, links.go).
+	flaps []flapPlan
 }
 
 // NewRuntime is the runtime of l, whose hosts are up.
@@ -59,7 +63,9 @@ func (r *Runtime) Alive() error { return nil }
 func (r *Runtime) Sight() lab.Sight { return lab.Sight{Local: true, Own: true} }
 
 // Record reads the delay line's counters into the lab's record.
-func (r *Runtime) Record(l *lab.Lab) error { return ReadZoneCounters(l) }
+func (r *Runtime) Record(l *lab.Lab) error {
+	return errors.Join(ReadZoneCounters(l), readLinkCounters(l))
+}
 
 // Spawner starts a lab's processes for its lifetime as containers with
 // their own cgroups in a host's namespace, so that their CPU and memory

@@ -143,27 +143,33 @@ func delaylineLink(l *lab.Lab, c conditions.Set, z *record.Zones, mtu int) error
 			}
 		}
 	}
+	return startDelayline(l, c, l.Switch, delaylineProc, delaylineStats, delayline.Config{Local: ends[0].end, Remote: ends[1].end,
+		Delay: c.ZoneDelay, Jitter: c.ZoneJitter, LossPercent: c.ZoneLoss, QueueBytes: z.QueueBytes})
+}
+
+// startDelayline starts a delay line of the lab, proc, in namespace ns
+// (the switch's, or a chain hop's) between cfg's two ends, its counters
+// in the lab's state file stats, and waits until it reads.
+func startDelayline(l *lab.Lab, c conditions.Set, ns, proc, stats string, cfg delayline.Config) error {
 	dir := filepath.Join(lab.StateRoot, l.Name, zoneStateDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	stats := filepath.Join(dir, delaylineStats)
-	cfg := delayline.Config{Local: ends[0].end, Remote: ends[1].end, Delay: c.ZoneDelay, Jitter: c.ZoneJitter,
-		LossPercent: c.ZoneLoss, QueueBytes: z.QueueBytes, Stats: stats}
-	if err := l.StartProcess(delaylineProc, l.Switch, delaylineCPUs(c, runtime.NumCPU()), []string{"serve", "delayline", "--config", cfg.JSON()}); err != nil {
+	cfg.Stats = filepath.Join(dir, stats)
+	if err := l.StartProcess(proc, ns, delaylineCPUs(c, runtime.NumCPU()), []string{"serve", "delayline", "--config", cfg.JSON()}); err != nil {
 		return err
 	}
 	// The line writes its counters once its sockets are bound: until then
-	// the zones are cut off from each other.
+	// the two sides are cut off from each other.
 	err := poll.Until(context.Background(), 10*time.Second, 10*time.Millisecond, func() (bool, error) {
 		if err := l.Alive(); err != nil {
 			return false, err
 		}
-		_, err := os.Stat(stats)
+		_, err := os.Stat(cfg.Stats)
 		return err == nil, nil
 	})
 	if err != nil {
-		return fmt.Errorf("not ready: %w", err)
+		return fmt.Errorf("%s not ready: %w", proc, err)
 	}
 	return nil
 }

@@ -58,7 +58,9 @@ type Set struct {
 	// header), Zismer's (2016) fragmentation experiments.
 	MTU        int `yaml:"mtu,omitempty" json:"mtu,omitempty"`
 	OverlayMTU int `yaml:"overlay_mtu,omitempty" json:"overlay_mtu,omitempty"`
-	// Delay is refused: the delay a lab adds is between zones (ZoneDelay).
+	// Delay delays every link of the topology one way, each way (a
+	// duration, e.g. "5ms"): each host's uplink, or each hop of a chain;
+	// a spec's links that set their own delay keep it (links.go).
 	Delay string `yaml:"delay,omitempty" json:"delay,omitempty"`
 	// ZoneHosts puts hosts in a second zone (Kratzke's (2015) other region):
 	// their names, comma-separated; the others stay in the first zone.
@@ -100,6 +102,10 @@ type Set struct {
 	// default preference does). A mode or driver that cannot carry the
 	// family refuses it before any lab is built.
 	IPFamily string `yaml:"ip_family,omitempty" json:"ip_family,omitempty"`
+	// Impairment selects one of the spec's impairments, a named list of
+	// links, for the lab (links.go): swept as variants, impaired and clean
+	// labs run side by side.
+	Impairment string `yaml:"impairment,omitempty" json:"impairment,omitempty"`
 }
 
 // IP families (ip_family).
@@ -194,6 +200,7 @@ func (s Set) Over(v Set) Set {
 	over(&s.NetworkPolicy, v.NetworkPolicy)
 	over(&s.PolicyRules, v.PolicyRules)
 	over(&s.IPFamily, v.IPFamily)
+	over(&s.Impairment, v.Impairment)
 	return s
 }
 
@@ -232,6 +239,7 @@ func (s Set) Label() string {
 	add("wmem", strings.ReplaceAll(s.TCPWmem, " ", ":"), s.TCPWmem != "")
 	add("cc", s.TCPCongestion, s.TCPCongestion != "")
 	add("mtu", s.MTU, s.MTU != 0)
+	add("delay", s.Delay, s.Delay != "")
 	add("ovmtu", s.OverlayMTU, s.OverlayMTU != 0)
 	add("zone", strings.ReplaceAll(s.ZoneHosts, ",", ":"), s.ZoneHosts != "")
 	add("zdelay", s.ZoneDelay, s.ZoneDelay != 0)
@@ -242,6 +250,7 @@ func (s Set) Label() string {
 	add("policy", s.NetworkPolicy, s.NetworkPolicy != "")
 	add("rules", s.PolicyRules, s.PolicyRules != 0)
 	add("ip", s.IPFamily, s.IPFamily != "")
+	add("impair", s.Impairment, s.Impairment != "")
 	return strings.Join(parts, ",")
 }
 
@@ -335,8 +344,13 @@ func (s Set) Validate(cpus int) error {
 	default:
 		return fmt.Errorf("ip_family %q: use %s, %s or %s", s.IPFamily, IPv4, IPv6, Dual)
 	}
+	if s.Impairment != "" && !ClusterNameRE.MatchString(s.Impairment) {
+		return fmt.Errorf("impairment %q: not a name in impairments (1-32 of a-z, 0-9 and -)", s.Impairment)
+	}
 	if s.Delay != "" {
-		return fmt.Errorf("delay %q: a delay on every link is not built (it would need netem on each); a lab delays between zones: use zone_delay (one way) and zone_hosts", s.Delay)
+		if d, err := time.ParseDuration(s.Delay); err != nil || d <= 0 || d > MaxLinkDelay {
+			return fmt.Errorf("delay %q: want a duration in (0s, %s], one way on every link (e.g. 5ms)", s.Delay, MaxLinkDelay)
+		}
 	}
 	return s.validateZones()
 }

@@ -1,0 +1,38 @@
+package record
+
+import "time"
+
+// ImpairedLink is one impaired link of a lab as it was built (a spec's links):
+// what carried its delay, and, for cnperf's delay line, what it moved.
+type ImpairedLink struct {
+	Link string `json:"link"` // the topology's name: a host (its uplink) or "zones"
+	// Devices are the devices ("netns/dev") a flap sets down and up.
+	Devices []string `json:"devices,omitempty"`
+	// DelayVia is "netem" or "delayline" when the link delays or loses
+	// frames; empty for a rate or a flap alone.
+	DelayVia    string        `json:"delay_via,omitempty"`
+	Delay       time.Duration `json:"delay_ns,omitempty"` // one way
+	Jitter      time.Duration `json:"jitter_ns,omitempty"`
+	LossPercent float64       `json:"loss_percent,omitempty"`
+	Rate        string        `json:"rate,omitempty"` // TBF each way
+	// QueueBytes bounds what the delay holds each way (netem:
+	// QueuePackets frames).
+	QueueBytes   int `json:"queue_bytes,omitempty"`
+	QueuePackets int `json:"queue_packets,omitempty"`
+	// Directions are the delay line's counters, one per way ("switch" to
+	// "host" and back), as it last wrote them.
+	Directions []ZoneDirection `json:"directions,omitempty"`
+}
+
+// Flap is one flap of a link in one cell: when it was due and when the
+// link really went down and came up again, seconds since the cell's
+// clients started (the clock the workloads' intervals count from, give or
+// take their own start).
+type Flap struct {
+	Link string  `json:"link"`
+	At   float64 `json:"at_s"`   // scheduled
+	Down float64 `json:"down_s"` // set down
+	Up   float64 `json:"up_s"`   // set up again; 0 when it never went down
+	// Error says what failed (the link could not be set down or up).
+	Error string `json:"error,omitempty"`
+}

@@ -1,0 +1,80 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/cnperf/cnperf/internal/analysis"
+)
+
+// flapColumns are the link-flap table's columns, in the page and in text.
+var flapColumns = []string{"series", "case", "rep", "workload", "link", "down–up s", "stall s", "idle intervals", "recovered after s", "retransmits", "lost", "worst round trip µs", "error"}
+
+const flapCaption = "What each flap of a link (a spec's links[].flap) did to each client of its cell: when the link went down and up (seconds since the clients started), " +
+	"the longest run of reporting intervals around it that moved nothing (a stream's received bytes, rr's transactions), the time from the link's up to the end of the first interval back at 90 % of the rate before the flap (– if none), " +
+	"a stream's sender retransmits from the flap to that recovery (rr: TCP_INFO's for the whole cell), rr's lost requests in that window and its longest round trip (the cell's longest, or the window's highest interval p99 if higher: one transaction held up by the flap hides in an interval's p99), and the cell's error if a client failed. " +
+	"A stall is known to an interval's length."
+
+// flapRow is one effect as table text.
+func flapRow(e analysis.FlapEffect) []string {
+	what := e.Workload
+	if e.Client != "" {
+		what += " " + e.Client
+	}
+	opt := func(v float64, prec int) string {
+		if math.IsNaN(v) {
+			return "–"
+		}
+		return f(v, prec)
+	}
+	retrans := fmt.Sprint(e.Retransmits)
+	if e.Retransmits < 0 {
+		retrans = "–"
+	}
+	errText := e.Error
+	if errText == "" {
+		errText = "–"
+	}
+	return []string{e.Series, e.Case, fmt.Sprint(e.Rep), what, e.Link, fmt.Sprintf("%.2f–%.2f", e.Down, e.Up),
+		f(e.Stall, 2), fmt.Sprint(e.StallIntervals), opt(e.Recover, 2), retrans, fmt.Sprint(e.Lost), opt(e.Worst, 0), errText}
+}
+
+// addFlaps adds, for each run whose links flapped, the link-flap table;
+// a run without flaps adds nothing.
+func (r *Report) addFlaps() {
+	for ri, run := range r.Runs {
+		name := func(mode string) string { return seriesName(r.Runs, run, mode) }
+		effects := analysis.Flaps(run.Meta, run.Sockets.Records, name)
+		if len(effects) == 0 {
+			continue
+		}
+		suffix, idSuffix := runSuffix(r.Runs, ri)
+		t := Table{ID: "tab-flaps" + idSuffix, Title: "Link flaps" + suffix, Caption: flapCaption, Columns: flapColumns}
+		for _, e := range effects {
+			var row []Cell
+			for _, s := range flapRow(e) {
+				row = append(row, Cell{Text: s})
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		r.Tables = append(r.Tables, t)
+	}
+}
+
+// WriteFlapTable prints the link-flap table (nothing without flaps).
+func WriteFlapTable(w io.Writer, effects []analysis.FlapEffect) error {
+	if len(effects) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "link flaps (per cell and client: stall, recovery, retransmits, lost requests)")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, strings.Join(flapColumns, "\t")+"\t")
+	for _, e := range effects {
+		fmt.Fprintln(tw, strings.Join(flapRow(e), "\t")+"\t")
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,52 @@
+package run
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/spec"
+	"github.com/cnperf/cnperf/internal/spec/conditions"
+)
+
+// checkLinks refuses a spec's links on a driver that cannot impair links
+// and links a lab's topology lacks, before any lab is built.
+func checkLinks(cat lab.Catalog, s spec.Spec, cfg lab.Config, opts map[string]any) error {
+	if len(s.Links) == 0 && len(s.Impairments) == 0 {
+		return nil
+	}
+	var impairers []string
+	for _, d := range cat.Drivers {
+		if _, ok := d.(lab.LinkImpairer); ok {
+			impairers = append(impairers, d.Name())
+		}
+	}
+	for _, pl := range s.Labs() {
+		d, err := cat.Driver(pl.Driver)
+		if err != nil {
+			return nil // CheckDrivers says so
+		}
+		if len(pl.Links) == 0 {
+			continue // a clean variant
+		}
+		li, ok := d.(lab.LinkImpairer)
+		if !ok {
+			return fmt.Errorf("links: driver %s does not impair links (the %s drivers do)", pl.Driver, strings.Join(impairers, " and "))
+		}
+		c := cfg
+		c.Conditions, c.Links, c.Options = pl.Conditions, pl.Links, opts[pl.Driver]
+		names, err := li.LinkNames(c)
+		if err != nil {
+			return err
+		}
+		if err := conditions.CheckLinkNames("links", s.Links, names); err != nil {
+			return err
+		}
+		if name := pl.Conditions.Impairment; name != "" {
+			if err := conditions.CheckLinkNames("impairments."+name, s.Impairments[name], names); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
