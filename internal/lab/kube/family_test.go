@@ -1,6 +1,10 @@
 package kube
 
 import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"testing"
 
@@ -104,5 +108,48 @@ func TestNodeRecordKeepsBothInternalIPs(t *testing.T) {
 	a := nodeRecord(n).Addresses
 	if a["InternalIP"] != "198.18.0.2" || a["InternalIP/IPv6"] != "2001:2::2" || a["Hostname"] != "node1" {
 		t.Fatalf("addresses %v", a)
+	}
+}
+
+// TestCheckIPv6: a lab dialling IPv6 is refused in one line on a cluster
+// whose nodes have no IPv6 pod CIDR and whose pods no IPv6 address, and
+// let through on a dual-stack one.
+func TestCheckIPv6(t *testing.T) {
+	made := 0
+	v4 := fakeAPI(t, "uid-v4", &made)
+	dual := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/version" {
+			fmt.Fprint(w, `{"major":"1","minor":"34","gitVersion":"v1.34.4"}`)
+			return
+		}
+		if r.URL.Path != "/api/v1/nodes" {
+			http.Error(w, "not in this test: "+r.URL.Path, http.StatusNotFound)
+			return
+		}
+		fmt.Fprint(w, `{"apiVersion":"v1","kind":"NodeList","items":[{"metadata":{"name":"node1"},"spec":{"podCIDR":"198.18.65.0/24","podCIDRs":["198.18.65.0/24","2001:2:0:8101::/64"]}}]}`)
+	}))
+	t.Cleanup(dual.Close)
+	kc := kubeconfig(t, map[string]string{"v4": v4.URL, "dual": dual.URL})
+	for _, c := range []struct {
+		context, want string
+	}{
+		{"v4", "ip_family ipv6: cluster v4 is IPv4 only (its pods have no IPv6 address)"},
+		{"dual", ""},
+	} {
+		cl, err := Connect(Target{Kubeconfig: kc, Context: c.context})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = checkIPv6(context.Background(), cl, "ip_family ipv6", c.context)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: refused: %v", c.context, err)
+		case c.want != "" && (err == nil || err.Error() != c.want):
+			t.Errorf("%s: got %v, want %q", c.context, err, c.want)
+		}
+	}
+	if made != 0 {
+		t.Errorf("%d namespaces made", made)
 	}
 }
