@@ -223,6 +223,9 @@ func (Driver) Preflight(in lab.PreflightInput) error {
 		if !slices.Contains(placements[c], p) {
 			placements[c] = append(placements[c], p)
 		}
+		if err := policyFamily(l.Conditions); err != nil {
+			return err
+		}
 		if l.Conditions.DialsIPv6() && families[c] == "" {
 			families[c] = "ip_family " + l.Conditions.Family()
 		}
@@ -317,6 +320,15 @@ func checkEnforced(t Target, placement, field string) error {
 	return nil
 }
 
+// policyFamily refuses a network policy on a lab that dials IPv6: the
+// policy's rules allow the nodes and hold decoys by IPv4 block only.
+func policyFamily(c conditions.Set) error {
+	if on, _ := c.Policy(); on && c.DialsIPv6() {
+		return fmt.Errorf("lab: ip_family %s with a network policy: the kubernetes driver's policies are IPv4 only; measure policies with ip_family ipv4", c.Family())
+	}
+	return nil
+}
+
 // AppliesPolicies: the network_policy condition is a cluster's
 // NetworkPolicies.
 func (Driver) AppliesPolicies() bool { return true }
@@ -348,10 +360,8 @@ func (d Driver) Validate(cfg lab.Config) error {
 	if !c.Empty() {
 		return fmt.Errorf("lab: conditions %s change the hosts; on the %s driver the nodes are the cluster's: only node_placement, cluster, network_policy and ip_family apply", c.Label(), Name)
 	}
-	if on, _ := cfg.Conditions.Policy(); on && cfg.Conditions.DialsIPv6() {
-		// The policy's rules allow the nodes and hold decoys by IPv4
-		// block only.
-		return fmt.Errorf("lab: ip_family %s with a network policy: the kubernetes driver's policies are IPv4 only; measure policies with ip_family ipv4", cfg.Conditions.Family())
+	if err := policyFamily(cfg.Conditions); err != nil {
+		return err
 	}
 	if cfg.Topology.Chain {
 		return fmt.Errorf("lab: a chain of hosts is built by the netns driver, not on a cluster")
