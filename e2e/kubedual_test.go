@@ -1,14 +1,17 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/testutil"
 )
 
@@ -82,15 +85,30 @@ tests:
 			}
 		}
 	}
-	measured := measuredBySeries(t, dir)
-	for _, mm := range m.Modes {
-		// Three tests per series, each a total per cell.
-		if measured[mm.Mode] < 3 {
-			t.Errorf("series %s measured %d cells, want 3 (results of every cell: %v)", mm.Mode, measured[mm.Mode], measured)
+	// Each test measured in each series: a total record per test.
+	b, err := os.ReadFile(filepath.Join(dir, "samples.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	totals := map[string]int{}
+	for _, line := range strings.Split(string(b), "\n") {
+		var r record.Record
+		if json.Unmarshal([]byte(line), &r) == nil && r.Kind == record.KindTotal {
+			totals[fmt.Sprintf("%s test %d", r.Mode, r.Test)]++
 		}
 	}
+	for _, mm := range m.Modes {
+		for test := range 3 {
+			if totals[fmt.Sprintf("%s test %d", mm.Mode, test)] == 0 {
+				t.Errorf("series %s test %d measured nothing (totals: %v)", mm.Mode, test, totals)
+			}
+		}
+	}
+	if t.Failed() {
+		t.Logf("samples.jsonl:\n%s", lastLines(string(b), 60))
+	}
 	// A policy with IPv6: refused in one line, exit 2, nothing made.
-	bad := writeSpec(t, fmt.Sprintf("name: k6pol\ndriver: kubernetes\nmodes: [k8s-pod]\nconditions: {ip_family: ipv6, network_policy: allow}\n"+
+	bad := writeSpec(t, fmt.Sprintf("name: k6pol\ndriver: kubernetes\nmodes: [k8s-pod]\nreference: k8s-pod\nconditions: {ip_family: ipv6, network_policy: allow}\n"+
 		"kubernetes: {image: %q, image_pull_policy: Never}\ntests:\n  - {workload: stream, duration: 1s}\n", image))
 	out, err = exec.Command(bin, "run", bad, "--kubeconfig", kc, "-o", filepath.Join(t.TempDir(), "bad")).CombinedOutput()
 	if code := exitCode(err); code != 2 || !strings.Contains(string(out), "ip_family ipv6 with a network policy") || strings.Count(strings.TrimSpace(string(out)), "\n") != 0 {

@@ -175,7 +175,7 @@ func (t *socketCells) servers(e *env) ([]serverRun, error) {
 			if listenHost != "" {
 				for i := range args {
 					if i > 0 && args[i-1] == "--listen" && strings.HasPrefix(args[i], ":") {
-						args[i] = listenHost + args[i]
+						args[i] = net.JoinHostPort(listenHost, args[i][1:]) // [::]:PORT on a lab with IPv6
 					}
 				}
 			}
