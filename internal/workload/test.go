@@ -9,6 +9,7 @@ package workload
 import (
 	"errors"
 	"fmt"
+	"net"
 	"regexp"
 	"slices"
 	"strconv"
@@ -481,7 +482,7 @@ func (c Case) FitsMTU() bool { return c.Test.Params.Bool("fit_mtu") }
 // server at host, printing JSON lines.
 func (c Case) ClientArgs(host string) []string {
 	t := c.Test
-	a := []string{t.Workload, "--server", fmt.Sprintf("%s:%d", host, c.w.Server().Port), "--json",
+	a := []string{t.Workload, "--server", net.JoinHostPort(host, strconv.Itoa(c.w.Server().Port)), "--json",
 		"--time", t.RunTime().String(), "--interval", t.ReportInterval().String()}
 	for _, p := range c.w.Params() {
 		switch {
