@@ -80,7 +80,7 @@ func (o Options) ciliumPreflight() error {
 // (docs/kubernetes.md has the list).
 var ciliumOff = []struct{ key, why string }{
 	{"enable-bandwidth-manager", "the kernel has no fq qdisc"},
-	{"enable-ipv6", "the test cluster is IPv4 only"},
+	{"enable-ipv6", "a Cilium test cluster is IPv4 only (--ip-family dual is built with the bridge CNI)"},
 	{"enable-l7-proxy", "no cilium-envoy binary is built"},
 	{"enable-hubble", "no observability wanted in a measurement"},
 	{"enable-health-checking", "cilium-health's endpoint needs cilium-health-responder, not built"},

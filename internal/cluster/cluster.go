@@ -49,12 +49,18 @@ var CNIs = []string{"bridge", "flannel-vxlan", "flannel-udp", "flannel-host-gw",
 // default; none runs no kube-proxy (Cilium replaces it).
 var ProxyModes = []string{"iptables", "nftables", "none"}
 
+// IPFamilies are the address families a cluster can have, the first the
+// default: dual gives nodes, pods and Services an IPv6 address beside the
+// IPv4 one (IPv4 first, as a cluster made dual-stack later has it).
+var IPFamilies = []string{"ipv4", "dual"}
+
 // Options say what cluster to bring up.
 type Options struct {
 	Name      string
 	Nodes     int
 	CNI       string // one of CNIs
 	ProxyMode string // one of ProxyModes
+	IPFamily  string // one of IPFamilies
 	// Exe is the cnperf binary the cluster's daemons are started through
 	// (cnperf cluster exec).
 	Exe string
@@ -73,7 +79,7 @@ type Options struct {
 // DefaultOptions are the command's defaults, the caches from the
 // environment as the build scripts read it.
 func DefaultOptions() Options {
-	o := Options{Nodes: 2, CNI: CNIs[0], ProxyMode: ProxyModes[0],
+	o := Options{Nodes: 2, CNI: CNIs[0], ProxyMode: ProxyModes[0], IPFamily: IPFamilies[0],
 		KubeCache: "/var/cache/cnperf/k8s", FlannelCache: "/var/cache/cnperf/flannel", CiliumCache: "/var/cache/cnperf/cilium",
 		ClangDir: os.Getenv("CNPERF_CILIUM_CLANG_DIR")}
 	if v := os.Getenv("CNPERF_K8S_CACHE"); v != "" {
@@ -135,7 +141,40 @@ func (o Options) Validate() error {
 	if _, ok := o.Cilium(); o.ProxyMode == "none" && !ok {
 		return fmt.Errorf("--kube-proxy none with --cni %s: only Cilium replaces kube-proxy (--cni cilium-vxlan or cilium-native)", o.CNI)
 	}
+	switch {
+	case o.IPFamily == "ipv6":
+		return errors.New("--ip-family ipv6: the test cluster is ipv4 or dual (a dual cluster's pods and Services have IPv6 addresses to dial)")
+	case !contains(IPFamilies, o.IPFamily):
+		return fmt.Errorf("--ip-family %q: want ipv4 or dual", o.IPFamily)
+	case o.Dual() && o.CNI != "bridge":
+		// Flannel wants an IPv6 default route on every node to find its
+		// public IPv6 address, and Cilium's IPv6 datapath is more BPF to
+		// compile: neither is set up here yet.
+		return fmt.Errorf("--ip-family dual: --cni %s is IPv4 only here; dual stack is built with --cni bridge", o.CNI)
+	}
 	return nil
+}
+
+// Dual says whether the cluster is dual-stack.
+func (o Options) Dual() bool { return o.IPFamily == "dual" }
+
+// serviceRange is the API server's and the controller-manager's
+// --service-cluster-ip-range: IPv4 first (the kubernetes Service's
+// family), then IPv6 on a dual cluster.
+func (o Options) serviceRange() string {
+	if o.Dual() {
+		return lab.ClusterServiceCIDR + "," + lab.ClusterServiceCIDR6
+	}
+	return lab.ClusterServiceCIDR
+}
+
+// podRange is the cluster's pod network (the controller-manager's and
+// kube-proxy's clusterCIDR), IPv4 first.
+func (o Options) podRange() string {
+	if o.Dual() {
+		return lab.ClusterPodCIDR + "," + lab.ClusterPodCIDR6
+	}
+	return lab.ClusterPodCIDR
 }
 
 // Preflight refuses, before anything is made, what this machine lacks for
@@ -247,3 +286,6 @@ func hostName(i int) string {
 // hostAddr is the underlay address of node i (cp is host 1 of the lab,
 // nodeI host I+1), as the lab's plan gives hosts in topology order.
 func hostAddr(i int) string { return lab.UnderlayIP(i + 1).String() }
+
+// hostAddr6 is node i's IPv6 underlay address on a dual cluster.
+func hostAddr6(i int) string { return lab.UnderlayIP6(i + 1).String() }

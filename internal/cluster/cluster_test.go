@@ -38,6 +38,12 @@ func TestValidate(t *testing.T) {
 		{"digit first", func(o *Options) { o.Name = "1a" }, `cluster name "1a"`},
 		{"long", func(o *Options) { o.Name = strings.Repeat("a", 17) }, "cluster name"},
 		{"empty", func(o *Options) { o.Name = "" }, "cluster name"},
+		{"dual bridge", func(o *Options) { o.IPFamily = "dual" }, ""},
+		{"dual bridge nftables", func(o *Options) { o.IPFamily, o.ProxyMode = "dual", "nftables" }, ""},
+		{"dual flannel", func(o *Options) { o.IPFamily, o.CNI = "dual", "flannel-vxlan" }, "--ip-family dual: --cni flannel-vxlan is IPv4 only here"},
+		{"dual cilium", func(o *Options) { o.IPFamily, o.CNI = "dual", "cilium-vxlan" }, "--ip-family dual: --cni cilium-vxlan is IPv4 only here"},
+		{"ipv6 only", func(o *Options) { o.IPFamily = "ipv6" }, "--ip-family ipv6: the test cluster is ipv4 or dual"},
+		{"unknown family", func(o *Options) { o.IPFamily = "IPv4" }, `--ip-family "IPv4": want ipv4 or dual`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -98,6 +104,60 @@ func TestFlannelConflist(t *testing.T) {
 	}
 	if r := ipam["routes"].([]any)[0].(map[string]any)["dst"]; r != "198.18.64.0/18" {
 		t.Fatalf("route to the pod network %v", r)
+	}
+}
+
+// TestBridgeConflistDual: on a dual cluster each node's bridge config gives
+// pods an address of each family from the plan (IPv4 first) and a default
+// route of each; an IPv4 cluster's has IPv4 only.
+func TestBridgeConflistDual(t *testing.T) {
+	for _, c := range []struct {
+		dual    bool
+		subnets []string
+		routes  []string
+	}{
+		{false, []string{"198.18.66.0/24"}, []string{"0.0.0.0/0"}},
+		{true, []string{"198.18.66.0/24", "2001:2:0:8102::/64"}, []string{"0.0.0.0/0", "::/0"}},
+	} {
+		var conf struct {
+			Plugins []struct {
+				IPAM struct {
+					Ranges [][]struct{ Subnet, Gateway string }
+					Routes []struct{ Dst string }
+				}
+			}
+		}
+		if err := json.Unmarshal([]byte(bridgeConflist("t1", 2, "/n", c.dual)), &conf); err != nil {
+			t.Fatalf("dual %v: %v", c.dual, err)
+		}
+		ipam := conf.Plugins[0].IPAM
+		var subnets, routes []string
+		for _, r := range ipam.Ranges {
+			subnets = append(subnets, r[0].Subnet)
+		}
+		for _, r := range ipam.Routes {
+			routes = append(routes, r.Dst)
+		}
+		if strings.Join(subnets, " ") != strings.Join(c.subnets, " ") || strings.Join(routes, " ") != strings.Join(c.routes, " ") {
+			t.Errorf("dual %v: ranges %v routes %v, want %v and %v", c.dual, subnets, routes, c.subnets, c.routes)
+		}
+	}
+}
+
+// TestDualRanges: a dual cluster's Service and pod ranges are both
+// families, IPv4 first (the kubernetes Service's family stays IPv4), in
+// the API server's and kube-proxy's flags alike.
+func TestDualRanges(t *testing.T) {
+	o := DefaultOptions()
+	if o.serviceRange() != "198.18.16.0/20" || o.podRange() != "198.18.64.0/18" {
+		t.Fatalf("ipv4: %s %s", o.serviceRange(), o.podRange())
+	}
+	o.IPFamily = "dual"
+	if o.serviceRange() != "198.18.16.0/20,2001:2:0:8010::/108" || o.podRange() != "198.18.64.0/18,2001:2:0:8100::/56" {
+		t.Fatalf("dual: %s %s", o.serviceRange(), o.podRange())
+	}
+	if s := proxyConfig(o); !strings.Contains(s, "\nclusterCIDR: 198.18.64.0/18,2001:2:0:8100::/56\n") {
+		t.Fatalf("kube-proxy config:\n%s", s)
 	}
 }
 

@@ -29,6 +29,16 @@ func (b *builder) node(ctx context.Context, i int) error {
 	}
 	fmt.Fprintf(b.log, "cluster %s: %s on %s (%s), CNI %s\n", name, host, ns, addr, b.o.CNI)
 	net := netdev.B{Lab: name}
+	nodeIP := addr
+	if b.o.Dual() {
+		addr6 := hostAddr6(i)
+		if err := hostIPv6(name, ns, addr6); err != nil {
+			return err
+		}
+		// The kubelet's node IPs, IPv4 first: the node's InternalIP of
+		// each family, which k8s-host and k8s-nodeport dial.
+		nodeIP += "," + addr6
+	}
 	_, cilium := b.o.Cilium()
 	if _, ok := b.o.Flannel(); !ok && !cilium {
 		// The bridge CNI: routes to the other nodes' pod networks.
@@ -37,12 +47,16 @@ func (b *builder) node(ctx context.Context, i int) error {
 			if j != i {
 				subnet, _ := lab.ClusterNodePods(j)
 				routes = append(routes, netdev.Route{Dst: subnet, Via: parseIP(hostAddr(j))})
+				if b.o.Dual() {
+					subnet6, _ := lab.ClusterNodePods6(j)
+					routes = append(routes, netdev.Route{Dst: subnet6, Via: parseIP(hostAddr6(j))})
+				}
 			}
 		}
 		if err := net.Routes(ns, routes); err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(nd, "cni/net.d/10-cnperf.conflist"), []byte(bridgeConflist(name, i, nd)), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(nd, "cni/net.d/10-cnperf.conflist"), []byte(bridgeConflist(name, i, nd, b.o.Dual())), 0o644); err != nil {
 			return err
 		}
 	}
@@ -139,7 +153,7 @@ func (b *builder) node(ctx context.Context, i int) error {
 	if _, err := b.start(daemon{role: host + "-kubelet", ns: ns, cgroup: lab.ClusterDaemonCgroup(name, host, "kubelet"), mntPID: cpid,
 		argv: []string{filepath.Join(bin, "kubelet"), "--config", filepath.Join(nd, "kubelet.yaml"),
 			"--kubeconfig", filepath.Join(nd, "kubelet.kubeconfig"), "--root-dir", filepath.Join(nd, "kubelet"),
-			"--cert-dir", filepath.Join(nd, "kubelet", "pki"), "--hostname-override", host, "--node-ip", addr,
+			"--cert-dir", filepath.Join(nd, "kubelet", "pki"), "--hostname-override", host, "--node-ip", nodeIP,
 			"--node-labels", labels, "--v=1"}}); err != nil {
 		return err
 	}
@@ -233,9 +247,17 @@ func sysctlBinds(nd string) ([]string, error) {
 }
 
 // bridgeConflist is the bridge CNI's config of node i: its pod subnet from
-// the plan on bridge cni0, routed between nodes, no NAT between pods.
-func bridgeConflist(name string, i int, nd string) string {
+// the plan on bridge cni0, routed between nodes, no NAT between pods; on a
+// dual cluster (dual) its IPv6 subnet too, each pod an address of each
+// family (host-local's second range) and a default route of each.
+func bridgeConflist(name string, i int, nd string, dual bool) string {
 	subnet, gw := lab.ClusterNodePods(i)
+	ranges, routes := fmt.Sprintf(`[[{"subnet": %q, "gateway": %q}]]`, subnet, gw), `[{"dst": "0.0.0.0/0"}]`
+	if dual {
+		subnet6, gw6 := lab.ClusterNodePods6(i)
+		ranges = fmt.Sprintf(`[[{"subnet": %q, "gateway": %q}], [{"subnet": %q, "gateway": %q}]]`, subnet, gw, subnet6, gw6)
+		routes = `[{"dst": "0.0.0.0/0"}, {"dst": "::/0"}]`
+	}
 	return fmt.Sprintf(`{
   "cniVersion": "0.4.0",
   "name": "cnperf-k8s-%s",
@@ -244,15 +266,15 @@ func bridgeConflist(name string, i int, nd string) string {
       "type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": false, "hairpinMode": true,
       "ipam": {
         "type": "host-local",
-        "ranges": [[{"subnet": %q, "gateway": %q}]],
-        "routes": [{"dst": "0.0.0.0/0"}],
+        "ranges": %s,
+        "routes": %s,
         "dataDir": %q
       }
     },
     {"type": "portmap", "capabilities": {"portMappings": true}}
   ]
 }
-`, name, subnet, gw, filepath.Join(nd, "cni", "ipam"))
+`, name, ranges, routes, filepath.Join(nd, "cni", "ipam"))
 }
 
 // containerdConfig is a node's containerd: its own root, state and
@@ -365,7 +387,7 @@ clusterCIDR: %s
 # 0: leave the kernel's conntrack table size and timeouts alone (the table
 # size is machine-wide).
 conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
-`, o.ProxyMode, lab.ClusterPodCIDR)
+`, o.ProxyMode, o.podRange())
 }
 
 // nodeProxyConfig is what node i's kube-proxy adds: its identity and

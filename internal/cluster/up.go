@@ -119,13 +119,13 @@ func Up(ctx context.Context, o Options, log io.Writer) (kubeconfig string, err e
 	if err := netns.SetOwner(o.Name, owner.None); err != nil {
 		return "", err
 	}
-	fmt.Fprintf(log, "cluster %s up in %.1f s: %d nodes, CNI %s, kube-proxy %s\n", o.Name, time.Since(start).Seconds(), o.Nodes, o.CNI, o.ProxyMode)
+	fmt.Fprintf(log, "cluster %s up in %.1f s: %d nodes, CNI %s, kube-proxy %s, %s\n", o.Name, time.Since(start).Seconds(), o.Nodes, o.CNI, o.ProxyMode, o.IPFamily)
 	return KubeconfigPath(o.Name, false), nil
 }
 
 // writeFlags keeps what the cluster was brought up with, for status.
 func writeFlags(dir string, o Options) error {
-	s := fmt.Sprintf("nodes=%d\ncni=%s\nkube-proxy=%s\n", o.Nodes, o.CNI, o.ProxyMode)
+	s := fmt.Sprintf("nodes=%d\ncni=%s\nkube-proxy=%s\nip-family=%s\n", o.Nodes, o.CNI, o.ProxyMode, o.IPFamily)
 	return os.WriteFile(filepath.Join(dir, "flags"), []byte(s), 0o644)
 }
 
@@ -179,6 +179,12 @@ func (b *builder) controlPlane(ctx context.Context) error {
 		}
 	}
 	fmt.Fprintf(b.log, "cluster %s: control plane on %s (%s)\n", name, cp, hostAddr(0))
+	if b.o.Dual() {
+		// cp routes the nodes' IPv6 pod networks too (ready).
+		if err := hostIPv6(name, cp, hostAddr6(0)); err != nil {
+			return err
+		}
+	}
 	cg := "cnperf/" + name + "/cp"
 	// No fsync: a throwaway test cluster, and the disk is shared with labs.
 	if _, err := b.start(daemon{role: "etcd", ns: cp, cgroup: cg, argv: []string{filepath.Join(bin, "etcd"),
@@ -192,7 +198,7 @@ func (b *builder) controlPlane(ctx context.Context) error {
 	if _, err := b.start(daemon{role: "kube-apiserver", ns: cp, cgroup: cg, argv: []string{filepath.Join(bin, "kube-apiserver"),
 		"--advertise-address=" + hostAddr(0), "--bind-address=0.0.0.0", "--secure-port=" + strconv.Itoa(APIPort),
 		"--etcd-servers=http://127.0.0.1:2379",
-		"--service-cluster-ip-range=" + lab.ClusterServiceCIDR, "--service-node-port-range=30000-32767",
+		"--service-cluster-ip-range=" + b.o.serviceRange(), "--service-node-port-range=30000-32767",
 		"--client-ca-file=" + f("ca.crt"), "--tls-cert-file=" + f("apiserver.crt"), "--tls-private-key-file=" + f("apiserver.key"),
 		"--kubelet-client-certificate=" + f("apiserver-kubelet-client.crt"), "--kubelet-client-key=" + f("apiserver-kubelet-client.key"),
 		"--kubelet-preferred-address-types=InternalIP",
@@ -237,8 +243,8 @@ func (b *builder) controlPlane(ctx context.Context) error {
 		"--bind-address=127.0.0.1", "--leader-elect=false",
 		"--cluster-signing-cert-file=" + f("ca.crt"), "--cluster-signing-key-file=" + f("ca.key"),
 		"--root-ca-file=" + f("ca.crt"), "--service-account-private-key-file=" + f("sa.key"),
-		"--use-service-account-credentials=true", "--service-cluster-ip-range=" + lab.ClusterServiceCIDR,
-		"--cluster-cidr=" + lab.ClusterPodCIDR, "--v=1"}
+		"--use-service-account-credentials=true", "--service-cluster-ip-range=" + b.o.serviceRange(),
+		"--cluster-cidr=" + b.o.podRange(), "--v=1"}
 	if _, ok := b.o.Cilium(); ok {
 		// Cilium's Kubernetes IPAM takes each node's podCIDR likewise.
 		cm = append(cm, "--allocate-node-cidrs=true", "--node-cidr-mask-size=24")
@@ -249,6 +255,9 @@ func (b *builder) controlPlane(ctx context.Context) error {
 	} else {
 		// The bridge CNI's subnets are fixed by the plan (ready).
 		cm = append(cm, "--allocate-node-cidrs=false")
+	}
+	if b.o.Dual() {
+		cm = append(cm, "--node-cidr-mask-size-ipv6=64")
 	}
 	if _, err := b.start(daemon{role: "kube-controller-manager", ns: cp, cgroup: cg, argv: cm}); err != nil {
 		return err
@@ -401,6 +410,10 @@ func (b *builder) ready(ctx context.Context) error {
 		for i := 1; i <= n; i++ {
 			subnet, _ := lab.ClusterNodePods(i)
 			patch := fmt.Sprintf(`{"spec":{"podCIDR":%q,"podCIDRs":[%q]}}`, subnet, subnet)
+			if b.o.Dual() {
+				subnet6, _ := lab.ClusterNodePods6(i)
+				patch = fmt.Sprintf(`{"spec":{"podCIDR":%q,"podCIDRs":[%q,%q]}}`, subnet, subnet, subnet6)
+			}
 			if err := b.api.do(ctx, http.MethodPatch, "/api/v1/nodes/"+hostName(i), "application/merge-patch+json", patch, nil); err != nil {
 				return fmt.Errorf("%s: pod CIDR: %w", hostName(i), err)
 			}
@@ -434,6 +447,11 @@ func (b *builder) ready(ctx context.Context) error {
 			continue
 		}
 		routes = append(routes, netdev.Route{Dst: nd.Spec.PodCIDR, Via: net.ParseIP(hostAddr(i))})
+		for _, c := range nd.Spec.PodCIDRs {
+			if strings.Contains(c, ":") && b.o.Dual() {
+				routes = append(routes, netdev.Route{Dst: c, Via: net.ParseIP(hostAddr6(i))})
+			}
+		}
 	}
 	if err := (netdev.B{Lab: b.o.Name}).Routes(lab.NS(b.o.Name, hostName(0)), routes); err != nil {
 		return err

@@ -246,3 +246,24 @@ func MacvlanAddr6(i, hosts int) net.IP {
 // its neighbours for packets it forwards. Host i's NIC is fe80::<i>, a
 // gateway toward containers fe80::1.
 func LinkLocal6(i int) string { return fmt.Sprintf("fe80::%d/64", i) }
+
+// The test cluster's IPv6 ranges (cnperf cluster up --ip-family dual),
+// inside ClusterRange6, in the IPv4 plan's style: node i's pods get
+// 2001:2:0:<8100+i>::/64 (the fourth group the node's index in decimal
+// digits read as hexadecimal), its bridge ::1.
+const (
+	// ClusterServiceCIDR6 is a /108: the API server takes no IPv6 Service
+	// range with more than 20 host bits.
+	ClusterServiceCIDR6 = "2001:2:0:8010::/108"
+	ClusterServiceAPI6  = "2001:2:0:8010::1"
+	// ClusterPodCIDR6 holds a /64 per node (the controller-manager's
+	// --node-cidr-mask-size-ipv6), ClusterMaxNodes of them and more.
+	ClusterPodCIDR6 = "2001:2:0:8100::/56"
+)
+
+// ClusterNodePods6 is node i's (1-based) IPv6 pod subnet and its gateway,
+// ClusterNodePods' twin.
+func ClusterNodePods6(i int) (subnet, gateway string) {
+	p := fmt.Sprintf("2001:2:0:%d::", 8100+i)
+	return p + "/64", p + "1"
+}

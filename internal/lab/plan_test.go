@@ -172,3 +172,38 @@ func TestIPv6UnderlayApart(t *testing.T) {
 		t.Errorf("IP of an IPv4 CIDR: %d bytes, want 4", len(ip))
 	}
 }
+
+func TestClusterIPv6RangesStayInClusterRange6(t *testing.T) {
+	cl := netip.MustParsePrefix(ClusterRange6)
+	pods := netip.MustParsePrefix(ClusterPodCIDR6)
+	svc := netip.MustParsePrefix(ClusterServiceCIDR6)
+	for _, p := range []netip.Prefix{pods, svc} {
+		if !cl.Contains(p.Addr()) || p.Bits() < cl.Bits() {
+			t.Errorf("%s is not inside ClusterRange6 %s", p, cl)
+		}
+	}
+	if pods.Overlaps(svc) {
+		t.Errorf("pod range %s overlaps Service range %s", pods, svc)
+	}
+	if svc.Bits() < 108 {
+		t.Errorf("Service range %s: the API server wants /108 or longer", svc)
+	}
+	if a := netip.MustParseAddr(ClusterServiceAPI6); !svc.Contains(a) {
+		t.Errorf("the kubernetes Service's %s is not in %s", a, svc)
+	}
+	seen := map[netip.Prefix]bool{}
+	for i := 1; i <= ClusterMaxNodes; i++ {
+		s, gw := ClusterNodePods6(i)
+		p, err := netip.ParsePrefix(s)
+		if err != nil || p.Bits() != 64 || !pods.Contains(p.Addr()) || seen[p] {
+			t.Fatalf("ClusterNodePods6(%d) = %s (%v): want a /64 of its own in %s", i, s, err, pods)
+		}
+		seen[p] = true
+		if !p.Contains(netip.MustParseAddr(gw)) {
+			t.Errorf("ClusterNodePods6(%d): gateway %s outside %s", i, gw, s)
+		}
+	}
+	if s, _ := ClusterNodePods6(3); s != "2001:2:0:8103::/64" {
+		t.Errorf("ClusterNodePods6(3) = %s, want node 3 echoed as 2001:2:0:8103::/64", s)
+	}
+}

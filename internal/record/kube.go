@@ -27,6 +27,9 @@ type Kube struct {
 	// of the lab's pods (0: none measured, or no pod-network pod).
 	CNIBackend string `json:"cni_backend,omitempty"`
 	PodMTU     int    `json:"pod_mtu,omitempty"`
+	// IPFamily is ipv4, ipv6 or dual as the lab's nodes' pod CIDRs say
+	// (empty: no node had one).
+	IPFamily string `json:"ip_family,omitempty"`
 	// Cilium is what a Cilium pod network says of itself in its
 	// cilium-config ConfigMap (nil on other networks).
 	Cilium     *KubeCilium `json:"cilium,omitempty"`

@@ -25,6 +25,8 @@ func TestBadFlagsExit2(t *testing.T) {
 		{[]string{"cluster", "up", "t1", "--kube-proxy", "nft"}, `--kube-proxy "nft": want iptables, nftables or none`},
 		{[]string{"cluster", "up", "t1", "--kube-proxy", "none"}, "--kube-proxy none with --cni bridge: only Cilium replaces kube-proxy"},
 		{[]string{"cluster", "up", "t1", "--kube-proxy", "none", "--cni", "flannel-vxlan"}, "--kube-proxy none with --cni flannel-vxlan"},
+		{[]string{"cluster", "up", "t1", "--ip-family", "dual", "--cni", "cilium-vxlan"}, "--ip-family dual: --cni cilium-vxlan is IPv4 only here"},
+		{[]string{"cluster", "up", "t1", "--ip-family", "v6"}, `--ip-family "v6": want ipv4 or dual`},
 		{[]string{"cluster", "up", "t1", "--cni", "weave"}, `--cni "weave": want bridge, flannel-vxlan, flannel-udp, flannel-host-gw, cilium-vxlan, cilium-native`},
 		{[]string{"cluster", "up", "t1", "--nodes", "0"}, "--nodes 0: want 1 to 60"},
 		{[]string{"cluster", "up", "T1"}, `cluster name "T1"`},

@@ -33,6 +33,7 @@ func describeCluster(ctx context.Context, c *Cluster, k *record.Kube, nodes []st
 		}
 		k.Nodes = append(k.Nodes, nodeRecord(n))
 	}
+	k.IPFamily = recordedFamily(k.Nodes)
 	k.CNI, k.CNIFrom = findCNI(ctx, c)
 	if k.CNI == "" {
 		k.CNI, k.CNIFrom = cniFromNodes(ctx, c, nodes)
@@ -94,7 +95,16 @@ func nodeRecord(n *corev1.Node) record.KubeNode {
 	info := n.Status.NodeInfo
 	addrs := map[string]string{}
 	for _, a := range n.Status.Addresses {
-		addrs[string(a.Type)] = a.Address
+		// A dual-stack node has an InternalIP of each family: the first
+		// keeps its key, the other is TYPE/IPv6 (or TYPE/IPv4).
+		k := string(a.Type)
+		if _, ok := addrs[k]; ok {
+			k += "/IPv4"
+			if isIPv6(a.Address) {
+				k = string(a.Type) + "/IPv6"
+			}
+		}
+		addrs[k] = a.Address
 	}
 	cpu, mem := n.Status.Capacity[corev1.ResourceCPU], n.Status.Capacity[corev1.ResourceMemory]
 	return record.KubeNode{Name: n.Name, Addresses: addrs, Kernel: info.KernelVersion, OS: info.OSImage,
@@ -182,4 +192,16 @@ func proxyMode(ctx context.Context, c *Cluster) string {
 		}
 	}
 	return ""
+}
+
+// recordedFamily is the family the lab's nodes' pod CIDRs say the cluster
+// has (clusterFamily on the records).
+func recordedFamily(nodes []record.KubeNode) string {
+	var ns []corev1.Node
+	for _, n := range nodes {
+		var cn corev1.Node
+		cn.Spec.PodCIDRs = n.PodCIDRs
+		ns = append(ns, cn)
+	}
+	return clusterFamily(ns)
 }

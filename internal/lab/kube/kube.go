@@ -210,6 +210,7 @@ func (Driver) Preflight(in lab.PreflightInput) error {
 	t, _ := in.Options.(Target)
 	placements := map[string][]string{} // by cluster name ("" none listed)
 	policies := map[string]string{}     // the field asking a policy, by cluster
+	families := map[string]string{}     // the field asking IPv6, by cluster
 	for _, l := range in.Spec.Labs() {
 		if l.Driver != Name {
 			continue
@@ -221,6 +222,12 @@ func (Driver) Preflight(in lab.PreflightInput) error {
 		c := in.Spec.ClusterOf(l.Conditions)
 		if !slices.Contains(placements[c], p) {
 			placements[c] = append(placements[c], p)
+		}
+		if err := policyFamily(l.Conditions); err != nil {
+			return err
+		}
+		if l.Conditions.DialsIPv6() && families[c] == "" {
+			families[c] = "ip_family " + l.Conditions.Family()
 		}
 		if on, _ := l.Conditions.Policy(); on && policies[c] == "" {
 			policies[c] = "network_policy " + conditions.PolicyAllow
@@ -236,12 +243,34 @@ func (Driver) Preflight(in lab.PreflightInput) error {
 	} else if err := PreflightClusters(t, placements); err != nil {
 		return err
 	}
-	// Each cluster a policy is asked on is probed for enforcement, in
-	// the order the spec lists them, before any lab is made on any.
 	names := []string{""}
 	for _, n := range t.Clusters {
 		names = append(names, n.Name)
 	}
+	// Each cluster a lab dials IPv6 on must give its pods IPv6 addresses.
+	for _, name := range names {
+		field, ok := families[name]
+		if !ok {
+			continue
+		}
+		on, err := t.On(name)
+		if err != nil {
+			return err
+		}
+		c, err := Connect(on)
+		if err != nil {
+			return err
+		}
+		cluster := name
+		if cluster == "" {
+			cluster = "at " + c.Server
+		}
+		if err := checkIPv6(context.Background(), c, field, cluster); err != nil {
+			return err
+		}
+	}
+	// Each cluster a policy is asked on is probed for enforcement, in
+	// the order the spec lists them, before any lab is made on any.
 	for _, name := range names {
 		field, ok := policies[name]
 		if !ok {
@@ -291,6 +320,15 @@ func checkEnforced(t Target, placement, field string) error {
 	return nil
 }
 
+// policyFamily refuses a network policy on a lab that dials IPv6: the
+// policy's rules allow the nodes and hold decoys by IPv4 block only.
+func policyFamily(c conditions.Set) error {
+	if on, _ := c.Policy(); on && c.DialsIPv6() {
+		return fmt.Errorf("lab: ip_family %s with a network policy: the kubernetes driver's policies are IPv4 only; measure policies with ip_family ipv4", c.Family())
+	}
+	return nil
+}
+
 // AppliesPolicies: the network_policy condition is a cluster's
 // NetworkPolicies.
 func (Driver) AppliesPolicies() bool { return true }
@@ -318,9 +356,12 @@ func (d Driver) Validate(cfg lab.Config) error {
 		return err
 	}
 	c := cfg.Conditions
-	c.NodePlacement, c.Cluster, c.NetworkPolicy, c.PolicyRules = "", "", "", 0
+	c.NodePlacement, c.Cluster, c.NetworkPolicy, c.PolicyRules, c.IPFamily = "", "", "", 0, ""
 	if !c.Empty() {
-		return fmt.Errorf("lab: conditions %s change the hosts; on the %s driver the nodes are the cluster's: only node_placement, cluster and network_policy apply", c.Label(), Name)
+		return fmt.Errorf("lab: conditions %s change the hosts; on the %s driver the nodes are the cluster's: only node_placement, cluster, network_policy and ip_family apply", c.Label(), Name)
+	}
+	if err := policyFamily(cfg.Conditions); err != nil {
+		return err
 	}
 	if cfg.Topology.Chain {
 		return fmt.Errorf("lab: a chain of hosts is built by the netns driver, not on a cluster")

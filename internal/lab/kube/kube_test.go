@@ -105,6 +105,12 @@ func TestValidateRefusesWhatAClusterCannotDo(t *testing.T) {
 		{"a condition on hosts", func(c *lab.Config) { c.Conditions.Cores = 1 }, "conditions cores=1 change the hosts"},
 		{"a chain", func(c *lab.Config) { c.Topology.Chain = true }, "chain"},
 		{"node placement is fine", func(c *lab.Config) { c.Conditions.NodePlacement = conditions.SameNode }, ""},
+		{"ip_family ipv6 is fine", func(c *lab.Config) { c.Conditions.IPFamily = conditions.IPv6 }, ""},
+		{"ip_family dual is fine", func(c *lab.Config) { c.Conditions.IPFamily = conditions.Dual }, ""},
+		{"a policy with ipv6", func(c *lab.Config) {
+			c.Conditions.IPFamily, c.Conditions.NetworkPolicy = conditions.IPv6, conditions.PolicyAllow
+		}, "lab: ip_family ipv6 with a network policy: the kubernetes driver's policies are IPv4 only"},
+		{"policy rules with dual", func(c *lab.Config) { c.Conditions.IPFamily, c.Conditions.PolicyRules = conditions.Dual, 10 }, "ip_family dual with a network policy"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := base

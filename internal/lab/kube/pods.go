@@ -94,6 +94,16 @@ func (b *Build) Pods(hostNetwork bool) ([]Placed, error) {
 			}
 			kp := &record.KubePod{Namespace: b.ns, Pod: w.name, Node: p.Spec.NodeName, PodIP: p.Status.PodIP,
 				HostIP: p.Status.HostIP, HostNetwork: hostNetwork}
+			if b.ipv6() {
+				// The addresses peers dial are the pod's and its node's
+				// IPv6 ones.
+				kp.PodIP, kp.HostIP = podAddrs(p, true)
+				if kp.PodIP == "" || kp.HostIP == "" {
+					errs[i] = fmt.Errorf("kubernetes: pod %s on node %s has no IPv6 address (pod IPs %v, host IPs %v): ip_family %s needs a dual-stack cluster",
+						w.name, p.Spec.NodeName, p.Status.PodIPs, p.Status.HostIPs, b.Conditions.Family())
+					return
+				}
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			b.pods = append(b.pods, kp)
@@ -247,6 +257,9 @@ func (b *Build) Service(p Placed, typ corev1.ServiceType, shift int) (*corev1.Se
 		ObjectMeta: metav1.ObjectMeta{Name: p.Pod.Pod, Namespace: b.ns, Labels: b.labels},
 		Spec:       corev1.ServiceSpec{Type: typ, Selector: map[string]string{LabelPod: p.Pod.Pod}},
 	}
+	if b.ipv6() {
+		serviceFamilies(svc, b.Conditions.Family())
+	}
 	for _, port := range b.Publish {
 		n := int32(port.Number + shift)
 		sp := corev1.ServicePort{Name: fmt.Sprintf("%s-%d", port.Protocol, n), Protocol: corev1.Protocol(strings.ToUpper(port.Protocol)),
@@ -259,6 +272,15 @@ func (b *Build) Service(p Placed, typ corev1.ServiceType, shift int) (*corev1.Se
 	got := &corev1.Service{}
 	if err := b.c.create(b.ctx, b.c.core, b.ns, "services", svc, got); err != nil {
 		return nil, fmt.Errorf("kubernetes: create %s service %s: %w", typ, svc.Name, err)
+	}
+	if b.ipv6() {
+		// Peers dial the Service's IPv6 ClusterIP (Spec.ClusterIP is its
+		// first family's, which the cluster may order otherwise).
+		ip := pickFamily(append([]string{got.Spec.ClusterIP}, got.Spec.ClusterIPs...), true)
+		if ip == "" {
+			return nil, fmt.Errorf("kubernetes: service %s has no IPv6 ClusterIP (%v): ip_family %s needs a dual-stack cluster", got.Name, got.Spec.ClusterIPs, b.Conditions.Family())
+		}
+		got.Spec.ClusterIP = ip
 	}
 	return got, nil
 }
@@ -393,9 +415,18 @@ func unusable(n corev1.Node) string {
 func (b *Build) Endpoint(p Placed, addr string, shift int, path ...string) lab.Endpoint {
 	port := b.Port + shift
 	return lab.Endpoint{Host: p.Host.Name, Role: p.Role, Container: true,
-		Listen:   lab.HostPort("0.0.0.0", port),
+		Listen:   lab.HostPort(b.listenAll(), port),
 		External: lab.HostPort(addr, port), Internal: lab.HostPort(addr, port),
 		PortShift: shift, Kube: p.Pod, Path: path}
+}
+
+// listenAll is the address servers listen on: every IPv4 one, or with
+// IPv6 dialled every address ("::", both families).
+func (b *Build) listenAll() string {
+	if b.ipv6() {
+		return "::"
+	}
+	return "0.0.0.0"
 }
 
 // Span is how far apart two endpoints' ports must be to stay apart: the
