@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/cnperf/cnperf/internal/record"
@@ -87,15 +89,42 @@ const tcpCaption = "TCP_INFO of siege's connections to ping, read by siege as ea
 
 // WriteTCPTable prints the rows (nothing without any).
 func WriteTCPTable(w io.Writer, rows []TCPRow) error {
+	return writeTCP(w, "siege's TCP connections to ping (TCP_INFO, over the cells)", rows, false)
+}
+
+// tcpColumns are a TCP_INFO table's columns, with the side's after the
+// mode in the servers' (short: the text table's headings).
+func tcpColumns(side, short bool) []string {
+	cols := []string{"mode", "cells", "connections", "retransmits", "smoothed RTT (µs)", "cwnd (segments)"}
+	if short {
+		cols = []string{"mode", "cells", "connections", "retrans", "srtt µs", "cwnd"}
+	}
+	if side {
+		cols = slices.Insert(cols, 1, "sender → receiver")
+	}
+	return cols
+}
+
+// tcpCells is a row's cells, the side's after the mode with side.
+func tcpCells(r TCPRow, side bool) []string {
+	cells := []string{r.Mode, fmt.Sprint(r.Cells), fmt.Sprint(r.Connections), fmt.Sprint(r.Retransmits), textSig(r.RTTUS, 0), textSig(r.Cwnd, 1)}
+	if side {
+		cells = slices.Insert(cells, 1, sideNames[r.Side])
+	}
+	return cells
+}
+
+// writeTCP prints a TCP_INFO table under its title.
+func writeTCP(w io.Writer, title string, rows []TCPRow, side bool) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "siege's TCP connections to ping (TCP_INFO, over the cells)")
-	fmt.Fprintln(tw, "mode\tcells\tconnections\tretrans\tsrtt µs\tcwnd\t")
+	fmt.Fprintln(w, title)
+	fmt.Fprintln(tw, strings.Join(tcpColumns(side, true), "\t")+"\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t\n", r.Mode, r.Cells, r.Connections, r.Retransmits, textSig(r.RTTUS, 0), textSig(r.Cwnd, 1))
+		fmt.Fprintln(tw, strings.Join(tcpCells(r, side), "\t")+"\t")
 	}
 	return tw.Flush()
 }
@@ -110,47 +139,35 @@ var sideNames = map[string]string{"ping": "ping → siege", "ping_to_pong": "pin
 
 // WriteServerTCPTable prints the servers' rows (nothing without any).
 func WriteServerTCPTable(w io.Writer, rows []TCPRow) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "the servers' TCP connections (TCP_INFO, over the cells; retransmits are the sender's)")
-	fmt.Fprintln(tw, "mode\tsender → receiver\tcells\tconnections\tretrans\tsrtt µs\tcwnd\t")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t\n", r.Mode, sideNames[r.Side], r.Cells, r.Connections, r.Retransmits, textSig(r.RTTUS, 0), textSig(r.Cwnd, 1))
-	}
-	return tw.Flush()
+	return writeTCP(w, "the servers' TCP connections (TCP_INFO, over the cells; retransmits are the sender's)", rows, true)
 }
 
-// addCellTCP adds, for each run whose cells recorded TCP_INFO, its table.
+// addCellTCP adds, for each run whose cells recorded TCP_INFO, its tables:
+// siege's connections, and the servers' by side.
 func (r *Report) addCellTCP() {
-	for ri, run := range r.Runs {
-		rows := CellTCP(run.Meta)
-		if len(rows) == 0 {
-			continue
+	for _, tt := range []struct {
+		id, title, caption string
+		rows               func(record.Meta) []TCPRow
+		side               bool
+	}{
+		{"tab-tcpinfo", "Siege's TCP connections", tcpCaption, CellTCP, false},
+		{"tab-tcpservers", "The servers' TCP connections", serverTCPCaption, CellServerTCP, true},
+	} {
+		for ri, run := range r.Runs {
+			rows := tt.rows(run.Meta)
+			if len(rows) == 0 {
+				continue
+			}
+			suffix, idSuffix := runSuffix(r.Runs, ri)
+			t := Table{ID: tt.id + idSuffix, Title: tt.title + suffix, Caption: tt.caption, Columns: tcpColumns(tt.side, false)}
+			for _, row := range rows {
+				var cells []Cell
+				for _, c := range tcpCells(row, tt.side) {
+					cells = append(cells, Cell{Text: c})
+				}
+				t.Rows = append(t.Rows, cells)
+			}
+			r.Tables = append(r.Tables, t)
 		}
-		suffix, idSuffix := runSuffix(r.Runs, ri)
-		t := Table{ID: "tab-tcpinfo" + idSuffix, Title: "Siege's TCP connections" + suffix, Caption: tcpCaption,
-			Columns: []string{"mode", "cells", "connections", "retransmits", "smoothed RTT (µs)", "cwnd (segments)"}}
-		for _, row := range rows {
-			t.Rows = append(t.Rows, []Cell{{Text: row.Mode}, {Text: fmt.Sprint(row.Cells)}, {Text: fmt.Sprint(row.Connections)},
-				{Text: fmt.Sprint(row.Retransmits)}, {Text: textSig(row.RTTUS, 0)}, {Text: textSig(row.Cwnd, 1)}})
-		}
-		r.Tables = append(r.Tables, t)
-	}
-	for ri, run := range r.Runs {
-		rows := CellServerTCP(run.Meta)
-		if len(rows) == 0 {
-			continue
-		}
-		suffix, idSuffix := runSuffix(r.Runs, ri)
-		t := Table{ID: "tab-tcpservers" + idSuffix, Title: "The servers' TCP connections" + suffix, Caption: serverTCPCaption,
-			Columns: []string{"mode", "sender → receiver", "cells", "connections", "retransmits", "smoothed RTT (µs)", "cwnd (segments)"}}
-		for _, row := range rows {
-			t.Rows = append(t.Rows, []Cell{{Text: row.Mode}, {Text: sideNames[row.Side]}, {Text: fmt.Sprint(row.Cells)}, {Text: fmt.Sprint(row.Connections)},
-				{Text: fmt.Sprint(row.Retransmits)}, {Text: textSig(row.RTTUS, 0)}, {Text: textSig(row.Cwnd, 1)}})
-		}
-		r.Tables = append(r.Tables, t)
 	}
 }

@@ -247,13 +247,7 @@ func linkStats(link string) string { return "link-" + link + ".json" }
 // without netem fails at the first qdisc, and nothing is left of it.
 func netemEnds(l *lab.Lab, ns string, link conditions.Link, rec *record.ImpairedLink, a, z, br string, m int) error {
 	rec.QueuePackets = max(1000, rec.QueueBytes/(m+14))
-	args := []string{"limit", strconv.Itoa(rec.QueuePackets), "delay", usec(link.Delay)}
-	if link.Jitter > 0 {
-		args = append(args, usec(link.Jitter))
-	}
-	if link.Loss > 0 {
-		args = append(args, "loss", strconv.FormatFloat(link.Loss, 'g', -1, 64)+"%")
-	}
+	args := netemArgs(rec.QueuePackets, link.Delay, link.Jitter, link.Loss)
 	for _, dev := range []string{a, z} {
 		if err := netdev.Run(ns, "tc", append([]string{"qdisc", "add", "dev", dev, "root", "netem"}, args...)...); err != nil {
 			rec.QueuePackets = 0

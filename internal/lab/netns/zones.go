@@ -85,6 +85,19 @@ func joinZones(l *lab.Lab, c conditions.Set, remote map[string]bool) error {
 	return nil
 }
 
+// netemArgs are a netem qdisc's parameters: a queue of limit packets,
+// the one-way delay with its jitter, and the loss in percent.
+func netemArgs(limit int, delay, jitter time.Duration, loss float64) []string {
+	args := []string{"limit", strconv.Itoa(limit), "delay", usec(delay)}
+	if jitter > 0 {
+		args = append(args, usec(jitter))
+	}
+	if loss > 0 {
+		args = append(args, "loss", strconv.FormatFloat(loss, 'g', -1, 64)+"%")
+	}
+	return args
+}
+
 // netemLink joins the zones through a veth pair with netem on each end;
 // it removes the pair and says why when netem cannot be set up, which is
 // how a kernel without netem is found.
@@ -94,13 +107,7 @@ func netemLink(l *lab.Lab, c conditions.Set, z *record.Zones, mtu int) error {
 		return err
 	}
 	z.QueuePackets = max(1000, z.QueueBytes/(mtu+14))
-	args := []string{"limit", strconv.Itoa(z.QueuePackets), "delay", usec(c.ZoneDelay)}
-	if c.ZoneJitter > 0 {
-		args = append(args, usec(c.ZoneJitter))
-	}
-	if c.ZoneLoss > 0 {
-		args = append(args, "loss", strconv.FormatFloat(c.ZoneLoss, 'g', -1, 64)+"%")
-	}
+	args := netemArgs(z.QueuePackets, c.ZoneDelay, c.ZoneJitter, c.ZoneLoss)
 	for _, dev := range []string{zoneLocal, zoneRemote} {
 		if err := netdev.Run(l.Switch, "tc", append([]string{"qdisc", "add", "dev", dev, "root", "netem"}, args...)...); err != nil {
 			z.QueuePackets = 0

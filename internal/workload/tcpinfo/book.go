@@ -93,6 +93,15 @@ func (b *Book) Snapshot() Snapshot {
 	return Snapshot{Closed: b.closed.Sums(), Live: live.Sums()}
 }
 
+// Closed is the closed connections' summary (their last readings, with
+// the largest RTT and the smallest window among them); nil if none closed.
+// A client that closes its pool first reads every connection so.
+func (b *Book) Closed() *Stats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.closed.Stats()
+}
+
 // Wrap books c until it closes; c is returned as it is if the book is
 // full.
 func (b *Book) Wrap(c net.Conn) net.Conn {

@@ -135,3 +135,26 @@ func TestBookByDescriptor(t *testing.T) {
 		t.Fatalf("after Close: %+v", s)
 	}
 }
+
+// TestBookClosed: the closed connections' summary keeps their extremes,
+// which Window sums away; nil before any closed.
+func TestBookClosed(t *testing.T) {
+	var b Book
+	if b.Closed() != nil {
+		t.Fatal("a summary before any connection closed")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := b.Dial((&net.Dialer{}).DialContext)(context.Background(), "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	s := b.Closed()
+	if s == nil || s.Connections != 1 || s.CwndMin < 1 || s.RTTMaxUS < s.RTTUS {
+		t.Fatalf("Closed = %+v, want one connection with its extremes", s)
+	}
+}

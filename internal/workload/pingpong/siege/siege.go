@@ -92,9 +92,9 @@ func run(ctx context.Context, cfg Config, total int, at func(int) pingpong.Reque
 	}
 	tr := pingpong.NewTransport(timeout, workers)
 	defer tr.CloseIdleConnections()
-	var conns tcpConns
+	var conns tcpinfo.Book // siege's connections to ping, each read as it closes
 	if cfg.TCP != nil {
-		tr.DialContext = conns.dial(tr.DialContext)
+		tr.DialContext = conns.Dial(tr.DialContext)
 	}
 	client := &http.Client{Transport: tr}
 	var before server.TCPInfo
@@ -143,7 +143,7 @@ func run(ctx context.Context, cfg Config, total int, at func(int) pingpong.Reque
 	wg.Wait()
 	if cfg.TCP != nil {
 		tr.CloseIdleConnections() // each reads its TCP_INFO as it closes
-		cfg.TCP(conns.stats())
+		cfg.TCP(conns.Closed())
 	}
 	if askServers {
 		if after, ok := serverTCP(context.WithoutCancel(ctx), cfg.Target, timeout); ok {
