@@ -85,7 +85,10 @@ links:
 		t.Fatalf("run: %v", err)
 	}
 	for _, c := range res.Meta.Cells {
-		if len(c.Flaps) != 1 || c.Flaps[0].Error != "" || c.Flaps[0].Down < 1.99 || c.Flaps[0].Down > 2.2 || c.Flaps[0].Up-c.Flaps[0].Down < 0.99 {
+		// The link comes back at the scheduled offset (at + down) from the
+		// cell's start, whenever it went down: on a busy machine setting it
+		// down took 12 ms once, which shortens the window, not moves it.
+		if len(c.Flaps) != 1 || c.Flaps[0].Error != "" || c.Flaps[0].Down < 1.99 || c.Flaps[0].Down > 2.2 || c.Flaps[0].Up < 2.99 {
 			t.Errorf("cell %d (%s) records flaps %+v, want one from 2 s to 3 s", c.Index, c.Case, c.Flaps)
 		}
 	}
