@@ -182,8 +182,8 @@ variants:
 }
 
 // TestFlappedPongUplinkHoldsRequests: on a bare lab whose pong's uplink
-// goes down for 1 s from 1 s into a ping-pong cell of a few thousand
-// small requests (several seconds), the requests overlapping the flap
+// goes down for 1 s from 1 s into a ping-pong cell of 25000 small
+// requests (several seconds), the requests overlapping the flap
 // wait at least 0.8 s or fail, the successes stop for at least 0.8 s,
 // and the report's link flaps table has the cell's row with that stall.
 func TestFlappedPongUplinkHoldsRequests(t *testing.T) {
@@ -195,7 +195,7 @@ pingpong:
   min_size: 1
   max_size: 1000
   coverage: 0.01
-  repetitions: 400
+  repetitions: 2500
   concurrency: 1
   seed: 7
   chunk: 10
