@@ -48,8 +48,21 @@ type FlapEffect struct {
 	Lost  int64
 	Worst float64
 	// Error is the cell's error, if its client failed (a request that
-	// failed for good ends an rr client).
+	// failed for good ends an rr client); for ping-pong NotBeforeFlap
+	// when its requests ended before the flap.
 	Error string
+	// PingPong marks a ping-pong cell's effect (PingPongFlaps): Requests
+	// are the requests that overlapped the flap, Lost those of them that
+	// failed, Retries ping's retries among them, Worst their longest
+	// latency (µs), Stall the longest gap between successful completions
+	// around the flap and Recover the time to the first one after it.
+	PingPong bool
+	Requests int
+	Retries  int64
+	// NotDone marks a flap the cell's clients ended before; At is when
+	// it was due.
+	NotDone bool
+	At      float64
 }
 
 // flapInterval is the part of a stream's or rr's interval line the flap

@@ -35,4 +35,8 @@ type Flap struct {
 	Up   float64 `json:"up_s"`   // set up again; 0 when it never went down
 	// Error says what failed (the link could not be set down or up).
 	Error string `json:"error,omitempty"`
+	// NotDone marks a flap the cell's clients ended before: it was due
+	// after them and never went down (a ping-pong cell of a few sizes
+	// can end first); runs before it was recorded leave such flaps out.
+	NotDone bool `json:"not_done,omitempty"`
 }

@@ -98,6 +98,10 @@ type Cell struct {
 	// Flaps are the flaps of the lab's links during the cell (a spec's
 	// links[].flap): when each went down and up again.
 	Flaps []Flap `json:"flaps,omitempty"`
+	// FlapsFrom is the moment the flaps' seconds count from (the clients'
+	// start), set with Flaps: ping-pong's samples carry wall-clock times
+	// (ts), and a span cell's Start is its client's first line, not this.
+	FlapsFrom time.Time `json:"flaps_from,omitzero"`
 }
 
 // CellRates returns, per mode, each finished cell's requests per second.

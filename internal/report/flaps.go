@@ -16,7 +16,10 @@ var flapColumns = []string{"series", "case", "rep", "workload", "link", "down–
 const flapCaption = "What each flap of a link (a spec's links[].flap) did to each client of its cell: when the link went down and up (seconds since the clients started), " +
 	"the longest run of reporting intervals around it that moved nothing (a stream's received bytes, rr's transactions), the time from the link's up to the end of the first interval back at 90 % of the rate before the flap (– if none), " +
 	"a stream's sender retransmits from the flap to that recovery (rr: TCP_INFO's for the whole cell), rr's lost requests in that window and its longest round trip (the cell's longest, or the window's highest interval p99 if higher: one transaction held up by the flap hides in an interval's p99), and the cell's error if a client failed. " +
-	"A stall is known to an interval's length."
+	"A stall is known to an interval's length. " +
+	"A ping-pong row (workload pingpong, its case the cell's sizes) counts requests instead: the requests that overlapped the flap (started before the link's up, ended after its down) and ping's retries among them, " +
+	"the stall as the longest gap between two successful completions around the flap, the recovery as the time from the link's up to the first success after it, the siege's and servers' TCP_INFO retransmits of the whole cell, " +
+	"the overlapping requests that failed (lost) and their longest latency; a cell whose requests all ended before the flap says so instead."
 
 // flapRow is one effect as table text.
 func flapRow(e analysis.FlapEffect) []string {
@@ -38,6 +41,17 @@ func flapRow(e analysis.FlapEffect) []string {
 	if errText == "" {
 		errText = "–"
 	}
+	if e.PingPong {
+		window, stall := fmt.Sprintf("%.2f–%.2f", e.Down, e.Up), f(e.Stall, 2)
+		if e.NotDone {
+			window = fmt.Sprintf("not done (due %.2f)", e.At)
+		}
+		if e.Error == analysis.NotBeforeFlap {
+			stall = "–"
+		}
+		return []string{e.Series, e.Case, "–", what, e.Link, window, stall, fmt.Sprintf("%d requests, %d retries", e.Requests, e.Retries),
+			opt(e.Recover, 2), retrans, fmt.Sprint(e.Lost), opt(e.Worst, 0), errText}
+	}
 	return []string{e.Series, e.Case, fmt.Sprint(e.Rep), what, e.Link, fmt.Sprintf("%.2f–%.2f", e.Down, e.Up),
 		f(e.Stall, 2), fmt.Sprint(e.StallIntervals), opt(e.Recover, 2), retrans, fmt.Sprint(e.Lost), opt(e.Worst, 0), errText}
 }
@@ -47,7 +61,7 @@ func flapRow(e analysis.FlapEffect) []string {
 func (r *Report) addFlaps() {
 	for ri, run := range r.Runs {
 		name := func(mode string) string { return seriesName(r.Runs, run, mode) }
-		effects := analysis.Flaps(run.Meta, run.Sockets.Records, name)
+		effects := runFlaps(run, name)
 		if len(effects) == 0 {
 			continue
 		}
@@ -62,6 +76,12 @@ func (r *Report) addFlaps() {
 		}
 		r.Tables = append(r.Tables, t)
 	}
+}
+
+// runFlaps is what the run's flaps did: to socket tests' clients (from
+// their intervals) and to ping-pong's requests (from its samples).
+func runFlaps(run Run, series func(mode string) string) []analysis.FlapEffect {
+	return append(analysis.Flaps(run.Meta, run.Sockets.Records, series), analysis.PingPongFlaps(run.Meta, run.Samples, series)...)
 }
 
 // WriteFlapTable prints the link-flap table (nothing without flaps).

@@ -82,3 +82,63 @@ func TestFlapSection(t *testing.T) {
 		})
 	}
 }
+
+// TestPingPongFlapRows: a ping-pong run whose pong uplink flapped gets a
+// row in the link flaps table counting requests, in the page and in
+// text; a cell whose requests ended before its flap says so.
+func TestPingPongFlapRows(t *testing.T) {
+	s := spec.Default()
+	s.Name, s.Modes = "ppflap", []string{"bare"}
+	from := time.Unix(100, 0).UTC()
+	at := func(sec float64) time.Time { return from.Add(time.Duration(sec * float64(time.Second))) }
+	cells := []record.Cell{
+		{Index: 0, Mode: "bare", Chunk: 0, Start: at(0.01), End: at(3), FlapsFrom: from, Flaps: []record.Flap{{Link: "pong", At: 1, Down: 1.001, Up: 2.002}}},
+		{Index: 1, Mode: "bare", Chunk: 1, Start: at(10), End: at(10.5), FlapsFrom: at(10), Flaps: []record.Flap{{Link: "pong", At: 1, NotDone: true}}},
+	}
+	run := Run{Dir: "ppflap", Label: "ppflap", Meta: record.Meta{Status: "complete", Spec: s, Started: from, Cells: cells}}
+	smp := func(cell, size int, start, ms float64, errText string) {
+		sm := record.Sample{Workload: "pingpong", Mode: "bare", Cell: cell, Size: size, Length: size, Code: 200, Time: at(start), LatencyMS: ms, DurationMS: ms / 2, Retries: map[bool]int{true: 4}[ms > 1000]}
+		if errText != "" {
+			sm.Error, sm.Code, sm.Length = errText, 0, 0
+		}
+		run.Samples = append(run.Samples, sm)
+	}
+	for i := range 10 {
+		smp(0, 100+i, float64(i)*0.1, 2, "")
+	}
+	smp(0, 200, 0.99, 1300, "") // held up: done at 2.29 s
+	smp(0, 201, 2.29, 2, "")
+	smp(1, 300, 10.0, 2, "")
+	smp(1, 301, 10.1, 2, "")
+	r, err := Build([]Run{run}, nil, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tab *Table
+	for i := range r.Tables {
+		if r.Tables[i].ID == "tab-flaps" {
+			tab = &r.Tables[i]
+		}
+	}
+	if tab == nil || len(tab.Rows) != 2 {
+		t.Fatalf("want a link flaps table with two ping-pong rows: %+v", tab)
+	}
+	rows := cellTexts(tab.Rows)
+	for i, wants := range [][]string{
+		{"pingpong/", "sizes 100–201/", "pong/", "1.00–2.00/ | 1.39/ | 1 requests, 4 retries/ | 0.29/", "1300000/"},
+		{"sizes 300–301/", "not done (due 1.00)/ | –/", analysis.NotBeforeFlap},
+	} {
+		for _, want := range wants {
+			if !strings.Contains(rows[i], want) {
+				t.Errorf("row %d %q lacks %q", i, rows[i], want)
+			}
+		}
+	}
+	var text strings.Builder
+	if err := WriteFlapTable(&text, runFlaps(run, func(m string) string { return m })); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "1 requests, 4 retries") {
+		t.Errorf("text table:\n%s", text.String())
+	}
+}

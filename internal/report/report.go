@@ -175,6 +175,9 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 		}
 		r.addInstances(ref)
 		r.addCellTCP()
+		if !repeats {
+			r.addFlaps() // else added with the cases, for every run
+		}
 	}
 	r.addCost()
 	if !sweeps {

@@ -95,7 +95,7 @@ func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.
 		return err
 	}
 	// What links' flaps did (runs with links[].flap only).
-	if err := WriteFlapTable(w, analysis.Flaps(run.Meta, run.Sockets.Records, func(m string) string { return m })); err != nil {
+	if err := WriteFlapTable(w, runFlaps(run, func(m string) string { return m })); err != nil {
 		return err
 	}
 	if err := WriteIntervalTable(w, analysis.IntervalsWithin(cases, refOf(run, ref)), refLabel(run, ref)); err != nil {

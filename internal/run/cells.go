@@ -160,6 +160,9 @@ func (e *env) runCell(ctx context.Context, cr cellRun, cell *record.Cell, app *a
 	mu.Lock()
 	defer mu.Unlock()
 	cell.Flaps = flaps
+	if len(flaps) > 0 {
+		cell.FlapsFrom = flapStart.UTC()
+	}
 	if cr.span && !first.IsZero() {
 		cell.Start, cell.End = first, last
 	}

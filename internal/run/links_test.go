@@ -1,12 +1,14 @@
 package run
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/record"
+	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/testutil"
 	"github.com/cnperf/cnperf/internal/workload"
@@ -179,5 +181,85 @@ variants:
 		case mm.Mode == "bare/clean" && len(l.Links) != 0:
 			t.Errorf("%s: lab record's links %+v, want none", mm.Mode, l.Links)
 		}
+	}
+}
+
+// TestFlappedPongUplinkHoldsRequests: on a bare lab whose pong's uplink
+// goes down for 1 s from 1 s into a ping-pong cell of 25000 small
+// requests (several seconds), the requests overlapping the flap
+// wait at least 0.8 s or fail, the successes stop for at least 0.8 s,
+// and the report's link flaps table has the cell's row with that stall.
+func TestFlappedPongUplinkHoldsRequests(t *testing.T) {
+	testutil.RequireRoot(t)
+	s := parseSpec(t, `
+name: ppflap
+modes: [bare]
+pingpong:
+  min_size: 1
+  max_size: 1000
+  coverage: 0.01
+  repetitions: 2500
+  concurrency: 1
+  seed: 7
+  chunk: 10
+  retries: 3
+  timeout: 10s
+links:
+  - {link: pong, flap: {at: [1s], down: 1s}}
+`)
+	res, err := runSpec(t, s)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if len(res.Meta.Cells) != 1 {
+		t.Fatalf("%d cells, want one chunk of sizes", len(res.Meta.Cells))
+	}
+	c := res.Meta.Cells[0]
+	t.Logf("cell %s to %s, %d samples, %d failed, flaps %+v from %s", c.Start.Format("15:04:05.000"), c.End.Format("15:04:05.000"), c.Samples, c.Failed, c.Flaps, c.FlapsFrom.Format("15:04:05.000"))
+	if len(c.Flaps) != 1 || c.Flaps[0].Error != "" || c.Flaps[0].NotDone || c.Flaps[0].Down < 0.99 || c.Flaps[0].Down > 1.2 || c.Flaps[0].Up-c.Flaps[0].Down < 0.99 || c.FlapsFrom.IsZero() {
+		t.Fatalf("cell records flaps %+v from %s, want one from 1 s to 2 s", c.Flaps, c.FlapsFrom)
+	}
+	rd, err := record.Open(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	contents, _, err := rd.Contents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	effects := analysis.PingPongFlaps(*res.Meta, contents.PingPong, func(m string) string { return m })
+	if len(effects) != 1 {
+		t.Fatalf("effects %+v, want one", effects)
+	}
+	e := effects[0]
+	t.Logf("link %s down %.2f–%.2f s: %d requests overlapping, %d failed, %d retries, longest %.0f µs, stall %.2f s, recovered after %.2f s, retransmits %d, note %q",
+		e.Link, e.Down, e.Up, e.Requests, e.Lost, e.Retries, e.Worst, e.Stall, e.Recover, e.Retransmits, e.Error)
+	if e.Error != "" || e.Requests == 0 {
+		t.Fatalf("effect %+v: want requests overlapping the flap and no note", e)
+	}
+	if e.Worst < 0.8e6 && e.Lost == 0 {
+		t.Errorf("longest latency %.0f µs and no failure among the requests overlapping a 1 s flap, want one of at least 0.8 s or a failure", e.Worst)
+	}
+	if e.Stall < 0.8 {
+		t.Errorf("stall %.2f s across a 1 s flap, want at least 0.8 s", e.Stall)
+	}
+	runs, notes := report.Load([]string{res.Dir})
+	if len(runs) != 1 {
+		t.Fatalf("report.Load: %v", notes)
+	}
+	r, err := report.Build(runs, notes, report.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var row []string
+	for _, tab := range r.Tables {
+		if tab.ID == "tab-flaps" && len(tab.Rows) == 1 {
+			for _, cell := range tab.Rows[0] {
+				row = append(row, cell.Text)
+			}
+		}
+	}
+	if stall := fmt.Sprintf("%.2f", e.Stall); len(row) < 7 || row[3] != "pingpong" || row[6] != stall {
+		t.Errorf("link flaps table row %q, want pingpong with the stall %s s", row, stall)
 	}
 }

@@ -742,7 +742,8 @@ func (s Spec) YAML() ([]byte, error) {
 
 // validateLinks checks links against the shortest test: every flap must
 // be up again before it ends. Ping-pong's cells are chunks of sizes, not
-// times, so flaps need socket tests.
+// times: there a flap ends within conditions.MaxUntimedFlapEnd of the
+// cell's start and is shorter than pingpong.timeout.
 func (s Spec) validateLinks() error {
 	for i, v := range append([]conditions.Set{s.Conditions}, s.Variants...) {
 		if name := s.Conditions.Over(v).Impairment; name != "" && s.Impairments[name] == nil {
@@ -767,8 +768,15 @@ func (s Spec) validateLinks() error {
 			shortest = p
 		}
 	}
-	if err := conditions.ValidateLinks("links", s.Links, shortest); err != nil {
+	w := conditions.FlapWindow{Test: shortest}
+	if !s.Socket() {
+		if err := s.PingPong.validate(); err != nil {
+			return err // its timeout bounds the flaps
+		}
+		w = conditions.FlapWindow{Request: s.PingPong.Timeout}
+	}
+	if err := conditions.ValidateLinks("links", s.Links, w); err != nil {
 		return err
 	}
-	return s.Impairments.Validate(shortest)
+	return s.Impairments.Validate(w)
 }

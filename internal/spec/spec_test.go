@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/spec"
+	"github.com/cnperf/cnperf/internal/spec/conditions"
 	"github.com/cnperf/cnperf/presets"
 )
 
@@ -165,7 +166,8 @@ func TestParseErrors(t *testing.T) {
 		{"flap past the test", "name: x\ntests: [{workload: rr, duration: 6s}, {workload: stream, duration: 3s}]\nlinks: [{link: server, flap: {at: [2s], down: 1s}}]\n", []string{"links[0].flap.at[0] 2s: with down 1s it ends at 3s, not before the shortest test's end (3s)"}},
 		{"impairment unknown", "name: x\ntests: [{workload: rr, duration: 6s}]\nimpairments: {slow: [{link: server, delay: 1ms}]}\nvariants: [{name: a}, {name: b, impairment: fast}]\n", []string{`variants[1].impairment "fast": not in impairments`}},
 		{"impairment link bad", "name: x\ntests: [{workload: rr, duration: 6s}]\nimpairments: {slow: [{link: server, jitter: 1ms}]}\n", []string{"impairments.slow[0].jitter 1ms: want 0 to delay (0s)"}},
-		{"flap on ping-pong", "name: x\nlinks: [{link: pong, flap: {at: [2s], down: 1s}}]\n", []string{"links[0].flap: flaps need tests with a duration"}},
+		{"flap on ping-pong longer than a request's timeout", "name: x\npingpong: {timeout: 1s}\nlinks: [{link: pong, flap: {at: [2s], down: 1s}}]\n", []string{"links[0].flap.down 1s: not shorter than pingpong.timeout (1s)"}},
+		{"flap on ping-pong past the bound", "name: x\nlinks: [{link: pong, flap: {at: [10m], down: 1s}}]\n", []string{"links[0].flap.at[0] 10m0s: with down 1s it ends at 10m1s, after 10m0s"}},
 		{"variant cores", "name: x\nvariants: [{cores: 1}, {cores: 999}]\n", []string{"variants[1].cores 999"}},
 		{"variant twice", "name: x\nvariants: [{cores: 1}, {cores: 1}]\n", []string{"variants[1]", "twice"}},
 		{"variant empty", "name: x\nvariants: [{cores: 1}, {}]\n", []string{"variants[1]: sets nothing"}},
@@ -254,6 +256,12 @@ func TestValidateBoundaries(t *testing.T) {
 		{"name 64 chars", func(s *spec.Spec) { s.Name = strings.Repeat("a", 64) }, true},
 		{"name 65 chars", func(s *spec.Spec) { s.Name = strings.Repeat("a", 65) }, false},
 		{"name starts with dot", func(s *spec.Spec) { s.Name = ".x" }, false},
+		{"flap of pong's uplink", func(s *spec.Spec) {
+			s.Links = []conditions.Link{{Link: "pong", Flap: &conditions.Flap{At: []time.Duration{time.Second}, Down: time.Second}}}
+		}, true},
+		{"flap in an impairment", func(s *spec.Spec) {
+			s.Impairments = conditions.Impairments{"cut": {{Link: "pong", Flap: &conditions.Flap{At: []time.Duration{time.Second}, Down: 2 * time.Minute}}}}
+		}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

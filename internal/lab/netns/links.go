@@ -389,14 +389,21 @@ func (r *Runtime) Flap(start time.Time) func() []record.Flap {
 
 // runFlaps carries out one link's schedule until done: down at each
 // offset, up after the flap's length. A link that is down when done comes
-// is set up at once, and that flap's up time is then.
+// is set up at once, and that flap's up time is then; flaps still due
+// then are recorded as not done.
 func runFlaps(p flapPlan, start time.Time, done <-chan struct{}) []record.Flap {
 	var out []record.Flap
 	since := func() float64 { return time.Since(start).Seconds() }
-	for _, at := range p.at {
+	for i, at := range p.at {
 		f := record.Flap{Link: p.link, At: at.Seconds()}
 		select {
 		case <-done:
+			// The clients ended first: say so rather than leave the
+			// flaps out, so that the analysis can tell "ended before the
+			// flap" from "never scheduled".
+			for _, rest := range p.at[i:] {
+				out = append(out, record.Flap{Link: p.link, At: rest.Seconds(), NotDone: true})
+			}
 			return out
 		case <-time.After(time.Until(start.Add(at))):
 		}

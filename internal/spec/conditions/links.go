@@ -39,23 +39,40 @@ const (
 	MaxLinkDelay  = 10 * time.Second // links[].delay
 	ZonesLink     = "zones"          // the link between a zoned lab's switches
 	MinFlapLength = time.Millisecond // links[].flap.down
+	// MaxUntimedFlapEnd bounds when a ping-pong cell's flap ends (at +
+	// down): its cells last as long as their requests take, so no test
+	// time bounds the schedule.
+	MaxUntimedFlapEnd = 10 * time.Minute
 )
+
+// FlapWindow is what a cell's flaps must fit in. Socket tests have a
+// time (Test: the shortest test's omit + duration) and every flap ends
+// before it. Ping-pong's cells (Test 0) are chunks of sizes that last as
+// long as their requests take: there every flap ends by
+// MaxUntimedFlapEnd and is shorter than one request's timeout (Request),
+// so that a request held up by the flap can outlast it rather than fail
+// by construction.
+type FlapWindow struct {
+	Test    time.Duration
+	Request time.Duration
+}
 
 // Delays reports whether the link needs something that delays frames
 // (netem or the delay line): a delay, jitter or loss.
 func (l Link) Delays() bool { return l.Delay != 0 || l.Jitter != 0 || l.Loss != 0 }
 
 // ValidateLinks checks links on their own: bounds, and flaps that end
-// before the shortest test does (testTime; 0: tests without a duration,
-// where a flap is refused). field names the list in the spec ("links",
+// in their window (w: before the shortest test ends, or for ping-pong
+// within its bound; neither: tests without a duration, where a flap is
+// refused). field names the list in the spec ("links",
 // "impairments.NAME"). Names are checked against a topology by
 // CheckLinkNames.
-func ValidateLinks(field string, links []Link, testTime time.Duration) error {
+func ValidateLinks(field string, links []Link, w FlapWindow) error {
 	if len(links) > MaxLinks {
 		return fmt.Errorf("%s: %d links, more than %d", field, len(links), MaxLinks)
 	}
 	for i, l := range links {
-		if err := l.validate(testTime); err != nil {
+		if err := l.validate(w); err != nil {
 			return fmt.Errorf("%s[%d].%w", field, i, err)
 		}
 		for j := range i {
@@ -67,7 +84,7 @@ func ValidateLinks(field string, links []Link, testTime time.Duration) error {
 	return nil
 }
 
-func (l Link) validate(testTime time.Duration) error {
+func (l Link) validate(w FlapWindow) error {
 	if l.Link == "" {
 		return errors.New("link: name the link (a host of the topology, or zones)")
 	}
@@ -96,10 +113,10 @@ func (l Link) validate(testTime time.Duration) error {
 		}
 		return nil
 	}
-	return l.Flap.validate(testTime)
+	return l.Flap.validate(w)
 }
 
-func (f Flap) validate(testTime time.Duration) error {
+func (f Flap) validate(w FlapWindow) error {
 	switch {
 	case len(f.At) == 0:
 		return errors.New("flap.at: give the times the link goes down, e.g. [2s]")
@@ -107,8 +124,10 @@ func (f Flap) validate(testTime time.Duration) error {
 		return fmt.Errorf("flap.at: %d flaps, more than %d", len(f.At), MaxFlaps)
 	case f.Down < MinFlapLength:
 		return fmt.Errorf("flap.down %s: want at least %s", f.Down, MinFlapLength)
-	case testTime <= 0:
+	case w.Test <= 0 && w.Request <= 0:
 		return errors.New("flap: flaps need tests with a duration (socket tests), the time they fall in")
+	case w.Test <= 0 && f.Down >= w.Request:
+		return fmt.Errorf("flap.down %s: not shorter than pingpong.timeout (%s), so every request it holds up would time out", f.Down, w.Request)
 	}
 	for i, at := range f.At {
 		switch {
@@ -116,8 +135,10 @@ func (f Flap) validate(testTime time.Duration) error {
 			return fmt.Errorf("flap.at[%d] %s: want 0 or later (from the cell's start)", i, at)
 		case i > 0 && at < f.At[i-1]+f.Down:
 			return fmt.Errorf("flap.at[%d] %s: before the flap at %s is up again (down %s)", i, at, f.At[i-1], f.Down)
-		case at+f.Down >= testTime:
-			return fmt.Errorf("flap.at[%d] %s: with down %s it ends at %s, not before the shortest test's end (%s)", i, at, f.Down, at+f.Down, testTime)
+		case w.Test > 0 && at+f.Down >= w.Test:
+			return fmt.Errorf("flap.at[%d] %s: with down %s it ends at %s, not before the shortest test's end (%s)", i, at, f.Down, at+f.Down, w.Test)
+		case w.Test <= 0 && at+f.Down > MaxUntimedFlapEnd:
+			return fmt.Errorf("flap.at[%d] %s: with down %s it ends at %s, after %s (ping-pong's bound from the cell's start)", i, at, f.Down, at+f.Down, MaxUntimedFlapEnd)
 		}
 	}
 	return nil
@@ -149,7 +170,7 @@ const MaxImpairments = 32
 
 // Validate checks each list (as ValidateLinks) and its name, in name
 // order so that the first error is always the same.
-func (im Impairments) Validate(testTime time.Duration) error {
+func (im Impairments) Validate(w FlapWindow) error {
 	if len(im) > MaxImpairments {
 		return fmt.Errorf("impairments: %d, more than %d", len(im), MaxImpairments)
 	}
@@ -160,7 +181,7 @@ func (im Impairments) Validate(testTime time.Duration) error {
 		if len(im[name]) == 0 {
 			return fmt.Errorf("impairments.%s: lists no link", name)
 		}
-		if err := ValidateLinks("impairments."+name, im[name], testTime); err != nil {
+		if err := ValidateLinks("impairments."+name, im[name], w); err != nil {
 			return err
 		}
 	}

@@ -52,7 +52,7 @@ func TestValidateLinks(t *testing.T) {
 		{"too many links", tooMany, 6 * s, "links: 65 links, more than 64"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := ValidateLinks("links", tc.links, tc.test)
+			err := ValidateLinks("links", tc.links, FlapWindow{Test: tc.test})
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("ValidateLinks: %v", err)
@@ -128,7 +128,7 @@ func TestImpairments(t *testing.T) {
 		{"bad link", Impairments{"a": {{Link: "server", Delay: ms}}, "b": {{Link: "server", Loss: 100}}}, "impairments.b[0].loss 100"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.im.Validate(6 * time.Second)
+			err := tc.im.Validate(FlapWindow{Test: 6 * time.Second})
 			if (tc.want == "" && err != nil) || (tc.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.want))) {
 				t.Fatalf("Validate = %v, want %q", err, tc.want)
 			}
@@ -139,5 +139,29 @@ func TestImpairments(t *testing.T) {
 	want := []Link{{Link: "server", Flap: flap}, {Link: "client", Rate: "1mbit"}, {Link: "siege", Loss: 1}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Merge = %+v, want %+v", got, want)
+	}
+}
+
+// TestValidatePingPongFlaps: ping-pong's cells have no time, so its flaps
+// end by MaxUntimedFlapEnd and each is shorter than a request's timeout.
+func TestValidatePingPongFlaps(t *testing.T) {
+	s := time.Second
+	for _, tc := range []struct {
+		name     string
+		at, down time.Duration
+		want     string // "" for valid
+	}{
+		{"one second", s, s, ""},
+		{"ends at the bound", MaxUntimedFlapEnd - s, s, ""},
+		{"past the bound", MaxUntimedFlapEnd, s, "links[0].flap.at[0] 10m0s: with down 1s it ends at 10m1s, after 10m0s"},
+		{"as long as the timeout", s, 60 * s, "links[0].flap.down 1m0s: not shorter than pingpong.timeout (1m0s)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			links := []Link{{Link: "pong", Flap: &Flap{At: []time.Duration{tc.at}, Down: tc.down}}}
+			err := ValidateLinks("links", links, FlapWindow{Request: 60 * s})
+			if (tc.want == "" && err != nil) || (tc.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.want))) {
+				t.Fatalf("ValidateLinks = %v, want %q", err, tc.want)
+			}
+		})
 	}
 }
