@@ -17,7 +17,7 @@ import (
 )
 
 // TestIPFamilyDocker runs stream and rr through the runner on IPv6 and
-// dual-stack docker labs of bare, bridge and macvlan, and judges from
+// dual-stack docker labs of bare, host, bridge and macvlan, and judges from
 // inside each lab, just before it goes: the endpoints are dialled at IPv6
 // addresses (with the IPv4 twins recorded on dual), the server's
 // namespace received IPv6 packets and next to no IPv4 ones, and on bridge
@@ -35,7 +35,7 @@ func TestIPFamilyDocker(t *testing.T) {
 	}
 	res, _ := runtest.Run(t, cat, "ipfamily_docker", `name: ipfamily_docker
 driver: docker
-modes: [bare, bridge, macvlan]
+modes: [bare, host, bridge, macvlan]
 reference: bare
 variants:
   - {name: v6, ip_family: ipv6}
@@ -48,7 +48,7 @@ tests:
 	for _, c := range res.Meta.Cells {
 		got[c.Mode+" "+c.Case] += c.Samples
 	}
-	for _, m := range []string{"bare/v6", "bare/dual", "bridge/v6", "bridge/dual", "macvlan/v6", "macvlan/dual"} {
+	for _, m := range []string{"bare/v6", "bare/dual", "host/v6", "host/dual", "bridge/v6", "bridge/dual", "macvlan/v6", "macvlan/dual"} {
 		for _, cs := range []string{"stream", "rr"} {
 			n := 0
 			for k, v := range got {
@@ -63,8 +63,8 @@ tests:
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.seen) != 6 {
-		t.Errorf("judged %d labs, want 6", len(w.seen))
+	if len(w.seen) != 8 {
+		t.Errorf("judged %d labs, want 8", len(w.seen))
 	}
 	for name, e := range w.seen {
 		t.Logf("%s: %+v", name, *e)
