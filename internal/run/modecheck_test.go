@@ -98,3 +98,36 @@ func TestFamilyRefusedBeforeBuilding(t *testing.T) {
 		})
 	}
 }
+
+// TestDockerFamilyRefusedBeforeBuilding: on the docker driver IPv6 and
+// dual pass for the modes whose Docker build carries them and the others
+// are refused by Check, naming the mode and the driver, before any lab.
+func TestDockerFamilyRefusedBeforeBuilding(t *testing.T) {
+	for _, tc := range []struct {
+		family string
+		modes  []string
+		want   string // "" for accepted
+	}{
+		{"ipv6", []string{"bare", "host", "bridge", "macvlan"}, ""},
+		{"dual", []string{"bare", "host", "bridge", "macvlan"}, ""},
+		{"ipv6", []string{"bare", "overlay"}, "modes[1]: lab: ip_family ipv6: mode overlay carries ipv4 only on the docker driver"},
+		{"dual", []string{"links"}, "modes[0]: lab: ip_family dual: mode links carries ipv4 only on the docker driver"},
+		{"ipv4", []string{"bare", "overlay", "links"}, ""},
+	} {
+		t.Run(tc.family+"/"+strings.Join(tc.modes, ","), func(t *testing.T) {
+			s, err := spec.Preset("tiny")
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Driver, s.Drivers, s.Modes = "docker", nil, tc.modes
+			s.Conditions.IPFamily = tc.family
+			err = checkModesOnDrivers(drivers.Catalog(), s)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want != "" && (err == nil || err.Error() != tc.want):
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -71,7 +71,7 @@ func (b *Build) EnginesBridged(bridges map[string]engine.Bridge) (dockerbuild.B,
 	db := dockerbuild.B{Set: b.set, Exe: b.exe, CPUs: b.Conditions.HostCPUs()}
 	var hosts []engine.Host
 	for _, h := range b.Hosts {
-		hosts = append(hosts, engine.Host{Name: h.Name, NS: h.NS, Addr: h.Addr, Bridge: bridges[h.Name]})
+		hosts = append(hosts, engine.Host{Name: h.Name, NS: h.NS, Addr: h.Addr, Bridge: bridges[h.Name], IPv6: b.Conditions.HasIPv6()})
 	}
 	image, err := db.Start(hosts)
 	return db, image, err
@@ -127,6 +127,45 @@ func LocalEndpoints(at []lab.EndpointAt, hosts []lab.Host, port int, container b
 // Driver is the docker driver.
 type Driver struct{}
 
+// Families is a Mode whose Docker build carries more than IPv4:
+// DockerFamilies lists the ip_family values (conditions.IPv4, IPv6, Dual)
+// its BuildDocker builds on emulated hosts. A mode without it carries IPv4
+// only on this driver, whatever it carries on the netns driver.
+type Families interface {
+	DockerFamilies() []string
+}
+
+// dockerFamilies are the ip_family values m's Docker build carries.
+func dockerFamilies(m lab.Mode) []string {
+	if f, ok := m.(Families); ok {
+		return f.DockerFamilies()
+	}
+	return []string{conditions.IPv4}
+}
+
+// CheckFamily refuses, before any lab is built, an ip_family the mode's
+// Docker build does not carry (Families) and an IPv6 the kernel lacks.
+func (Driver) CheckFamily(m lab.Mode, c conditions.Set) error {
+	f := c.Family()
+	if fs := dockerFamilies(m); !slices.Contains(fs, f) {
+		return fmt.Errorf("lab: ip_family %s: mode %s carries %s only on the %s driver", f, m.Name(), strings.Join(fs, " and "), Name)
+	}
+	return lab.KernelIPv6("/proc/sys", c)
+}
+
+// errEngineFamily: cnperf gives IPv6 only to hosts it emulates; an
+// existing engine's or another machine's networks and addresses are the
+// user's.
+const errEngineFamily = "lab: ip_family %s: the docker driver builds IPv6 on the hosts it emulates only, not on an existing engine (--docker-host) or other machines' (engines:)"
+
+// checkEngineFamily refuses IPv6 on engines cnperf did not start.
+func checkEngineFamily(o Options, c conditions.Set) error {
+	if c.HasIPv6() && (o.DockerHost != "" || len(o.Engines) > 0) {
+		return fmt.Errorf(errEngineFamily, c.Family())
+	}
+	return nil
+}
+
 // Builds reports whether the mode has a Docker build (BuildDocker): the
 // user-space overlays, for one, have none.
 func (Driver) Builds(m lab.Mode) bool { _, ok := m.(Mode); return ok }
@@ -143,6 +182,9 @@ func (Driver) RunsImages() bool { return true }
 // its own, several per host too.
 func (d Driver) Validate(cfg lab.Config) error {
 	o := options(cfg)
+	if err := checkEngineFamily(o, cfg.Conditions); err != nil {
+		return err
+	}
 	if len(o.Engines) > 0 {
 		return checkRemote(cfg)
 	}
@@ -154,8 +196,8 @@ func (d Driver) Validate(cfg lab.Config) error {
 	if !d.Builds(cfg.Mode) {
 		return fmt.Errorf("lab: mode %s cannot be built on the %s driver", cfg.Mode.Name(), Name)
 	}
-	if f := cfg.Conditions.Family(); f != conditions.IPv4 {
-		return fmt.Errorf("lab: ip_family %s: the %s driver builds IPv4 networks only", f, Name)
+	if err := d.CheckFamily(cfg.Mode, cfg.Conditions); err != nil {
+		return err
 	}
 	if o.DockerHost != "" {
 		if !lab.IsSingleHost(cfg.Mode) {

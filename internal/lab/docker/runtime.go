@@ -71,6 +71,9 @@ func (Driver) Options(in lab.OptionsInput) (any, error) {
 			fmt.Fprintln(in.Warn, warning)
 		}
 		for _, l := range in.Spec.Labs() {
+			if l.Conditions.HasIPv6() {
+				return nil, fmt.Errorf("--docker-host: ip_family %s: cnperf builds IPv6 on the hosts it emulates only, not on an existing engine", l.Conditions.Family())
+			}
 			if !l.Conditions.Empty() {
 				return nil, fmt.Errorf("--docker-host: conditions (%s) change the hosts, which on an existing engine is this machine: use emulated hosts", l.Conditions.Label())
 			}
@@ -93,6 +96,11 @@ func (Driver) Options(in lab.OptionsInput) (any, error) {
 		o.Engines, o.JoinSwarm = e.Hosts, e.Swarm == spec.SwarmJoin
 		if t := e.TLS; t != nil {
 			o.TLS = &TLS{CA: t.CA, Cert: t.Cert, Key: t.Key, Verify: t.Verifies()}
+		}
+		for _, l := range in.Spec.Labs() {
+			if l.Conditions.HasIPv6() {
+				return nil, fmt.Errorf("engines: ip_family %s: cnperf builds IPv6 on the hosts it emulates only, not on other machines' engines", l.Conditions.Family())
+			}
 		}
 		// Before anything is built: every engine must answer.
 		if err := CheckEngines(context.Background(), in.Topology, o.Engines, o.TLS); err != nil {
@@ -235,6 +243,8 @@ var (
 	_ lab.Runtime  = (*Runtime)(nil)
 	_ lab.Recorder = (*Runtime)(nil)
 	_ lab.Flapper  = (*Runtime)(nil)
+
+	_ lab.FamilyChecker = Driver{}
 )
 
 // SandboxNS is the network namespace of a host's sandbox.

@@ -93,8 +93,14 @@ func (b B) Network(host, name string, opts network.CreateOptions) (string, error
 type Attach struct {
 	Network string
 	IP      string
+	// IP6 is the sandbox's fixed IPv6 address on a network with IPv6.
+	IP6     string
 	Publish []Port
 	HostIP  string // where published ports bind on the host; default 0.0.0.0
+	// HostIP6 also binds the published ports there (e.g. "::"), reached at
+	// the host's IPv6 address; with IPv4 gone (NoHostIP4) only there.
+	HostIP6   string
+	NoHostIP4 bool
 	// CPUs pins the sandbox (and so the clients exec'd in it), the cores
 	// condition; nil takes B's.
 	CPUs []int
@@ -104,6 +110,19 @@ type Attach struct {
 	// Slot is the endpoint's among its host's (lab.EndpointAt.Slot): it
 	// names the sandbox, so that a host's several sandboxes stay apart.
 	Slot int
+}
+
+// bindings are where a's published port binds on the host: HostIP
+// (0.0.0.0 by default) unless NoHostIP4, and HostIP6 when set.
+func bindings(a Attach, port string) []nat.PortBinding {
+	var out []nat.PortBinding
+	if !a.NoHostIP4 {
+		out = append(out, nat.PortBinding{HostIP: cmp.Or(a.HostIP, "0.0.0.0"), HostPort: port})
+	}
+	if a.HostIP6 != "" {
+		out = append(out, nat.PortBinding{HostIP: a.HostIP6, HostPort: port})
+	}
+	return out
 }
 
 // SandboxName names a host's sandbox in a slot: cnperf-LAB-HOST-sandbox for
@@ -175,13 +194,13 @@ func (b B) Sandbox(host, image string, a Attach) (Sandbox, error) {
 		for _, p := range a.Publish {
 			port := nat.Port(strconv.Itoa(p.Number) + "/" + p.Protocol)
 			cfg.ExposedPorts[port] = struct{}{}
-			hc.PortBindings[port] = []nat.PortBinding{{HostIP: cmp.Or(a.HostIP, "0.0.0.0"), HostPort: strconv.Itoa(p.Number)}}
+			hc.PortBindings[port] = bindings(a, strconv.Itoa(p.Number))
 		}
 	}
 	var nc *network.NetworkingConfig
-	if a.IP != "" {
+	if a.IP != "" || a.IP6 != "" {
 		nc = &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{
-			a.Network: {IPAMConfig: &network.EndpointIPAMConfig{IPv4Address: a.IP}},
+			a.Network: {IPAMConfig: &network.EndpointIPAMConfig{IPv4Address: a.IP, IPv6Address: a.IP6}},
 		}}
 	}
 	r, err := e.Client.ContainerCreate(ctx, cfg, hc, nc, nil, SandboxName(b.Set.Lab, host, a.Slot))

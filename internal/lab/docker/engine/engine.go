@@ -76,6 +76,10 @@ type Host struct {
 	// Bridge is docker0 as a network plugin leased it (Flannel's
 	// subnet.env); zero: BridgeIP, the default MTU, masquerade on.
 	Bridge Bridge
+	// IPv6 has the engine translate IPv6 too: ip6tables rules for the
+	// published ports of networks with IPv6 (NAT66), which Docker 20.10
+	// makes only with experimental on.
+	IPv6 bool
 }
 
 // Bridge is how a dockerd sets up docker0: --bip, --mtu and --ip-masq, as
@@ -262,6 +266,17 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
 	return d, nil
 }
 
+// DaemonConfig is an engine's daemon.json: its identity key at keyPath
+// and, with ipv6, ip6tables on (and experimental, which Docker 20.10
+// wants for it), so that published ports of networks with IPv6 get the
+// same DNAT and masquerade in ip6tables as in iptables.
+func DaemonConfig(keyPath string, ipv6 bool) []byte {
+	if !ipv6 {
+		return []byte(fmt.Sprintf("{\"deprecated-key-path\": %q}\n", keyPath))
+	}
+	return []byte(fmt.Sprintf("{\"deprecated-key-path\": %q, \"experimental\": true, \"ip6tables\": true}\n", keyPath))
+}
+
 func (s *Set) startDockerd(ctx context.Context, h Host) (*Engine, error) {
 	run := filepath.Join(RunDir(s.Lab), h.Name)
 	data := filepath.Join(DataDir(s.Lab), h.Name)
@@ -274,7 +289,7 @@ func (s *Set) startDockerd(ctx context.Context, h Host) (*Engine, error) {
 	// (made for the user's own engine) does not apply; it keeps the
 	// engine's identity key in the run dir, not in /etc/docker.
 	cfg := filepath.Join(run, "daemon.json")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("{\"deprecated-key-path\": %q}\n", filepath.Join(run, "key.json"))), 0o600); err != nil {
+	if err := os.WriteFile(cfg, DaemonConfig(filepath.Join(run, "key.json"), h.IPv6), 0o600); err != nil {
 		return nil, err
 	}
 	sock := filepath.Join(run, "docker.sock")

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,5 +83,25 @@ func TestShimSockets(t *testing.T) {
 	got := shimSockets(run)
 	if strings.Join(got, ",") != "/run/containerd/s/abc,/run/containerd/s/def" {
 		t.Fatalf("shimSockets = %v", got)
+	}
+}
+
+// TestDaemonConfig: an engine's daemon.json is JSON with its key path,
+// and turns experimental and ip6tables on exactly when the lab has IPv6.
+func TestDaemonConfig(t *testing.T) {
+	for _, ipv6 := range []bool{false, true} {
+		var got map[string]any
+		if err := json.Unmarshal(DaemonConfig(`/run/x "y"/key.json`, ipv6), &got); err != nil {
+			t.Fatalf("ipv6 %v: %v", ipv6, err)
+		}
+		if got["deprecated-key-path"] != `/run/x "y"/key.json` {
+			t.Errorf("ipv6 %v: key path %v", ipv6, got["deprecated-key-path"])
+		}
+		if on := got["ip6tables"] == true && got["experimental"] == true; on != ipv6 {
+			t.Errorf("ipv6 %v: %v", ipv6, got)
+		}
+		if !ipv6 && len(got) != 1 {
+			t.Errorf("an IPv4 lab's daemon.json has more than its key: %v", got)
+		}
 	}
 }

@@ -44,6 +44,10 @@ func remote(d *docker.Build) ([]lab.Endpoint, error) {
 	})
 }
 
+// DockerFamilies: on emulated hosts the servers are plain processes on
+// the hosts' NICs, which carry either family or both.
+func (Mode) DockerFamilies() []string { return Families }
+
 // SingleHost: the mode builds on one host alone, so it runs on an
 // existing engine too (--docker-host).
 func (Mode) SingleHost() bool { return true }

@@ -4,6 +4,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/docker"
 	"github.com/cnperf/cnperf/internal/lab/docker/dockerbuild"
+	"github.com/cnperf/cnperf/internal/lab/modes/bare"
 )
 
 // BuildDocker runs each endpoint's sandbox with --net=host on its host's
@@ -26,13 +27,12 @@ func (Mode) BuildDocker(d *docker.Build) ([]lab.Endpoint, error) {
 			return lab.Endpoint{}, err
 		}
 		sandboxes[slot[e]] = docker.EndpointOf(sb, nil)
-		addr := lab.HostPort(h.Addr, e.Port(d.Port))
-		return lab.Endpoint{
+		v4, v6 := lab.HostAddrs(h)
+		return lab.Addressed(lab.Endpoint{
 			Host: h.Name, NS: sb.NetNS, Container: true,
-			Listen: lab.HostPort("0.0.0.0", e.Port(d.Port)), External: addr, Internal: addr,
 			Path:   []string{h.Name + ":eth0 (docker --net=host)"},
 			Docker: sandboxes[slot[e]],
-		}, nil
+		}, d.Conditions, v4, v6, e.Port(d.Port)), nil
 	})
 	if err != nil {
 		return nil, err
@@ -42,6 +42,10 @@ func (Mode) BuildDocker(d *docker.Build) ([]lab.Endpoint, error) {
 	}
 	return eps, nil
 }
+
+// DockerFamilies: the sandboxes share their hosts' stacks, which carry
+// either family or both.
+func (Mode) DockerFamilies() []string { return bare.Families }
 
 // SingleHost: the mode builds on one host alone, so it runs on an
 // existing engine too (--docker-host).

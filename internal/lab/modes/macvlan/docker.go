@@ -46,8 +46,9 @@ func (Mode) BuildDocker(d *docker.Build) ([]lab.Endpoint, error) {
 	return d.ByHost(func(e lab.EndpointAt) (lab.Endpoint, error) {
 		h := e.Host
 		fail := func(err error) (lab.Endpoint, error) { return lab.Endpoint{}, err }
+		c := d.Conditions
 		if e.Slot == 0 {
-			if err := dockerNetwork(b, h, several); err != nil {
+			if err := dockerNetwork(b, h, several, c.HasIPv6()); err != nil {
 				return fail(err)
 			}
 		}
@@ -55,7 +56,15 @@ func (Mode) BuildDocker(d *docker.Build) ([]lab.Endpoint, error) {
 		if e.Slot > 0 {
 			ip, onLink = lab.SlotRangeIP(h.Index, e.Slot), []string{lab.Underlay, lab.SlotRange}
 		}
-		sb, err := b.Sandbox(h.Name, image, dockerbuild.Attach{Network: dockerNet, IP: ip.String(), Slot: e.Slot})
+		a := dockerbuild.Attach{Network: dockerNet, IP: ip.String(), Slot: e.Slot}
+		ip6 := lab.MacvlanIP6(h.Index)
+		if e.Slot > 0 {
+			ip6 = lab.MacvlanSlotIP6(h.Index, e.Slot)
+		}
+		if c.HasIPv6() {
+			a.IP6 = ip6.String()
+		}
+		sb, err := b.Sandbox(h.Name, image, a)
 		if err != nil {
 			return fail(err)
 		}
@@ -68,20 +77,19 @@ func (Mode) BuildDocker(d *docker.Build) ([]lab.Endpoint, error) {
 		if err != nil {
 			return fail(err)
 		}
-		addr := lab.HostPort(ip.String(), e.Port(d.Port))
-		return lab.Endpoint{
+		return lab.Addressed(lab.Endpoint{
 			Host: h.Name, NS: sb.NetNS, Container: true,
-			Listen: lab.HostPort("0.0.0.0", e.Port(d.Port)), External: addr, Internal: addr,
 			Path:   []string{h.Name + ":eth0 (macvlan parent)", "container:eth0 (docker macvlan)"},
 			Docker: docker.EndpointOf(sb, &info),
-		}, nil
+		}, c, ip, ip6, e.Port(d.Port)), nil
 	})
 }
 
-// dockerNetwork creates host h's macvlan network: the underlay, and with
+// dockerNetwork creates host h's macvlan network: the underlay (with
+// ipv6 its /64 too, lab.UnderlayPrefix6), and with
 // several endpoints per host the host's /24 of the slot range
 // 198.18.(128+i).0/24, its gateway .254 past the last slot.
-func dockerNetwork(b dockerbuild.B, h lab.Host, several bool) error {
+func dockerNetwork(b dockerbuild.B, h lab.Host, several, ipv6 bool) error {
 	cfg := []network.IPAMConfig{{Subnet: lab.Underlay, IPRange: "198.18.0.192/26", Gateway: "198.18.0.254"}}
 	if several {
 		slots := &net.IPNet{IP: lab.SlotRangeIP(h.Index, 0), Mask: net.CIDRMask(24, 32)}
@@ -92,8 +100,23 @@ func dockerNetwork(b dockerbuild.B, h lab.Host, several bool) error {
 		gw := lab.SlotRangeIP(h.Index, 254)
 		cfg = append(cfg, network.IPAMConfig{Subnet: slots.String(), Gateway: gw.String()})
 	}
-	_, err := b.Network(h.Name, dockerNet, network.CreateOptions{Driver: "macvlan",
-		Options: map[string]string{"parent": "eth0", "macvlan_mode": "bridge"},
-		IPAM:    &network.IPAM{Config: cfg}})
+	create := network.CreateOptions{Driver: "macvlan",
+		Options: map[string]string{"parent": "eth0", "macvlan_mode": "bridge"}}
+	if ipv6 {
+		on := true
+		create.EnableIPv6 = &on
+		cfg = append(cfg, network.IPAMConfig{Subnet: lab.UnderlayPrefix6, Gateway: MacvlanGateway6})
+	}
+	create.IPAM = &network.IPAM{Config: cfg}
+	_, err := b.Network(h.Name, dockerNet, create)
 	return err
 }
+
+// MacvlanGateway6 is the gateway Docker's IPAM wants on the underlay /64:
+// an address no host or container has (nothing leaves the /64), as
+// 198.18.0.254 is IPv4's.
+const MacvlanGateway6 = "2001:2::fffe"
+
+// DockerFamilies: the containers' addresses are the underlay's, of either
+// family: a Docker macvlan network with IPv6 on the underlay's /64 too.
+func (Mode) DockerFamilies() []string { return Mode{}.Families() }
