@@ -97,16 +97,22 @@ type span struct {
 	p99                float64
 }
 
-// Flaps finds every cell of the run whose links flapped and, per flap and
-// client, what the flap did. series maps a record's mode to its series
-// name. None for a run without flaps: stored runs report as before.
-func Flaps(meta record.Meta, recs []record.Record, series func(mode string) string) []FlapEffect {
+// flappedCells are the run's cells whose links flapped, by index.
+func flappedCells(meta record.Meta) map[int]record.Cell {
 	cells := map[int]record.Cell{}
 	for _, c := range meta.Cells {
 		if len(c.Flaps) > 0 {
 			cells[c.Index] = c
 		}
 	}
+	return cells
+}
+
+// Flaps finds every cell of the run whose links flapped and, per flap and
+// client, what the flap did. series maps a record's mode to its series
+// name. None for a run without flaps: stored runs report as before.
+func Flaps(meta record.Meta, recs []record.Record, series func(mode string) string) []FlapEffect {
+	cells := flappedCells(meta)
 	if len(cells) == 0 {
 		return nil
 	}

@@ -26,12 +26,7 @@ const NotBeforeFlap = "the cell ended before the flap"
 // ended before the flap, or whose flap was not done, has the note
 // NotBeforeFlap rather than a stall. None for a run without flaps.
 func PingPongFlaps(meta record.Meta, samples []record.Sample, series func(mode string) string) []FlapEffect {
-	cells := map[int]record.Cell{}
-	for _, c := range meta.Cells {
-		if len(c.Flaps) > 0 {
-			cells[c.Index] = c
-		}
-	}
+	cells := flappedCells(meta)
 	if len(cells) == 0 {
 		return nil
 	}
