@@ -28,6 +28,7 @@ func FuzzSpec(f *testing.F) {
 		}
 	}
 	f.Add([]byte("name: x\npingpong: {retries: 0}\n"))
+	f.Add([]byte("name: x\nconditions: {ip_family: dual}\nvariants: [{ip_family: ipv6}, {ip_family: \"6\"}]\n"))
 	f.Add([]byte("name: x\ntests: [{workload: datagram, count: 1000, rate: 1T, sweep: {param: length, from: 24, to: 65507, step: 100}}]\n"))
 	// The fan-out, zones, chain and calibration fields, at and past their bounds.
 	f.Add([]byte("name: x\nplacement: {hosts: same, servers: 250, clients: 250}\ntests: [{workload: stream, processes: 64, sweep: {param: clients, from: 1, to: 250, step: 1}}]\n"))
