@@ -217,7 +217,7 @@ func (p PingPong) Plan() pingpong.PlanConfig {
 
 // DefaultModes are the modes a spec without modes compares: the five of
 // the 2017 Coherence thesis. Whether a name is a mode at all is the mode registry's to say
-// (modes.Check), so that a stored spec loads whatever modes exist today.
+// (lab.Catalog.CheckModes), so that a stored spec loads whatever modes exist today.
 var DefaultModes = []string{"bare", "host", "bridge", "macvlan", "overlay"}
 
 // Default is the spec every file starts from: fields a file leaves out keep

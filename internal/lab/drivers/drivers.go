@@ -18,17 +18,13 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/netns"
 )
 
-// All returns every driver, the default first. A driver that builds on
-// another's hosts comes after it (lab.Down removes last first).
-func All() []lab.Driver {
-	return []lab.Driver{netns.Driver{}, docker.Driver{}, kube.Driver{}}
-}
-
 // Catalog is the binary's drivers and modes, and the commands the drivers
-// add to the CLI. With extra, those drivers come after All's (a test's
-// driver).
+// add to the CLI. The default driver comes first; a driver that builds on
+// another's hosts comes after it (lab.Down removes last first). With
+// extra, those drivers come after the binary's (a test's driver).
 func Catalog(extra ...lab.Driver) lab.Catalog {
-	return lab.Catalog{Drivers: append(All(), extra...), Modes: modes.All(), Commands: commands}
+	all := []lab.Driver{netns.Driver{}, docker.Driver{}, kube.Driver{}}
+	return lab.Catalog{Drivers: append(all, extra...), Modes: modes.All(), Commands: commands}
 }
 
 // commands are the kubernetes driver's commands and `cnperf cluster`, the
@@ -36,16 +32,6 @@ func Catalog(extra ...lab.Driver) lab.Catalog {
 func commands(version string, stdout, stderr io.Writer) []*cobra.Command {
 	return append(kubecli.Commands(version, stdout, stderr), clustercli.Commands(stdout, stderr)...)
 }
-
-// Names returns the drivers' names in All's order.
-func Names() []string { return Catalog().DriverNames() }
-
-// Lookup finds a driver by name; "" is the default.
-func Lookup(name string) (lab.Driver, error) { return Catalog().Driver(name) }
-
-// Check says which of a spec's drivers is not a driver, in the spec's
-// words.
-func Check(driver string, list []string) error { return Catalog().CheckDrivers(driver, list) }
 
 // Up builds a lab with the driver cfg names.
 func Up(cfg lab.Config) (*lab.Lab, error) { return Catalog().Up(cfg) }
@@ -55,6 +41,3 @@ func Down(name string) error { return Catalog().Down(name) }
 
 // List finds every lab on the machine.
 func List() ([]lab.Info, error) { return Catalog().List() }
-
-// Clean removes the labs of owners that have exited (every lab with all).
-func Clean(all bool) (lab.Cleaned, error) { return Catalog().Clean(all) }

@@ -7,7 +7,9 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 )
 
-func TestCheck(t *testing.T) {
+// The binary's catalog says which of a spec's drivers or modes is not one,
+// in the spec's words.
+func TestCheckDrivers(t *testing.T) {
 	for _, tc := range []struct {
 		driver string
 		list   []string
@@ -19,9 +21,25 @@ func TestCheck(t *testing.T) {
 		{"", nil, `driver "": unknown`},
 		{"netns", []string{"netns", "kvm"}, `drivers[1] "kvm": unknown (known: netns, docker, kubernetes)`},
 	} {
-		err := Check(tc.driver, tc.list)
+		err := Catalog().CheckDrivers(tc.driver, tc.list)
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
-			t.Errorf("Check(%q, %q) = %v, want %q", tc.driver, tc.list, err, tc.want)
+			t.Errorf("CheckDrivers(%q, %q) = %v, want %q", tc.driver, tc.list, err, tc.want)
+		}
+	}
+}
+
+func TestCheckModes(t *testing.T) {
+	for _, tc := range []struct {
+		names []string
+		want  string // "" for no error
+	}{
+		{[]string{"bare", "overlay-encrypted", "ovs"}, ""},
+		{[]string{"bare", "nosuch"}, `modes[1]: unknown mode "nosuch" (known: `},
+		{[]string{""}, `modes[0]: unknown mode ""`},
+	} {
+		err := Catalog().CheckModes(tc.names)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("CheckModes(%q) = %v, want %q", tc.names, err, tc.want)
 		}
 	}
 }

@@ -37,10 +37,6 @@ func All() []lab.Mode {
 	return append(all, k8shost.Mode{}, k8spod.Mode{}, k8sservice.Mode{}, k8snodeport.Mode{})
 }
 
-// DefaultNames are the modes a spec compares when it names none: the five
-// of the Docker papers; the user-space overlays are asked for by name.
-func DefaultNames() []string { return Names()[:5] }
-
 // Names returns the modes' names in All's order.
 func Names() []string {
 	var n []string
@@ -60,16 +56,6 @@ func Lookup(name string) (lab.Mode, error) {
 	known := Names()
 	sort.Strings(known)
 	return nil, fmt.Errorf("unknown mode %q (known: %s)", name, strings.Join(known, ", "))
-}
-
-// Check says which of a spec's modes is not a mode, in the spec's words.
-func Check(names []string) error {
-	for i, name := range names {
-		if _, err := Lookup(name); err != nil {
-			return fmt.Errorf("modes[%d]: %w", i, err)
-		}
-	}
-	return nil
 }
 
 // Netns returns the modes the netns driver builds: the kernel topologies
