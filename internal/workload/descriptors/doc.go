@@ -9,19 +9,16 @@
 package descriptors
 
 import (
-	"time"
-
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
 // Bounds every socket workload shares.
 const (
-	MaxDuration   = int64(24 * time.Hour) // --time, --omit
-	MaxUDPPayload = 65507                 // the largest UDP payload over IPv4
+	MaxUDPPayload = 65507 // the largest UDP payload over IPv4
 )
 
 // omit is the warm-up parameter of stream and rr.
 func omit() workload.Param {
-	return workload.Param{Name: "omit", Kind: workload.Duration, Bounds: []workload.Bound{{Max: MaxDuration}},
+	return workload.Param{Name: "omit", Kind: workload.Duration, Bounds: []workload.Bound{{Max: int64(workload.MaxDuration)}},
 		Flag: "--omit", Default: "0s", Help: "warm-up sent before the measured time and left out of the summary"}
 }

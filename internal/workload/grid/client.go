@@ -9,6 +9,7 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/descriptors"
 )
 
@@ -38,7 +39,6 @@ type Config struct {
 // Bounds of the client's settings.
 const (
 	MaxValueSize    = descriptors.GridMaxValueSize
-	MaxDuration     = 24 * time.Hour
 	MinInterval     = 10 * time.Millisecond
 	MaxTimeout      = descriptors.GridMaxTimeout
 	DefaultValue    = 700
@@ -52,8 +52,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Addr == "":
 		return errors.New("--server: required")
-	case c.Duration <= 0 || c.Duration > MaxDuration:
-		return fmt.Errorf("--time %s: want more than 0s and at most %s", c.Duration, MaxDuration)
+	case c.Duration <= 0 || c.Duration > workload.MaxDuration:
+		return fmt.Errorf("--time %s: want more than 0s and at most %s", c.Duration, workload.MaxDuration)
 	case c.Interval < MinInterval:
 		return fmt.Errorf("--interval %s: must be >= %s", c.Interval, MinInterval)
 	case c.ValueSize < 1 || c.ValueSize > MaxValueSize:

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/workload"
 )
 
 // fakeStore is a map whose operations take step on a fake clock and fail
@@ -209,7 +211,7 @@ func TestConfigBounds(t *testing.T) {
 	}{
 		{func(c *Config) { c.Addr = "" }, "--server"},
 		{func(c *Config) { c.Duration = 0 }, "--time"},
-		{func(c *Config) { c.Duration = MaxDuration + 1 }, "--time"},
+		{func(c *Config) { c.Duration = workload.MaxDuration + 1 }, "--time"},
 		{func(c *Config) { c.Interval = time.Millisecond }, "--interval"},
 		{func(c *Config) { c.ValueSize = 0 }, "--value-size"},
 		{func(c *Config) { c.ValueSize = MaxValueSize + 1 }, "--value-size"},

@@ -33,6 +33,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/descriptors"
 	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 )
@@ -45,7 +46,6 @@ const (
 	MaxUDPSize  = descriptors.MaxUDPPayload
 	MaxTCPSize  = descriptors.RRMaxTCPSize
 	MaxParallel = descriptors.RRMaxParallel
-	MaxDuration = 24 * time.Hour // --time, --omit and --interval
 	MaxTimeout  = time.Duration(descriptors.RRMaxTimeout)
 )
 
@@ -124,14 +124,14 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("--protocol %q: want tcp, udp or crr", c.Protocol)
 	}
-	if c.Duration <= 0 || c.Duration > MaxDuration {
-		return fmt.Errorf("--time %s: must be > 0 and <= %s", c.Duration, MaxDuration)
+	if c.Duration <= 0 || c.Duration > workload.MaxDuration {
+		return fmt.Errorf("--time %s: must be > 0 and <= %s", c.Duration, workload.MaxDuration)
 	}
-	if c.Omit < 0 || c.Omit > MaxDuration {
-		return fmt.Errorf("--omit %s: must be >= 0 and <= %s", c.Omit, MaxDuration)
+	if c.Omit < 0 || c.Omit > workload.MaxDuration {
+		return fmt.Errorf("--omit %s: must be >= 0 and <= %s", c.Omit, workload.MaxDuration)
 	}
-	if c.Interval < time.Millisecond || c.Interval > MaxDuration {
-		return fmt.Errorf("--interval %s: must be >= 1ms and <= %s", c.Interval, MaxDuration)
+	if c.Interval < time.Millisecond || c.Interval > workload.MaxDuration {
+		return fmt.Errorf("--interval %s: must be >= 1ms and <= %s", c.Interval, workload.MaxDuration)
 	}
 	if c.RequestSize < 1 || c.RequestSize > max {
 		return fmt.Errorf("--request %d: must be in 1..%d for %s", c.RequestSize, max, c.Protocol)

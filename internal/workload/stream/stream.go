@@ -19,6 +19,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/descriptors"
 )
 
@@ -33,7 +34,6 @@ const (
 	DefaultInterval  = time.Second
 	MinInterval      = 10 * time.Millisecond
 	MaxParallel      = descriptors.StreamMaxParallel
-	MaxDuration      = 24 * time.Hour
 	udpHeaderLen     = descriptors.StreamUDPHeader
 	WorkloadName     = descriptors.StreamName
 	SideSender       = "sender"
@@ -189,17 +189,17 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--protocol %q: want tcp or udp", c.Protocol)
 	case c.Duration <= 0:
 		return fmt.Errorf("--time %s: must be > 0", c.Duration)
-	case c.Duration > MaxDuration:
-		return fmt.Errorf("--time %s: must be <= %s", c.Duration, MaxDuration)
+	case c.Duration > workload.MaxDuration:
+		return fmt.Errorf("--time %s: must be <= %s", c.Duration, workload.MaxDuration)
 	case c.Omit < 0:
 		return fmt.Errorf("--omit %s: must be >= 0", c.Omit)
-	case c.Omit > MaxDuration:
-		return fmt.Errorf("--omit %s: must be <= %s", c.Omit, MaxDuration)
+	case c.Omit > workload.MaxDuration:
+		return fmt.Errorf("--omit %s: must be <= %s", c.Omit, workload.MaxDuration)
 	case c.Interval < MinInterval:
 		return fmt.Errorf("--interval %s: must be >= %s", c.Interval, MinInterval)
-	case c.Interval > MaxDuration:
+	case c.Interval > workload.MaxDuration:
 		// Also keeps the sums of durations in boundaries from overflowing.
-		return fmt.Errorf("--interval %s: must be <= %s", c.Interval, MaxDuration)
+		return fmt.Errorf("--interval %s: must be <= %s", c.Interval, workload.MaxDuration)
 	case c.Parallel < 1 || c.Parallel > MaxParallel:
 		return fmt.Errorf("--parallel %d: must be in [1, %d]", c.Parallel, MaxParallel)
 	case c.Rate < 0:

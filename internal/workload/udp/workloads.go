@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/descriptors"
 )
 
@@ -22,9 +23,8 @@ const (
 	WorkloadJitter     = descriptors.JitterName
 	WorkloadDatagram   = descriptors.DatagramName
 	// Upper bounds of what a client may ask for.
-	MaxDuration = 24 * time.Hour
-	MaxRate     = 10_000_000_000_000 // bits/s: 10 Tbit/s
-	MaxCount    = 1 << 40
+	MaxRate  = 10_000_000_000_000 // bits/s: 10 Tbit/s
+	MaxCount = 1 << 40
 )
 
 // DefaultPacketSize is the datagram workload's packet size on a path of
@@ -103,8 +103,8 @@ func (c JitterConfig) Validate() error {
 		return fmt.Errorf("--bitrate %d: must be <= %d", c.Rate, int64(MaxRate))
 	case c.Duration <= 0:
 		return fmt.Errorf("--time %s: must be > 0", c.Duration)
-	case c.Duration > MaxDuration:
-		return fmt.Errorf("--time %s: must be <= %s", c.Duration, MaxDuration)
+	case c.Duration > workload.MaxDuration:
+		return fmt.Errorf("--time %s: must be <= %s", c.Duration, workload.MaxDuration)
 	}
 	if err := validateSize("--length", c.Size, false); err != nil {
 		return err
@@ -139,8 +139,8 @@ func (c DatagramConfig) Validate() error {
 		return fmt.Errorf("--count %d: must be <= %d", c.Count, int64(MaxCount))
 	case c.Duration < 0:
 		return fmt.Errorf("--time %s: must be >= 0", c.Duration)
-	case c.Duration > MaxDuration:
-		return fmt.Errorf("--time %s: must be <= %s", c.Duration, MaxDuration)
+	case c.Duration > workload.MaxDuration:
+		return fmt.Errorf("--time %s: must be <= %s", c.Duration, workload.MaxDuration)
 	case c.Count == 0 && c.Duration == 0:
 		return errors.New("--count or --time: give at least one")
 	}
