@@ -6,7 +6,6 @@ import (
 	"io"
 	"os/signal"
 	"runtime"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -28,8 +27,7 @@ func ServeCommand(con workload.Console) *cobra.Command {
 port number; publish both.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, _ := strconv.Atoi(DefaultPort)
-			addr, err := con.Listen(listen, p)
+			addr, err := con.Listen(listen, DefaultPort)
 			if err != nil {
 				return err
 			}
@@ -45,8 +43,7 @@ port number; publish both.`,
 			return workload.Fail(s.Serve(ctx, stderr))
 		},
 	}
-	p, _ := strconv.Atoi(DefaultPort)
-	cmd.Flags().StringVar(&listen, "listen", con.DefaultListen(p), con.ListenHelp+" (the port: TCP and UDP)")
+	cmd.Flags().StringVar(&listen, "listen", con.DefaultListen(DefaultPort), con.ListenHelp+" (the port: TCP and UDP)")
 	return cmd
 }
 

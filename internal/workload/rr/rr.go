@@ -31,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/workload"
@@ -39,7 +40,7 @@ import (
 )
 
 // DefaultPort is the port of cnperf serve rr (TCP and UDP).
-const DefaultPort = "5202"
+const DefaultPort = descriptors.RRPort
 
 // Limits on message sizes.
 const (
@@ -173,7 +174,7 @@ func WithDefaultPort(addr string) string {
 	if len(addr) > 1 && addr[0] == '[' && addr[len(addr)-1] == ']' { // [v6]
 		addr = addr[1 : len(addr)-1]
 	}
-	return net.JoinHostPort(addr, DefaultPort)
+	return net.JoinHostPort(addr, strconv.Itoa(DefaultPort))
 }
 
 // Latency summarises a latency distribution, in microseconds.

@@ -185,10 +185,10 @@ func (t *peerTable) register(token [tokenLen]byte, a netip.AddrPort) *udpPeer {
 }
 
 // Listen opens the TCP listener and the UDP socket on addr (port 0: a free
-// port, the same for both); an address without a port gets 5202.
+// port, the same for both); an address without a port gets DefaultPort.
 func Listen(addr string) (*Server, error) {
 	if addr == "" {
-		addr = "127.0.0.1:" + DefaultPort
+		addr = "127.0.0.1:" + strconv.Itoa(DefaultPort)
 	}
 	addr = WithDefaultPort(addr)
 	host, port, err := net.SplitHostPort(addr)
