@@ -48,6 +48,35 @@ type Driver interface {
 	Down(name string) error
 	// Labs finds the labs the driver built on the machine, with owners.
 	Labs() ([]Info, error)
+	// Capabilities says what the driver does beyond building labs, with
+	// options (what its Options returned; nil before they are decoded).
+	Capabilities(options any) Capabilities
+}
+
+// Capabilities is what a driver can do, as data: the runner and Up read it
+// rather than asking which driver built a lab. The zero value is a driver
+// that does none of it.
+type Capabilities struct {
+	// Tag is what the names of the driver's labs carry ("": its name;
+	// names stay within ValidName's 40 characters).
+	Tag string
+	// SharesStack: the labs share one network stack (an existing engine,
+	// other machines' engines, a cluster's nodes), so the runner shifts
+	// each lab's ports to keep them apart.
+	SharesStack bool
+	// PlacesOnNodes: the driver places a lab's hosts on nodes of its own
+	// (a cluster's), as the node_placement condition asks; Up refuses the
+	// condition on any other.
+	PlacesOnNodes bool
+	// AppliesPolicies: the driver applies the network_policy condition (a
+	// cluster's NetworkPolicies); Up refuses the condition on any other.
+	AppliesPolicies bool
+	// RunsLocalFiles: a spec's own server commands run from this
+	// machine's file system, so they must exist on it.
+	RunsLocalFiles bool
+	// RunsImages: a spec's own servers run as container images
+	// (pingpong.servers' ping_image and pong_image), not commands.
+	RunsImages bool
 }
 
 // OptionsInput is what a driver decodes its options from.
@@ -82,26 +111,6 @@ type Failure struct{ Err error }
 func (u Failure) Error() string { return u.Err.Error() }
 func (u Failure) Unwrap() error { return u.Err }
 
-// Shared is a Driver whose labs, with some options, share one network
-// stack (an existing engine, other machines' engines, a cluster's nodes):
-// the runner shifts each lab's ports to keep them apart.
-type Shared interface {
-	SharesStack(options any) bool
-}
-
-// Placer is a Driver that places a lab's hosts on nodes of its own
-// (a cluster's), as the node_placement condition asks; Up refuses the
-// condition on any other.
-type Placer interface {
-	PlacesOnNodes() bool
-}
-
-// PolicyApplier is a Driver that applies the network_policy condition (a
-// cluster's NetworkPolicies); Up refuses the condition on any other.
-type PolicyApplier interface {
-	AppliesPolicies() bool
-}
-
 // LinkImpairer is a Driver that impairs links of a lab's topology (a
 // spec's links: delay, loss, rate, flaps): LinkNames are the links the
 // lab of cfg has, in a spec's words, or why it impairs none. The runner
@@ -110,28 +119,10 @@ type LinkImpairer interface {
 	LinkNames(cfg Config) ([]string, error)
 }
 
-// Tagged is a Driver whose labs' names carry a tag other than its name
-// (names stay within ValidName's 40 characters).
-type Tagged interface {
-	Tag() string
-}
-
 // Chainer is a Driver that builds chains (hosts in a line): it says which
 // modes cannot run on one.
 type Chainer interface {
 	ChainMode(m Mode) error
-}
-
-// LocalFiles is a Driver that runs a spec's own server commands from this
-// machine's file system: they must exist here.
-type LocalFiles interface {
-	RunsLocalFiles() bool
-}
-
-// Images is a Driver that runs a spec's own servers as container images
-// (pingpong.servers' ping_image and pong_image) rather than commands.
-type Images interface {
-	RunsImages() bool
 }
 
 // Leftovers is a Driver whose labs leave traces that can outlive the

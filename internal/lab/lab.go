@@ -133,10 +133,11 @@ func Up(d Driver, cfg Config) (l *Lab, err error) {
 	if err := checkShiftedPorts(cfg.Topology, publish); err != nil {
 		return nil, err
 	}
-	if p, ok := d.(Placer); cfg.Conditions.NodePlacement != "" && !(ok && p.PlacesOnNodes()) {
+	caps := d.Capabilities(cfg.Options)
+	if cfg.Conditions.NodePlacement != "" && !caps.PlacesOnNodes {
 		return nil, fmt.Errorf("lab: node_placement places pods on Kubernetes nodes; the %s driver has none", d.Name())
 	}
-	if p, ok := d.(PolicyApplier); cfg.Conditions.AsksPolicy() && !(ok && p.AppliesPolicies()) {
+	if cfg.Conditions.AsksPolicy() && !caps.AppliesPolicies {
 		return nil, fmt.Errorf("lab: network_policy applies NetworkPolicies on Kubernetes; the %s driver has none", d.Name())
 	}
 	// Validate comes before the removal on error is armed: it refuses a lab

@@ -63,9 +63,12 @@ type Runtime interface {
 // when its processes run on other machines (their load is not this
 // machine's); Own is false when some of them run out of the sight of this
 // machine's cgroups (pods, containers of an existing engine), so that
-// outside work cannot be told from the lab's.
+// outside work cannot be told from the lab's. Remote is true when the
+// runner cannot enter the lab's hosts at all (a cluster's pods): what it
+// would do from inside a host's namespace itself (checking that a spec's
+// own ping and pong servers speak the protocol) it cannot do there.
 type Sight struct {
-	Local, Own bool
+	Local, Own, Remote bool
 }
 
 // Bounder is a process that can say whether it listens on a port, over
@@ -74,19 +77,8 @@ type Bounder interface {
 	Bound(port int, protocols []string) bool
 }
 
-// Remote is a Runtime whose hosts the runner cannot enter (a cluster's
-// pods): what the runner would do from inside a host's namespace itself
-// (checking that a spec's own ping and pong servers speak the protocol)
-// it cannot do there.
-type Remote interface {
-	Remote() bool
-}
-
 // IsRemote says whether l's hosts are out of the runner's reach.
-func IsRemote(l *Lab) bool {
-	r, ok := l.Runtime.(Remote)
-	return ok && r.Remote()
-}
+func IsRemote(l *Lab) bool { return l.Runtime != nil && l.Runtime.Sight().Remote }
 
 // Spawner starts the processes a lab needs for its lifetime (overlay
 // routers, the CPU stress, Open vSwitch's daemons) in a host's namespace,

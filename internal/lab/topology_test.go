@@ -41,6 +41,7 @@ func (d *fakeDriver) Down(string) error {
 	return nil
 }
 func (d *fakeDriver) Labs() ([]Info, error)             { return nil, nil }
+func (d *fakeDriver) Capabilities(any) Capabilities     { return Capabilities{} }
 func (d *fakeDriver) Builds(Mode) bool                  { return true }
 func (d *fakeDriver) Options(OptionsInput) (any, error) { return nil, nil }
 func (d *fakeDriver) Preflight(PreflightInput) error    { return nil }

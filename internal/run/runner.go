@@ -563,7 +563,7 @@ func startMode(ctx context.Context, id string, pl spec.Lab, instance int, d lab.
 	// Labs that share a stack (an existing engine, a cluster's nodes,
 	// whose stacks the hostNetwork pods of every lab of the run use at
 	// once) have their ports kept apart.
-	if sh, ok := d.(lab.Shared); ok && sh.SharesStack(options) {
+	if d.Capabilities(options).SharesStack {
 		cfg.Port += shift
 		cfg.Publish = slices.Clone(cfg.Publish)
 		for i := range cfg.Publish {
@@ -604,14 +604,13 @@ func labName(id, tag, mode, variant string, instance int) string {
 }
 
 // driverTag is what the names of d's labs carry: nothing for the default
-// driver (cat's first), else its name or its tag (lab.Tagged: names stay
-// within lab.ValidName's 40 characters).
+// driver (cat's first), else its Capabilities' tag or its name.
 func driverTag(cat lab.Catalog, d lab.Driver) string {
 	if len(cat.Drivers) > 0 && cat.Drivers[0].Name() == d.Name() {
 		return ""
 	}
-	if t, ok := d.(lab.Tagged); ok {
-		return t.Tag()
+	if t := d.Capabilities(nil).Tag; t != "" {
+		return t
 	}
 	return d.Name()
 }

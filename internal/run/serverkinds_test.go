@@ -10,7 +10,7 @@ import (
 )
 
 // TestServerKindsAreTheDrivers: whether pingpong.servers must be commands
-// or images is each driver's to say (lab.LocalFiles, lab.Images), not a
+// or images is each driver's to say (lab.Capabilities), not a
 // name in the spec; what a driver of the run cannot start is refused in
 // the spec's words before anything is built.
 func TestServerKindsAreTheDrivers(t *testing.T) {

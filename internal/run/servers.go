@@ -81,8 +81,8 @@ func (e *env) startServers(ctx context.Context, servers []serverRun, ready func(
 
 // checkServerKinds refuses, before any lab, pingpong.servers that a
 // driver of the run cannot start: the drivers that run commands from this
-// machine's files (lab.LocalFiles) need argv, those that run images
-// (lab.Images) images, and the others run cnperf's own servers only.
+// machine's files (lab.Capabilities.RunsLocalFiles) need argv, those that
+// run images (RunsImages) images, and the others run cnperf's own servers only.
 func checkServerKinds(cat lab.Catalog, s spec.Spec) error {
 	sv := s.PingPong.Servers
 	if sv == nil || s.Socket() {
@@ -115,20 +115,14 @@ func checkServerKinds(cat lab.Catalog, s spec.Spec) error {
 	return nil
 }
 
-func runsCommands(d lab.Driver) bool {
-	lf, ok := d.(lab.LocalFiles)
-	return ok && lf.RunsLocalFiles()
-}
+func runsCommands(d lab.Driver) bool { return d.Capabilities(nil).RunsLocalFiles }
 
-func runsImages(d lab.Driver) bool {
-	im, ok := d.(lab.Images)
-	return ok && im.RunsImages()
-}
+func runsImages(d lab.Driver) bool { return d.Capabilities(nil).RunsImages }
 
 // checkServers refuses, before any lab, a ping-pong server command that
 // this machine cannot run, on a driver that starts it from this machine's
-// file system (lab.LocalFiles: the netns driver, whose containers share
-// the mount tree).
+// file system (Capabilities.RunsLocalFiles: the netns driver, whose
+// containers share the mount tree).
 func checkServers(cat lab.Catalog, s spec.Spec) error {
 	if err := checkServerKinds(cat, s); err != nil {
 		return err
@@ -136,8 +130,7 @@ func checkServers(cat lab.Catalog, s spec.Spec) error {
 	sv := s.PingPong.Servers
 	if sv == nil || s.Socket() || !slices.ContainsFunc(s.RunDrivers(), func(name string) bool {
 		d, err := cat.Driver(name)
-		lf, ok := d.(lab.LocalFiles)
-		return err == nil && ok && lf.RunsLocalFiles()
+		return err == nil && runsCommands(d)
 	}) {
 		return nil
 	}

@@ -172,10 +172,6 @@ func (Driver) Builds(m lab.Mode) bool { _, ok := m.(Mode); return ok }
 
 func (Driver) Name() string { return Name }
 
-// RunsImages: a spec's own ping and pong servers run as images on the
-// engines (pingpong.servers' ping_image and pong_image).
-func (Driver) RunsImages() bool { return true }
-
 // Validate refuses a mode without BuildDocker, a binary that cannot be the
 // image, conditions or mixed placements on a user's engine, a mode that
 // spans hosts on it, and a lab that exists. Each endpoint gets a sandbox of

@@ -48,7 +48,7 @@ func TestOptions(t *testing.T) {
 			if got := o.(docker.Options).DockerHost != ""; got != tc.single {
 				t.Errorf("options %+v: existing engine %v, want %v", o, got, tc.single)
 			}
-			if shares := (docker.Driver{}).SharesStack(o); shares != tc.single {
+			if shares := (docker.Driver{}).Capabilities(o).SharesStack; shares != tc.single {
 				t.Errorf("SharesStack = %v, want %v", shares, tc.single)
 			}
 		})

@@ -142,11 +142,13 @@ func (Driver) Preflight(in lab.PreflightInput) error {
 	return nil
 }
 
-// SharesStack: on an existing engine every lab shares this machine's
-// stack, and on engines of other machines each machine's.
-func (Driver) SharesStack(o any) bool {
+// Capabilities: a spec's own ping and pong servers run as images on the
+// engines (pingpong.servers' ping_image and pong_image); on an existing
+// engine every lab shares this machine's stack, and on engines of other
+// machines each machine's.
+func (Driver) Capabilities(o any) lab.Capabilities {
 	opts, _ := o.(Options)
-	return opts.DockerHost != "" || len(opts.Engines) > 0
+	return lab.Capabilities{RunsImages: true, SharesStack: opts.DockerHost != "" || len(opts.Engines) > 0}
 }
 
 // Runtime is a docker lab's engines as the runner uses them: servers are

@@ -42,11 +42,9 @@ type Runtime struct {
 // checkEvery bounds how often Alive asks the API server.
 const checkEvery = 2 * time.Second
 
-// Sight: the pods' processes are out of this machine's cgroups' sight.
-func (r *Runtime) Sight() lab.Sight { return lab.Sight{Local: true, Own: false} }
-
-// Remote: the runner cannot enter the pods; it runs siege through exec.
-func (r *Runtime) Remote() bool { return true }
+// Sight: the pods' processes are out of this machine's cgroups' sight, and
+// the runner cannot enter the pods (it runs siege through exec).
+func (r *Runtime) Sight() lab.Sight { return lab.Sight{Local: true, Own: false, Remote: true} }
 
 // Alive reports a pod of the lab that no longer runs.
 func (r *Runtime) Alive() error {

@@ -329,20 +329,14 @@ func policyFamily(c conditions.Set) error {
 	return nil
 }
 
-// AppliesPolicies: the network_policy condition is a cluster's
-// NetworkPolicies.
-func (Driver) AppliesPolicies() bool { return true }
-
-// SharesStack: a cluster's labs share its nodes, whose stacks the
-// hostNetwork pods of every lab of the run use at once.
-func (Driver) SharesStack(any) bool { return true }
-
-// PlacesOnNodes: the lab's hosts are the cluster's nodes, which
-// node_placement picks.
-func (Driver) PlacesOnNodes() bool { return true }
-
-// Tag is what the names of the driver's labs carry.
-func (Driver) Tag() string { return "k8s" }
+// Capabilities: the network_policy condition is a cluster's
+// NetworkPolicies; a cluster's labs share its nodes, whose stacks the
+// hostNetwork pods of every lab of the run use at once; the lab's hosts
+// are the cluster's nodes, which node_placement picks; the labs' names
+// carry "k8s".
+func (Driver) Capabilities(any) lab.Capabilities {
+	return lab.Capabilities{Tag: "k8s", AppliesPolicies: true, SharesStack: true, PlacesOnNodes: true}
+}
 
 // Validate refuses, before the cluster is touched, a mode the driver cannot
 // build, conditions it cannot apply (the nodes are the user's), a chain, no

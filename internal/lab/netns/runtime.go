@@ -104,9 +104,9 @@ func NeedNetAdmin() error { return namespace.NeedAdmin() }
 // ChainMode says whether m can run on a chain of hosts.
 func (Driver) ChainMode(m lab.Mode) error { return CheckChainMode(m) }
 
-// RunsLocalFiles: a spec's own server command runs from this machine's
-// file system (a container here shares the mount tree).
-func (Driver) RunsLocalFiles() bool { return true }
+// Capabilities: a spec's own server command runs from this machine's
+// file system (a lab's container shares the mount tree).
+func (Driver) Capabilities(any) lab.Capabilities { return lab.Capabilities{RunsLocalFiles: true} }
 
 // LeftoverLabs lists the labs that have cgroups left.
 func (Driver) LeftoverLabs() []string { return process.CgroupLabs() }

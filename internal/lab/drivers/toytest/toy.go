@@ -120,6 +120,9 @@ func (Driver) Down(name string) error {
 }
 
 // Labs lists the toy's labs (nobody owns them: a test removes its own).
+// Capabilities: the toy driver does nothing beyond building labs.
+func (Driver) Capabilities(any) lab.Capabilities { return lab.Capabilities{} }
+
 func (Driver) Labs() ([]lab.Info, error) {
 	nss, err := namespace.List(lab.Prefix)
 	if err != nil {
