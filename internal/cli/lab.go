@@ -26,7 +26,7 @@ func newLabCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 		Use:   "up NAME --mode MODE",
 		Short: "Build a lab: hosts on an underlay switch plus the mode's devices",
 		Example: `  cnperf lab up demo --mode overlay
-  cnperf lab exec demo ping --container -- ip -br addr`,
+  cnperf lab exec demo server1 --container -- ip -br addr`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := lab.ValidName(args[0]); err != nil {

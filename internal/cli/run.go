@@ -207,7 +207,7 @@ func addKubeFlags(cmd *cobra.Command, kt *spec.Kubernetes) {
 	f := cmd.Flags()
 	f.StringVar(&kt.Kubeconfig, "kubeconfig", "", "kubernetes driver: the kubeconfig file (default $KUBECONFIG or ~/.kube/config; in a pod, in-cluster)")
 	f.StringVar(&kt.Context, "context", "", "kubernetes driver: the kubeconfig context (default its current one)")
-	f.StringVar(&kt.Image, "image", "", "kubernetes driver: the workload image, holding cnperf at /cnperf (`cnperf image save` writes one)")
+	f.StringVar(&kt.Image, "image", "", "kubernetes driver: the workload image, holding cnperf at /cnperf (cnperf image save writes one)")
 	f.StringVar(&kt.PullPolicy, "image-pull-policy", "", "kubernetes driver: Always, IfNotPresent (default) or Never")
 	f.StringSliceVar(&kt.Nodes, "nodes", nil, "kubernetes driver: comma-separated nodes to use (default: the Ready, schedulable, untainted ones)")
 }

@@ -36,8 +36,10 @@ func upCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "up NAME [--nodes N] [--cni CNI] [--kube-proxy MODE] [--ip-family ipv4|dual]",
 		Short: "Bring a cluster up and print its kubeconfig's path",
-		Example: `  flock /tmp/cnperf-lab.lock cnperf cluster up t1 --nodes 2 --cni flannel-vxlan --kube-proxy nftables
-  cnperf run --preset k8s-quick --kubeconfig $(cnperf cluster kubeconfig t1) --image cnperf.local/cnperf:k8s --image-pull-policy Never`,
+		Example: `  cnperf cluster up t1 --nodes 2 --cni flannel-vxlan --kube-proxy nftables
+  cnperf image save -o cnperf.tar --name cnperf/workload:local && cnperf cluster import t1 cnperf.tar
+  cnperf run --preset k8s-quick --kubeconfig $(cnperf cluster kubeconfig t1) --image cnperf/workload:local --image-pull-policy Never
+  cnperf cluster down t1`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			o.Name = args[0]
@@ -59,7 +61,7 @@ func upCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	cmd.Flags().IntVar(&o.Nodes, "nodes", o.Nodes, "Kubernetes nodes (1 to 60)")
 	cmd.Flags().StringVar(&o.CNI, "cni", o.CNI, "pod network: bridge (routes between nodes), flannel-vxlan, flannel-udp, flannel-host-gw, cilium-vxlan, cilium-native")
-	cmd.Flags().StringVar(&o.ProxyMode, "kube-proxy", o.ProxyMode, "kube-proxy's mode: iptables or nftables (this kernel has no IPVS), or none (Cilium replaces it)")
+	cmd.Flags().StringVar(&o.ProxyMode, "kube-proxy", o.ProxyMode, "kube-proxy's mode: iptables, nftables, or none (no kube-proxy: Cilium's replacement, with a cilium CNI)")
 	cmd.Flags().StringVar(&o.IPFamily, "ip-family", o.IPFamily, "ipv4, or dual: nodes, pods and Services get an IPv6 address too (--cni bridge)")
 	return cmd
 }

@@ -2,9 +2,10 @@
 // Linux bridge (Bryzgalov 2014): each server host runs its own ovsdb-server and
 // ovs-vswitchd, the container's veth is a port of an OVS bridge whose
 // internal port holds the gateway address, and published ports reach the
-// container through DNAT as in the bridge mode. This kernel has no OVS
-// module, so the bridge uses the user-space (netdev) datapath: every packet
-// through the bridge crosses ovs-vswitchd.
+// container through DNAT as in the bridge mode. The bridge always uses
+// Open vSwitch's user-space (netdev) datapath, which needs no kernel module
+// (a kernel may lack OVS's): every packet through the bridge crosses
+// ovs-vswitchd.
 package ovs
 
 import (
@@ -91,7 +92,7 @@ func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 			return nil, err
 		}
 		// The netdev datapath does not complete checksums a veth leaves to
-		// the hardware: without this, TCP between the ports fails (lab notes).
+		// the hardware: without this, TCP between the ports fails.
 		if err := netdev.Run(h.NS, "ethtool", "-K", port, "tx", "off"); err != nil {
 			return nil, err
 		}
