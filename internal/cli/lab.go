@@ -184,11 +184,9 @@ func newLabCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 				// A lab whose containers are a driver's (the docker
 				// driver's sandboxes).
 				for _, d := range cat.Drivers {
-					if sb, ok := d.(lab.Sandboxes); ok {
-						if n, err := sb.SandboxNS(args[0], args[1]); err == nil {
-							ns = n
-							break
-						}
+					if n, err := d.SandboxNS(args[0], args[1]); err == nil {
+						ns = n
+						break
 					}
 				}
 			}

@@ -8,16 +8,6 @@ import (
 	"github.com/cnperf/cnperf/internal/record"
 )
 
-// NodeDaemons is a Runtime on a cluster whose node daemons (the pod
-// network's agent, kube-proxy, the kubelet, the container runtime) can be
-// read, so that what they spend during a cell is recorded beside the
-// workload's own cost.
-type NodeDaemons interface {
-	// DaemonMeter returns a reader of the daemons on the nodes the lab's
-	// pods are on, or why there is none (said once, in the run's output).
-	DaemonMeter() (DaemonMeter, error)
-}
-
 // DaemonMeter reads the node daemons of one lab.
 type DaemonMeter interface {
 	Read() (DaemonSnapshot, error)

@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -51,6 +52,48 @@ type Driver interface {
 	// Capabilities says what the driver does beyond building labs, with
 	// options (what its Options returned; nil before they are decoded).
 	Capabilities(options any) Capabilities
+	// CheckFamily refuses, before any lab, an ip_family its lab of mode m
+	// would not carry (the mode's Families on this driver).
+	CheckFamily(m Mode, c conditions.Set) error
+	// ChainMode says whether m can run on a chain of hosts (asked when
+	// Capabilities.Chains).
+	ChainMode(m Mode) error
+	// LinkNames are the links the lab of cfg has, in a spec's words, or
+	// why it impairs none (asked when Capabilities.ImpairsLinks).
+	LinkNames(cfg Config) ([]string, error)
+	// LeftoverLabs lists labs whose traces outlived the rest of the lab
+	// (cgroups of processes that have died); RemoveLeftovers removes a
+	// lab's. Clean asks every driver.
+	LeftoverLabs() []string
+	RemoveLeftovers(lab string) error
+	// SandboxNS is the namespace of a host's container when the driver's
+	// containers are its own (the docker driver's sandboxes): `lab exec
+	// --container` enters it.
+	SandboxNS(lab, host string) (string, error)
+}
+
+// BaseDriver is what a driver that does none of the optional parts
+// embeds: it carries any ip_family its modes list, builds no chains,
+// impairs no links, leaves nothing behind and has no containers of its
+// own.
+type BaseDriver struct{}
+
+func (BaseDriver) Capabilities(any) Capabilities { return Capabilities{} }
+
+func (BaseDriver) CheckFamily(Mode, conditions.Set) error { return nil }
+
+func (BaseDriver) ChainMode(Mode) error { return errors.New("builds no chains") }
+
+func (BaseDriver) LinkNames(Config) ([]string, error) {
+	return nil, errors.New("impairs no links")
+}
+
+func (BaseDriver) LeftoverLabs() []string { return nil }
+
+func (BaseDriver) RemoveLeftovers(string) error { return nil }
+
+func (BaseDriver) SandboxNS(lab, host string) (string, error) {
+	return "", fmt.Errorf("lab %s: host %s has no container of its driver's", lab, host)
 }
 
 // Capabilities is what a driver can do, as data: the runner and Up read it
@@ -77,6 +120,13 @@ type Capabilities struct {
 	// RunsImages: a spec's own servers run as container images
 	// (pingpong.servers' ping_image and pong_image), not commands.
 	RunsImages bool
+	// Chains: the driver builds chains (hosts in a line), each mode as
+	// its ChainMode says.
+	Chains bool
+	// ImpairsLinks: the driver impairs links of a lab's topology (a
+	// spec's links: delay, loss, rate, flaps), those its LinkNames lists;
+	// the runner refuses links on any other.
+	ImpairsLinks bool
 }
 
 // OptionsInput is what a driver decodes its options from.
@@ -111,28 +161,6 @@ type Failure struct{ Err error }
 func (u Failure) Error() string { return u.Err.Error() }
 func (u Failure) Unwrap() error { return u.Err }
 
-// LinkImpairer is a Driver that impairs links of a lab's topology (a
-// spec's links: delay, loss, rate, flaps): LinkNames are the links the
-// lab of cfg has, in a spec's words, or why it impairs none. The runner
-// refuses links on any other driver, and links a lab lacks.
-type LinkImpairer interface {
-	LinkNames(cfg Config) ([]string, error)
-}
-
-// Chainer is a Driver that builds chains (hosts in a line): it says which
-// modes cannot run on one.
-type Chainer interface {
-	ChainMode(m Mode) error
-}
-
-// Leftovers is a Driver whose labs leave traces that can outlive the
-// rest of the lab (cgroups of processes that have died): Clean finds the
-// labs that have any and removes them.
-type Leftovers interface {
-	LeftoverLabs() []string
-	RemoveLeftovers(lab string) error
-}
-
 // SingleHost is a Mode that builds on one host alone (every endpoint on
 // the same machine's engine): on an existing engine only these run.
 type SingleHost interface {
@@ -162,24 +190,12 @@ func CheckNeeds(m Mode) error {
 	return nil
 }
 
-// Sandboxes is a Driver whose hosts' containers are its own (the docker
-// driver's sandboxes): `lab exec --container` enters them.
-type Sandboxes interface {
-	SandboxNS(lab, host string) (string, error)
-}
-
 // Families is a Mode that carries more than IPv4: Families lists the
 // ip_family values (conditions.IPv4, IPv6, Dual) it builds. A mode without
 // it carries IPv4 only; a driver refuses any other family for it before
 // building.
 type Families interface {
 	Families() []string
-}
-
-// FamilyChecker is a Driver whose labs carry what each mode's Families
-// lists: a run asks it for every lab before building the first.
-type FamilyChecker interface {
-	CheckFamily(m Mode, c conditions.Set) error
 }
 
 // CarriesFamily says whether m builds labs of ip_family f.

@@ -82,7 +82,7 @@ type Config struct {
 	// mode, the others refuse them.
 	Conditions conditions.Set
 	// Links are the links of the topology to impair (delay, loss, rate,
-	// flaps); drivers that cannot build them refuse them (LinkImpairer).
+	// flaps); drivers that cannot build them refuse them (Capabilities.ImpairsLinks).
 	Links []conditions.Link
 	// Owner is the process the lab belongs to: `cnperf clean` removes the
 	// lab once it has exited. owner.None (lab up) is nobody's: the lab stays
@@ -357,10 +357,8 @@ func Clean(all bool, ds ...Driver) (Cleaned, error) {
 	// died between removing the lab and these.
 	orphans := map[string]bool{}
 	for _, d := range ds {
-		if lo, ok := d.(Leftovers); ok {
-			for _, name := range lo.LeftoverLabs() {
-				orphans[name] = true
-			}
+		for _, name := range d.LeftoverLabs() {
+			orphans[name] = true
 		}
 	}
 	for _, name := range stateLabs() {
@@ -372,9 +370,7 @@ func Clean(all bool, ds ...Driver) (Cleaned, error) {
 		}
 		var cerr error
 		for _, d := range ds {
-			if lo, ok := d.(Leftovers); ok {
-				cerr = errors.Join(cerr, lo.RemoveLeftovers(name))
-			}
+			cerr = errors.Join(cerr, d.RemoveLeftovers(name))
 		}
 		serr := removeState(name)
 		if cerr != nil || serr != nil {

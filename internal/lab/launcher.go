@@ -57,7 +57,33 @@ type Runtime interface {
 	Alive() error
 	// Sight says how much of the lab's work this machine's meters see.
 	Sight() Sight
+	// Record adds to the lab's record, before the lab is removed, what
+	// only the running lab knows (the delay line's counters).
+	Record(l *Lab) error
+	// Flap carries out the lab's link flaps (a spec's links[].flap): the
+	// runner calls it as a cell's clients start, and the returned stop
+	// as they end; stop brings every link up again and returns when each
+	// flap really went down and up, offsets from start.
+	Flap(start time.Time) (stop func() []record.Flap)
+	// DaemonMeter returns a reader of the node daemons the lab's pods are
+	// on (a cluster's network agent, kube-proxy, the kubelet, the
+	// container runtime), so that what they spend during a cell is
+	// recorded beside the workload's own cost; nil when the lab has none,
+	// an error when it has none for a reason to say once.
+	DaemonMeter() (DaemonMeter, error)
 }
+
+// BaseRuntime is what a runtime embeds for the parts it lacks: nothing to
+// record, no links that flap, no node daemons.
+type BaseRuntime struct{}
+
+func (BaseRuntime) Record(*Lab) error { return nil }
+
+func (BaseRuntime) Flap(time.Time) func() []record.Flap {
+	return func() []record.Flap { return nil }
+}
+
+func (BaseRuntime) DaemonMeter() (DaemonMeter, error) { return nil, nil }
 
 // Sight is how much of a lab's work this machine sees. Local is false
 // when its processes run on other machines (their load is not this
@@ -94,18 +120,4 @@ type Daemon struct {
 	CPUs      []int  // pinned to these, when set
 	Argv, Env []string
 	Out       io.Writer // stdout and stderr
-}
-
-// Recorder is a Runtime that adds to the lab's record, before the lab is
-// removed, what only the running lab knows (the delay line's counters).
-type Recorder interface {
-	Record(l *Lab) error
-}
-
-// Flapper is a Runtime whose lab has links that flap (a spec's
-// links[].flap): the runner calls Flap as a cell's clients start, and the
-// returned stop as they end; stop brings every link up again and returns
-// when each flap really went down and up, offsets from start.
-type Flapper interface {
-	Flap(start time.Time) (stop func() []record.Flap)
 }

@@ -16,6 +16,7 @@ func (fakeMode) Summary() string { return "a mode for tests" }
 // fakeDriver builds hosts and the endpoints the Build asks for, as the
 // modes do, and notes what it was asked.
 type fakeDriver struct {
+	BaseDriver
 	checkErr, upErr error
 	calls           []string
 }
@@ -41,7 +42,6 @@ func (d *fakeDriver) Down(string) error {
 	return nil
 }
 func (d *fakeDriver) Labs() ([]Info, error)             { return nil, nil }
-func (d *fakeDriver) Capabilities(any) Capabilities     { return Capabilities{} }
 func (d *fakeDriver) Builds(Mode) bool                  { return true }
 func (d *fakeDriver) Options(OptionsInput) (any, error) { return nil, nil }
 func (d *fakeDriver) Preflight(PreflightInput) error    { return nil }

@@ -12,6 +12,7 @@ import (
 
 // deadAfter is a runtime whose daemon is found dead from a moment on.
 type deadAfter struct {
+	lab.BaseRuntime
 	lab.Launcher // starts nothing
 	at           time.Time
 }

@@ -109,10 +109,7 @@ func (e *env) runCell(ctx context.Context, cr cellRun, cell *record.Cell, app *a
 		started = append(started, running{r, p, out, stderr})
 	}
 	// The lab's links flap at their offsets from the clients' start.
-	stopFlaps := func() []record.Flap { return nil }
-	if f, ok := e.lab.Runtime.(lab.Flapper); ok {
-		stopFlaps = f.Flap(flapStart)
-	}
+	stopFlaps := e.lab.Runtime.Flap(flapStart)
 	timeout := time.After(cr.limit)
 	var stopReason string
 	for _, r := range started {

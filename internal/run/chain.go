@@ -64,7 +64,7 @@ func checkChainModes(cat lab.Catalog, s spec.Spec) error {
 	}
 	var chainers []string
 	for _, d := range cat.Drivers {
-		if _, ok := d.(lab.Chainer); ok {
+		if d.Capabilities(nil).Chains {
 			chainers = append(chainers, d.Name())
 		}
 	}
@@ -73,7 +73,7 @@ func checkChainModes(cat lab.Catalog, s spec.Spec) error {
 		if err != nil {
 			return nil // CheckDrivers says so
 		}
-		if _, ok := d.(lab.Chainer); !ok {
+		if !d.Capabilities(nil).Chains {
 			return fmt.Errorf("chain: driver %s: only the %s driver builds chains", name, strings.Join(chainers, " and "))
 		}
 	}
@@ -81,13 +81,12 @@ func checkChainModes(cat lab.Catalog, s spec.Spec) error {
 	if err != nil {
 		return nil // CheckDrivers says so
 	}
-	c := d.(lab.Chainer)
 	for i, name := range s.Modes {
 		m, err := cat.Mode(name)
 		if err != nil {
 			continue // CheckModes says so
 		}
-		if err := c.ChainMode(m); err != nil {
+		if err := d.ChainMode(m); err != nil {
 			return fmt.Errorf("modes[%d]: %w", i, err)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // TestChainOnlyWhereADriverBuildsOne: which drivers build a chain of hosts
-// is the drivers' to say (lab.Chainer), not a name in the spec; a chain
+// is the drivers' to say (lab.Capabilities.Chains), not a name in the spec; a chain
 // on any other is refused in the spec's words before anything is built.
 func TestChainOnlyWhereADriverBuildsOne(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{

@@ -17,7 +17,7 @@ func checkLinks(cat lab.Catalog, s spec.Spec, cfg lab.Config, opts map[string]an
 	}
 	var impairers []string
 	for _, d := range cat.Drivers {
-		if _, ok := d.(lab.LinkImpairer); ok {
+		if d.Capabilities(nil).ImpairsLinks {
 			impairers = append(impairers, d.Name())
 		}
 	}
@@ -29,13 +29,12 @@ func checkLinks(cat lab.Catalog, s spec.Spec, cfg lab.Config, opts map[string]an
 		if len(pl.Links) == 0 {
 			continue // a clean variant
 		}
-		li, ok := d.(lab.LinkImpairer)
-		if !ok {
+		if !d.Capabilities(opts[pl.Driver]).ImpairsLinks {
 			return fmt.Errorf("links: driver %s does not impair links (the %s drivers do)", pl.Driver, strings.Join(impairers, " and "))
 		}
 		c := cfg
 		c.Conditions, c.Links, c.Options = pl.Conditions, pl.Links, opts[pl.Driver]
-		names, err := li.LinkNames(c)
+		names, err := d.LinkNames(c)
 		if err != nil {
 			return err
 		}

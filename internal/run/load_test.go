@@ -10,6 +10,7 @@ import (
 
 // seen is a runtime whose processes this machine sees as sight says.
 type seen struct {
+	lab.BaseRuntime
 	lab.Launcher // starts nothing
 	sight        lab.Sight
 }

@@ -24,10 +24,8 @@ func checkModesOnDrivers(cat lab.Catalog, s spec.Spec) error {
 			continue // CheckModes says so
 		}
 		if d.Builds(m) {
-			if fc, ok := d.(lab.FamilyChecker); ok {
-				if err := fc.CheckFamily(m, pl.Conditions); err != nil {
-					return fmt.Errorf("modes[%d]: %w", slices.Index(s.Modes, pl.Mode), err)
-				}
+			if err := d.CheckFamily(m, pl.Conditions); err != nil {
+				return fmt.Errorf("modes[%d]: %w", slices.Index(s.Modes, pl.Mode), err)
 			}
 			continue
 		}

@@ -482,15 +482,14 @@ func pinnedCores(e *env) []int {
 }
 
 // daemonMeter is the reader of the node daemons a lab's pods run on, when
-// its runtime has one (lab.NodeDaemons); when it has none for a reason of
+// its runtime has one (Runtime.DaemonMeter); when it has none for a reason of
 // the cluster's (no metrics API), that is said once and cells record no
 // daemons.
 func daemonMeter(e *env, name string, out io.Writer) lab.DaemonMeter {
-	nd, ok := e.lab.Runtime.(lab.NodeDaemons)
-	if !ok {
+	if e.lab.Runtime == nil {
 		return nil
 	}
-	m, err := nd.DaemonMeter()
+	m, err := e.lab.Runtime.DaemonMeter()
 	if err != nil {
 		fmt.Fprintf(out, "cnperf: mode %s: the nodes' daemons' CPU and memory: not available (%v)\n", name, err)
 		return nil
@@ -696,8 +695,8 @@ func teardown(cat lab.Catalog, envs map[string]*env, meta *record.Meta, out io.W
 		if e.lab != nil {
 			// The delay line's counters (what it moved, lost, dropped
 			// when full) go into the lab's record before it is removed.
-			if r, ok := e.lab.Runtime.(lab.Recorder); ok {
-				if err := r.Record(e.lab); err != nil {
+			if e.lab.Runtime != nil {
+				if err := e.lab.Runtime.Record(e.lab); err != nil {
 					fmt.Fprintf(out, "cnperf: lab %s: the delay line's counters: %v\n", e.lab.Name, err)
 				}
 			}

@@ -81,7 +81,10 @@ func servePingPong(t *testing.T) string {
 }
 
 // inProcessRuntime is inProcess as a lab's runtime.
-type inProcessRuntime struct{ inProcess }
+type inProcessRuntime struct {
+	lab.BaseRuntime
+	inProcess
+}
 
 func (inProcessRuntime) Alive() error     { return nil }
 func (inProcessRuntime) Sight() lab.Sight { return lab.Sight{Local: true, Own: true} }

@@ -77,7 +77,7 @@ func chainCase(c workload.Case, param string, v int) workload.Case {
 
 // checkChain bounds a chain and refuses what it cannot run: ping-pong, a
 // placement, fan-out, sweeps (a chain sweeps the hops). Which drivers
-// build chains is theirs to say (lab.Chainer, asked by the runner).
+// build chains is theirs to say (lab.Capabilities.Chains and ChainMode, asked by the runner).
 // cases are the tests' own, before the chain expands them.
 func (s Spec) checkChain(cases []workload.Case) error {
 	c := s.Chain

@@ -125,7 +125,7 @@ func LocalEndpoints(at []lab.EndpointAt, hosts []lab.Host, port int, container b
 }
 
 // Driver is the docker driver.
-type Driver struct{}
+type Driver struct{ lab.BaseDriver }
 
 // Families is a Mode whose Docker build carries more than IPv4:
 // DockerFamilies lists the ip_family values (conditions.IPv4, IPv6, Dual)

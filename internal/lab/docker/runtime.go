@@ -148,16 +148,17 @@ func (Driver) Preflight(in lab.PreflightInput) error {
 // machines each machine's.
 func (Driver) Capabilities(o any) lab.Capabilities {
 	opts, _ := o.(Options)
-	return lab.Capabilities{RunsImages: true, SharesStack: opts.DockerHost != "" || len(opts.Engines) > 0}
+	return lab.Capabilities{RunsImages: true, ImpairsLinks: true, SharesStack: opts.DockerHost != "" || len(opts.Engines) > 0}
 }
 
 // Runtime is a docker lab's engines as the runner uses them: servers are
 // containers in the endpoints' sandboxes, clients execs in them.
 type Runtime struct {
-	set   *engine.Set
-	lab   string
-	cpus  []int
-	sight lab.Sight
+	lab.BaseRuntime // no node daemons
+	set             *engine.Set
+	lab             string
+	cpus            []int
+	sight           lab.Sight
 	// local starts the processes of endpoints without a sandbox in their
 	// namespace.
 	local *netns.Runtime
@@ -226,14 +227,14 @@ func (r *Runtime) Record(l *lab.Lab) error {
 	return errors.Join(netns.ReadZoneCounters(l), netns.ReadLinkCounters(l))
 }
 
-// Flap carries out the links' flaps on the emulated hosts (lab.Flapper),
+// Flap carries out the links' flaps on the emulated hosts,
 // as the netns driver does; a lab on engines cnperf did not start has
 // none (CheckLinks refuses them).
 func (r *Runtime) Flap(start time.Time) func() []record.Flap { return r.local.Flap(start) }
 
 // LinkNames are the links of the hosts the driver emulates, as the netns
 // driver's; engines whose hosts cnperf did not build (an existing engine,
-// other machines') have none it can impair (lab.LinkImpairer).
+// other machines') have none it can impair.
 func (Driver) LinkNames(cfg lab.Config) ([]string, error) {
 	if o := options(cfg); o.DockerHost != "" || len(o.Engines) > 0 {
 		return nil, errors.New("links: the docker driver impairs the links of the hosts it emulates, not an existing engine's or other machines'")
@@ -241,13 +242,7 @@ func (Driver) LinkNames(cfg lab.Config) ([]string, error) {
 	return netns.Driver{}.LinkNames(cfg)
 }
 
-var (
-	_ lab.Runtime  = (*Runtime)(nil)
-	_ lab.Recorder = (*Runtime)(nil)
-	_ lab.Flapper  = (*Runtime)(nil)
-
-	_ lab.FamilyChecker = Driver{}
-)
+var _ lab.Runtime = (*Runtime)(nil)
 
 // SandboxNS is the network namespace of a host's sandbox.
 func (Driver) SandboxNS(labName, host string) (string, error) {

@@ -106,5 +106,3 @@ func (m *podMetrics) Read() (lab.DaemonSnapshot, error) {
 	}
 	return snap, nil
 }
-
-var _ lab.NodeDaemons = (*Runtime)(nil)

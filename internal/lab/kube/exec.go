@@ -28,9 +28,10 @@ const Exe = "/cnperf"
 // Runtime is a lab's pods as the runner uses them: it starts servers and
 // clients in them by exec and reports a pod that stopped running.
 type Runtime struct {
-	c    *Cluster
-	ns   string
-	pods []*record.KubePod
+	lab.BaseRuntime // nothing to record, no links that flap
+	c               *Cluster
+	ns              string
+	pods            []*record.KubePod
 	// nodes are the nodes the lab's pods are on.
 	nodes []string
 

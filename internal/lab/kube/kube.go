@@ -97,7 +97,7 @@ func writeTarget(labName string, t target) error {
 }
 
 // Driver is the kubernetes driver.
-type Driver struct{}
+type Driver struct{ lab.BaseDriver }
 
 func (Driver) Name() string { return Name }
 

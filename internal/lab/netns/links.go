@@ -29,7 +29,7 @@ import (
 
 // LinkNames are the links of cfg's lab in a spec's words: its hosts'
 // uplinks, or a chain's hops, and zones when the lab is zoned
-// (lab.LinkImpairer).
+// (lab.Driver.LinkNames).
 func (Driver) LinkNames(cfg lab.Config) ([]string, error) {
 	names := linkNames(cfg.Topology)
 	if cfg.Conditions.Zoned() && !cfg.Topology.Chain {
@@ -357,7 +357,7 @@ func flapPlans(l *lab.Lab, links []conditions.Link) []flapPlan {
 }
 
 // Flap runs the lab's flap schedules from start, each link on its own
-// goroutine (lab.Flapper); stop ends them, brings every link up again and
+// goroutine (lab.Runtime.Flap); stop ends them, brings every link up again and
 // returns what happened.
 func (r *Runtime) Flap(start time.Time) func() []record.Flap {
 	if len(r.flaps) == 0 {

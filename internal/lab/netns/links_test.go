@@ -112,7 +112,7 @@ func TestLinkDelay(t *testing.T) {
 	if m := apart.median(); m > 10*time.Millisecond {
 		t.Errorf("c→o round trip %s: the delay reached a path that does not cross s's link", m)
 	}
-	if err := l.Runtime.(lab.Recorder).Record(l); err != nil {
+	if err := l.Runtime.Record(l); err != nil {
 		t.Fatal(err)
 	}
 	if l.Links[0].DelayVia == conditions.ViaDelayline {
@@ -127,10 +127,7 @@ func TestLinkDelay(t *testing.T) {
 // recorded where they happened, and the connection carries on after it.
 func TestLinkFlap(t *testing.T) {
 	l := linkLab(t, "tlflap", 9512, []string{"s"}, []conditions.Link{{Link: "s", Flap: &conditions.Flap{At: []time.Duration{time.Second}, Down: time.Second}}})
-	f, ok := l.Runtime.(lab.Flapper)
-	if !ok {
-		t.Fatal("the netns runtime flaps no links")
-	}
+	f := l.Runtime
 	p := echoTo(t, l, "s")
 	start := time.Now()
 	stop := f.Flap(start)
@@ -204,7 +201,7 @@ func TestChainHopDelayAndFlap(t *testing.T) {
 	if m := near.median(); m > 10*time.Millisecond {
 		t.Errorf("h1→h2 round trip %s: the hop's delay reached a path that does not cross it", m)
 	}
-	stop := l.Runtime.(lab.Flapper).Flap(time.Now())
+	stop := l.Runtime.Flap(time.Now())
 	far.rtts = nil
 	start := time.Now()
 	for time.Since(start) < 2500*time.Millisecond {
@@ -270,7 +267,7 @@ func TestZonesLinkFlap(t *testing.T) {
 		}
 	})
 	p := echoTo(t, l, "s")
-	stop := l.Runtime.(lab.Flapper).Flap(time.Now())
+	stop := l.Runtime.Flap(time.Now())
 	start := time.Now()
 	for time.Since(start) < 2500*time.Millisecond {
 		p.ping(t, 1)

@@ -91,7 +91,7 @@ func mtu(condition int) int {
 }
 
 // Driver is the netns driver.
-type Driver struct{}
+type Driver struct{ lab.BaseDriver }
 
 func (Driver) Name() string { return Name }
 

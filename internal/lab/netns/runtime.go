@@ -18,8 +18,9 @@ import (
 // the lab's host CPUs. The docker driver starts the processes of
 // endpoints without a sandbox through it too.
 type Runtime struct {
-	Lab  string
-	CPUs []int
+	lab.BaseRuntime // no node daemons
+	Lab             string
+	CPUs            []int
 	// flaps are the lab's links' flap schedules, carried out in each cell
 	// (Flap, links.go).
 	flaps []flapPlan
@@ -105,8 +106,11 @@ func NeedNetAdmin() error { return namespace.NeedAdmin() }
 func (Driver) ChainMode(m lab.Mode) error { return CheckChainMode(m) }
 
 // Capabilities: a spec's own server command runs from this machine's
-// file system (a lab's container shares the mount tree).
-func (Driver) Capabilities(any) lab.Capabilities { return lab.Capabilities{RunsLocalFiles: true} }
+// file system (a lab's container shares the mount tree); the driver builds
+// chains and impairs its labs' links.
+func (Driver) Capabilities(any) lab.Capabilities {
+	return lab.Capabilities{RunsLocalFiles: true, Chains: true, ImpairsLinks: true}
+}
 
 // LeftoverLabs lists the labs that have cgroups left.
 func (Driver) LeftoverLabs() []string { return process.CgroupLabs() }

@@ -31,7 +31,7 @@ const Name = "toy"
 const markPrefix = "cnperf-toy:"
 
 // Driver is the toy driver.
-type Driver struct{}
+type Driver struct{ lab.BaseDriver }
 
 func (Driver) Name() string { return Name }
 
@@ -120,9 +120,6 @@ func (Driver) Down(name string) error {
 }
 
 // Labs lists the toy's labs (nobody owns them: a test removes its own).
-// Capabilities: the toy driver does nothing beyond building labs.
-func (Driver) Capabilities(any) lab.Capabilities { return lab.Capabilities{} }
-
 func (Driver) Labs() ([]lab.Info, error) {
 	nss, err := namespace.List(lab.Prefix)
 	if err != nil {
@@ -162,7 +159,7 @@ func namespaces(name string) ([]string, error) {
 
 // Runtime starts processes with exec inside an endpoint's namespace: no
 // cgroup, no container.
-type Runtime struct{}
+type Runtime struct{ lab.BaseRuntime }
 
 // StartServer runs s.Args in ep's namespace, its output to s.Log.
 func (Runtime) StartServer(ep lab.Endpoint, s lab.Server) (lab.Proc, error) {
