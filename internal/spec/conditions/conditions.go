@@ -324,8 +324,8 @@ func (s Set) Validate(cpus int) error {
 		name string
 		v    int
 	}{{"mtu", s.MTU}, {"overlay_mtu", s.OverlayMTU}} {
-		if f.v != 0 && (f.v < 576 || f.v > 9000) {
-			return fmt.Errorf("%s %d: outside 576..9000 (IPv4's minimum to a jumbo frame)", f.name, f.v)
+		if f.v != 0 && (f.v < MinMTU || f.v > MaxMTU) {
+			return fmt.Errorf("%s %d: outside %d..%d (IPv4's minimum to a jumbo frame)", f.name, f.v, MinMTU, MaxMTU)
 		}
 	}
 	switch s.NodePlacement {
@@ -433,6 +433,7 @@ const (
 	MaxBandwidth    = 1_000_000_000_000 // bits/s (1000gbit): bandwidth
 	MaxStressPeriod = 24 * time.Hour    // cpu_stress_on, cpu_stress_off
 	MaxTCPMem       = math.MaxInt32     // bytes: each of tcp_rmem's and tcp_wmem's numbers (the kernel's int)
+	MinMTU, MaxMTU  = 576, 9000         // mtu, overlay_mtu: IPv4's minimum to a jumbo frame
 )
 
 var rateRE = regexp.MustCompile(`^([0-9]{1,15}(?:\.[0-9]{1,9})?)([a-z]*)$`)

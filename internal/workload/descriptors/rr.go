@@ -80,11 +80,9 @@ func (rr) Params() []workload.Param {
 		size("response", "--response", "R", "response"),
 		{Name: "timeout", Kind: workload.Duration, Bounds: []workload.Bound{{Max: RRMaxTimeout}}, Flag: "--timeout", Default: "0s",
 			Help: "udp: a response later than this is lost (default 1s); tcp, crr: bound on connecting and on a crr transaction (default 10s)"},
-		// fit_mtu sets request and response to the path MTU − 32 (1468
-		// bytes on 1500, 1418 on the 1450-byte overlay), as the 2017
-		// Coherence thesis chose by hand so that no packet fragments: the
-		// runner measures the path and applies it (FitTo).
-		{Name: "fit_mtu", Kind: workload.Switch},
+		// fit_mtu: the runner measures the path and applies it (FitTo).
+		{Name: "fit_mtu", Kind: workload.Switch,
+			Help: "request = response = the path MTU − 32 in each mode (1468 bytes on a 1500-byte path, 1418 on the 1450-byte overlay), as the 2017 Coherence thesis chose so that no packet fragments; leave request and response out"},
 		// under_load runs the probe beside a TCP stream of that many
 		// parallel streams from the same client to the same server host
 		// (flent's RRUL); 0 is the idle probe, so a sweep 0..N gives the
