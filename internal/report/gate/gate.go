@@ -109,8 +109,10 @@ func ReadLimits(path string) ([]Limit, *float64, error) {
 		}
 		out = append(out, l)
 	}
-	if m := f.MaxChange; m != nil && (math.IsNaN(*m) || math.IsInf(*m, 0)) {
-		return nil, nil, fmt.Errorf("limits file %s: max_change must be a number", path)
+	if m := f.MaxChange; m != nil {
+		if err := CheckChange("max_change", *m); err != nil {
+			return nil, nil, fmt.Errorf("limits file %s: %w", path, err)
+		}
 	}
 	return out, f.MaxChange, nil
 }

@@ -2,8 +2,10 @@ package gate
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -94,5 +96,55 @@ func TestNoReference(t *testing.T) {
 	want := `has no ratio against its reference "nosuch": run.json lists no series of that name (it lists bare, bridge)`
 	if !errors.As(err, new(BadInput)) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "it has )") {
 		t.Errorf("err %v, want bad input with %q", err, want)
+	}
+}
+
+// TestGatherRefusesNonFinite: every percentage check takes, from a flag or
+// a limits file, is a finite number; NaN held against nothing ("the limit
+// of NaN % worse": cannot tell) and an infinite one against everything.
+// A negative one is a limit that demands a gain.
+func TestGatherRefusesNonFinite(t *testing.T) {
+	dir := t.TempDir()
+	n := 0
+	file := func(body string) string {
+		n++
+		p := filepath.Join(dir, strconv.Itoa(n)+".yaml")
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	f := func(v float64) *float64 { return &v }
+	base := []string{"runs/old"}
+	tests := []struct {
+		name      string
+		costs     []string
+		file      string
+		maxChange *float64
+		want      string // "" accepted
+	}{
+		{"max-change NaN", nil, "", f(math.NaN()), "--max-change NaN: want a finite percentage"},
+		{"max-change +Inf", nil, "", f(math.Inf(1)), "--max-change +Inf: want a finite percentage"},
+		{"max-change -Inf", nil, "", f(math.Inf(-1)), "--max-change -Inf: want a finite percentage"},
+		{"max-change negative demands a gain", nil, "", f(-2), ""},
+		{"max-change 0", nil, "", f(0), ""},
+		{"max_change .nan", nil, file("max_change: .nan\n"), nil, "max_change NaN: want a finite percentage"},
+		{"max_change .inf", nil, file("max_change: .inf\n"), nil, "max_change +Inf: want a finite percentage"},
+		{"max-cost NaN", []string{"bridge:transfer=NaN"}, "", nil, `"NaN" is not a percentage`},
+		{"max-cost Inf", []string{"bridge:transfer=Inf"}, "", nil, `"Inf" is not a percentage`},
+		{"max-cost beyond float64", []string{"bridge:transfer=1e400"}, "", nil, `"1e400" is not a percentage`},
+		{"max-cost negative demands a gain", []string{"bridge:transfer=-5"}, "", nil, ""},
+		{"max_cost NaN in a file", nil, file("max_cost: [bridge:transfer=nan]\n"), nil, `"nan" is not a percentage`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Gather(tc.costs, tc.file, base, tc.maxChange)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("err %v, want one with %q", err, tc.want)
+			}
+		})
 	}
 }
