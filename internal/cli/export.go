@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -36,8 +35,8 @@ func newExportCmd(stdout io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if ref != "" && !slices.Contains(meta.SeriesKeys(), ref) {
-				return usagef("--reference %q: the run has no such mode (it has %s)", ref, strings.Join(meta.SeriesKeys(), ", "))
+			if err := checkReference(ref, meta.SeriesKeys()); err != nil {
+				return err
 			}
 			w := stdout
 			if out != "" {
@@ -96,8 +95,8 @@ func printSummary(stdout, stderr io.Writer, dir, ref string, header bool) error 
 	if err != nil {
 		return err
 	}
-	if ref != "" && !slices.Contains(meta.SeriesKeys(), ref) {
-		return usagef("--reference %q: the run has no such mode (it has %s)", ref, strings.Join(meta.SeriesKeys(), ", "))
+	if err := checkReference(ref, meta.SeriesKeys()); err != nil {
+		return err
 	}
 	return fail(report.Summary(stdout, stderr, dir, meta, samples, ref, header))
 }
