@@ -59,7 +59,7 @@ func upCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	cmd.Flags().IntVar(&o.Nodes, "nodes", o.Nodes, "Kubernetes nodes (1 to 60)")
 	cmd.Flags().StringVar(&o.CNI, "cni", o.CNI, "pod network: bridge (routes between nodes), flannel-vxlan, flannel-udp, flannel-host-gw, cilium-vxlan, cilium-native")
-	cmd.Flags().StringVar(&o.ProxyMode, "kube-proxy", o.ProxyMode, "kube-proxy's mode: iptables or nftables (this kernel has no IPVS), or none (Cilium replaces it)")
+	cmd.Flags().StringVar(&o.ProxyMode, "kube-proxy", o.ProxyMode, "kube-proxy's mode: iptables or nftables (the test cluster does not support ipvs yet), or none (Cilium replaces it)")
 	cmd.Flags().StringVar(&o.IPFamily, "ip-family", o.IPFamily, "ipv4, or dual: nodes, pods and Services get an IPv6 address too (--cni bridge)")
 	return cmd
 }

@@ -24,7 +24,7 @@ func TestBadFlagsExit2(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"cluster", "up", "t1", "--kube-proxy", "ipvs"}, "--kube-proxy ipvs: this kernel has no IPVS; want iptables or nftables"},
+		{[]string{"cluster", "up", "t1", "--kube-proxy", "ipvs"}, "--kube-proxy ipvs: not supported by the test cluster yet; want iptables or nftables"},
 		{[]string{"cluster", "up", "t1", "--kube-proxy", "nft"}, `--kube-proxy "nft": want iptables, nftables or none`},
 		{[]string{"cluster", "up", "t1", "--kube-proxy", "none"}, "--kube-proxy none with --cni bridge: only Cilium replaces kube-proxy"},
 		{[]string{"cluster", "up", "t1", "--kube-proxy", "none", "--cni", "flannel-vxlan"}, "--kube-proxy none with --cni flannel-vxlan"},
