@@ -38,6 +38,9 @@ func newExportCmd(stdout io.Writer) *cobra.Command {
 			if err := checkReference(ref, meta.SeriesKeys()); err != nil {
 				return err
 			}
+			if err := export.CheckCarries(format, meta.Spec.Socket()); err != nil {
+				return err
+			}
 			w := stdout
 			if out != "" {
 				if err := record.CheckOutput(out, args[0]); err != nil {
@@ -62,7 +65,7 @@ func newExportCmd(stdout io.Writer) *cobra.Command {
 			return fail(export.Run(w, format, meta, samples, machine))
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "ppbench", "ppbench, samples, openmetrics, opensearch or perfdash")
+	cmd.Flags().StringVar(&format, "format", "ppbench", "ppbench or samples (ping-pong's requests), openmetrics, opensearch or perfdash (ping-pong and socket tests)")
 	cmd.Flags().StringVar(&index, "index", export.DefaultIndex, "opensearch: the index the documents go to")
 	cmd.Flags().BoolVar(&noTimestamps, "no-timestamps", false, "openmetrics: samples without timestamps, for a Pushgateway (the importer needs them)")
 	cmd.Flags().StringVar(&ref, "reference", "", "openmetrics, opensearch, perfdash: mode the ratios compare with (default: the run's reference)")
