@@ -50,8 +50,11 @@ func TestReadLimitsBounds(t *testing.T) {
 		{"device", "/dev/zero", []string{"/dev/zero is a character device"}},
 		{"long percentage", write("pct.yaml", "max_cost: [\"bridge:transfer="+huge[:900<<10]+"\"]\n"), []string{"is not a percentage", "bytes)"}},
 		{"long mode", write("mode.yaml", "max_cost: [\""+huge[:900<<10]+"\"]\n"), []string{"want MODE:METRIC=PCT"}},
-		{"many wrong values", write("many.yaml", manyWrong), []string{"cannot unmarshal", "(and 9997 more)"}},
-		{"unknown key", write("key.yaml", "max_cots: [a]\n"), []string{"max_cots"}},
+		{"many wrong values", write("many.yaml", manyWrong), []string{"line 2: max_cost[0]: cannot unmarshal !!seq into string", "; and 9997 more"}},
+		{"unknown key", write("key.yaml", "max_cots: [a]\n"), []string{"key.yaml: line 1: unknown field \"max_cots\""}},
+		{"unknown key on line 2", write("key2.yaml", "max_cost: [bridge:transfer=5]\nmax_chnage: 5\n"), []string{"key2.yaml: line 2: unknown field \"max_chnage\""}},
+		{"long unknown key", write("longkey.yaml", "? "+huge[:900<<10]+"\n: 1\n"), []string{"unknown field \"xxx", "…"}},
+		{"syntax error on line 2", write("syntax.yaml", "max_change: 5\nmax_cost: [a\n"), []string{"syntax.yaml: line 2: did not find expected ',' or ']'"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
