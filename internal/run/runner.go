@@ -131,6 +131,10 @@ func (a *appender) store(v any) {
 // their hosts (a zone naming a host the lab has not). Its errors are bad
 // input. It reads o.Spec, o.Lab and o.Flags.
 func Check(o Options) error {
+	// The fields first: calibration reads the run calibrate.from names.
+	if err := o.Spec.Validate(); err != nil {
+		return err
+	}
 	s, err := analysis.Calibrated(o.Spec)
 	if err != nil {
 		return err
