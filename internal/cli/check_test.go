@@ -43,6 +43,8 @@ func TestCheckExitCodes(t *testing.T) {
 		{"malformed limit", []string{run, "--max-cost", "bridge=10"}, ExitUsage, ""},
 		{"not a run", []string{dir, "--max-cost", "bridge:transfer=10"}, ExitUsage, ""},
 		{"nothing to check", []string{run}, ExitUsage, ""},
+		{"max-change NaN", []string{run, "--baseline", run, "--max-change", "NaN"}, ExitUsage, ""},
+		{"max-change Inf", []string{run, "--baseline", run, "--max-change", "Inf"}, ExitUsage, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var out, errb bytes.Buffer

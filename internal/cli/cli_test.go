@@ -214,3 +214,39 @@ func TestRootHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestSpecRefusalsNameTheSpec: every refusal of a spec names it first, as
+// the file (or preset) the user gave, and the flags that changed it, be it
+// found reading the YAML, by the spec's own checks, or by the drivers and
+// modes the binary links: "modes[1]" alone does not say which file.
+func TestSpecRefusalsNameTheSpec(t *testing.T) {
+	specs := t.TempDir()
+	mode := writeSpec(t, specs, "mode.yaml", "name: x\nmodes: [bare, nosuch]\n")
+	link := writeSpec(t, specs, "link.yaml", "name: x\nmodes: [bare, bridge]\nlinks: [{link: nowhere, delay: 1ms}]\n")
+	chain := writeSpec(t, specs, "chain.yaml", "name: x\nmodes: [bare, macvlan]\nchain: {hosts: 3}\ntests: [{workload: rr, duration: 2s}]\n")
+	syntax := writeSpec(t, specs, "syntax.yaml", "name: x\nmodes: [bare\n")
+	field := writeSpec(t, specs, "field.yaml", "name: x\nmodes: [bare]\ncolour: red\n")
+	tests := []struct {
+		name string
+		args []string
+		want string // the line's start after "cnperf: "
+	}{
+		{"unknown mode in a file", []string{"run", mode}, mode + `: modes[1]: unknown mode "nosuch"`},
+		{"unknown link in a file", []string{"run", link}, link + `: links[0].link "nowhere": the lab has no such link`},
+		{"chain a mode cannot take", []string{"run", chain}, chain + ": modes[1]: "},
+		{"syntax error", []string{"run", syntax}, syntax + ": line 2: "},
+		{"unknown field", []string{"run", field}, field + `: line 3: unknown field "colour"`},
+		{"unknown mode from --modes", []string{"run", "--preset", "quick", "--modes", "bare,nosuch"}, `preset quick with --modes: modes[1]: unknown mode "nosuch"`},
+		{"unknown mode from --modes on a file", []string{"run", link, "--modes", "nosuch", "--label", "a=b"}, link + ` with --modes, --label: modes[0]: unknown mode "nosuch"`},
+		{"a mode the driver cannot build", []string{"run", "--preset", "tiny", "--driver", "kubernetes"}, "preset tiny with --driver: modes[0]: "},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			code, stdout, stderr := run(tc.args...)
+			if code != 2 || !strings.HasPrefix(stderr, "cnperf: "+tc.want) || strings.Count(stderr, "\n") != 1 || stdout != "" {
+				t.Errorf("exit %d, stderr %q; want 2 and one line starting %q", code, stderr, "cnperf: "+tc.want)
+			}
+		})
+	}
+}

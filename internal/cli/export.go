@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -36,8 +35,11 @@ func newExportCmd(stdout io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if ref != "" && !slices.Contains(meta.SeriesKeys(), ref) {
-				return usagef("--reference %q: the run has no such mode (it has %s)", ref, strings.Join(meta.SeriesKeys(), ", "))
+			if err := checkReference(ref, meta.SeriesKeys()); err != nil {
+				return err
+			}
+			if err := export.CheckCarries(format, meta.Spec.Socket()); err != nil {
+				return err
 			}
 			w := stdout
 			if out != "" {
@@ -63,7 +65,7 @@ func newExportCmd(stdout io.Writer) *cobra.Command {
 			return fail(export.Run(w, format, meta, samples, machine))
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "ppbench", "ppbench, samples, openmetrics, opensearch or perfdash")
+	cmd.Flags().StringVar(&format, "format", "ppbench", "ppbench or samples (ping-pong's requests), openmetrics, opensearch or perfdash (ping-pong and socket tests)")
 	cmd.Flags().StringVar(&index, "index", export.DefaultIndex, "opensearch: the index the documents go to")
 	cmd.Flags().BoolVar(&noTimestamps, "no-timestamps", false, "openmetrics: samples without timestamps, for a Pushgateway (the importer needs them)")
 	cmd.Flags().StringVar(&ref, "reference", "", "openmetrics, opensearch, perfdash: mode the ratios compare with (default: the run's reference)")
@@ -96,8 +98,8 @@ func printSummary(stdout, stderr io.Writer, dir, ref string, header bool) error 
 	if err != nil {
 		return err
 	}
-	if ref != "" && !slices.Contains(meta.SeriesKeys(), ref) {
-		return usagef("--reference %q: the run has no such mode (it has %s)", ref, strings.Join(meta.SeriesKeys(), ", "))
+	if err := checkReference(ref, meta.SeriesKeys()); err != nil {
+		return err
 	}
 	return fail(report.Summary(stdout, stderr, dir, meta, samples, ref, header))
 }

@@ -211,3 +211,38 @@ func TestSummaryOfUnfinishedRun(t *testing.T) {
 		t.Errorf("stdout:\n%s", stdout)
 	}
 }
+
+// TestReadersOfFailedRun: a run stored with status failed (a step failed,
+// or nothing was measured) is read by every reader, which says its status
+// once; what it measured is shown.
+func TestReadersOfFailedRun(t *testing.T) {
+	dir := copyRun(t, gatetest.WriteRun(t, 6, 1, func(int) float64 { return 0.8 }))
+	path := filepath.Join(dir, "run.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := strings.Replace(string(b), `"status": "complete"`, `"status": "failed", "error": "nothing was measured: all 12 cells failed (the first: client: exit status 1)"`, 1)
+	if failed == string(b) {
+		t.Fatal("no status to replace")
+	}
+	if err := os.WriteFile(path, []byte(failed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(t.TempDir(), "r.html")
+	note := `the run's status is "failed"`
+	for _, args := range [][]string{
+		{"summary", dir},
+		{"export", dir, "--format", "openmetrics"},
+		{"report", dir, "-o", page}, // the note is on the page
+		{"check", dir, "--max-cost", "bridge:transfer=50"},
+	} {
+		code, stdout, stderr := run(args...)
+		if code != 0 || stdout == "" || args[0] != "report" && !strings.Contains(stderr, note) {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+	if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), "status is &#34;failed&#34;") {
+		t.Errorf("the page lacks %q (%v)", note, err)
+	}
+}

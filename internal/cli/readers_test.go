@@ -72,6 +72,10 @@ func TestRunReadersBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	newDir := filepath.Join(t.TempDir(), "new")
+	socketRun, err := filepath.Abs("../report/testdata/written-2026-11/sockets")
+	if err != nil {
+		t.Fatal(err)
+	}
 	runJSON, samples := filepath.Join(dir, "run.json"), filepath.Join(dir, "samples.jsonl")
 	tests := []struct {
 		name string
@@ -101,6 +105,11 @@ func TestRunReadersBadInput(t *testing.T) {
 		{"export of run.json {}", []string{"export", emptyObject}, []string{emptyObject, "no modes"}},
 		{"export to a bad index", []string{"export", dir, "--format", "opensearch", "--index", "Runs"}, []string{`--index "Runs"`, "lower case"}},
 		{"export against no such mode", []string{"export", dir, "--format", "openmetrics", "--reference", "nosuch"}, []string{`--reference "nosuch"`}},
+		{"summary against no such mode", []string{"summary", dir, "--reference", "nosuch"}, []string{`--reference "nosuch": the run has no such mode (it has bare, =HYPERLINK`}},
+		{"report against no such mode", []string{"report", dir, "--reference", "nosuch"}, []string{`--reference "nosuch": the run has no such mode (it has bare, =HYPERLINK`}},
+		{"report of two runs against no such mode", []string{"report", dir, dir, "--reference", "nosuch", "-o", newDir + ".html"}, []string{`--reference "nosuch": no run has such a mode (they have bare, `}},
+		{"ppbench of socket tests", []string{"export", socketRun, "--format", "ppbench"}, []string{"--format ppbench: writes ping-pong's requests, and the run has socket tests; openmetrics, opensearch and perfdash carry them"}},
+		{"samples of socket tests", []string{"export", socketRun, "--format", "samples", "-o", newDir + ".csv"}, []string{"--format samples: writes ping-pong's requests"}},
 		{"report of run.json {}", []string{"report", emptyObject}, []string{emptyObject, "no modes"}},
 		{"report of an empty run.json", []string{"report", empty}, []string{empty, "run.json"}},
 		{"report of nothing readable", []string{"report", "/nonexistent", empty}, []string{"/nonexistent", empty}},
@@ -131,8 +140,10 @@ func TestRunReadersBadInput(t *testing.T) {
 			if after := digest(t, dir); after != before {
 				t.Errorf("the run changed:\n%s\nwas\n%s", after, before)
 			}
-			if _, err := os.Stat(newDir); err == nil {
-				t.Errorf("import created %s", newDir)
+			for _, p := range []string{newDir, newDir + ".csv", newDir + ".html"} {
+				if _, err := os.Stat(p); err == nil {
+					t.Errorf("%s was created", p)
+				}
 			}
 		})
 	}

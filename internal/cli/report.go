@@ -45,6 +45,13 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 				// and export; why, on the one line.
 				return usagef("nothing to report: %s", strings.Join(notes, "; "))
 			}
+			var modes [][]string
+			for _, r := range runs {
+				modes = append(modes, r.Meta.SeriesKeys())
+			}
+			if err := checkReference(o.Reference, modes...); err != nil {
+				return err
+			}
 			r, err := report.Build(runs, notes, o)
 			if err != nil {
 				if len(notes) > 0 {

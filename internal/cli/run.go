@@ -49,7 +49,7 @@ func newRunCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 			case len(args) == 1 && preset != "":
 				return usagef("give a spec file or --preset, not both")
 			case len(args) == 1:
-				s, err = spec.Load(args[0])
+				s, err = spec.Load(args[0]) // its refusals name the file
 			case preset != "":
 				s, err = spec.Preset(preset)
 			default:
@@ -104,16 +104,15 @@ func newRunCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 				}
 				s.Labels[k] = v
 			}
-			if err := s.Validate(); err != nil {
-				return err
-			}
 			exe, err := os.Executable()
 			if err != nil {
 				return fail(fmt.Errorf("find cnperf's own binary: %w", err))
 			}
 			opts := run.Options{Spec: s, Exe: exe, Version: Version, Out: stderr, Lab: cat, Flags: flags}
 			if err := run.Check(opts); err != nil {
-				return err // bad input: refused before anything is built
+				// Bad input, refused before anything is built, named as
+				// spec.Load names its own: the file (or preset) first.
+				return fmt.Errorf("%s: %w", specSource(cmd, args, preset), err)
 			}
 			// A run never mixes its samples with another's: a directory
 			// in the way is the user's to move, said before anything is built.
@@ -164,6 +163,30 @@ func newRunCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 	addKubeFlags(cmd, &kt)
 	cmd.Flags().DurationVar(&duration, "duration", 0, "socket tests: measure each test this long instead of the spec's durations (stored in the run's spec)")
 	return cmd
+}
+
+// specFlags are run's flags that change the spec it read.
+var specFlags = []string{"modes", "driver", dockerHostFlag, "kubeconfig", "context", "image", "image-pull-policy", "nodes", "duration", "label"}
+
+// specSource names the spec run measures in its refusals: the file, or
+// "preset NAME", as spec.Load and spec.Preset name them, and the flags
+// that changed it ("quick.yaml with --modes"), since a field such as
+// modes[1] may be the flag's.
+func specSource(cmd *cobra.Command, args []string, preset string) string {
+	src := "preset " + preset
+	if len(args) == 1 {
+		src = args[0]
+	}
+	var changed []string
+	for _, f := range specFlags {
+		if cmd.Flags().Changed(f) {
+			changed = append(changed, "--"+f)
+		}
+	}
+	if len(changed) > 0 {
+		src += " with " + strings.Join(changed, ", ")
+	}
+	return src
 }
 
 func newPresetsCmd(stdout io.Writer) *cobra.Command {

@@ -45,8 +45,10 @@ const MaxNameLen = 16
 // CNIs are the pod networks a cluster can have, the first the default.
 var CNIs = []string{"bridge", "flannel-vxlan", "flannel-udp", "flannel-host-gw", "cilium-vxlan", "cilium-native"}
 
-// ProxyModes are kube-proxy's modes this kernel carries, the first the
-// default; none runs no kube-proxy (Cilium replaces it).
+// ProxyModes are the kube-proxy modes the test cluster sets up, the first
+// the default; none runs no kube-proxy (Cilium replaces it). ipvs is not
+// one: up loads no IPVS modules and sets up none of what that mode needs,
+// whatever the kernel carries.
 var ProxyModes = []string{"iptables", "nftables", "none"}
 
 // IPFamilies are the address families a cluster can have, the first the
@@ -131,7 +133,7 @@ func (o Options) Validate() error {
 	}
 	switch {
 	case o.ProxyMode == "ipvs":
-		return errors.New("--kube-proxy ipvs: this kernel has no IPVS; want iptables or nftables")
+		return errors.New("--kube-proxy ipvs: not supported by the test cluster yet; want iptables or nftables")
 	case !contains(ProxyModes, o.ProxyMode):
 		return fmt.Errorf("--kube-proxy %q: want iptables, nftables or none", o.ProxyMode)
 	}

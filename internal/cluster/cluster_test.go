@@ -28,7 +28,7 @@ func TestValidate(t *testing.T) {
 		{"cilium native without kube-proxy", func(o *Options) { o.CNI, o.ProxyMode = "cilium-native", "none" }, ""},
 		{"no kube-proxy on flannel", func(o *Options) { o.CNI, o.ProxyMode = "flannel-vxlan", "none" }, "--kube-proxy none with --cni flannel-vxlan: only Cilium"},
 		{"cilium alone", func(o *Options) { o.CNI = "cilium" }, `--cni "cilium"`},
-		{"ipvs", func(o *Options) { o.ProxyMode = "ipvs" }, "--kube-proxy ipvs: this kernel has no IPVS"},
+		{"ipvs", func(o *Options) { o.ProxyMode = "ipvs" }, "--kube-proxy ipvs: not supported by the test cluster yet"},
 		{"unknown proxy", func(o *Options) { o.ProxyMode = "userspace" }, `--kube-proxy "userspace": want iptables, nftables or none`},
 		{"unknown cni", func(o *Options) { o.CNI = "calico" }, `--cni "calico": want bridge, flannel-vxlan`},
 		{"flannel alone", func(o *Options) { o.CNI = "flannel" }, `--cni "flannel"`},

@@ -2,8 +2,10 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -16,11 +18,46 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/process"
 )
 
-// NotUp is a cluster that is not there (exit 1: the machine's state, not
-// the input).
-type NotUp struct{ Name string }
+// NotUp is a cluster that is not there. Up lists the clusters that are,
+// said when the name is no cluster's (notUp).
+type NotUp struct {
+	Name string
+	Up   []string
+}
 
-func (e NotUp) Error() string { return fmt.Sprintf("cluster %s is not up", e.Name) }
+func (e NotUp) Error() string {
+	msg := fmt.Sprintf("cluster %s is not up", e.Name)
+	switch {
+	case e.Up == nil:
+		return msg
+	case len(e.Up) == 0:
+		return msg + " (no cluster is up; bring one up with cnperf cluster up " + e.Name + ")"
+	}
+	return msg + " (up: " + strings.Join(e.Up, ", ") + ")"
+}
+
+// notUp is the error for a cluster whose files are missing: a name no
+// cluster has is bad input (exit 2), said with the clusters that are up;
+// a cluster whose directory is there without what up leaves in it (half
+// up, or half down) is the machine's state (exit 1).
+func notUp(name string) error {
+	if _, err := os.Stat(Dir(name)); errors.Is(err, fs.ErrNotExist) {
+		return NotUp{Name: name, Up: upNames()}
+	}
+	return lab.Failure{Err: NotUp{Name: name}}
+}
+
+// upNames are the clusters whose directories are there, sorted (never
+// nil).
+func upNames() []string {
+	names := []string{}
+	dirs, _ := filepath.Glob(Dir("*"))
+	for _, d := range dirs {
+		names = append(names, filepath.Base(filepath.Dir(d)))
+	}
+	sort.Strings(names)
+	return names
+}
 
 // Down removes a cluster, half up or whole: the lab goes as `cnperf lab
 // down` removes one (the processes in its namespaces, the namespaces and
@@ -62,7 +99,7 @@ func Status(ctx context.Context, name string, out io.Writer) error {
 	}
 	recs, err := readPids(name)
 	if err != nil {
-		return lab.Failure{Err: NotUp{name}}
+		return notUp(name)
 	}
 	if flags, err := os.ReadFile(filepath.Join(Dir(name), "flags")); err == nil {
 		fmt.Fprintf(out, "cluster %s: %s\n", name, strings.Join(strings.Fields(string(flags)), " "))
@@ -135,7 +172,7 @@ func cgroupMemory(rel string) (rss, cache float64, ok bool) {
 func relayPort(name string) (int, error) {
 	b, err := os.ReadFile(filepath.Join(Dir(name), "relay-port"))
 	if err != nil {
-		return 0, NotUp{name}
+		return 0, NotUp{Name: name}
 	}
 	return strconv.Atoi(strings.TrimSpace(string(b)))
 }
@@ -148,7 +185,7 @@ func Kubeconfig(name string, inLab bool) (string, error) {
 	}
 	p := KubeconfigPath(name, inLab)
 	if _, err := os.Stat(p); err != nil {
-		return "", lab.Failure{Err: NotUp{name}}
+		return "", notUp(name)
 	}
 	return p, nil
 }
@@ -163,7 +200,7 @@ func Import(ctx context.Context, name, tar string, log io.Writer) error {
 		return fmt.Errorf("image %s: no such file", tar)
 	}
 	if _, err := readPids(name); err != nil {
-		return lab.Failure{Err: NotUp{name}}
+		return notUp(name)
 	}
 	socks, _ := filepath.Glob(filepath.Join(Dir(name), "node*", "containerd.sock"))
 	if len(socks) == 0 {

@@ -65,8 +65,9 @@ func TestUpStatusDown(t *testing.T) {
 		}
 		nothingLeft(t, name)
 	}
-	if code, _ := run(bin, "cluster", "status", name); code != 1 {
-		t.Errorf("status of a cluster that is down: exit %d, want 1", code)
+	// Gone, its name is no cluster's: bad input, as any unknown name.
+	if code, msg := run(bin, "cluster", "status", name); code != 2 || !strings.Contains(msg, "cluster "+name+" is not up") {
+		t.Errorf("status of a cluster that is down: exit %d %q, want 2 saying it is not up", code, msg)
 	}
 }
 

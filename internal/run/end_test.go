@@ -86,3 +86,35 @@ func TestWriteEnd(t *testing.T) {
 		})
 	}
 }
+
+// TestNothingMeasured: a run whose every cell failed failed, though no
+// step of it did; one cell that measured keeps it complete.
+func TestNothingMeasured(t *testing.T) {
+	ok := record.Cell{Samples: 40}
+	someFailed := record.Cell{Samples: 40, Failed: 3}
+	allFailed := record.Cell{Samples: 40, Failed: 40}
+	died := record.Cell{Error: "ping server exited", Failed: 1}
+	clientFailed := record.Cell{Error: "client: exit status 1", Samples: 2, Failed: 1}
+	tests := []struct {
+		name  string
+		cells []record.Cell
+		want  string // "" measured
+	}{
+		{"no cells (stopped before any)", nil, ""},
+		{"every cell measured", []record.Cell{ok, ok}, ""},
+		{"some requests failed", []record.Cell{someFailed}, ""},
+		{"one cell of many measured", []record.Cell{died, allFailed, ok}, ""},
+		{"every request failed", []record.Cell{allFailed, allFailed}, "nothing was measured: every request of the 2 cells failed"},
+		{"every cell failed", []record.Cell{allFailed, died, clientFailed}, "nothing was measured: all 3 cells failed (the first: ping server exited)"},
+		{"a cell with lines that failed", []record.Cell{clientFailed}, "nothing was measured: the one cell failed: client: exit status 1"},
+		{"the one cell's requests failed", []record.Cell{allFailed}, "nothing was measured: every request of the one cell failed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := nothingMeasured(tc.cells)
+			if (tc.want == "") != (err == nil) || err != nil && err.Error() != tc.want {
+				t.Errorf("nothingMeasured = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

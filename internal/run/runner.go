@@ -131,6 +131,10 @@ func (a *appender) store(v any) {
 // their hosts (a zone naming a host the lab has not). Its errors are bad
 // input. It reads o.Spec, o.Lab and o.Flags.
 func Check(o Options) error {
+	// The fields first: calibration reads the run calibrate.from names.
+	if err := o.Spec.Validate(); err != nil {
+		return err
+	}
 	s, err := analysis.Calibrated(o.Spec)
 	if err != nil {
 		return err
@@ -442,7 +446,40 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	for i := range meta.Modes {
 		meta.Modes[i].Bytes = app.bytes[envKey(meta.Modes[i].Mode, meta.Modes[i].Instance)]
 	}
+	if runErr == nil {
+		runErr = nothingMeasured(meta.Cells)
+	}
 	return finish(runErr)
+}
+
+// nothingMeasured is the error of a run all of whose cells ran and none
+// measured anything: no cell ended without an error and with a sample
+// that did not fail (a request answered, a socket test's line). Such a
+// run failed (status failed, exit 1), though no step of it did; one cell
+// that measured keeps it complete, its failed cells counted in its
+// record. Nil for no cells: a run stopped before any.
+func nothingMeasured(cells []record.Cell) error {
+	if len(cells) == 0 {
+		return nil
+	}
+	first := ""
+	for _, c := range cells {
+		if c.Error == "" && c.Samples > c.Failed {
+			return nil
+		}
+		if first == "" {
+			first = c.Error
+		}
+	}
+	switch {
+	case first == "" && len(cells) == 1:
+		return errors.New("nothing was measured: every request of the one cell failed")
+	case first == "":
+		return fmt.Errorf("nothing was measured: every request of the %d cells failed", len(cells))
+	case len(cells) == 1:
+		return fmt.Errorf("nothing was measured: the one cell failed: %s", first)
+	}
+	return fmt.Errorf("nothing was measured: all %d cells failed (the first: %s)", len(cells), first)
 }
 
 // loadMeter is what measures each cell's load (cost.Load): nil when some

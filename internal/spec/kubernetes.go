@@ -153,11 +153,13 @@ func (s Spec) checkClusters() error {
 		return errors.New("kubernetes.clusters: every lab is on one of the clusters; use driver: kubernetes alone, not drivers")
 	}
 	var names []string
+	testClusters := map[string]string{} // where each test cluster was named first
 	for i, c := range k.Clusters {
 		at := fmt.Sprintf("kubernetes.clusters[%d]", i)
 		if c.Name != "" {
 			at += " (" + c.Name + ")"
 		}
+		first, twice := testClusters[c.TestCluster]
 		switch {
 		case c.Name == "":
 			return fmt.Errorf("%s: name: must not be empty (conditions' cluster selects it by name)", at)
@@ -171,6 +173,10 @@ func (s Spec) checkClusters() error {
 			return fmt.Errorf("%s: give kubeconfig and context, or test_cluster", at)
 		case c.TestCluster != "" && !testClusterRE.MatchString(c.TestCluster):
 			return fmt.Errorf("%s: test_cluster %q: not a test cluster's name (a lower-case letter, then up to 15 of a-z, 0-9 and _)", at, c.TestCluster)
+		case c.TestCluster != "" && twice:
+			// One cluster under two names: the driver would refuse it once
+			// the cluster is up, and asked for it to be brought up twice before.
+			return fmt.Errorf("%s: test_cluster %s: also %s's; list each cluster once (variants select it by one name)", at, c.TestCluster, first)
 		case c.CNI != "" && c.TestCluster == "":
 			return fmt.Errorf("%s: cni: says how a test cluster is brought up; only with test_cluster", at)
 		case c.CNI != "" && !cniRE.MatchString(c.CNI):
@@ -181,6 +187,9 @@ func (s Spec) checkClusters() error {
 			return fmt.Errorf("%s: context: not a context's name", at)
 		}
 		names = append(names, c.Name)
+		if c.TestCluster != "" {
+			testClusters[c.TestCluster] = at
+		}
 	}
 	if c := s.Conditions.Cluster; c != "" && !slices.Contains(names, c) {
 		return fmt.Errorf("conditions.cluster %q: not in kubernetes.clusters (%s)", c, strings.Join(names, ", "))

@@ -251,7 +251,7 @@ func Parse(r io.Reader, source string) (Spec, error) {
 	// parsed nodes.
 	var root yaml.Node
 	if err := yaml.Unmarshal(doc, &root); err != nil {
-		return s, fmt.Errorf("%s: %s", source, yamlMessage(err))
+		return s, fmt.Errorf("%s: %s", source, YAMLMessage(err, doc))
 	}
 	if err := checkShape(&root); err != nil {
 		return s, fmt.Errorf("%s: %w", source, err)
@@ -262,7 +262,7 @@ func Parse(r io.Reader, source string) (Spec, error) {
 		if errors.Is(err, io.EOF) {
 			return s, fmt.Errorf("%s: empty spec", source)
 		}
-		return s, fmt.Errorf("%s: %s", source, yamlMessage(nameFields(err, doc)))
+		return s, fmt.Errorf("%s: %s", source, YAMLMessage(err, doc))
 	}
 	// A second document would be silently ignored: refuse it.
 	var extra yaml.Node
@@ -357,15 +357,80 @@ var fieldRE = regexp.MustCompile(`field (\S+) not found in type (\S+)`)
 // an unknown field is named with its path ("pingpong.colour").
 var sections = map[string]string{"spec.PingPong": "pingpong.", "spec.Servers": "pingpong.servers.", "spec.Placement": "placement.", "spec.Calibrate": "calibrate.", "spec.Calibration": "calibrate.derived.", "spec.KubeCluster": "kubernetes.clusters[].", "workload.Test": "tests[].", "workload.Sweep": "tests[].sweep.", "conditions.Link": "links[].", "conditions.Flap": "links[].flap."}
 
+// YAMLMessage is yaml.v3's error in reading doc as one line in the
+// user's words: each wrong value with the field it is in (nameFields), an
+// unknown field by its path, a syntax error with the line it is on
+// (syntaxLine). A spec's errors and a limits file's (check) are said so.
+func YAMLMessage(err error, doc []byte) string {
+	return yamlMessage(nameFields(err, doc))
+}
+
 // yamlMessage turns yaml.v3's errors into one line that names the field.
 func yamlMessage(err error) string {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	msg := syntaxLine(strings.TrimPrefix(err.Error(), "yaml: "))
 	msg = strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")
 	msg = fieldRE.ReplaceAllStringFunc(msg, func(m string) string {
 		sub := fieldRE.FindStringSubmatch(m)
 		return `unknown field "` + sections[sub[2]] + sub[1] + `"`
 	})
 	return strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
+}
+
+// yaml.v3's syntax errors, by who finds them. Its parser's marks count
+// lines from 0 and its message says them as they are, one line early,
+// and none on the first line; its scanner's it counts from 1, and it
+// says none when the error and its context are both on the first line.
+var (
+	parserProblems = []string{
+		"did not find expected ',' or ']'", "did not find expected ',' or '}'",
+		"did not find expected '-' indicator", "did not find expected <document start>",
+		"did not find expected <stream-start>", "did not find expected key",
+		"did not find expected node content", "found duplicate %TAG directive",
+		"found duplicate %YAML directive", "found incompatible YAML document",
+		"found undefined tag handle",
+	}
+	scannerProblems = []string{
+		"block sequence entries are not allowed in this context", "could not find expected ':'",
+		"could not find expected directive name", "did not find URI escaped octet",
+		"did not find expected '!'", "did not find expected alphabetic or numeric character",
+		"did not find expected comment or line break", "did not find expected digit or '.' character",
+		"did not find expected hexdecimal number", "did not find expected tag URI",
+		"did not find expected version number", "did not find expected whitespace or line break",
+		"did not find expected whitespace", "did not find the expected '>'",
+		"exceeded max depth of ", "found a tab character that violates indentation",
+		"found a tab character where an indentation space is expected",
+		"found an incorrect leading UTF-8 octet", "found an incorrect trailing UTF-8 octet",
+		"found an indentation indicator equal to 0", "found character that cannot start any token",
+		"found extremely long version number", "found invalid Unicode character escape code",
+		"found unexpected document indicator", "found unexpected end of stream",
+		"found unexpected non-alphabetical character", "found unknown directive name",
+		"found unknown escape character", "mapping keys are not allowed in this context",
+		"mapping values are not allowed in this context",
+	}
+	syntaxRE = regexp.MustCompile(`^(?:line ([0-9]+): )?(.*)$`)
+)
+
+// syntaxLine gives a yaml.v3 syntax error (without "yaml: ") the line, from
+// 1, it is on; any other message is left as it is.
+func syntaxLine(msg string) string {
+	m := syntaxRE.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	line, _ := strconv.Atoi(m[1]) // 0 when yaml.v3 said none
+	problem := m[2]
+	has := func(list []string) bool {
+		return slices.ContainsFunc(list, func(p string) bool { return strings.HasPrefix(problem, p) })
+	}
+	switch {
+	case has(parserProblems):
+		line++
+	case has(scannerProblems) && line == 0:
+		line = 1
+	default:
+		return msg
+	}
+	return "line " + strconv.Itoa(line) + ": " + problem
 }
 
 var typeErrRE = regexp.MustCompile("^line ([0-9]+): cannot unmarshal !!(\\w+)(?: `(.*)`)? into ")

@@ -3,12 +3,15 @@ package clustercli
 import (
 	"bytes"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cnperf/cnperf/internal/cli"
+	"github.com/cnperf/cnperf/internal/cluster"
 	"github.com/cnperf/cnperf/internal/lab"
 )
 
@@ -21,7 +24,7 @@ func TestBadFlagsExit2(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"cluster", "up", "t1", "--kube-proxy", "ipvs"}, "--kube-proxy ipvs: this kernel has no IPVS; want iptables or nftables"},
+		{[]string{"cluster", "up", "t1", "--kube-proxy", "ipvs"}, "--kube-proxy ipvs: not supported by the test cluster yet; want iptables or nftables"},
 		{[]string{"cluster", "up", "t1", "--kube-proxy", "nft"}, `--kube-proxy "nft": want iptables, nftables or none`},
 		{[]string{"cluster", "up", "t1", "--kube-proxy", "none"}, "--kube-proxy none with --cni bridge: only Cilium replaces kube-proxy"},
 		{[]string{"cluster", "up", "t1", "--kube-proxy", "none", "--cni", "flannel-vxlan"}, "--kube-proxy none with --cni flannel-vxlan"},
@@ -39,6 +42,35 @@ func TestBadFlagsExit2(t *testing.T) {
 		msg := strings.TrimSpace(errb.String())
 		if code != 2 || !strings.Contains(msg, c.want) || strings.Contains(msg, "\n") || out.Len() != 0 {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and one line with %q", c.args, code, msg, c.want)
+		}
+	}
+}
+
+// TestUnknownClusterExit2: a cluster name no cluster has is bad input, as
+// every other command's unknown name is: one line, exit 2, with the
+// clusters that are up. (down is idempotent: nothing to remove is done.)
+func TestUnknownClusterExit2(t *testing.T) {
+	cat := lab.Catalog{Commands: func(_ string, stdout, stderr io.Writer) []*cobra.Command { return Commands(stdout, stderr) }}
+	const name = "zzabsent9"
+	if _, err := os.Stat(cluster.Dir(name)); err == nil {
+		t.Skipf("a cluster %s is up", name)
+	}
+	tar := filepath.Join(t.TempDir(), "image.tar")
+	if err := os.WriteFile(tar, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"cluster", "kubeconfig", name},
+		{"cluster", "kubeconfig", name, "--lab"},
+		{"cluster", "status", name},
+		{"cluster", "import", name, tar},
+	} {
+		var out, errb bytes.Buffer
+		code := cli.Main(cat, args, &out, &errb)
+		msg := strings.TrimSpace(errb.String())
+		want := "cnperf: cluster " + name + " is not up ("
+		if code != 2 || !strings.HasPrefix(msg, want) || strings.Contains(msg, "\n") || out.Len() != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line %q...", args, code, msg, want)
 		}
 	}
 }

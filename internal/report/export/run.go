@@ -16,6 +16,17 @@ func ValidateFormat(format string) error {
 	return nil
 }
 
+// CheckCarries refuses a format that would carry nothing of a run:
+// ppbench and samples write ping-pong's requests, one line each, and a run
+// of socket tests (socket) has none, so they would write a header alone;
+// the feed formats carry socket tests' cases.
+func CheckCarries(format string, socket bool) error {
+	if socket && (format == "ppbench" || format == "samples") {
+		return fmt.Errorf("--format %s: writes ping-pong's requests, and the run has socket tests; openmetrics, opensearch and perfdash carry them", format)
+	}
+	return nil
+}
+
 // Run writes a stored run's samples in format: "samples" as flat CSV
 // (Samples), "ppbench" as ppbench's CSV log (PPBench) tagged machine, by
 // default the run's "machine" label, else the host name it ran on.

@@ -35,3 +35,28 @@ func TestRunFormatAndTag(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckCarries: ppbench and samples carry ping-pong's requests; on a
+// run of socket tests they would write a header alone, so they are
+// refused there, and the feed formats are not.
+func TestCheckCarries(t *testing.T) {
+	for _, tc := range []struct {
+		format string
+		socket bool
+		want   string // "" accepted
+	}{
+		{"ppbench", false, ""},
+		{"samples", false, ""},
+		{"ppbench", true, "--format ppbench: writes ping-pong's requests, and the run has socket tests; openmetrics, opensearch and perfdash carry them"},
+		{"samples", true, "--format samples: writes ping-pong's requests"},
+		{"openmetrics", true, ""},
+		{"opensearch", true, ""},
+		{"perfdash", true, ""},
+		{"perfdash", false, ""},
+	} {
+		err := CheckCarries(tc.format, tc.socket)
+		if (tc.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s, socket %v: %v, want %q", tc.format, tc.socket, err, tc.want)
+		}
+	}
+}

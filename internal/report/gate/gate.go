@@ -6,7 +6,6 @@ package gate
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -99,7 +98,7 @@ func ReadLimits(path string) ([]Limit, *float64, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil {
-		return nil, nil, fmt.Errorf("limits file %s: %s", path, yamlLine(err))
+		return nil, nil, fmt.Errorf("limits file %s: %s", path, shorten(spec.YAMLMessage(err, b)))
 	}
 	var out []Limit
 	for _, s := range f.MaxCost {
@@ -109,30 +108,23 @@ func ReadLimits(path string) ([]Limit, *float64, error) {
 		}
 		out = append(out, l)
 	}
-	if m := f.MaxChange; m != nil && (math.IsNaN(*m) || math.IsInf(*m, 0)) {
-		return nil, nil, fmt.Errorf("limits file %s: max_change must be a number", path)
+	if m := f.MaxChange; m != nil {
+		if err := CheckChange("max_change", *m); err != nil {
+			return nil, nil, fmt.Errorf("limits file %s: %w", path, err)
+		}
 	}
 	return out, f.MaxChange, nil
 }
 
-// yamlLine makes a YAML error one line: a type error lists every wrong
-// value, on a line each; the first few are enough.
-func yamlLine(err error) string {
-	msgs := []string{err.Error()}
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		msgs = te.Errors
-	}
-	more := ""
-	if len(msgs) > maxErrors {
-		more = fmt.Sprintf(" (and %d more)", len(msgs)-maxErrors)
-		msgs = msgs[:maxErrors]
-	}
-	line := strings.Join(strings.Fields(strings.TrimPrefix(strings.Join(msgs, "; "), "yaml: ")), " ")
+// shorten cuts a YAML error (spec.YAMLMessage: one line, the first few
+// wrong values with their fields, a syntax error's line, an unknown key
+// by name) to a few values' length: an unknown key of a megabyte is
+// quoted whole.
+func shorten(line string) string {
 	if len(line) > 4*maxQuote*maxErrors {
 		line = strings.ToValidUTF8(line[:4*maxQuote*maxErrors], "") + "…"
 	}
-	return line + more
+	return line
 }
 
 // Result is one limit judged on one ratio.

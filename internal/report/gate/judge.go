@@ -45,9 +45,23 @@ func Gather(costs []string, file string, baselines []string, maxChange *float64)
 		return Criteria{}, errors.New("nothing to check: give --max-cost, --limits or --baseline")
 	}
 	if maxChange != nil {
+		if err := CheckChange("--max-change", *maxChange); err != nil {
+			return Criteria{}, err
+		}
 		c.MaxChange = *maxChange
 	}
 	return c, nil
+}
+
+// CheckChange refuses a largest change (--max-change, a limits file's
+// max_change, named by what) that is no finite percentage: NaN holds
+// against nothing and an infinite limit against everything. A negative
+// one is a limit too: it demands a gain.
+func CheckChange(what string, pct float64) error {
+	if bad(pct) {
+		return fmt.Errorf("%s %v: want a finite percentage, e.g. 5", what, pct)
+	}
+	return nil
 }
 
 // Judge judges the run in dir by c: its limits, then, with baselines, its

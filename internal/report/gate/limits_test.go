@@ -2,8 +2,10 @@ package gate
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -48,8 +50,11 @@ func TestReadLimitsBounds(t *testing.T) {
 		{"device", "/dev/zero", []string{"/dev/zero is a character device"}},
 		{"long percentage", write("pct.yaml", "max_cost: [\"bridge:transfer="+huge[:900<<10]+"\"]\n"), []string{"is not a percentage", "bytes)"}},
 		{"long mode", write("mode.yaml", "max_cost: [\""+huge[:900<<10]+"\"]\n"), []string{"want MODE:METRIC=PCT"}},
-		{"many wrong values", write("many.yaml", manyWrong), []string{"cannot unmarshal", "(and 9997 more)"}},
-		{"unknown key", write("key.yaml", "max_cots: [a]\n"), []string{"max_cots"}},
+		{"many wrong values", write("many.yaml", manyWrong), []string{"line 2: max_cost[0]: cannot unmarshal !!seq into string", "; and 9997 more"}},
+		{"unknown key", write("key.yaml", "max_cots: [a]\n"), []string{"key.yaml: line 1: unknown field \"max_cots\""}},
+		{"unknown key on line 2", write("key2.yaml", "max_cost: [bridge:transfer=5]\nmax_chnage: 5\n"), []string{"key2.yaml: line 2: unknown field \"max_chnage\""}},
+		{"long unknown key", write("longkey.yaml", "? "+huge[:900<<10]+"\n: 1\n"), []string{"unknown field \"xxx", "…"}},
+		{"syntax error on line 2", write("syntax.yaml", "max_change: 5\nmax_cost: [a\n"), []string{"syntax.yaml: line 2: did not find expected ',' or ']'"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -94,5 +99,55 @@ func TestNoReference(t *testing.T) {
 	want := `has no ratio against its reference "nosuch": run.json lists no series of that name (it lists bare, bridge)`
 	if !errors.As(err, new(BadInput)) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "it has )") {
 		t.Errorf("err %v, want bad input with %q", err, want)
+	}
+}
+
+// TestGatherRefusesNonFinite: every percentage check takes, from a flag or
+// a limits file, is a finite number; NaN held against nothing ("the limit
+// of NaN % worse": cannot tell) and an infinite one against everything.
+// A negative one is a limit that demands a gain.
+func TestGatherRefusesNonFinite(t *testing.T) {
+	dir := t.TempDir()
+	n := 0
+	file := func(body string) string {
+		n++
+		p := filepath.Join(dir, strconv.Itoa(n)+".yaml")
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	f := func(v float64) *float64 { return &v }
+	base := []string{"runs/old"}
+	tests := []struct {
+		name      string
+		costs     []string
+		file      string
+		maxChange *float64
+		want      string // "" accepted
+	}{
+		{"max-change NaN", nil, "", f(math.NaN()), "--max-change NaN: want a finite percentage"},
+		{"max-change +Inf", nil, "", f(math.Inf(1)), "--max-change +Inf: want a finite percentage"},
+		{"max-change -Inf", nil, "", f(math.Inf(-1)), "--max-change -Inf: want a finite percentage"},
+		{"max-change negative demands a gain", nil, "", f(-2), ""},
+		{"max-change 0", nil, "", f(0), ""},
+		{"max_change .nan", nil, file("max_change: .nan\n"), nil, "max_change NaN: want a finite percentage"},
+		{"max_change .inf", nil, file("max_change: .inf\n"), nil, "max_change +Inf: want a finite percentage"},
+		{"max-cost NaN", []string{"bridge:transfer=NaN"}, "", nil, `"NaN" is not a percentage`},
+		{"max-cost Inf", []string{"bridge:transfer=Inf"}, "", nil, `"Inf" is not a percentage`},
+		{"max-cost beyond float64", []string{"bridge:transfer=1e400"}, "", nil, `"1e400" is not a percentage`},
+		{"max-cost negative demands a gain", []string{"bridge:transfer=-5"}, "", nil, ""},
+		{"max_cost NaN in a file", nil, file("max_cost: [bridge:transfer=nan]\n"), nil, `"nan" is not a percentage`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Gather(tc.costs, tc.file, base, tc.maxChange)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("err %v, want one with %q", err, tc.want)
+			}
+		})
 	}
 }

@@ -109,6 +109,10 @@ func Usage(pid int, stdout io.Writer) error {
 		UserSeconds: pu.UserSeconds, SystemSeconds: pu.SystemSeconds, MemoryPeak: pu.PeakRSS, MemoryCurrent: pu.RSS})
 }
 
+// BoundProtocols are the protocols Bound reads the tables of
+// (/proc/PID/net/tcp, udp and their IPv6 twins).
+var BoundProtocols = []string{"tcp", "udp"}
+
 // Bound prints "yes" when process pid has bound port over every protocol,
 // else "no".
 func Bound(pid, port int, protocols []string, stdout io.Writer) {

@@ -2,7 +2,6 @@ package inpod
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -41,13 +40,34 @@ func Listen(ctx context.Context, port int) error {
 	}
 }
 
+// Bounds of Probe's every and timeout: a dial every nanosecond is a busy
+// loop, not a probe, and one an hour apart tells nothing within a run.
+const (
+	MinProbeEvery = time.Millisecond
+	MaxProbeEvery = time.Hour
+)
+
+// CheckProbe refuses an every or timeout (named by their flags) outside
+// [MinProbeEvery, MaxProbeEvery].
+func CheckProbe(every, timeout time.Duration) error {
+	for _, f := range []struct {
+		flag string
+		d    time.Duration
+	}{{"--every", every}, {"--timeout", timeout}} {
+		if f.d < MinProbeEvery || f.d > MaxProbeEvery {
+			return fmt.Errorf("%s %s: want %s to %s", f.flag, f.d, MinProbeEvery, MaxProbeEvery)
+		}
+	}
+	return nil
+}
+
 // Probe dials addr over TCP every every (each dial bounded by timeout)
 // until ctx ends, and writes a line each time the state changes (the first
 // dial's state included): "pass D" or "block D", D the nanoseconds since
 // that dial began. A dial refused or timed out blocks.
 func Probe(ctx context.Context, addr string, every, timeout time.Duration, stdout io.Writer) error {
-	if every <= 0 || timeout <= 0 {
-		return errors.New("probe: every and timeout must be > 0")
+	if err := CheckProbe(every, timeout); err != nil {
+		return err
 	}
 	last := ""
 	t := time.NewTicker(every)

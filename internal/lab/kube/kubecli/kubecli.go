@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -70,7 +71,16 @@ func newPodCmd(stdout, stderr io.Writer) *cobra.Command {
 			if port < 1 || port > 65535 {
 				return usagef("--port %d: want 1 to 65535", port)
 			}
-			inpod.Bound(pid, port, strings.Split(proto, ","), stdout)
+			if pid < 1 {
+				return usagef("--pid %d: want a process id", pid)
+			}
+			protos := strings.Split(proto, ",")
+			for _, p := range protos {
+				if !slices.Contains(inpod.BoundProtocols, p) {
+					return usagef("--proto %q: want %s, comma-separated", p, strings.Join(inpod.BoundProtocols, " or "))
+				}
+			}
+			inpod.Bound(pid, port, protos, stdout)
 			return nil
 		},
 	}
@@ -101,8 +111,8 @@ func newPodCmd(stdout, stderr io.Writer) *cobra.Command {
 			if _, _, err := net.SplitHostPort(addr); err != nil {
 				return usagef("--addr %q: want IP:PORT", addr)
 			}
-			if every <= 0 || timeout <= 0 {
-				return usagef("--every %s, --timeout %s: want both > 0", every, timeout)
+			if err := inpod.CheckProbe(every, timeout); err != nil {
+				return err // bad input (exit 2)
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
