@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/run"
@@ -108,35 +109,35 @@ func newRunCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return fail(fmt.Errorf("find cnperf's own binary: %w", err))
 			}
-			opts := run.Options{Spec: s, Exe: exe, Version: Version, Out: stderr, Lab: cat, Flags: flags}
-			if err := run.Check(opts); err != nil {
+			named := out != ""
+			if !named {
+				out = filepath.Join("runs", s.Name+"-"+time.Now().Format("20060102-150405"))
+			}
+			plan, err := run.NewPlan(run.Options{Spec: s, Dir: out, Exe: exe, Version: Version, Out: stderr, Lab: cat, Flags: flags, Calibrate: analysis.Calibrated})
+			if err != nil {
 				// Bad input, refused before anything is built, named as
 				// spec.Load names its own: the file (or preset) first.
 				return fmt.Errorf("%s: %w", specSource(cmd, args, preset), err)
 			}
 			// A run never mixes its samples with another's: a directory
 			// in the way is the user's to move, said before anything is built.
-			if out != "" {
+			if named {
 				if err := record.CheckNewDir(out); err != nil {
 					return usagef("-o: %v", err)
 				}
 			}
 			// Each driver's own preflight: privileges, tools, a cluster
 			// that answers. Nothing is made yet.
-			if err := run.Preflight(opts); err != nil {
+			if err := plan.Preflight(); err != nil {
 				var f lab.Failure
 				if errors.As(err, &f) {
 					return fail(err)
 				}
 				return err
 			}
-			if out == "" {
-				out = filepath.Join("runs", s.Name+"-"+time.Now().Format("20060102-150405"))
-			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			opts.Dir = out
-			res, err := run.Run(ctx, opts)
+			res, err := plan.Run(ctx)
 			if res != nil && res.Meta != nil {
 				// The table comes from the stored run, as `cnperf summary` reads it.
 				fmt.Fprintln(stdout)

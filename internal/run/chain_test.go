@@ -81,7 +81,7 @@ func TestChainRefused(t *testing.T) {
 		s.Tests = slices.Clone(base.Tests)
 		s.Modes = slices.Clone(base.Modes)
 		c.edit(&s)
-		err := Check(Options{Spec: s, Lab: drivers.Catalog()})
+		_, err := NewPlan(Options{Spec: s, Lab: drivers.Catalog()})
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("got %v, want one line with %q", err, c.want)
 		}

@@ -22,7 +22,7 @@ func TestChainOnlyWhereADriverBuildsOne(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", tc.yaml, err)
 		}
-		err = run.Check(run.Options{Spec: s, Lab: drivers.Catalog()})
+		_, err = run.NewPlan(run.Options{Spec: s, Lab: drivers.Catalog()})
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%q: Check = %v, want %q", tc.yaml, err, tc.want)
 		}

@@ -18,7 +18,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/cost"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
@@ -43,6 +42,10 @@ type Options struct {
 	// Flags are the command line's driver options by flag name, those
 	// given (e.g. docker-host): each driver decodes its own.
 	Flags map[string]string
+	// Calibrate applies a spec's calibrate: from the reference run it
+	// names (analysis.Calibrated: reading stored runs is the analysis'
+	// job, not the runner's); nil refuses such a spec.
+	Calibrate func(spec.Spec) (spec.Spec, error)
 }
 
 // Result is what a run produced; the samples are in Dir.
@@ -125,38 +128,48 @@ func (a *appender) store(v any) {
 	}
 }
 
-// Check refuses a spec this cnperf cannot run, before anything is built:
-// its fields (spec.Validate), its modes and drivers, the drivers' options
-// (their spec sections and o.Flags), and what its labs' conditions say of
-// their hosts (a zone naming a host the lab has not). Its errors are bad
-// input. It reads o.Spec, o.Lab and o.Flags.
-func Check(o Options) error {
-	// The fields first: calibration reads the run calibrate.from names.
-	if err := o.Spec.Validate(); err != nil {
-		return err
-	}
-	s, err := analysis.Calibrated(o.Spec)
-	if err != nil {
-		return err
-	}
-	_, _, err = check(o.Lab, s, o.Flags, nil)
-	return err
+// Plan is a run validated once, before anything is built: the spec as
+// calibrated, its experiment (ping-pong or socket cells) and each driver's
+// decoded options. The CLI makes one, asks its Preflight and runs it.
+type Plan struct {
+	o    Options
+	spec spec.Spec
+	w    experiment
+	opts map[string]any
 }
 
-// Preflight runs the preflight of each driver the spec uses (privileges,
-// tools, a cluster that answers), after Check and before anything is
-// built. An error wrapped in lab.Failure is the machine's.
-func Preflight(o Options) error {
-	s, err := analysis.Calibrated(o.Spec)
-	if err != nil {
-		return err
+// NewPlan refuses a spec this cnperf cannot run, before anything is built:
+// its fields (spec.Validate), its calibration (o.Calibrate reads the run
+// calibrate.from names), its modes and drivers, the drivers' options
+// (their spec sections and o.Flags, their warnings to o.Out), and what its
+// labs' conditions say of their hosts (a zone naming a host the lab has
+// not). Its errors are bad input.
+func NewPlan(o Options) (*Plan, error) {
+	// The fields first: calibration reads the run calibrate.from names.
+	if err := o.Spec.Validate(); err != nil {
+		return nil, err
 	}
-	_, opts, err := check(o.Lab, s, o.Flags, nil)
-	if err != nil {
-		return err
+	s := o.Spec
+	if s.Calibrate != nil && s.Calibrate.Derived == nil {
+		if o.Calibrate == nil {
+			return nil, errors.New("calibrate: this program reads no reference runs")
+		}
+		var err error
+		if s, err = o.Calibrate(s); err != nil {
+			return nil, err
+		}
 	}
-	return o.Lab.Preflight(s, opts, o.Exe)
+	w, opts, err := check(o.Lab, s, o.Flags, o.Out)
+	if err != nil {
+		return nil, err
+	}
+	return &Plan{o: o, spec: s, w: w, opts: opts}, nil
 }
+
+// Preflight runs the preflight of each driver the plan uses (privileges,
+// tools, a cluster that answers), before anything is built. An error
+// wrapped in lab.Failure is the machine's.
+func (p *Plan) Preflight() error { return p.o.Lab.Preflight(p.spec, p.opts, p.o.Exe) }
 
 // check is Check, returning the experiment and each driver's options;
 // warn takes the drivers' warnings (nil: none).
@@ -214,242 +227,297 @@ func check(cat lab.Catalog, s spec.Spec, flags map[string]string, warn io.Writer
 	return w, opts, nil
 }
 
-// Run carries out the spec. When ctx is cancelled it stops measuring, keeps
-// every sample so far, tears down and returns ctx's error with the result.
+// Run plans o and carries it out (NewPlan, then Plan.Run).
 func Run(ctx context.Context, o Options) (*Result, error) {
-	// A calibrated spec is stored with what it derived (spec.Calibrate).
-	s, err := analysis.Calibrated(o.Spec)
+	p, err := NewPlan(o)
 	if err != nil {
 		return nil, err
 	}
-	if c := s.Calibrate; c != nil {
-		fmt.Fprintf(o.Out, "cnperf: calibrated to %s (%s): round trip %s, %d bit/s: bandwidth %s, zone_delay %s\n",
-			c.From, c.Derived.Series, c.Derived.RTT, c.Derived.BitsPerSecond, c.Derived.Bandwidth, c.Derived.ZoneDelay)
-		if n := c.Derived.Skipped; n > 0 {
-			fmt.Fprintf(o.Out, "cnperf: calibrate.from %s: %d lines of its samples.jsonl skipped (damaged, or of series its run.json does not list): cnperf calibrate %s names them\n", c.From, n, c.From)
-		}
-	}
-	w, opts, err := check(o.Lab, s, o.Flags, o.Out)
-	if err != nil {
-		return nil, err
-	}
-	run, err := record.Create(o.Dir)
+	return p.Run(ctx)
+}
+
+// Run carries out the plan. When ctx is cancelled it stops measuring,
+// keeps every sample so far, tears down and returns ctx's error with the
+// result.
+func (p *Plan) Run(ctx context.Context) (*Result, error) {
+	p.sayCalibration()
+	run, err := record.Create(p.o.Dir)
 	if err != nil {
 		return nil, err
 	}
 	defer run.Close()
-	meta := &record.Meta{Format: 1, Cnperf: o.Version, ID: record.NewID("r"), Status: "running", Started: time.Now().UTC(), Spec: s, Machine: sysinfo.DescribeMachine()}
-	w.describeRun(meta)
+	// A calibrated spec is stored with what it derived (spec.Calibrate).
+	meta := &record.Meta{Format: 1, Cnperf: p.o.Version, ID: record.NewID("r"), Status: "running", Started: time.Now().UTC(), Spec: p.spec, Machine: sysinfo.DescribeMachine()}
+	p.w.describeRun(meta)
 	if err := run.WriteMeta(meta); err != nil {
 		return nil, err
 	}
-	res := &Result{Dir: o.Dir, Meta: meta}
-	envs := map[string]*env{}
-	finish := func(runErr error) (*Result, error) {
-		// Whatever fails once the run is interrupted (a cell cut short, a
-		// server the same signal reached) is the interruption's doing: the
-		// run is recorded as interrupted, not failed.
-		if runErr != nil && ctx.Err() != nil && !errors.Is(runErr, context.Canceled) {
-			runErr = fmt.Errorf("%w (then: %v)", ctx.Err(), runErr)
-		}
-		teardown(o.Lab, envs, meta, o.Out)
-		now := time.Now().UTC()
-		meta.Finished = &now
-		switch {
-		case runErr == nil:
-			meta.Status = "complete"
-		case errors.Is(runErr, context.Canceled):
-			meta.Status = "interrupted"
-		default:
-			meta.Status, meta.Error = "failed", runErr.Error()
-		}
-		return res, writeEnd(run, meta, runErr, o.Out)
-	}
-
+	r := &running{Plan: p, ctx: ctx, run: run, meta: meta, res: &Result{Dir: p.o.Dir, Meta: meta}, envs: map[string]*env{}}
 	committedBefore, _ := cost.Committed()
-	logs := filepath.Join(o.Dir, "logs")
-	if err := os.MkdirAll(logs, 0o755); err != nil {
-		return finish(err)
+	if err := r.buildLabs(); err != nil {
+		return r.finish(err)
 	}
-	keys := s.ModeKeys()
-	labs, instances := s.Labs(), s.LabInstances()
-	if instances > 1 {
-		fmt.Fprintf(o.Out, "cnperf: building %d labs (%s), %d instances of each\n", len(keys)*instances, strings.Join(keys, ", "), instances)
-	} else {
-		fmt.Fprintf(o.Out, "cnperf: building %d labs (%s)\n", len(keys), strings.Join(keys, ", "))
-	}
-	// Instance by instance, so that a mode's instances are built apart.
-	for n := range len(labs) * instances {
-		if err := ctx.Err(); err != nil {
-			return finish(err)
-		}
-		inst, pl := n/len(labs), labs[n%len(labs)]
-		key, name, driver := pl.Key, pl.Mode, pl.Driver
-		m, err := o.Lab.Mode(name)
-		if err != nil {
-			return finish(err)
-		}
-		d, err := o.Lab.Driver(driver)
-		if err != nil {
-			return finish(err)
-		}
-		e, err := startMode(ctx, meta.ID, pl, inst, d, driverTag(o.Lab, d), opts[d.Name()], 100*n, m, w, o.Exe, logs)
-		if e != nil {
-			envs[envKey(key, inst)] = e
-		}
-		if err != nil {
-			return finish(fmt.Errorf("mode %s: %w", instanceName(key, inst), err))
-		}
-		e.daemons = daemonMeter(e, instanceName(key, inst), o.Out)
-		mm := record.ModeMeta{Mode: key, Setup: name, Instance: inst, Driver: driver, Summary: m.Summary(), Lab: &e.lab.Lab, Conditions: pl.Conditions}
-		first := e.lab.Hosts[0].NS
-		nss, _ := namespace.List(lab.Prefix + e.lab.Name + "-")
-		if e.lab.Local {
-			nss = append(nss, first)
-		}
-		// On the docker driver the containers' namespaces are Docker's.
-		for _, ep := range e.lab.Endpoints {
-			if ep.Docker != nil && ep.NS != "" && !slices.Contains(nss, ep.NS) { // "": another machine's
-				nss = append(nss, ep.NS)
-			}
-		}
-		for _, ns := range nss {
-			d, err := sysinfo.DescribeNetns(ns, true)
-			if err != nil {
-				return finish(err)
-			}
-			mm.Namespaces = append(mm.Namespaces, d)
-			if ns == first && meta.ReceiveWindow == 0 {
-				meta.ReceiveWindow = sysinfo.ReceiveWindow(d.Sysctls)
-			}
-		}
-		meta.Modes = append(meta.Modes, mm)
-	}
-	// What each lab's daemons (overlay routers, Open vSwitch, flanneld,
-	// etcd, a cluster's node daemons) spend at rest, before any cell
-	// loads them: a mode's cost that no cell's figure shows.
-	idle := measureIdle(ctx, idleSources(envs), idleWindow, time.Now)
-	for i := range meta.Modes {
-		meta.Modes[i].Idle = idle[envKey(meta.Modes[i].Mode, meta.Modes[i].Instance)]
-	}
+	r.measureIdle()
 	if err := run.WriteMeta(meta); err != nil {
-		return finish(err)
+		return r.finish(err)
 	}
-
-	cells := interleave(keys, w.units(), instances)
-	bar := progress.New(o.Out, len(cells), w.expectedSamples(len(keys)))
-	app := &appender{run: run, bar: bar, bytes: map[string]int64{}}
-	// The machine's CPU per core each second, tagged with the mode whose cell
-	// ran, and the committed memory's peak.
-	var curMode atomic.Value
-	curMode.Store("")
-	peak := committedBefore
-	sctx, stopSampler := context.WithCancel(ctx)
-	samplerDone := make(chan struct{})
-	go func() {
-		defer close(samplerDone)
-		_ = cost.Sample(sctx, time.Second, func(c cost.CPUSample) {
-			c.Mode = curMode.Load().(string)
-			peak = max(peak, c.Committed)
-			_ = run.Append(c)
-		})
-	}()
-	meter, own := loadMeter(envs)
-	var runErr error
-	for i, c := range cells {
-		if err := ctx.Err(); err != nil {
-			runErr = err
-			break
-		}
-		e := envs[envKey(c.mode, c.instance)]
-		// The load's snapshots bracket the cell from outside its start and
-		// end, so that reading /proc adds nothing to the cell's time (its
-		// requests per second).
-		var snap cost.Snapshot
-		snapErr := errors.New("no meter")
-		if meter != nil {
-			snap, snapErr = meter.Read()
-		}
-		// The node daemons too, outside the cell's time.
-		var dBefore lab.DaemonSnapshot
-		dErr := errors.New("no daemon meter")
-		if e.daemons != nil {
-			dBefore, dErr = e.daemons.Read()
-		}
-		cell := record.Cell{Index: i, Mode: c.mode, Instance: c.instance, Chunk: c.unit, Start: time.Now().UTC()}
-		w.describeCell(c.unit, &cell)
-		// A process the mode runs (an overlay router) that has died fails
-		// this mode's cells with the reason; the other modes go on.
-		if err := e.lab.Alive(); err != nil {
-			cell.Error, cell.Failed, cell.End = err.Error(), 1, time.Now().UTC()
-			meta.Cells = append(meta.Cells, cell)
-			bar.Cell()
-			if err := run.WriteMeta(meta); err != nil {
-				runErr = err
-				break
-			}
-			continue
-		}
-		curMode.Store(c.mode)
-		before := app.total
-		bytesBefore := app.bytes[envKey(c.mode, c.instance)]
-		cr, err := w.cell(e, c.unit, &cell, app)
-		if err == nil {
-			err = e.runCell(ctx, cr, &cell, app)
-		}
-		if lerr := e.lab.Alive(); lerr != nil && cell.Error == "" {
-			cell.Error = lerr.Error() // it died during this cell
-		}
-		res.Samples += app.total - before
-		if cell.End.IsZero() { // else the cell's clients timed it (cellRun.span)
-			cell.End = time.Now().UTC()
-		}
-		if snapErr == nil {
-			if end, err := meter.Read(); err == nil {
-				cell.Load = cost.Load(snap, end, own)
-				cell.Kernel = cost.Kernel(snap.Kernel, end.Kernel, app.bytes[envKey(c.mode, c.instance)]-bytesBefore, pinnedCores(e))
-			}
-		}
-		if dErr == nil {
-			if dAfter, err := e.daemons.Read(); err == nil {
-				cell.Daemons = lab.DaemonCosts(dBefore, dAfter, cell.Start, cell.End)
-			}
-		}
-		meta.Cells = append(meta.Cells, cell)
-		bar.Cell()
-		if app.err != nil {
-			runErr = fmt.Errorf("store samples: %w", app.err)
-			break
-		}
-		if err := run.WriteMeta(meta); err != nil {
-			runErr = err
-			break
-		}
-		if err != nil {
-			runErr = err
-			break
-		}
-		if err := e.alive(); err != nil {
-			runErr = fmt.Errorf("mode %s: %w", c.mode, err)
-			break
-		}
-	}
-	bar.Done()
-	stopSampler()
-	<-samplerDone
+	r.app = &appender{run: run, bytes: map[string]int64{}}
+	peak := r.sampleMachine(committedBefore)
+	runErr := r.measureCells()
+	r.stopSampler()
 	if now, err := cost.Committed(); err == nil {
-		peak = max(peak, now)
+		*peak = max(*peak, now)
 	}
 	if committedBefore > 0 {
-		meta.Memory = &record.MemoryMeta{CommittedBefore: committedBefore, CommittedPeak: peak, CommittedDelta: peak - committedBefore}
+		meta.Memory = &record.MemoryMeta{CommittedBefore: committedBefore, CommittedPeak: *peak, CommittedDelta: *peak - committedBefore}
 	}
 	for i := range meta.Modes {
-		meta.Modes[i].Bytes = app.bytes[envKey(meta.Modes[i].Mode, meta.Modes[i].Instance)]
+		meta.Modes[i].Bytes = r.app.bytes[envKey(meta.Modes[i].Mode, meta.Modes[i].Instance)]
 	}
 	if runErr == nil {
 		runErr = nothingMeasured(meta.Cells)
 	}
-	return finish(runErr)
+	return r.finish(runErr)
+}
+
+// sayCalibration tells what a calibrated spec derived from its reference.
+func (p *Plan) sayCalibration() {
+	c := p.spec.Calibrate
+	if c == nil || c.Derived == nil {
+		return
+	}
+	fmt.Fprintf(p.o.Out, "cnperf: calibrated to %s (%s): round trip %s, %d bit/s: bandwidth %s, zone_delay %s\n",
+		c.From, c.Derived.Series, c.Derived.RTT, c.Derived.BitsPerSecond, c.Derived.Bandwidth, c.Derived.ZoneDelay)
+	if n := c.Derived.Skipped; n > 0 {
+		fmt.Fprintf(p.o.Out, "cnperf: calibrate.from %s: %d lines of its samples.jsonl skipped (damaged, or of series its run.json does not list): cnperf calibrate %s names them\n", c.From, n, c.From)
+	}
+}
+
+// running is a plan being carried out: its record, its labs by instance
+// key, and what the cells stored.
+type running struct {
+	*Plan
+	ctx  context.Context
+	run  *record.Run
+	meta *record.Meta
+	res  *Result
+	envs map[string]*env
+	app  *appender
+	// curMode is the mode whose cell runs, for the CPU sampler's tags.
+	curMode     atomic.Value
+	stopSampler func()
+}
+
+// finish tears the labs down and stores how the run ended.
+func (r *running) finish(runErr error) (*Result, error) {
+	// Whatever fails once the run is interrupted (a cell cut short, a
+	// server the same signal reached) is the interruption's doing: the
+	// run is recorded as interrupted, not failed.
+	if runErr != nil && r.ctx.Err() != nil && !errors.Is(runErr, context.Canceled) {
+		runErr = fmt.Errorf("%w (then: %v)", r.ctx.Err(), runErr)
+	}
+	teardown(r.o.Lab, r.envs, r.meta, r.o.Out)
+	now := time.Now().UTC()
+	r.meta.Finished = &now
+	switch {
+	case runErr == nil:
+		r.meta.Status = "complete"
+	case errors.Is(runErr, context.Canceled):
+		r.meta.Status = "interrupted"
+	default:
+		r.meta.Status, r.meta.Error = "failed", runErr.Error()
+	}
+	return r.res, writeEnd(r.run, r.meta, runErr, r.o.Out)
+}
+
+// buildLabs builds every lab of the plan, instance by instance (so that a
+// mode's instances are built apart), and records each with its namespaces.
+func (r *running) buildLabs() error {
+	logs := filepath.Join(r.o.Dir, "logs")
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		return err
+	}
+	keys := r.spec.ModeKeys()
+	labs, instances := r.spec.Labs(), r.spec.LabInstances()
+	if instances > 1 {
+		fmt.Fprintf(r.o.Out, "cnperf: building %d labs (%s), %d instances of each\n", len(keys)*instances, strings.Join(keys, ", "), instances)
+	} else {
+		fmt.Fprintf(r.o.Out, "cnperf: building %d labs (%s)\n", len(keys), strings.Join(keys, ", "))
+	}
+	for n := range len(labs) * instances {
+		if err := r.ctx.Err(); err != nil {
+			return err
+		}
+		inst, pl := n/len(labs), labs[n%len(labs)]
+		m, err := r.o.Lab.Mode(pl.Mode)
+		if err != nil {
+			return err
+		}
+		d, err := r.o.Lab.Driver(pl.Driver)
+		if err != nil {
+			return err
+		}
+		e, err := startMode(r.ctx, r.meta.ID, pl, inst, d, driverTag(r.o.Lab, d), r.opts[d.Name()], 100*n, m, r.w, r.o.Exe, logs)
+		if e != nil {
+			r.envs[envKey(pl.Key, inst)] = e
+		}
+		if err != nil {
+			return fmt.Errorf("mode %s: %w", instanceName(pl.Key, inst), err)
+		}
+		e.daemons = daemonMeter(e, instanceName(pl.Key, inst), r.o.Out)
+		mm := record.ModeMeta{Mode: pl.Key, Setup: pl.Mode, Instance: inst, Driver: pl.Driver, Summary: m.Summary(), Lab: &e.lab.Lab, Conditions: pl.Conditions}
+		if err := r.describeNamespaces(e, &mm); err != nil {
+			return err
+		}
+		r.meta.Modes = append(r.meta.Modes, mm)
+	}
+	return nil
+}
+
+// describeNamespaces records every namespace of e's lab (on the docker
+// driver the containers' too, which are Docker's), and the run's receive
+// window from the first host's.
+func (r *running) describeNamespaces(e *env, mm *record.ModeMeta) error {
+	first := e.lab.Hosts[0].NS
+	nss, _ := namespace.List(lab.Prefix + e.lab.Name + "-")
+	if e.lab.Local {
+		nss = append(nss, first)
+	}
+	for _, ep := range e.lab.Endpoints {
+		if ep.Docker != nil && ep.NS != "" && !slices.Contains(nss, ep.NS) { // "": another machine's
+			nss = append(nss, ep.NS)
+		}
+	}
+	for _, ns := range nss {
+		d, err := sysinfo.DescribeNetns(ns, true)
+		if err != nil {
+			return err
+		}
+		mm.Namespaces = append(mm.Namespaces, d)
+		if ns == first && r.meta.ReceiveWindow == 0 {
+			r.meta.ReceiveWindow = sysinfo.ReceiveWindow(d.Sysctls)
+		}
+	}
+	return nil
+}
+
+// measureIdle records what each lab's daemons (overlay routers, Open
+// vSwitch, flanneld, etcd, a cluster's node daemons) spend at rest, before
+// any cell loads them: a mode's cost that no cell's figure shows.
+func (r *running) measureIdle() {
+	idle := measureIdle(r.ctx, idleSources(r.envs), idleWindow, time.Now)
+	for i := range r.meta.Modes {
+		r.meta.Modes[i].Idle = idle[envKey(r.meta.Modes[i].Mode, r.meta.Modes[i].Instance)]
+	}
+}
+
+// sampleMachine stores the machine's CPU per core each second, tagged with
+// the mode whose cell runs, until stopSampler; the returned peak of
+// committed memory is final once it has stopped.
+func (r *running) sampleMachine(committedBefore int64) *int64 {
+	r.curMode.Store("")
+	peak := committedBefore
+	sctx, cancel := context.WithCancel(r.ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = cost.Sample(sctx, time.Second, func(c cost.CPUSample) {
+			c.Mode = r.curMode.Load().(string)
+			peak = max(peak, c.Committed)
+			_ = r.run.Append(c)
+		})
+	}()
+	r.stopSampler = func() { cancel(); <-done }
+	return &peak
+}
+
+// measureCells runs the plan's cells, interleaved over the modes and their
+// instances, storing each cell as it ends. It stops at the first error
+// that is the run's (not a cell's), and returns it.
+func (r *running) measureCells() error {
+	keys, instances := r.spec.ModeKeys(), r.spec.LabInstances()
+	cells := interleave(keys, r.w.units(), instances)
+	r.app.bar = progress.New(r.o.Out, len(cells), r.w.expectedSamples(len(keys)))
+	defer r.app.bar.Done()
+	meter, own := loadMeter(r.envs)
+	for i, c := range cells {
+		if err := r.ctx.Err(); err != nil {
+			return err
+		}
+		if err := r.measureCell(i, c, meter, own); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// measureCell runs one cell and stores it: the load's and the node
+// daemons' snapshots bracket it from outside its start and end, so that
+// reading them adds nothing to the cell's time (its requests per second).
+// A process the mode runs (an overlay router) that has died fails this
+// mode's cells with the reason; the other modes go on.
+func (r *running) measureCell(i int, c cellPlan, meter *cost.Meter, own bool) error {
+	e, key := r.envs[envKey(c.mode, c.instance)], envKey(c.mode, c.instance)
+	var snap cost.Snapshot
+	snapErr := errors.New("no meter")
+	if meter != nil {
+		snap, snapErr = meter.Read()
+	}
+	var dBefore lab.DaemonSnapshot
+	dErr := errors.New("no daemon meter")
+	if e.daemons != nil {
+		dBefore, dErr = e.daemons.Read()
+	}
+	cell := record.Cell{Index: i, Mode: c.mode, Instance: c.instance, Chunk: c.unit, Start: time.Now().UTC()}
+	r.w.describeCell(c.unit, &cell)
+	if err := e.lab.Alive(); err != nil {
+		cell.Error, cell.Failed, cell.End = err.Error(), 1, time.Now().UTC()
+		return r.storeCell(cell)
+	}
+	r.curMode.Store(c.mode)
+	before, bytesBefore := r.app.total, r.app.bytes[key]
+	cr, err := r.w.cell(e, c.unit, &cell, r.app)
+	if err == nil {
+		err = e.runCell(r.ctx, cr, &cell, r.app)
+	}
+	if lerr := e.lab.Alive(); lerr != nil && cell.Error == "" {
+		cell.Error = lerr.Error() // it died during this cell
+	}
+	r.res.Samples += r.app.total - before
+	if cell.End.IsZero() { // else the cell's clients timed it (cellRun.span)
+		cell.End = time.Now().UTC()
+	}
+	if snapErr == nil {
+		if end, err := meter.Read(); err == nil {
+			cell.Load = cost.Load(snap, end, own)
+			cell.Kernel = cost.Kernel(snap.Kernel, end.Kernel, r.app.bytes[key]-bytesBefore, pinnedCores(e))
+		}
+	}
+	if dErr == nil {
+		if dAfter, err := e.daemons.Read(); err == nil {
+			cell.Daemons = lab.DaemonCosts(dBefore, dAfter, cell.Start, cell.End)
+		}
+	}
+	if serr := r.storeCell(cell); serr != nil {
+		return serr
+	}
+	if err != nil {
+		return err
+	}
+	if err := e.alive(); err != nil {
+		return fmt.Errorf("mode %s: %w", c.mode, err)
+	}
+	return nil
+}
+
+// storeCell adds a cell to the record and writes it.
+func (r *running) storeCell(cell record.Cell) error {
+	r.meta.Cells = append(r.meta.Cells, cell)
+	r.app.bar.Cell()
+	if r.app.err != nil {
+		return fmt.Errorf("store samples: %w", r.app.err)
+	}
+	return r.run.WriteMeta(r.meta)
 }
 
 // nothingMeasured is the error of a run all of whose cells ran and none

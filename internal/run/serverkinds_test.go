@@ -28,7 +28,7 @@ func TestServerKindsAreTheDrivers(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", tc.doc, err)
 		}
-		err = run.Check(run.Options{Spec: s, Lab: drivers.Catalog()})
+		_, err = run.NewPlan(run.Options{Spec: s, Lab: drivers.Catalog()})
 		if tc.want == "" && err != nil && strings.Contains(err.Error(), "pingpong.servers") || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%.60s: Check = %v, want %q", tc.doc, err, tc.want)
 		}

@@ -125,7 +125,7 @@ func TestMissingServerCommandIsBadInput(t *testing.T) {
 	s := spec.Default()
 	s.Name, s.Modes = "servers", []string{"bare"}
 	s.PingPong.Servers = &spec.Servers{Pong: []string{"no-such-pong-server-xyz", "{listen}"}}
-	err := Check(Options{Spec: s, Lab: drivers.Catalog()})
+	_, err := NewPlan(Options{Spec: s, Lab: drivers.Catalog()})
 	if err == nil || !strings.Contains(err.Error(), `pingpong.servers.pong: command "no-such-pong-server-xyz"`) {
 		t.Fatalf("Check = %v, want the missing command named", err)
 	}

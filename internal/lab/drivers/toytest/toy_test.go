@@ -53,12 +53,12 @@ func TestToyDriverIsRefusedWhereItCannot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = run.Check(run.Options{Spec: s, Lab: cat})
+	_, err = run.NewPlan(run.Options{Spec: s, Lab: cat})
 	if err == nil || !strings.Contains(err.Error(), "modes[1]: overlay cannot be built on the toy driver (it builds bare)") {
 		t.Errorf("Check = %v, want overlay refused on the toy driver", err)
 	}
 	// Without the registry line the toy is no driver.
-	err = run.Check(run.Options{Spec: s, Lab: drivers.Catalog()})
+	_, err = run.NewPlan(run.Options{Spec: s, Lab: drivers.Catalog()})
 	if err == nil || !strings.Contains(err.Error(), `driver "toy": unknown`) {
 		t.Errorf("Check without the toy = %v, want the driver unknown", err)
 	}
