@@ -594,7 +594,11 @@ func (s Spec) Validate() error {
 		if err := s.Conditions.Over(v).Validate(runtime.NumCPU()); err != nil {
 			return fmt.Errorf("variants[%d].%w", i, err)
 		}
-		if l := v.Label(); labels[l] {
+		if l := v.Label(); len(l) > MaxLabelBytes {
+			// The label names the variant's series in every reader's
+			// output; a run's readers refuse a long one (record.MaxNameBytes).
+			return fmt.Errorf("variants[%d]: its label %.40q... is %d bytes, more than %d: give it a name", i, l, len(l), MaxLabelBytes)
+		} else if labels[l] {
 			return fmt.Errorf("variants[%d]: %q is there twice (give it a name)", i, l)
 		} else if l == "" && len(s.Variants) > 1 {
 			return fmt.Errorf("variants[%d]: sets nothing", i)

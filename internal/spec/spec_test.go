@@ -409,6 +409,7 @@ var hostile = []struct {
 	{"too many labs", "name: x\ndrivers: [netns, docker]\nmodes: [bare, host, bridge, macvlan, overlay]\nvariants: [" +
 		"{name: a, offloads: \"on\"}, {name: b, offloads: \"off\"}, {name: c, mtu: 1400}, {name: d, mtu: 1300}, {name: e, mtu: 1200}, {name: f, mtu: 1100}, {name: g, mtu: 1000}, {name: h, mtu: 900}]\n",
 		"modes, drivers, variants, instances: 72 labs side by side, more than 64"},
+	{"variant label too long", "name: x\nvariants: [{cores: 1}, {tcp_rmem: \"" + strings.Repeat("0", 300) + "1 2 3\"}]\n", "variants[1]: its label \"rmem=000"},
 	{"label too long", "name: x\nlabels: {k: " + strings.Repeat("v", 300) + "}\n", "labels.k: 300 bytes"},
 	{"datagram length names the field", "name: x\ntests: [{workload: datagram, length: 70000}]\n", "tests[0].length: 70000 is above the largest UDP datagram (65507)"},
 	{"rr protocol names the field", "name: x\ntests: [{workload: rr, protocol: sctp}]\n", `tests[0].protocol: "sctp" is not a protocol of rr`},
