@@ -53,9 +53,24 @@ func copyRun(t *testing.T, from string) string {
 	return dir
 }
 
+// rename replaces every old in the file at path with new.
+func rename(t *testing.T, path, old, new string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), old) {
+		t.Fatalf("%s holds no %s", path, old)
+	}
+	if err := os.WriteFile(path, []byte(strings.ReplaceAll(string(b), old, new)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestHostileRunDirectories: every reader of a run refuses a run
 // directory whose files are not regular files, are larger than a run
-// writes, or hold a line longer than one, in one line naming the file,
+// writes, or hold a line or a name longer than one, in one line naming the file,
 // with exit 2, little memory and at once.
 func TestHostileRunDirectories(t *testing.T) {
 	base := gatetest.WriteRun(t, 6, 1, func(int) float64 { return 0.8 })
@@ -99,6 +114,17 @@ func TestHostileRunDirectories(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "is a named pipe, not a file"},
+		// Names that every line of an export repeated: a 1 MB mode name
+		// made 926 MB of OpenMetrics at 1.57 GB of memory.
+		{"a mode name of 1 MB", "run.json", func(t *testing.T, path string) {
+			long := strings.Repeat("m", 1_000_000)
+			for _, name := range []string{"run.json", "samples.jsonl"} {
+				rename(t, filepath.Join(filepath.Dir(path), name), `"bridge"`, `"`+long+`"`)
+			}
+		}, "spec.modes[1] is 1000000 bytes, longer than 1 KiB: not a name cnperf writes"},
+		{"a run id of 1 MB", "run.json", func(t *testing.T, path string) {
+			rename(t, path, `"id": ""`, `"id": "`+strings.Repeat("r", 1_000_000)+`"`)
+		}, "id is 1000000 bytes, longer than 1 KiB: not a name cnperf writes"},
 	}
 	for _, d := range damage {
 		dir := copyRun(t, base)

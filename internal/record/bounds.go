@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"syscall"
+
+	"github.com/cnperf/cnperf/internal/spec"
 )
 
 // Bounds of a run directory's files. A run directory travels (CI
@@ -31,6 +34,20 @@ const (
 	// spec.MaxLabs labs, an import one series per tag; a report of more
 	// would be read by nobody, and building the list must stay cheap.
 	MaxSeries = 1024
+	// MaxNameBytes bounds a name in a run: its id, a series and its mode,
+	// driver and variant, a case, test, workload, protocol or swept
+	// parameter and value, a label's key or value. Readers write names
+	// into table headers, file names and every sample line of an export
+	// (OpenMetrics repeats a result's labels on each of its lines: a 1 MB
+	// mode name made 926 MB of it), so a longer one is refused. cnperf
+	// writes far shorter ones: spec names and test names of 64 bytes, a
+	// variant's label and a label's key or value of spec.MaxLabelBytes,
+	// a series of a mode, a driver and a variant's label.
+	MaxNameBytes = 1 << 10
+	// MaxLabelKeys bounds the label keys over all lines of samples.jsonl:
+	// a run's lines carry its spec's labels (spec.MaxLabels), an import's
+	// a few of its own, and an export writes a column per key.
+	MaxLabelKeys = spec.MaxLabels
 )
 
 // ErrBounds marks a run directory's file refused by its bounds: not a
@@ -202,4 +219,111 @@ func (l *lineReader) next(lineNo int) ([]byte, error) {
 		}
 		return frag, nil
 	}
+}
+
+// names checks names against MaxNameBytes, keeping the first refusal:
+// where says what holds them ("/run/run.json: " or "").
+type names struct {
+	where string
+	err   error
+}
+
+// name refuses v, the field named field, when it is longer than a name.
+func (n *names) name(field, v string) {
+	if n.err == nil && len(v) > MaxNameBytes {
+		n.err = refuse("%s%s is %d bytes, longer than %s: not a name cnperf writes", n.where, field, len(v), sizeText(MaxNameBytes))
+	}
+}
+
+// list checks a list of names, field[i] each.
+func (n *names) list(field string, vs []string) {
+	for i, v := range vs {
+		if len(v) > MaxNameBytes {
+			n.name(field+"["+strconv.Itoa(i)+"]", v)
+		}
+	}
+}
+
+// labels checks a label set's keys and values, under field.
+func (n *names) labels(field string, l map[string]string) {
+	for k, v := range l {
+		if len(k) > MaxNameBytes {
+			n.name(field+" key "+Quote(k, 20), k)
+		}
+		n.name(field+"."+k, v)
+	}
+}
+
+// checkMetaNames refuses a run.json holding a name no run of cnperf's
+// has (see MaxNameBytes), before any reader copies it into its output.
+// Its lists are bounded already (seriesBound).
+func checkMetaNames(path string, m *Meta) error {
+	n := names{where: path + ": "}
+	n.name("id", m.ID)
+	s := &m.Spec
+	n.name("spec.name", s.Name)
+	n.name("spec.driver", s.Driver)
+	n.name("spec.reference", s.Reference)
+	n.list("spec.modes", s.Modes)
+	n.list("spec.drivers", s.Drivers)
+	for i, v := range s.Variants {
+		n.name(fmt.Sprintf("spec.variants[%d] (its label)", i), v.Label())
+	}
+	n.labels("spec.labels", s.Labels)
+	for i, t := range s.Tests {
+		f := fmt.Sprintf("spec.tests[%d].", i)
+		n.name(f+"name", t.Name)
+		n.name(f+"workload", t.Workload)
+		if t.Sweep != nil {
+			n.name(f+"sweep.param", t.Sweep.Param)
+			n.list(f+"sweep.values", t.Sweep.Values)
+		}
+	}
+	for i, mm := range m.Modes {
+		f := fmt.Sprintf("modes[%d].", i)
+		n.name(f+"mode", mm.Mode)
+		n.name(f+"setup", mm.Setup)
+		n.name(f+"driver", mm.Driver)
+	}
+	for i := range m.Cells {
+		c := &m.Cells[i]
+		if len(c.Mode) > MaxNameBytes || len(c.Case) > MaxNameBytes {
+			f := fmt.Sprintf("cells[%d].", i)
+			n.name(f+"mode", c.Mode)
+			n.name(f+"case", c.Case)
+		}
+	}
+	return n.err
+}
+
+// lineNames checks the names of samples.jsonl's lines as they are read
+// (see MaxNameBytes), and that the lines carry no more than MaxLabelKeys
+// label keys in all.
+type lineNames struct {
+	keys map[string]bool
+}
+
+// check refuses a line's labels or names; pairs are field, value.
+func (l *lineNames) check(labels map[string]string, pairs ...string) error {
+	var n names
+	for i := 0; i+1 < len(pairs); i += 2 {
+		n.name(pairs[i], pairs[i+1])
+	}
+	n.labels("labels", labels)
+	if n.err != nil {
+		return n.err
+	}
+	for k := range labels {
+		if l.keys[k] {
+			continue
+		}
+		if len(l.keys) >= MaxLabelKeys {
+			return refuse("labels: more than %d label keys over the lines: not a run cnperf writes", MaxLabelKeys)
+		}
+		if l.keys == nil {
+			l.keys = map[string]bool{}
+		}
+		l.keys[k] = true
+	}
+	return nil
 }

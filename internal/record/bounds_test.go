@@ -325,3 +325,65 @@ func fifo(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 }
+
+// TestLongNames: a name longer than any cnperf writes (a series, a run
+// id, a case, a label), which every reader would copy into each line of
+// its output, is refused in one line naming the file and the field; a
+// name at the bound is read; lines that carry more label keys in all
+// than a spec may have are refused too.
+func TestLongNames(t *testing.T) {
+	long := strings.Repeat("x", 1_000_000)
+	atBound := strings.Repeat("y", MaxNameBytes)
+	meta := func(id, mode, cellCase string) string {
+		return `{"format":1,"id":"` + id + `","status":"complete","spec":{"name":"x","modes":["bare","` + mode + `"]},` +
+			`"modes":[{"mode":"bare"},{"mode":"` + mode + `"}],"cells":[{"mode":"` + mode + `","case":"` + cellCase + `"}]}`
+	}
+	sample := func(mode, labels string) string {
+		return `{"workload":"pingpong","mode":"` + mode + `","size":1,"length":1,"code":200,"duration_ms":1,"labels":{` + labels + `}}` + "\n"
+	}
+	record := func(field, v string) string {
+		return `{"workload":"stream","kind":"total","mode":"bare","` + field + `":"` + v + `","data":{"protocol":"tcp"}}` + "\n"
+	}
+	var keys strings.Builder
+	for i := range MaxLabelKeys + 1 {
+		keys.WriteString(sample("bare", fmt.Sprintf(`"k%d":"v"`, i)))
+	}
+	for _, tc := range []struct {
+		name, meta, samples string
+		file, want          string // "" for a run that is read
+	}{
+		{"names at the bound", meta(atBound, atBound, atBound), sample(atBound, `"`+atBound+`":"`+atBound+`"`) + record("case", atBound), "", ""},
+		{"a run id of 1 MB", meta(long, "bridge", "c"), "", MetaFile, "id is 1000000 bytes, longer than 1 KiB: not a name cnperf writes"},
+		{"a mode name of 1 MB", meta("r1", long, "c"), sample(long, ""), MetaFile, "spec.modes[1] is 1000000 bytes"},
+		{"a series of the run of 1 MB", `{"spec":{"modes":["bare"]},"modes":[{"mode":"` + long + `"}]}`, "", MetaFile, "modes[0].mode is 1000000 bytes"},
+		{"a cell's case of 1 MB", meta("r1", "bridge", long), "", MetaFile, "cells[0].case is 1000000 bytes"},
+		{"a variant's label of 1 MB", `{"spec":{"modes":["bare"],"variants":[{"tcp_rmem":"` + long + `"}]}}`, "", MetaFile, "spec.variants[0] (its label) is 1000005 bytes"},
+		{"a spec label of 1 MB", `{"spec":{"modes":["bare"],"labels":{"k":"` + long + `"}}}`, "", MetaFile, "spec.labels.k is 1000000 bytes"},
+		{"a sample's label of 1 MB", meta("r1", "bridge", "c"), sample("bare", `"k":"`+long+`"`), SamplesFile, "line 1: labels.k is 1000000 bytes"},
+		{"a record's case of 1 MB", meta("r1", "bridge", "c"), sample("bare", "") + record("case", long), SamplesFile, "line 2: case is 1000000 bytes"},
+		{"a record's protocol of 1 MB", meta("r1", "bridge", "c"), `{"workload":"rr","kind":"total","mode":"bare","data":{"protocol":"` + long + `"}}` + "\n", SamplesFile, "line 1: data.protocol is 1000000 bytes"},
+		{"label keys past a spec's", meta("r1", "bridge", "c"), keys.String(), SamplesFile, fmt.Sprintf("line %d: labels: more than %d label keys", MaxLabelKeys+1, MaxLabelKeys)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			write(t, filepath.Join(dir, MetaFile), tc.meta)
+			write(t, filepath.Join(dir, SamplesFile), tc.samples)
+			var err error
+			boundedCall(t, func() { err = readAll(dir) })
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("read")
+			}
+			msg := err.Error()
+			path := filepath.Join(dir, tc.file)
+			if !strings.HasPrefix(msg, path) || !strings.Contains(msg, tc.want) || strings.Contains(msg, "\n") || len(msg) > 300 || !errors.Is(err, ErrBounds) {
+				t.Errorf("error %q, want one line naming %s with %q (ErrBounds)", msg, path, tc.want)
+			}
+		})
+	}
+}

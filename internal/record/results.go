@@ -267,6 +267,9 @@ func (rd *Reader) Meta(v any) error {
 		if n := seriesBound(m); n > MaxSeries {
 			return refuse("%s names %d series, more than %d: not a run cnperf writes", path, n, MaxSeries)
 		}
+		if err := checkMetaNames(path, m); err != nil {
+			return err
+		}
 		// Readers lay tables out per instance: the spec's bound holds.
 		if n := m.Spec.Instances; n < 0 || n > spec.MaxInstances {
 			return refuse("%s: spec.instances %d is outside 0..%d: not a run cnperf writes", path, n, spec.MaxInstances)
@@ -376,9 +379,10 @@ func Quote(s string, max int) string {
 // JSON value, in file order. Blank lines are ignored. A line that is not
 // valid JSON (typically the truncated last line of a killed run) is
 // skipped and recorded in the report; so is a line for which fn returns an
-// error. The returned error is for I/O failures (e.g. no samples.jsonl)
-// and for a file outside the bounds (bounds.go: not a regular file, too
-// large, a line too long), which is not read further. The slice passed to
+// error, but one wrapping ErrBounds, which stops the reading. The returned
+// error is for I/O failures (e.g. no samples.jsonl) and for a file outside
+// the bounds (bounds.go: not a regular file, too large, a line too long,
+// a name too long), which is not read further. The slice passed to
 // fn is reused after fn returns.
 func (rd *Reader) Samples(fn func(line []byte) error) (ReadReport, error) {
 	var rep ReadReport
@@ -412,7 +416,11 @@ func (rd *Reader) Samples(fn func(line []byte) error) (ReadReport, error) {
 				rep.skip(fmt.Sprintf("%s:%d: not valid JSON: skipped", SamplesFile, lineNo))
 			}
 		default:
-			if err := fn(line); err != nil {
+			err := fn(line)
+			switch {
+			case errors.Is(err, ErrBounds):
+				return rep, fmt.Errorf("%s line %d: %w", path, lineNo, err)
+			case err != nil:
 				rep.skip(fmt.Sprintf("%s:%d: %v: skipped", SamplesFile, lineNo, err))
 			}
 		}
@@ -459,6 +467,7 @@ var pingTag = []byte(`"workload":"pingpong"`)
 func (rd *Reader) read(ping, sockets bool) (Contents, ReadReport, error) {
 	var out Contents
 	var unl ReadReport // the unlisted lines, counted as they are met
+	var names lineNames
 	rep, err := rd.Samples(func(line []byte) error {
 		if !ping && bytes.Contains(line, pingTag) {
 			return nil // the bulk of a ping-pong run: skip without decoding
@@ -488,11 +497,17 @@ func (rd *Reader) read(ping, sockets bool) (Contents, ReadReport, error) {
 			if err := json.Unmarshal(line, &s); err != nil {
 				return fmt.Errorf("bad pingpong sample: %w", err)
 			}
+			if err := names.check(s.Labels); err != nil {
+				return err
+			}
 			out.PingPong = append(out.PingPong, s)
 		case "cost":
 			var c Cost
 			if err := json.Unmarshal(line, &c); err != nil {
 				return fmt.Errorf("bad cost record: %w", err)
+			}
+			if err := names.check(c.Labels, "test_workload", c.Test, "case", c.Case); err != nil {
+				return err
 			}
 			out.Costs = append(out.Costs, c)
 		case "cpu":
@@ -507,6 +522,18 @@ func (rd *Reader) read(ping, sockets bool) (Contents, ReadReport, error) {
 			var r Record
 			if err := json.Unmarshal(line, &r); err != nil {
 				return fmt.Errorf("bad %s record: %w", probe.Workload, err)
+			}
+			// The protocol readers take from a test's total and name its
+			// case by (an undecodable total is analysis's to skip).
+			var data struct {
+				Protocol string `json:"protocol"`
+			}
+			if r.Kind == KindTotal {
+				_ = json.Unmarshal(r.Data, &data)
+			}
+			if err := names.check(r.Labels, "workload", r.Workload, "kind", r.Kind, "case", r.Case, "param", r.Param, "value", r.Value,
+				"client", r.Client, "server", r.Server, "data.protocol", data.Protocol); err != nil {
+				return err
 			}
 			out.Records = append(out.Records, r)
 		}

@@ -1,7 +1,9 @@
 package spec_test
 
 import (
+	"maps"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -67,6 +69,20 @@ func FuzzSpec(f *testing.F) {
 		z, err := s.PlanSize()
 		if err != nil {
 			t.Fatalf("a valid spec's plan: %v", err)
+		}
+		links := slices.Clone(s.Links)
+		for _, name := range slices.Sorted(maps.Keys(s.Impairments)) {
+			links = append(links, s.Impairments[name]...)
+		}
+		for _, l := range links {
+			if l.Flap == nil {
+				continue
+			}
+			for _, at := range l.Flap.At {
+				if end := at + l.Flap.Down; at < 0 || end <= at {
+					t.Fatalf("a flap at %s for %s ends at %s", at, l.Flap.Down, end)
+				}
+			}
 		}
 		if z.Cells > spec.MaxCells || z.Labs > spec.MaxLabs || z.Sizes > spec.MaxSizes || z.Requests > spec.MaxRequests {
 			t.Fatalf("plan past the limits: %+v", z)

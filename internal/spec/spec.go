@@ -659,7 +659,11 @@ func (s Spec) Validate() error {
 		if err := s.Conditions.Over(v).Validate(runtime.NumCPU()); err != nil {
 			return fmt.Errorf("variants[%d].%w", i, err)
 		}
-		if l := v.Label(); labels[l] {
+		if l := v.Label(); len(l) > MaxLabelBytes {
+			// The label names the variant's series in every reader's
+			// output; a run's readers refuse a long one (record.MaxNameBytes).
+			return fmt.Errorf("variants[%d]: its label %.40q... is %d bytes, more than %d: give it a name", i, l, len(l), MaxLabelBytes)
+		} else if labels[l] {
 			return fmt.Errorf("variants[%d]: %q is there twice (give it a name)", i, l)
 		} else if l == "" && len(s.Variants) > 1 {
 			return fmt.Errorf("variants[%d]: sets nothing", i)
@@ -805,6 +809,18 @@ func (s Spec) YAML() ([]byte, error) {
 	return yaml.Marshal(s)
 }
 
+// planned is t.Planned() with omit and duration each held to their
+// bounds: the links are checked before the tests are (which refuse them
+// beyond), and a sum of unchecked durations wraps around to a negative
+// time.
+func planned(t workload.Test) time.Duration {
+	d := t.RunTime()
+	if d <= 0 {
+		return 0
+	}
+	return min(max(t.Params.Dur("omit"), 0), workload.MaxDuration) + min(d, workload.MaxDuration)
+}
+
 // validateLinks checks links against the shortest test: every flap must
 // be up again before it ends. Ping-pong's cells are chunks of sizes, not
 // times: there a flap ends within conditions.MaxUntimedFlapEnd of the
@@ -824,7 +840,7 @@ func (s Spec) validateLinks() error {
 	}
 	var shortest time.Duration
 	for i, t := range s.Tests {
-		p := t.Planned()
+		p := planned(t)
 		if p == 0 {
 			shortest = 0
 			break

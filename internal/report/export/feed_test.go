@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -245,4 +247,57 @@ func FuzzValidateIndex(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// heldWriter notes the live heap when it is first written to, and counts
+// what it is given.
+type heldWriter struct {
+	first bool
+	heap  uint64
+	n     int64
+}
+
+func (w *heldWriter) Write(p []byte) (int, error) {
+	if !w.first {
+		w.first = true
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		w.heap = m.HeapAlloc
+	}
+	w.n += int64(len(p))
+	return len(p), nil
+}
+
+// TestFeedsStream: OpenMetrics and perfdash are written as they are made,
+// not built first: every line (item) repeats its result's labels, so a
+// feed of a few hundred results with long names is tens of MB, which the
+// writers held whole (926 MB of OpenMetrics for a stored run's 1 MB mode
+// name).
+func TestFeedsStream(t *testing.T) {
+	long := strings.Repeat("v", 1000)
+	var f export.Feed
+	for i := range 300 {
+		r := export.Result{Labels: map[string]string{"run": long, "series": long + strconv.Itoa(i), "case": long, "instance": "all"}, End: end}
+		for k := range 10 {
+			r.Figures = append(r.Figures, fig("metric"+strconv.Itoa(k)+"_p50", "ms", 1, 0.1, 2, 1, 3), fig("rate"+strconv.Itoa(k), "1/s", 1, 0.1, 2, 1, 3))
+		}
+		f.Results = append(f.Results, r)
+	}
+	for _, format := range []string{"openmetrics", "perfdash"} {
+		t.Run(format, func(t *testing.T) {
+			runtime.GC()
+			var before runtime.MemStats
+			runtime.ReadMemStats(&before)
+			var w heldWriter
+			if err := export.WriteFeed(&w, format, f, export.FeedOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			held := int64(w.heap) - int64(before.HeapAlloc)
+			t.Logf("%d MB written, %d KB held when the first bytes went out", w.n>>20, held>>10)
+			if w.n < 10<<20 || held > 2<<20 {
+				t.Errorf("%d MB written, %d MB held before the first were: want the lines streamed", w.n>>20, held>>20)
+			}
+		})
+	}
 }

@@ -82,12 +82,30 @@ func omName(s string) string {
 	return b.String()
 }
 
-// omFamily is one metric family: its name, unit and help, and its
-// samples' lines in the order written.
+// omFamily is one metric family: its name, unit and help, and what its
+// samples' lines are made of, in the order written: the figures (result
+// r's figure f) and which of their lines each gives. The lines are made
+// as they are written, never held: every line repeats its result's
+// labels, and a family's lines may be many.
 type omFamily struct {
 	name, unit, help string
-	lines            []string
+	refs             []omRef
 }
+
+// omRef is a figure's part of a family: its value (and sd), its
+// difference from the reference or its ratio to it (with their bounds).
+type omRef struct {
+	r, f int
+	part omPart
+}
+
+type omPart uint8
+
+const (
+	omValue omPart = iota
+	omDiff
+	omRatio
+)
 
 // OpenMetrics writes the feed in the OpenMetrics 1.0 text format, for
 // Prometheus' importer (promtool tsdb create-blocks-from openmetrics) or a
@@ -99,70 +117,38 @@ type omFamily struct {
 // (Figure.Diff) a family cnperf_KEY_difference_UNIT with the difference
 // from the reference, bounded alike. Each sample is
 // labelled with its result's labels and stamped with the result's end in
-// seconds; the exposition ends with "# EOF".
+// seconds; the exposition ends with "# EOF". A family's samples are
+// written together, as the format wants, and streamed to w.
 func OpenMetrics(w io.Writer, f Feed) error {
 	if err := checkLabels(f); err != nil {
 		return err
 	}
 	var families []*omFamily
 	byName := map[string]*omFamily{}
-	family := func(name, unit, help string) *omFamily {
-		if fam := byName[name]; fam != nil {
-			return fam
+	add := func(name, unit, help string, ref omRef) {
+		fam := byName[name]
+		if fam == nil {
+			fam = &omFamily{name: name, unit: unit, help: help}
+			byName[name] = fam
+			families = append(families, fam)
 		}
-		fam := &omFamily{name: name, unit: unit, help: help}
-		byName[name] = fam
-		families = append(families, fam)
-		return fam
+		fam.refs = append(fam.refs, ref)
 	}
-	for _, r := range f.Results {
-		stamp := omTimestamp(f.ts(r))
-		for _, fig := range r.Figures {
+	for ri, r := range f.Results {
+		for fi, fig := range r.Figures {
 			unit := omUnit(fig.Unit)
-			name := "cnperf_" + omName(fig.Key)
-			if unit != "" {
-				name += "_" + unit
-			}
 			what := fig.Title
 			if fig.Unit != "" {
 				what += " (" + fig.Unit + ")"
 			}
 			if finite(fig.Value) {
-				stat := fig.Stat
-				if stat == "" {
-					stat = "mean"
-				}
-				fam := family(name, unit, what+"; stat: mean over the repetitions, sd their standard deviation, median over a sweep of message sizes, value a single figure (a percentile of a sweep's samples, a server's CPU or peak memory over the run)")
-				fam.lines = append(fam.lines, omSample(name, r.Labels, [][2]string{{"stat", stat}}, fig.Value, stamp))
-				if finite(fig.SD) {
-					fam.lines = append(fam.lines, omSample(name, r.Labels, [][2]string{{"stat", "sd"}}, fig.SD, stamp))
-				}
+				add(omValueName(fig.Key, unit), unit, what+"; stat: mean over the repetitions, sd their standard deviation, median over a sweep of message sizes, value a single figure (a percentile of a sweep's samples, a server's CPU or peak memory over the run)", omRef{ri, fi, omValue})
 			}
 			if d := fig.Diff; d != nil && finite(d.Value) {
-				dname := "cnperf_" + omName(fig.Key) + "_difference"
-				if unit != "" {
-					dname += "_" + unit
-				}
-				fam := family(dname, unit, what+"; difference from the reference series (bound=estimate) with its 95 % interval (bound=low, high)")
-				ref := [2]string{"reference", fig.Reference}
-				fam.lines = append(fam.lines, omSample(dname, r.Labels, [][2]string{ref, {"bound", "estimate"}}, d.Value, stamp))
-				if finite(d.Lo) && finite(d.Hi) {
-					fam.lines = append(fam.lines,
-						omSample(dname, r.Labels, [][2]string{ref, {"bound", "low"}}, d.Lo, stamp),
-						omSample(dname, r.Labels, [][2]string{ref, {"bound", "high"}}, d.Hi, stamp))
-				}
+				add(omDiffName(fig.Key, unit), unit, what+"; difference from the reference series (bound=estimate) with its 95 % interval (bound=low, high)", omRef{ri, fi, omDiff})
 			}
-			if !finite(fig.Ratio) {
-				continue
-			}
-			rname := name + "_ratio"
-			fam := family(rname, "ratio", what+"; ratio to the reference series (bound=estimate) with its 95 % interval (bound=low, high)")
-			ref := [2]string{"reference", fig.Reference}
-			fam.lines = append(fam.lines, omSample(rname, r.Labels, [][2]string{ref, {"bound", "estimate"}}, fig.Ratio, stamp))
-			if finite(fig.RatioLo) && finite(fig.RatioHi) {
-				fam.lines = append(fam.lines,
-					omSample(rname, r.Labels, [][2]string{ref, {"bound", "low"}}, fig.RatioLo, stamp),
-					omSample(rname, r.Labels, [][2]string{ref, {"bound", "high"}}, fig.RatioHi, stamp))
+			if finite(fig.Ratio) {
+				add(omValueName(fig.Key, unit)+"_ratio", "ratio", what+"; ratio to the reference series (bound=estimate) with its 95 % interval (bound=low, high)", omRef{ri, fi, omRatio})
 			}
 		}
 	}
@@ -173,17 +159,63 @@ func OpenMetrics(w io.Writer, f Feed) error {
 			bw.WriteString("# UNIT " + fam.name + " " + fam.unit + "\n")
 		}
 		bw.WriteString("# HELP " + fam.name + " " + omEscape(fam.help) + "\n")
-		for _, l := range fam.lines {
-			bw.WriteString(l)
+		for _, ref := range fam.refs {
+			r := f.Results[ref.r]
+			fig := r.Figures[ref.f]
+			stamp := omTimestamp(f.ts(r))
+			switch ref.part {
+			case omValue:
+				stat := fig.Stat
+				if stat == "" {
+					stat = "mean"
+				}
+				omSample(bw, fam.name, r.Labels, [][2]string{{"stat", stat}}, fig.Value, stamp)
+				if finite(fig.SD) {
+					omSample(bw, fam.name, r.Labels, [][2]string{{"stat", "sd"}}, fig.SD, stamp)
+				}
+			case omDiff:
+				omBounded(bw, fam.name, r.Labels, fig.Reference, fig.Diff.Value, fig.Diff.Lo, fig.Diff.Hi, stamp)
+			case omRatio:
+				omBounded(bw, fam.name, r.Labels, fig.Reference, fig.Ratio, fig.RatioLo, fig.RatioHi, stamp)
+			}
 		}
 	}
 	bw.WriteString("# EOF\n")
 	return bw.Flush()
 }
 
-// omSample is one sample line: name{labels,extra} value timestamp.
-func omSample(name string, labels map[string]string, extra [][2]string, v float64, stamp string) string {
-	var b strings.Builder
+// omValueName is the family of a figure's values: cnperf_KEY_UNIT.
+func omValueName(key, unit string) string {
+	name := "cnperf_" + omName(key)
+	if unit != "" {
+		name += "_" + unit
+	}
+	return name
+}
+
+// omDiffName is the family of a count's differences:
+// cnperf_KEY_difference_UNIT.
+func omDiffName(key, unit string) string {
+	name := "cnperf_" + omName(key) + "_difference"
+	if unit != "" {
+		name += "_" + unit
+	}
+	return name
+}
+
+// omBounded writes an estimate against the reference series and, when
+// both are finite, its interval's bounds.
+func omBounded(w *bufio.Writer, name string, labels map[string]string, reference string, est, lo, hi float64, stamp string) {
+	ref := [2]string{"reference", reference}
+	omSample(w, name, labels, [][2]string{ref, {"bound", "estimate"}}, est, stamp)
+	if finite(lo) && finite(hi) {
+		omSample(w, name, labels, [][2]string{ref, {"bound", "low"}}, lo, stamp)
+		omSample(w, name, labels, [][2]string{ref, {"bound", "high"}}, hi, stamp)
+	}
+}
+
+// omSample writes one sample line: name{labels,extra} value timestamp.
+func omSample(b *bufio.Writer, name string, labels map[string]string, extra [][2]string, v float64, stamp string) {
 	b.WriteString(name)
 	b.WriteByte('{')
 	first := true
@@ -192,7 +224,10 @@ func omSample(name string, labels map[string]string, extra [][2]string, v float6
 			b.WriteByte(',')
 		}
 		first = false
-		b.WriteString(k + `="` + omEscape(v) + `"`)
+		b.WriteString(k)
+		b.WriteString(`="`)
+		b.WriteString(omEscape(v))
+		b.WriteByte('"')
 	}
 	for _, k := range sortedKeys(labels) {
 		if labels[k] != "" {
@@ -208,15 +243,16 @@ func omSample(name string, labels map[string]string, extra [][2]string, v float6
 		b.WriteString(" " + stamp)
 	}
 	b.WriteByte('\n')
-	return b.String()
 }
 
 // omEscape escapes a label value or help text as OpenMetrics wants:
 // backslash, double quote and line feed, in UTF-8 (a byte that is not
 // becomes U+FFFD).
 func omEscape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(strings.ToValidUTF8(s, "\uFFFD"))
+	return omEscaper.Replace(strings.ToValidUTF8(s, "\uFFFD"))
 }
+
+var omEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 
 // omTimestamp is t in seconds since the epoch, to the millisecond; "" for
 // a zero time (the sample then has none).

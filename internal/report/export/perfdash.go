@@ -1,6 +1,8 @@
 package export
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 	"regexp"
@@ -32,45 +34,73 @@ var percentileKey = regexp.MustCompile(`^(.+)_p(\d{1,2})$`)
 // quantity (rtt_p50 and rtt_p99 become {"Perc50", "Perc99"} of "rtt") and
 // one per rate (a unit per second: Mbit/s, 1/s, req/s, MB/s) with its mean
 // as "Average". Each item is labelled with its result's labels and
-// "Metric", the quantity's key; µs is written "us".
+// "Metric", the quantity's key; µs is written "us". The document is
+// written as a PerfData indented by json.Encoder, result by result: each
+// item repeats its result's labels, and the items are never held all at
+// once.
 func PerfDash(w io.Writer, f Feed) error {
 	if err := checkLabels(f); err != nil {
 		return err
 	}
-	out := PerfData{Version: "v1", DataItems: []DataItem{}}
+	bw := bufio.NewWriter(w)
+	bw.WriteString("{\n  \"version\": \"v1\",\n  \"dataItems\": [")
+	var item bytes.Buffer
+	enc := json.NewEncoder(&item)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("    ", "  ") // as an element of dataItems
+	written := 0
 	for _, r := range f.Results {
-		labels := func(metric string) map[string]string {
-			l := map[string]string{"Metric": metric}
-			for k, v := range r.Labels {
-				if v != "" {
-					l[k] = v
-				}
+		for _, it := range perfDashItems(r) {
+			item.Reset()
+			if err := enc.Encode(it); err != nil {
+				return err
 			}
-			return l
-		}
-		groups := map[string]int{} // quantity → its item's index in out.DataItems
-		for _, fig := range r.Figures {
-			if !finite(fig.Value) {
-				continue
+			if written > 0 {
+				bw.WriteByte(',')
 			}
-			unit := strings.ReplaceAll(fig.Unit, "µ", "u")
-			if m := percentileKey.FindStringSubmatch(fig.Key); m != nil {
-				name, bucket := m[1], "Perc"+m[2]
-				if i, ok := groups[name+" "+unit]; ok {
-					out.DataItems[i].Data[bucket] = fig.Value
-					continue
-				}
-				groups[name+" "+unit] = len(out.DataItems)
-				out.DataItems = append(out.DataItems, DataItem{Data: map[string]float64{bucket: fig.Value}, Unit: unit, Labels: labels(name)})
-				continue
-			}
-			if strings.HasSuffix(fig.Unit, "/s") {
-				out.DataItems = append(out.DataItems, DataItem{Data: map[string]float64{"Average": fig.Value}, Unit: unit, Labels: labels(fig.Key)})
-			}
+			bw.WriteString("\n    ")
+			bw.Write(bytes.TrimSuffix(item.Bytes(), []byte("\n")))
+			written++
 		}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	if written > 0 {
+		bw.WriteString("\n  ")
+	}
+	bw.WriteString("]\n}\n")
+	return bw.Flush()
+}
+
+// perfDashItems are one result's items.
+func perfDashItems(r Result) []DataItem {
+	var items []DataItem
+	labels := func(metric string) map[string]string {
+		l := map[string]string{"Metric": metric}
+		for k, v := range r.Labels {
+			if v != "" {
+				l[k] = v
+			}
+		}
+		return l
+	}
+	groups := map[string]int{} // quantity → its item's index in items
+	for _, fig := range r.Figures {
+		if !finite(fig.Value) {
+			continue
+		}
+		unit := strings.ReplaceAll(fig.Unit, "µ", "u")
+		if m := percentileKey.FindStringSubmatch(fig.Key); m != nil {
+			name, bucket := m[1], "Perc"+m[2]
+			if i, ok := groups[name+" "+unit]; ok {
+				items[i].Data[bucket] = fig.Value
+				continue
+			}
+			groups[name+" "+unit] = len(items)
+			items = append(items, DataItem{Data: map[string]float64{bucket: fig.Value}, Unit: unit, Labels: labels(name)})
+			continue
+		}
+		if strings.HasSuffix(fig.Unit, "/s") {
+			items = append(items, DataItem{Data: map[string]float64{"Average": fig.Value}, Unit: unit, Labels: labels(fig.Key)})
+		}
+	}
+	return items
 }

@@ -138,6 +138,9 @@ func abRow(t *table, rec []string) (record.Sample, abRowInfo, error) {
 	if tag == "" {
 		tag = Untagged
 	}
+	if err := nameField(abTag, tag); err != nil {
+		return record.Sample{}, ri, err
+	}
 	length, err := t.count(rec, abLength)
 	if err != nil {
 		return record.Sample{}, ri, err

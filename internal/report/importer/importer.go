@@ -256,6 +256,16 @@ func badField(col, val, why string) error {
 	return rowError{fmt.Sprintf("%s %q: %s", col, val, why)}
 }
 
+// nameField refuses a tag that is longer than a run's reader takes a
+// name (record.MaxNameBytes): it would name a series, or label every
+// sample, of the run written.
+func nameField(col, val string) error {
+	if len(val) > record.MaxNameBytes {
+		return badField(col, val, fmt.Sprintf("%d bytes, longer than %d", len(val), record.MaxNameBytes))
+	}
+	return nil
+}
+
 // maxBytes bounds sizes and lengths: pong serves at most this, and larger
 // numbers from a file are typos or garbage (and overflow int from float).
 const maxBytes = spec.MaxBody

@@ -212,6 +212,31 @@ func TestRows(t *testing.T) {
 			},
 		},
 		{
+			// A tag names a series of the run, a machine tag labels every
+			// sample: no longer than a run's reader takes a name.
+			name: "ppbench tags longer than a name",
+			read: ppReader,
+			in: ppHead +
+				`"m","` + strings.Repeat("t", record.MaxNameBytes+1) + `","/mping/1","0","1","1","1","0","0","0","200"` + "\n" +
+				`"` + strings.Repeat("m", record.MaxNameBytes+1) + `","bare","/mping/1","0","1","1","1","0","0","0","200"` + "\n" +
+				`"m","` + strings.Repeat("t", record.MaxNameBytes) + `","/mping/1","0","1","1","1","0","0","0","200"` + "\n",
+			want: []record.Sample{{Workload: "pingpong", Mode: strings.Repeat("t", record.MaxNameBytes), Labels: map[string]string{"machine": "m", "source": "ppbench"},
+				Size: 1, DurationMS: 1, Length: 1, Code: 200}},
+			skips: []Skip{
+				{2, `Experiment Tag "` + strings.Repeat("t", 40) + `…": 1025 bytes, longer than 1024`},
+				{3, `Machine Tag "` + strings.Repeat("m", 40) + `…": 1025 bytes, longer than 1024`},
+			},
+		},
+		{
+			name: "ab tag longer than a name",
+			read: abReader,
+			in: abHead + strings.Repeat("t", record.MaxNameBytes+1) + ",/pong/100,100,0.500,1000,0,4,260000,2000.00,507.81,0.500\n" +
+				"bare,/pong/100,100,0.500,1000,0,4,260000,2000.00,507.81,0.500\n",
+			want:  []record.Sample{conc(ab("bare", 100, 0, 2, 200, ""), "4")},
+			skips: []Skip{{2, `Tag "` + strings.Repeat("t", 40) + `…": 1025 bytes, longer than 1024`}},
+			notes: []string{"1 rows (lines 3): Time per request is ab's mean across all concurrent requests; multiplied by the concurrency"},
+		},
+		{
 			name: "ab: Time per request across all concurrent requests",
 			read: abReader,
 			in:   abHead + "bare,/pong/100,100,0.500,1000,0,4,260000,2000.00,507.81,0.500\n",

@@ -107,6 +107,11 @@ func ppRow(t *table, rec []string) (s record.Sample, failed, conc int, pathOK bo
 	if tag == "" {
 		tag = Untagged
 	}
+	for _, col := range []string{ppExperiment, ppMachine} {
+		if err := nameField(col, t.get(rec, col)); err != nil {
+			return s, 0, 0, false, err
+		}
+	}
 	length, err := t.bytesField(rec, ppTotal)
 	if err != nil {
 		return s, 0, 0, false, err

@@ -128,11 +128,20 @@ func (f Flap) validate(w FlapWindow) error {
 		return errors.New("flap: flaps need tests with a duration (socket tests), the time they fall in")
 	case w.Test <= 0 && f.Down >= w.Request:
 		return fmt.Errorf("flap.down %s: not shorter than pingpong.timeout (%s), so every request it holds up would time out", f.Down, w.Request)
+	case w.Test > 0 && f.Down >= w.Test:
+		return fmt.Errorf("flap.down %s: not shorter than the shortest test (%s)", f.Down, w.Test)
 	}
+	// Each time is bounded on its own before any is added to another: a
+	// sum near 2^63 ns wraps around to a negative time, which every bound
+	// below would pass. Down is bounded above.
 	for i, at := range f.At {
 		switch {
 		case at < 0:
 			return fmt.Errorf("flap.at[%d] %s: want 0 or later (from the cell's start)", i, at)
+		case w.Test > 0 && at >= w.Test:
+			return fmt.Errorf("flap.at[%d] %s: not before the shortest test's end (%s)", i, at, w.Test)
+		case w.Test <= 0 && at > MaxUntimedFlapEnd:
+			return fmt.Errorf("flap.at[%d] %s: after %s (ping-pong's bound from the cell's start)", i, at, MaxUntimedFlapEnd)
 		case i > 0 && at < f.At[i-1]+f.Down:
 			return fmt.Errorf("flap.at[%d] %s: before the flap at %s is up again (down %s)", i, at, f.At[i-1], f.Down)
 		case w.Test > 0 && at+f.Down >= w.Test:

@@ -49,6 +49,12 @@ func TestValidateLinks(t *testing.T) {
 		{"flaps overlapping", []Link{{Link: "server", Flap: flap(2*s, s, 2*s)}}, 6 * s, "links[0].flap.at[1] 2s: before the flap at 1s is up again"},
 		{"flap negative", []Link{{Link: "server", Flap: flap(s, -s)}}, 6 * s, "links[0].flap.at[0] -1s"},
 		{"flap without a duration", []Link{{Link: "server", Flap: flap(s, s)}}, 0, "links[0].flap: flaps need tests with a duration"},
+		// Times whose sum wraps around past 2^63 ns, to a negative time
+		// that passed every bound on the sum.
+		{"flap down forever", []Link{{Link: "server", Flap: flap(math.MaxInt64, s)}}, 6 * s, "links[0].flap.down 2562047h47m16.854775807s: not shorter than the shortest test (6s)"},
+		{"flap at the end of time", []Link{{Link: "server", Flap: flap(s, math.MaxInt64-s/2)}}, 6 * s, "links[0].flap.at[0] 2562047h47m16.354775807s: not before the shortest test's end (6s)"},
+		{"second flap at the end of time", []Link{{Link: "server", Flap: flap(s, s, math.MaxInt64-s/2)}}, 6 * s, "links[0].flap.at[1] 2562047h47m16.354775807s: not before"},
+		{"flap down as long as the test", []Link{{Link: "server", Flap: flap(6*s, 0)}}, 6 * s, "links[0].flap.down 6s: not shorter than the shortest test (6s)"},
 		{"too many links", tooMany, 6 * s, "links: 65 links, more than 64"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -155,6 +161,7 @@ func TestValidatePingPongFlaps(t *testing.T) {
 		{"ends at the bound", MaxUntimedFlapEnd - s, s, ""},
 		{"past the bound", MaxUntimedFlapEnd, s, "links[0].flap.at[0] 10m0s: with down 1s it ends at 10m1s, after 10m0s"},
 		{"as long as the timeout", s, 60 * s, "links[0].flap.down 1m0s: not shorter than pingpong.timeout (1m0s)"},
+		{"at the end of time", math.MaxInt64 - s/2, s, "links[0].flap.at[0] 2562047h47m16.354775807s: after 10m0s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			links := []Link{{Link: "pong", Flap: &Flap{At: []time.Duration{tc.at}, Down: tc.down}}}

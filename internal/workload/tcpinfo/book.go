@@ -3,7 +3,10 @@ package tcpinfo
 import (
 	"context"
 	"net"
+	"slices"
 	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // Sums are an Acc's raw sums: what a long-lived server hands a client,
@@ -64,13 +67,49 @@ func Window(prev, cur Snapshot) *Stats {
 // each one's last reading as it closes, summed, and the live ones, read
 // when a snapshot is asked for. Connections are net.Conns it wraps (Wrap,
 // Listener, Dial) or sockets by descriptor (Open, Close) for a server that
-// owns its descriptors. Adding and closing take a lock, reading a
-// connection's bytes does not. The zero Book is ready.
+// owns its descriptors. Adding and closing take the book's lock for a
+// moment, reading a connection's bytes does not take it at all.
+//
+// A snapshot takes the lock only to list the live connections and to sum
+// them with the closed ones; it reads each connection outside it, so that
+// accepting a connection never waits for thousands of readings (with the
+// lock held throughout, 200 clients asking a server of 3,000 connections
+// for snapshots held a new connection's accept for seconds). Snapshots
+// asked for at once share their reads (see flight). The zero Book is
+// ready.
 type Book struct {
 	mu     sync.Mutex
 	closed Acc
-	conns  map[*bookConn]struct{}
-	fds    map[int]struct{}
+	live   map[*entry]struct{}
+	fds    map[int]*entry // the live descriptors (Open) among live
+
+	flight flight
+	// The one read in flight's lists (flight runs one at a time): the
+	// live connections it reads, and their readings.
+	entries  []*entry
+	readings []reading
+}
+
+// entry is one live connection, a net.Conn or a descriptor. A snapshot
+// holds its lock while it reads it, and closing it holds the lock while
+// it takes its last reading: a connection is never read once closed (a
+// closed descriptor's number may be another socket's by then).
+type entry struct {
+	mu   sync.Mutex
+	conn net.Conn // nil for a descriptor
+	fd   int
+	gone bool // under mu: closed, its last reading taken
+	// counted is under Book.mu: its last reading is in Book.closed and it
+	// is off the live list.
+	counted bool
+}
+
+// read fills info with the connection's TCP_INFO; the caller holds e.mu.
+func (e *entry) read(info *unix.TCPInfo) bool {
+	if e.conn != nil {
+		return readConn(e.conn, info)
+	}
+	return readFd(e.fd, info)
 }
 
 // MaxLive bounds the live connections a snapshot reads; more are not
@@ -79,18 +118,47 @@ type Book struct {
 const MaxLive = 1 << 16
 
 // Snapshot reads the live connections and returns them with the closed
-// ones' sums.
+// ones' sums. Every connection booked when the snapshot began is in it
+// once: among the live ones if it was still open when the readings were
+// summed, else among the closed ones with its last reading; so a
+// connection's counters never go back from one snapshot to the next.
 func (b *Book) Snapshot() Snapshot {
+	return b.flight.do(b.read)
+}
+
+// read is one snapshot's readings.
+func (b *Book) read() Snapshot {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	es := b.entries[:0]
+	for e := range b.live {
+		es = append(es, e)
+	}
+	b.mu.Unlock()
+	rs := slices.Grow(b.readings[:0], len(es))[:len(es)]
+	var info unix.TCPInfo
+	for i, e := range es {
+		e.mu.Lock()
+		if e.gone || !e.read(&info) {
+			es[i] = nil // closed (and counted): among the closed ones
+		} else {
+			rs[i] = reading{retrans: info.Total_retrans, rtt: info.Rtt, rttvar: info.Rttvar, cwnd: info.Snd_cwnd}
+		}
+		e.mu.Unlock()
+	}
+	b.mu.Lock()
 	var live Acc
-	for c := range b.conns {
-		live.ReadConn(c.Conn)
+	for i, e := range es {
+		// One closed since its reading has its last one among the
+		// closed sums taken now.
+		if e != nil && !e.counted {
+			live.add(rs[i])
+		}
 	}
-	for fd := range b.fds {
-		live.ReadFd(fd)
-	}
-	return Snapshot{Closed: b.closed.Sums(), Live: live.Sums()}
+	s := Snapshot{Closed: b.closed.Sums(), Live: live.Sums()}
+	b.mu.Unlock()
+	clear(es) // keep no closed connection alive
+	b.entries, b.readings = es, rs
+	return s
 }
 
 // Closed is the closed connections' summary (their last readings, with
@@ -102,43 +170,78 @@ func (b *Book) Closed() *Stats {
 	return b.closed.Stats()
 }
 
+// add books e unless the book is full.
+func (b *Book) add(e *entry) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.live) >= MaxLive {
+		return false
+	}
+	if b.live == nil {
+		b.live = map[*entry]struct{}{}
+	}
+	b.live[e] = struct{}{}
+	return true
+}
+
+// retire takes e's last reading into the closed sums and forgets it.
+func (b *Book) retire(e *entry) {
+	e.mu.Lock() // waits for a snapshot reading e
+	defer e.mu.Unlock()
+	if e.gone {
+		return
+	}
+	e.gone = true
+	var info unix.TCPInfo
+	read := e.read(&info)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if read {
+		b.closed.Add(&info)
+	}
+	e.counted = true
+	delete(b.live, e)
+	if e.conn == nil {
+		delete(b.fds, e.fd)
+	}
+}
+
 // Wrap books c until it closes; c is returned as it is if the book is
 // full.
 func (b *Book) Wrap(c net.Conn) net.Conn {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if len(b.conns)+len(b.fds) >= MaxLive {
+	e := &entry{conn: c}
+	if !b.add(e) {
 		return c
 	}
-	bc := &bookConn{Conn: c, b: b}
-	if b.conns == nil {
-		b.conns = map[*bookConn]struct{}{}
-	}
-	b.conns[bc] = struct{}{}
-	return bc
+	return &bookConn{Conn: c, b: b, e: e}
 }
 
 // Open books the socket fd; the caller calls Close before it closes fd.
 func (b *Book) Open(fd int) {
+	e := &entry{fd: fd}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if len(b.conns)+len(b.fds) >= MaxLive {
+	if len(b.live) >= MaxLive {
 		return
 	}
-	if b.fds == nil {
-		b.fds = map[int]struct{}{}
+	if b.live == nil {
+		b.live = map[*entry]struct{}{}
 	}
-	b.fds[fd] = struct{}{}
+	if b.fds == nil {
+		b.fds = map[int]*entry{}
+	}
+	b.live[e] = struct{}{}
+	b.fds[fd] = e
 }
 
 // Close reads fd's last TCP_INFO and forgets it: after it returns, no
 // snapshot touches fd, which the caller may close (and the kernel reuse).
 func (b *Book) Close(fd int) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if _, ok := b.fds[fd]; ok {
-		delete(b.fds, fd)
-		b.closed.ReadFd(fd)
+	e := b.fds[fd]
+	b.mu.Unlock()
+	if e != nil {
+		b.retire(e)
 	}
 }
 
@@ -146,16 +249,12 @@ func (b *Book) Close(fd int) {
 type bookConn struct {
 	net.Conn
 	b    *Book
+	e    *entry
 	once sync.Once
 }
 
 func (c *bookConn) Close() error {
-	c.once.Do(func() {
-		c.b.mu.Lock()
-		delete(c.b.conns, c)
-		c.b.closed.ReadConn(c.Conn)
-		c.b.mu.Unlock()
-	})
+	c.once.Do(func() { c.b.retire(c.e) })
 	return c.Conn.Close()
 }
 

@@ -2,8 +2,14 @@ package tcpinfo
 
 import (
 	"context"
+	"errors"
 	"net"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestWindow: what happened between two snapshots is the difference of
@@ -156,5 +162,160 @@ func TestBookClosed(t *testing.T) {
 	s := b.Closed()
 	if s == nil || s.Connections != 1 || s.CwndMin < 1 || s.RTTMaxUS < s.RTTUS {
 		t.Fatalf("Closed = %+v, want one connection with its extremes", s)
+	}
+}
+
+// stuckConn is a connection whose TCP_INFO reading waits until release
+// is closed; entered is closed when a reading begins.
+type stuckConn struct {
+	net.Conn
+	entered, release chan struct{}
+	once             sync.Once
+}
+
+func (c *stuckConn) SyscallConn() (syscall.RawConn, error) { return stuckRaw{c}, nil }
+func (c *stuckConn) Close() error                          { return nil }
+
+type stuckRaw struct{ c *stuckConn }
+
+func (r stuckRaw) Control(func(uintptr)) error {
+	r.c.once.Do(func() { close(r.c.entered) })
+	<-r.c.release
+	return errors.New("not a socket")
+}
+func (stuckRaw) Read(func(uintptr) bool) error  { return errors.New("not a socket") }
+func (stuckRaw) Write(func(uintptr) bool) error { return errors.New("not a socket") }
+
+// TestBookSnapshotLeavesAcceptsFree: while a snapshot reads a connection
+// (thousands of them, on a busy server), the book still books and
+// forgets the others: accepting waits for no reading. With the reading
+// under the book's lock, 200 clients asking for snapshots held a new
+// connection's accept for seconds.
+func TestBookSnapshotLeavesAcceptsFree(t *testing.T) {
+	var b Book
+	stuck := &stuckConn{entered: make(chan struct{}), release: make(chan struct{})}
+	b.Wrap(stuck)
+	free := make(chan struct{})
+	close(free) // read at once
+	other := b.Wrap(&stuckConn{entered: make(chan struct{}), release: free})
+	snapped := make(chan Snapshot, 1)
+	go func() { snapped <- b.Snapshot() }()
+	<-stuck.entered
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.Wrap(&stuckConn{entered: make(chan struct{}), release: free})
+		b.Open(1 << 20) // no such descriptor: booked, never read
+		b.Close(1 << 20)
+		other.Close() // not the one being read
+		b.Closed()
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Error("booking and closing connections waited for a snapshot's reading")
+	}
+	close(stuck.release)
+	<-done
+	if s := <-snapped; s.Live.N != 0 {
+		t.Errorf("snapshot of connections that are no sockets: %+v", s)
+	}
+}
+
+// TestFlightShares: snapshots asked for at once share their reads, one
+// read at a time, and every caller gets a read that began after it
+// asked.
+func TestFlightShares(t *testing.T) {
+	var f flight
+	var began, running, most atomic.Int64
+	read := func() Snapshot {
+		n := began.Add(1)
+		r := running.Add(1)
+		for m := most.Load(); r > m && !most.CompareAndSwap(m, r); m = most.Load() {
+		}
+		for range 100 {
+			runtime.Gosched()
+		}
+		running.Add(-1)
+		return Snapshot{Closed: Sums{N: uint64(n)}}
+	}
+	const callers, calls = 100, 5
+	var wg sync.WaitGroup
+	var stale atomic.Int64
+	for range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range calls {
+				asked := began.Load()
+				if s := f.do(read); int64(s.Closed.N) <= asked {
+					stale.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := stale.Load(); n > 0 {
+		t.Errorf("%d callers got a read that began before they asked", n)
+	}
+	if m := most.Load(); m != 1 {
+		t.Errorf("%d reads ran at once, want one at a time", m)
+	}
+	if n := began.Load(); n >= callers*calls/2 {
+		t.Errorf("%d reads for %d calls: callers asking at once did not share them", n, callers*calls)
+	}
+}
+
+// TestBookCountsEachOnce: connections closing while snapshots are taken
+// are each in every snapshot once, live or closed, and the closed sums
+// never go back.
+func TestBookCountsEachOnce(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var b Book
+	const n = 50
+	var clients, served []net.Conn
+	for range n {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients = append(clients, c)
+		s, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		served = append(served, b.Wrap(s))
+	}
+	defer func() {
+		for _, c := range clients {
+			c.Close()
+		}
+	}()
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		for _, s := range served {
+			s.Close()
+		}
+	}()
+	var last uint64
+	for done := false; !done; {
+		select {
+		case <-closed:
+			done = true
+		default:
+		}
+		s := b.Snapshot()
+		if s.Live.N+s.Closed.N != n || s.Closed.N < last {
+			t.Fatalf("snapshot %+v after %d closed, want %d connections in all", s, last, n)
+		}
+		last = s.Closed.N
+	}
+	if s := b.Snapshot(); s.Closed.N != n || s.Live.N != 0 {
+		t.Fatalf("after every close: %+v", s)
 	}
 }

@@ -44,15 +44,23 @@ type Acc struct {
 
 // Add sums one connection's reading.
 func (a *Acc) Add(in *unix.TCPInfo) {
-	if a.n == 0 || in.Snd_cwnd < a.cwndMin {
-		a.cwndMin = in.Snd_cwnd
+	a.add(reading{retrans: in.Total_retrans, rtt: in.Rtt, rttvar: in.Rttvar, cwnd: in.Snd_cwnd})
+}
+
+// reading is what an Acc keeps of one TCP_INFO: a Book holds one per live
+// connection while a snapshot reads them.
+type reading struct{ retrans, rtt, rttvar, cwnd uint32 }
+
+func (a *Acc) add(r reading) {
+	if a.n == 0 || r.cwnd < a.cwndMin {
+		a.cwndMin = r.cwnd
 	}
 	a.n++
-	a.retrans += uint64(in.Total_retrans)
-	a.rtt += uint64(in.Rtt)
-	a.rttvar += uint64(in.Rttvar)
-	a.cwnd += uint64(in.Snd_cwnd)
-	a.rttMax = max(a.rttMax, in.Rtt)
+	a.retrans += uint64(r.retrans)
+	a.rtt += uint64(r.rtt)
+	a.rttvar += uint64(r.rttvar)
+	a.cwnd += uint64(r.cwnd)
+	a.rttMax = max(a.rttMax, r.rtt)
 }
 
 // Merge adds b's readings to a.
@@ -86,20 +94,34 @@ func (a *Acc) Stats() *Stats {
 // allocation); false if the kernel
 // would not say.
 func (a *Acc) ReadFd(fd int) bool {
-	n := uint32(unsafe.Sizeof(a.info))
-	_, _, e := syscall.RawSyscall6(syscall.SYS_GETSOCKOPT, uintptr(fd), syscall.IPPROTO_TCP, syscall.TCP_INFO,
-		uintptr(unsafe.Pointer(&a.info)), uintptr(unsafe.Pointer(&n)), 0)
-	// A kernel older than the struct fills less of it; the fields read
-	// here are all in the first 104 bytes (Linux 2.6's struct).
-	if e != 0 || n < uint32(unsafe.Offsetof(a.info.Total_retrans))+4 {
+	if !readFd(fd, &a.info) {
 		return false
 	}
 	a.Add(&a.info)
 	return true
 }
 
+// readFd fills info with fd's TCP_INFO; false if the kernel would not say.
+func readFd(fd int, info *unix.TCPInfo) bool {
+	n := uint32(unsafe.Sizeof(*info))
+	_, _, e := syscall.RawSyscall6(syscall.SYS_GETSOCKOPT, uintptr(fd), syscall.IPPROTO_TCP, syscall.TCP_INFO,
+		uintptr(unsafe.Pointer(info)), uintptr(unsafe.Pointer(&n)), 0)
+	// A kernel older than the struct fills less of it; the fields read
+	// here are all in the first 104 bytes (Linux 2.6's struct).
+	return e == 0 && n >= uint32(unsafe.Offsetof(info.Total_retrans))+4
+}
+
 // ReadConn adds c's TCP_INFO, if c is a kernel socket.
 func (a *Acc) ReadConn(c net.Conn) bool {
+	if !readConn(c, &a.info) {
+		return false
+	}
+	a.Add(&a.info)
+	return true
+}
+
+// readConn fills info with c's TCP_INFO, if c is an open kernel socket.
+func readConn(c net.Conn, info *unix.TCPInfo) bool {
 	sc, ok := c.(syscall.Conn)
 	if !ok {
 		return false
@@ -109,7 +131,7 @@ func (a *Acc) ReadConn(c net.Conn) bool {
 		return false
 	}
 	read := false
-	if err := raw.Control(func(fd uintptr) { read = a.ReadFd(int(fd)) }); err != nil {
+	if err := raw.Control(func(fd uintptr) { read = readFd(int(fd), info) }); err != nil {
 		return false
 	}
 	return read

@@ -14,6 +14,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
+
 	"github.com/valyala/fasthttp"
 	"golang.org/x/sys/unix"
 )
@@ -30,6 +32,11 @@ import (
 // the loops parse each request head with fasthttp, run the handler, and
 // write its answer themselves: headers and small bodies with one write,
 // large bodies with sendfile from the memfd.
+//
+// The one answer that takes time, TCPInfoPath's (TCP_INFO of every
+// connection, thousands of system calls), is no loop's work: a goroutine
+// reads the book and posts the snapshot to the loop, which answers it
+// when it wakes, and serves its other connections meanwhile.
 //
 // A loop's wait is a raw epoll_wait while it has work, like rr's hot path
 // (hot.go): the thread keeps its P, so no other thread is woken to run
@@ -157,6 +164,8 @@ type loop struct {
 	cs   map[int32]*pconn
 	evs  []unix.EpollEvent
 
+	mail mailbox
+
 	ctx *fasthttp.RequestCtx
 	rd  bytes.Reader
 	br  *bufio.Reader
@@ -203,10 +212,71 @@ func (l *loop) close() {
 	for _, c := range l.cs {
 		l.drop(c)
 	}
+	l.mail.close()
 	if l.wake >= 0 {
 		unix.Close(l.wake)
 	}
 	unix.Close(l.ep)
+}
+
+// mailbox holds the snapshots read for a loop's connections, until the
+// loop answers them (deliver).
+type mailbox struct {
+	mu     sync.Mutex
+	closed bool // the loop is gone: its wake descriptor too
+	posts  []posted
+}
+
+type posted struct {
+	c *pconn
+	s tcpinfo.Snapshot
+}
+
+func (m *mailbox) close() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closed, m.posts = true, nil
+}
+
+// readBook reads the book for c's TCPInfoPath request off the loop, and
+// wakes the loop with the snapshot.
+func (l *loop) readBook(c *pconn) {
+	go func() {
+		s := l.h.book.Snapshot()
+		l.mail.mu.Lock()
+		defer l.mail.mu.Unlock()
+		if l.mail.closed {
+			return
+		}
+		l.mail.posts = append(l.mail.posts, posted{c, s})
+		l.wakeUp() // under the lock: close waits, so the descriptor is the loop's
+	}()
+}
+
+// deliver answers the connections whose snapshots came, and goes on with
+// what each has to do.
+func (l *loop) deliver() {
+	l.mail.mu.Lock()
+	ps := l.mail.posts
+	l.mail.posts = nil
+	l.mail.mu.Unlock()
+	for _, p := range ps {
+		if l.cs[int32(p.c.fd)] != p.c || !p.c.pending {
+			continue // closed meanwhile
+		}
+		l.answerSnapshot(p.c, p.s)
+		if !l.step(p.c) {
+			l.drop(p.c)
+		}
+	}
+}
+
+// answerSnapshot queues c's answer to its TCPInfoPath request.
+func (l *loop) answerSnapshot(c *pconn, s tcpinfo.Snapshot) {
+	c.pending = false
+	l.ctx.Response.Reset()
+	answerTCPInfo(l.ctx, TCPInfo{Pong: &s})
+	l.queue(c, c.pendingClose, c.pendingHTTP11, false)
 }
 
 // wakeUp makes the loop's wait return.
@@ -235,6 +305,7 @@ func (l *loop) run() error {
 			case l.wake:
 				var b [8]byte
 				_, _ = unix.Read(l.wake, b[:])
+				l.deliver()
 			default:
 				c := l.cs[ev.Fd]
 				if c == nil {
@@ -406,10 +477,16 @@ type pconn struct {
 	sendfile bool     // body leaves with sendfile
 	closing  bool     // close once the answer is out
 	deadline time.Time
+	// pending: a TCPInfoPath request waits for its snapshot (readBook);
+	// the request's Connection: close and HTTP version, for its answer.
+	pending       bool
+	pendingClose  bool
+	pendingHTTP11 bool
 }
 
-// idle reports a connection between requests: nothing read, nothing to write.
-func (c *pconn) idle() bool { return c.n == 0 && c.skip == 0 && !c.writing() }
+// idle reports a connection between requests: nothing read, nothing to
+// write, no answer awaited.
+func (c *pconn) idle() bool { return c.n == 0 && c.skip == 0 && !c.writing() && !c.pending }
 
 func (c *pconn) writing() bool { return c.outOff < len(c.out) || c.body.off < c.body.n }
 
@@ -419,6 +496,9 @@ func (c *pconn) writing() bool { return c.outOff < len(c.out) || c.body.off < c.
 func (l *loop) step(c *pconn) bool {
 	c.drained = false // an event: the socket may have more
 	for {
+		if c.pending {
+			return true // deliver resumes
+		}
 		if c.writing() {
 			if !l.flush(c) {
 				return false
@@ -444,6 +524,10 @@ func (l *loop) step(c *pconn) bool {
 			answered, ok := l.request(c)
 			if !ok {
 				return false
+			}
+			if c.pending {
+				l.readBook(c)
+				return true
 			}
 			if answered {
 				continue
@@ -510,7 +594,8 @@ func headEnd(b []byte) int {
 	}
 }
 
-// request parses the request at the start of c.in and queues its answer.
+// request parses the request at the start of c.in and queues its answer,
+// or for TCPInfoPath marks c pending (the caller has the book read).
 // answered is false when the head is not whole yet; ok false when the
 // connection is to be dropped without an answer.
 func (l *loop) request(c *pconn) (answered, ok bool) {
@@ -547,6 +632,10 @@ func (l *loop) request(c *pconn) (answered, ok bool) {
 	case cl > 0:
 		c.skip = cl
 	}
+	if isTCPInfo(ctx) {
+		c.pending, c.pendingClose, c.pendingHTTP11 = true, ctx.Request.Header.ConnectionClose(), ctx.Request.Header.IsHTTP11()
+		return true, true
+	}
 	l.h.serve(ctx)
 	if ctx.Hijacked() {
 		// The handler dropped the connection. A hijacked context stays
@@ -554,14 +643,20 @@ func (l *loop) request(c *pconn) (answered, ok bool) {
 		l.ctx = new(fasthttp.RequestCtx)
 		return false, false
 	}
-	c.closing = ctx.Request.Header.ConnectionClose() || l.sh.stopping.Load()
-	resp := &ctx.Response
+	l.queue(c, ctx.Request.Header.ConnectionClose(), ctx.Request.Header.IsHTTP11(), ctx.Request.Header.IsHead())
+	return true, true
+}
+
+// queue makes the answer in l.ctx.Response c's, for a request that asked
+// to close or not, in HTTP/1.1 or 1.0, with HEAD or not.
+func (l *loop) queue(c *pconn, closeAsked, http11, head bool) {
+	c.closing = closeAsked || l.sh.stopping.Load()
+	resp := &l.ctx.Response
 	if c.closing {
 		resp.SetConnectionClose()
-	} else if !ctx.Request.Header.IsHTTP11() {
+	} else if !http11 {
 		resp.Header.Set(fasthttp.HeaderConnection, "keep-alive")
 	}
-	head := ctx.Request.Header.IsHead()
 	if resp.IsBodyStream() {
 		n := resp.Header.ContentLength()
 		c.out = resp.Header.AppendBytes(c.out[:0])
@@ -578,7 +673,6 @@ func (l *loop) request(c *pconn) (answered, ok bool) {
 	}
 	resp.Reset() // gives the handler's body stream back to its pool
 	c.outOff = 0
-	return true, true
 }
 
 // stream queues a body of n >= 5 bytes from pong's buffer. Its "p" joins

@@ -259,6 +259,7 @@ func FuzzPongLoop(f *testing.F) {
 		"\r\n\nGET / HTTP/1.1\n\n", "BLAH\r\n\r\n", "GET /pong/99999999999 HTTP/1.1\r\n\r\n",
 		"GET /pong/5 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", "GET /pong/5 HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
 		"GET /pong/%35 HTTP/1.1\r\n\r\n", "GET http://h/pong/5 HTTP/1.1\r\n\r\n", "\n\n\n", "",
+		"GET /tcpinfo HTTP/1.0\r\n\r\nGET /tcpinfo HTTP/1.1\r\nConnection: close\r\n\r\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -277,6 +278,9 @@ func FuzzPongLoop(f *testing.F) {
 			answered, ok := l.request(c)
 			if !ok || !answered {
 				return // dropped, or waiting for more
+			}
+			if c.pending { // the snapshot a goroutine reads (readBook)
+				l.answerSnapshot(c, h.book.Snapshot())
 			}
 			if !bytes.HasPrefix(c.out, []byte("HTTP/1.1 ")) || !bytes.Contains(c.out, []byte("\r\n\r\n")) {
 				t.Fatalf("answer %q", c.out)

@@ -91,7 +91,7 @@ func (h *pingHandler) serve(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	path := ctx.Path()
-	if bytes.Equal(path, pathTCPInfo) && ctx.IsGet() {
+	if isTCPInfo(ctx) {
 		h.tcpInfo(ctx)
 		return
 	}

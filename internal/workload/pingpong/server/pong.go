@@ -137,7 +137,7 @@ func (b *pongBody) Close() error {
 // closed, so any ping, the original too, counts a failed attempt rather
 // than relaying an error text as a good message.
 func (h *pongHandler) serve(ctx *fasthttp.RequestCtx) {
-	if bytes.Equal(ctx.Path(), pathTCPInfo) && ctx.IsGet() {
+	if isTCPInfo(ctx) {
 		s := h.book.Snapshot()
 		answerTCPInfo(ctx, TCPInfo{Pong: &s})
 		return

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -24,6 +25,11 @@ import (
 const TCPInfoPath = "/tcpinfo"
 
 var pathTCPInfo = []byte(TCPInfoPath)
+
+// isTCPInfo reports a request for TCPInfoPath.
+func isTCPInfo(ctx *fasthttp.RequestCtx) bool {
+	return ctx.IsGet() && bytes.Equal(ctx.Path(), pathTCPInfo)
+}
 
 // TCPInfo is the answer at TCPInfoPath; a side a server does not book is
 // absent.
