@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/workload/serverkit"
 	"github.com/cnperf/cnperf/internal/workload/udpseq"
 	"golang.org/x/sys/unix"
 )
@@ -73,7 +74,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	}
 
 	// Set up: control connection, request, data connections, start.
-	dctx, cancel := context.WithTimeout(ctx, controlTimeout)
+	dctx, cancel := context.WithTimeout(ctx, serverkit.ControlTimeout)
 	defer cancel()
 	ctl, err := r.dial(dctx, "tcp", cfg.Addr)
 	if err != nil {
@@ -85,7 +86,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	dec := json.NewDecoder(io.LimitReader(ctl, maxAnswer))
 	enc := json.NewEncoder(ctl)
 	unblock := context.AfterFunc(ctx, func() { _ = ctl.SetDeadline(time.Unix(1, 0)) })
-	_ = ctl.SetDeadline(time.Now().Add(controlTimeout))
+	_ = ctl.SetDeadline(time.Now().Add(serverkit.ControlTimeout))
 	expect := func(typ string) error {
 		var m message
 		if err := dec.Decode(&m); err != nil {
@@ -128,7 +129,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 			h[0] = dataMagic
 			copy(h[1:], cookie[:])
 			binary.BigEndian.PutUint32(h[1+cookieLen:], uint32(i))
-			_ = c.SetWriteDeadline(time.Now().Add(controlTimeout))
+			_ = c.SetWriteDeadline(time.Now().Add(serverkit.ControlTimeout))
 			if _, err := c.Write(h[:]); err != nil {
 				unblock()
 				return Result{}, ctxErr(fmt.Errorf("open stream %d: %w", i, err))
@@ -278,7 +279,7 @@ ticks:
 
 	// Fetch the receiver's numbers; bounded by deadlines, not by ctx, so an
 	// interrupted test still gets them.
-	_ = ctl.SetDeadline(time.Now().Add(udpDrain + endGrace + controlTimeout))
+	_ = ctl.SetDeadline(time.Now().Add(udpDrain + endGrace + serverkit.ControlTimeout))
 	done := message{Type: "done", ElapsedNS: int64(elapsed)}
 	if cfg.Protocol == "udp" {
 		done.Sent = seqs

@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,44 +15,28 @@ import (
 
 	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/descriptors"
+	"github.com/cnperf/cnperf/internal/workload/serverkit"
 	"github.com/cnperf/cnperf/internal/workload/shell"
 )
 
 // ServeCommand is `cnperf serve stream`.
 func ServeCommand(con workload.Console) *cobra.Command {
-	stderr := con.Stderr
-	var listen string
-	var tests int
-	cmd := &cobra.Command{
+	return serverkit.Command{
 		Use:   "stream [--listen ADDR] [--tests N]",
 		Short: "Receive stream tests: TCP and UDP bulk throughput, like iperf3 -s",
 		Long: `Receive stream tests, one at a time (--tests N: up to N at once, each
 measured on its own; one more is told the server is busy). Control and TCP
 data use the TCP port, UDP data the UDP port of the same number: publish both.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if tests < 1 || tests > MaxSessions {
-				return fmt.Errorf("--tests %d: must be in [1, %d]", tests, MaxSessions)
-			}
-			addr, err := con.Listen(listen, DefaultPort)
+		Port: DefaultPort, ListenNote: " (the port: TCP and UDP)", Tests: true, TestsNote: " (1: as iperf3 -s)",
+		Serve: func(ctx context.Context, addr string, tests int) error {
+			s, err := Listen(addr, tests, con.Stderr)
 			if err != nil {
 				return err
 			}
-			s, err := Listen(addr, tests, stderr)
-			if err != nil {
-				return workload.Fail(err)
-			}
-			fmt.Fprintf(stderr, "cnperf serve stream: listening on %s (tcp and udp)\n", s.Addr())
-			// A container's server is PID 1 of its pid namespace, where
-			// signals without a handler are ignored: handle them.
-			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
-			return workload.Fail(s.Serve(ctx))
+			fmt.Fprintf(con.Stderr, "cnperf serve stream: listening on %s (tcp and udp)\n", s.Addr())
+			return s.Serve(ctx)
 		},
-	}
-	cmd.Flags().StringVar(&listen, "listen", con.DefaultListen(DefaultPort), con.ListenHelp+" (the port: TCP and UDP)")
-	cmd.Flags().IntVar(&tests, "tests", 1, fmt.Sprintf("clients measured at once, each a session of its own, at most %d (1: as iperf3 -s)", MaxSessions))
-	return cmd
+	}.Cobra(con)
 }
 
 // ClientCommand is `cnperf stream`, the client, in the shell every

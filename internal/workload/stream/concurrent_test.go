@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/workload/serverkit"
 )
 
 // TestConcurrentTests runs 8 clients at once against one server with
@@ -116,7 +118,7 @@ func TestConcurrentSlotsFreed(t *testing.T) {
 }
 
 func TestListenTestsBounds(t *testing.T) {
-	for _, n := range []int{0, -1, MaxSessions + 1} {
+	for _, n := range []int{0, -1, serverkit.MaxTests + 1} {
 		if s, err := Listen("127.0.0.1:0", n, nil); err == nil {
 			s.ln.Close()
 			s.udp.Close()

@@ -4,6 +4,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/workload/serverkit"
 )
 
 // The control protocol: JSON messages, one per line, on the control
@@ -94,7 +96,7 @@ func testMessage(c Config, cookie [cookieLen]byte) message {
 func parseCookie(s string) (c [cookieLen]byte, err error) {
 	b, err := hex.DecodeString(s)
 	if err != nil || len(b) != cookieLen {
-		return c, fmt.Errorf("bad cookie %q", clip(s))
+		return c, fmt.Errorf("bad cookie %q", serverkit.Clip(s))
 	}
 	copy(c[:], b)
 	return c, nil

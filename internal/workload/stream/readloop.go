@@ -163,7 +163,7 @@ func (t *test) readTCPGoroutines(t0 time.Time) {
 // server does after select: the thread sleeps in read and wakes with the
 // data, one system call where the epoll loop makes three (the read that
 // finds the socket empty, epoll_wait, the read). The reads are raw
-// (hotcall.go), on a P the reader is lent for the test (Server.hotReader):
+// (hotcall.go), on a P the reader is lent for the test (Server.procs):
 // a read that entered the scheduler lost its P to sysmon each time it
 // waited over 20 µs on a one-CPU server. Measured side by side, one
 // stream, server CPU per KiB received: 262 ns entering the scheduler, 209

@@ -9,12 +9,11 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"runtime"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/workload/serverkit"
 	"github.com/cnperf/cnperf/internal/workload/udpseq"
 )
 
@@ -38,71 +37,48 @@ type Server struct {
 	// for none: the stop shuts it down to end its wait (udpMu).
 	udpFd int
 	udpMu sync.Mutex
-	// hot counts the tests' raw readers (readOne), each lent a P of its
-	// own (procs); baseProcs is GOMAXPROCS when Serve began. Under hotMu.
-	hot       int
-	baseProcs int
-	hotMu     sync.Mutex
-	log       io.Writer
-	logM      sync.Mutex
-	// slot holds one token per running test, from its request until its
-	// answer is sent. answering counts the answers going out: while one
-	// does, a request finding every slot taken waits for one instead of
-	// being told busy.
-	slot      chan struct{}
-	answering atomic.Int32
+	// procs lends each test's raw reader (readOne) a P of its own.
+	procs serverkit.Procs
+	log   io.Writer
+	logM  sync.Mutex
+	slots *serverkit.Slots // one per running test
 	// running maps a test id (its cookie's first 4 bytes) to the test,
 	// copied on each change (runningMu) so that the UDP reader looks a
 	// datagram's test up without a lock.
 	running   atomic.Pointer[map[uint32]*test]
 	runningMu sync.Mutex
-	cells     int64         // a test's bin records at most (serverInterval)
-	handlers  chan struct{} // one per connection being read (maxHandlers)
-	refused   atomic.Int64  // connections closed at once: too many
-	lastLog   atomic.Int64  // unix ns of the last "too many connections" line
+	cells     int64           // a test's bin records at most (serverInterval)
+	handlers  *serverkit.Gate // the connections being read (maxHandlers)
 }
 
 // Listen opens the server's TCP listener and UDP socket on addr for up to
-// tests tests at once (1 to MaxSessions). With port 0, both get the same free
+// tests tests at once (1 to serverkit.MaxTests). With port 0, both get the same free
 // port number.
 func Listen(addr string, tests int, log io.Writer) (*Server, error) {
-	if tests < 1 || tests > MaxSessions {
-		return nil, fmt.Errorf("--tests %d: must be in [1, %d]", tests, MaxSessions)
+	if err := serverkit.CheckTests(tests); err != nil {
+		return nil, err
 	}
 	if log == nil {
 		log = io.Discard
 	}
-	host, port, err := net.SplitHostPort(addr)
+	ln, udp, err := serverkit.ListenPair(addr)
 	if err != nil {
-		return nil, fmt.Errorf("listen on %q: %w", addr, err)
+		return nil, err
 	}
-	for try := 0; ; try++ {
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			return nil, fmt.Errorf("listen on %s: %w", addr, err)
-		}
-		p := ln.Addr().(*net.TCPAddr).Port
-		pc, err := net.ListenPacket("udp", net.JoinHostPort(host, strconv.Itoa(p)))
-		if err != nil {
-			ln.Close()
-			if (port == "0" || port == "") && try < 20 {
-				continue // that port is taken over UDP: pick another
-			}
-			return nil, fmt.Errorf("listen on %s/udp: %w", addr, err)
-		}
-		udp := pc.(*net.UDPConn)
-		_ = udp.SetReadBuffer(udpSocketBuf) // capped by net.core.rmem_max
-		s := &Server{ln: ln, udp: udp, log: log, slot: make(chan struct{}, tests),
-			// Each further test holds its control connection for its
-			// whole run, and one data connection (-P 1) briefly.
-			handlers: make(chan struct{}, maxHandlers+2*(tests-1)),
-			// The records of all tests together stay within
-			// maxServerCells; a single test keeps maxBinCells.
-			cells: min(maxBinCells, maxServerCells/int64(tests)),
-		}
-		s.running.Store(&map[uint32]*test{})
-		return s, nil
+	_ = udp.SetReadBuffer(udpSocketBuf) // capped by net.core.rmem_max
+	s := &Server{ln: ln, udp: udp, log: log, slots: serverkit.NewSlots(tests),
+		// Each further test holds its control connection for its
+		// whole run, and one data connection (-P 1) briefly.
+		handlers: serverkit.NewGate(maxHandlers + 2*(tests-1)),
+		// The records of all tests together stay within
+		// maxServerCells; a single test keeps maxBinCells.
+		cells: min(maxBinCells, maxServerCells/int64(tests)),
 	}
+	// One P per raw reader plus one for everything else, never below
+	// what the process had when Serve began.
+	s.procs.Want = func(held, base int) int { return max(held+1, base) }
+	s.running.Store(&map[uint32]*test{})
+	return s, nil
 }
 
 // Addr is the address the server listens on (TCP; UDP has the same port).
@@ -112,9 +88,7 @@ func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 // running test and returns nil. Errors of one test are logged, never
 // returned.
 func (s *Server) Serve(ctx context.Context) error {
-	s.hotMu.Lock()
-	s.baseProcs = runtime.GOMAXPROCS(0)
-	s.hotMu.Unlock()
+	s.procs.Start()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(ctx, func() { s.ln.Close() })
@@ -149,83 +123,20 @@ func (s *Server) Serve(ctx context.Context) error {
 			}
 			continue
 		}
-		select {
-		case s.handlers <- struct{}{}:
-		default:
+		if !s.handlers.Enter() {
 			// As many connections as a test can use are being read:
 			// refuse more rather than hold their buffers.
 			c.Close()
-			n := s.refused.Add(1)
-			if now := time.Now().UnixNano(); now-s.lastLog.Load() > int64(time.Second) {
-				s.lastLog.Store(now)
-				s.logf("too many connections (%d at once): %d refused so far", cap(s.handlers), n)
-			}
+			s.handlers.Refuse(s.logf, "connections")
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer func() { <-s.handlers }()
+			defer s.handlers.Leave()
 			s.handle(ctx, c)
 		}()
 	}
-}
-
-// hotReader lends a raw reader (readOne) a P for the test: it holds its P
-// while it blocks in read, so the rest of the server, other tests' readers
-// included, needs another. It returns the release.
-func (s *Server) hotReader() (release func()) {
-	s.hotMu.Lock()
-	s.hot++
-	s.procs()
-	s.hotMu.Unlock()
-	return func() {
-		s.hotMu.Lock()
-		s.hot--
-		s.procs()
-		s.hotMu.Unlock()
-	}
-}
-
-// procs sets GOMAXPROCS (under hotMu) to one P per raw reader plus one
-// for everything else, never below what the process had when Serve began.
-func (s *Server) procs() {
-	want := max(s.hot+1, s.baseProcs)
-	if runtime.GOMAXPROCS(0) != want {
-		runtime.GOMAXPROCS(want)
-	}
-}
-
-// acquire takes a test slot for a new test. When all are taken, it waits
-// for a test that is sending its answer (a client's next test may arrive
-// before the server has let go of the last one), and no longer than wait;
-// false: busy.
-func (s *Server) acquire(ctx context.Context, wait time.Duration) bool {
-	select {
-	case s.slot <- struct{}{}:
-		return true
-	default:
-	}
-	if s.answering.Load() == 0 {
-		return false
-	}
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	select {
-	case s.slot <- struct{}{}:
-		return true
-	case <-timer.C:
-	case <-ctx.Done():
-	}
-	return false
-}
-
-// release gives back t's slot; answering says t had begun its answer.
-func (s *Server) release(answering bool) {
-	if answering {
-		s.answering.Add(-1)
-	}
-	<-s.slot
 }
 
 // register makes t findable by its id; false if a running test has that id
@@ -270,7 +181,7 @@ func (s *Server) logf(format string, a ...any) {
 
 // handle tells a control connection from a data connection by its first byte.
 func (s *Server) handle(ctx context.Context, c net.Conn) {
-	_ = c.SetReadDeadline(time.Now().Add(controlTimeout))
+	_ = c.SetReadDeadline(time.Now().Add(serverkit.ControlTimeout))
 	unblock := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
 	defer unblock()
 	var first [1]byte
@@ -307,7 +218,7 @@ func (s *Server) handleControl(ctx context.Context, c net.Conn, first []byte) {
 	dec := json.NewDecoder(io.MultiReader(bytes.NewReader(first), io.LimitReader(c, maxControlMessage)))
 	enc := json.NewEncoder(c)
 	reply := func(m message) {
-		_ = c.SetWriteDeadline(time.Now().Add(controlTimeout))
+		_ = c.SetWriteDeadline(time.Now().Add(serverkit.ControlTimeout))
 		_ = enc.Encode(m)
 	}
 	cfg, cookie, err := decodeTest(dec)
@@ -316,7 +227,7 @@ func (s *Server) handleControl(ctx context.Context, c net.Conn, first []byte) {
 		s.logf("%s: %v", peer, err)
 		return
 	}
-	if !s.acquire(ctx, controlTimeout) {
+	if !s.slots.Take(ctx, serverkit.ControlTimeout) {
 		reply(message{Type: "error", Error: ErrBusy.Error(), Busy: true})
 		s.logf("%s: refused: busy", peer)
 		return
@@ -324,9 +235,9 @@ func (s *Server) handleControl(ctx context.Context, c net.Conn, first []byte) {
 	// The slot is let go only once the answer is out, so that no more
 	// tests' records and answers than slots are ever held at once.
 	answering := false
-	defer func() { s.release(answering) }()
+	defer func() { s.slots.Release(answering) }()
 	t := newTest(cfg, cookie, s.cells)
-	t.hotReader = s.hotReader
+	t.hotReader = s.procs.Lent
 	if !s.register(t) {
 		reply(message{Type: "error", Error: "bad request: another running test has this cookie's test id"})
 		s.logf("%s: refused: test id %08x in use", peer, t.id)
@@ -341,7 +252,7 @@ func (s *Server) handleControl(ctx context.Context, c net.Conn, first []byte) {
 	t.closeConns()
 	s.unregister(t)
 	answering = true
-	s.answering.Add(1)
+	s.slots.Answering()
 	if err != nil {
 		reply(message{Type: "error", Error: err.Error()})
 		s.logf("%s: test aborted: %v", peer, err)
@@ -365,7 +276,7 @@ func decodeTest(dec *json.Decoder) (Config, [cookieLen]byte, error) {
 		return Config{}, [cookieLen]byte{}, fmt.Errorf("bad request: %v", err)
 	}
 	if req.Type != "test" {
-		return Config{}, [cookieLen]byte{}, fmt.Errorf("bad request: type %q, want test", clip(req.Type))
+		return Config{}, [cookieLen]byte{}, fmt.Errorf("bad request: type %q, want test", serverkit.Clip(req.Type))
 	}
 	cfg := req.config()
 	if err := cfg.Validate(); err != nil {
@@ -376,15 +287,6 @@ func decodeTest(dec *json.Decoder) (Config, [cookieLen]byte, error) {
 		return Config{}, [cookieLen]byte{}, fmt.Errorf("bad request: %v", err)
 	}
 	return cfg.withDefaults(), cookie, nil
-}
-
-// clip shortens a client's string for an error or a log line (which quote
-// it with %q, so it cannot forge a line).
-func clip(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "..."
-	}
-	return s
 }
 
 // test is the server's side of one test.
@@ -489,16 +391,16 @@ func (t *test) setDataDeadline(d time.Time) {
 
 func (t *test) run(ctx context.Context, c net.Conn, dec *json.Decoder, reply func(message)) (message, error) {
 	reply(message{Type: "accept"})
-	_ = c.SetReadDeadline(time.Now().Add(controlTimeout))
+	_ = c.SetReadDeadline(time.Now().Add(serverkit.ControlTimeout))
 	var m message
 	if err := dec.Decode(&m); err != nil {
 		return message{}, fmt.Errorf("waiting for start: %w", err)
 	}
 	if m.Type != "start" {
-		return message{}, fmt.Errorf("got %q, want start", clip(m.Type))
+		return message{}, fmt.Errorf("got %q, want start", serverkit.Clip(m.Type))
 	}
 	if t.cfg.Protocol == "tcp" {
-		timer := time.NewTimer(controlTimeout)
+		timer := time.NewTimer(serverkit.ControlTimeout)
 		defer timer.Stop()
 		select {
 		case <-t.allConn:
@@ -535,7 +437,7 @@ func (t *test) run(ctx context.Context, c net.Conn, dec *json.Decoder, reply fun
 		return abort(fmt.Errorf("client gone: %w", err))
 	}
 	if m.Type != "done" {
-		return abort(fmt.Errorf("got %q, want done", clip(m.Type)))
+		return abort(fmt.Errorf("got %q, want done", serverkit.Clip(m.Type)))
 	}
 	// The client has closed its data connections: read what is in flight.
 	if t.cfg.Protocol == "tcp" {

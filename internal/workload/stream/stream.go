@@ -40,7 +40,6 @@ const (
 	SideReceiver     = "receiver"
 	StreamSum        = -1
 	UnlimitedRate    = descriptors.StreamUnlimitedRate
-	controlTimeout   = 10 * time.Second
 	endGrace         = 10 * time.Second
 	udpDrain         = 250 * time.Millisecond
 	// MaxIntervals bounds the reporting intervals of one test (warm-up
@@ -58,12 +57,9 @@ const (
 	// (control connections and data connections before they join a test);
 	// beyond it, a new connection is closed at once.
 	maxHandlers = 2*MaxParallel + 64
-	// MaxSessions bounds `cnperf serve stream --tests`: the sessions (clients
-	// measured) at once, each with its own records and reading thread.
-	MaxSessions = 1024
 	// maxServerCells bounds the bin records of all running tests together
 	// (128 MiB of UDP records): with many tests, each keeps fewer (at
-	// least maxServerCells/MaxSessions = 4096, enough for 32 bins on each of
+	// least maxServerCells/serverkit.MaxTests = 4096, enough for 32 bins on each of
 	// MaxParallel streams) and may be recorded in coarser intervals.
 	maxServerCells = 1 << 22
 )

@@ -440,9 +440,7 @@ func TestOneStreamReaderLentAP(t *testing.T) {
 	addr := srv.Addr().String()
 	// Serve has begun when it has taken its base (1).
 	if err := poll.Until(context.Background(), 5*time.Second, time.Millisecond, func() (bool, error) {
-		srv.hotMu.Lock()
-		defer srv.hotMu.Unlock()
-		return srv.baseProcs != 0, nil
+		return srv.procs.Base() != 0, nil
 	}); err != nil {
 		t.Fatalf("Serve never began: %v", err)
 	}

@@ -1,0 +1,42 @@
+package serverkit
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+)
+
+// ControlTimeout bounds one exchange on a control connection (a request,
+// an answer, a hello), on both sides.
+const ControlTimeout = 10 * time.Second
+
+// pairTries bounds the free ports ListenPair tries when the UDP port of the
+// TCP listener's number is taken.
+const pairTries = 20
+
+// ListenPair opens a TCP listener on addr and a UDP socket on the same
+// port number, so that one published port reaches a server's control and
+// data. With port 0 (or none), both get the same free port.
+func ListenPair(addr string) (net.Listener, *net.UDPConn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listen on %q: %w", addr, err)
+	}
+	for try := 0; ; try++ {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, nil, fmt.Errorf("listen on %s: %w", addr, err)
+		}
+		p := ln.Addr().(*net.TCPAddr).Port
+		pc, err := net.ListenPacket("udp", net.JoinHostPort(host, strconv.Itoa(p)))
+		if err == nil {
+			return ln, pc.(*net.UDPConn), nil
+		}
+		ln.Close()
+		if (port != "0" && port != "") || try == pairTries {
+			return nil, nil, fmt.Errorf("listen on %s/udp: %w", addr, err)
+		}
+		// That port is taken over UDP: pick another.
+	}
+}

@@ -1,0 +1,56 @@
+package serverkit
+
+import (
+	"runtime"
+	"sync"
+)
+
+// Procs sets GOMAXPROCS from the Ps a server's hot threads hold: a
+// goroutine in raw blocking calls keeps its thread and its P while it
+// waits, so the rest of the server needs others. Each server says how
+// many it wants (Want); Procs counts the Ps lent and applies it.
+type Procs struct {
+	// Want is GOMAXPROCS with held Ps lent, base being what the process
+	// had at Start; it is called under Procs' lock at every change.
+	Want func(held, base int) int
+
+	mu         sync.Mutex
+	held, base int
+}
+
+// Start notes the process's GOMAXPROCS as the base and applies Want; the
+// returned restore puts the base back.
+func (p *Procs) Start() (restore func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.base = runtime.GOMAXPROCS(0)
+	p.apply()
+	return func() { runtime.GOMAXPROCS(p.Base()) }
+}
+
+// Base is GOMAXPROCS when Start ran; 0 before.
+func (p *Procs) Base() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.base
+}
+
+// Lend lends one more P (n = 1) or takes one back (n = -1).
+func (p *Procs) Lend(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.held += n
+	p.apply()
+}
+
+// Lent lends a P and returns its release.
+func (p *Procs) Lent() (release func()) {
+	p.Lend(1)
+	return func() { p.Lend(-1) }
+}
+
+func (p *Procs) apply() {
+	if want := p.Want(p.held, p.base); runtime.GOMAXPROCS(0) != want {
+		runtime.GOMAXPROCS(want)
+	}
+}
