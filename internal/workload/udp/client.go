@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/serverkit"
 	"github.com/cnperf/cnperf/internal/workload/udpseq"
 )
 
@@ -21,8 +22,7 @@ type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // Client-side limits.
 const (
-	controlTimeout = 10 * time.Second // one control exchange, beyond the grace
-	maxSendErrors  = 1000             // consecutive failed writes before giving up
+	maxSendErrors = 1000 // consecutive failed writes before giving up
 	// maxAnswer bounds a listener's answer line: a report holds at most
 	// MaxRecords intervals, under 1 MB.
 	maxAnswer = 16 << 20
@@ -96,7 +96,7 @@ func run(ctx context.Context, f flow) (*Report, int, error) {
 	}
 	// Abort the start exchange if ctx ends.
 	stopWatch := context.AfterFunc(ctx, func() { _ = ctl.SetDeadline(time.Now()) })
-	r, err := exchange(request{Op: "start", Workload: f.workload, Size: size, Interval: f.interval}, controlTimeout)
+	r, err := exchange(request{Op: "start", Workload: f.workload, Size: size, Interval: f.interval}, serverkit.ControlTimeout)
 	if !stopWatch() && ctx.Err() != nil {
 		return nil, size, ctx.Err()
 	}
@@ -104,7 +104,7 @@ func run(ctx context.Context, f flow) (*Report, int, error) {
 		return nil, size, fmt.Errorf("start: %w", err)
 	}
 	sent, serr := send(ctx, data, r.TestID, f, size)
-	r, err = exchange(request{Op: "stop", Sent: sent}, DefaultGrace+controlTimeout)
+	r, err = exchange(request{Op: "stop", Sent: sent}, DefaultGrace+serverkit.ControlTimeout)
 	if err != nil {
 		return nil, size, errors.Join(serr, fmt.Errorf("report: %w", err))
 	}

@@ -4,52 +4,35 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/descriptors"
+	"github.com/cnperf/cnperf/internal/workload/serverkit"
 	"github.com/cnperf/cnperf/internal/workload/shell"
 )
 
 // ServeCommand is `cnperf serve udp`: the listener of jitter and datagram.
 func ServeCommand(con workload.Console) *cobra.Command {
-	stderr := con.Stderr
-	var listen string
-	var tests int
-	cmd := &cobra.Command{
+	return serverkit.Command{
 		Use:   "udp [--listen ADDR] [--tests N]",
 		Short: "Listen for jitter and datagram tests (TCP control and UDP data on one port)",
 		Long: `Listen for jitter and datagram tests, one at a time (--tests N: up to N at
 once, each measured on its own; one more is told the listener is busy).`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if tests < 1 || tests > MaxSessions {
-				return fmt.Errorf("--tests %d: must be in [1, %d]", tests, MaxSessions)
-			}
-			addr, err := con.Listen(listen, DefaultPort)
+		Port: DefaultPort, ListenNote: " (the port: TCP and UDP)", Tests: true,
+		Serve: func(ctx context.Context, addr string, tests int) error {
+			pc, ln, err := Listen(addr)
 			if err != nil {
 				return err
 			}
-			pc, ln, err := Listen(addr)
-			if err != nil {
-				return workload.Fail(fmt.Errorf("listen on %s: %w", addr, err))
-			}
-			fmt.Fprintf(stderr, "cnperf serve udp: listening on %s (tcp and udp)\n", ln.Addr())
-			// As PID 1 of a container, signals without a handler are ignored.
-			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
+			fmt.Fprintf(con.Stderr, "cnperf serve udp: listening on %s (tcp and udp)\n", ln.Addr())
 			s := &Server{Sessions: tests, Logf: func(format string, a ...any) {
-				fmt.Fprintf(stderr, "cnperf serve udp: "+format+"\n", a...)
+				fmt.Fprintf(con.Stderr, "cnperf serve udp: "+format+"\n", a...)
 			}}
-			return workload.Fail(s.Serve(ctx, pc, ln))
+			return s.Serve(ctx, pc, ln)
 		},
-	}
-	cmd.Flags().StringVar(&listen, "listen", con.DefaultListen(DefaultPort), con.ListenHelp+" (the port: TCP and UDP)")
-	cmd.Flags().IntVar(&tests, "tests", 1, fmt.Sprintf("clients measured at once, each a session of its own, at most %d", MaxSessions))
-	return cmd
+	}.Cobra(con)
 }
 
 // JitterCommand is `cnperf jitter`, in the shell every socket workload's

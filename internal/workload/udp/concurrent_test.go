@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/workload/serverkit"
 )
 
 // TestConcurrentTests runs 4 clients at once against one listener with
@@ -138,7 +140,7 @@ func TestInvalidChargedToSource(t *testing.T) {
 }
 
 func TestTestsBounds(t *testing.T) {
-	for _, n := range []int{-1, MaxSessions + 1} {
+	for _, n := range []int{-1, serverkit.MaxTests + 1} {
 		pc, ln, err := Listen("127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)

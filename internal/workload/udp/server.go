@@ -10,11 +10,11 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/workload/serverkit"
 	"github.com/cnperf/cnperf/internal/workload/udpseq"
 )
 
@@ -36,10 +36,6 @@ const (
 	// new connection is closed at once.
 	maxRefusing   = 16
 	refuseTimeout = 2 * time.Second
-	// MaxSessions bounds Server.Sessions (`cnperf serve udp --tests`):
-	// the sessions (clients measured) at once, each with its own meter
-	// (up to TrackWindow/8 bytes and MaxRecords intervals).
-	MaxSessions = 1024
 )
 
 // Control protocol: one JSON object per line over TCP. The client sends
@@ -70,7 +66,7 @@ type response struct {
 type Server struct {
 	Grace       time.Duration // after stop, how long to wait for datagrams in flight
 	IdleTimeout time.Duration
-	Sessions    int                           // clients measured at once (sessions), 1 (0) to MaxSessions; one more is told busy
+	Sessions    int                           // clients measured at once (sessions), 1 (0) to serverkit.MaxTests; one more is told busy
 	Logf        func(format string, a ...any) // optional
 
 	mu     sync.Mutex
@@ -80,8 +76,6 @@ type Server struct {
 
 	invalid atomic.Int64 // corrupt datagrams (short, wrong magic) outside of any test
 	stray   atomic.Int64 // well-formed datagrams of no running test
-	refused atomic.Int64 // control connections closed at once: too many
-	lastLog atomic.Int64 // unix ns of the last "too many connections" line
 }
 
 type test struct {
@@ -118,37 +112,23 @@ func (s *Server) logf(format string, a ...any) {
 // Listen binds addr's port for both the control (TCP) and the data (UDP)
 // sockets; with port 0 both get the same free port.
 func Listen(addr string) (net.PacketConn, net.Listener, error) {
-	host, port, err := net.SplitHostPort(addr)
+	ln, pc, err := serverkit.ListenPair(addr)
 	if err != nil {
 		return nil, nil, err
 	}
-	for try := 0; ; try++ {
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			return nil, nil, err
-		}
-		p := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-		pc, err := net.ListenPacket("udp", net.JoinHostPort(host, p))
-		if err == nil {
-			if u, ok := pc.(*net.UDPConn); ok {
-				_ = u.SetReadBuffer(readBuffer)
-			}
-			return pc, ln, nil
-		}
-		ln.Close()
-		if port != "0" || try == 10 {
-			return nil, nil, err
-		}
-	}
+	_ = pc.SetReadBuffer(readBuffer)
+	return pc, ln, nil
 }
 
 // Serve answers control connections on ln and measures datagrams on pc
 // until ctx is cancelled (then it returns nil) or ln fails. It closes both.
 func (s *Server) Serve(ctx context.Context, pc net.PacketConn, ln net.Listener) error {
-	if s.Sessions < 0 || s.Sessions > MaxSessions {
-		ln.Close()
-		pc.Close()
-		return fmt.Errorf("--tests %d: must be in [1, %d]", s.Sessions, MaxSessions)
+	if s.Sessions != 0 {
+		if err := serverkit.CheckTests(s.Sessions); err != nil {
+			ln.Close()
+			pc.Close()
+			return err
+		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -166,8 +146,8 @@ func (s *Server) Serve(ctx context.Context, pc net.PacketConn, ln net.Listener) 
 	}()
 	var err error
 	// Each running test holds its control connection.
-	conns := make(chan struct{}, maxControlConns+s.sessions()-1)
-	refusing := make(chan struct{}, maxRefusing)
+	conns := serverkit.NewGate(maxControlConns + s.sessions() - 1)
+	refusing := serverkit.NewGate(maxRefusing)
 	for {
 		c, aerr := ln.Accept()
 		if aerr != nil {
@@ -176,23 +156,16 @@ func (s *Server) Serve(ctx context.Context, pc net.PacketConn, ln net.Listener) 
 			}
 			break
 		}
-		select {
-		case conns <- struct{}{}:
-		default:
-			n := s.refused.Add(1)
-			if now := time.Now().UnixNano(); now-s.lastLog.Load() > int64(time.Second) {
-				s.lastLog.Store(now)
-				s.logf("too many control connections (%d at once): %d refused so far", cap(conns), n)
-			}
-			select {
-			case refusing <- struct{}{}:
+		if !conns.Enter() {
+			conns.Refuse(s.logf, "control connections")
+			if refusing.Enter() {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					defer func() { <-refusing }()
-					refuse(ctx, c, cap(conns))
+					defer refusing.Leave()
+					refuse(ctx, c, conns.Cap())
 				}()
-			default:
+			} else {
 				c.Close() // too many even to be told: closed at once
 			}
 			continue
@@ -200,7 +173,7 @@ func (s *Server) Serve(ctx context.Context, pc net.PacketConn, ln net.Listener) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer func() { <-conns }()
+			defer conns.Leave()
 			s.control(ctx, c)
 		}()
 	}
@@ -326,7 +299,7 @@ func (s *Server) control(ctx context.Context, c net.Conn) {
 	}
 	enc := json.NewEncoder(c)
 	reply := func(r response) bool {
-		_ = c.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		_ = c.SetWriteDeadline(time.Now().Add(serverkit.ControlTimeout))
 		return enc.Encode(r) == nil
 	}
 	var cur *test
@@ -424,7 +397,7 @@ func (s *Server) control(ctx context.Context, c net.Conn) {
 				return
 			}
 		default:
-			reply(response{Error: fmt.Sprintf("unknown op %q", clip(req.Op))})
+			reply(response{Error: fmt.Sprintf("unknown op %q", serverkit.Clip(req.Op))})
 			return
 		}
 	}
@@ -434,22 +407,13 @@ func (s *Server) control(ctx context.Context, c net.Conn) {
 func (r request) check() error {
 	switch {
 	case r.Workload != WorkloadJitter && r.Workload != WorkloadDatagram:
-		return fmt.Errorf("workload %q: want %s or %s", clip(r.Workload), WorkloadJitter, WorkloadDatagram)
+		return fmt.Errorf("workload %q: want %s or %s", serverkit.Clip(r.Workload), WorkloadJitter, WorkloadDatagram)
 	case r.Size != 0 && (r.Size < HeaderSize || r.Size > MaxSize):
 		return fmt.Errorf("size %d: must be between %d and %d bytes", r.Size, HeaderSize, MaxSize)
 	case r.Interval != 0 && (r.Interval < MinInterval || r.Interval > MaxInterval):
 		return fmt.Errorf("interval %s: must be 0 or in [%s, %s]", r.Interval, MinInterval, MaxInterval)
 	}
 	return nil
-}
-
-// clip shortens a client's string for an error or a log line (which quote
-// it, so that it cannot forge a line).
-func clip(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "..."
-	}
-	return s
 }
 
 // begin makes req's test a running one; nil when as many run as the
