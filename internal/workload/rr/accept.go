@@ -7,6 +7,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/cnperf/cnperf/internal/workload/serverkit"
 	"golang.org/x/sys/unix"
 )
 
@@ -89,7 +90,7 @@ func (l *hotListener) accept() (net.Conn, error) {
 		// One blocking accept per connection, where waiting in poll took
 		// an accept that failed, a poll and a second accept.
 		//
-		// While hot threads hold every P (Server.procs), no blocking:
+		// While hot threads hold every P (Server.wantProcs), no blocking:
 		// a look for a connection between their yields.
 		quiet := l.s.quiet.Load()
 		if quiet != l.nonblock {
@@ -184,7 +185,7 @@ func (l *hotListener) inline(fd int) (done bool, taken []byte) {
 		if c, err := fdConn(fd); err == nil {
 			go func() {
 				defer c.Close()
-				_ = c.SetDeadline(time.Now().Add(helloTimeout))
+				_ = c.SetDeadline(time.Now().Add(serverkit.ControlTimeout))
 				_ = writeN(c, left)
 			}()
 		}

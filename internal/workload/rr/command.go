@@ -4,47 +4,34 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os/signal"
 	"runtime"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/descriptors"
+	"github.com/cnperf/cnperf/internal/workload/serverkit"
 	"github.com/cnperf/cnperf/internal/workload/shell"
 )
 
 // ServeCommand is `cnperf serve rr`.
 func ServeCommand(con workload.Console) *cobra.Command {
-	stderr := con.Stderr
-	var listen string
-	cmd := &cobra.Command{
+	return serverkit.Command{
 		Use:   "rr [--listen ADDR]",
 		Short: "Answer rr, udp rr and crr transactions, like netserver or sockperf server",
 		Long: `Answer request/response transactions: TCP (rr and crr) and UDP on the same
 port number; publish both.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			addr, err := con.Listen(listen, DefaultPort)
+		Port: DefaultPort, ListenNote: " (the port: TCP and UDP)",
+		Serve: func(ctx context.Context, addr string, _ int) error {
+			s, err := Listen(addr)
 			if err != nil {
 				return err
 			}
-			s, err := Listen(addr)
-			if err != nil {
-				return workload.Fail(err)
-			}
-			fmt.Fprintf(stderr, "cnperf serve rr: listening on %s (tcp and udp)\n", s.Addr())
-			// A container's server is PID 1 of its pid namespace, where
-			// signals without a handler are ignored: handle them.
-			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
-			return workload.Fail(s.Serve(ctx, stderr))
+			fmt.Fprintf(con.Stderr, "cnperf serve rr: listening on %s (tcp and udp)\n", s.Addr())
+			return s.Serve(ctx, con.Stderr)
 		},
-	}
-	cmd.Flags().StringVar(&listen, "listen", con.DefaultListen(DefaultPort), con.ListenHelp+" (the port: TCP and UDP)")
-	return cmd
+	}.Cobra(con)
 }
 
 // ClientCommand is `cnperf rr`, the client, in the shell every socket

@@ -59,7 +59,7 @@ const (
 
 // Config describes one rr client run. Zero values take the defaults noted.
 type Config struct {
-	Addr         string        // server HOST[:PORT]; the port defaults to 5202
+	Addr         string        // server HOST[:PORT]; the port defaults to DefaultPort
 	Protocol     string        // "tcp" (default), "udp" or "crr"
 	Duration     time.Duration // measured time, after the omitted warm-up
 	Omit         time.Duration // warm-up before Duration, not counted in the Result

@@ -16,18 +16,19 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/workload/serverkit"
 )
 
 const (
-	helloLen     = 16
-	helloMagic   = 0x636e5252 // "cnRR"
-	flagOnce     = 1          // crr: close after the first response
-	flagUDP      = 2          // udp: this connection opens a UDP test (see rr.go)
-	helloTimeout = 10 * time.Second
-	chunk        = 64 << 10 // read buffer size
-	tokenLen     = 8
-	regMagic     = 0x636e5255 // "cnRU"
-	regLen       = 4 + tokenLen
+	helloLen   = 16
+	helloMagic = 0x636e5252 // "cnRR"
+	flagOnce   = 1          // crr: close after the first response
+	flagUDP    = 2          // udp: this connection opens a UDP test (see rr.go)
+	chunk      = 64 << 10   // read buffer size
+	tokenLen   = 8
+	regMagic   = 0x636e5255 // "cnRU"
+	regLen     = 4 + tokenLen
 	// DefaultIdleTimeout ends a connection on which nothing arrived for
 	// that long (for a UDP test's control connection: no datagram).
 	DefaultIdleTimeout = 60 * time.Second
@@ -92,17 +93,18 @@ type Server struct {
 	// MaxConns bounds the connections served at once.
 	MaxConns int
 
-	ln        net.Listener
-	addr      string // ln's, which is closed once a hotListener takes it over
-	udp       *net.UDPConn
-	log       io.Writer
-	stopping  atomic.Bool
-	hot       atomic.Int32 // rr connections on the hot path
-	hotMu     sync.Mutex
-	hotSocks  map[*sock]struct{} // every detached socket, for stop to unblock
-	tcpHot    int                // hot TCP sockets, each holding a P (under hotMu)
-	udpTests  int                // open UDP tests (under hotMu)
-	baseProcs int                // GOMAXPROCS when Serve began
+	ln       net.Listener
+	addr     string // ln's, which is closed once a hotListener takes it over
+	udp      *net.UDPConn
+	log      io.Writer
+	stopping atomic.Bool
+	hot      atomic.Int32 // rr connections on the hot path
+	hotMu    sync.Mutex
+	hotSocks map[*sock]struct{} // every detached socket, for stop to unblock
+	udpTests int                // open UDP tests (under hotMu)
+	// procs lends a P to each hot TCP socket, and one to the UDP socket
+	// while a UDP test is open (wantProcs).
+	procs serverkit.Procs
 	// quiet is set while hot threads hold every P (procs): the accept
 	// loop and an idle UDP socket then poll instead of blocking.
 	quiet atomic.Bool
@@ -110,8 +112,6 @@ type Server struct {
 	// then holds a P of its own, in raw calls.
 	udpOpen atomic.Bool
 	peers   peerTable
-	refused atomic.Int64 // connections closed at once: too many
-	lastLog atomic.Int64 // unix ns of the last "too many connections" line
 }
 
 // udpPeer is a UDP test opened over a control connection: the server
@@ -191,31 +191,13 @@ func Listen(addr string) (*Server, error) {
 		addr = "127.0.0.1:" + strconv.Itoa(DefaultPort)
 	}
 	addr = WithDefaultPort(addr)
-	host, port, err := net.SplitHostPort(addr)
+	ln, uc, err := serverkit.ListenPair(addr)
 	if err != nil {
 		return nil, err
 	}
-	for try := 0; ; try++ {
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			return nil, fmt.Errorf("listen on tcp %s: %w", addr, err)
-		}
-		p := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-		ua, err := net.ResolveUDPAddr("udp", net.JoinHostPort(host, p))
-		if err != nil {
-			ln.Close()
-			return nil, err
-		}
-		uc, err := net.ListenUDP("udp", ua)
-		if err != nil {
-			ln.Close()
-			if port == "0" && try < 10 { // that port is taken for UDP: another
-				continue
-			}
-			return nil, fmt.Errorf("listen on udp %s: %w", ua, err)
-		}
-		return &Server{ln: ln, udp: uc, addr: ln.Addr().String()}, nil
-	}
+	s := &Server{ln: ln, udp: uc, addr: ln.Addr().String()}
+	s.procs.Want = s.wantProcs
+	return s, nil
 }
 
 // Addr is the address the server listens on (TCP and UDP).
@@ -235,14 +217,11 @@ func (s *Server) Serve(ctx context.Context, log io.Writer) error {
 	var (
 		mu    sync.Mutex
 		conns = map[net.Conn]struct{}{}
+		gate  = serverkit.NewGate(maxConns)
 		done  bool
 		wg    sync.WaitGroup
 	)
-	s.hotMu.Lock()
-	s.baseProcs = runtime.GOMAXPROCS(0)
-	s.procs()
-	s.hotMu.Unlock()
-	defer runtime.GOMAXPROCS(s.baseProcs)
+	defer s.procs.Start()()
 	accept := s.ln.Accept
 	hl, ok := newHotListener(s, s.ln)
 	if ok {
@@ -282,7 +261,7 @@ func (s *Server) Serve(ctx context.Context, log io.Writer) error {
 				break
 			}
 			// Out of descriptors and the like: back off and go on.
-			fmt.Fprintf(log, "cnperf rr: accept: %v\n", aerr)
+			s.logf("accept: %v", aerr)
 			time.Sleep(delay)
 			delay = min(2*delay, time.Second)
 			continue
@@ -294,14 +273,10 @@ func (s *Server) Serve(ctx context.Context, log io.Writer) error {
 			c.Close()
 			continue
 		}
-		if len(conns) >= maxConns {
+		if !gate.Enter() {
 			mu.Unlock()
 			c.Close()
-			n := s.refused.Add(1)
-			if now := time.Now().UnixNano(); now-s.lastLog.Load() > int64(time.Second) {
-				s.lastLog.Store(now)
-				fmt.Fprintf(log, "cnperf rr: too many connections (%d at once): %d refused so far\n", maxConns, n)
-			}
+			gate.Refuse(s.logf, "connections")
 			continue
 		}
 		conns[c] = struct{}{}
@@ -312,6 +287,7 @@ func (s *Server) Serve(ctx context.Context, log io.Writer) error {
 			s.serveConn(c)
 			mu.Lock()
 			delete(conns, c)
+			gate.Leave()
 			mu.Unlock()
 		}()
 	}
@@ -331,6 +307,10 @@ func (s *Server) Serve(ctx context.Context, log io.Writer) error {
 		err = uerr
 	}
 	return err
+}
+
+func (s *Server) logf(format string, a ...any) {
+	fmt.Fprintf(s.log, "cnperf rr: "+format+"\n", a...)
 }
 
 func (s *Server) idle() time.Duration {
@@ -353,13 +333,13 @@ func (s *Server) serveConn(c net.Conn) {
 		_ = tc.SetNoDelay(true)
 	}
 	var hb [helloLen]byte
-	_ = c.SetReadDeadline(time.Now().Add(helloTimeout))
+	_ = c.SetReadDeadline(time.Now().Add(serverkit.ControlTimeout))
 	if _, err := io.ReadFull(c, hb[:]); err != nil {
 		return // a port scan or a client gone before its hello
 	}
 	h, err := parseHello(hb[:])
 	if err != nil {
-		fmt.Fprintf(s.log, "cnperf rr: %s: %v\n", c.RemoteAddr(), err)
+		s.logf("%s: %v", c.RemoteAddr(), err)
 		return
 	}
 	if h.flags&flagUDP != 0 {
@@ -449,8 +429,7 @@ func (s *Server) addHot(sk *sock, tcp bool) bool {
 	}
 	s.hotSocks[sk] = struct{}{}
 	if tcp {
-		s.tcpHot++
-		s.procs()
+		s.procs.Lend(1)
 	}
 	return true
 }
@@ -460,8 +439,7 @@ func (s *Server) removeHot(sk *sock, tcp bool) {
 	s.hotMu.Lock()
 	delete(s.hotSocks, sk)
 	if tcp {
-		s.tcpHot--
-		s.procs()
+		s.procs.Lend(-1)
 	}
 	s.hotMu.Unlock()
 	sk.close()
@@ -471,13 +449,15 @@ func (s *Server) removeHot(sk *sock, tcp bool) {
 // open, the UDP socket's thread holds a P (procs).
 func (s *Server) udpTest(d int) {
 	s.hotMu.Lock()
+	defer s.hotMu.Unlock()
 	s.udpTests += d
-	s.udpOpen.Store(s.udpTests > 0)
-	s.procs()
-	s.hotMu.Unlock()
+	if open := s.udpTests > 0; open != s.udpOpen.Load() {
+		s.udpOpen.Store(open)
+		s.procs.Lend(d)
+	}
 }
 
-// procs sets GOMAXPROCS (under hotMu). While rr tests run on the hot
+// wantProcs is GOMAXPROCS with held Ps lent (procs). While rr tests run on the hot
 // path: one P per hot TCP socket, and one for the UDP socket while a UDP
 // test is open, and not one more. A hot thread yields every yieldEvery,
 // and with an idle P each yield woke another thread on the CPU the hot
@@ -491,16 +471,12 @@ func (s *Server) udpTest(d int) {
 // least 2. The accept thread waits in a call that enters the scheduler;
 // with no idle P sysmon takes its P at every wait (crr: 5.4-8.7 context
 // switches per transaction on the server's CPU, against 2.3-2.6).
-func (s *Server) procs() {
-	held := s.tcpHot + min(s.udpTests, 1)
-	want := max(s.baseProcs, 2)
-	if held > 0 {
-		want = held
-	}
+func (s *Server) wantProcs(held, base int) int {
 	s.quiet.Store(held > 0)
-	if runtime.GOMAXPROCS(0) != want {
-		runtime.GOMAXPROCS(want)
+	if held > 0 {
+		return held
 	}
+	return max(base, 2)
 }
 
 // quietPoll is how often the accept loop and an idle UDP socket look for
@@ -538,7 +514,7 @@ func (s *Server) serveUDPTest(c net.Conn, h hello) {
 	defer s.peers.remove(p)
 	s.udpTest(1)
 	defer s.udpTest(-1)
-	_ = c.SetWriteDeadline(time.Now().Add(helloTimeout))
+	_ = c.SetWriteDeadline(time.Now().Add(serverkit.ControlTimeout))
 	if _, err := c.Write(p.token[:]); err != nil {
 		return
 	}
