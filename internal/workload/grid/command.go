@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,13 +12,13 @@ import (
 
 	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/descriptors"
+	"github.com/cnperf/cnperf/internal/workload/serverkit"
 	"github.com/cnperf/cnperf/internal/workload/shell"
 )
 
 // ServeCommand is `cnperf serve grid`.
 func ServeCommand(con workload.Console) *cobra.Command {
-	var listen string
-	cmd := &cobra.Command{
+	return serverkit.Command{
 		Use:   "grid [--listen ADDR]",
 		Short: "Run a storage member of an Olric data grid (partitioned map) for `cnperf grid`",
 		Long: fmt.Sprintf(`Run one storage member of an Olric data grid, embedded in cnperf: a partitioned
@@ -31,26 +29,15 @@ host or an unspecified one, the member binds and announces this namespace's firs
 global IPv4 address. Memory is bounded: requests beyond %d MiB are refused, maps
 evict beyond %d keys or %d MB, and the member stops with an error if its heap
 passes %d MB.`, redcon.MaxRequest>>20, maxKeys, maxInuse>>20, MaxMemory>>20),
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			addr, err := con.Listen(listen, DefaultPort)
-			if err != nil {
-				return err
-			}
-			// The member's own checks of --listen (ports, addresses it
-			// can announce) are bad input too: exit 2, before it starts.
-			if _, err := memberConfig(addr, nil, io.Discard); err != nil {
-				return err
-			}
-			// A container's server is PID 1 of its pid namespace, where
-			// signals without a handler are ignored: handle them.
-			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
-			return workload.Fail(Serve(ctx, addr, con.Stderr))
+		Port: DefaultPort, ListenNote: " (gossip: the next port)",
+		// The member's own checks of --listen (ports, addresses it can
+		// announce) are bad input too: exit 2, before it starts.
+		Check: func(addr string) error {
+			_, err := memberConfig(addr, nil, io.Discard)
+			return err
 		},
-	}
-	cmd.Flags().StringVar(&listen, "listen", con.DefaultListen(DefaultPort), con.ListenHelp+" (gossip: the next port)")
-	return cmd
+		Serve: func(ctx context.Context, addr string, _ int) error { return Serve(ctx, addr, con.Stderr) },
+	}.Cobra(con)
 }
 
 // ClientCommand is `cnperf grid`, the client, in the shell every socket

@@ -249,24 +249,11 @@ func (s *Server) Serve(ctx context.Context, log io.Writer) error {
 	go func() { udpErr <- s.serveUDP() }()
 
 	var err error
-	delay := 5 * time.Millisecond
 	for {
-		c, aerr := accept()
-		if aerr != nil {
-			if ctx.Err() != nil {
-				break
-			}
-			if errors.Is(aerr, net.ErrClosed) {
-				err = aerr
-				break
-			}
-			// Out of descriptors and the like: back off and go on.
-			s.logf("accept: %v", aerr)
-			time.Sleep(delay)
-			delay = min(2*delay, time.Second)
-			continue
+		var c net.Conn
+		if c, err = serverkit.Accept(ctx, accept, s.logf); c == nil {
+			break
 		}
-		delay = 5 * time.Millisecond
 		mu.Lock()
 		if done {
 			mu.Unlock()

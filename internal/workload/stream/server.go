@@ -107,21 +107,9 @@ func (s *Server) Serve(ctx context.Context) error {
 		<-udpDone
 	}()
 	for {
-		c, err := s.ln.Accept()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			if errors.Is(err, net.ErrClosed) {
-				return err
-			}
-			s.logf("accept: %v", err) // e.g. out of file descriptors: wait and go on
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(50 * time.Millisecond):
-			}
-			continue
+		c, err := serverkit.Accept(ctx, s.ln.Accept, s.logf)
+		if c == nil {
+			return err
 		}
 		if !s.handlers.Enter() {
 			// As many connections as a test can use are being read:

@@ -149,9 +149,9 @@ func (s *Server) Serve(ctx context.Context, pc net.PacketConn, ln net.Listener) 
 	conns := serverkit.NewGate(maxControlConns + s.sessions() - 1)
 	refusing := serverkit.NewGate(maxRefusing)
 	for {
-		c, aerr := ln.Accept()
-		if aerr != nil {
-			if ctx.Err() == nil {
+		c, aerr := serverkit.Accept(ctx, ln.Accept, s.logf)
+		if c == nil {
+			if aerr != nil {
 				err = fmt.Errorf("accept: %w", aerr)
 			}
 			break
