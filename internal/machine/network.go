@@ -10,6 +10,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/lab/owner"
 	"github.com/cnperf/cnperf/internal/record"
+	"github.com/cnperf/cnperf/internal/workload/descriptors"
 	"github.com/cnperf/cnperf/internal/workload/stream"
 )
 
@@ -45,7 +46,7 @@ func Network(ctx context.Context, cat lab.Catalog, exe string, d time.Duration) 
 	}
 	name := record.NewID("mprof")
 	l, err := cat.Up(lab.Config{Name: name, Mode: mode, Exe: exe, Topology: networkTopology,
-		Port: stream.DefaultPort, Publish: []lab.Port{{Number: stream.DefaultPort, Protocol: "udp"}}, Owner: self})
+		Port: descriptors.StreamPort, Publish: []lab.Port{{Number: descriptors.StreamPort, Protocol: "udp"}}, Owner: self})
 	if err != nil {
 		return 0, fmt.Errorf("network lab: %w", err)
 	}

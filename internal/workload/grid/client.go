@@ -38,9 +38,7 @@ type Config struct {
 
 // Bounds of the client's settings.
 const (
-	MaxValueSize    = descriptors.GridMaxValueSize
 	MinInterval     = 10 * time.Millisecond
-	MaxTimeout      = descriptors.GridMaxTimeout
 	DefaultValue    = 700
 	DefaultTimeout  = 5 * time.Second
 	DefaultGiveUp   = 10 * time.Second
@@ -56,10 +54,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--time %s: want more than 0s and at most %s", c.Duration, workload.MaxDuration)
 	case c.Interval < MinInterval:
 		return fmt.Errorf("--interval %s: must be >= %s", c.Interval, MinInterval)
-	case c.ValueSize < 1 || c.ValueSize > MaxValueSize:
-		return fmt.Errorf("--value-size %d: want 1..%d bytes", c.ValueSize, MaxValueSize)
-	case c.Timeout < 0 || c.Timeout > MaxTimeout:
-		return fmt.Errorf("--timeout %s: want 0s (default %s) up to %s", c.Timeout, DefaultTimeout, MaxTimeout)
+	case c.ValueSize < 1 || c.ValueSize > descriptors.GridMaxValueSize:
+		return fmt.Errorf("--value-size %d: want 1..%d bytes", c.ValueSize, descriptors.GridMaxValueSize)
+	case c.Timeout < 0 || c.Timeout > descriptors.GridMaxTimeout:
+		return fmt.Errorf("--timeout %s: want 0s (default %s) up to %s", c.Timeout, DefaultTimeout, descriptors.GridMaxTimeout)
 	case len(c.KeyPrefix) > maxPrefixLength:
 		return fmt.Errorf("key prefix of %d bytes: at most %d", len(c.KeyPrefix), maxPrefixLength)
 	}

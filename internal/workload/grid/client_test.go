@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/descriptors"
 )
 
 // fakeStore is a map whose operations take step on a fake clock and fail
@@ -214,9 +215,9 @@ func TestConfigBounds(t *testing.T) {
 		{func(c *Config) { c.Duration = workload.MaxDuration + 1 }, "--time"},
 		{func(c *Config) { c.Interval = time.Millisecond }, "--interval"},
 		{func(c *Config) { c.ValueSize = 0 }, "--value-size"},
-		{func(c *Config) { c.ValueSize = MaxValueSize + 1 }, "--value-size"},
+		{func(c *Config) { c.ValueSize = descriptors.GridMaxValueSize + 1 }, "--value-size"},
 		{func(c *Config) { c.Timeout = -1 }, "--timeout"},
-		{func(c *Config) { c.Timeout = MaxTimeout + 1 }, "--timeout"},
+		{func(c *Config) { c.Timeout = descriptors.GridMaxTimeout + 1 }, "--timeout"},
 	} {
 		c := ok
 		tc.mod(&c)

@@ -29,7 +29,7 @@ host or an unspecified one, the member binds and announces this namespace's firs
 global IPv4 address. Memory is bounded: requests beyond %d MiB are refused, maps
 evict beyond %d keys or %d MB, and the member stops with an error if its heap
 passes %d MB.`, redcon.MaxRequest>>20, maxKeys, maxInuse>>20, MaxMemory>>20),
-		Port: DefaultPort, ListenNote: " (gossip: the next port)",
+		Port: descriptors.GridPort, ListenNote: " (gossip: the next port)",
 		// The member's own checks of --listen (ports, addresses it can
 		// announce) are bad input too: exit 2, before it starts.
 		Check: func(addr string) error {
@@ -66,8 +66,8 @@ each put and remove (HDR histogram).`,
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
-			if join <= 0 || join > MaxTimeout {
-				return fmt.Errorf("--join-timeout %s: want more than 0s and at most %s", join, MaxTimeout)
+			if join <= 0 || join > descriptors.GridMaxTimeout {
+				return fmt.Errorf("--join-timeout %s: want more than 0s and at most %s", join, descriptors.GridMaxTimeout)
 			}
 			return runClient(ctx, r, cfg, join)
 		},

@@ -10,6 +10,3 @@ package grid
 import "github.com/cnperf/cnperf/internal/workload/descriptors"
 
 const name = descriptors.GridName
-
-// DefaultPort is the storage member's port; its gossip is on the next.
-const DefaultPort = descriptors.GridPort

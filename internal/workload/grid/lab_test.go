@@ -12,6 +12,7 @@ import (
 	"github.com/cnperf/cnperf/internal/run"
 	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/testutil"
+	"github.com/cnperf/cnperf/internal/workload/descriptors"
 	"github.com/cnperf/cnperf/internal/workload/grid"
 )
 
@@ -69,7 +70,7 @@ func runGrid(t *testing.T, yaml string) (map[string]grid.Result, *record.Meta) {
 // that its gossip port was published with the grid's.
 func checkPuts(t *testing.T, totals map[string]grid.Result, meta *record.Meta, modes ...string) {
 	t.Helper()
-	gossip := grid.GossipPort(grid.DefaultPort)
+	gossip := grid.GossipPort(descriptors.GridPort)
 	for _, mm := range meta.Modes {
 		u := mm.Usage["grid-server"]
 		published := 0

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/poll"
+	"github.com/cnperf/cnperf/internal/workload/descriptors"
 )
 
 // startServerWith runs a server with the given limits until the test ends.
@@ -49,7 +50,7 @@ func TestUDPNoReflection(t *testing.T) {
 	}
 	defer u.Close()
 	var big [4]byte
-	binary.BigEndian.PutUint32(big[:], MaxUDPSize)
+	binary.BigEndian.PutUint32(big[:], descriptors.MaxUDPPayload)
 	reg := make([]byte, regLen)
 	putReg(reg, [tokenLen]byte{1, 2, 3})
 	sent := 0
@@ -60,7 +61,7 @@ func TestUDPNoReflection(t *testing.T) {
 		}
 	}
 	got := 0
-	buf := make([]byte, MaxUDPSize+1)
+	buf := make([]byte, descriptors.MaxUDPPayload+1)
 	for {
 		u.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
 		n, err := u.Read(buf)
@@ -77,7 +78,7 @@ func TestUDPNoReflection(t *testing.T) {
 	// it asked for.
 	tu, _ := openUDPTest(t, addr, 4, 4)
 	sent, got = 0, 0
-	for _, d := range [][]byte{big[:], make([]byte, 5), {9}, make([]byte, MaxUDPSize)} {
+	for _, d := range [][]byte{big[:], make([]byte, 5), {9}, make([]byte, descriptors.MaxUDPPayload)} {
 		n, _ := tu.Write(d)
 		sent += n
 	}
@@ -165,7 +166,7 @@ func TestConnectionCap(t *testing.T) {
 		}
 	}()
 	var hb [helloLen]byte
-	hello{0, MaxTCPSize, MaxTCPSize}.put(hb[:])
+	hello{0, descriptors.RRMaxTCPSize, descriptors.RRMaxTCPSize}.put(hb[:])
 	for range max {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
@@ -215,7 +216,7 @@ func TestConnectionCap(t *testing.T) {
 // FuzzHello: any 16 bytes either parse into sizes within the limits of
 // their kind of test, or are refused.
 func FuzzHello(f *testing.F) {
-	for _, h := range []hello{{0, 1, 1}, {flagOnce, 100, MaxTCPSize}, {flagUDP, 4, MaxUDPSize}, {flagUDP, 1, MaxUDPSize + 1}, {3, 1, 1}, {0, 0, 1}} {
+	for _, h := range []hello{{0, 1, 1}, {flagOnce, 100, descriptors.RRMaxTCPSize}, {flagUDP, 4, descriptors.MaxUDPPayload}, {flagUDP, 1, descriptors.MaxUDPPayload + 1}, {3, 1, 1}, {0, 0, 1}} {
 		b := make([]byte, helloLen)
 		h.put(b)
 		f.Add(b)
@@ -229,9 +230,9 @@ func FuzzHello(f *testing.F) {
 			}
 			return
 		}
-		max := uint32(MaxTCPSize)
+		max := uint32(descriptors.RRMaxTCPSize)
 		if h.flags&flagUDP != 0 {
-			max = MaxUDPSize
+			max = descriptors.MaxUDPPayload
 		}
 		if h.req < 1 || h.resp < 1 || h.req > max || h.resp > max || h.flags&^(flagOnce|flagUDP) != 0 || h.flags == flagOnce|flagUDP {
 			t.Fatalf("accepted %+v", h)
@@ -262,7 +263,7 @@ func FuzzDatagram(f *testing.F) {
 		if fromTest {
 			from = test
 		}
-		out := make([]byte, MaxUDPSize)
+		out := make([]byte, descriptors.MaxUDPPayload)
 		n := s.answer(d, from, out)
 		switch {
 		case !fromTest && n != 0:

@@ -16,6 +16,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/cnperf/cnperf/internal/workload/descriptors"
 	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 )
 
@@ -405,7 +406,7 @@ func (r *run) connectUDP(ctx context.Context) (*sock, error) {
 	}
 	reg := make([]byte, regLen)
 	putReg(reg, token)
-	in := make([]byte, MaxUDPSize+1)
+	in := make([]byte, descriptors.MaxUDPPayload+1)
 	retry := min(r.cfg.Timeout, 200*time.Millisecond)
 	for {
 		if _, err := c.Write(reg); err != nil && !errors.Is(err, syscall.ECONNREFUSED) {
@@ -481,7 +482,7 @@ func (r *run) udpWorker(w *worker, s *sock) error {
 	}
 	req, resp := r.cfg.RequestSize, r.cfg.ResponseSize
 	out := make([]byte, req)
-	in := make([]byte, MaxUDPSize+1)
+	in := make([]byte, descriptors.MaxUDPPayload+1)
 	if req >= 4 {
 		binary.BigEndian.PutUint32(out, uint32(resp))
 	}

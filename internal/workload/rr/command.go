@@ -22,7 +22,7 @@ func ServeCommand(con workload.Console) *cobra.Command {
 		Short: "Answer rr, udp rr and crr transactions, like netserver or sockperf server",
 		Long: `Answer request/response transactions: TCP (rr and crr) and UDP on the same
 port number; publish both.`,
-		Port: DefaultPort, ListenNote: " (the port: TCP and UDP)",
+		Port: descriptors.RRPort, ListenNote: " (the port: TCP and UDP)",
 		Serve: func(ctx context.Context, addr string, _ int) error {
 			s, err := Listen(addr)
 			if err != nil {

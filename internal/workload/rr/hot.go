@@ -11,6 +11,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/cnperf/cnperf/internal/workload/descriptors"
 	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 )
 
@@ -242,7 +243,7 @@ func (r *run) tcpHot(w *worker, s *sock, buf []byte) error {
 func (r *run) udpHot(w *worker, s *sock) error {
 	req, resp, timeout := r.cfg.RequestSize, r.cfg.ResponseSize, r.cfg.Timeout
 	out := make([]byte, req)
-	in := make([]byte, MaxUDPSize+1)
+	in := make([]byte, descriptors.MaxUDPPayload+1)
 	if req >= 4 {
 		binary.BigEndian.PutUint32(out, uint32(resp))
 	}

@@ -39,16 +39,8 @@ import (
 	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 )
 
-// DefaultPort is the port of cnperf serve rr (TCP and UDP).
-const DefaultPort = descriptors.RRPort
-
-// Limits on message sizes.
-const (
-	MaxUDPSize  = descriptors.MaxUDPPayload
-	MaxTCPSize  = descriptors.RRMaxTCPSize
-	MaxParallel = descriptors.RRMaxParallel
-	MaxTimeout  = time.Duration(descriptors.RRMaxTimeout)
-)
+// MaxTimeout bounds --timeout: how long a UDP worker waits for a response.
+const MaxTimeout = time.Duration(descriptors.RRMaxTimeout)
 
 // Protocols, netperf's test styles.
 const (
@@ -59,7 +51,7 @@ const (
 
 // Config describes one rr client run. Zero values take the defaults noted.
 type Config struct {
-	Addr         string        // server HOST[:PORT]; the port defaults to DefaultPort
+	Addr         string        // server HOST[:PORT]; the port defaults to descriptors.RRPort
 	Protocol     string        // "tcp" (default), "udp" or "crr"
 	Duration     time.Duration // measured time, after the omitted warm-up
 	Omit         time.Duration // warm-up before Duration, not counted in the Result
@@ -117,11 +109,11 @@ func (c Config) Validate() error {
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		return fmt.Errorf("--server %q: want HOST[:PORT]", c.Addr)
 	}
-	max := MaxTCPSize
+	max := descriptors.RRMaxTCPSize
 	switch c.Protocol {
 	case ProtocolTCP, ProtocolCRR:
 	case ProtocolUDP:
-		max = MaxUDPSize
+		max = descriptors.MaxUDPPayload
 	default:
 		return fmt.Errorf("--protocol %q: want tcp, udp or crr", c.Protocol)
 	}
@@ -140,8 +132,8 @@ func (c Config) Validate() error {
 	if c.ResponseSize < 1 || c.ResponseSize > max {
 		return fmt.Errorf("--response %d: must be in 1..%d for %s", c.ResponseSize, max, c.Protocol)
 	}
-	if c.Parallel < 1 || c.Parallel > MaxParallel {
-		return fmt.Errorf("--parallel %d: must be in 1..%d", c.Parallel, MaxParallel)
+	if c.Parallel < 1 || c.Parallel > descriptors.RRMaxParallel {
+		return fmt.Errorf("--parallel %d: must be in 1..%d", c.Parallel, descriptors.RRMaxParallel)
 	}
 	if c.Timeout < 0 || c.Timeout > MaxTimeout {
 		return fmt.Errorf("--timeout %s: must be > 0 and <= %s", c.Timeout, MaxTimeout)
@@ -174,7 +166,7 @@ func WithDefaultPort(addr string) string {
 	if len(addr) > 1 && addr[0] == '[' && addr[len(addr)-1] == ']' { // [v6]
 		addr = addr[1 : len(addr)-1]
 	}
-	return net.JoinHostPort(addr, strconv.Itoa(DefaultPort))
+	return net.JoinHostPort(addr, strconv.Itoa(descriptors.RRPort))
 }
 
 // Latency summarises a latency distribution, in microseconds.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/poll"
+	"github.com/cnperf/cnperf/internal/workload/descriptors"
 )
 
 // startServer runs an rr server on a free loopback port until the test ends.
@@ -495,7 +496,7 @@ func TestServerSurvivesBadClients(t *testing.T) {
 	c.Close()
 	// Sizes out of range.
 	c = dial()
-	hello{0, 0, MaxTCPSize + 1}.put(hb[:])
+	hello{0, 0, descriptors.RRMaxTCPSize + 1}.put(hb[:])
 	c.Write(hb[:])
 	c.SetReadDeadline(time.Now().Add(2 * time.Second))
 	if _, err := c.Read(hb[:]); err == nil {

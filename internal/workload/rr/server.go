@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/workload/descriptors"
 	"github.com/cnperf/cnperf/internal/workload/serverkit"
 )
 
@@ -34,7 +35,7 @@ const (
 	DefaultIdleTimeout = 60 * time.Second
 	// DefaultMaxConns bounds the connections served at once; beyond it, a
 	// new connection is closed at once.
-	DefaultMaxConns = 2 * MaxParallel
+	DefaultMaxConns = 2 * descriptors.RRMaxParallel
 )
 
 // zeros is the (never written) payload of every request and response.
@@ -56,11 +57,11 @@ func parseHello(b []byte) (hello, error) {
 		return hello{}, errors.New("not an rr client (bad magic)")
 	}
 	h := hello{binary.BigEndian.Uint32(b[4:]), binary.BigEndian.Uint32(b[8:]), binary.BigEndian.Uint32(b[12:])}
-	max := uint32(MaxTCPSize)
+	max := uint32(descriptors.RRMaxTCPSize)
 	switch h.flags {
 	case 0, flagOnce:
 	case flagUDP:
-		max = MaxUDPSize
+		max = descriptors.MaxUDPPayload
 	default:
 		return hello{}, fmt.Errorf("unknown flags %#x", h.flags)
 	}
@@ -185,10 +186,10 @@ func (t *peerTable) register(token [tokenLen]byte, a netip.AddrPort) *udpPeer {
 }
 
 // Listen opens the TCP listener and the UDP socket on addr (port 0: a free
-// port, the same for both); an address without a port gets DefaultPort.
+// port, the same for both); an address without a port gets descriptors.RRPort.
 func Listen(addr string) (*Server, error) {
 	if addr == "" {
-		addr = "127.0.0.1:" + strconv.Itoa(DefaultPort)
+		addr = "127.0.0.1:" + strconv.Itoa(descriptors.RRPort)
 	}
 	addr = WithDefaultPort(addr)
 	ln, uc, err := serverkit.ListenPair(addr)
@@ -569,8 +570,8 @@ func (s *Server) serveUDP() error {
 	if e := setRecvTimeout(fd, serverWait); e != 0 {
 		return fmt.Errorf("udp socket: %w", os.NewSyscallError("setsockopt", e))
 	}
-	in := make([]byte, MaxUDPSize+1)
-	out := make([]byte, MaxUDPSize)
+	in := make([]byte, descriptors.MaxUDPPayload+1)
+	out := make([]byte, descriptors.MaxUDPPayload)
 	var from syscall.RawSockaddrAny
 	var fromLen uint32
 	start := time.Now()

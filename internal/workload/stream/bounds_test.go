@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/testutil"
+	"github.com/cnperf/cnperf/internal/workload/descriptors"
 )
 
 // heapInuse is the heap in use after a collection.
@@ -32,7 +33,7 @@ func totalAlloc() uint64 {
 // allocates and answers stays within maxBinCells records.
 func TestAnswerBounded(t *testing.T) {
 	addr := startServer(t)
-	for _, parallel := range []int{16, MaxParallel} {
+	for _, parallel := range []int{16, descriptors.StreamMaxParallel} {
 		var cookie [cookieLen]byte
 		cookie[0] = byte(parallel)
 		req := testMessage(Config{Protocol: "udp", Duration: 999 * time.Second, Interval: MinInterval,

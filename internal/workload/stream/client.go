@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/workload/descriptors"
 	"github.com/cnperf/cnperf/internal/workload/serverkit"
 	"github.com/cnperf/cnperf/internal/workload/udpseq"
 	"golang.org/x/sys/unix"
@@ -32,7 +33,7 @@ func Run(ctx context.Context, cfg Config, emit func(Interval)) (Result, error) {
 		return Result{}, err
 	}
 	cfg = cfg.withDefaults()
-	if cfg.Protocol == "tcp" && (cfg.Rate == 0 || cfg.Rate >= UnlimitedRate) {
+	if cfg.Protocol == "tcp" && (cfg.Rate == 0 || cfg.Rate >= descriptors.StreamUnlimitedRate) {
 		// The server reads with as many threads as the client sends with.
 		cfg.Threads = cfg.threads()
 	}
@@ -175,7 +176,7 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 	var loop *tcpLoop
 	var buf []byte
 	gso := 0
-	if cfg.Protocol == "tcp" && (cfg.Rate == 0 || cfg.Rate >= UnlimitedRate) {
+	if cfg.Protocol == "tcp" && (cfg.Rate == 0 || cfg.Rate >= descriptors.StreamUnlimitedRate) {
 		buf = make([]byte, cfg.Length)
 		loop = newTCPLoop(conns, buf, !cfg.Copy, cfg.Threads)
 	}
@@ -325,7 +326,7 @@ func sendBuffer(conns []net.Conn) int {
 // descriptor.
 func (r *runner) udpBlasts(conns []net.Conn) []*udpBlast {
 	cfg := r.cfg
-	if cfg.Protocol != "udp" || cfg.Rate < UnlimitedRate {
+	if cfg.Protocol != "udp" || cfg.Rate < descriptors.StreamUnlimitedRate {
 		return nil
 	}
 	for _, c := range conns {
@@ -356,7 +357,7 @@ func (r *runner) send(c net.Conn, stream int, id uint32, ctr *counter, t0, end t
 		binary.BigEndian.PutUint32(buf[20:24], uint32(stream))
 	}
 	var p *udpseq.Pacer
-	if cfg.Rate > 0 && cfg.Rate < UnlimitedRate {
+	if cfg.Rate > 0 && cfg.Rate < descriptors.StreamUnlimitedRate {
 		p = newPacer(t0, cfg.Rate, cfg.Length)
 	}
 	sleep := time.NewTimer(time.Hour)

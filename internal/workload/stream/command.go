@@ -27,7 +27,7 @@ func ServeCommand(con workload.Console) *cobra.Command {
 		Long: `Receive stream tests, one at a time (--tests N: up to N at once, each
 measured on its own; one more is told the server is busy). Control and TCP
 data use the TCP port, UDP data the UDP port of the same number: publish both.`,
-		Port: DefaultPort, ListenNote: " (the port: TCP and UDP)", Tests: true, TestsNote: " (1: as iperf3 -s)",
+		Port: descriptors.StreamPort, ListenNote: " (the port: TCP and UDP)", Tests: true, TestsNote: " (1: as iperf3 -s)",
 		Serve: func(ctx context.Context, addr string, tests int) error {
 			s, err := Listen(addr, tests, con.Stderr)
 			if err != nil {
@@ -69,18 +69,18 @@ func ClientCommand(con workload.Console) *cobra.Command {
 					return fmt.Errorf("--bitrate %q: %v", bitrate, err)
 				}
 				if rate == 0 && udp {
-					rate = UnlimitedRate // as iperf3: -b 0 is unlimited
+					rate = descriptors.StreamUnlimitedRate // as iperf3: -b 0 is unlimited
 				}
 				cfg.Rate = rate
 			}
 			if noGSO {
-				if !udp || cfg.Rate < UnlimitedRate {
+				if !udp || cfg.Rate < descriptors.StreamUnlimitedRate {
 					return fmt.Errorf("--no-gso: only with --udp -b 0 (UDP as fast as possible), the one test sent with segmentation offload")
 				}
 				cfg.NoGSO = true
 			}
 			if p.Bool("copy") {
-				if udp || (cfg.Rate != 0 && cfg.Rate < UnlimitedRate) {
+				if udp || (cfg.Rate != 0 && cfg.Rate < descriptors.StreamUnlimitedRate) {
 					return fmt.Errorf("--copy: only with TCP as fast as possible (no --udp, no -b), the one test sent with sendfile")
 				}
 				cfg.Copy = true

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/workload/descriptors"
 )
 
 // FuzzControl feeds a control connection's bytes to the server's parsing:
@@ -78,7 +80,7 @@ func FuzzResults(f *testing.F) {
 	f.Add([]byte(`{"type":"results","edges":[0,1,2],"streams":[{"bytes":[1,2],"packets":[1,1],"lost":[0,0],"out_of_order":[0,0]}]}`), true, 1)
 	f.Add([]byte(`{"type":"results","edges":[0],"streams":[]}`), false, 2)
 	f.Fuzz(func(t *testing.T, data []byte, udp bool, parallel int) {
-		if parallel < 1 || parallel > MaxParallel {
+		if parallel < 1 || parallel > descriptors.StreamMaxParallel {
 			return
 		}
 		cfg := Config{Protocol: "tcp", Duration: time.Second, Parallel: parallel}

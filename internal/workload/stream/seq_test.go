@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/workload/descriptors"
 )
 
 func TestBoundaries(t *testing.T) {
@@ -85,7 +87,7 @@ func TestValidate(t *testing.T) {
 		{"one interval too many", func(c *Config) {
 			c.Omit, c.Duration, c.Interval = 500*time.Second, 500010*time.Millisecond, 10*time.Millisecond
 		}, "100001 intervals"},
-		{"rate above unlimited", func(c *Config) { c.Rate = UnlimitedRate + 1 }, "--bitrate"},
+		{"rate above unlimited", func(c *Config) { c.Rate = descriptors.StreamUnlimitedRate + 1 }, "--bitrate"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/workload/descriptors"
 	"github.com/cnperf/cnperf/internal/workload/serverkit"
 	"github.com/cnperf/cnperf/internal/workload/udpseq"
 )
@@ -496,7 +497,7 @@ func (s *Server) readUDP() {
 			}
 			continue // e.g. an ICMP error queued on the socket
 		}
-		if n < udpHeaderLen {
+		if n < descriptors.StreamUDPHeader {
 			continue
 		}
 		if t := s.lookup(binary.BigEndian.Uint32(buf[16:20])); t != nil {

@@ -25,29 +25,20 @@ import (
 
 // Defaults and limits.
 const (
-	DefaultPort      = descriptors.StreamPort
 	DefaultTCPLength = 128 << 10 // TCP write size, as iperf3
 	DefaultUDPLength = 1470      // UDP datagram payload, as iperf3
-	MaxUDPLength     = descriptors.MaxUDPPayload
-	MaxTCPLength     = descriptors.StreamMaxTCPLength
 	DefaultUDPRate   = 1_000_000 // bits/s per stream, as iperf3
 	DefaultInterval  = time.Second
 	MinInterval      = 10 * time.Millisecond
-	MaxParallel      = descriptors.StreamMaxParallel
-	udpHeaderLen     = descriptors.StreamUDPHeader
 	WorkloadName     = descriptors.StreamName
 	SideSender       = "sender"
 	SideReceiver     = "receiver"
 	StreamSum        = -1
-	UnlimitedRate    = descriptors.StreamUnlimitedRate
 	endGrace         = 10 * time.Second
 	udpDrain         = 250 * time.Millisecond
-	// MaxIntervals bounds the reporting intervals of one test (warm-up
-	// included), so a client's flags bound its own memory.
-	MaxIntervals = descriptors.StreamMaxIntervals
 	// maxControlMessage bounds what one control connection may send in
-	// all: a test request, start and done (at most MaxParallel counters)
-	// take a few kB.
+	// all: a test request, start and done (at most
+	// descriptors.StreamMaxParallel counters) take a few kB.
 	maxControlMessage = 16 << 10
 	// maxBinCells bounds the per-interval records the server keeps for a
 	// test, over all its streams (32 bytes each for UDP): a test with more
@@ -56,11 +47,11 @@ const (
 	// maxHandlers bounds the connections the server reads from at once
 	// (control connections and data connections before they join a test);
 	// beyond it, a new connection is closed at once.
-	maxHandlers = 2*MaxParallel + 64
+	maxHandlers = 2*descriptors.StreamMaxParallel + 64
 	// maxServerCells bounds the bin records of all running tests together
 	// (128 MiB of UDP records): with many tests, each keeps fewer (at
 	// least maxServerCells/serverkit.MaxTests = 4096, enough for 32 bins on each of
-	// MaxParallel streams) and may be recorded in coarser intervals.
+	// descriptors.StreamMaxParallel streams) and may be recorded in coarser intervals.
 	maxServerCells = 1 << 22
 )
 
@@ -133,7 +124,7 @@ type Config struct {
 	Parallel int           // streams; 0: 1
 	Length   int           // TCP write size or UDP datagram payload; 0: 128 KiB (TCP), 1470 (UDP)
 	// Rate is the target bit rate of each stream (as iperf3's -b). 0: TCP
-	// unlimited, UDP 1 Mbit/s; UnlimitedRate: as fast as possible.
+	// unlimited, UDP 1 Mbit/s; descriptors.StreamUnlimitedRate: as fast as possible.
 	Rate int64
 	// NoGSO sends UDP as fast as possible one datagram per write, as
 	// iperf3 3.12 does, instead of with segmentation offload.
@@ -196,29 +187,29 @@ func (c Config) Validate() error {
 	case c.Interval > workload.MaxDuration:
 		// Also keeps the sums of durations in boundaries from overflowing.
 		return fmt.Errorf("--interval %s: must be <= %s", c.Interval, workload.MaxDuration)
-	case c.Parallel < 1 || c.Parallel > MaxParallel:
-		return fmt.Errorf("--parallel %d: must be in [1, %d]", c.Parallel, MaxParallel)
+	case c.Parallel < 1 || c.Parallel > descriptors.StreamMaxParallel:
+		return fmt.Errorf("--parallel %d: must be in [1, %d]", c.Parallel, descriptors.StreamMaxParallel)
 	case c.Rate < 0:
 		return fmt.Errorf("--bitrate %d: must be >= 0", c.Rate)
-	case c.Rate > UnlimitedRate:
-		return fmt.Errorf("--bitrate %d: must be <= %d (0: unlimited)", c.Rate, UnlimitedRate)
-	case c.Threads < 0 || c.Threads > MaxParallel:
-		return fmt.Errorf("--threads %d: must be in [1, %d]", c.Threads, MaxParallel)
+	case c.Rate > descriptors.StreamUnlimitedRate:
+		return fmt.Errorf("--bitrate %d: must be <= %d (0: unlimited)", c.Rate, descriptors.StreamUnlimitedRate)
+	case c.Threads < 0 || c.Threads > descriptors.StreamMaxParallel:
+		return fmt.Errorf("--threads %d: must be in [1, %d]", c.Threads, descriptors.StreamMaxParallel)
 	case c.Threads > c.Parallel:
 		return fmt.Errorf("--threads %d: more than the %d stream(s) of --parallel", c.Threads, c.Parallel)
-	case c.Threads > 1 && (c.Protocol != "tcp" || (c.Rate != 0 && c.Rate < UnlimitedRate)):
+	case c.Threads > 1 && (c.Protocol != "tcp" || (c.Rate != 0 && c.Rate < descriptors.StreamUnlimitedRate)):
 		return fmt.Errorf("--threads %d: only for TCP as fast as possible (no --udp, no -b): paced and UDP streams each have a thread of their own", c.Threads)
 	case c.Length < 0:
 		return fmt.Errorf("--length %d: must be > 0", c.Length)
-	case c.Protocol == "udp" && c.Length > MaxUDPLength:
-		return fmt.Errorf("--length %d: a UDP datagram carries at most %d bytes", c.Length, MaxUDPLength)
-	case c.Protocol == "udp" && c.Length < udpHeaderLen:
-		return fmt.Errorf("--length %d: a UDP datagram needs at least %d bytes for its header", c.Length, udpHeaderLen)
-	case c.Protocol == "tcp" && c.Length > MaxTCPLength:
-		return fmt.Errorf("--length %d: must be <= %d", c.Length, MaxTCPLength)
+	case c.Protocol == "udp" && c.Length > descriptors.MaxUDPPayload:
+		return fmt.Errorf("--length %d: a UDP datagram carries at most %d bytes", c.Length, descriptors.MaxUDPPayload)
+	case c.Protocol == "udp" && c.Length < descriptors.StreamUDPHeader:
+		return fmt.Errorf("--length %d: a UDP datagram needs at least %d bytes for its header", c.Length, descriptors.StreamUDPHeader)
+	case c.Protocol == "tcp" && c.Length > descriptors.StreamMaxTCPLength:
+		return fmt.Errorf("--length %d: must be <= %d", c.Length, descriptors.StreamMaxTCPLength)
 	}
-	if n := countBins(c.Omit, c.Duration, c.Interval); n > MaxIntervals {
-		return fmt.Errorf("--interval %s: %d intervals in %s, more than %d", c.Interval, n, c.Omit+c.Duration, MaxIntervals)
+	if n := countBins(c.Omit, c.Duration, c.Interval); n > descriptors.StreamMaxIntervals {
+		return fmt.Errorf("--interval %s: %d intervals in %s, more than %d", c.Interval, n, c.Omit+c.Duration, descriptors.StreamMaxIntervals)
 	}
 	return nil
 }

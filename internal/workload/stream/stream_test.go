@@ -17,6 +17,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/poll"
 	"github.com/cnperf/cnperf/internal/testutil"
+	"github.com/cnperf/cnperf/internal/workload/descriptors"
 )
 
 // startServer serves on a free loopback port until the test ends, up to
@@ -200,7 +201,7 @@ func TestUDP(t *testing.T) {
 func TestUDPOverload(t *testing.T) {
 	addr := startServer(t)
 	start := time.Now()
-	res, err := Run(context.Background(), Config{Addr: addr, Protocol: "udp", Duration: time.Second, Rate: UnlimitedRate, Parallel: 2, Length: 8000}, nil)
+	res, err := Run(context.Background(), Config{Addr: addr, Protocol: "udp", Duration: time.Second, Rate: descriptors.StreamUnlimitedRate, Parallel: 2, Length: 8000}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

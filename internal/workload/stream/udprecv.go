@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cnperf/cnperf/internal/workload/descriptors"
 )
 
 // udpBatch is how many datagrams one recvmmsg(2) takes at most.
@@ -72,7 +74,7 @@ func (s *Server) readUDPBatches() bool {
 		now := time.Now()
 		for i := range int(n) {
 			b := buf[i*size : i*size+int(msgs[i].len)]
-			if len(b) < udpHeaderLen {
+			if len(b) < descriptors.StreamUDPHeader {
 				continue
 			}
 			if t := s.lookup(binary.BigEndian.Uint32(b[16:20])); t != nil {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cnperf/cnperf/internal/workload/descriptors"
 )
 
 // udpBlast sends one UDP stream as fast as it can (rate unlimited): on its
@@ -40,7 +42,7 @@ func newUDPBlast(c net.Conn, length int, gso bool) *udpBlast {
 	}
 	c.Close()
 	b := &udpBlast{fd: fd, gso: 1}
-	if k := min(maxGSOSegments, MaxUDPLength/length); gso && k > 1 {
+	if k := min(maxGSOSegments, descriptors.MaxUDPPayload/length); gso && k > 1 {
 		if syscall.SetsockoptInt(fd, syscall.IPPROTO_UDP, udpSegment, length) == nil {
 			b.gso = k
 		}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/workload/descriptors"
 )
 
 func TestJitter(t *testing.T) {
@@ -149,7 +151,7 @@ func TestHeader(t *testing.T) {
 	if err != nil || got != h {
 		t.Fatalf("ParseHeader = %+v, %v; want %+v", got, err, h)
 	}
-	if _, err := ParseHeader(b[:HeaderSize-1]); !errors.Is(err, ErrShort) {
+	if _, err := ParseHeader(b[:descriptors.UDPHeaderSize-1]); !errors.Is(err, ErrShort) {
 		t.Errorf("short: %v", err)
 	}
 	b[0] ^= 0xff
@@ -177,7 +179,7 @@ func TestParseRate(t *testing.T) {
 }
 
 func TestDefaultPacketSize(t *testing.T) {
-	for mtu, want := range map[int]int{1500: 1468, 1450: 1418, 0: 1468, -1: 1468, 9000: 8968, 65536: 65504, 70000: MaxSize, 40: HeaderSize} {
+	for mtu, want := range map[int]int{1500: 1468, 1450: 1418, 0: 1468, -1: 1468, 9000: 8968, 65536: 65504, 70000: descriptors.MaxUDPPayload, 40: descriptors.UDPHeaderSize} {
 		if got := DefaultPacketSize(mtu); got != want {
 			t.Errorf("DefaultPacketSize(%d) = %d, want %d", mtu, got, want)
 		}
@@ -200,7 +202,7 @@ func TestValidate(t *testing.T) {
 		{"jitter size 65508", func() error { c := j; c.Size = 65508; return c.Validate() }(), "--length 65508"},
 		{"jitter size below header", func() error { c := j; c.Size = 23; return c.Validate() }(), "--length 23"},
 		{"jitter size 0", func() error { c := j; c.Size = 0; return c.Validate() }(), "--length 0"},
-		{"jitter max size ok", func() error { c := j; c.Size = MaxSize; return c.Validate() }(), ""},
+		{"jitter max size ok", func() error { c := j; c.Size = descriptors.MaxUDPPayload; return c.Validate() }(), ""},
 		{"jitter tiny interval", func() error { c := j; c.Interval = time.Millisecond; return c.Validate() }(), "--interval 1ms"},
 		{"jitter no intervals ok", func() error { c := j; c.Interval = 0; return c.Validate() }(), ""},
 		{"datagram ok", d.Validate(), ""},

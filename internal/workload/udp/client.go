@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/descriptors"
 	"github.com/cnperf/cnperf/internal/workload/serverkit"
 	"github.com/cnperf/cnperf/internal/workload/udpseq"
 )
@@ -28,12 +29,12 @@ const (
 	maxAnswer = 16 << 20
 )
 
-// WithDefaultPort returns hostport with DefaultPort added when it has none.
+// WithDefaultPort returns hostport with descriptors.UDPPort added when it has none.
 func WithDefaultPort(hostport string) string {
 	if _, _, err := net.SplitHostPort(hostport); err == nil {
 		return hostport
 	}
-	return net.JoinHostPort(hostport, strconv.Itoa(DefaultPort))
+	return net.JoinHostPort(hostport, strconv.Itoa(descriptors.UDPPort))
 }
 
 // flow is what one test sends.

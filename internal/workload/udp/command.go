@@ -20,7 +20,7 @@ func ServeCommand(con workload.Console) *cobra.Command {
 		Short: "Listen for jitter and datagram tests (TCP control and UDP data on one port)",
 		Long: `Listen for jitter and datagram tests, one at a time (--tests N: up to N at
 once, each measured on its own; one more is told the listener is busy).`,
-		Port: DefaultPort, ListenNote: " (the port: TCP and UDP)", Tests: true,
+		Port: descriptors.UDPPort, ListenNote: " (the port: TCP and UDP)", Tests: true,
 		Serve: func(ctx context.Context, addr string, tests int) error {
 			pc, ln, err := Listen(addr)
 			if err != nil {

@@ -20,13 +20,7 @@ import (
 //	8  sequence   uint64, from 0
 //	16 send time  int64, sender's time.Now().UnixNano()
 //	24 padding up to the datagram size
-const (
-	Magic      uint32 = 0x636e7564                // "cnud"
-	HeaderSize        = descriptors.UDPHeaderSize // the smallest datagram a test sends
-	MaxSize           = descriptors.MaxUDPPayload // largest UDP payload over IPv4
-	// DefaultPort is the listener's TCP (control) and UDP (data) port.
-	DefaultPort = descriptors.UDPPort
-)
+const Magic uint32 = 0x636e7564 // "cnud"
 
 // Header is what every test datagram starts with.
 type Header struct {
@@ -41,7 +35,7 @@ var (
 	ErrBadMagic = errors.New("datagram without cnperf's magic")
 )
 
-// Put writes h at the start of b, which must hold HeaderSize bytes.
+// Put writes h at the start of b, which must hold descriptors.UDPHeaderSize bytes.
 func (h Header) Put(b []byte) {
 	binary.BigEndian.PutUint32(b[0:], Magic)
 	binary.BigEndian.PutUint32(b[4:], h.TestID)
@@ -51,7 +45,7 @@ func (h Header) Put(b []byte) {
 
 // ParseHeader reads the header of datagram b.
 func ParseHeader(b []byte) (Header, error) {
-	if len(b) < HeaderSize {
+	if len(b) < descriptors.UDPHeaderSize {
 		return Header{}, ErrShort
 	}
 	if binary.BigEndian.Uint32(b) != Magic {

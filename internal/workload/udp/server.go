@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/workload/descriptors"
 	"github.com/cnperf/cnperf/internal/workload/serverkit"
 	"github.com/cnperf/cnperf/internal/workload/udpseq"
 )
@@ -408,8 +409,8 @@ func (r request) check() error {
 	switch {
 	case r.Workload != WorkloadJitter && r.Workload != WorkloadDatagram:
 		return fmt.Errorf("workload %q: want %s or %s", serverkit.Clip(r.Workload), WorkloadJitter, WorkloadDatagram)
-	case r.Size != 0 && (r.Size < HeaderSize || r.Size > MaxSize):
-		return fmt.Errorf("size %d: must be between %d and %d bytes", r.Size, HeaderSize, MaxSize)
+	case r.Size != 0 && (r.Size < descriptors.UDPHeaderSize || r.Size > descriptors.MaxUDPPayload):
+		return fmt.Errorf("size %d: must be between %d and %d bytes", r.Size, descriptors.UDPHeaderSize, descriptors.MaxUDPPayload)
 	case r.Interval != 0 && (r.Interval < MinInterval || r.Interval > MaxInterval):
 		return fmt.Errorf("interval %s: must be 0 or in [%s, %s]", r.Interval, MinInterval, MaxInterval)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/descriptors"
 )
 
 // startServer runs a listener on a free loopback port until the test ends.
@@ -244,7 +245,7 @@ func TestBadDatagramsIgnored(t *testing.T) {
 	}
 	defer u.Close()
 	junk := [][]byte{
-		{}, {1}, make([]byte, HeaderSize-1), make([]byte, 100), // short, wrong magic (zeros)
+		{}, {1}, make([]byte, descriptors.UDPHeaderSize-1), make([]byte, 100), // short, wrong magic (zeros)
 		[]byte(strings.Repeat("x", 1000)),
 	}
 	good := make([]byte, 64)

@@ -15,13 +15,12 @@ import (
 
 // Defaults of the two workloads.
 const (
-	DefaultJitterRate  = 10_000_000 // bits/s, the 2017 Coherence thesis's iperf setting
-	DefaultJitterSize  = 1470       // iperf's UDP datagram size
-	DefaultDuration    = 10 * time.Second
-	DefaultInterval    = time.Second
-	FallbackPacketSize = descriptors.FallbackPacketSize // DefaultPacketSize(1500)
-	WorkloadJitter     = descriptors.JitterName
-	WorkloadDatagram   = descriptors.DatagramName
+	DefaultJitterRate = 10_000_000 // bits/s, the 2017 Coherence thesis's iperf setting
+	DefaultJitterSize = 1470       // iperf's UDP datagram size
+	DefaultDuration   = 10 * time.Second
+	DefaultInterval   = time.Second
+	WorkloadJitter    = descriptors.JitterName
+	WorkloadDatagram  = descriptors.DatagramName
 	// Upper bounds of what a client may ask for.
 	MaxRate  = 10_000_000_000_000 // bits/s: 10 Tbit/s
 	MaxCount = 1 << 40
@@ -69,8 +68,8 @@ func validateSize(flag string, size int, auto bool) error {
 	if auto && size == 0 {
 		return nil
 	}
-	if size < HeaderSize || size > MaxSize {
-		return fmt.Errorf("%s %d: must be between %d and %d bytes", flag, size, HeaderSize, MaxSize)
+	if size < descriptors.UDPHeaderSize || size > descriptors.MaxUDPPayload {
+		return fmt.Errorf("%s %d: must be between %d and %d bytes", flag, size, descriptors.UDPHeaderSize, descriptors.MaxUDPPayload)
 	}
 	return nil
 }
@@ -84,7 +83,7 @@ func validateInterval(iv time.Duration) error {
 
 // JitterConfig is a jitter test: UDP at a constant rate.
 type JitterConfig struct {
-	Addr     string        // listener, host[:port]; DefaultPort when none
+	Addr     string        // listener, host[:port]; descriptors.UDPPort when none
 	Rate     int64         // bits/s of UDP payload, > 0
 	Size     int           // datagram (UDP payload) bytes
 	Duration time.Duration // > 0
