@@ -39,7 +39,6 @@ type Config struct {
 // Bounds of the client's settings.
 const (
 	MinInterval     = 10 * time.Millisecond
-	DefaultValue    = 700
 	DefaultTimeout  = 5 * time.Second
 	DefaultGiveUp   = 10 * time.Second
 	maxPrefixLength = 64

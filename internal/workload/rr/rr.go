@@ -31,11 +31,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strconv"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/descriptors"
+	"github.com/cnperf/cnperf/internal/workload/serverkit"
 	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 )
 
@@ -95,7 +95,7 @@ func (c Config) withDefaults() Config {
 			c.Timeout = 10 * time.Second
 		}
 	}
-	c.Addr = WithDefaultPort(c.Addr)
+	c.Addr = serverkit.WithPort(c.Addr, descriptors.RRPort)
 	return c
 }
 
@@ -153,20 +153,6 @@ func (c Config) Validate() error {
 // (descriptors.BusyPollFits).
 func busyPollCPUs(workers int) error {
 	return descriptors.BusyPollFits(workers, descriptors.MachineCPUs())
-}
-
-// WithDefaultPort adds the default port to an address without one.
-func WithDefaultPort(addr string) string {
-	if addr == "" {
-		return addr
-	}
-	if _, _, err := net.SplitHostPort(addr); err == nil {
-		return addr
-	}
-	if len(addr) > 1 && addr[0] == '[' && addr[len(addr)-1] == ']' { // [v6]
-		addr = addr[1 : len(addr)-1]
-	}
-	return net.JoinHostPort(addr, strconv.Itoa(descriptors.RRPort))
 }
 
 // Latency summarises a latency distribution, in microseconds.

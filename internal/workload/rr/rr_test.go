@@ -90,17 +90,6 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-func TestWithDefaultPort(t *testing.T) {
-	for in, want := range map[string]string{
-		"10.0.0.1": "10.0.0.1:5202", "10.0.0.1:80": "10.0.0.1:80", "host": "host:5202",
-		"::1": "[::1]:5202", "[::1]": "[::1]:5202", "[::1]:7": "[::1]:7", "": "",
-	} {
-		if got := WithDefaultPort(in); got != want {
-			t.Errorf("WithDefaultPort(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func checkResult(t *testing.T, res Result, mode string) {
 	t.Helper()
 	rt := res.RoundTrip

@@ -191,7 +191,7 @@ func Listen(addr string) (*Server, error) {
 	if addr == "" {
 		addr = "127.0.0.1:" + strconv.Itoa(descriptors.RRPort)
 	}
-	addr = WithDefaultPort(addr)
+	addr = serverkit.WithPort(addr, descriptors.RRPort)
 	ln, uc, err := serverkit.ListenPair(addr)
 	if err != nil {
 		return nil, err

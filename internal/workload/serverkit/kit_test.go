@@ -143,3 +143,14 @@ func TestListenPair(t *testing.T) {
 		t.Errorf("no port: %v", err)
 	}
 }
+
+func TestWithPort(t *testing.T) {
+	for in, want := range map[string]string{
+		"10.0.0.1": "10.0.0.1:5202", "10.0.0.1:80": "10.0.0.1:80", "host": "host:5202", "h:1": "h:1",
+		"::1": "[::1]:5202", "[::1]": "[::1]:5202", "[::1]:7": "[::1]:7", "": "",
+	} {
+		if got := WithPort(in, 5202); got != want {
+			t.Errorf("WithPort(%q, 5202) = %q, want %q", in, got, want)
+		}
+	}
+}

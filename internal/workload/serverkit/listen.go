@@ -40,3 +40,15 @@ func ListenPair(addr string) (net.Listener, *net.UDPConn, error) {
 		// That port is taken over UDP: pick another.
 	}
 }
+
+// WithPort adds port to an address without one (a bare IPv6 address may
+// have brackets); an empty address stays empty.
+func WithPort(addr string, port int) string {
+	if _, _, err := net.SplitHostPort(addr); err == nil || addr == "" {
+		return addr
+	}
+	if len(addr) > 1 && addr[0] == '[' && addr[len(addr)-1] == ']' {
+		addr = addr[1 : len(addr)-1]
+	}
+	return net.JoinHostPort(addr, strconv.Itoa(port))
+}

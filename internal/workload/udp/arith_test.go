@@ -231,11 +231,3 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
-
-func TestWithDefaultPort(t *testing.T) {
-	for in, want := range map[string]string{"h": "h:5203", "h:1": "h:1", "::1": "[::1]:5203", "[::1]:9": "[::1]:9", "10.0.0.2": "10.0.0.2:5203"} {
-		if got := WithDefaultPort(in); got != want {
-			t.Errorf("WithDefaultPort(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -29,14 +28,6 @@ const (
 	maxAnswer = 16 << 20
 )
 
-// WithDefaultPort returns hostport with descriptors.UDPPort added when it has none.
-func WithDefaultPort(hostport string) string {
-	if _, _, err := net.SplitHostPort(hostport); err == nil {
-		return hostport
-	}
-	return net.JoinHostPort(hostport, strconv.Itoa(descriptors.UDPPort))
-}
-
 // flow is what one test sends.
 type flow struct {
 	workload string
@@ -57,7 +48,7 @@ func run(ctx context.Context, f flow) (*Report, int, error) {
 	if dial == nil {
 		dial = (&net.Dialer{}).DialContext
 	}
-	addr := WithDefaultPort(f.addr)
+	addr := serverkit.WithPort(f.addr, descriptors.UDPPort)
 	ctl, err := dial(ctx, "tcp", addr)
 	if err != nil {
 		return nil, 0, fmt.Errorf("control connection: %w", err)

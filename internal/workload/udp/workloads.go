@@ -15,8 +15,7 @@ import (
 
 // Defaults of the two workloads.
 const (
-	DefaultJitterRate = 10_000_000 // bits/s, the 2017 Coherence thesis's iperf setting
-	DefaultJitterSize = 1470       // iperf's UDP datagram size
+	DefaultJitterSize = 1470 // iperf's UDP datagram size
 	DefaultDuration   = 10 * time.Second
 	DefaultInterval   = time.Second
 	WorkloadJitter    = descriptors.JitterName
