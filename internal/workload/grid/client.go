@@ -38,7 +38,6 @@ type Config struct {
 
 // Bounds of the client's settings.
 const (
-	MinInterval     = 10 * time.Millisecond
 	DefaultTimeout  = 5 * time.Second
 	DefaultGiveUp   = 10 * time.Second
 	maxPrefixLength = 64
@@ -51,8 +50,8 @@ func (c Config) Validate() error {
 		return errors.New("--server: required")
 	case c.Duration <= 0 || c.Duration > workload.MaxDuration:
 		return fmt.Errorf("--time %s: want more than 0s and at most %s", c.Duration, workload.MaxDuration)
-	case c.Interval < MinInterval:
-		return fmt.Errorf("--interval %s: must be >= %s", c.Interval, MinInterval)
+	case c.Interval < workload.MinInterval:
+		return fmt.Errorf("--interval %s: must be >= %s", c.Interval, workload.MinInterval)
 	case c.ValueSize < 1 || c.ValueSize > descriptors.GridMaxValueSize:
 		return fmt.Errorf("--value-size %d: want 1..%d bytes", c.ValueSize, descriptors.GridMaxValueSize)
 	case c.Timeout < 0 || c.Timeout > descriptors.GridMaxTimeout:

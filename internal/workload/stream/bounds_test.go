@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/testutil"
+	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/descriptors"
 )
 
@@ -36,7 +37,7 @@ func TestAnswerBounded(t *testing.T) {
 	for _, parallel := range []int{16, descriptors.StreamMaxParallel} {
 		var cookie [cookieLen]byte
 		cookie[0] = byte(parallel)
-		req := testMessage(Config{Protocol: "udp", Duration: 999 * time.Second, Interval: MinInterval,
+		req := testMessage(Config{Protocol: "udp", Duration: 999 * time.Second, Interval: workload.MinInterval,
 			Parallel: parallel, Length: DefaultUDPLength, Rate: DefaultUDPRate}, cookie)
 		raw, _ := json.Marshal(req)
 		before, alloc0 := heapInuse(), totalAlloc()

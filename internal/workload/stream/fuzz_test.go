@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/descriptors"
 )
 
@@ -23,7 +24,7 @@ func FuzzControl(f *testing.F) {
 		f.Add(b.Bytes())
 	}
 	add(testMessage(Config{Protocol: "tcp", Duration: time.Second}, cookie), message{Type: "done", ElapsedNS: int64(time.Second)})
-	add(testMessage(Config{Protocol: "udp", Duration: 999 * time.Second, Interval: MinInterval, Parallel: 16}, cookie), message{Type: "done"})
+	add(testMessage(Config{Protocol: "udp", Duration: 999 * time.Second, Interval: workload.MinInterval, Parallel: 16}, cookie), message{Type: "done"})
 	add(testMessage(Config{Protocol: "udp", Omit: time.Second, Duration: 3 * time.Second, Parallel: 2}, cookie),
 		message{Type: "done", ElapsedNS: -5, Sent: []uint64{1 << 63, 0, 7}})
 	f.Add([]byte(`{"type":"test","protocol":"udp","duration_ns":1e12,"interval_ns":1e7,"parallel":128,"cookie":"00000000000000000000000000000000"}{"type":"done","elapsed_ns":9223372036854775807}`))

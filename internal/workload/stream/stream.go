@@ -29,7 +29,6 @@ const (
 	DefaultUDPLength = 1470      // UDP datagram payload, as iperf3
 	DefaultUDPRate   = 1_000_000 // bits/s per stream, as iperf3
 	DefaultInterval  = time.Second
-	MinInterval      = 10 * time.Millisecond
 	WorkloadName     = descriptors.StreamName
 	SideSender       = "sender"
 	SideReceiver     = "receiver"
@@ -182,8 +181,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--omit %s: must be >= 0", c.Omit)
 	case c.Omit > workload.MaxDuration:
 		return fmt.Errorf("--omit %s: must be <= %s", c.Omit, workload.MaxDuration)
-	case c.Interval < MinInterval:
-		return fmt.Errorf("--interval %s: must be >= %s", c.Interval, MinInterval)
+	case c.Interval < workload.MinInterval:
+		return fmt.Errorf("--interval %s: must be >= %s", c.Interval, workload.MinInterval)
 	case c.Interval > workload.MaxDuration:
 		// Also keeps the sums of durations in boundaries from overflowing.
 		return fmt.Errorf("--interval %s: must be <= %s", c.Interval, workload.MaxDuration)

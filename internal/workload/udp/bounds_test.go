@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/poll"
+	"github.com/cnperf/cnperf/internal/workload"
 )
 
 func heapInuse() uint64 {
@@ -210,18 +211,18 @@ func TestStartAndStopChecked(t *testing.T) {
 // TestMeterRecordsBounded: a long test with a short interval keeps at most
 // MaxRecords intervals, coarsened, with the same totals.
 func TestMeterRecordsBounded(t *testing.T) {
-	m := NewMeter(MinInterval)
+	m := NewMeter(workload.MinInterval)
 	const n = 3 * MaxRecords
 	var seq uint64
 	for k := range n {
-		at := time.Duration(k)*MinInterval + MinInterval/2
+		at := time.Duration(k)*workload.MinInterval + workload.MinInterval/2
 		if k%7 == 3 {
 			seq++ // one lost
 		}
 		m.Add(at, seq, 100, time.Millisecond)
 		seq++
 	}
-	rep := m.Report(time.Duration(n)*MinInterval, int64(seq))
+	rep := m.Report(time.Duration(n)*workload.MinInterval, int64(seq))
 	if len(rep.Intervals) > MaxRecords {
 		t.Fatalf("%d intervals", len(rep.Intervals))
 	}
@@ -236,11 +237,11 @@ func TestMeterRecordsBounded(t *testing.T) {
 	if pk != n || pk != rep.Total.Packets || lost != rep.Total.Lost || lost == 0 {
 		t.Errorf("intervals: %d packets, %d lost; total %+v", pk, lost, rep.Total)
 	}
-	if d := rep.Intervals[0].End - rep.Intervals[0].Start; d != 4*MinInterval {
-		t.Errorf("interval %s, want %s", d, 4*MinInterval)
+	if d := rep.Intervals[0].End - rep.Intervals[0].Start; d != 4*workload.MinInterval {
+		t.Errorf("interval %s, want %s", d, 4*workload.MinInterval)
 	}
 	b, _ := json.Marshal(rep)
-	t.Logf("%d datagrams at %s: %d intervals of %s, a %d-byte report", n, MinInterval, len(rep.Intervals),
+	t.Logf("%d datagrams at %s: %d intervals of %s, a %d-byte report", n, workload.MinInterval, len(rep.Intervals),
 		rep.Intervals[0].End-rep.Intervals[0].Start, len(b))
 }
 
@@ -298,10 +299,10 @@ func FuzzMeter(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 5, 4, 200, 6}, int64(10), uint8(1))
 	f.Add([]byte{255, 0, 255, 0}, int64(-1), uint8(0))
 	f.Fuzz(func(t *testing.T, arrivals []byte, sent int64, step uint8) {
-		m := NewMeter(MinInterval)
+		m := NewMeter(workload.MinInterval)
 		var at time.Duration
 		for i, b := range arrivals {
-			at += time.Duration(step) * MinInterval / 4
+			at += time.Duration(step) * workload.MinInterval / 4
 			seq := uint64(i) + uint64(b%16) - 8 // some late, some ahead
 			if b == 255 {
 				seq = 1 << 40 // implausibly far ahead
@@ -311,7 +312,7 @@ func FuzzMeter(f *testing.F) {
 		if sent < 0 {
 			sent = 0
 		}
-		rep := m.Report(at+MinInterval, sent)
+		rep := m.Report(at+workload.MinInterval, sent)
 		if len(rep.Intervals) > MaxRecords+1 {
 			t.Fatalf("%d intervals", len(rep.Intervals))
 		}

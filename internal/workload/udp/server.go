@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/descriptors"
 	"github.com/cnperf/cnperf/internal/workload/serverkit"
 	"github.com/cnperf/cnperf/internal/workload/udpseq"
@@ -23,8 +24,6 @@ import (
 const (
 	DefaultGrace       = 250 * time.Millisecond
 	DefaultIdleTimeout = 30 * time.Second
-	MinInterval        = 10 * time.Millisecond
-	MaxInterval        = time.Hour
 	maxControlLine     = 64 << 10
 	readBuffer         = 8 << 20 // asked for; the kernel caps it at rmem_max
 	// maxControlConns bounds the control connections served at once
@@ -411,8 +410,8 @@ func (r request) check() error {
 		return fmt.Errorf("workload %q: want %s or %s", serverkit.Clip(r.Workload), WorkloadJitter, WorkloadDatagram)
 	case r.Size != 0 && (r.Size < descriptors.UDPHeaderSize || r.Size > descriptors.MaxUDPPayload):
 		return fmt.Errorf("size %d: must be between %d and %d bytes", r.Size, descriptors.UDPHeaderSize, descriptors.MaxUDPPayload)
-	case r.Interval != 0 && (r.Interval < MinInterval || r.Interval > MaxInterval):
-		return fmt.Errorf("interval %s: must be 0 or in [%s, %s]", r.Interval, MinInterval, MaxInterval)
+	case r.Interval != 0 && (r.Interval < workload.MinInterval || r.Interval > descriptors.UDPMaxInterval):
+		return fmt.Errorf("interval %s: must be 0 or in [%s, %s]", r.Interval, workload.MinInterval, descriptors.UDPMaxInterval)
 	}
 	return nil
 }

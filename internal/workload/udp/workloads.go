@@ -74,8 +74,8 @@ func validateSize(flag string, size int, auto bool) error {
 }
 
 func validateInterval(iv time.Duration) error {
-	if iv != 0 && (iv < MinInterval || iv > MaxInterval) {
-		return fmt.Errorf("--interval %s: must be 0 (total only) or in [%s, %s]", iv, MinInterval, MaxInterval)
+	if iv != 0 && (iv < workload.MinInterval || iv > descriptors.UDPMaxInterval) {
+		return fmt.Errorf("--interval %s: must be 0 (total only) or in [%s, %s]", iv, workload.MinInterval, descriptors.UDPMaxInterval)
 	}
 	return nil
 }
