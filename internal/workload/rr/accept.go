@@ -81,9 +81,9 @@ func newHotListener(s *Server, ln net.Listener) (*hotListener, bool) {
 // transactions inline meanwhile; net.ErrClosed once the server stops.
 func (l *hotListener) accept() (net.Conn, error) {
 	start := time.Now()
-	var y yielder
+	var y serverkit.Yielder
 	for {
-		y.maybe(time.Since(start))
+		y.Maybe(time.Since(start), yieldEvery)
 		// A call that enters the scheduler, unlike the hot path's raw
 		// ones: a raw accept would hold the P through a stop of the
 		// world, and the kernel restarts it after each preemption signal.

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -17,6 +16,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/cnperf/cnperf/internal/workload/descriptors"
+	"github.com/cnperf/cnperf/internal/workload/serverkit"
 	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 )
 
@@ -137,10 +137,7 @@ func Run(ctx context.Context, cfg Config, emit func(Interval)) (Result, error) {
 	// At least one P per worker on the hot path (hot.go): a worker blocked
 	// in a raw system call keeps its P. The rr command, a process of its
 	// own, runs with exactly that many, so no P idles.
-	if prev := runtime.GOMAXPROCS(0); prev < cfg.Parallel {
-		runtime.GOMAXPROCS(cfg.Parallel)
-		defer runtime.GOMAXPROCS(prev)
-	}
+	defer serverkit.AtLeastProcs(cfg.Parallel)()
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/cnperf/cnperf/internal/workload/descriptors"
+	"github.com/cnperf/cnperf/internal/workload/serverkit"
 	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 )
 
@@ -170,16 +171,6 @@ func (h *hotIO) writeN(n int, stop func() bool) syscall.Errno {
 	return 0
 }
 
-// yielder lets the scheduler in every yieldEvery of the worker's time.
-type yielder struct{ last time.Duration }
-
-func (y *yielder) maybe(now time.Duration) {
-	if now-y.last >= yieldEvery {
-		runtime.Gosched()
-		y.last = now
-	}
-}
-
 // setNonblock puts fd in non-blocking mode, for busy polling.
 func setNonblock(fd uintptr) syscall.Errno {
 	fl, _, e := syscall.RawSyscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
@@ -217,7 +208,7 @@ func (r *run) tcpHot(w *worker, s *sock, buf []byte) error {
 		}
 	}
 	stop := func() bool { return w.isStopped() || time.Since(r.start) > r.endAt }
-	var y yielder
+	var y serverkit.Yielder
 	for !w.isStopped() {
 		t0 := time.Since(r.start)
 		e := h.writeN(req, stop)
@@ -232,7 +223,7 @@ func (r *run) tcpHot(w *worker, s *sock, buf []byte) error {
 		if t1 > r.endAt {
 			return nil
 		}
-		y.maybe(t1)
+		y.Maybe(t1, yieldEvery)
 	}
 	return nil
 }
@@ -259,7 +250,7 @@ func (r *run) udpHot(w *worker, s *sock) error {
 	stop := func() bool { return w.isStopped() || time.Since(r.start) > r.endAt }
 	var (
 		seq uint32
-		y   yielder
+		y   serverkit.Yielder
 	)
 	for !w.isStopped() {
 		seq++
@@ -304,7 +295,7 @@ func (r *run) udpHot(w *worker, s *sock) error {
 		if t > r.endAt {
 			return nil
 		}
-		y.maybe(t)
+		y.Maybe(t, yieldEvery)
 	}
 	return nil
 }
@@ -328,7 +319,7 @@ func (r *run) crrHot(w *worker, to netip.AddrPort) error {
 	if !w.setSock(c.s) {
 		return nil
 	}
-	var y yielder
+	var y serverkit.Yielder
 	for !w.isStopped() {
 		t0 := time.Since(r.start)
 		deadline := min(t0+r.cfg.Timeout, r.endAt)
@@ -354,7 +345,7 @@ func (r *run) crrHot(w *worker, to netip.AddrPort) error {
 		if t1 > r.endAt {
 			return nil
 		}
-		y.maybe(t1)
+		y.Maybe(t1, yieldEvery)
 	}
 	return nil
 }

@@ -388,7 +388,7 @@ func (s *Server) serveHot(sk *sock, h hello, in int) {
 	start := time.Now()
 	var last time.Duration // the last request
 	stop := func() bool { return s.stopping.Load() || time.Since(start)-last >= idle }
-	var y yielder
+	var y serverkit.Yielder
 	for {
 		k := min(in, req)
 		in -= k
@@ -399,7 +399,7 @@ func (s *Server) serveHot(sk *sock, h hello, in int) {
 		if hio.writeN(resp, stop) != 0 {
 			return
 		}
-		y.maybe(last)
+		y.Maybe(last, yieldEvery)
 	}
 }
 
@@ -575,10 +575,10 @@ func (s *Server) serveUDP() error {
 	var from syscall.RawSockaddrAny
 	var fromLen uint32
 	start := time.Now()
-	var y yielder
+	var y serverkit.Yielder
 	wait := rawWait
 	for !s.stopping.Load() {
-		y.maybe(time.Since(start))
+		y.Maybe(time.Since(start), yieldEvery)
 		// Raw calls only while a test is open: the thread then holds a P
 		// of its own (procs). With none open, a wait that enters the
 		// scheduler; or, while hot threads hold every P, a look without

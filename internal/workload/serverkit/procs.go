@@ -3,6 +3,7 @@ package serverkit
 import (
 	"runtime"
 	"sync"
+	"time"
 )
 
 // Procs sets GOMAXPROCS from the Ps a server's hot threads hold: a
@@ -52,5 +53,30 @@ func (p *Procs) Lent() (release func()) {
 func (p *Procs) apply() {
 	if want := p.Want(p.held, p.base); runtime.GOMAXPROCS(0) != want {
 		runtime.GOMAXPROCS(want)
+	}
+}
+
+// AtLeastProcs raises GOMAXPROCS to at least n (a P for each thread that
+// holds one throughout, and one for the rest) and returns its undoing.
+func AtLeastProcs(n int) (restore func()) {
+	prev := runtime.GOMAXPROCS(0)
+	if prev >= n {
+		return func() {}
+	}
+	runtime.GOMAXPROCS(n)
+	return func() { runtime.GOMAXPROCS(prev) }
+}
+
+// Yielder lets the scheduler into a hot loop that never blocks in it: a
+// yield every so often runs timers and the rest of the process on the
+// loop's P, and sysmon never has to preempt the loop.
+type Yielder struct{ last time.Duration }
+
+// Maybe yields if every has passed since the last yield; now is the
+// loop's clock.
+func (y *Yielder) Maybe(now, every time.Duration) {
+	if now-y.last >= every {
+		runtime.Gosched()
+		y.last = now
 	}
 }

@@ -1,7 +1,6 @@
 package stream
 
 import (
-	"runtime"
 	"syscall"
 	"time"
 	"unsafe"
@@ -47,14 +46,4 @@ func readWait(fd uintptr, p []byte, idle bool) (int, syscall.Errno) {
 	}
 	n, _, e := syscall.Syscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
 	return int(n), e
-}
-
-// yielder lets the scheduler in every yieldEvery of a loop's time.
-type yielder struct{ last time.Duration }
-
-func (y *yielder) maybe(now time.Duration) {
-	if now-y.last >= yieldEvery {
-		runtime.Gosched()
-		y.last = now
-	}
 }

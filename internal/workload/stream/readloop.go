@@ -5,6 +5,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/workload/serverkit"
 )
 
 // readTCPStreams reads every TCP stream of a test from one thread with its
@@ -108,7 +110,7 @@ func (t *test) readShare(fds, share []int, t0 time.Time) {
 		syscall.Close(fds[i])
 		fds[i] = -1
 	}
-	var y yielder
+	var y serverkit.Yielder
 	for live := len(share); live > 0; {
 		left := time.Until(t.dataDeadline())
 		if left <= 0 {
@@ -145,7 +147,7 @@ func (t *test) readShare(fds, share []int, t0 time.Time) {
 				live--
 			}
 		}
-		y.maybe(time.Since(t0))
+		y.Maybe(time.Since(t0), yieldEvery)
 	}
 }
 
@@ -180,7 +182,7 @@ func (t *test) readOne(fd, stream int, buf []byte, t0 time.Time) {
 		defer t.hotReader()()
 	}
 	r := t.recv[stream]
-	var y yielder
+	var y serverkit.Yielder
 	idle := false
 	for time.Now().Before(t.dataDeadline()) {
 		n, e := readWait(uintptr(fd), buf, idle)
@@ -195,6 +197,6 @@ func (t *test) readOne(fd, stream int, buf []byte, t0 time.Time) {
 		default:
 			return // the end of the stream, or an error
 		}
-		y.maybe(el)
+		y.Maybe(el, yieldEvery)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/cnperf/cnperf/internal/workload/serverkit"
 	"golang.org/x/sys/unix"
 
 	"github.com/cnperf/cnperf/internal/workload"
@@ -91,7 +92,7 @@ func (l *tcpLoop) run(buf []byte, ctrs []counter, end time.Time, errs []error) {
 		l.runShare(0, buf, ctrs, end, errs)
 		return
 	}
-	defer moreProcs(l.threads() + 1)()
+	defer serverkit.AtLeastProcs(l.threads() + 1)()
 	var wg sync.WaitGroup
 	for s := range l.shares {
 		wg.Go(func() {
@@ -115,17 +116,6 @@ const (
 func nameThread(name string) {
 	b := append([]byte(name), 0)
 	_ = unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&b[0])), 0, 0, 0)
-}
-
-// moreProcs raises GOMAXPROCS to at least n (a P for each thread that
-// holds one throughout, and one for the rest) and returns its undoing.
-func moreProcs(n int) (restore func()) {
-	prev := runtime.GOMAXPROCS(0)
-	if prev >= n {
-		return func() {}
-	}
-	runtime.GOMAXPROCS(n)
-	return func() { runtime.GOMAXPROCS(prev) }
 }
 
 // runShare writes buf to every stream of share s until end or stop; errs[i]
@@ -158,7 +148,7 @@ func (l *tcpLoop) runShare(s int, buf []byte, ctrs []counter, end time.Time, err
 	}
 	start := time.Now()
 	endAt := end.Sub(start)
-	var y yielder
+	var y serverkit.Yielder
 	for nLive > 0 && !l.stop.Load() {
 		wrote := false
 		for _, i := range share {
@@ -189,7 +179,7 @@ func (l *tcpLoop) runShare(s int, buf []byte, ctrs []counter, end time.Time, err
 		if now >= endAt {
 			return
 		}
-		y.maybe(now)
+		y.Maybe(now, yieldEvery)
 		if wrote {
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/cnperf/cnperf/internal/workload/serverkit"
 	"golang.org/x/sys/unix"
 
 	"github.com/cnperf/cnperf/internal/workload/descriptors"
@@ -57,10 +58,10 @@ func (s *Server) readUDPBatches() bool {
 		msgs[i].hdr.Iov = &iov[i]
 		msgs[i].hdr.SetIovlen(1)
 	}
-	var y yielder
+	var y serverkit.Yielder
 	start := time.Now()
 	for !s.udpStop.Load() {
-		y.maybe(time.Since(start))
+		y.Maybe(time.Since(start), yieldEvery)
 		n, _, e := syscall.RawSyscall6(unix.SYS_RECVMMSG, uintptr(fd), uintptr(unsafe.Pointer(&msgs[0])), udpBatch,
 			syscall.MSG_DONTWAIT, 0, 0)
 		switch e {

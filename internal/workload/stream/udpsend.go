@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/workload/serverkit"
 	"golang.org/x/sys/unix"
 
 	"github.com/cnperf/cnperf/internal/workload/descriptors"
@@ -59,14 +60,14 @@ func (b *udpBlast) run(id uint32, stream, length int, ctr *counter, t0, end time
 		binary.BigEndian.PutUint32(buf[k*length+20:], uint32(stream))
 	}
 	var seq uint64
-	var y yielder
+	var y serverkit.Yielder
 	endAt := end.Sub(t0)
 	for !b.stop.Load() {
 		now := time.Since(t0)
 		if now >= endAt {
 			return seq, nil
 		}
-		y.maybe(now)
+		y.Maybe(now, yieldEvery)
 		ns := uint64(t0.Add(now).UnixNano())
 		for k := range b.gso {
 			binary.BigEndian.PutUint64(buf[k*length:], seq+uint64(k))
