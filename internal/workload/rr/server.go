@@ -215,13 +215,10 @@ func (s *Server) Serve(ctx context.Context, log io.Writer) error {
 	if maxConns <= 0 {
 		maxConns = DefaultMaxConns
 	}
-	var (
-		mu    sync.Mutex
-		conns = map[net.Conn]struct{}{}
-		gate  = serverkit.NewGate(maxConns)
-		done  bool
-		wg    sync.WaitGroup
-	)
+	gate := serverkit.NewGate(maxConns)
+	var wg sync.WaitGroup
+	// conns ends with the server: its end unblocks every connection.
+	conns, cancel := context.WithCancel(ctx)
 	defer s.procs.Start()()
 	accept := s.ln.Accept
 	hl, ok := newHotListener(s, s.ln)
@@ -231,12 +228,6 @@ func (s *Server) Serve(ctx context.Context, log io.Writer) error {
 	}
 	stop := context.AfterFunc(ctx, func() {
 		s.stopping.Store(true)
-		mu.Lock()
-		done = true
-		for c := range conns {
-			unblockConn(c)
-		}
-		mu.Unlock()
 		s.unblockHot()
 		s.ln.Close()
 		if hl != nil {
@@ -255,38 +246,23 @@ func (s *Server) Serve(ctx context.Context, log io.Writer) error {
 		if c, err = serverkit.Accept(ctx, accept, s.logf); c == nil {
 			break
 		}
-		mu.Lock()
-		if done {
-			mu.Unlock()
-			c.Close()
-			continue
-		}
 		if !gate.Enter() {
-			mu.Unlock()
 			c.Close()
 			gate.Refuse(s.logf, "connections")
 			continue
 		}
-		conns[c] = struct{}{}
-		mu.Unlock()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer gate.Leave()
+			defer context.AfterFunc(conns, func() { unblockConn(c) })()
 			s.serveConn(c)
-			mu.Lock()
-			delete(conns, c)
-			gate.Leave()
-			mu.Unlock()
 		}()
 	}
 	s.ln.Close()
 	s.udp.Close()
 	uerr := <-udpErr
-	mu.Lock()
-	for c := range conns {
-		unblockConn(c)
-	}
-	mu.Unlock()
+	cancel()
 	wg.Wait()
 	if ctx.Err() != nil {
 		return nil
