@@ -154,3 +154,25 @@ func TestWithPort(t *testing.T) {
 		}
 	}
 }
+
+// TestReplier: an answer is one JSON line; a closed connection says so.
+func TestReplier(t *testing.T) {
+	a, b := net.Pipe()
+	reply := Replier[map[string]int](a)
+	got := make(chan string)
+	go func() {
+		buf := make([]byte, 64)
+		n, _ := b.Read(buf)
+		got <- string(buf[:n])
+	}()
+	if !reply(map[string]int{"test_id": 7}) {
+		t.Fatal("reply failed")
+	}
+	if s := <-got; s != "{\"test_id\":7}\n" {
+		t.Errorf("wrote %q", s)
+	}
+	b.Close()
+	if reply(map[string]int{}) {
+		t.Error("a reply on a closed connection succeeded")
+	}
+}

@@ -39,16 +39,14 @@ func (s *Slots) Take(ctx context.Context, wait time.Duration) bool {
 	case s.slot <- struct{}{}:
 		return true
 	default:
+		if s.answering.Load() == 0 {
+			return false
+		}
 	}
-	if s.answering.Load() == 0 {
-		return false
-	}
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
 	select {
 	case s.slot <- struct{}{}:
 		return true
-	case <-timer.C:
+	case <-time.After(wait):
 	case <-ctx.Done():
 	}
 	return false

@@ -205,11 +205,7 @@ func (s *Server) handleData(c net.Conn) {
 func (s *Server) handleControl(ctx context.Context, c net.Conn, first []byte) {
 	peer := c.RemoteAddr().String()
 	dec := json.NewDecoder(io.MultiReader(bytes.NewReader(first), io.LimitReader(c, maxControlMessage)))
-	enc := json.NewEncoder(c)
-	reply := func(m message) {
-		_ = c.SetWriteDeadline(time.Now().Add(serverkit.ControlTimeout))
-		_ = enc.Encode(m)
-	}
+	reply := serverkit.Replier[message](c)
 	cfg, cookie, err := decodeTest(dec)
 	if err != nil {
 		reply(message{Type: "error", Error: err.Error()})
@@ -378,7 +374,7 @@ func (t *test) setDataDeadline(d time.Time) {
 	}
 }
 
-func (t *test) run(ctx context.Context, c net.Conn, dec *json.Decoder, reply func(message)) (message, error) {
+func (t *test) run(ctx context.Context, c net.Conn, dec *json.Decoder, reply func(message) bool) (message, error) {
 	reply(message{Type: "accept"})
 	_ = c.SetReadDeadline(time.Now().Add(serverkit.ControlTimeout))
 	var m message

@@ -297,11 +297,7 @@ func (s *Server) control(ctx context.Context, c net.Conn) {
 	if idle <= 0 {
 		idle = DefaultIdleTimeout
 	}
-	enc := json.NewEncoder(c)
-	reply := func(r response) bool {
-		_ = c.SetWriteDeadline(time.Now().Add(serverkit.ControlTimeout))
-		return enc.Encode(r) == nil
-	}
+	reply := serverkit.Replier[response](c)
 	var cur *test
 	heard := time.Now()
 	// lastHeard is the last sign of life: a control line or the test's
