@@ -104,12 +104,12 @@ func TestProcs(t *testing.T) {
 	if p.Base() != 1 {
 		t.Fatalf("base %d, want 1", p.Base())
 	}
-	release := p.Lent()
+	p.Lend(1)
 	p.Lend(1)
 	if got := runtime.GOMAXPROCS(0); got != 3 {
 		t.Errorf("two Ps lent: GOMAXPROCS %d, want 3", got)
 	}
-	release()
+	p.Lend(-1)
 	p.Lend(-1)
 	if got := runtime.GOMAXPROCS(0); got != 1 {
 		t.Errorf("all given back: GOMAXPROCS %d, want 1", got)

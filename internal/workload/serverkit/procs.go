@@ -44,12 +44,6 @@ func (p *Procs) Lend(n int) {
 	p.apply()
 }
 
-// Lent lends a P and returns its release.
-func (p *Procs) Lent() (release func()) {
-	p.Lend(1)
-	return func() { p.Lend(-1) }
-}
-
 func (p *Procs) apply() {
 	if want := p.Want(p.held, p.base); runtime.GOMAXPROCS(0) != want {
 		runtime.GOMAXPROCS(want)

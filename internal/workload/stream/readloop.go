@@ -178,8 +178,9 @@ func (t *test) readOne(fd, stream int, buf []byte, t0 time.Time) {
 	}
 	tv := syscall.NsecToTimeval(int64(50 * time.Millisecond))
 	_ = syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv)
-	if t.hotReader != nil {
-		defer t.hotReader()()
+	if t.procs != nil {
+		t.procs.Lend(1)
+		defer t.procs.Lend(-1)
 	}
 	r := t.recv[stream]
 	var y serverkit.Yielder

@@ -222,7 +222,7 @@ func (s *Server) handleControl(ctx context.Context, c net.Conn, first []byte) {
 	answering := false
 	defer func() { s.slots.Release(answering) }()
 	t := newTest(cfg, cookie, s.cells)
-	t.hotReader = s.procs.Lent
+	t.procs = &s.procs
 	if !s.register(t) {
 		reply(message{Type: "error", Error: "bad request: another running test has this cookie's test id"})
 		s.logf("%s: refused: test id %08x in use", peer, t.id)
@@ -297,7 +297,7 @@ type test struct {
 	t0        time.Time
 	kick      chan struct{} // the deadline moved
 
-	hotReader func() (release func()) // the server's, for readOne; nil in tests without one
+	procs *serverkit.Procs // the server's, lends readOne a P; nil in tests without one
 }
 
 // newTest makes the records of a test: at most cells bins over all its
@@ -497,16 +497,13 @@ func (s *Server) readUDP() {
 			continue
 		}
 		if t := s.lookup(binary.BigEndian.Uint32(buf[16:20])); t != nil {
-			t.observeUDP(buf[:n])
+			t.observeUDPAt(buf[:n], time.Now())
 		}
 	}
 }
 
-// observeUDP records datagram b (of this test's id) if the test is
-// receiving and its data deadline has not passed.
-func (t *test) observeUDP(b []byte) { t.observeUDPAt(b, time.Now()) }
-
-// observeUDPAt is observeUDP for a datagram read at now.
+// observeUDPAt records datagram b (of this test's id), read at now, if
+// the test is receiving and its data deadline has not passed.
 func (t *test) observeUDPAt(b []byte, now time.Time) {
 	st := binary.BigEndian.Uint32(b[20:24])
 	if st >= uint32(len(t.recv)) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/poll"
 	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/serverkit"
 )
 
 func heapInuse() uint64 {
@@ -139,7 +140,7 @@ func TestControlConnectionCap(t *testing.T) {
 // TestStartAndStopChecked: absurd or hostile fields are refused, and a
 // client's strings reach the log quoted, on one line.
 func TestStartAndStopChecked(t *testing.T) {
-	pc, ln, err := Listen("127.0.0.1:0")
+	ln, pc, err := serverkit.ListenPair("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func ServeCommand(con workload.Console) *cobra.Command {
 once, each measured on its own; one more is told the listener is busy).`,
 		Port: descriptors.UDPPort, ListenNote: " (the port: TCP and UDP)", Tests: true,
 		Serve: func(ctx context.Context, addr string, tests int) error {
-			pc, ln, err := Listen(addr)
+			ln, pc, err := serverkit.ListenPair(addr)
 			if err != nil {
 				return err
 			}

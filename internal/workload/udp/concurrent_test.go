@@ -141,7 +141,7 @@ func TestInvalidChargedToSource(t *testing.T) {
 
 func TestTestsBounds(t *testing.T) {
 	for _, n := range []int{-1, serverkit.MaxTests + 1} {
-		pc, ln, err := Listen("127.0.0.1:0")
+		ln, pc, err := serverkit.ListenPair("127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}

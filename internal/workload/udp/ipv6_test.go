@@ -5,13 +5,15 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/workload/serverkit"
 )
 
 // TestIPv6Loopback: a listener on [::] (as on a lab with IPv6) serves
 // jitter and datagram clients dialling IPv6 (::1), and the datagram's
 // default size leaves room for IPv6's larger header.
 func TestIPv6Loopback(t *testing.T) {
-	pc, ln, err := Listen("[::]:0")
+	ln, pc, err := serverkit.ListenPair("[::]:0")
 	if err != nil {
 		t.Skipf("no IPv6 here: %v", err)
 	}

@@ -96,33 +96,19 @@ type test struct {
 
 func (s *Server) sessions() int { return max(s.Sessions, 1) }
 
-// running is the number of tests running.
-func (s *Server) running() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.active)
-}
-
 func (s *Server) logf(format string, a ...any) {
 	if s.Logf != nil {
 		s.Logf(format, a...)
 	}
 }
 
-// Listen binds addr's port for both the control (TCP) and the data (UDP)
-// sockets; with port 0 both get the same free port.
-func Listen(addr string) (net.PacketConn, net.Listener, error) {
-	ln, pc, err := serverkit.ListenPair(addr)
-	if err != nil {
-		return nil, nil, err
-	}
-	_ = pc.SetReadBuffer(readBuffer)
-	return pc, ln, nil
-}
-
 // Serve answers control connections on ln and measures datagrams on pc
-// until ctx is cancelled (then it returns nil) or ln fails. It closes both.
+// (serverkit.ListenPair opens both on one port) until ctx is cancelled
+// (then it returns nil) or ln fails. It closes both.
 func (s *Server) Serve(ctx context.Context, pc net.PacketConn, ln net.Listener) error {
+	if u, ok := pc.(*net.UDPConn); ok {
+		_ = u.SetReadBuffer(readBuffer)
+	}
 	if s.Sessions != 0 {
 		if err := serverkit.CheckTests(s.Sessions); err != nil {
 			ln.Close()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/descriptors"
+	"github.com/cnperf/cnperf/internal/workload/serverkit"
 )
 
 // startServer runs a listener on a free loopback port until the test ends.
@@ -29,7 +30,7 @@ func startServer(t *testing.T, idle ...time.Duration) (string, *Server) {
 // serve runs s on a free loopback port until the test ends.
 func serve(t *testing.T, s *Server) (string, *Server) {
 	t.Helper()
-	pc, ln, err := Listen("127.0.0.1:0")
+	ln, pc, err := serverkit.ListenPair("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,4 +319,11 @@ func TestUnreachableServerFails(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "control connection") {
 		t.Errorf("err = %v", err)
 	}
+}
+
+// running is the number of tests running.
+func (s *Server) running() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.active)
 }
