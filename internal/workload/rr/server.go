@@ -211,11 +211,7 @@ func (s *Server) Serve(ctx context.Context, log io.Writer) error {
 		log = io.Discard
 	}
 	s.log = log
-	maxConns := s.MaxConns
-	if maxConns <= 0 {
-		maxConns = DefaultMaxConns
-	}
-	gate := serverkit.NewGate(maxConns)
+	gate := serverkit.NewGate(serverkit.OrDefault(s.MaxConns, DefaultMaxConns))
 	var wg sync.WaitGroup
 	// conns ends with the server: its end unblocks every connection.
 	conns, cancel := context.WithCancel(ctx)
@@ -277,12 +273,7 @@ func (s *Server) logf(format string, a ...any) {
 	fmt.Fprintf(s.log, "cnperf rr: "+format+"\n", a...)
 }
 
-func (s *Server) idle() time.Duration {
-	if s.IdleTimeout > 0 {
-		return s.IdleTimeout
-	}
-	return DefaultIdleTimeout
-}
+func (s *Server) idle() time.Duration { return serverkit.OrDefault(s.IdleTimeout, DefaultIdleTimeout) }
 
 // serveConn answers one TCP connection until the client closes it (or, crr,
 // after one response, or it is idle for the idle timeout). A UDP test's

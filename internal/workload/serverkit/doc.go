@@ -1,8 +1,7 @@
-// Package serverkit holds what every socket server (stream, rr, udp) does
-// besides its data path: one TCP and one UDP socket on one port
-// (ListenPair), a bound on the connections served at once (Gate), test
-// slots and the --tests bound (Slots, MaxTests), control-connection
-// timeouts, a client's strings clipped for logs (Clip), GOMAXPROCS lent to
-// hot threads (Procs) and the `cnperf serve NAME` command around a server
-// (Command). Each server keeps only its protocol and data path.
+// Package serverkit holds what the socket servers (stream, rr, udp, grid)
+// share besides their data paths: their connections (conn.go: one TCP and
+// one UDP socket on a port, the accept loop, control answers and timeout,
+// clipped client strings), admission (admit.go: the --tests bound, test
+// slots, a cap on connections), thread tuning (procs.go: Ps lent to hot
+// threads, yields) and the `cnperf serve NAME` command (command.go).
 package serverkit

@@ -176,3 +176,14 @@ func TestReplier(t *testing.T) {
 		t.Error("a reply on a closed connection succeeded")
 	}
 }
+
+func TestOrDefault(t *testing.T) {
+	for _, tc := range []struct{ v, want time.Duration }{{0, time.Second}, {-1, time.Second}, {time.Millisecond, time.Millisecond}} {
+		if got := OrDefault(tc.v, time.Second); got != tc.want {
+			t.Errorf("OrDefault(%s, 1s) = %s, want %s", tc.v, got, tc.want)
+		}
+	}
+	if got := OrDefault(0, 64); got != 64 {
+		t.Errorf("OrDefault(0, 64) = %d", got)
+	}
+}

@@ -279,10 +279,7 @@ func (s *Server) control(ctx context.Context, c net.Conn) {
 	defer c.Close()
 	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
-	idle := s.IdleTimeout
-	if idle <= 0 {
-		idle = DefaultIdleTimeout
-	}
+	idle := serverkit.OrDefault(s.IdleTimeout, DefaultIdleTimeout)
 	reply := serverkit.Replier[response](c)
 	var cur *test
 	heard := time.Now()
@@ -466,11 +463,7 @@ func (s *Server) finish(ctx context.Context, t *test, sent int64) (Report, error
 	t.end = time.Since(t.origin)
 	t.ending = true
 	t.mu.Unlock()
-	grace := s.Grace
-	if grace <= 0 {
-		grace = DefaultGrace
-	}
-	timer := time.NewTimer(grace)
+	timer := time.NewTimer(serverkit.OrDefault(s.Grace, DefaultGrace))
 	defer timer.Stop()
 	select {
 	case <-timer.C:

@@ -1,6 +1,9 @@
 package serverkit
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -51,4 +54,59 @@ func WithPort(addr string, port int) string {
 		addr = addr[1 : len(addr)-1]
 	}
 	return net.JoinHostPort(addr, strconv.Itoa(port))
+}
+
+// OrDefault is a server's setting v, or dflt when v is not set (not
+// positive): its zero value takes the default.
+func OrDefault[T int | time.Duration](v, dflt T) T {
+	if v > 0 {
+		return v
+	}
+	return dflt
+}
+
+// Accept waits for a server's next connection until ctx ends (nil, nil)
+// or the listener is closed (its error). Other errors (out of descriptors,
+// say) are logged and retried after a pause that doubles up to a second,
+// so that the server outlives them.
+func Accept(ctx context.Context, accept func() (net.Conn, error), logf func(format string, a ...any)) (net.Conn, error) {
+	for delay := 5 * time.Millisecond; ; delay = min(2*delay, time.Second) {
+		c, err := accept()
+		switch {
+		case err == nil:
+			return c, nil
+		case ctx.Err() != nil:
+			return nil, nil
+		case errors.Is(err, net.ErrClosed):
+			return nil, err
+		}
+		logf("accept: %v", err)
+		select {
+		case <-ctx.Done():
+			return nil, nil
+		case <-time.After(delay):
+		}
+	}
+}
+
+// Replier writes a server's answers on control connection c: JSON, one
+// object a line, each within ControlTimeout; false: c failed.
+func Replier[T any](c net.Conn) func(T) bool {
+	enc := json.NewEncoder(c)
+	return func(v T) bool {
+		_ = c.SetWriteDeadline(time.Now().Add(ControlTimeout))
+		return enc.Encode(v) == nil
+	}
+}
+
+// maxClip is how much of a client's string an error or a log line quotes.
+const maxClip = 64
+
+// Clip shortens a client's string for an error or a log line (which quote
+// it with %q, so it cannot forge a line).
+func Clip(s string) string {
+	if len(s) > maxClip {
+		return s[:maxClip] + "..."
+	}
+	return s
 }
