@@ -17,5 +17,5 @@ func TestReadingRunsLinksNoWorkloadImplementation(t *testing.T) {
 		[]string{"github.com/olric-data/", "github.com/buraksezer/", "github.com/spf13/cobra", "github.com/spf13/pflag",
 			"github.com/valyala/fasthttp", mod + "workload/pingpong/server", mod + "workload/pingpong/siege",
 			mod + "workload/stream", mod + "workload/rr", mod + "workload/udp", mod + "workload/grid",
-			mod + "workload/shell", mod + "workload/commands"})
+			mod + "workload/shell", mod + "workload/serverkit", mod + "workload/commands"})
 }
