@@ -81,7 +81,7 @@ type proc = lab.Proc
 // units, and the clients of each cell. How servers and clients are
 // started, waited on, read and charged is the runner's, one path for every
 // workload (startServers, runCell): socketCells for the socket workloads,
-// pingPong for the size sweep.
+// pingPong for the size sweep, both for a spec that runs the two.
 type experiment interface {
 	// labConfig says which topology (hosts and the roles of the endpoints
 	// on them) and ports a lab needs (name and mode are filled in by the
@@ -199,6 +199,9 @@ func check(cat lab.Catalog, s spec.Spec, flags map[string]string, warn io.Writer
 			return nil, nil, err
 		}
 		w = newSocketCells(s, cases)
+		if s.RunsPingPong() {
+			w = newBoth(newPingPong(s), w.(*socketCells))
+		}
 	} else {
 		w = newPingPong(s)
 	}
