@@ -129,7 +129,7 @@ func (a *appender) store(v any) {
 }
 
 // Plan is a run validated once, before anything is built: the spec as
-// calibrated, its experiment (ping-pong or socket cells) and each driver's
+// calibrated, its experiment (ping-pong, socket cells or both) and each driver's
 // decoded options. The CLI makes one, asks its Preflight and runs it.
 type Plan struct {
 	o    Options

@@ -245,9 +245,10 @@ func Default() Spec {
 		Modes:     slices.Clone(DefaultModes),
 		Reference: "bare",
 		PingPong: PingPong{
-			MinSize: 1, MaxSize: 500000, Coverage: 0.1, Repetitions: 10, Concurrency: 1,
-			Seed: 1, Chunk: 10, Retries: 100, Timeout: 60 * time.Second,
-			MaxBody: pingpong.DefaultMaxSize, Port: 8080,
+			MinSize: pingpong.DefaultMinSize, MaxSize: pingpong.DefaultLargestSize, Coverage: pingpong.DefaultCoverage,
+			Repetitions: pingpong.DefaultRepetitions, Concurrency: pingpong.DefaultConcurrency, Seed: pingpong.DefaultSeed,
+			Chunk: pingpong.DefaultChunk, Retries: pingpong.DefaultRetries, Timeout: pingpong.DefaultTimeout,
+			MaxBody: pingpong.DefaultMaxSize, Port: pingpong.DefaultPingPort,
 		},
 	}
 }
@@ -581,21 +582,16 @@ func Preset(name string) (Spec, error) {
 // plan limits are checked on the plan's size, computed from the fields
 // (PlanSize), never by building the plan.
 const (
-	MaxSpecBytes    = 1 << 20                 // the YAML file
-	MaxLabels       = 64                      // labels
-	MaxLabelBytes   = 256                     // a label's key or value
-	MaxVariants     = 32                      // variants
-	MaxLabs         = 64                      // labs built: modes × drivers × variants × instances
-	MaxBody         = pingpong.MaxSizeLimit   // pingpong.max_body, bytes (4 GiB, pong's limit; so also max_size)
-	MaxRepetitions  = pingpong.MaxRepetitions // pingpong.repetitions, as the size plan's
-	MaxConcurrency  = 1024                    // pingpong.concurrency
-	MaxChunk        = 100_000                 // pingpong.chunk
-	MaxRetries      = pingpong.MaxRetries     // pingpong.retries, as ping's --retries
-	MaxTimeout      = pingpong.MaxTimeout     // pingpong.timeout, as ping's and siege's --timeout
-	MaxSizes        = pingpong.MaxPlanSizes   // distinct sizes, (max_size - min_size + 1) × coverage, as the size plan's
-	MaxCellRequests = 1_000_000               // requests in one cell: chunk × repetitions
-	MaxRequests     = 100_000_000             // requests of a run: sizes × repetitions × labs
-	MaxCells        = 1_000_000               // cells of a run: units × labs
+	MaxSpecBytes    = 1 << 20               // the YAML file
+	MaxLabels       = 64                    // labels
+	MaxLabelBytes   = 256                   // a label's key or value
+	MaxVariants     = 32                    // variants
+	MaxLabs         = 64                    // labs built: modes × drivers × variants × instances
+	MaxBody         = pingpong.MaxSizeLimit // pingpong.max_body, bytes (4 GiB, pong's limit; so also max_size)
+	MaxSizes        = pingpong.MaxPlanSizes // distinct sizes, (max_size - min_size + 1) × coverage, as the size plan's
+	MaxCellRequests = 1_000_000             // requests in one cell: chunk × repetitions
+	MaxRequests     = 100_000_000           // requests of a run: sizes × repetitions × labs
+	MaxCells        = 1_000_000             // cells of a run: units × labs
 )
 
 // Size is the size of a run's plan, computed from the spec's fields.
@@ -754,31 +750,42 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 // validate bounds each ping-pong field, naming it as f.FIELD (f:
 // pingpong, or tests[i]).
 func (p PingPong) validate(f string) error {
-	switch {
-	case p.MinSize < 0:
-		return fmt.Errorf("%s.min_size %d: must be >= 0", f, p.MinSize)
-	case p.MaxSize < p.MinSize:
-		return fmt.Errorf("%s.max_size %d: must be >= min_size (%d)", f, p.MaxSize, p.MinSize)
-	case p.MaxBody < 1 || p.MaxBody > MaxBody:
-		return fmt.Errorf("%s.max_body %d: must be in 1..%d", f, p.MaxBody, MaxBody)
-	case p.MaxSize > p.MaxBody:
-		return fmt.Errorf("%s.max_size %d: above the server's limit (max_body %d)", f, p.MaxSize, p.MaxBody)
-	case !(p.Coverage > 0 && p.Coverage <= 1): // NaN fails both
-		return fmt.Errorf("%s.coverage %g: must be in (0, 1]", f, p.Coverage)
-	case p.Repetitions < 1 || p.Repetitions > MaxRepetitions:
-		return fmt.Errorf("%s.repetitions %d: must be in 1..%d", f, p.Repetitions, MaxRepetitions)
-	case p.Concurrency < 1 || p.Concurrency > MaxConcurrency:
-		return fmt.Errorf("%s.concurrency %d: must be in 1..%d", f, p.Concurrency, MaxConcurrency)
-	case p.Chunk < 1 || p.Chunk > MaxChunk:
-		return fmt.Errorf("%s.chunk %d: must be in 1..%d", f, p.Chunk, MaxChunk)
-	case p.Retries < 0 || p.Retries > MaxRetries:
-		return fmt.Errorf("%s.retries %d: must be in 0..%d (0: no retries)", f, p.Retries, MaxRetries)
-	case p.Timeout <= 0 || p.Timeout > MaxTimeout:
-		return fmt.Errorf("%s.timeout %s: must be in (0s, %s]", f, p.Timeout, MaxTimeout)
-	case p.Port < 1 || p.Port > 65535:
-		return fmt.Errorf("%s.port %d: must be in 1..65535", f, p.Port)
+	// Each field's own bounds are ping-pong's declaration
+	// (pingpong.Descriptor.Params); the rules that tie fields together
+	// are here.
+	in := func(name string, v int) error {
+		if b := pingpong.Bound(name); int64(v) < b.Min || int64(v) > b.Max {
+			return fmt.Errorf("%s.%s %d: must be in %d..%d", f, name, v, b.Min, b.Max)
+		}
+		return nil
 	}
-	return nil
+	if err := in("min_size", p.MinSize); err != nil {
+		return err
+	}
+	if p.MaxSize < p.MinSize {
+		return fmt.Errorf("%s.max_size %d: must be >= min_size (%d)", f, p.MaxSize, p.MinSize)
+	}
+	if err := in("max_body", p.MaxBody); err != nil {
+		return err
+	}
+	if p.MaxSize > p.MaxBody {
+		return fmt.Errorf("%s.max_size %d: above the server's limit (max_body %d)", f, p.MaxSize, p.MaxBody)
+	}
+	if !(p.Coverage > 0 && p.Coverage <= 1) { // NaN fails both
+		return fmt.Errorf("%s.coverage %g: must be in (0, 1]", f, p.Coverage)
+	}
+	for _, v := range []struct {
+		name string
+		v    int
+	}{{"repetitions", p.Repetitions}, {"concurrency", p.Concurrency}, {"chunk", p.Chunk}, {"retries", p.Retries}} {
+		if err := in(v.name, v.v); err != nil {
+			return err
+		}
+	}
+	if b := pingpong.Bound("timeout"); p.Timeout < time.Duration(b.Min) || p.Timeout > time.Duration(b.Max) {
+		return fmt.Errorf("%s.timeout %s: must be in (0s, %s]", f, p.Timeout, time.Duration(b.Max))
+	}
+	return in("port", p.Port)
 }
 
 // PlanSize computes the size of the run's plan from the spec's fields,

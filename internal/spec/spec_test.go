@@ -8,8 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/spec/conditions"
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
 	"github.com/cnperf/cnperf/presets"
 )
 
@@ -257,8 +260,8 @@ func TestValidateBoundaries(t *testing.T) {
 		}, true},
 		{"max_body at its bound", func(s *spec.Spec) { s.PingPong.MaxBody = spec.MaxBody }, true},
 		{"max_body above its bound", func(s *spec.Spec) { s.PingPong.MaxBody = spec.MaxBody + 1 }, false},
-		{"retries at the bound", func(s *spec.Spec) { s.PingPong.Retries = spec.MaxRetries }, true},
-		{"retries above the bound", func(s *spec.Spec) { s.PingPong.Retries = spec.MaxRetries + 1 }, false},
+		{"retries at the bound", func(s *spec.Spec) { s.PingPong.Retries = pingpong.MaxRetries }, true},
+		{"retries above the bound", func(s *spec.Spec) { s.PingPong.Retries = pingpong.MaxRetries + 1 }, false},
 		{"max_size == max_body+1", func(s *spec.Spec) { s.PingPong.MaxSize = s.PingPong.MaxBody + 1 }, false},
 		{"min == max", func(s *spec.Spec) { s.PingPong.MinSize, s.PingPong.MaxSize = 7, 7 }, true},
 		{"empty reference", func(s *spec.Spec) { s.Reference = "" }, true},
@@ -400,7 +403,7 @@ var hostile = []struct {
 	{"cpu_stress -Inf", "name: x\nconditions: {cpu_stress: -.inf}\n", "conditions.cpu_stress -Inf"},
 	{"coverage NaN", "name: x\npingpong: {coverage: .nan}\n", "pingpong.coverage NaN"},
 	{"coverage Inf", "name: x\npingpong: {coverage: .inf}\n", "pingpong.coverage +Inf"},
-	{"retries 1001", "name: x\npingpong: {retries: 1001}\n", "pingpong.retries 1001: must be in 0..1000 (0: no retries)"},
+	{"retries 1001", "name: x\npingpong: {retries: 1001}\n", "pingpong.retries 1001: must be in 0..1000"},
 	{"bandwidth trailing space", "name: x\nconditions: {bandwidth: \"100mbit \"}\n", `conditions.bandwidth "100mbit "`},
 	{"bandwidth overflowing", "name: x\nconditions: {bandwidth: 99999999999999999999gbit}\n", `conditions.bandwidth "99999999999999999999gbit"`},
 	{"bandwidth in a variant", "name: x\nvariants: [{bandwidth: 2000gbit}]\n", "variants[0].bandwidth \"2000gbit\": above 1000gbit"},
@@ -619,5 +622,27 @@ func TestPingPongOnlyStoredAsBefore(t *testing.T) {
 	j, _ := json.Marshal(s)
 	if strings.Contains(string(j), `"tests"`) {
 		t.Errorf("stored with tests: %s", j)
+	}
+}
+
+// The defaults a spec starts from are ping-pong's declared ones, field by
+// field, and every field of the section but servers is declared.
+func TestPingPongDefaultsDeclared(t *testing.T) {
+	b, err := yaml.Marshal(spec.Default().PingPong)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields map[string]string
+	if err := yaml.Unmarshal(b, &fields); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pingpong.Descriptor.Params() {
+		if got, ok := fields[p.Name]; !ok || got != p.Default {
+			t.Errorf("%s: default %q, declared %q", p.Name, got, p.Default)
+		}
+		delete(fields, p.Name)
+	}
+	if len(fields) != 0 {
+		t.Errorf("fields not declared: %v", fields)
 	}
 }
