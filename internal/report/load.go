@@ -83,7 +83,9 @@ func Cases(runs []Run, ref string, same float64) []analysis.Case {
 		name := func(mode string) string { return seriesName(runs, run, mode) }
 		for _, m := range run.Meta.SeriesKeys() {
 			series = append(series, name(m))
-			if m == ref && refSeries == "" {
+			// The reference among runs with cases: a sweep of sizes
+			// (ping-pong, or the ping-pong of a run of both) has none.
+			if m == ref && refSeries == "" && !run.Sweeps() {
 				refSeries = name(m)
 			}
 		}
