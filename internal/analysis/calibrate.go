@@ -167,7 +167,7 @@ func ReadCalibration(dir, series string) (spec.Calibration, []string, error) {
 	switch {
 	case len(keys) == 0:
 		return c, nil, fmt.Errorf("calibrate.from %s: run.json names no modes: not a cnperf run", dir)
-	case meta.Spec.Socket():
+	case !meta.Spec.RunsPingPong():
 		return c, nil, fmt.Errorf("calibrate.from %s: a run of socket tests: calibration reads ping-pong samples", dir)
 	}
 	if series == "" {

@@ -38,7 +38,7 @@ func newExportCmd(stdout io.Writer) *cobra.Command {
 			if err := checkReference(ref, meta.SeriesKeys()); err != nil {
 				return err
 			}
-			if err := export.CheckCarries(format, meta.Spec.Socket()); err != nil {
+			if err := export.CheckCarries(format, !meta.Spec.RunsPingPong()); err != nil {
 				return err
 			}
 			w := stdout

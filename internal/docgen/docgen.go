@@ -1,6 +1,6 @@
 // Package docgen renders the tables of the docs that the code declares:
-// each socket workload's parameters (its workload.Params, from the
-// registry) and the conditions (conditions.Fields). A doc marks such a
+// each workload's parameters (its workload.Params, from the registry, and
+// ping-pong's) and the conditions (conditions.Fields). A doc marks such a
 // table with a comment line before it and one after it:
 //
 //	<!-- generated: workload-params stream -->
@@ -14,6 +14,7 @@ package docgen
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/spec/conditions"
 	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
 	"github.com/cnperf/cnperf/internal/workload/registry"
 )
 
@@ -32,7 +34,8 @@ const (
 )
 
 // Render returns the table a region names: "workload-params NAME" (a
-// socket workload's parameters) or "conditions".
+// socket workload's parameters), "pingpong-params" (a ping-pong test's)
+// or "conditions".
 func Render(region string) (string, error) {
 	kind, arg, _ := strings.Cut(region, " ")
 	switch {
@@ -42,20 +45,22 @@ func Render(region string) (string, error) {
 			return "", fmt.Errorf("workload-params %s: no such socket workload (the registry has %s)", arg, names())
 		}
 		return ParamTable(w.Params())
+	case region == "pingpong-params":
+		return ParamTable(pingpong.Descriptor.Params())
 	case region == "conditions":
 		return ConditionTable(conditions.Fields), nil
 	}
-	return "", fmt.Errorf("%q: not a region docgen renders (workload-params NAME, conditions)", region)
+	return "", fmt.Errorf("%q: not a region docgen renders (workload-params NAME, pingpong-params, conditions)", region)
 }
 
 // Regions lists every region the declarations call for: a parameter table
-// of each socket workload and the conditions' table.
+// of each socket workload and of ping-pong, and the conditions' table.
 func Regions() []string {
 	var out []string
 	for _, w := range registry.All() {
 		out = append(out, "workload-params "+w.Name())
 	}
-	return append(out, "conditions")
+	return append(out, "pingpong-params", "conditions")
 }
 
 func names() string {
@@ -172,6 +177,8 @@ func takes(p workload.Param) string {
 		return "bits/s: k, M, G, T"
 	case workload.Choice:
 		return "`" + strings.Join(p.Choices, "`, `") + "`"
+	case workload.Fraction:
+		return "fraction"
 	}
 	return "?"
 }
@@ -184,6 +191,8 @@ func bounds(p workload.Param) string {
 		return "0.." + number(workload.MaxRate/1_000_000_000_000) + "T"
 	case workload.Switch, workload.Choice:
 		return ""
+	case workload.Fraction:
+		return "(0, 1]"
 	}
 	if len(p.Bounds) == 0 {
 		if p.Kind == workload.Duration {
@@ -194,9 +203,14 @@ func bounds(p workload.Param) string {
 	var parts []string
 	for _, bd := range p.Bounds {
 		var r string
-		if p.Kind == workload.Duration {
+		switch {
+		case p.Kind == workload.Duration && bd.Min == 1: // any duration above 0
+			r = "(0s, " + duration(time.Duration(bd.Max)) + "]"
+		case p.Kind == workload.Duration:
 			r = "0s.." + duration(time.Duration(bd.Max))
-		} else {
+		case bd.Min == math.MinInt64 && bd.Max == math.MaxInt64:
+			r = "any"
+		default:
 			r = number(bd.Min) + ".." + number(bd.Max)
 			if bd.What != "" {
 				r += " (" + bd.What + ")"

@@ -72,3 +72,12 @@ func (r *Report) refText() string {
 	}
 	return r.Reference
 }
+
+// caseRefText is refText for the cases measured over repetitions, whose
+// reference a run's sweep of sizes beside them does not change.
+func (r *Report) caseRefText() string {
+	if len(r.Runs) == 1 && r.caseRef != "" {
+		return refLabel(r.Runs[0], r.caseRef)
+	}
+	return r.caseRef
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/registry"
 
 	"github.com/cnperf/cnperf/internal/record"
 )
@@ -39,6 +40,38 @@ func measured(recs []record.Record) int {
 // other workload measures cases over repetitions.
 func (r Run) Sweeps() bool { return len(r.Sockets.Records) == 0 && !r.Meta.Spec.Socket() }
 
+// Views are the run as the tables read it: the run itself, or, for a run
+// that measured ping-pong and socket tests, one run of each kind, each
+// with its spec's part, its cells and its lines, labelled LABEL ping-pong
+// and LABEL tests, so that each is read as a run of its kind is.
+func (r Run) Views() []Run {
+	if !r.Meta.Spec.Mixed() {
+		return []Run{r}
+	}
+	pp, sk := r, r
+	pp.Meta.Spec, sk.Meta.Spec = r.Meta.Spec.PingPongOnly(), r.Meta.Spec.SocketsOnly()
+	pp.Meta.Cells, sk.Meta.Cells = nil, nil
+	for _, c := range r.Meta.Cells {
+		if c.Case == "" {
+			pp.Meta.Cells = append(pp.Meta.Cells, c)
+		} else {
+			sk.Meta.Cells = append(sk.Meta.Cells, c)
+		}
+	}
+	pp.Sockets = record.Sockets{CPU: r.Sockets.CPU}
+	sk.Sockets.Costs = nil
+	for _, c := range r.Sockets.Costs {
+		if c.Test == registry.PingPong().Name() {
+			pp.Sockets.Costs = append(pp.Sockets.Costs, c)
+		} else {
+			sk.Sockets.Costs = append(sk.Sockets.Costs, c)
+		}
+	}
+	sk.Samples, sk.Meta.Sizes = nil, 0
+	pp.Label, sk.Label = r.Label+" ping-pong", r.Label+" tests"
+	return []Run{pp, sk}
+}
+
 // Cases summarises the cases that runs measured over repetitions (every
 // workload but ping-pong's sweep of sizes) per case and series (modes, or
 // "mode · run" for several runs) against the reference mode.
@@ -50,7 +83,9 @@ func Cases(runs []Run, ref string, same float64) []analysis.Case {
 		name := func(mode string) string { return seriesName(runs, run, mode) }
 		for _, m := range run.Meta.SeriesKeys() {
 			series = append(series, name(m))
-			if m == ref && refSeries == "" {
+			// The reference among runs with cases: a sweep of sizes
+			// (ping-pong, or the ping-pong of a run of both) has none.
+			if m == ref && refSeries == "" && !run.Sweeps() {
 				refSeries = name(m)
 			}
 		}
@@ -155,7 +190,7 @@ func Load(dirs []string) ([]Run, []string) {
 		r.Samples = samples
 		r.CPU = contents.CPU
 		r.Label = filepath.Base(filepath.Clean(dir))
-		runs = append(runs, r)
+		runs = append(runs, r.Views()...)
 	}
 	return runs, notes
 }

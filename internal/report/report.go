@@ -110,6 +110,7 @@ type Report struct {
 
 	metricsShown []analysis.Metric // the metrics the data holds
 	cases        []analysis.Case   // the cases measured over repetitions
+	caseRef      string            // the cases' reference series ("": several runs')
 	drivers      []runDrivers      // runs whose modes ran on several drivers
 	cis          intervals         // ratios to the reference with their 95 % intervals
 }
@@ -162,6 +163,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 		if !slices.Contains(series, ref) {
 			r.Reference = ""
 		}
+		r.caseRef = r.Reference // the sweep's view sets its own (addSweep)
 		r.cases = cases
 		r.addCases(cases, series, o)
 		r.addHops(cases, series)

@@ -59,14 +59,34 @@ func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.
 		ref = meta.Spec.ReferenceKey()
 	}
 	run := Run{Meta: *meta, Samples: samples}
-	if meta.Spec.Socket() {
-		// ReadRun has told what it skipped: the same file, the same notes.
-		runs, notes := Load([]string{dir})
-		if len(runs) == 0 {
-			return errors.New(strings.Join(notes, "; "))
-		}
-		run = runs[0]
+	if !meta.Spec.Socket() {
+		return summarize(w, run, ref)
 	}
+	// ReadRun has told what it skipped: the same file, the same notes.
+	runs, notes := Load([]string{dir})
+	if len(runs) == 0 {
+		return errors.New(strings.Join(notes, "; "))
+	}
+	if len(runs) == 1 {
+		return summarize(w, runs[0], ref)
+	}
+	// A run of ping-pong and socket tests: each kind's tables in turn.
+	for i, view := range runs {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "%s\n\n", view.Label)
+		if err := summarize(w, view, ref); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// summarize writes the tables of one run of one kind: a sweep of message
+// sizes, or cases over repetitions.
+func summarize(w io.Writer, run Run, ref string) error {
+	meta := &run.Meta
 	cases := RunCases(run, ref, DefaultOptions().Same)
 	if len(cases) == 0 {
 		_, err := fmt.Fprintln(w, "no socket test finished in this run")

@@ -171,7 +171,7 @@ func (r *Report) WriteSummary(w io.Writer) {
 		fmt.Fprintf(w, "warning: %s\n", s)
 	}
 	if len(r.cases) > 0 {
-		_ = WriteCaseTables(w, r.cases, r.refText())
+		_ = WriteCaseTables(w, r.cases, r.caseRefText())
 	}
 	if len(r.Data.Summary["transfer"]) > 0 {
 		r.writePingPongSummary(w)

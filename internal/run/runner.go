@@ -81,7 +81,7 @@ type proc = lab.Proc
 // units, and the clients of each cell. How servers and clients are
 // started, waited on, read and charged is the runner's, one path for every
 // workload (startServers, runCell): socketCells for the socket workloads,
-// pingPong for the size sweep.
+// pingPong for the size sweep, both for a spec that runs the two.
 type experiment interface {
 	// labConfig says which topology (hosts and the roles of the endpoints
 	// on them) and ports a lab needs (name and mode are filled in by the
@@ -129,7 +129,7 @@ func (a *appender) store(v any) {
 }
 
 // Plan is a run validated once, before anything is built: the spec as
-// calibrated, its experiment (ping-pong or socket cells) and each driver's
+// calibrated, its experiment (ping-pong, socket cells or both) and each driver's
 // decoded options. The CLI makes one, asks its Preflight and runs it.
 type Plan struct {
 	o    Options
@@ -199,6 +199,9 @@ func check(cat lab.Catalog, s spec.Spec, flags map[string]string, warn io.Writer
 			return nil, nil, err
 		}
 		w = newSocketCells(s, cases)
+		if s.RunsPingPong() {
+			w = newBoth(newPingPong(s), w.(*socketCells))
+		}
 	} else {
 		w = newPingPong(s)
 	}

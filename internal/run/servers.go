@@ -85,7 +85,7 @@ func (e *env) startServers(ctx context.Context, servers []serverRun, ready func(
 // run images (RunsImages) images, and the others run cnperf's own servers only.
 func checkServerKinds(cat lab.Catalog, s spec.Spec) error {
 	sv := s.PingPong.Servers
-	if sv == nil || s.Socket() {
+	if sv == nil || !s.RunsPingPong() {
 		return nil
 	}
 	var others []string
@@ -128,7 +128,7 @@ func checkServers(cat lab.Catalog, s spec.Spec) error {
 		return err
 	}
 	sv := s.PingPong.Servers
-	if sv == nil || s.Socket() || !slices.ContainsFunc(s.RunDrivers(), func(name string) bool {
+	if sv == nil || !s.RunsPingPong() || !slices.ContainsFunc(s.RunDrivers(), func(name string) bool {
 		d, err := cat.Driver(name)
 		return err == nil && runsCommands(d)
 	}) {

@@ -89,6 +89,8 @@ func (s Spec) checkChain(cases []workload.Case) error {
 		return fmt.Errorf("chain.hosts %d: want %d to %d hosts in a line", c.Hosts, MinChainHosts, MaxChainHosts)
 	case !s.Socket():
 		return errors.New("chain: needs socket tests (tests:); ping-pong's hosts are fixed (siege, ping, pong)")
+	case s.RunsPingPong():
+		return errors.New("chain: runs socket tests only; ping-pong's hosts are fixed (siege, ping, pong): run it in a spec of its own")
 	case s.Placement != nil:
 		return errors.New("chain: with placement: a chain puts one container on each host")
 	}

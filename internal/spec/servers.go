@@ -83,24 +83,24 @@ func (s *Servers) Command(role string) string {
 
 // checkServers bounds pingpong.servers. Which fields a driver of the run
 // needs (commands or images) is the driver's to say (run checks it).
-func (p PingPong) checkServers() error {
+func (p PingPong) checkServers(f string) error {
 	s := p.Servers
 	if s == nil {
 		return nil
 	}
-	if err := checkArgv("pingpong.servers.ping", s.Ping); err != nil {
+	if err := checkArgv(f+".servers.ping", s.Ping); err != nil {
 		return err
 	}
-	if err := checkArgv("pingpong.servers.pong", s.Pong); err != nil {
+	if err := checkArgv(f+".servers.pong", s.Pong); err != nil {
 		return err
 	}
 	for _, im := range []struct{ field, ref string }{{"ping_image", s.PingImage}, {"pong_image", s.PongImage}} {
 		if im.ref != "" && !imageRE.MatchString(im.ref) {
-			return fmt.Errorf("pingpong.servers.%s %q: not an image reference", im.field, im.ref)
+			return fmt.Errorf("%s.servers.%s %q: not an image reference", f, im.field, im.ref)
 		}
 	}
 	if len(s.Ping)+len(s.Pong) == 0 && s.PingImage+s.PongImage == "" {
-		return errors.New("pingpong.servers: names no server (give ping or pong, or leave servers out)")
+		return errors.New(f + ".servers: names no server (give ping or pong, or leave servers out)")
 	}
 	return nil
 }

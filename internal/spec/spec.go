@@ -40,10 +40,14 @@ type Spec struct {
 	Modes     []string          `yaml:"modes" json:"modes"`
 	Reference string            `yaml:"reference" json:"reference"`
 	Labels    map[string]string `yaml:"labels,omitempty" json:"labels,omitempty"`
-	PingPong  PingPong          `yaml:"pingpong,omitempty" json:"pingpong"`
+	// PingPong holds the ping-pong test's parameters, whether the spec
+	// wrote them as its pingpong section or as a test of workload
+	// pingpong (pingpongtest.go).
+	PingPong PingPong `yaml:"pingpong,omitempty" json:"pingpong"`
 	// Tests, when given, are socket workloads (stream, rr, jitter,
-	// datagram) run instead of ping-pong, each in every mode.
-	Tests []workload.Test `yaml:"tests,omitempty" json:"tests,omitempty"`
+	// datagram, grid), each run in every mode; with a ping-pong test
+	// among them (RunsPingPong), its cells and theirs interleaved.
+	Tests Tests `yaml:"tests,omitempty" json:"tests,omitempty"`
 	// Conditions apply to every lab; Variants sweep them: each variant
 	// (over Conditions) runs every mode again, side by side, keyed
 	// MODE/VARIANT.
@@ -77,13 +81,25 @@ type Spec struct {
 	// adds to a lab's (over Links, link by link), so variants compare
 	// impaired and clean labs.
 	Impairments conditions.Impairments `yaml:"impairments,omitempty" json:"impairments,omitempty"`
+
+	// pingPongAt is where the ping-pong test was among the tests, from 1
+	// (0: none written there); pingPongField how errors name its fields.
+	pingPongAt    int
+	pingPongField string
 }
 
 // UnmarshalJSON reads a spec as a run stored it, its tests' parameters in
 // their declared types (a duration stored in nanoseconds is a duration).
 func (s *Spec) UnmarshalJSON(b []byte) error {
 	type plain Spec
-	if err := json.Unmarshal(b, (*plain)(s)); err != nil {
+	aux := struct {
+		*plain
+		Tests []json.RawMessage `json:"tests"`
+	}{plain: (*plain)(s)}
+	if err := json.Unmarshal(b, &aux); err != nil {
+		return err
+	}
+	if err := s.takeStoredPingPong(aux.Tests); err != nil {
 		return err
 	}
 	registry.Canonical(s.Tests)
@@ -178,7 +194,8 @@ func (s Spec) SplitModeKey(key string) (mode, driver string) {
 	return key, s.RunDrivers()[0]
 }
 
-// Socket reports whether the spec runs socket tests rather than ping-pong.
+// Socket reports whether the spec runs socket tests (beside a ping-pong
+// test or not: RunsPingPong).
 func (s Spec) Socket() bool { return len(s.Tests) > 0 }
 
 // Cases returns the socket tests' cases in order; over a chain of hosts,
@@ -228,9 +245,10 @@ func Default() Spec {
 		Modes:     slices.Clone(DefaultModes),
 		Reference: "bare",
 		PingPong: PingPong{
-			MinSize: 1, MaxSize: 500000, Coverage: 0.1, Repetitions: 10, Concurrency: 1,
-			Seed: 1, Chunk: 10, Retries: 100, Timeout: 60 * time.Second,
-			MaxBody: pingpong.DefaultMaxSize, Port: 8080,
+			MinSize: pingpong.DefaultMinSize, MaxSize: pingpong.DefaultLargestSize, Coverage: pingpong.DefaultCoverage,
+			Repetitions: pingpong.DefaultRepetitions, Concurrency: pingpong.DefaultConcurrency, Seed: pingpong.DefaultSeed,
+			Chunk: pingpong.DefaultChunk, Retries: pingpong.DefaultRetries, Timeout: pingpong.DefaultTimeout,
+			MaxBody: pingpong.DefaultMaxSize, Port: pingpong.DefaultPingPort,
 		},
 	}
 }
@@ -269,13 +287,11 @@ func Parse(r io.Reader, source string) (Spec, error) {
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return s, fmt.Errorf("%s: more than one YAML document (---): a spec is one document", source)
 	}
-	if s.Socket() {
-		var top map[string]yaml.Node
-		if yaml.Unmarshal(doc, &top) == nil {
-			if _, ok := top["pingpong"]; ok {
-				return s, fmt.Errorf("%s: pingpong and tests: a spec runs either ping-pong or socket tests, not both", source)
-			}
-		}
+	var top map[string]yaml.Node
+	_ = yaml.Unmarshal(doc, &top)
+	_, section := top["pingpong"]
+	if err := s.takePingPong(&root, doc, section); err != nil {
+		return s, fmt.Errorf("%s: %w", source, err)
 	}
 	if err := s.Validate(); err != nil {
 		return s, fmt.Errorf("%s: %w", source, err)
@@ -566,21 +582,16 @@ func Preset(name string) (Spec, error) {
 // plan limits are checked on the plan's size, computed from the fields
 // (PlanSize), never by building the plan.
 const (
-	MaxSpecBytes    = 1 << 20                 // the YAML file
-	MaxLabels       = 64                      // labels
-	MaxLabelBytes   = 256                     // a label's key or value
-	MaxVariants     = 32                      // variants
-	MaxLabs         = 64                      // labs built: modes × drivers × variants × instances
-	MaxBody         = pingpong.MaxSizeLimit   // pingpong.max_body, bytes (4 GiB, pong's limit; so also max_size)
-	MaxRepetitions  = pingpong.MaxRepetitions // pingpong.repetitions, as the size plan's
-	MaxConcurrency  = 1024                    // pingpong.concurrency
-	MaxChunk        = 100_000                 // pingpong.chunk
-	MaxRetries      = pingpong.MaxRetries     // pingpong.retries, as ping's --retries
-	MaxTimeout      = pingpong.MaxTimeout     // pingpong.timeout, as ping's and siege's --timeout
-	MaxSizes        = pingpong.MaxPlanSizes   // distinct sizes, (max_size - min_size + 1) × coverage, as the size plan's
-	MaxCellRequests = 1_000_000               // requests in one cell: chunk × repetitions
-	MaxRequests     = 100_000_000             // requests of a run: sizes × repetitions × labs
-	MaxCells        = 1_000_000               // cells of a run: units × labs
+	MaxSpecBytes    = 1 << 20               // the YAML file
+	MaxLabels       = 64                    // labels
+	MaxLabelBytes   = 256                   // a label's key or value
+	MaxVariants     = 32                    // variants
+	MaxLabs         = 64                    // labs built: modes × drivers × variants × instances
+	MaxBody         = pingpong.MaxSizeLimit // pingpong.max_body, bytes (4 GiB, pong's limit; so also max_size)
+	MaxSizes        = pingpong.MaxPlanSizes // distinct sizes, (max_size - min_size + 1) × coverage, as the size plan's
+	MaxCellRequests = 1_000_000             // requests in one cell: chunk × repetitions
+	MaxRequests     = 100_000_000           // requests of a run: sizes × repetitions × labs
+	MaxCells        = 1_000_000             // cells of a run: units × labs
 )
 
 // Size is the size of a run's plan, computed from the spec's fields.
@@ -695,64 +706,86 @@ func (s Spec) Validate() error {
 			return fmt.Errorf("labels.%s: %d bytes, more than %d", k, len(s.Labels[k]), MaxLabelBytes)
 		}
 	}
-	if s.Socket() {
-		if _, err := s.PlanSize(); err != nil {
+	if s.RunsPingPong() {
+		if err := s.checkPingPong(); err != nil {
 			return err
 		}
-		cases, err := registry.Expand(s.Tests)
-		if err != nil {
-			return err
-		}
-		if err := s.checkChain(cases); err != nil {
-			return err
-		}
-		return s.checkPlacement(cases)
 	}
-	if s.Chain != nil {
+	if _, err := s.PlanSize(); err != nil {
+		return err
+	}
+	if !s.Socket() {
+		return nil
+	}
+	cases, err := registry.Expand(s.Tests)
+	if err != nil {
+		return err
+	}
+	if err := s.checkChain(cases); err != nil {
+		return err
+	}
+	return s.checkPlacement(cases)
+}
+
+// checkPingPong checks the ping-pong test's fields and what the spec's
+// other sections say of it.
+func (s Spec) checkPingPong() error {
+	switch {
+	case s.Chain != nil && !s.Socket():
 		return s.checkChain(nil)
+	case s.Placement != nil && s.Socket():
+		return errors.New("placement: places socket tests or ping-pong, not both: run them in two specs")
 	}
 	if err := s.checkSweepPlacement(); err != nil {
 		return err
 	}
-	if err := s.PingPong.validate(); err != nil {
+	if err := s.PingPong.validate(s.ppField()); err != nil {
 		return err
 	}
-	if err := s.PingPong.checkServers(); err != nil {
-		return err
-	}
-	_, err := s.PlanSize()
-	return err
+	return s.PingPong.checkServers(s.ppField())
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 
-// validate bounds each ping-pong field, naming it as pingpong.FIELD.
-func (p PingPong) validate() error {
-	switch {
-	case p.MinSize < 0:
-		return fmt.Errorf("pingpong.min_size %d: must be >= 0", p.MinSize)
-	case p.MaxSize < p.MinSize:
-		return fmt.Errorf("pingpong.max_size %d: must be >= min_size (%d)", p.MaxSize, p.MinSize)
-	case p.MaxBody < 1 || p.MaxBody > MaxBody:
-		return fmt.Errorf("pingpong.max_body %d: must be in 1..%d", p.MaxBody, MaxBody)
-	case p.MaxSize > p.MaxBody:
-		return fmt.Errorf("pingpong.max_size %d: above the server's limit (max_body %d)", p.MaxSize, p.MaxBody)
-	case !(p.Coverage > 0 && p.Coverage <= 1): // NaN fails both
-		return fmt.Errorf("pingpong.coverage %g: must be in (0, 1]", p.Coverage)
-	case p.Repetitions < 1 || p.Repetitions > MaxRepetitions:
-		return fmt.Errorf("pingpong.repetitions %d: must be in 1..%d", p.Repetitions, MaxRepetitions)
-	case p.Concurrency < 1 || p.Concurrency > MaxConcurrency:
-		return fmt.Errorf("pingpong.concurrency %d: must be in 1..%d", p.Concurrency, MaxConcurrency)
-	case p.Chunk < 1 || p.Chunk > MaxChunk:
-		return fmt.Errorf("pingpong.chunk %d: must be in 1..%d", p.Chunk, MaxChunk)
-	case p.Retries < 0 || p.Retries > MaxRetries:
-		return fmt.Errorf("pingpong.retries %d: must be in 0..%d (0: no retries)", p.Retries, MaxRetries)
-	case p.Timeout <= 0 || p.Timeout > MaxTimeout:
-		return fmt.Errorf("pingpong.timeout %s: must be in (0s, %s]", p.Timeout, MaxTimeout)
-	case p.Port < 1 || p.Port > 65535:
-		return fmt.Errorf("pingpong.port %d: must be in 1..65535", p.Port)
+// validate bounds each ping-pong field, naming it as f.FIELD (f:
+// pingpong, or tests[i]).
+func (p PingPong) validate(f string) error {
+	// Each field's own bounds are ping-pong's declaration
+	// (pingpong.Descriptor.Params); the rules that tie fields together
+	// are here.
+	in := func(name string, v int) error {
+		if b := pingpong.Bound(name); int64(v) < b.Min || int64(v) > b.Max {
+			return fmt.Errorf("%s.%s %d: must be in %d..%d", f, name, v, b.Min, b.Max)
+		}
+		return nil
 	}
-	return nil
+	if err := in("min_size", p.MinSize); err != nil {
+		return err
+	}
+	if p.MaxSize < p.MinSize {
+		return fmt.Errorf("%s.max_size %d: must be >= min_size (%d)", f, p.MaxSize, p.MinSize)
+	}
+	if err := in("max_body", p.MaxBody); err != nil {
+		return err
+	}
+	if p.MaxSize > p.MaxBody {
+		return fmt.Errorf("%s.max_size %d: above the server's limit (max_body %d)", f, p.MaxSize, p.MaxBody)
+	}
+	if !(p.Coverage > 0 && p.Coverage <= 1) { // NaN fails both
+		return fmt.Errorf("%s.coverage %g: must be in (0, 1]", f, p.Coverage)
+	}
+	for _, v := range []struct {
+		name string
+		v    int
+	}{{"repetitions", p.Repetitions}, {"concurrency", p.Concurrency}, {"chunk", p.Chunk}, {"retries", p.Retries}} {
+		if err := in(v.name, v.v); err != nil {
+			return err
+		}
+	}
+	if b := pingpong.Bound("timeout"); p.Timeout < time.Duration(b.Min) || p.Timeout > time.Duration(b.Max) {
+		return fmt.Errorf("%s.timeout %s: must be in (0s, %s]", f, p.Timeout, time.Duration(b.Max))
+	}
+	return in("port", p.Port)
 }
 
 // PlanSize computes the size of the run's plan from the spec's fields,
@@ -761,52 +794,83 @@ func (p PingPong) validate() error {
 // The fields it multiplies must be bounded already (Validate does that).
 func (s Spec) PlanSize() (Size, error) {
 	z := Size{Labs: s.labCount()}
-	if s.Socket() {
-		counts, err := registry.Counts(s.Tests)
-		if err != nil {
+	if s.RunsPingPong() {
+		if err := s.pingPongSize(&z); err != nil {
 			return z, err
 		}
-		for i, n := range counts {
-			z.Units += mul(mul(int64(n), s.Chain.casesPer(s.Tests[i].Workload)), int64(max(s.Tests[i].Repetitions, 1)))
-		}
-		z.Cells = mul(z.Units, z.Labs)
-		if z.Cells > MaxCells {
-			return z, fmt.Errorf("tests: %d cells (%d case repetitions, from tests[].repetitions and sweeps, × %d labs), more than %d",
-				z.Cells, z.Units, z.Labs, MaxCells)
-		}
+	}
+	if !s.Socket() {
 		return z, nil
 	}
-	p := s.PingPong
-	z.Sizes = int64(p.Plan().Count())
-	if z.Sizes > MaxSizes {
-		return z, fmt.Errorf("pingpong.coverage %g: %d sizes in min_size..max_size (%d..%d), more than %d",
-			p.Coverage, z.Sizes, p.MinSize, p.MaxSize, MaxSizes)
+	counts, err := registry.Counts(s.Tests)
+	if err != nil {
+		return z, err
 	}
-	if n := mul(min(int64(p.Chunk), z.Sizes), int64(p.Repetitions)); n > MaxCellRequests {
-		return z, fmt.Errorf("pingpong.chunk %d, repetitions %d: %d requests in one cell, more than %d",
-			p.Chunk, p.Repetitions, n, MaxCellRequests)
+	var units int64
+	for i, n := range counts {
+		units += mul(mul(int64(n), s.Chain.casesPer(s.Tests[i].Workload)), int64(max(s.Tests[i].Repetitions, 1)))
 	}
-	z.Units = (z.Sizes + int64(p.Chunk) - 1) / int64(p.Chunk)
+	z.Units += units
 	z.Cells = mul(z.Units, z.Labs)
 	if z.Cells > MaxCells {
-		return z, fmt.Errorf("pingpong.chunk %d: %d cells (%d sizes in chunks of %d, × %d labs), more than %d",
-			p.Chunk, z.Cells, z.Sizes, p.Chunk, z.Labs, MaxCells)
-	}
-	z.Requests = mul(mul(z.Sizes, int64(p.Repetitions)), z.Labs)
-	if z.Requests > MaxRequests {
-		return z, fmt.Errorf("pingpong.repetitions %d: %d requests (%d sizes × %d × %d labs), more than %d",
-			p.Repetitions, z.Requests, z.Sizes, p.Repetitions, z.Labs, MaxRequests)
+		return z, fmt.Errorf("tests: %d cells (%d case repetitions, from tests[].repetitions and sweeps, and %d chunks of ping-pong's sizes, × %d labs), more than %d",
+			z.Cells, units, z.Units-units, z.Labs, MaxCells)
 	}
 	return z, nil
 }
 
-// YAML renders the spec as YAML, as stored and as `cnperf presets NAME` shows.
-// A socket spec leaves the (unused) pingpong section out, as it must.
-func (s Spec) YAML() ([]byte, error) {
-	if s.Socket() {
-		s.PingPong = PingPong{}
+// pingPongSize adds the ping-pong test's sizes, units, cells and requests
+// to z, refusing a plan past the limits.
+func (s Spec) pingPongSize(z *Size) error {
+	p, f := s.PingPong, s.ppField()
+	z.Sizes = int64(p.Plan().Count())
+	if z.Sizes > MaxSizes {
+		return fmt.Errorf("%s.coverage %g: %d sizes in min_size..max_size (%d..%d), more than %d",
+			f, p.Coverage, z.Sizes, p.MinSize, p.MaxSize, MaxSizes)
 	}
-	return yaml.Marshal(s)
+	if n := mul(min(int64(p.Chunk), z.Sizes), int64(p.Repetitions)); n > MaxCellRequests {
+		return fmt.Errorf("%s.chunk %d, repetitions %d: %d requests in one cell, more than %d",
+			f, p.Chunk, p.Repetitions, n, MaxCellRequests)
+	}
+	z.Units = (z.Sizes + int64(p.Chunk) - 1) / int64(p.Chunk)
+	z.Cells = mul(z.Units, z.Labs)
+	if z.Cells > MaxCells {
+		return fmt.Errorf("%s.chunk %d: %d cells (%d sizes in chunks of %d, × %d labs), more than %d",
+			f, p.Chunk, z.Cells, z.Sizes, p.Chunk, z.Labs, MaxCells)
+	}
+	z.Requests = mul(mul(z.Sizes, int64(p.Repetitions)), z.Labs)
+	if z.Requests > MaxRequests {
+		return fmt.Errorf("%s.repetitions %d: %d requests (%d sizes × %d × %d labs), more than %d",
+			f, p.Repetitions, z.Requests, z.Sizes, p.Repetitions, z.Labs, MaxRequests)
+	}
+	return nil
+}
+
+// YAML renders the spec as YAML, as stored and as `cnperf presets NAME` shows.
+// A socket spec leaves the pingpong section out, as it must; its
+// ping-pong test, if it has one, is among its tests (storedTests).
+func (s Spec) YAML() ([]byte, error) {
+	if !s.Socket() {
+		return yaml.Marshal(s)
+	}
+	tests := s.storedTests()
+	s.PingPong = PingPong{}
+	if s.pingPongAt == 0 {
+		return yaml.Marshal(s)
+	}
+	var doc, list yaml.Node
+	if err := doc.Encode(s); err != nil {
+		return nil, err
+	}
+	if err := list.Encode(tests); err != nil {
+		return nil, err
+	}
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		if doc.Content[i].Value == "tests" {
+			doc.Content[i+1] = &list
+		}
+	}
+	return yaml.Marshal(&doc)
 }
 
 // planned is t.Planned() with omit and duration each held to their
@@ -849,15 +913,24 @@ func (s Spec) validateLinks() error {
 			shortest = p
 		}
 	}
-	w := conditions.FlapWindow{Test: shortest}
-	if !s.Socket() {
-		if err := s.PingPong.validate(); err != nil {
+	var windows []conditions.FlapWindow
+	if s.Socket() {
+		windows = append(windows, conditions.FlapWindow{Test: shortest})
+	}
+	if s.RunsPingPong() {
+		if err := s.PingPong.validate(s.ppField()); err != nil {
 			return err // its timeout bounds the flaps
 		}
-		w = conditions.FlapWindow{Request: s.PingPong.Timeout}
+		windows = append(windows, conditions.FlapWindow{Request: s.PingPong.Timeout})
 	}
-	if err := conditions.ValidateLinks("links", s.Links, w); err != nil {
-		return err
+	// A spec that runs both: every flap fits both kinds of cells.
+	for _, w := range windows {
+		if err := conditions.ValidateLinks("links", s.Links, w); err != nil {
+			return err
+		}
+		if err := s.Impairments.Validate(w); err != nil {
+			return err
+		}
 	}
-	return s.Impairments.Validate(w)
+	return nil
 }

@@ -2,13 +2,17 @@ package spec_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/spec/conditions"
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
 	"github.com/cnperf/cnperf/presets"
 )
 
@@ -191,7 +195,16 @@ func TestParseErrors(t *testing.T) {
 		{"empty document", "", []string{"empty spec"}},
 		{"comment only", "# nothing here\n", []string{"empty spec"}},
 		{"not yaml", "name: [x\n", []string{"test.yaml"}},
-		{"pingpong and tests", "name: x\npingpong: {port: 80}\ntests: [{workload: rr}]\n", []string{"pingpong and tests"}},
+		{"pingpong test and section", "name: x\npingpong: {port: 80}\ntests: [{workload: rr}, {workload: pingpong}]\n", []string{"tests[1]: workload pingpong and the pingpong section"}},
+		{"two pingpong tests", "name: x\ntests: [{workload: pingpong}, {workload: rr}, {workload: pingpong}]\n", []string{"tests[2]: a second ping-pong test"}},
+		{"unknown pingpong test field", "name: x\ntests: [{workload: rr}, {workload: pingpong, colour: 1}]\n", []string{"line 2: tests[1].colour: unknown field; pingpong takes min_size"}},
+		{"unknown pingpong test servers field", "name: x\ntests: [{workload: pingpong, servers: {pingg: [x]}}]\n", []string{"tests[0].servers.pingg: unknown field"}},
+		{"pingpong test wrong type", "name: x\ntests:\n  - workload: pingpong\n    port: eighty\n", []string{"line 4: tests[0].port: cannot unmarshal"}},
+		{"pingpong test bad value", "name: x\ntests: [{workload: stream}, {workload: pingpong, concurrency: 0}]\n", []string{"tests[1].concurrency 0: must be in 1..1024"}},
+		{"pingpong test bad servers", "name: x\ntests: [{workload: pingpong, servers: {}}]\n", []string{"tests[0].servers: names no server"}},
+		{"pingpong and tests placed", "name: x\npingpong: {port: 80}\ntests: [{workload: rr}]\nplacement: {servers: 1}\n", []string{"placement: places socket tests or ping-pong, not both"}},
+		{"pingpong and tests chained", "name: x\ntests: [{workload: rr}, {workload: pingpong}]\nchain: {hosts: 3}\n", []string{"chain: runs socket tests only"}},
+		{"pingpong and tests too many cells", "name: x\ntests: [{workload: rr, repetitions: 1000, sweep: {param: request, from: 1, to: 1000, step: 1}}, {workload: pingpong}]\nmodes: [bare, bridge]\n", []string{"tests: 2010000 cells (1000000 case repetitions, from tests[].repetitions and sweeps, and 5000 chunks of ping-pong"}},
 		{"unknown test field", "name: x\ntests: [{workload: rr, colour: 1}]\n", []string{"tests[0].colour: unknown field; rr takes protocol, omit"}},
 		{"unknown sweep field", "name: x\ntests: [{workload: rr, sweep: {param: request, by: 2}}]\n", []string{`unknown field "tests[].sweep.by"`}},
 		{"unknown workload", "name: x\ntests: [{workload: iperf}]\n", []string{`tests[0].workload: "iperf"`}},
@@ -247,8 +260,8 @@ func TestValidateBoundaries(t *testing.T) {
 		}, true},
 		{"max_body at its bound", func(s *spec.Spec) { s.PingPong.MaxBody = spec.MaxBody }, true},
 		{"max_body above its bound", func(s *spec.Spec) { s.PingPong.MaxBody = spec.MaxBody + 1 }, false},
-		{"retries at the bound", func(s *spec.Spec) { s.PingPong.Retries = spec.MaxRetries }, true},
-		{"retries above the bound", func(s *spec.Spec) { s.PingPong.Retries = spec.MaxRetries + 1 }, false},
+		{"retries at the bound", func(s *spec.Spec) { s.PingPong.Retries = pingpong.MaxRetries }, true},
+		{"retries above the bound", func(s *spec.Spec) { s.PingPong.Retries = pingpong.MaxRetries + 1 }, false},
 		{"max_size == max_body+1", func(s *spec.Spec) { s.PingPong.MaxSize = s.PingPong.MaxBody + 1 }, false},
 		{"min == max", func(s *spec.Spec) { s.PingPong.MinSize, s.PingPong.MaxSize = 7, 7 }, true},
 		{"empty reference", func(s *spec.Spec) { s.Reference = "" }, true},
@@ -390,7 +403,7 @@ var hostile = []struct {
 	{"cpu_stress -Inf", "name: x\nconditions: {cpu_stress: -.inf}\n", "conditions.cpu_stress -Inf"},
 	{"coverage NaN", "name: x\npingpong: {coverage: .nan}\n", "pingpong.coverage NaN"},
 	{"coverage Inf", "name: x\npingpong: {coverage: .inf}\n", "pingpong.coverage +Inf"},
-	{"retries 1001", "name: x\npingpong: {retries: 1001}\n", "pingpong.retries 1001: must be in 0..1000 (0: no retries)"},
+	{"retries 1001", "name: x\npingpong: {retries: 1001}\n", "pingpong.retries 1001: must be in 0..1000"},
 	{"bandwidth trailing space", "name: x\nconditions: {bandwidth: \"100mbit \"}\n", `conditions.bandwidth "100mbit "`},
 	{"bandwidth overflowing", "name: x\nconditions: {bandwidth: 99999999999999999999gbit}\n", `conditions.bandwidth "99999999999999999999gbit"`},
 	{"bandwidth in a variant", "name: x\nvariants: [{bandwidth: 2000gbit}]\n", "variants[0].bandwidth \"2000gbit\": above 1000gbit"},
@@ -514,5 +527,122 @@ func TestPlanSize(t *testing.T) {
 		if z.Sizes != sizes || z.Requests != sizes*int64(s.PingPong.Repetitions)*z.Labs {
 			t.Errorf("%s: %+v, built %d sizes", n, z, sizes)
 		}
+	}
+}
+
+// A ping-pong test among the tests, or the pingpong section beside them,
+// is one shape: its parameters in PingPong, the socket tests in Tests;
+// shown and stored as written, and read back the same.
+func TestPingPongTest(t *testing.T) {
+	tests := []struct {
+		name, doc string
+		wantAt    int // the entry's index in the stored tests
+	}{
+		{"entry", "name: x\ntests:\n  - {workload: stream, duration: 1s}\n  - workload: pingpong\n    max_size: 1000\n    repetitions: 3\n    timeout: 2s\n    servers: {pong: [pong, '{listen}']}\n  - {workload: rr}\n", 1},
+		{"section", "name: x\npingpong: {max_size: 1000, repetitions: 3, timeout: 2s, servers: {pong: [pong, '{listen}']}}\ntests:\n  - {workload: stream, duration: 1s}\n  - {workload: rr}\n", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := parse(tc.doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check := func(how string, s spec.Spec) {
+				t.Helper()
+				pp := s.PingPong
+				if !s.RunsPingPong() || !s.Socket() || !s.Mixed() || len(s.Tests) != 2 || s.Tests[1].Workload != "rr" {
+					t.Fatalf("%s: runs ping-pong %v, socket %v, tests %+v", how, s.RunsPingPong(), s.Socket(), s.Tests)
+				}
+				if pp.MaxSize != 1000 || pp.Repetitions != 3 || pp.Timeout != 2*time.Second || pp.Concurrency != 1 || pp.Servers == nil || len(pp.Servers.Pong) != 2 {
+					t.Errorf("%s: pingpong = %+v", how, pp)
+				}
+				if z, err := s.PlanSize(); err != nil || z.Units != 10+2 {
+					t.Errorf("%s: PlanSize = %+v, %v; want 10 chunks and 2 cases", how, z, err)
+				}
+				if o := s.PingPongOnly(); o.Socket() || !o.RunsPingPong() {
+					t.Errorf("%s: PingPongOnly runs sockets", how)
+				}
+				if o := s.SocketsOnly(); !o.Socket() || o.RunsPingPong() {
+					t.Errorf("%s: SocketsOnly runs ping-pong", how)
+				}
+			}
+			check("parsed", s)
+			y, err := s.YAML()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(y), "pingpong:") || !strings.Contains(string(y), "workload: pingpong") {
+				t.Errorf("YAML holds no ping-pong test:\n%s", y)
+			}
+			back, err := spec.Parse(bytes.NewReader(y), "shown")
+			if err != nil {
+				t.Fatalf("YAML does not parse back: %v\n%s", err, y)
+			}
+			check("from YAML", back)
+			j, err := json.Marshal(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stored struct {
+				Tests []map[string]any `json:"tests"`
+			}
+			if err := json.Unmarshal(j, &stored); err != nil || len(stored.Tests) != 3 || stored.Tests[tc.wantAt]["workload"] != "pingpong" {
+				t.Errorf("stored tests: %s", j)
+			}
+			var loaded spec.Spec
+			if err := json.Unmarshal(j, &loaded); err != nil {
+				t.Fatal(err)
+			}
+			check("from JSON", loaded)
+		})
+	}
+}
+
+// A spec of ping-pong alone is stored as it always was: no tests, its
+// section whole.
+func TestPingPongOnlyStoredAsBefore(t *testing.T) {
+	for _, doc := range []string{"name: x\npingpong: {max_size: 1000}\n", "name: x\ntests: [{workload: pingpong, max_size: 1000}]\n"} {
+		s, err := parse(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Socket() || !s.RunsPingPong() || s.PingPong.MaxSize != 1000 {
+			t.Fatalf("%q: %+v", doc, s)
+		}
+		j, _ := json.Marshal(s)
+		if strings.Contains(string(j), `"tests"`) != strings.Contains(doc, "tests") {
+			t.Errorf("%q stored as %s", doc, j)
+		}
+		var loaded spec.Spec
+		if err := json.Unmarshal(j, &loaded); err != nil || loaded.Socket() || !loaded.RunsPingPong() || loaded.PingPong.MaxSize != 1000 {
+			t.Errorf("%q: loaded %+v, %v", doc, loaded, err)
+		}
+	}
+	s, _ := parse("name: x\npingpong: {max_size: 1000}\n")
+	j, _ := json.Marshal(s)
+	if strings.Contains(string(j), `"tests"`) {
+		t.Errorf("stored with tests: %s", j)
+	}
+}
+
+// The defaults a spec starts from are ping-pong's declared ones, field by
+// field, and every field of the section but servers is declared.
+func TestPingPongDefaultsDeclared(t *testing.T) {
+	b, err := yaml.Marshal(spec.Default().PingPong)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields map[string]string
+	if err := yaml.Unmarshal(b, &fields); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pingpong.Descriptor.Params() {
+		if got, ok := fields[p.Name]; !ok || got != p.Default {
+			t.Errorf("%s: default %q, declared %q", p.Name, got, p.Default)
+		}
+		delete(fields, p.Name)
+	}
+	if len(fields) != 0 {
+		t.Errorf("fields not declared: %v", fields)
 	}
 }

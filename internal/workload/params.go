@@ -21,6 +21,7 @@ const (
 	Switch               // true or false; on the client, a flag without a value
 	Rate                 // bits/s with k, M, G or T (powers of 1000): 10M, 1.5G
 	Choice               // one of Choices: a protocol, a style
+	Fraction             // a number in (0, 1]: ping-pong's coverage
 )
 
 // Param declares one parameter of a workload, once. Everything else is
@@ -234,8 +235,26 @@ func (p Param) Validate(ps Params, workload string) error {
 		if err != nil || (s != "" && !slices.Contains(p.Choices, s)) {
 			return bad(p.Name, "%s is not a %s of %s (%s)", show(v), p.Name, workload, strings.Join(p.Choices, ", "))
 		}
+	case Fraction:
+		if f, err := fraction(v); err != nil || (v != nil && !(f > 0 && f <= 1)) { // NaN fails both
+			return bad(p.Name, "%s: want a number in (0, 1]", show(v))
+		}
 	}
 	return nil
+}
+
+// fraction reads a number (0 when unset).
+func fraction(v any) (float64, error) {
+	switch v := v.(type) {
+	case nil:
+		return 0, nil
+	case float64:
+		return v, nil
+	case json.Number:
+		return v.Float64()
+	}
+	n, err := whole(v)
+	return float64(n), err
 }
 
 // bound is the Bound that applies to the test's protocol.
@@ -322,6 +341,8 @@ func (p Param) canonical(v any) (any, bool) {
 	case Switch:
 		_, ok := v.(bool)
 		return v, ok
+	case Fraction:
+		v, err = fraction(v)
 	default:
 		v, err = text(v)
 	}

@@ -8,10 +8,14 @@ import "time"
 // own, its client on a host outside them sends a chunk of the size plan per
 // cell, and prints envelope lines as every client does, one interval line
 // per request; each is stored as one record.Sample (the sample's own
-// fields), not whole. Its settings are the spec's ping-pong section
-// (SweepSettings), not a test.
+// fields), not whole. Its settings are a spec's ping-pong test
+// (SweepSettings).
 type SizeSweep interface {
 	Workload
+	// Params declares its parameters once (Param): the spec's fields,
+	// their bounds and defaults, and the flags of the programs that take
+	// them.
+	Params() []Param
 	// Client is the role of the host the client runs on.
 	Client() string
 	// Servers are its servers in the order they start, given where each

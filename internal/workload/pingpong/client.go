@@ -20,14 +20,6 @@ func CheckTarget(raw string) error {
 	return err
 }
 
-// CheckConcurrency reports a concurrency outside 1..MaxConcurrency.
-func CheckConcurrency(n int) error {
-	if n < 1 || n > MaxConcurrency {
-		return rangeError(n, 1, MaxConcurrency)
-	}
-	return nil
-}
-
 // Bounds of a plausible /mping answer; an int field above maxWhole cannot be
 // told apart from its neighbours once JSON made it a float.
 const (

@@ -38,22 +38,6 @@ type MPing struct {
 	Retries  int     `json:"retries"`
 }
 
-// CheckRetries reports a retry count outside 0..MaxRetries.
-func CheckRetries(n int) error {
-	if n < 0 || n > MaxRetries {
-		return rangeError(n, 0, MaxRetries)
-	}
-	return nil
-}
-
-// CheckTimeout reports a timeout outside (0, MaxTimeout].
-func CheckTimeout(d time.Duration) error {
-	if d <= 0 || d > MaxTimeout {
-		return fmt.Errorf("%s: must be > 0 and at most %s", d, MaxTimeout)
-	}
-	return nil
-}
-
 // BaseURL accepts http(s)://host[:port][/prefix] and returns it without
 // a trailing slash, so paths can be appended by concatenation.
 func BaseURL(raw string) (string, error) {
@@ -118,14 +102,6 @@ func LengthOK(size, length int) bool {
 		return length == size
 	}
 	return length == 4 || length == 3 || length == size
-}
-
-// CheckMaxSize reports a pong limit outside 0..MaxSizeLimit.
-func CheckMaxSize(n int) error {
-	if n < 0 || n > MaxSizeLimit {
-		return rangeError(n, 0, MaxSizeLimit)
-	}
-	return nil
 }
 
 // rangeError is the one-line reason for a value outside lo..hi.

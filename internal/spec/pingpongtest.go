@@ -1,0 +1,257 @@
+package spec
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
+)
+
+// Ping-pong is a test like the others: `workload: pingpong` in tests,
+// its parameters (PingPong's fields) beside it. The pingpong section is
+// shorthand for one such test. Either way the spec holds it in one shape:
+// its parameters in PingPong, the socket tests in Tests, and where the
+// test entry was (pingPongAt) so that the spec is shown and stored as it
+// was written: a spec with only the section as today, a spec with socket
+// tests beside it with the entry among its tests.
+
+// Tests are a spec's socket tests. A ping-pong entry, whose fields
+// (servers, repetitions) mean other things than a socket test's, is
+// decoded by the spec (takePingPong): it stays here as a placeholder
+// until then.
+type Tests []workload.Test
+
+// UnmarshalYAML decodes every entry as a workload.Test but ping-pong's,
+// which it leaves as a placeholder naming its workload.
+func (ts *Tests) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.SequenceNode {
+		var plain []workload.Test
+		err := n.Decode(&plain)
+		*ts = plain
+		return err
+	}
+	out := make(Tests, 0, len(n.Content))
+	var terr yaml.TypeError
+	for _, item := range n.Content {
+		if isPingPongEntry(item) {
+			out = append(out, workload.Test{Workload: pingpong.Descriptor.Name()})
+			continue
+		}
+		var t workload.Test
+		if err := item.Decode(&t); err != nil {
+			var te *yaml.TypeError
+			if !errors.As(err, &te) {
+				return err
+			}
+			terr.Errors = append(terr.Errors, te.Errors...)
+		}
+		out = append(out, t)
+	}
+	*ts = out
+	if len(terr.Errors) > 0 {
+		return &terr
+	}
+	return nil
+}
+
+// isPingPongEntry reports whether a tests entry names workload pingpong.
+func isPingPongEntry(n *yaml.Node) bool {
+	if n.Kind != yaml.MappingNode {
+		return false
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k, v := n.Content[i], n.Content[i+1]; k.Value == "workload" && v.Kind == yaml.ScalarNode {
+			return v.Value == pingpong.Descriptor.Name()
+		}
+	}
+	return false
+}
+
+// RunsPingPong reports whether the spec runs ping-pong: a spec without
+// socket tests does (its pingpong section, or the defaults), and one
+// with a ping-pong test among its tests.
+func (s Spec) RunsPingPong() bool { return len(s.Tests) == 0 || s.pingPongAt > 0 }
+
+// PingPongOnly is the spec without its socket tests: what its ping-pong
+// cells ran (the view a report takes of a run that ran both).
+func (s Spec) PingPongOnly() Spec {
+	s.Tests, s.pingPongAt, s.pingPongField = nil, 0, ""
+	return s
+}
+
+// SocketsOnly is the spec without its ping-pong test.
+func (s Spec) SocketsOnly() Spec {
+	s.pingPongAt, s.pingPongField = 0, ""
+	return s
+}
+
+// Mixed reports whether the spec runs ping-pong and socket tests.
+func (s Spec) Mixed() bool { return s.Socket() && s.RunsPingPong() }
+
+// ppField is how errors name ping-pong's parameters: pingpong.FIELD, or
+// tests[i].FIELD for a test entry.
+func (s Spec) ppField() string {
+	if s.pingPongField != "" {
+		return s.pingPongField
+	}
+	return "pingpong"
+}
+
+// takePingPong moves a ping-pong entry of tests (a placeholder after
+// decoding) into PingPong, decoded from its node in root with the spec's
+// rules: unknown fields refused, wrong types named by their field.
+// hasSection says the spec has a pingpong section too.
+func (s *Spec) takePingPong(root *yaml.Node, doc []byte, hasSection bool) error {
+	at := slices.IndexFunc(s.Tests, func(t workload.Test) bool { return t.Workload == pingpong.Descriptor.Name() })
+	if at < 0 {
+		if hasSection && len(s.Tests) > 0 {
+			// The section beside socket tests: the ping-pong test,
+			// shown and stored first among them.
+			s.pingPongAt = 1
+		}
+		return nil
+	}
+	field := fmt.Sprintf("tests[%d]", at)
+	if hasSection {
+		return fmt.Errorf("%s: workload pingpong and the pingpong section: a spec runs one ping-pong test; give one of them", field)
+	}
+	if j := slices.IndexFunc(s.Tests[at+1:], func(t workload.Test) bool { return t.Workload == pingpong.Descriptor.Name() }); j >= 0 {
+		return fmt.Errorf("tests[%d]: a second ping-pong test: a spec runs one (sweep its sizes with min_size, max_size and coverage)", at+1+j)
+	}
+	n := testsNode(root).Content[at]
+	body := *n
+	body.Content = nil
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value != "workload" {
+			body.Content = append(body.Content, n.Content[i], n.Content[i+1])
+		}
+	}
+	if err := knownFields(&body, reflect.TypeFor[PingPong](), field); err != nil {
+		return err
+	}
+	if err := body.Decode(&s.PingPong); err != nil {
+		return errors.New(YAMLMessage(err, doc))
+	}
+	s.Tests = slices.Delete(s.Tests, at, at+1)
+	s.pingPongAt, s.pingPongField = at+1, field
+	return nil
+}
+
+// testsNode is the tests sequence of a spec's document node.
+func testsNode(root *yaml.Node) *yaml.Node {
+	doc := root
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
+		doc = doc.Content[0]
+	}
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		if doc.Content[i].Value == "tests" {
+			return doc.Content[i+1]
+		}
+	}
+	return &yaml.Node{}
+}
+
+// knownFields refuses a key of mapping n that struct type t has no field
+// for, as the spec's decoder does (yaml.v3 checks no fields when decoding
+// a node), naming it below field.
+func knownFields(n *yaml.Node, t reflect.Type, field string) error {
+	if n.Kind != yaml.MappingNode {
+		return nil // a type error, which decoding names
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	fields := map[string]reflect.Type{}
+	var names []string
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		if name != "" && name != "-" {
+			fields[name] = t.Field(i).Type
+			names = append(names, name)
+		}
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i].Value
+		ft, ok := fields[k]
+		if !ok {
+			return fmt.Errorf("line %d: %s.%s: unknown field; pingpong takes %s", n.Content[i].Line, field, k, strings.Join(names, ", "))
+		}
+		if ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct {
+			if err := knownFields(n.Content[i+1], ft, field+"."+k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// pingPongEntry is the ping-pong test as a tests entry: its workload and
+// its parameters.
+type pingPongEntry struct {
+	Workload string `yaml:"workload" json:"workload"`
+	PingPong `yaml:",inline"`
+}
+
+// storedTests are the tests as the spec was written: the socket tests,
+// with the ping-pong test among them where it was.
+func (s Spec) storedTests() []any {
+	out := make([]any, 0, len(s.Tests)+1)
+	for _, t := range s.Tests {
+		out = append(out, t)
+	}
+	if s.pingPongAt > 0 {
+		out = slices.Insert(out, min(s.pingPongAt-1, len(out)), any(pingPongEntry{Workload: pingpong.Descriptor.Name(), PingPong: s.PingPong}))
+	}
+	return out
+}
+
+// MarshalJSON stores a spec as written (storedTests): a spec that runs
+// ping-pong beside socket tests keeps its ping-pong test among them.
+func (s Spec) MarshalJSON() ([]byte, error) {
+	type plain Spec
+	if s.pingPongAt == 0 {
+		return json.Marshal(plain(s))
+	}
+	return json.Marshal(struct {
+		plain
+		Tests []any `json:"tests,omitempty"`
+	}{plain(s), s.storedTests()})
+}
+
+// takeStoredPingPong moves a stored ping-pong entry of tests into
+// PingPong (see MarshalJSON).
+func (s *Spec) takeStoredPingPong(raw []json.RawMessage) error {
+	s.Tests = make(Tests, 0, len(raw))
+	for i, r := range raw {
+		var probe struct {
+			Workload string `json:"workload"`
+		}
+		if err := json.Unmarshal(r, &probe); err != nil {
+			return fmt.Errorf("tests[%d]: %w", i, err)
+		}
+		if probe.Workload == pingpong.Descriptor.Name() && s.pingPongAt == 0 {
+			e := pingPongEntry{PingPong: s.PingPong}
+			if err := json.Unmarshal(r, &e); err != nil {
+				return fmt.Errorf("tests[%d]: %w", i, err)
+			}
+			s.PingPong, s.pingPongAt, s.pingPongField = e.PingPong, i+1, fmt.Sprintf("tests[%d]", i)
+			continue
+		}
+		var t workload.Test
+		if err := json.Unmarshal(r, &t); err != nil {
+			return fmt.Errorf("tests[%d]: %w", i, err)
+		}
+		s.Tests = append(s.Tests, t)
+	}
+	if len(raw) == 0 {
+		s.Tests = nil
+	}
+	return nil
+}
