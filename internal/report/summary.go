@@ -55,7 +55,8 @@ func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.
 	if warning := meta.Disturbance().Warning(); warning != "" {
 		fmt.Fprintf(w, "warning: %s\n\n", warning)
 	}
-	if ref == "" {
+	asked := ref != ""
+	if !asked {
 		ref = meta.Spec.ReferenceKey()
 	}
 	run := Run{Meta: *meta, Samples: samples}
@@ -67,6 +68,7 @@ func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.
 		}
 		run = runs[0]
 	}
+	run.named = asked
 	cases := RunCases(run, ref, DefaultOptions().Same)
 	if len(cases) == 0 {
 		_, err := fmt.Fprintln(w, "no socket test finished in this run")
