@@ -14,13 +14,12 @@ import (
 	"github.com/cnperf/cnperf/internal/report/gate"
 )
 
-// perVariantRun copies the stored Kubernetes ping-pong run (k8s-host and
-// k8s-pod, same node and across nodes) with its spec changed by edit, as
-// the spec of a run that compares each series with its own variant's
-// reference would have been.
-func perVariantRun(t *testing.T, edit func(spec map[string]any)) string {
+// editedRun copies the stored run testdata/written-2026-11/NAME with its
+// run.json changed by edit, as a run of another spec or cluster would have
+// written it.
+func editedRun(t *testing.T, name string, edit func(meta map[string]any)) string {
 	t.Helper()
-	src := filepath.Join("testdata", "written-2026-11", "k8s-pingpong")
+	src := filepath.Join("testdata", "written-2026-11", name)
 	dir := filepath.Join(t.TempDir(), "run")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -37,7 +36,7 @@ func perVariantRun(t *testing.T, edit func(spec map[string]any)) string {
 	if err := json.Unmarshal(b, &meta); err != nil {
 		t.Fatal(err)
 	}
-	edit(meta["spec"].(map[string]any))
+	edit(meta)
 	if b, err = json.Marshal(meta); err != nil {
 		t.Fatal(err)
 	}
@@ -48,6 +47,12 @@ func perVariantRun(t *testing.T, edit func(spec map[string]any)) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// perVariantRun is the stored Kubernetes ping-pong run (k8s-host and
+// k8s-pod, same node and across nodes) with its spec changed by edit.
+func perVariantRun(t *testing.T, edit func(spec map[string]any)) string {
+	return editedRun(t, "k8s-pingpong", func(m map[string]any) { edit(m["spec"].(map[string]any)) })
 }
 
 // TestNamedReference: a run whose series each have their own reference

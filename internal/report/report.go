@@ -146,6 +146,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 	r.addHeadline()
 	r.addRunsTable()
 	r.addPolicy()
+	r.addCilium()
 	r.addDrivers(o)
 	if repeats {
 		// The cases measured over repetitions: bars and tables per case.
