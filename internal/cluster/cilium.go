@@ -192,10 +192,9 @@ func ciliumOffWhy(cfg map[string]string, h ciliumHost) map[string]string {
 		"enable-ipsec":                    or(h.lacks("CONFIG_INET_ESP", "IPsec ESP"), noCrypto),
 		"enable-bgp-control-plane":        "nodes share one switch: no BGP needed",
 		"enable-local-redirect-policy":    "no LocalRedirectPolicy is used in a measurement (Helm's default)",
-		"enable-bpf-masquerade":           "iptables masquerades the pods' traffic leaving the cluster, as on the other CNIs' clusters (Helm's default)",
-	}
-	if cfg["kube-proxy-replacement"] != "true" {
-		why["enable-bpf-masquerade"] = "BPF masquerading needs Cilium's kube-proxy replacement (--kube-proxy none): iptables masquerades, as on the other CNIs' clusters"
+		// Cilium then falls back to legacy host routing (its log says
+		// "BPF host routing requires enable-bpf-masquerade").
+		"enable-bpf-masquerade": "iptables masquerades the pods' traffic leaving the cluster, as on the other CNIs' clusters (Helm's default); Cilium then routes on the host legacy-style, through the kernel's stack",
 	}
 	if cfg["bpf-lb-sock"] == "false" {
 		why["bpf-lb-sock"] = "socket load balancing would act in the agent's own cgroup v2 only (no pod is in it): kube-proxy balances Services"
