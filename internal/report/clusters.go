@@ -79,7 +79,7 @@ func refShort(run Run, ref string) string {
 // RunIntervals returns one run's ratios to its reference mode ref with
 // their 95 % intervals (analysis.Spread): per mode and ping-pong metric,
 // or per case, mode and metric; each series against its own reference
-// when the run's variants run in several places (variantRefs). Nil when
+// where the run gives each one (variantRefs). Nil when
 // ref is not among the run's series. Series are the run's own mode keys.
 func RunIntervals(run Run, ref string, same float64) []analysis.RatioCI {
 	return analysis.IntervalsWithin(RunCases(run, ref, same), refOf(run, ref))
