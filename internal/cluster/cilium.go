@@ -14,8 +14,13 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/kube/ciliumoff"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
+	"github.com/cnperf/cnperf/internal/lab/process"
+	"github.com/cnperf/cnperf/internal/lab/sysinfo"
 )
 
 // CiliumVersion is the Cilium scripts/cilium-build.sh pins.
@@ -75,20 +80,14 @@ func (o Options) ciliumPreflight() error {
 	return nil
 }
 
-// ciliumOff are the agent's features this machine cannot carry or the
-// test cluster does not run, each turned off in cilium-config, with why
-// (docs/kubernetes.md has the list).
-var ciliumOff = []struct{ key, why string }{
-	{"enable-bandwidth-manager", "the kernel has no fq qdisc"},
-	{"enable-ipv6", "a Cilium test cluster is IPv4 only (--ip-family dual is built with the bridge CNI)"},
-	{"enable-l7-proxy", "no cilium-envoy binary is built"},
-	{"enable-hubble", "no observability wanted in a measurement"},
-	{"enable-health-checking", "cilium-health's endpoint needs cilium-health-responder, not built"},
-	{"enable-endpoint-health-checking", "as enable-health-checking"},
-	{"enable-wireguard", "the kernel has no WireGuard"},
-	{"enable-ipsec", "the kernel has no IPsec (xfrm) support used by Cilium"},
-	{"enable-bgp-control-plane", "nodes share one switch: no BGP needed"},
-}
+// ciliumOff are the agent's features the test cluster turns off in
+// cilium-config: those this machine cannot carry, those whose binaries are
+// not built, and those a measurement does not want; ciliumOffWhy says why
+// each is off (docs/kubernetes.md has the list).
+var ciliumOff = []string{"enable-bandwidth-manager", "enable-bgp-control-plane", "enable-bpf-masquerade",
+	"enable-endpoint-health-checking", "enable-envoy-config", "enable-gateway-api", "enable-health-checking",
+	"enable-hubble", "enable-ingress-controller", "enable-ipsec", "enable-ipv6", "enable-l7-proxy",
+	"enable-local-redirect-policy", "enable-wireguard"}
 
 // ciliumConfig is the cilium-config ConfigMap's data, as Helm writes it:
 // what every agent and the operator read (--config-dir, one file per
@@ -104,16 +103,11 @@ func ciliumConfig(o Options) map[string]string {
 		"routing-mode":                   routing,
 		"kube-proxy-replacement":         fmt.Sprint(o.ProxyMode == "none"),
 		"enable-ipv4-masquerade":         "true",
-		"enable-bpf-masquerade":          "false",
 		"identity-allocation-mode":       "crd",
 		"cni-exclusive":                  "false",
 		"enable-policy":                  "default",
 		"enable-k8s-networkpolicy":       "true",
 		"install-iptables-rules":         "true",
-		"enable-local-redirect-policy":   "false",
-		"enable-envoy-config":            "false",
-		"enable-gateway-api":             "false",
-		"enable-ingress-controller":      "false",
 		"operator-api-serve-addr":        "127.0.0.1:9234",
 		"operator-prometheus-serve-addr": "",
 		"enable-metrics":                 "false",
@@ -131,8 +125,8 @@ func ciliumConfig(o Options) map[string]string {
 		c["k8s-service-host"] = hostAddr(0)
 		c["k8s-service-port"] = fmt.Sprint(APIPort)
 	}
-	for _, f := range ciliumOff {
-		c[f.key] = "false"
+	for _, k := range ciliumOff {
+		c[k] = "false"
 	}
 	// Socket load balancing attaches to the agent's cgroup v2 root: the
 	// agent runs in a cgroup namespace of its own (ciliumAgent), so that
@@ -148,14 +142,70 @@ func ciliumConfig(o Options) map[string]string {
 	return c
 }
 
-// ciliumOffWhy is why each feature cilium-config turns off is off.
-func ciliumOffWhy(cfg map[string]string) map[string]string {
-	why := map[string]string{}
-	for _, f := range ciliumOff {
-		why[f.key] = f.why
+// ciliumHost is what decides, on the machine, why some of ciliumOff are
+// off: its kernel's build configuration and whether its cgroups are v2.
+type ciliumHost struct {
+	kernel  sysinfo.KernelConfig
+	cgroup2 bool // /sys/fs/cgroup is the unified hierarchy (no v1 controllers)
+}
+
+// readCiliumHost reads the machine's ciliumHost.
+func readCiliumHost() ciliumHost {
+	var st unix.Statfs_t
+	v2 := unix.Statfs(process.CgroupRoot, &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC
+	return ciliumHost{kernel: sysinfo.ReadKernelConfig(), cgroup2: v2}
+}
+
+// lacks is a reason when the kernel says it was built without option:
+// "the kernel has no WHAT (OPTION)"; "" when it has it or does not say.
+func (h ciliumHost) lacks(option, what string) string {
+	if has, known := h.kernel.Has(option); known && !has {
+		return fmt.Sprintf("the kernel has no %s (%s)", what, option)
+	}
+	return ""
+}
+
+// ciliumOffWhy is why each feature cilium-config turns off is off, on h:
+// what the kernel lacks where it says so, else why the test cluster leaves
+// the feature off anyway.
+func ciliumOffWhy(cfg map[string]string, h ciliumHost) map[string]string {
+	or := func(kernel, otherwise string) string {
+		if kernel != "" {
+			return kernel
+		}
+		return otherwise
+	}
+	const noEnvoy = "needs the L7 proxy: no cilium-envoy binary is built"
+	noCrypto := "no encryption on the pod network: a measurement compares it with the other CNIs' (Helm's default)"
+	why := map[string]string{
+		"enable-bandwidth-manager": or(h.lacks("CONFIG_NET_SCH_FQ", "fq qdisc"),
+			"it would put fq on each node's device and pace the pods' TCP, which the other CNIs' nodes do not"),
+		"enable-ipv6":                     "a Cilium test cluster is IPv4 only (--ip-family dual is built with the bridge CNI)",
+		"enable-l7-proxy":                 "no cilium-envoy binary is built",
+		"enable-envoy-config":             noEnvoy,
+		"enable-ingress-controller":       noEnvoy,
+		"enable-gateway-api":              noEnvoy + ", and the cluster has no Gateway API CRDs",
+		"enable-hubble":                   "no observability wanted in a measurement",
+		"enable-health-checking":          "cilium-health's endpoint needs cilium-health-responder, not built",
+		"enable-endpoint-health-checking": "as enable-health-checking",
+		"enable-wireguard":                or(h.lacks("CONFIG_WIREGUARD", "WireGuard"), noCrypto),
+		"enable-ipsec":                    or(h.lacks("CONFIG_INET_ESP", "IPsec ESP"), noCrypto),
+		"enable-bgp-control-plane":        "nodes share one switch: no BGP needed",
+		"enable-local-redirect-policy":    "no LocalRedirectPolicy is used in a measurement (Helm's default)",
+		// Cilium then falls back to legacy host routing (its log says
+		// "BPF host routing requires enable-bpf-masquerade").
+		"enable-bpf-masquerade": "iptables masquerades the pods' traffic leaving the cluster, as on the other CNIs' clusters (Helm's default); Cilium then routes on the host legacy-style, through the kernel's stack",
 	}
 	if cfg["bpf-lb-sock"] == "false" {
-		why["bpf-lb-sock"] = "socket load balancing would act in the agent's own cgroup only (no pod is in it): kube-proxy balances Services"
+		why["bpf-lb-sock"] = "socket load balancing would act in the agent's own cgroup v2 only (no pod is in it): kube-proxy balances Services"
+		if !h.cgroup2 {
+			why["bpf-lb-sock"] = "the kubelet puts pods in cgroup v1 hierarchies, and socket load balancing attaches to cgroup v2 (here the agent's own: no pod is in it): kube-proxy balances Services"
+		}
+	}
+	for k := range why {
+		if cfg[k] != "false" {
+			delete(why, k)
+		}
 	}
 	return why
 }
@@ -174,11 +224,6 @@ func ciliumConfigDir(dir string, cfg map[string]string) error {
 	return nil
 }
 
-// AnnotationCiliumOff is the test cluster's annotation on cilium-config
-// saying why each feature it turned off is off (a JSON object, key to
-// reason), which cnperf's kubernetes driver records.
-const AnnotationCiliumOff = "cnperf.io/cilium-off-why"
-
 // ciliumLabels are cilium-config's labels: what a Helm-installed Cilium
 // names itself by, and the version (the test cluster runs no DaemonSet
 // whose image tag would say it).
@@ -191,14 +236,14 @@ func ciliumLabels() map[string]string {
 // the agents and the operator read it.
 func (b *builder) ciliumObjects(ctx context.Context) error {
 	cfg := ciliumConfig(b.o)
-	why := ciliumOffWhy(cfg)
+	why := ciliumOffWhy(cfg, readCiliumHost())
 	whyJSON, err := json.Marshal(why)
 	if err != nil {
 		return err
 	}
 	cm := map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"name": "cilium-config", "namespace": "kube-system", "labels": ciliumLabels(),
-			"annotations": map[string]string{AnnotationCiliumOff: string(whyJSON)}},
+			"annotations": map[string]string{ciliumoff.Annotation: string(whyJSON)}},
 		"data": cfg}
 	if err := b.api.create(ctx, "/api/v1/namespaces/kube-system/configmaps", cm); err != nil {
 		return fmt.Errorf("cilium-config ConfigMap: %w", err)

@@ -7,7 +7,12 @@ import (
 	"testing"
 
 	fl "github.com/cnperf/cnperf/internal/lab/flannel"
+	"github.com/cnperf/cnperf/internal/lab/kube/ciliumoff"
+	"github.com/cnperf/cnperf/internal/lab/sysinfo"
 )
+
+// hasAll is a kernel with every option Cilium's features want.
+var hasAll = sysinfo.KernelConfig{"CONFIG_NET_SCH_FQ": "y", "CONFIG_WIREGUARD": "m", "CONFIG_INET_ESP": "y"}
 
 // TestValidate: every bad flag is refused in one line that names the flag
 // (or the name) as the user wrote it, before the machine is looked at.
@@ -171,6 +176,34 @@ func TestProxyConfig(t *testing.T) {
 	}
 }
 
+// TestCiliumOffWhy: a feature the kernel lacks is off for that reason,
+// named by its kernel option, only where the kernel says it lacks it.
+func TestCiliumOffWhy(t *testing.T) {
+	o := DefaultOptions()
+	o.CNI, o.ProxyMode = "cilium-vxlan", "iptables"
+	cfg := ciliumConfig(o)
+	lacking := ciliumOffWhy(cfg, ciliumHost{kernel: sysinfo.KernelConfig{"CONFIG_HZ": "250"}})
+	having := ciliumOffWhy(cfg, ciliumHost{kernel: hasAll, cgroup2: true})
+	silent := ciliumOffWhy(cfg, ciliumHost{})
+	for key, want := range map[string]string{
+		"enable-bandwidth-manager": "the kernel has no fq qdisc (CONFIG_NET_SCH_FQ)",
+		"enable-wireguard":         "the kernel has no WireGuard (CONFIG_WIREGUARD)",
+		"enable-ipsec":             "the kernel has no IPsec ESP (CONFIG_INET_ESP)",
+	} {
+		if lacking[key] != want {
+			t.Errorf("%s on a kernel without it: %q, want %q", key, lacking[key], want)
+		}
+		for name, why := range map[string]map[string]string{"with it": having, "that does not say": silent} {
+			if strings.Contains(why[key], "the kernel has no") || why[key] == "" {
+				t.Errorf("%s on a kernel %s: %q, want another reason", key, name, why[key])
+			}
+		}
+	}
+	if !strings.Contains(lacking["bpf-lb-sock"], "cgroup v1") || strings.Contains(having["bpf-lb-sock"], "cgroup v1") {
+		t.Errorf("bpf-lb-sock: %q on cgroup v1, %q on v2", lacking["bpf-lb-sock"], having["bpf-lb-sock"])
+	}
+}
+
 // TestCiliumConfig: cilium-config says the routing the CNI asks for, and
 // kube-proxy replacement only without kube-proxy, where socket load
 // balancing is on for the host namespace only (pods' Services at tc).
@@ -200,11 +233,19 @@ func TestCiliumConfig(t *testing.T) {
 				t.Errorf("%s %s: %s set, want absent", c.cni, c.proxy, k)
 			}
 		}
-		why := ciliumOffWhy(cfg)
-		for k, v := range cfg {
-			if v == "false" && strings.HasPrefix(k, "enable-") && k != "enable-bpf-masquerade" && k != "enable-local-redirect-policy" &&
-				k != "enable-envoy-config" && k != "enable-gateway-api" && k != "enable-ingress-controller" && k != "enable-metrics" && why[k] == "" {
-				t.Errorf("%s: %s off without a reason", c.cni, k)
+		// Every feature the driver records as off has its reason, on a
+		// kernel that lacks what Cilium wants, one that has it, and one
+		// that does not say; and nothing on is given one.
+		for _, h := range []ciliumHost{{kernel: sysinfo.KernelConfig{}}, {kernel: hasAll, cgroup2: true}, {}} {
+			why := ciliumOffWhy(cfg, h)
+			off := ciliumoff.Off(cfg)
+			for _, k := range off {
+				if why[k] == "" {
+					t.Errorf("%s %s, kernel %v: %s off without a reason", c.cni, c.proxy, h.kernel, k)
+				}
+			}
+			if len(why) != len(off) {
+				t.Errorf("%s %s: reasons %v for the features off %v", c.cni, c.proxy, why, off)
 			}
 		}
 	}

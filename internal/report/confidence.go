@@ -10,14 +10,6 @@ import (
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
-// RunIntervals returns one run's ratios to its reference mode ref with
-// their 95 % intervals (analysis.Spread): per mode and ping-pong metric,
-// or per case, mode and metric. Nil when ref is not among the run's
-// series. Series are the run's own mode keys.
-func RunIntervals(run Run, ref string, same float64) []analysis.RatioCI {
-	return analysis.Intervals(RunCases(run, ref, same), ref)
-}
-
 // costText renders a cost in percent, "–" when unknown.
 func costText(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -226,7 +218,7 @@ func (r *Report) computeIntervals(ref string, o Options) {
 		if len(r.Runs) == 1 {
 			r.cis.ref = refLabel(run, ref)
 		}
-		for _, c := range RunIntervalsWithin(run, ref, o.Same) {
+		for _, c := range RunIntervals(run, ref, o.Same) {
 			r.cis.table[ciKey{c.Case, name(c.Mode), c.Metric.Key}] = c.Interval
 			if c.Diff != nil {
 				r.cis.diffs[ciKey{c.Case, name(c.Mode), c.Metric.Key}] = *c.Diff

@@ -25,6 +25,7 @@ import (
 // ping→pong latency.
 func Feed(run Run, ref string) export.Feed {
 	meta := run.Meta
+	run.named = ref != ""
 	if ref == "" {
 		ref = meta.Spec.ReferenceKey()
 	}

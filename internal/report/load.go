@@ -22,6 +22,9 @@ type Run struct {
 	Samples []record.Sample
 	CPU     []record.CPUSample // the machine's CPU per second while measuring
 	Sockets record.Sockets     // the records and costs of the cases measured over repetitions
+	// named: the reader named the reference (--reference), which every
+	// series is then compared with (variantRefs).
+	named bool
 }
 
 // measured counts a run's records that carry measurements: a

@@ -129,6 +129,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 	if o.Bins < 1 {
 		o.Bins = DefaultOptions().Bins
 	}
+	runs = named(runs, o.Reference)
 	r := &Report{Title: "cnperf report", Generated: time.Now().UTC(), Runs: runs, Notes: notes, Warnings: busyWarnings(runs)}
 	if len(runs) == 0 {
 		return r, errors.New("no run could be read")
@@ -146,6 +147,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 	r.addHeadline()
 	r.addRunsTable()
 	r.addPolicy()
+	r.addCilium()
 	r.addDrivers(o)
 	if repeats {
 		// The cases measured over repetitions: bars and tables per case.

@@ -55,12 +55,13 @@ func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.
 	if warning := meta.Disturbance().Warning(); warning != "" {
 		fmt.Fprintf(w, "warning: %s\n\n", warning)
 	}
-	if ref == "" {
+	asked := ref != ""
+	if !asked {
 		ref = meta.Spec.ReferenceKey()
 	}
 	run := Run{Meta: *meta, Samples: samples}
 	if !meta.Spec.Socket() {
-		return summarize(w, run, ref)
+		return summarize(w, run, ref, asked)
 	}
 	// ReadRun has told what it skipped: the same file, the same notes.
 	runs, notes := Load([]string{dir})
@@ -68,7 +69,7 @@ func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.
 		return errors.New(strings.Join(notes, "; "))
 	}
 	if len(runs) == 1 {
-		return summarize(w, runs[0], ref)
+		return summarize(w, runs[0], ref, asked)
 	}
 	// A run of ping-pong and socket tests: each kind's tables in turn.
 	for i, view := range runs {
@@ -76,7 +77,7 @@ func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintf(w, "%s\n\n", view.Label)
-		if err := summarize(w, view, ref); err != nil {
+		if err := summarize(w, view, ref, asked); err != nil {
 			return err
 		}
 	}
@@ -84,9 +85,11 @@ func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.
 }
 
 // summarize writes the tables of one run of one kind: a sweep of message
-// sizes, or cases over repetitions.
-func summarize(w io.Writer, run Run, ref string) error {
+// sizes, or cases over repetitions; named says the reader named ref
+// (--reference), which is then every series' reference.
+func summarize(w io.Writer, run Run, ref string, named bool) error {
 	meta := &run.Meta
+	run.named = named
 	cases := RunCases(run, ref, DefaultOptions().Same)
 	if len(cases) == 0 {
 		_, err := fmt.Fprintln(w, "no socket test finished in this run")

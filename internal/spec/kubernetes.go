@@ -231,29 +231,52 @@ func (s Spec) ClusterOf(c conditions.Set) string {
 	return s.Kubernetes.Clusters[0].Name
 }
 
-// VariantReferences maps each lab's key to the key of the reference mode
-// under the same driver and conditions (k8s-pod/flannel to
-// k8s-host/flannel), when conditions are swept and the reference is a mode
-// (nil otherwise): each cluster's own k8s-host is its pods' reference.
+// VariantReferences maps each lab's key to its own reference's key when
+// each variant's series are compared within it (nil otherwise, and when
+// the reference is given as a series): the reference mode on the same
+// driver under the first variant that shares the lab's conditions named in
+// reference_per (k8s-pod/cross-node against k8s-host/cross-node with
+// reference_per: [node_placement]), and on a spec of several clusters
+// under the lab's own conditions (k8s-pod/flannel against
+// k8s-host/flannel): each cluster's own k8s-host is its pods' reference.
 func (s Spec) VariantReferences() map[string]string {
-	if len(s.Variants) < 2 || s.Reference == "" || strings.Contains(s.Reference, "/") {
+	if len(s.Variants) < 2 || s.Reference == "" || strings.Contains(s.Reference, "/") || s.ReferenceScope() == "" {
 		return nil
+	}
+	same := func(a, b conditions.Set) bool {
+		return conditions.SameIn(a, b, s.ReferencePer) && s.ClusterOf(a) == s.ClusterOf(b)
+	}
+	if len(s.ReferencePer) == 0 {
+		same = func(a, b conditions.Set) bool { return a == b }
 	}
 	labs := s.Labs()
 	refs := map[string]string{}
 	for _, l := range labs {
 		for _, r := range labs {
-			if r.Mode == s.Reference && r.Driver == l.Driver && r.Conditions == l.Conditions {
+			if r.Mode == s.Reference && r.Driver == l.Driver && same(r.Conditions, l.Conditions) {
 				refs[l.Key] = r.Key
+				break
 			}
 		}
 	}
 	return refs
 }
 
-// ComparesClusters reports whether the spec measures several clusters side
-// by side: its tables then compare each series with the reference mode on
-// its own cluster and conditions (VariantReferences).
-func (s Spec) ComparesClusters() bool {
-	return s.Kubernetes != nil && len(s.Kubernetes.Clusters) > 1 && s.VariantReferences() != nil
+// ReferenceScope says, in words, what each series shares with its own
+// reference ("node placement", "cluster and conditions"), or "" when one
+// reference is every series'.
+func (s Spec) ReferenceScope() string {
+	var words []string
+	if s.Kubernetes != nil && len(s.Kubernetes.Clusters) > 1 {
+		words = append(words, "cluster")
+		if len(s.ReferencePer) == 0 {
+			words = append(words, "conditions")
+		}
+	}
+	for _, k := range s.ReferencePer {
+		if k != "cluster" || len(words) == 0 {
+			words = append(words, strings.ReplaceAll(k, "_", " "))
+		}
+	}
+	return strings.Join(words, " and ")
 }

@@ -36,10 +36,16 @@ type Spec struct {
 	Driver      string `yaml:"driver" json:"driver"`
 	// Drivers, when given, compares drivers: every mode runs on each, side
 	// by side in one run (see ModeKeys).
-	Drivers   []string          `yaml:"drivers,omitempty" json:"drivers,omitempty"`
-	Modes     []string          `yaml:"modes" json:"modes"`
-	Reference string            `yaml:"reference" json:"reference"`
-	Labels    map[string]string `yaml:"labels,omitempty" json:"labels,omitempty"`
+	Drivers   []string `yaml:"drivers,omitempty" json:"drivers,omitempty"`
+	Modes     []string `yaml:"modes" json:"modes"`
+	Reference string   `yaml:"reference" json:"reference"`
+	// ReferencePer names conditions (node_placement, ip_family) in which
+	// each series keeps its own reference: with variants, a series is
+	// compared with the reference mode under the first variant that
+	// shares its values of them (VariantReferences), not the first
+	// variant's. Without it, every series is compared with ReferenceKey.
+	ReferencePer []string          `yaml:"reference_per,omitempty" json:"reference_per,omitempty"`
+	Labels       map[string]string `yaml:"labels,omitempty" json:"labels,omitempty"`
 	// PingPong holds the ping-pong test's parameters, whether the spec
 	// wrote them as its pingpong section or as a test of workload
 	// pingpong (pingpongtest.go).
@@ -179,6 +185,27 @@ func (s Spec) ReferenceKey() string {
 		return s.Reference + "/" + s.Variants[0].Label()
 	}
 	return s.Reference
+}
+
+// checkReferencePer refuses a reference_per that names no condition, or
+// that cannot apply: no variants, or a reference given as one series.
+func (s Spec) checkReferencePer() error {
+	for i, k := range s.ReferencePer {
+		if !slices.Contains(conditions.Keys(), k) {
+			return fmt.Errorf("reference_per[%d] %q: not a condition (use %s)", i, k, strings.Join(conditions.Keys(), ", "))
+		}
+		if slices.Contains(s.ReferencePer[:i], k) {
+			return fmt.Errorf("reference_per: %q is listed twice", k)
+		}
+	}
+	switch {
+	case len(s.ReferencePer) == 0:
+	case len(s.Variants) < 2:
+		return errors.New("reference_per: keeps a series' reference in its own variant; the spec sweeps no variants")
+	case strings.Contains(s.Reference, "/"):
+		return fmt.Errorf("reference_per: the reference %q is one series, every series'; name a mode (reference: %s)", s.Reference, strings.SplitN(s.Reference, "/", 2)[0])
+	}
+	return nil
 }
 
 // SplitModeKey returns a mode key's mode and driver.
@@ -661,6 +688,9 @@ func (s Spec) Validate() error {
 	}
 	if s.Reference != "" && !seen[s.Reference] && !slices.Contains(s.ModeKeys(), s.Reference) {
 		return fmt.Errorf("reference: mode %q is not in modes", s.Reference)
+	}
+	if err := s.checkReferencePer(); err != nil {
+		return err
 	}
 	if err := s.Conditions.Validate(runtime.NumCPU()); err != nil {
 		return fmt.Errorf("conditions.%w", err)

@@ -3,25 +3,13 @@ package kube
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/cnperf/cnperf/internal/lab/kube/ciliumoff"
 	"github.com/cnperf/cnperf/internal/record"
 )
-
-// AnnotationCiliumOff is where the test cluster (cnperf cluster) says, on
-// cilium-config, why each feature it turned off is off: a JSON object,
-// key to reason.
-const AnnotationCiliumOff = "cnperf.io/cilium-off-why"
-
-// ciliumFeatures are cilium-config's keys that switch a feature; set to
-// false they are recorded as off.
-var ciliumFeatures = []string{"bpf-lb-sock", "enable-bandwidth-manager", "enable-bgp-control-plane", "enable-bpf-masquerade",
-	"enable-endpoint-health-checking", "enable-health-checking", "enable-hubble", "enable-ipsec", "enable-ipv4",
-	"enable-ipv4-masquerade", "enable-ipv6", "enable-l7-proxy", "enable-wireguard", "enable-host-firewall",
-	"enable-local-redirect-policy", "enable-envoy-config", "enable-gateway-api", "enable-ingress-controller"}
 
 // describeCilium reads the cluster's cilium-config ConfigMap in
 // kube-system: nil when there is none (not a Cilium cluster, or not
@@ -59,13 +47,9 @@ func ciliumRecord(cm *corev1.ConfigMap) *record.KubeCilium {
 			r.TunnelProtocol = "vxlan" // Cilium's default
 		}
 	}
-	for _, k := range ciliumFeatures {
-		if strings.EqualFold(strings.TrimSpace(d[k]), "false") {
-			r.FeaturesOff = append(r.FeaturesOff, k)
-		}
-	}
-	slices.Sort(r.FeaturesOff)
-	if a := cm.Annotations[AnnotationCiliumOff]; a != "" {
+	r.FeaturesOff = ciliumoff.Off(d)
+	// The test cluster says why (cnperf cluster up).
+	if a := cm.Annotations[ciliumoff.Annotation]; a != "" {
 		var why map[string]string
 		if json.Unmarshal([]byte(a), &why) == nil && len(why) > 0 {
 			r.FeaturesOffWhy = why

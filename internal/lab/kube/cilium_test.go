@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/cnperf/cnperf/internal/lab/kube/ciliumoff"
 	"github.com/cnperf/cnperf/internal/record"
 )
 
@@ -18,7 +19,7 @@ func TestCiliumRecord(t *testing.T) {
 		data   map[string]string
 		want   record.KubeCilium
 	}{
-		{"test cluster vxlan", map[string]string{"app.kubernetes.io/version": "1.20.2"}, map[string]string{AnnotationCiliumOff: `{"enable-ipv6":"IPv4 only"}`},
+		{"test cluster vxlan", map[string]string{"app.kubernetes.io/version": "1.20.2"}, map[string]string{ciliumoff.Annotation: `{"enable-ipv6":"IPv4 only"}`},
 			map[string]string{"routing-mode": "tunnel", "tunnel-protocol": "vxlan", "kube-proxy-replacement": "false", "bpf-lb-sock": "false",
 				"ipam": "kubernetes", "enable-ipv6": "false", "enable-hubble": "False", "enable-l7-proxy": "true", "unknown-key": "false"},
 			record.KubeCilium{Version: "1.20.2", VersionFrom: "cilium-config label app.kubernetes.io/version", RoutingMode: "tunnel", TunnelProtocol: "vxlan",
@@ -26,7 +27,7 @@ func TestCiliumRecord(t *testing.T) {
 				FeaturesOffWhy: map[string]string{"enable-ipv6": "IPv4 only"}}},
 		{"native, KPR", nil, nil, map[string]string{"routing-mode": "native", "tunnel-protocol": "vxlan", "kube-proxy-replacement": "true"},
 			record.KubeCilium{RoutingMode: "native", KubeProxyReplacement: "true"}},
-		{"tunnel without protocol is vxlan", nil, map[string]string{AnnotationCiliumOff: "not json"}, map[string]string{"routing-mode": "tunnel"},
+		{"tunnel without protocol is vxlan", nil, map[string]string{ciliumoff.Annotation: "not json"}, map[string]string{"routing-mode": "tunnel"},
 			record.KubeCilium{RoutingMode: "tunnel", TunnelProtocol: "vxlan"}},
 		{"before routing-mode: tunnel geneve", nil, nil, map[string]string{"tunnel": "geneve"},
 			record.KubeCilium{RoutingMode: "tunnel", TunnelProtocol: "geneve"}},
@@ -67,7 +68,7 @@ func FuzzCiliumRecord(f *testing.F) {
 	f.Add("tunnel", "vxlan", "", `{"enable-ipv6":"x"}`, "false")
 	f.Add("", "", "disabled", "{", "FALSE ")
 	f.Fuzz(func(t *testing.T, routing, proto, tunnel, why, v string) {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{AnnotationCiliumOff: why}},
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{ciliumoff.Annotation: why}},
 			Data: map[string]string{"routing-mode": routing, "tunnel-protocol": proto, "tunnel": tunnel, "enable-hubble": v}}
 		r := ciliumRecord(cm)
 		if len(r.FeaturesOff) > 1 {

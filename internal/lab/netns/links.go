@@ -82,13 +82,27 @@ func uplinkEnds(index int) (sw, host, bridge string) {
 // joins (built later, by impairLinks, once every host is up).
 func hostUplink(b netdev.B, l *lab.Lab, h lab.Host, br string, link *conditions.Link, mtu int) error {
 	if link == nil || !link.Delays() {
-		return b.Veth(l.Switch, h.Name, br, h.NS, "eth0", mtu)
+		return wire(b, l, l.Switch, h.Name, br, h.NS, "eth0", mtu)
 	}
 	sw, host, _ := uplinkEnds(h.Index)
-	if err := b.Veth(l.Switch, h.Name, br, l.Switch, sw, mtu); err != nil {
+	if err := wire(b, l, l.Switch, h.Name, br, l.Switch, sw, mtu); err != nil {
 		return err
 	}
-	return b.Veth(l.Switch, host, "", h.NS, "eth0", mtu)
+	return wire(b, l, l.Switch, host, "", h.NS, "eth0", mtu)
+}
+
+// wire is a veth pair of the underlay (a host's NIC and its switch port,
+// a chain's hop, the zones' link): as a cable between two NICs with
+// receive-side scaling, both ends take each flow's packets in order
+// (netdev.SteerFlows), on the CPUs the lab's hosts may use.
+func wire(b netdev.B, l *lab.Lab, nsA, a, master, nsZ, z string, mtu int) error {
+	if err := b.Veth(nsA, a, master, nsZ, z, mtu); err != nil {
+		return err
+	}
+	if err := netdev.SteerFlows(nsA, a, l.HostCPUs()); err != nil {
+		return err
+	}
+	return netdev.SteerFlows(nsZ, z, l.HostCPUs())
 }
 
 // HopName names a chain's hop between hosts from and to, as a spec's
@@ -116,7 +130,7 @@ func chainHop(l *lab.Lab, cfg lab.Config, mark Mark, i int, from, to lab.Host, m
 	name := HopName(from.Name, to.Name)
 	link := linkOf(cfg.Links, name)
 	if link == nil {
-		return b.Veth(from.NS, ChainNext, "", to.NS, ChainPrev, mtu)
+		return wire(b, l, from.NS, ChainNext, "", to.NS, ChainPrev, mtu)
 	}
 	ns := lab.NS(cfg.Name, "hop"+strconv.Itoa(i))
 	if err := createNS(mark, ns, false); err != nil { // a bridge or a delay line: layer 2, as the switch
@@ -125,10 +139,10 @@ func chainHop(l *lab.Lab, cfg lab.Config, mark Mark, i int, from, to lab.Host, m
 	if err := b.SysctlIfPresent(ns, "net.bridge.bridge-nf-call-iptables", "0"); err != nil {
 		return err
 	}
-	if err := b.Veth(from.NS, ChainNext, "", ns, hopFrom, mtu); err != nil {
+	if err := wire(b, l, from.NS, ChainNext, "", ns, hopFrom, mtu); err != nil {
 		return err
 	}
-	if err := b.Veth(ns, hopTo, "", to.NS, ChainPrev, mtu); err != nil {
+	if err := wire(b, l, ns, hopTo, "", to.NS, ChainPrev, mtu); err != nil {
 		return err
 	}
 	rec := record.ImpairedLink{Link: name, Devices: []string{ns + "/" + hopFrom}, Delay: link.Delay, Jitter: link.Jitter, LossPercent: link.Loss, Rate: link.Rate}
@@ -142,7 +156,7 @@ func chainHop(l *lab.Lab, cfg lab.Config, mark Mark, i int, from, to lab.Host, m
 		if err := setMaster(ns, hopFrom, hopBridge); err != nil {
 			return err
 		}
-		if err := b.Veth(ns, hopPort, hopBridge, ns, hopEnd, mtu); err != nil {
+		if err := wire(b, l, ns, hopPort, hopBridge, ns, hopEnd, mtu); err != nil {
 			return err
 		}
 		from2 = hopEnd

@@ -103,7 +103,7 @@ func netemArgs(limit int, delay, jitter time.Duration, loss float64) []string {
 // how a kernel without netem is found.
 func netemLink(l *lab.Lab, c conditions.Set, z *record.Zones, mtu int) error {
 	b := netdev.B{Lab: l.Name}
-	if err := b.Veth(l.Switch, zoneLocal, "", l.Switch, zoneRemote, mtu); err != nil {
+	if err := wire(b, l, l.Switch, zoneLocal, "", l.Switch, zoneRemote, mtu); err != nil {
 		return err
 	}
 	z.QueuePackets = max(1000, z.QueueBytes/(mtu+14))
@@ -131,7 +131,7 @@ func delaylineLink(l *lab.Lab, c conditions.Set, z *record.Zones, mtu int) error
 	b := netdev.B{Lab: l.Name}
 	ends := []struct{ port, end, bridge string }{{zoneLocal, zoneLocal + "x", "br0"}, {zoneRemote, zoneRemote + "x", zoneBridge}}
 	for _, e := range ends {
-		if err := b.Veth(l.Switch, e.port, e.bridge, l.Switch, e.end, mtu); err != nil {
+		if err := wire(b, l, l.Switch, e.port, e.bridge, l.Switch, e.end, mtu); err != nil {
 			return err
 		}
 		// The line's ends carry the zones' frames and nothing of their

@@ -145,10 +145,11 @@ func badInput(format string, a ...any) error { return BadInput{fmt.Sprintf(forma
 // Run is a run with its ratios to the reference and their intervals.
 type Run struct {
 	Dir       string
-	Reference string
+	Reference string // in the tables' words: a series, or the reference mode in each series' own place
 	CIs       []analysis.RatioCI
 	Notes     []string // what reading the run skipped, one line each
 	modes     []string
+	refs      []string // the series that are a reference (report.RunReference)
 }
 
 // Load reads a run and computes its intervals; a directory that is not a
@@ -159,8 +160,9 @@ func Load(dir string) (Run, error) {
 		return Run{}, badInput("%s", strings.Join(notes, "; "))
 	}
 	r := runs[0]
-	ref := r.Meta.Spec.ReferenceKey()
-	return Run{Dir: dir, Reference: ref, CIs: report.RunIntervals(r, ref, report.DefaultOptions().Same), Notes: notes, modes: r.Meta.SeriesKeys()}, nil
+	label, refs := report.RunReference(r)
+	cis := report.RunIntervals(r, r.Meta.Spec.ReferenceKey(), report.DefaultOptions().Same)
+	return Run{Dir: dir, Reference: label, CIs: cis, Notes: notes, modes: r.Meta.SeriesKeys(), refs: refs}, nil
 }
 
 // JudgeLimits judges every limit on the run: one result per limit, or per case
@@ -172,7 +174,7 @@ func JudgeLimits(run Run, limits []Limit) ([]Result, error) {
 		if !slices.Contains(run.modes, l.Mode) {
 			return nil, badInput("%s: %s has no mode %s (it has %s)", l, run.Dir, quote(l.Mode), strings.Join(run.modes, ", "))
 		}
-		if l.Mode == run.Reference {
+		if slices.Contains(run.refs, l.Mode) {
 			return nil, badInput("%s: %s is the reference: it costs nothing against itself", l, quote(l.Mode))
 		}
 		var found bool
@@ -196,7 +198,7 @@ func JudgeLimits(run Run, limits []Limit) ([]Result, error) {
 // noRatios says why a run has no ratio at all: its reference is no series
 // of it, or was not measured.
 func noRatios(run Run) string {
-	if !slices.Contains(run.modes, run.Reference) {
+	if !slices.ContainsFunc(run.refs, func(r string) bool { return slices.Contains(run.modes, r) }) {
 		return "run.json lists no series of that name (it lists " + strings.Join(run.modes, ", ") + ")"
 	}
 	return "no sample of the reference was measured"

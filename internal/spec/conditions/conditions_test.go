@@ -3,6 +3,7 @@ package conditions
 import (
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -204,5 +205,30 @@ func TestPolicy(t *testing.T) {
 		if on != tc.on || rules != tc.rules || tc.set.Probes() != tc.probes || tc.set.Label() != tc.label {
 			t.Errorf("%+v: Policy %v %d, Probes %v, Label %q; want %v %d %v %q", tc.set, on, rules, tc.set.Probes(), tc.set.Label(), tc.on, tc.rules, tc.probes, tc.label)
 		}
+	}
+}
+
+// TestSameIn: sets compare only in the conditions named, by their spec
+// names, and every field of Set has one.
+func TestSameIn(t *testing.T) {
+	a := Set{Name: "a", NodePlacement: CrossNode, Cluster: "c1", IPFamily: IPv6}
+	b := Set{Name: "b", NodePlacement: CrossNode, Cluster: "c2", IPFamily: IPv6}
+	for _, c := range []struct {
+		keys []string
+		want bool
+	}{
+		{nil, true},
+		{[]string{"node_placement"}, true},
+		{[]string{"node_placement", "ip_family"}, true},
+		{[]string{"node_placement", "cluster"}, false},
+		{[]string{"cluster"}, false},
+	} {
+		if got := SameIn(a, b, c.keys); got != c.want {
+			t.Errorf("SameIn(%v) = %v, want %v", c.keys, got, c.want)
+		}
+	}
+	keys := Keys()
+	if n := reflect.TypeFor[Set]().NumField() - 1; len(keys) != n || slices.Contains(keys, "") || slices.Contains(keys, "name") {
+		t.Errorf("Keys() = %v: want the %d conditions' names", keys, n)
 	}
 }
