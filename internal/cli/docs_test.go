@@ -46,16 +46,8 @@ func TestDocsCommands(t *testing.T) {
 		}
 		lines = append(lines, markdownCommands(strings.TrimPrefix(f, "../../"), string(b))...)
 	}
-	presetFiles, err := filepath.Glob("../../presets/*.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range presetFiles {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines = append(lines, headerCommands(strings.TrimPrefix(f, "../../"), string(b))...)
+	for f, b := range presetTexts(t) {
+		lines = append(lines, headerCommands(f, b)...)
 	}
 	walkCommands(newRoot(drivers.Catalog(), io.Discard, io.Discard), func(c *cobra.Command) {
 		lines = append(lines, exampleCommands(c.CommandPath()+" --help", c.Example)...)
@@ -597,16 +589,8 @@ func TestDocsNoTraces(t *testing.T) {
 	// help is read on the machine it runs on, which it may call this one.
 	docTraces := append(slices.Clone(traces), "on this machine")
 	texts := docFiles(t)
-	presetFiles, err := filepath.Glob("../../presets/*.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range presetFiles {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		texts[strings.TrimPrefix(f, "../../")] = string(b)
+	for f, b := range presetTexts(t) {
+		texts[f] = b
 	}
 	help := map[string]string{}
 	walkCommands(newRoot(drivers.Catalog(), io.Discard, io.Discard), func(c *cobra.Command) {
@@ -668,4 +652,22 @@ func TestSpecListsEveryPreset(t *testing.T) {
 			t.Errorf("docs/spec.md's preset table has a row for %s, which cnperf presets does not list", r)
 		}
 	}
+}
+
+// presetTexts are the embedded presets' files by repository path.
+func presetTexts(t *testing.T) map[string]string {
+	t.Helper()
+	files, err := filepath.Glob("../../presets/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[strings.TrimPrefix(f, "../../")] = string(b)
+	}
+	return out
 }

@@ -205,9 +205,9 @@ func bounds(p workload.Param) string {
 		var r string
 		switch {
 		case p.Kind == workload.Duration && bd.Min == 1: // any duration above 0
-			r = "(0s, " + duration(time.Duration(bd.Max)) + "]"
+			r = "(0s, " + conditions.ShortDuration(time.Duration(bd.Max)) + "]"
 		case p.Kind == workload.Duration:
-			r = "0s.." + duration(time.Duration(bd.Max))
+			r = "0s.." + conditions.ShortDuration(time.Duration(bd.Max))
 		case bd.Min == math.MinInt64 && bd.Max == math.MaxInt64:
 			r = "any"
 		default:
@@ -244,18 +244,6 @@ func number(n int64) string {
 		out = append(out, s[i])
 	}
 	return string(out)
-}
-
-// duration writes a duration as a spec does: 24h, 1h, 10s.
-func duration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }
 
 // ConditionTable is the conditions as a Markdown table.

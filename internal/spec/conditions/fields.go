@@ -23,8 +23,8 @@ var Fields = []Field{
 	{"router", "`same`, `apart`",
 		"a user-space overlay router on the application's CPUs (`same`: contention, as on Kratzke 2015's single core) or on the next `cores` CPUs (`apart`, needs twice `cores`)"},
 	{"cpu_stress", "[0, 1)", "another process on each server host burns this share of each of the host's CPUs (Zismer 2016's stress-ng)"},
-	{"cpu_stress_on", "(0s, " + short(MaxStressPeriod) + "]", "with `cpu_stress_off`: burn only for the on part of each on+off window from the lab's start"},
-	{"cpu_stress_off", "(0s, " + short(MaxStressPeriod) + "]", "the off part of that window; both or neither"},
+	{"cpu_stress_on", "(0s, " + ShortDuration(MaxStressPeriod) + "]", "with `cpu_stress_off`: burn only for the on part of each on+off window from the lab's start"},
+	{"cpu_stress_off", "(0s, " + ShortDuration(MaxStressPeriod) + "]", "the off part of that window; both or neither"},
 	{"bandwidth", fmt.Sprintf("8kbit..%dgbit", MaxBandwidth/1_000_000_000),
 		"a TBF qdisc on every host's NIC (egress), burst 128 kB, at most 50 ms queued; a number and a tc unit (`bit`, `kbit`, `mbit`, `gbit`; `bps`, `kbps`, `mbps`, `gbps` are bytes), e.g. `100mbit`"},
 	{"offloads", "`on`, `off`", "`ethtool -K DEV tso gso gro tx rx` on every device of every host and container namespace (Zismer 2016)"},
@@ -34,9 +34,9 @@ var Fields = []Field{
 	{"mtu", fmt.Sprintf("%d..%d", MinMTU, MaxMTU), "the underlay's MTU: every host NIC and switch port"},
 	{"overlay_mtu", fmt.Sprintf("%d..%d", MinMTU, MaxMTU),
 		"the overlays' devices' MTU (default: the underlay's less the overlay's header: VXLAN 50, 70 over IPv6, the UDP router 28, WireGuard 80); `flannel-udp` and `flannel-host-gw` refuse it"},
-	{"delay", "(0s, " + short(MaxLinkDelay) + "]", "delay every link one way, each way: each host's uplink, each hop of a chain (a round trip across a switch crosses two uplinks each way); a spec's `links` that set their own delay keep it"},
+	{"delay", "(0s, " + ShortDuration(MaxLinkDelay) + "]", "delay every link one way, each way: each host's uplink, each hop of a chain (a round trip across a switch crosses two uplinks each way); a spec's `links` that set their own delay keep it"},
 	{"zone_hosts", "host names, comma-separated", "the hosts in a second zone; default the topology's last host (pong, or the server of socket tests). Any `zone_*` field splits the lab, even at zero delay ([zones](#zones-and-regions))"},
-	{"zone_delay", "0.." + short(MaxZoneDelay), "one-way delay between the zones, each way"},
+	{"zone_delay", "0.." + ShortDuration(MaxZoneDelay), "one-way delay between the zones, each way"},
 	{"zone_jitter", "0..`zone_delay`", "uniform in ±jitter; the delay line keeps frames in order, netem may reorder"},
 	{"zone_loss", "[0, 100)", "percent of frames lost between the zones, each way"},
 	{"zone_via", "`" + ViaNetem + "`, `" + ViaDelayline + "`", "what delays; default netem where the kernel has it, else cnperf's delay line"},
@@ -49,8 +49,8 @@ var Fields = []Field{
 	{"impairment", "a name in `impairments`", "the spec's list of impaired links for this lab, over `links` ([links](#impaired-links-and-flaps))"},
 }
 
-// short is a duration as a spec writes it: 24h, 10s, 1h30m.
-func short(d time.Duration) string {
+// ShortDuration is a duration as a spec writes it: 24h, 10s, 1h30m.
+func ShortDuration(d time.Duration) string {
 	s := d.String()
 	if strings.HasSuffix(s, "m0s") {
 		s = strings.TrimSuffix(s, "0s")

@@ -37,8 +37,8 @@ func TestShortDuration(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := short(d); got != want {
-			t.Errorf("short(%s) = %s, want %s", in, got, want)
+		if got := ShortDuration(d); got != want {
+			t.Errorf("ShortDuration(%s) = %s, want %s", in, got, want)
 		}
 	}
 }
