@@ -179,13 +179,13 @@ func ReadCalibration(dir, series string) (spec.Calibration, []string, error) {
 	if !slices.Contains(keys, series) {
 		return c, nil, fmt.Errorf("calibrate.series %s: run %s has no series %s (its run.json lists %s)", series, dir, series, strings.Join(keys, ", "))
 	}
-	samples, rep, err := rd.PingPong()
+	contents, rep, err := rd.Contents()
 	if err != nil {
 		return c, nil, fmt.Errorf("calibrate.from %s: %w", dir, err)
 	}
 	var mine []record.Sample
 	var measured []string // the series that have samples, in file order
-	for _, s := range samples {
+	for _, s := range contents.PingPong {
 		if s.Mode == series {
 			mine = append(mine, s)
 		}

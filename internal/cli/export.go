@@ -1,10 +1,9 @@
 package cli
 
 import (
-	"errors"
+	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -31,14 +30,14 @@ func newExportCmd(stdout io.Writer) *cobra.Command {
 			if err := export.ValidateIndex(index); err != nil {
 				return err
 			}
-			meta, samples, err := report.ReadRun(args[0], cmd.ErrOrStderr())
+			run, err := report.ReadRun(args[0], cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
-			if err := checkReference(ref, meta.SeriesKeys()); err != nil {
+			if err := checkReference(ref, run.Meta.SeriesKeys()); err != nil {
 				return err
 			}
-			if err := export.CheckCarries(format, !meta.Spec.RunsPingPong()); err != nil {
+			if err := export.CheckCarries(format, !run.Meta.Spec.RunsPingPong()); err != nil {
 				return err
 			}
 			w := stdout
@@ -54,15 +53,13 @@ func newExportCmd(stdout io.Writer) *cobra.Command {
 				w = f
 			}
 			if export.IsFeed(format) {
-				// The cases' figures need the socket records too, which
-				// ReadRun leaves out; it has told what it skipped.
-				runs, notes := report.Load([]string{args[0]})
-				if len(runs) != 1 {
-					return fail(errors.New(strings.Join(notes, "; ")))
+				views := run.Views()
+				if len(views) != 1 {
+					return fail(fmt.Errorf("%s holds ping-pong and socket tests: --format %s exports a run of one kind", args[0], format))
 				}
-				return fail(export.WriteFeed(w, format, report.Feed(runs[0], ref), export.FeedOptions{Index: index, NoTimestamps: noTimestamps}))
+				return fail(export.WriteFeed(w, format, report.Feed(views[0], ref), export.FeedOptions{Index: index, NoTimestamps: noTimestamps}))
 			}
-			return fail(export.Run(w, format, meta, samples, machine))
+			return fail(export.Run(w, format, &run.Meta, run.PingPong, machine))
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "ppbench", "ppbench or samples (ping-pong's requests), openmetrics, opensearch or perfdash (ping-pong and socket tests)")
@@ -94,12 +91,12 @@ func newSummaryCmd(stdout io.Writer) *cobra.Command {
 // reference when ""), with a header line describing the run when header
 // is set.
 func printSummary(stdout, stderr io.Writer, dir, ref string, header bool) error {
-	meta, samples, err := report.ReadRun(dir, stderr)
+	run, err := report.ReadRun(dir, stderr)
 	if err != nil {
 		return err
 	}
-	if err := checkReference(ref, meta.SeriesKeys()); err != nil {
+	if err := checkReference(ref, run.Meta.SeriesKeys()); err != nil {
 		return err
 	}
-	return fail(report.Summary(stdout, stderr, dir, meta, samples, ref, header))
+	return fail(report.Summary(stdout, run, ref, header))
 }

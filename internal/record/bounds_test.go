@@ -260,9 +260,9 @@ func TestUnlistedSeries(t *testing.T) {
 	// Without run.json's series (a reader that did not decode a Meta),
 	// every line is read.
 	rd, _ := Open(dir)
-	all, rep, err := rd.PingPong()
-	if err != nil || len(all) != n+1 || rep.Unlisted != 0 {
-		t.Errorf("unfiltered: %d samples, %d unlisted, %v", len(all), rep.Unlisted, err)
+	all, rep, err := rd.Contents()
+	if err != nil || len(all.PingPong) != n+1 || rep.Unlisted != 0 {
+		t.Errorf("unfiltered: %d samples, %d unlisted, %v", len(all.PingPong), rep.Unlisted, err)
 	}
 }
 

@@ -75,34 +75,26 @@ func FuzzStoredRun(f *testing.F) {
 		}
 		var raw map[string]any
 		_ = rd.Meta(&raw) // any JSON or an error, never a panic
-		samples, rep, err := rd.PingPong()
+		c, rep, err := rd.Contents()
 		if errors.Is(err, record.ErrBounds) {
 			return // refused whole, in one line: TestHostileRunFiles
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkReport(t, samplesJSONL, rep, len(samples))
-		for _, s := range samples {
+		checkReport(t, samplesJSONL, rep, len(c.PingPong)+len(c.Records)+len(c.Costs)+len(c.CPU))
+		for _, s := range c.PingPong {
 			for k, v := range s.Labels {
 				if len(k) > record.MaxNameBytes || len(v) > record.MaxNameBytes {
 					t.Fatalf("a label of %d and %d bytes read", len(k), len(v))
 				}
 			}
 		}
-		sockets, rep, err := rd.Sockets()
-		if errors.Is(err, record.ErrBounds) {
-			return // a socket line's name (PingPong skips those lines unread)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range sockets.Records {
+		for _, r := range c.Records {
 			if len(r.Case) > record.MaxNameBytes {
 				t.Fatalf("a case of %d bytes read", len(r.Case))
 			}
 		}
-		checkReport(t, samplesJSONL, rep, len(sockets.Records)+len(sockets.Costs)+len(sockets.CPU))
 
 		runs, notes := report.Load([]string{dir})
 		for _, n := range notes {
@@ -149,7 +141,7 @@ func checkReport(t *testing.T, data []byte, rep record.ReadReport, got int) {
 func statistics(run report.Run) {
 	modes := run.Meta.Spec.ModeKeys()
 	by := map[string][]record.Sample{}
-	for _, s := range run.Samples {
+	for _, s := range run.PingPong {
 		by[s.Mode] = append(by[s.Mode], s)
 	}
 	d, _ := analysis.NewDataset(modes, by, run.Meta.Spec.ReferenceKey())
@@ -164,7 +156,7 @@ func statistics(run report.Run) {
 			d.Loss(s, m, 100)
 		}
 	}
-	set := analysis.NewSweep(run.Samples, report.Cells(run.Meta), modes)
+	set := analysis.NewSweep(run.PingPong, report.Cells(run.Meta), modes)
 	set.Rows(run.Meta.Spec.ReferenceKey())
 	analysis.Drivers([]analysis.Case{set.Case()}, analysis.DriverPairs(modes, run.Meta.Spec.SplitModeKey))
 	report.Cases([]report.Run{run}, run.Meta.Spec.ReferenceKey(), 2)

@@ -1,11 +1,9 @@
 // Package record owns everything a run stores, so that whatever reads runs
 // (analysis, report, export, import) depends on it alone and on no code
 // that builds labs: the run's metadata with its labs, cells and the system
-// they ran on (meta.go, lab.go, system.go), the records of what was
-// measured (ping-pong's per-request samples, sample.go; the lines clients
-// print in the workload envelope and each cell's cost, sockets.go), the
-// machine's CPU (cpu.go), and the run directory itself, written and read
-// back here.
+// they ran on (meta.go, lab.go, system.go), the lines of what was measured
+// (every workload's, each cell's cost and the machine's CPU: lines.go),
+// and the run directory itself, written and read back here.
 //
 // A run directory holds two files:
 //
@@ -427,51 +425,26 @@ func (rd *Reader) Samples(fn func(line []byte) error) (ReadReport, error) {
 	}
 }
 
-// Sockets holds a run's socket-test lines.
-type Sockets struct {
-	Records []Record
-	Costs   []Cost
-	CPU     []CPUSample
-}
-
-// Contents is what samples.jsonl holds for its readers.
+// Contents is what samples.jsonl holds, every workload's lines in file
+// order, each saying its workload and cell: ping-pong's per-request
+// samples, the other tests' records (their clients' envelope lines), each
+// cell's cost and the machine's CPU.
 type Contents struct {
 	PingPong []Sample
-	Sockets
+	Records  []Record
+	Costs    []Cost
+	CPU      []CPUSample
 }
 
-// PingPong returns the run's ping-pong samples in file order. Lines of
-// other workloads are skipped silently (they are neither counted in
-// Skipped nor reported); undecodable lines are skipped and reported.
-func (rd *Reader) PingPong() ([]Sample, ReadReport, error) {
-	c, rep, err := rd.read(true, false)
-	return c.PingPong, rep, err
-}
-
-// Sockets returns the run's socket-test records, their cells' costs and the
-// machine's CPU samples, in file order; other lines are skipped silently,
-// undecodable ones skipped and reported.
-func (rd *Reader) Sockets() (Sockets, ReadReport, error) {
-	c, rep, err := rd.read(false, true)
-	return c.Sockets, rep, err
-}
-
-// Contents returns the ping-pong samples and the socket-test lines in one
-// pass over samples.jsonl, so each skipped line is reported once.
+// Contents reads samples.jsonl in one pass, so each skipped line is
+// reported once: lines of series run.json does not list are skipped and
+// counted, undecodable ones skipped and reported, lines of no test (no
+// record kind) skipped silently.
 func (rd *Reader) Contents() (Contents, ReadReport, error) {
-	return rd.read(true, true)
-}
-
-var pingTag = []byte(`"workload":"pingpong"`)
-
-func (rd *Reader) read(ping, sockets bool) (Contents, ReadReport, error) {
 	var out Contents
 	var unl ReadReport // the unlisted lines, counted as they are met
 	var names lineNames
 	rep, err := rd.Samples(func(line []byte) error {
-		if !ping && bytes.Contains(line, pingTag) {
-			return nil // the bulk of a ping-pong run: skip without decoding
-		}
 		var probe struct {
 			Workload string `json:"workload"`
 			Kind     string `json:"kind"`
@@ -481,10 +454,8 @@ func (rd *Reader) read(ping, sockets bool) (Contents, ReadReport, error) {
 			return fmt.Errorf("not a JSON object: %w", err)
 		}
 		switch {
-		case probe.Workload == "pingpong" && !ping,
-			probe.Workload != "pingpong" && !sockets,
-			probe.Workload != "pingpong" && probe.Workload != "cost" && probe.Workload != "cpu" && probe.Kind == "":
-			return nil // another reader's line, or no test's record
+		case probe.Workload != "pingpong" && probe.Workload != "cost" && probe.Workload != "cpu" && probe.Kind == "":
+			return nil // no test's record
 		case probe.Workload == "cpu" && probe.Mode == "":
 			// the machine's CPU between cells: no series
 		case !rd.listed(probe.Mode):

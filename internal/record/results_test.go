@@ -105,12 +105,13 @@ func TestRoundTrip(t *testing.T) {
 		t.Errorf("run.json is not indented:\n%s", raw)
 	}
 
-	got, rep, err := mustOpen(t, dir).PingPong()
+	c, rep, err := mustOpen(t, dir).Contents()
+	got := c.PingPong
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("PingPong =\n%+v\nwant\n%+v", got, want)
+		t.Errorf("PingPong samples =\n%+v\nwant\n%+v", got, want)
 	}
 	if rep.Lines != 3 || rep.Skipped != 0 || len(rep.Problems) != 0 {
 		t.Errorf("report = %+v, want 3 lines, nothing skipped", rep)
@@ -150,9 +151,10 @@ func TestDamagedLines(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, SamplesFile), []byte(tt.content), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			got, rep, err := mustOpen(t, dir).PingPong()
+			c, rep, err := mustOpen(t, dir).Contents()
+			got := c.PingPong
 			if err != nil {
-				t.Fatalf("PingPong: %v", err)
+				t.Fatalf("Contents: %v", err)
 			}
 			var sizes []int
 			for _, s := range got {
@@ -178,7 +180,7 @@ func TestProblemsCapped(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, MetaFile), []byte("{}"), 0o644)
 	os.WriteFile(filepath.Join(dir, SamplesFile), []byte(strings.Repeat("garbage\n", 100)), 0o644)
-	_, rep, err := mustOpen(t, dir).PingPong()
+	_, rep, err := mustOpen(t, dir).Contents()
 	if err != nil {
 		t.Fatal(err)
 	}

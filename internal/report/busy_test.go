@@ -37,8 +37,8 @@ func TestBusyRunIsSaid(t *testing.T) {
 		{"quiet", withLoad(synthetic(modes, 300, 1), 6, 2), false},
 		{"no load recorded", synthetic(modes, 300, 1), false},
 	} {
-		var sum, warn bytes.Buffer
-		if err := Summary(&sum, &warn, c.run.Dir, &c.run.Meta, c.run.Samples, "", true); err != nil {
+		var sum bytes.Buffer
+		if err := Summary(&sum, c.run, "", true); err != nil {
 			t.Fatal(err)
 		}
 		if got := strings.Contains(sum.String(), want); got != c.busy {

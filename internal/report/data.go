@@ -175,7 +175,7 @@ func buildData(r *Report, d analysis.Dataset, o Options) Data {
 	out := Data{Generated: r.Generated, Series: d.Series, Reference: d.Reference, Window: r.Window, SplitBytes: r.Split,
 		Summary: map[string][]DataSummary{}, SmallBig: map[string][]DataSplit{}, Loss: map[string]map[string][]DataLoss{}, Notes: r.Notes}
 	for _, run := range r.Runs {
-		out.Runs = append(out.Runs, DataRun{Dir: run.Dir, Label: run.Label, Status: run.Meta.Status, Modes: run.Meta.SeriesKeys(), Samples: len(run.Samples)})
+		out.Runs = append(out.Runs, DataRun{Dir: run.Dir, Label: run.Label, Status: run.Meta.Status, Modes: run.Meta.SeriesKeys(), Samples: len(run.PingPong)})
 	}
 	for _, m := range r.metricsShown {
 		out.Metrics = append(out.Metrics, DataMetric{Key: m.Key, Title: m.Title, Unit: m.Unit, HigherIsBetter: m.HigherIsBetter})

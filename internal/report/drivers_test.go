@@ -30,7 +30,7 @@ func pingPongDriverRun(label, driver string, drivers []string) Run {
 	t0 := time.Unix(1000, 0)
 	for i, k := range s.ModeKeys() {
 		for j := 0; j < 4; j++ {
-			run.Samples = append(run.Samples, record.Sample{Workload: "pingpong", Mode: k, Size: 2000, Length: 2000, Code: 200,
+			run.PingPong = append(run.PingPong, record.Sample{Workload: "pingpong", Mode: k, Size: 2000, Length: 2000, Code: 200,
 				DurationMS: dur[k], LatencyMS: dur[k] + 1, Rep: j})
 		}
 		run.Meta.Cells = append(run.Meta.Cells, record.Cell{Index: i, Mode: k, Start: t0, End: t0.Add(time.Second), Samples: rps[k]})
@@ -46,7 +46,7 @@ func socketDriverRun(label, driver string, drivers []string) Run {
 	mbps := map[string]float64{"bare": 1000, "bridge": 800, "bridge@docker": 600}
 	for i, k := range s.ModeKeys() {
 		data := fmt.Sprintf(`{"workload":"stream","protocol":"tcp","receiver_bits_per_second":%g,"retransmits":1}`, mbps[k]*1e6)
-		run.Sockets.Records = append(run.Sockets.Records, record.Record{Workload: "stream", Kind: "total", Mode: k, Cell: i, Case: "stream", Data: json.RawMessage(data)})
+		run.Records = append(run.Records, record.Record{Workload: "stream", Kind: "total", Mode: k, Cell: i, Case: "stream", Data: json.RawMessage(data)})
 	}
 	return run
 }

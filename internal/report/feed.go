@@ -76,7 +76,7 @@ func Feed(run Run, ref string) export.Feed {
 				r.Figures = append(r.Figures, fig)
 			}
 			if c.Sweep != nil {
-				r.Figures = append(r.Figures, latencyPercentiles(run.Samples, series, cells, -1)...)
+				r.Figures = append(r.Figures, latencyPercentiles(run.PingPong, series, cells, -1)...)
 				r.Figures = append(r.Figures, serverCost(meta, series, -1)...)
 				r.Figures = append(r.Figures, sweepKernel(meta, series)...)
 				r.Figures = append(r.Figures, sweepTCP(meta, series)...)
@@ -99,7 +99,7 @@ func Feed(run Run, ref string) export.Feed {
 						Value: stats.Mean(xs), SD: stats.StdDev(xs), N: len(xs), Ratio: math.NaN(), RatioLo: math.NaN(), RatioHi: math.NaN()})
 				}
 				if c.Sweep != nil {
-					ir.Figures = append(ir.Figures, latencyPercentiles(run.Samples, series, cells, i)...)
+					ir.Figures = append(ir.Figures, latencyPercentiles(run.PingPong, series, cells, i)...)
 					ir.Figures = append(ir.Figures, serverCost(meta, series, i)...)
 				}
 				if len(ir.Figures) > 0 {

@@ -81,7 +81,7 @@ func (r *Report) addFlaps() {
 // runFlaps is what the run's flaps did: to socket tests' clients (from
 // their intervals) and to ping-pong's requests (from its samples).
 func runFlaps(run Run, series func(mode string) string) []analysis.FlapEffect {
-	return append(analysis.Flaps(run.Meta, run.Sockets.Records, series), analysis.PingPongFlaps(run.Meta, run.Samples, series)...)
+	return append(analysis.Flaps(run.Meta, run.Records, series), analysis.PingPongFlaps(run.Meta, run.PingPong, series)...)
 }
 
 // WriteFlapTable prints the link-flap table (nothing without flaps).

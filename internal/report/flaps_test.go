@@ -25,7 +25,7 @@ func flapRun(flapped bool) Run {
 	}
 	run := Run{Dir: "flap", Label: "flap", Meta: record.Meta{Status: "complete", Spec: s, Started: time.Unix(0, 0), Cells: []record.Cell{cell}}}
 	add := func(kind, data string) {
-		run.Sockets.Records = append(run.Sockets.Records, record.Record{Workload: "stream", Kind: kind, Mode: "bare", Case: "tcp", Data: []byte(data)})
+		run.Records = append(run.Records, record.Record{Workload: "stream", Kind: kind, Mode: "bare", Case: "tcp", Data: []byte(data)})
 	}
 	for i := range 60 {
 		start, bytes := float64(i)/10, 1e7
@@ -58,7 +58,7 @@ func TestFlapSection(t *testing.T) {
 				}
 			}
 			var text strings.Builder
-			if err := WriteFlapTable(&text, analysis.Flaps(run.Meta, run.Sockets.Records, func(m string) string { return m })); err != nil {
+			if err := WriteFlapTable(&text, analysis.Flaps(run.Meta, run.Records, func(m string) string { return m })); err != nil {
 				t.Fatal(err)
 			}
 			if !flapped {
@@ -101,7 +101,7 @@ func TestPingPongFlapRows(t *testing.T) {
 		if errText != "" {
 			sm.Error, sm.Code, sm.Length = errText, 0, 0
 		}
-		run.Samples = append(run.Samples, sm)
+		run.PingPong = append(run.PingPong, sm)
 	}
 	for i := range 10 {
 		smp(0, 100+i, float64(i)*0.1, 2, "")

@@ -49,11 +49,11 @@ func TestImportSummaryHeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, warn bytes.Buffer
-	meta, recs, err := ReadRun(dir, &warn)
+	run, err := ReadRun(dir, &warn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Summary(&out, &warn, dir, meta, recs, "", true); err != nil {
+	if err := Summary(&out, run, "", true); err != nil {
 		t.Fatal(err)
 	}
 	first, _, _ := strings.Cut(out.String(), "\n")

@@ -5,6 +5,7 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"path/filepath"
 
 	"github.com/cnperf/cnperf/internal/analysis"
@@ -16,12 +17,12 @@ import (
 
 // Run is one loaded run directory.
 type Run struct {
-	Dir     string
-	Label   string // how the run is named when several are compared
-	Meta    record.Meta
-	Samples []record.Sample
-	CPU     []record.CPUSample // the machine's CPU per second while measuring
-	Sockets record.Sockets     // the records and costs of the cases measured over repetitions
+	Dir   string
+	Label string // how the run is named when several are compared
+	Meta  record.Meta
+	// What samples.jsonl holds: ping-pong's samples, the other tests'
+	// records, the cells' costs and the machine's CPU while measuring.
+	record.Contents
 	// named: the reader named the reference (--reference), which every
 	// series is then compared with (variantRefs).
 	named bool
@@ -41,7 +42,7 @@ func measured(recs []record.Record) int {
 
 // Sweeps reports whether the run swept message sizes (ping-pong); every
 // other workload measures cases over repetitions.
-func (r Run) Sweeps() bool { return len(r.Sockets.Records) == 0 && !r.Meta.Spec.Socket() }
+func (r Run) Sweeps() bool { return len(r.Records) == 0 && !r.Meta.Spec.Socket() }
 
 // Views are the run as the tables read it: the run itself, or, for a run
 // that measured ping-pong and socket tests, one run of each kind, each
@@ -61,16 +62,15 @@ func (r Run) Views() []Run {
 			sk.Meta.Cells = append(sk.Meta.Cells, c)
 		}
 	}
-	pp.Sockets = record.Sockets{CPU: r.Sockets.CPU}
-	sk.Sockets.Costs = nil
-	for _, c := range r.Sockets.Costs {
+	pp.Records, pp.Costs, sk.Costs = nil, nil, nil
+	for _, c := range r.Costs {
 		if c.Test == registry.PingPong().Name() {
-			pp.Sockets.Costs = append(pp.Sockets.Costs, c)
+			pp.Costs = append(pp.Costs, c)
 		} else {
-			sk.Sockets.Costs = append(sk.Sockets.Costs, c)
+			sk.Costs = append(sk.Costs, c)
 		}
 	}
-	sk.Samples, sk.Meta.Sizes = nil, 0
+	sk.PingPong, sk.Meta.Sizes = nil, 0
 	pp.Label, sk.Label = r.Label+" ping-pong", r.Label+" tests"
 	return []Run{pp, sk}
 }
@@ -92,7 +92,7 @@ func Cases(runs []Run, ref string, same float64) []analysis.Case {
 				refSeries = name(m)
 			}
 		}
-		obs = append(obs, analysis.Observations(run.Sockets.Records, run.Sockets.Costs, run.CPU, Cells(run.Meta), name)...)
+		obs = append(obs, analysis.Observations(run.Records, run.Costs, run.CPU, Cells(run.Meta), name)...)
 	}
 	if len(runs) == 1 && variantRefs(runs[0], ref) != nil {
 		return analysis.CasesWithin(obs, series, refOf(runs[0], ref), same)
@@ -131,7 +131,7 @@ func RunCases(run Run, ref string, same float64) []analysis.Case {
 
 // runSweep is a run's samples by mode, cell and size.
 func runSweep(run Run) analysis.Sweep {
-	return analysis.NewSweep(run.Samples, Cells(run.Meta), run.Meta.SeriesKeys())
+	return analysis.NewSweep(run.PingPong, Cells(run.Meta), run.Meta.SeriesKeys())
 }
 
 // CheckMeta refuses a run.json that decodes but describes no run (an empty
@@ -156,43 +156,60 @@ func StatusNote(dir, status string) string {
 	return fmt.Sprintf("%s: the run's status is %q: it holds the samples measured before it stopped", dir, status)
 }
 
-// Load reads run directories. A directory that cannot be read is skipped
-// and reported in the returned notes; so are damaged sample lines.
+// ReadRun reads a run directory whole, telling warn what it had to skip.
+// Its errors are bad input: a directory that is not a readable run
+// (missing, no or a damaged run.json, one naming no modes, no
+// samples.jsonl, a file outside record's bounds).
+func ReadRun(dir string, warn io.Writer) (Run, error) {
+	r, notes, err := readRun(dir)
+	for _, n := range notes {
+		fmt.Fprintf(warn, "cnperf: %s\n", n)
+	}
+	return r, err
+}
+
+// readRun reads a run directory, with notes on what it skipped, each
+// naming the directory.
+func readRun(dir string) (Run, []string, error) {
+	r := Run{Dir: dir, Label: filepath.Base(filepath.Clean(dir))}
+	rd, err := record.Open(dir)
+	if err != nil {
+		return r, nil, err
+	}
+	if err := rd.Meta(&r.Meta); err != nil {
+		return r, nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	if err := CheckMeta(dir, r.Meta); err != nil {
+		return r, nil, err
+	}
+	contents, rep, err := rd.Contents()
+	if err != nil {
+		return r, nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	r.Contents = contents
+	var notes []string
+	for _, n := range rep.Notes() {
+		notes = append(notes, fmt.Sprintf("%s: %s", dir, n))
+	}
+	if n := StatusNote(dir, r.Meta.Status); n != "" {
+		notes = append(notes, n)
+	}
+	return r, notes, nil
+}
+
+// Load reads run directories, each as the views its tables read (Views).
+// A directory that cannot be read is skipped and reported in the returned
+// notes; so are damaged sample lines.
 func Load(dirs []string) ([]Run, []string) {
 	var runs []Run
 	var notes []string
 	for _, dir := range dirs {
-		rd, err := record.Open(dir)
+		r, ns, err := readRun(dir)
 		if err != nil {
-			notes = append(notes, fmt.Sprintf("skipped %s: %v", dir, err))
+			notes = append(notes, "skipped "+err.Error())
 			continue
 		}
-		var r Run
-		r.Dir = dir
-		if err := rd.Meta(&r.Meta); err != nil {
-			notes = append(notes, fmt.Sprintf("skipped %s: run.json: %v", dir, err))
-			continue
-		}
-		if err := CheckMeta(dir, r.Meta); err != nil {
-			notes = append(notes, fmt.Sprintf("skipped %s", err))
-			continue
-		}
-		contents, rep, err := rd.Contents()
-		if err != nil {
-			notes = append(notes, fmt.Sprintf("skipped %s: %v", dir, err))
-			continue
-		}
-		for _, n := range rep.Notes() {
-			notes = append(notes, fmt.Sprintf("%s: %s", dir, n))
-		}
-		if n := StatusNote(dir, r.Meta.Status); n != "" {
-			notes = append(notes, n)
-		}
-		r.Sockets = contents.Sockets
-		samples := contents.PingPong
-		r.Samples = samples
-		r.CPU = contents.CPU
-		r.Label = filepath.Base(filepath.Clean(dir))
+		notes = append(notes, ns...)
 		runs = append(runs, r.Views()...)
 	}
 	return runs, notes

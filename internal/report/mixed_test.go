@@ -95,21 +95,21 @@ func TestRunOfBoth(t *testing.T) {
 	if len(runs) != 2 || !runs[0].Sweeps() || runs[1].Sweeps() || len(notes) > 0 {
 		t.Fatalf("%d runs (%v), notes %v: want its ping-pong and its tests", len(runs), runs, notes)
 	}
-	if len(runs[0].Samples) == 0 || len(runs[1].Sockets.Records) == 0 || len(runs[1].Samples) != 0 || len(runs[0].Sockets.Records) != 0 {
+	if len(runs[0].PingPong) == 0 || len(runs[1].Records) == 0 || len(runs[1].PingPong) != 0 || len(runs[0].Records) != 0 {
 		t.Errorf("ping-pong view: %d samples, %d records; tests view: %d samples, %d records",
-			len(runs[0].Samples), len(runs[0].Sockets.Records), len(runs[1].Samples), len(runs[1].Sockets.Records))
+			len(runs[0].PingPong), len(runs[0].Records), len(runs[1].PingPong), len(runs[1].Records))
 	}
 	for _, c := range runs[0].Meta.Cells {
 		if c.Case != "" {
 			t.Errorf("ping-pong view holds cell %d of %s", c.Index, c.Case)
 		}
 	}
-	meta, samples, err := report.ReadRun(dir, io.Discard)
+	run, err := report.ReadRun(dir, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out strings.Builder
-	if err := report.Summary(&out, io.Discard, dir, meta, samples, "", false); err != nil {
+	if err := report.Summary(&out, run, "", false); err != nil {
 		t.Fatal(err)
 	}
 	text := out.String()

@@ -49,15 +49,15 @@ func TestStoredRunsCheckAndExportIdentically(t *testing.T) {
 			compare(dir+".check.xml", junit.Bytes())
 
 			// export: what `cnperf export DIR --format F` writes.
-			meta, samples, err := report.ReadRun(dir, io.Discard)
+			run, err := report.ReadRun(dir, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var pp, flat bytes.Buffer
-			if err := export.Run(&pp, "ppbench", meta, samples, ""); err != nil {
+			if err := export.Run(&pp, "ppbench", &run.Meta, run.PingPong, ""); err != nil {
 				t.Fatal(err)
 			}
-			if err := export.Run(&flat, "samples", meta, samples, ""); err != nil {
+			if err := export.Run(&flat, "samples", &run.Meta, run.PingPong, ""); err != nil {
 				t.Fatal(err)
 			}
 			for _, e := range []struct {

@@ -57,11 +57,11 @@ func TestStoredRunsReportIdentically(t *testing.T) {
 			fromRoot := func(s string) string { return strings.ReplaceAll(s, "internal/report/"+dir, dir) }
 
 			var summary, warn bytes.Buffer
-			meta, samples, err := ReadRun(dir, &warn)
+			run, err := ReadRun(dir, &warn)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := Summary(&summary, &warn, dir, meta, samples, "", true); err != nil {
+			if err := Summary(&summary, run, "", true); err != nil {
 				t.Fatal(err)
 			}
 			want, err := os.ReadFile(dir + ".summary.txt")

@@ -86,12 +86,12 @@ func TestNamedReference(t *testing.T) {
 					want = ref.asked
 				}
 				// summary
-				meta, samples, err := report.ReadRun(dir, io.Discard)
+				run, err := report.ReadRun(dir, io.Discard)
 				if err != nil {
 					t.Fatal(err)
 				}
 				var sum bytes.Buffer
-				if err := report.Summary(&sum, io.Discard, dir, meta, samples, ref.asked, false); err != nil {
+				if err := report.Summary(&sum, run, ref.asked, false); err != nil {
 					t.Fatal(err)
 				}
 				if !strings.Contains(sum.String(), "intervals against "+want+" (") {
@@ -133,14 +133,14 @@ func TestNamedReference(t *testing.T) {
 					continue
 				}
 				// check: the spec's reference, as the default tables
-				run, err := gate.Load(dir)
+				checked, err := gate.Load(dir)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if run.Reference != c.label {
-					t.Errorf("check names the reference %q, want %q", run.Reference, c.label)
+				if checked.Reference != c.label {
+					t.Errorf("check names the reference %q, want %q", checked.Reference, c.label)
 				}
-				for _, ci := range run.CIs {
+				for _, ci := range checked.CIs {
 					if ci.Mode == pod && ci.Metric.Key == "transfer" && ci.Ratio != reportRatio {
 						t.Errorf("check judges %s transfer at %v, the report shows %v", pod, ci.Ratio, reportRatio)
 					}
@@ -149,7 +149,7 @@ func TestNamedReference(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := gate.JudgeLimits(run, []gate.Limit{l}); err == nil || !strings.Contains(err.Error(), "is the reference") {
+				if _, err := gate.JudgeLimits(checked, []gate.Limit{l}); err == nil || !strings.Contains(err.Error(), "is the reference") {
 					t.Errorf("a limit on %s, its placement's reference: %v, want refused as the reference", cross, err)
 				}
 			}

@@ -187,7 +187,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 	if !sweeps {
 		r.Data = Data{Generated: r.Generated, Reference: r.Reference}
 		for _, run := range r.Runs {
-			r.Data.Runs = append(r.Data.Runs, DataRun{Dir: run.Dir, Label: run.Label, Status: run.Meta.Status, Modes: run.Meta.SeriesKeys(), Samples: measured(run.Sockets.Records)})
+			r.Data.Runs = append(r.Data.Runs, DataRun{Dir: run.Dir, Label: run.Label, Status: run.Meta.Status, Modes: run.Meta.SeriesKeys(), Samples: measured(run.Records)})
 		}
 	}
 	r.Data.Cases = caseData(r.cases)
@@ -220,7 +220,7 @@ func (r *Report) addSweep(ref string, o Options) error {
 				refSeries = name
 			}
 		}
-		for _, s := range run.Samples {
+		for _, s := range run.PingPong {
 			name := seriesName(runs, run, s.Mode)
 			samples[name] = append(samples[name], s)
 		}

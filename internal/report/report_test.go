@@ -28,7 +28,7 @@ func synthetic(modes []string, n int, seed uint64) Run {
 		for j := 0; j < n; j++ {
 			size := 1 + rng.IntN(500000)
 			ms := (0.1 + float64(size)/1e9*1000/factor) * (1 + 0.2*rng.Float64())
-			r.Samples = append(r.Samples, record.Sample{Workload: "pingpong", Mode: m, Size: size, Rep: j % 3,
+			r.PingPong = append(r.PingPong, record.Sample{Workload: "pingpong", Mode: m, Size: size, Rep: j % 3,
 				DurationMS: ms, LatencyMS: ms + 0.1, Length: size, Code: 200})
 		}
 	}
@@ -118,7 +118,7 @@ func TestLoadSkipsWhatItCannotRead(t *testing.T) {
 	if err := w.WriteMeta(run.Meta); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range run.Samples {
+	for _, s := range run.PingPong {
 		if err := w.Append(s); err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +130,7 @@ func TestLoadSkipsWhatItCannotRead(t *testing.T) {
 	notRun := filepath.Join(tmp, "empty")
 	os.Mkdir(notRun, 0o755)
 	runs, notes := Load([]string{dir, notRun, filepath.Join(tmp, "missing")})
-	if len(runs) != 1 || len(runs[0].Samples) != 10 {
+	if len(runs) != 1 || len(runs[0].PingPong) != 10 {
 		t.Fatalf("loaded %d runs", len(runs))
 	}
 	all := strings.Join(notes, "\n")

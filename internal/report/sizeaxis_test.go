@@ -22,7 +22,7 @@ func abRun(modes ...string) Run {
 			for k := 1; k <= 9 && k*p <= 1000000; k++ {
 				size := k * p
 				ms := (0.5 + float64(size)/1e5) * (1 + 0.5*float64(i))
-				r.Samples = append(r.Samples, record.Sample{Workload: "pingpong", Mode: m, Size: size, Length: size, Code: 200, DurationMS: ms})
+				r.PingPong = append(r.PingPong, record.Sample{Workload: "pingpong", Mode: m, Size: size, Length: size, Code: 200, DurationMS: ms})
 			}
 		}
 	}
@@ -32,7 +32,7 @@ func abRun(modes ...string) Run {
 func dataset(t *testing.T, r Run) analysis.Dataset {
 	t.Helper()
 	by := map[string][]record.Sample{}
-	for _, s := range r.Samples {
+	for _, s := range r.PingPong {
 		by[s.Mode] = append(by[s.Mode], s)
 	}
 	d, _ := analysis.NewDataset(r.Meta.Spec.Modes, by, r.Meta.Spec.Modes[0])
@@ -45,10 +45,10 @@ func dataset(t *testing.T, r Run) analysis.Dataset {
 func TestSizeAxis(t *testing.T) {
 	uniform := synthetic([]string{"bare", "overlay"}, 500, 3) // sizes 1 … 500 000 at random
 	narrow := abRun("bare", "overlay")
-	narrow.Samples = narrow.Samples[:0]
+	narrow.PingPong = narrow.PingPong[:0]
 	for _, m := range []string{"bare", "overlay"} {
 		for size := 1000; size <= 90000; size += 1000 { // 1 kB … 90 kB: under two decades
-			narrow.Samples = append(narrow.Samples, record.Sample{Mode: m, Size: size, Length: size, Code: 200, DurationMS: 1})
+			narrow.PingPong = append(narrow.PingPong, record.Sample{Mode: m, Size: size, Length: size, Code: 200, DurationMS: 1})
 		}
 	}
 	tests := []struct {

@@ -1,54 +1,19 @@
 package report
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/cnperf/cnperf/internal/analysis"
-	"github.com/cnperf/cnperf/internal/record"
 )
-
-// ReadRun reads a run directory's metadata and ping-pong samples, telling
-// warn what it had to skip. Its errors are bad input: a directory that is
-// not a readable run (missing, no or a damaged run.json, one naming no
-// modes, no samples.jsonl, a file outside record's bounds).
-func ReadRun(dir string, warn io.Writer) (*record.Meta, []record.Sample, error) {
-	rd, err := record.Open(dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	var meta record.Meta
-	if err := rd.Meta(&meta); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", dir, err)
-	}
-	if err := CheckMeta(dir, meta); err != nil {
-		return nil, nil, err
-	}
-	// Every line at once, so what is skipped is told once, also for a
-	// run of cases over repetitions.
-	contents, rep, err := rd.Contents()
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", dir, err)
-	}
-	for _, n := range rep.Notes() {
-		fmt.Fprintf(warn, "cnperf: %s: %s\n", dir, n)
-	}
-	if n := StatusNote(dir, meta.Status); n != "" {
-		fmt.Fprintf(warn, "cnperf: %s\n", n)
-	}
-	samples := contents.PingPong
-	return &meta, samples, nil
-}
 
 // Summary writes the text tables of a run read by ReadRun: per series,
 // medians and ratios to the reference (a sweep of message sizes) or each
 // case's statistics over its repetitions, then, read alike from the run's
 // cases, the intervals, the spread of lab instances and the driver
-// comparison; with header, a first
-// line describing the run. Notes on what it skipped go to warn.
-func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.Sample, ref string, header bool) error {
+// comparison; with header, a first line describing the run.
+func Summary(w io.Writer, run Run, ref string, header bool) error {
+	meta := &run.Meta
 	if header {
 		fmt.Fprintf(w, "%s\n\n", headerLine(meta))
 	}
@@ -59,15 +24,7 @@ func Summary(w, warn io.Writer, dir string, meta *record.Meta, samples []record.
 	if !asked {
 		ref = meta.Spec.ReferenceKey()
 	}
-	run := Run{Meta: *meta, Samples: samples}
-	if !meta.Spec.Socket() {
-		return summarize(w, run, ref, asked)
-	}
-	// ReadRun has told what it skipped: the same file, the same notes.
-	runs, notes := Load([]string{dir})
-	if len(runs) == 0 {
-		return errors.New(strings.Join(notes, "; "))
-	}
+	runs := run.Views()
 	if len(runs) == 1 {
 		return summarize(w, runs[0], ref, asked)
 	}

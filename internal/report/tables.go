@@ -65,7 +65,7 @@ func (r *Report) addRunsTable() {
 		Columns: []string{"run", "status", "started", "machine", "CPUs", "kernel", "TCP rcv window", "modes", "samples"}}
 	for _, run := range r.Runs {
 		m := run.Meta
-		n := len(run.Samples) + measured(run.Sockets.Records)
+		n := len(run.PingPong) + measured(run.Records)
 		runs.Rows = append(runs.Rows, []Cell{{Text: run.Label}, {Text: m.Status}, {Text: m.Started.Format("2006-01-02 15:04")},
 			{Text: m.Machine.CPUModel}, {Text: fmt.Sprint(m.Machine.CPUs)}, {Text: m.Machine.Kernel},
 			{Text: fmt.Sprint(m.ReceiveWindow)}, {Text: strings.Join(m.SeriesKeys(), ", ")}, {Text: fmt.Sprint(n)}})

@@ -19,7 +19,7 @@ func (r *Report) addUnderLoad() {
 	for ri, run := range r.Runs {
 		suffix, idSuffix := runSuffix(r.Runs, ri)
 		name := func(mode string) string { return seriesName(r.Runs, run, mode) }
-		uls := analysis.UnderLoads(run.Sockets.Records, name)
+		uls := analysis.UnderLoads(run.Records, name)
 		if len(uls) == 0 {
 			continue
 		}

@@ -29,7 +29,7 @@ func underLoadRun(load bool) Run {
 			add := func(kind, w, data string) {
 				r := base
 				r.Kind, r.Workload, r.Data = kind, w, []byte(data)
-				run.Sockets.Records = append(run.Sockets.Records, r)
+				run.Records = append(run.Records, r)
 			}
 			for i := range 3 {
 				add("interval", "rr", fmt.Sprintf(`{"workload":"rr","kind":"interval","end_s":%d,"round_trip_p50_us":%g,"round_trip_p99_us":%g}`, i+1, p50, 2*p50))

@@ -58,12 +58,12 @@ tests:
 	if len(contents.PingPong) == 0 || len(contents.Records) == 0 {
 		t.Errorf("%d ping-pong samples, %d socket records: want both", len(contents.PingPong), len(contents.Records))
 	}
-	meta, samples, err := report.ReadRun(dir, io.Discard)
+	run, err := report.ReadRun(dir, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out strings.Builder
-	if err := report.Summary(&out, io.Discard, dir, meta, samples, "", true); err != nil {
+	if err := report.Summary(&out, run, "", true); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"run ping-pong", "run tests", "stream", "bridge"} {

@@ -139,10 +139,11 @@ pingpong:
 		t.Fatal(err)
 	}
 	checkIPv6Labs(t, rd, 2)
-	samples, _, err := rd.PingPong()
+	read, _, err := rd.Contents()
 	if err != nil {
 		t.Fatal(err)
 	}
+	samples := read.PingPong
 	want := len(s.PingPong.Plan().Sizes()) * s.PingPong.Repetitions * 2
 	t.Logf("%d samples over %d sizes", len(samples), len(s.PingPong.Plan().Sizes()))
 	if len(samples) != want || want == 0 {

@@ -74,10 +74,11 @@ func TestPythonServersAnswerSiege(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	samples, _, err := rd.PingPong()
+	read, _, err := rd.Contents()
 	if err != nil {
 		t.Fatal(err)
 	}
+	samples := read.PingPong
 	want := len(s.PingPong.Plan().Sizes()) * s.PingPong.Repetitions * len(s.Modes)
 	if len(samples) != want {
 		t.Errorf("%d samples, want %d", len(samples), want)

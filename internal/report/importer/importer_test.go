@@ -438,7 +438,7 @@ func TestWriteRun(t *testing.T) {
 	if err := rd.Meta(&meta); err != nil {
 		t.Fatal(err)
 	}
-	back, rep, err := rd.PingPong()
+	back, rep, err := rd.Contents()
 	if err != nil || rep.Skipped != 0 {
 		t.Fatalf("read back: %v %+v", err, rep)
 	}
@@ -447,7 +447,7 @@ func TestWriteRun(t *testing.T) {
 		s.Cell = map[string]int{"bare": 0, "docker": 1}[s.Mode]
 		want[i] = s
 	}
-	checkSamples(t, back, want)
+	checkSamples(t, back.PingPong, want)
 
 	if meta.Format != 1 || meta.Status != "imported" || meta.Cnperf != "test" || meta.ID == "" ||
 		meta.Finished == nil || !meta.Finished.Equal(meta.Started) || meta.Started.IsZero() ||
@@ -476,7 +476,7 @@ func TestWriteRun(t *testing.T) {
 	}
 
 	// What `cnperf summary` does with it.
-	rows := analysis.NewSweep(back, nil, meta.Spec.Modes).Rows(meta.Spec.Reference) // imported cells have no duration: no rates
+	rows := analysis.NewSweep(back.PingPong, nil, meta.Spec.Modes).Rows(meta.Spec.Reference) // imported cells have no duration: no rates
 	if len(rows) != 2 || rows[0].Samples != 3 || rows[1].Samples != 2 || rows[1].Failed != 2 ||
 		rows[0].InnerMS != 4 || rows[1].InnerMS != 9 || rows[0].TransferRatio != 1 {
 		b, _ := json.Marshal(rows)

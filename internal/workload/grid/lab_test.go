@@ -49,7 +49,7 @@ func runGrid(t *testing.T, yaml string) (map[string]grid.Result, *record.Meta) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	socks, _, err := rd.Sockets()
+	socks, _, err := rd.Contents()
 	if err != nil {
 		t.Fatal(err)
 	}

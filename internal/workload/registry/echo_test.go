@@ -230,7 +230,7 @@ func TestEchoWorkload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	socks, rep, err := rd.Sockets()
+	socks, rep, err := rd.Contents()
 	if err != nil || rep.Skipped != 0 || len(socks.Records) != 8 || len(socks.Costs) != 4 {
 		t.Fatalf("stored: %d records, %d costs, %+v, %v", len(socks.Records), len(socks.Costs), rep, err)
 	}

@@ -58,7 +58,7 @@ tests:
 	if err != nil {
 		t.Fatal(err)
 	}
-	socks, _, err := rd.Sockets()
+	socks, _, err := rd.Contents()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func checkShaped(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sockets, _, err := r.Sockets()
+	sockets, _, err := r.Contents()
 	if err != nil {
 		t.Fatal(err)
 	}
