@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/cnperf/cnperf/internal/record"
+	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 )
 
 // flapRun is a synthetic run of one cell: a stream whose receiver moved
@@ -48,7 +50,7 @@ func flapRun(t *testing.T, flaps []record.Flap) (record.Meta, []record.Record) {
 
 func TestFlapsSyntheticStall(t *testing.T) {
 	meta, recs := flapRun(t, []record.Flap{{Link: "server", At: 2, Down: 2.0, Up: 3.0}})
-	got := Flaps(meta, recs, func(m string) string { return m })
+	got := Flaps(meta, record.Contents{Records: recs}, func(m string) string { return m })
 	if len(got) != 2 {
 		t.Fatalf("%d effects, want one for the stream and one for rr of the flapped cell: %+v", len(got), got)
 	}
@@ -83,8 +85,99 @@ func TestFlapsNone(t *testing.T) {
 	for _, flaps := range [][]record.Flap{nil, {{Link: "server", At: 2, Error: "set server down: no such device"}}} {
 		t.Run(fmt.Sprint(len(flaps)), func(t *testing.T) {
 			meta, recs := flapRun(t, flaps)
-			if got := Flaps(meta, recs, func(m string) string { return m }); len(got) != 0 {
+			if got := Flaps(meta, record.Contents{Records: recs}, func(m string) string { return m }); len(got) != 0 {
 				t.Errorf("Flaps = %+v, want none for a run without a flap that went down", got)
+			}
+		})
+	}
+}
+
+// ppFlapRun is a synthetic ping-pong cell whose clients started at from:
+// a request every 50 ms of 5 ms up to 0.95 s, then one held up by the
+// flap (0.955 s to 2.2 s, three retries by ping) and one that failed
+// (0.96 s to 2.0 s), then requests again from 2.2 s to 3 s; the link was
+// down from 1.0 s to 2.0 s.
+func ppFlapRun(flaps []record.Flap, until float64) (record.Meta, []record.Sample) {
+	from := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	at := func(s float64) time.Time { return from.Add(time.Duration(s * float64(time.Second))) }
+	ok := func(start, ms float64, retries int) record.Sample {
+		return record.Sample{Workload: "pingpong", Mode: "bare", Cell: 0, Size: 100, Length: 100, Code: 200, Time: at(start), LatencyMS: ms, Retries: retries}
+	}
+	var smp []record.Sample
+	for i := range 20 {
+		if s := float64(i) * 0.05; s < until {
+			smp = append(smp, ok(s, 5, 0))
+		}
+	}
+	if until > 1 {
+		smp = append(smp, ok(0.955, 1245, 3))
+		bad := ok(0.96, 1040, 0)
+		bad.Error, bad.Code, bad.Length, bad.Size = "context deadline exceeded", 0, 0, 2000
+		smp = append(smp, bad)
+		for i := range 16 {
+			smp = append(smp, ok(2.2+float64(i)*0.05, 5, 0))
+		}
+	}
+	cell := record.Cell{Index: 0, Mode: "bare", Start: at(0.01), FlapsFrom: from, Flaps: flaps,
+		TCP:       &tcpinfo.Stats{Retransmits: 2},
+		ServerTCP: map[string]*tcpinfo.Stats{"ping": {Retransmits: 1}, "pong": {Retransmits: 3}}}
+	return record.Meta{Cells: []record.Cell{cell, {Index: 1, Mode: "bare"}}}, smp
+}
+
+func TestPingPongFlaps(t *testing.T) {
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
+	flap := record.Flap{Link: "pong", At: 1, Down: 1.0, Up: 2.0}
+	meta, smp := ppFlapRun([]record.Flap{flap}, 99)
+	got := Flaps(meta, record.Contents{PingPong: smp}, func(m string) string { return "S-" + m })
+	if len(got) != 1 {
+		t.Fatalf("%d effects, want one: %+v", len(got), got)
+	}
+	e := got[0]
+	if e.Series != "S-bare" || e.Workload != "pingpong" || e.Case != "sizes 100–2000" || e.Link != "pong" || !e.PingPong || e.Error != "" {
+		t.Errorf("effect %+v: want series S-bare, pingpong, sizes 100–2000, link pong, no note", e)
+	}
+	if e.Requests != 2 || e.Lost != 1 || e.Retries != 3 {
+		t.Errorf("requests %d, failed %d, retries %d; want the 2 that overlap the flap, 1 failed, 3 retries", e.Requests, e.Lost, e.Retries)
+	}
+	if !near(e.Worst, 1.245e6) {
+		t.Errorf("worst latency %g µs, want 1.245e6", e.Worst)
+	}
+	if !near(e.Stall, 2.2-0.955) {
+		t.Errorf("stall %.3f s, want 1.245 (the success done at 0.955 s to the held-up one's at 2.2 s)", e.Stall)
+	}
+	if !near(e.Recover, 0.2) {
+		t.Errorf("recovered %.3f s after up, want 0.2", e.Recover)
+	}
+	if e.Retransmits != 6 {
+		t.Errorf("retransmits %d, want 6 (siege's 2 and the servers' 1 and 3)", e.Retransmits)
+	}
+}
+
+// TestPingPongFlapsCellEndedFirst: a cell whose requests all ended before
+// the link went down, or whose flap was not done, says so and shows no
+// stall; a flap that failed to go down and a run without flaps show none.
+func TestPingPongFlapsCellEndedFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		flaps []record.Flap
+		until float64
+		rows  int
+	}{
+		{"requests ended before the down", []record.Flap{{Link: "pong", At: 1, Down: 1.0, Up: 2.0}}, 0.5, 1},
+		{"flap not done", []record.Flap{{Link: "pong", At: 5, NotDone: true}}, 99, 1},
+		{"could not go down", []record.Flap{{Link: "pong", At: 1, Error: "no such device"}}, 99, 0},
+		{"no flaps", nil, 99, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			meta, smp := ppFlapRun(tc.flaps, tc.until)
+			got := Flaps(meta, record.Contents{PingPong: smp}, func(m string) string { return m })
+			if len(got) != tc.rows {
+				t.Fatalf("%d effects, want %d: %+v", len(got), tc.rows, got)
+			}
+			for _, e := range got {
+				if e.Error != NotBeforeFlap || e.Stall != 0 || !math.IsNaN(e.Recover) || e.Requests != 0 {
+					t.Errorf("effect %+v: want the note %q, no stall, no recovery, no request", e, NotBeforeFlap)
+				}
 			}
 		})
 	}

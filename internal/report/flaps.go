@@ -61,7 +61,7 @@ func flapRow(e analysis.FlapEffect) []string {
 func (r *Report) addFlaps() {
 	for ri, run := range r.Runs {
 		name := func(mode string) string { return seriesName(r.Runs, run, mode) }
-		effects := runFlaps(run, name)
+		effects := analysis.Flaps(run.Meta, run.Contents, name)
 		if len(effects) == 0 {
 			continue
 		}
@@ -76,12 +76,6 @@ func (r *Report) addFlaps() {
 		}
 		r.Tables = append(r.Tables, t)
 	}
-}
-
-// runFlaps is what the run's flaps did: to socket tests' clients (from
-// their intervals) and to ping-pong's requests (from its samples).
-func runFlaps(run Run, series func(mode string) string) []analysis.FlapEffect {
-	return append(analysis.Flaps(run.Meta, run.Records, series), analysis.PingPongFlaps(run.Meta, run.PingPong, series)...)
 }
 
 // WriteFlapTable prints the link-flap table (nothing without flaps).

@@ -75,7 +75,7 @@ func summarize(w io.Writer, run Run, ref string, named bool) error {
 		return err
 	}
 	// What links' flaps did (runs with links[].flap only).
-	if err := WriteFlapTable(w, runFlaps(run, func(m string) string { return m })); err != nil {
+	if err := WriteFlapTable(w, analysis.Flaps(run.Meta, run.Contents, func(m string) string { return m })); err != nil {
 		return err
 	}
 	if err := WriteIntervalTable(w, analysis.IntervalsWithin(cases, refOf(run, ref)), refLabel(run, ref)); err != nil {

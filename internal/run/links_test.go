@@ -105,7 +105,7 @@ links:
 	if err != nil {
 		t.Fatal(err)
 	}
-	effects := analysis.Flaps(*res.Meta, c.Records, func(m string) string { return m })
+	effects := analysis.Flaps(*res.Meta, c, func(m string) string { return m })
 	seen := map[string]bool{}
 	for _, e := range effects {
 		t.Logf("%s: link %s down %.2f–%.2f s: stall %.2f s (%d intervals), recovered after %.2f s, retransmits %d, lost %d, worst round trip %.0f µs, error %q",
@@ -227,7 +227,7 @@ links:
 	if err != nil {
 		t.Fatal(err)
 	}
-	effects := analysis.PingPongFlaps(*res.Meta, contents.PingPong, func(m string) string { return m })
+	effects := analysis.Flaps(*res.Meta, contents, func(m string) string { return m })
 	if len(effects) != 1 {
 		t.Fatalf("effects %+v, want one", effects)
 	}
