@@ -185,7 +185,7 @@ func Observations(recs []record.Record, costs []record.Cost, cpu []cost.CPUSampl
 			addDaemons(o.Values, w.Daemons, ct.moved)
 		}
 		if w, ok := cells[cell]; ok && w.Kernel != nil {
-			addKernel(o.Values, w.Kernel, ct.moved, w.End.Sub(w.Start).Seconds())
+			addKernel(o.Values, *w.Kernel, ct.moved, o.Values["trans_per_s"]*w.End.Sub(w.Start).Seconds())
 		}
 		if c := ct.cost; c != nil {
 			o.Values["client_cpu"] = c.Client.CPUSeconds

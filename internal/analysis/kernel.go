@@ -29,21 +29,24 @@ var kernelMetrics = []struct {
 }
 
 // addKernel adds a cell's kernel time to its values: seconds summed over
-// the cores, per GB of payload moved, per transaction where the case
-// counts them (the time's share of the cell over the transaction rate,
-// both over the same cell), the busiest core's softirq share and the
-// network softirqs' counts.
-func addKernel(v map[string]float64, k *record.CellKernel, moved int64, wall float64) {
+// the cores, per GB of payload moved (the same over the pinned cores
+// where a cores condition pinned them), per transaction where the cell
+// counted them (trans, 0 where not), the busiest core's softirq share and
+// the network softirqs' counts. Socket tests' cases and the per-series
+// table (KernelRows) read the same values.
+func addKernel(v map[string]float64, k record.CellKernel, moved int64, trans float64) {
 	v["user_s"], v["system_s"], v["softirq_s"] = k.UserSeconds, k.SystemSeconds, k.SoftirqSeconds
 	v["busiest_softirq"] = k.BusiestSoftirqPercent
 	v["net_rx"], v["net_tx"] = float64(k.NetRX), float64(k.NetTX)
 	if moved > 0 {
 		gb := float64(moved) / 1e9
-		v["system_per_gb"], v["softirq_per_gb"] = k.SystemSeconds/gb, k.SoftirqSeconds/gb
+		v["user_per_gb"], v["system_per_gb"], v["softirq_per_gb"] = k.UserSeconds/gb, k.SystemSeconds/gb, k.SoftirqSeconds/gb
+		if p := k.Pinned; p != nil {
+			v["pinned_system_per_gb"], v["pinned_softirq_per_gb"] = p.SystemSeconds/gb, p.SoftirqSeconds/gb
+		}
 	}
-	if t := v["trans_per_s"]; t > 0 && wall > 0 {
-		v["system_us_per_trans"] = k.SystemSeconds / wall / t * 1e6
-		v["softirq_us_per_trans"] = k.SoftirqSeconds / wall / t * 1e6
+	if trans > 0 {
+		v["system_us_per_trans"], v["softirq_us_per_trans"] = 1e6*k.SystemSeconds/trans, 1e6*k.SoftirqSeconds/trans
 	}
 }
 
@@ -86,15 +89,6 @@ func nonNegative(xs []float64) MeanCI {
 	return m
 }
 
-// KernelCell is one cell's kernel time with its series and the
-// transactions it counted (ping-pong's requests; 0 where the cell's
-// record does not say).
-type KernelCell struct {
-	Series       string
-	Kernel       record.CellKernel
-	Transactions float64
-}
-
 // KernelRow is one series' kernel time over its cells: per GB moved
 // (cells that moved none left out), per transaction (where counted), the
 // busiest core's softirq share and the network softirqs per cell; the
@@ -111,53 +105,53 @@ type KernelRow struct {
 	PinnedSystemPerGB, PinnedSoftirqPerGB MeanCI
 }
 
-// KernelRows gathers the cells per series, in series' order; series with
-// no cell left out.
-func KernelRows(cells []KernelCell, series []string) []KernelRow {
+// KernelRows are a run's kernel time per series over the cells that
+// recorded it (record.Cell.Kernel), in the run's series order; per
+// transaction for ping-pong, whose every sample is one request; nil when
+// no cell recorded any (runs before it was recorded, labs on other
+// machines).
+func KernelRows(m record.Meta) []KernelRow {
 	type vals struct {
-		n                                          int
-		user, sys, soft, sysT, softT, busy, rx, tx []float64
-		pinned                                     []int
-		pSys, pSoft                                []float64
+		n      int
+		v      map[string][]float64
+		pinned []int
 	}
 	by := map[string]*vals{}
-	for _, c := range cells {
-		v := by[c.Series]
+	for _, c := range m.Cells {
+		if c.Kernel == nil || !c.Kernel.Sane() {
+			continue
+		}
+		v := by[c.Mode]
 		if v == nil {
-			v = &vals{}
-			by[c.Series] = v
+			v = &vals{v: map[string][]float64{}}
+			by[c.Mode] = v
 		}
-		k := c.Kernel
 		v.n++
-		v.busy = append(v.busy, k.BusiestSoftirqPercent)
-		v.rx, v.tx = append(v.rx, float64(k.NetRX)), append(v.tx, float64(k.NetTX))
-		if k.Bytes > 0 {
-			gb := float64(k.Bytes) / 1e9
-			v.user = append(v.user, k.UserSeconds/gb)
-			v.sys = append(v.sys, k.SystemSeconds/gb)
-			v.soft = append(v.soft, k.SoftirqSeconds/gb)
-			if p := k.Pinned; p != nil {
-				v.pinned = p.Cores
-				v.pSys = append(v.pSys, p.SystemSeconds/gb)
-				v.pSoft = append(v.pSoft, p.SoftirqSeconds/gb)
-			}
+		var trans float64
+		if !m.Spec.Socket() {
+			trans = float64(c.Samples)
 		}
-		if c.Transactions > 0 {
-			v.sysT = append(v.sysT, 1e6*k.SystemSeconds/c.Transactions)
-			v.softT = append(v.softT, 1e6*k.SoftirqSeconds/c.Transactions)
+		cell := map[string]float64{}
+		addKernel(cell, *c.Kernel, c.Kernel.Bytes, trans)
+		for key, x := range cell {
+			v.v[key] = append(v.v[key], x)
+		}
+		if _, ok := cell["pinned_system_per_gb"]; ok {
+			v.pinned = c.Kernel.Pinned.Cores
 		}
 	}
 	var out []KernelRow
-	for _, s := range series {
+	for _, s := range m.SeriesKeys() {
 		v := by[s]
 		if v == nil {
 			continue
 		}
+		ci := func(key string) MeanCI { return nonNegative(v.v[key]) }
 		out = append(out, KernelRow{Series: s, Cells: v.n,
-			UserPerGB: nonNegative(v.user), SystemPerGB: nonNegative(v.sys), SoftirqPerGB: nonNegative(v.soft),
-			SystemUSPerTrans: nonNegative(v.sysT), SoftirqUSPerTrans: nonNegative(v.softT),
-			BusiestSoftirq: nonNegative(v.busy), NetRX: nonNegative(v.rx), NetTX: nonNegative(v.tx),
-			PinnedCores: v.pinned, PinnedSystemPerGB: nonNegative(v.pSys), PinnedSoftirqPerGB: nonNegative(v.pSoft)})
+			UserPerGB: ci("user_per_gb"), SystemPerGB: ci("system_per_gb"), SoftirqPerGB: ci("softirq_per_gb"),
+			SystemUSPerTrans: ci("system_us_per_trans"), SoftirqUSPerTrans: ci("softirq_us_per_trans"),
+			BusiestSoftirq: ci("busiest_softirq"), NetRX: ci("net_rx"), NetTX: ci("net_tx"),
+			PinnedCores: v.pinned, PinnedSystemPerGB: ci("pinned_system_per_gb"), PinnedSoftirqPerGB: ci("pinned_softirq_per_gb")})
 	}
 	return out
 }

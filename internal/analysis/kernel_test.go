@@ -115,15 +115,18 @@ func TestMeanInterval(t *testing.T) {
 // that moved bytes, per transaction over those that counted some, the
 // pinned cores' figures where recorded.
 func TestKernelRows(t *testing.T) {
-	cell := func(series string, soft, sys float64, bytes int64, trans float64, pinned *record.CellKernel) KernelCell {
-		return KernelCell{Series: series, Transactions: trans, Kernel: record.CellKernel{SoftirqSeconds: soft, SystemSeconds: sys,
+	cell := func(series string, soft, sys float64, bytes int64, requests int, pinned *record.CellKernel) record.Cell {
+		return record.Cell{Mode: series, Samples: requests, Kernel: &record.CellKernel{CPUSeconds: 10, SoftirqSeconds: soft, SystemSeconds: sys,
 			UserSeconds: 1, NetRX: 10, NetTX: 4, BusiestSoftirqPercent: 50, Bytes: bytes, Pinned: pinned}}
 	}
-	pin := &record.CellKernel{Cores: []int{0}, SoftirqSeconds: 0.2, SystemSeconds: 0.1}
-	rows := KernelRows([]KernelCell{
+	pin := &record.CellKernel{Cores: []int{0}, CPUSeconds: 1, SoftirqSeconds: 0.2, SystemSeconds: 0.1}
+	var m record.Meta // a ping-pong run: per request
+	m.Spec.Modes = []string{"bare", "bridge", "macvlan"}
+	m.Cells = []record.Cell{
 		cell("bridge", 2, 1, 1e9, 1e6, pin), cell("bare", 1, 1, 2e9, 1e6, nil), cell("bridge", 4, 1, 1e9, 1e6, pin),
 		cell("bare", 1, 1, 0, 0, nil), // moved nothing, counted nothing: only in the counts
-	}, []string{"bare", "bridge", "macvlan"})
+	}
+	rows := KernelRows(m)
 	if len(rows) != 2 || rows[0].Series != "bare" || rows[1].Series != "bridge" {
 		t.Fatalf("rows %+v", rows)
 	}

@@ -235,7 +235,7 @@ func serverCost(meta record.Meta, series string, instance int) []export.Figure {
 // with their count, none for a run that recorded none.
 func sweepKernel(meta record.Meta, series string) []export.Figure {
 	var row *analysis.KernelRow
-	for _, r := range KernelRows(meta) {
+	for _, r := range analysis.KernelRows(meta) {
 		if r.Series == series {
 			row = &r
 		}

@@ -13,29 +13,6 @@ import (
 	"github.com/cnperf/cnperf/internal/record"
 )
 
-// KernelRows are a run's kernel time per series over the cells that
-// recorded it (record.Cell.Kernel), in the run's series order; per
-// transaction for ping-pong, whose every sample is one request; nil when no
-// cell recorded any (runs before it was recorded, labs on other machines).
-func KernelRows(m record.Meta) []analysis.KernelRow {
-	var cells []analysis.KernelCell
-	perRequest := !m.Spec.Socket()
-	for _, c := range m.Cells {
-		if c.Kernel == nil || !c.Kernel.Sane() {
-			continue
-		}
-		kc := analysis.KernelCell{Series: c.Mode, Kernel: *c.Kernel}
-		if perRequest && c.Samples > 0 {
-			kc.Transactions = float64(c.Samples)
-		}
-		cells = append(cells, kc)
-	}
-	if len(cells) == 0 {
-		return nil
-	}
-	return analysis.KernelRows(cells, m.SeriesKeys())
-}
-
 // kernelCaption says what the kernel-time table holds.
 const kernelCaption = "Where the machine's CPU went while each series' cells ran, from /proc/stat per core (the kernel's count in 10 ms ticks) " +
 	"and /proc/softirqs: user, system and softirq seconds summed over every core, per GB of payload the cell moved, " +
@@ -172,7 +149,7 @@ func WriteIdleTable(w io.Writer, rows []IdleRow) error {
 // addKernel adds a run's kernel-time table and its daemons-at-rest table,
 // where it recorded them, to the cost section.
 func (r *Report) addKernel(m record.Meta, suffix, idSuffix string) {
-	if rows := KernelRows(m); len(rows) > 0 {
+	if rows := analysis.KernelRows(m); len(rows) > 0 {
 		cols, perTrans, pinned := kernelColumns(rows)
 		t := Table{ID: "tab-kernel" + idSuffix, Title: "Where the CPU went: user, system and softirq time per mode" + suffix, Caption: kernelCaption, Columns: cols}
 		if pinned {

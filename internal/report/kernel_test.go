@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/record"
 )
 
@@ -40,7 +41,7 @@ func TestKernelTables(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := record.Meta{Modes: modes, Cells: tt.cells}
-			rows := KernelRows(m)
+			rows := analysis.KernelRows(m)
 			var got []string
 			for _, r := range rows {
 				got = append(got, r.Series)

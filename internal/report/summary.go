@@ -68,7 +68,7 @@ func summarize(w io.Writer, run Run, ref string, named bool) error {
 		}
 		// A socket test's case tables carry the kernel's time as columns;
 		// a sweep's, over message sizes, has this table of its own.
-		if err := WriteKernelTable(w, KernelRows(*meta)); err != nil {
+		if err := WriteKernelTable(w, analysis.KernelRows(*meta)); err != nil {
 			return err
 		}
 	} else if err := WriteCaseTables(w, cases, refLabel(run, ref)); err != nil {
