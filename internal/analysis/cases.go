@@ -185,7 +185,11 @@ func Observations(recs []record.Record, costs []record.Cost, cpu []cost.CPUSampl
 			addDaemons(o.Values, w.Daemons, ct.moved)
 		}
 		if w, ok := cells[cell]; ok && w.Kernel != nil {
-			addKernel(o.Values, *w.Kernel, ct.moved, o.Values["trans_per_s"]*w.End.Sub(w.Start).Seconds())
+			var perTrans func(float64) float64 // the time's share of the cell over the transaction rate
+			if t, wall := o.Values["trans_per_s"], w.End.Sub(w.Start).Seconds(); t > 0 && wall > 0 {
+				perTrans = func(s float64) float64 { return s / wall / t * 1e6 }
+			}
+			addKernel(o.Values, *w.Kernel, ct.moved, perTrans)
 		}
 		if c := ct.cost; c != nil {
 			o.Values["client_cpu"] = c.Client.CPUSeconds

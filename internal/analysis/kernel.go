@@ -31,10 +31,11 @@ var kernelMetrics = []struct {
 // addKernel adds a cell's kernel time to its values: seconds summed over
 // the cores, per GB of payload moved (the same over the pinned cores
 // where a cores condition pinned them), per transaction where the cell
-// counted them (trans, 0 where not), the busiest core's softirq share and
-// the network softirqs' counts. Socket tests' cases and the per-series
-// table (KernelRows) read the same values.
-func addKernel(v map[string]float64, k record.CellKernel, moved int64, trans float64) {
+// counted them (perTrans turns seconds into µs per transaction as the
+// workload counts them; nil where it does not), the busiest core's
+// softirq share and the network softirqs' counts. Socket tests' cases and
+// the per-series table (KernelRows) read the same values.
+func addKernel(v map[string]float64, k record.CellKernel, moved int64, perTrans func(seconds float64) float64) {
 	v["user_s"], v["system_s"], v["softirq_s"] = k.UserSeconds, k.SystemSeconds, k.SoftirqSeconds
 	v["busiest_softirq"] = k.BusiestSoftirqPercent
 	v["net_rx"], v["net_tx"] = float64(k.NetRX), float64(k.NetTX)
@@ -45,8 +46,8 @@ func addKernel(v map[string]float64, k record.CellKernel, moved int64, trans flo
 			v["pinned_system_per_gb"], v["pinned_softirq_per_gb"] = p.SystemSeconds/gb, p.SoftirqSeconds/gb
 		}
 	}
-	if trans > 0 {
-		v["system_us_per_trans"], v["softirq_us_per_trans"] = 1e6*k.SystemSeconds/trans, 1e6*k.SoftirqSeconds/trans
+	if perTrans != nil {
+		v["system_us_per_trans"], v["softirq_us_per_trans"] = perTrans(k.SystemSeconds), perTrans(k.SoftirqSeconds)
 	}
 }
 
@@ -127,12 +128,12 @@ func KernelRows(m record.Meta) []KernelRow {
 			by[c.Mode] = v
 		}
 		v.n++
-		var trans float64
-		if !m.Spec.Socket() {
-			trans = float64(c.Samples)
+		var perRequest func(float64) float64 // ping-pong: every sample is one request
+		if requests := float64(c.Samples); !m.Spec.Socket() && requests > 0 {
+			perRequest = func(s float64) float64 { return 1e6 * s / requests }
 		}
 		cell := map[string]float64{}
-		addKernel(cell, *c.Kernel, c.Kernel.Bytes, trans)
+		addKernel(cell, *c.Kernel, c.Kernel.Bytes, perRequest)
 		for key, x := range cell {
 			v.v[key] = append(v.v[key], x)
 		}
