@@ -2,10 +2,7 @@ package report
 
 import (
 	"fmt"
-	"io"
 	"slices"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
@@ -87,48 +84,6 @@ const tcpCaption = "TCP_INFO of siege's connections to ping, read by siege as ea
 	"siege's retransmitted segments (its requests, SYN and FIN: ping's lost answers are ping's to retransmit), " +
 	"and the kernel's smoothed round trip and congestion window, means over the connections."
 
-// WriteTCPTable prints the rows (nothing without any).
-func WriteTCPTable(w io.Writer, rows []TCPRow) error {
-	return writeTCP(w, "siege's TCP connections to ping (TCP_INFO, over the cells)", rows, false)
-}
-
-// tcpColumns are a TCP_INFO table's columns, with the side's after the
-// mode in the servers' (short: the text table's headings).
-func tcpColumns(side, short bool) []string {
-	cols := []string{"mode", "cells", "connections", "retransmits", "smoothed RTT (µs)", "cwnd (segments)"}
-	if short {
-		cols = []string{"mode", "cells", "connections", "retrans", "srtt µs", "cwnd"}
-	}
-	if side {
-		cols = slices.Insert(cols, 1, "sender → receiver")
-	}
-	return cols
-}
-
-// tcpCells is a row's cells, the side's after the mode with side.
-func tcpCells(r TCPRow, side bool) []string {
-	cells := []string{r.Mode, fmt.Sprint(r.Cells), fmt.Sprint(r.Connections), fmt.Sprint(r.Retransmits), textSig(r.RTTUS, 0), textSig(r.Cwnd, 1)}
-	if side {
-		cells = slices.Insert(cells, 1, sideNames[r.Side])
-	}
-	return cells
-}
-
-// writeTCP prints a TCP_INFO table under its title.
-func writeTCP(w io.Writer, title string, rows []TCPRow, side bool) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, title)
-	fmt.Fprintln(tw, strings.Join(tcpColumns(side, true), "\t")+"\t")
-	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(tcpCells(r, side), "\t")+"\t")
-	}
-	return tw.Flush()
-}
-
 // serverTCPCaption says what the servers' TCP_INFO table holds.
 const serverTCPCaption = "TCP_INFO of the servers' connections during each cell, from ping's and pong's sums (read by siege before and after the cell): " +
 	"per series and side, over the cells, the retransmitted segments of the side's sender (ping's answers to siege, ping's requests to pong, pong's bodies to ping), " +
@@ -137,37 +92,40 @@ const serverTCPCaption = "TCP_INFO of the servers' connections during each cell,
 // sideNames says each side as its sender and receiver.
 var sideNames = map[string]string{"ping": "ping → siege", "ping_to_pong": "ping → pong", "pong": "pong → ping"}
 
-// WriteServerTCPTable prints the servers' rows (nothing without any).
-func WriteServerTCPTable(w io.Writer, rows []TCPRow) error {
-	return writeTCP(w, "the servers' TCP connections (TCP_INFO, over the cells; retransmits are the sender's)", rows, true)
+// tcpTables are a run's TCP_INFO tables: siege's connections, and the
+// servers' by side.
+func tcpTables(m record.Meta) []cellTable {
+	client := cellTable{id: "tab-tcpinfo", title: "Siege's TCP connections", caption: tcpCaption,
+		heading: "siege's TCP connections (TCP_INFO, over the cells)"}
+	servers := cellTable{id: "tab-tcpservers", title: "The servers' TCP connections", caption: serverTCPCaption,
+		heading: "the servers' TCP connections (TCP_INFO, over the cells; retransmits are the sender's)"}
+	out := []cellTable{client, servers}
+	for i, rows := range [][]TCPRow{CellTCP(m), CellServerTCP(m)} {
+		side := i == 1
+		t := &out[i]
+		t.cols = []string{"mode", "cells", "connections", "retransmits", "smoothed RTT (µs)", "cwnd (segments)"}
+		t.short = []string{"mode", "cells", "connections", "retrans", "srtt µs", "cwnd"}
+		if side {
+			t.cols, t.short = slices.Insert(t.cols, 1, "sender → receiver"), slices.Insert(t.short, 1, "sender → receiver")
+		}
+		for _, r := range rows {
+			cells := []string{r.Mode, fmt.Sprint(r.Cells), fmt.Sprint(r.Connections), fmt.Sprint(r.Retransmits), textSig(r.RTTUS, 0), textSig(r.Cwnd, 1)}
+			if side {
+				cells = slices.Insert(cells, 1, sideNames[r.Side])
+			}
+			t.rows = append(t.rows, cells)
+		}
+	}
+	return out
 }
 
 // addCellTCP adds, for each run whose cells recorded TCP_INFO, its tables:
 // siege's connections, and the servers' by side.
 func (r *Report) addCellTCP() {
-	for _, tt := range []struct {
-		id, title, caption string
-		rows               func(record.Meta) []TCPRow
-		side               bool
-	}{
-		{"tab-tcpinfo", "Siege's TCP connections", tcpCaption, CellTCP, false},
-		{"tab-tcpservers", "The servers' TCP connections", serverTCPCaption, CellServerTCP, true},
-	} {
+	for i := range 2 {
 		for ri, run := range r.Runs {
-			rows := tt.rows(run.Meta)
-			if len(rows) == 0 {
-				continue
-			}
 			suffix, idSuffix := runSuffix(r.Runs, ri)
-			t := Table{ID: tt.id + idSuffix, Title: tt.title + suffix, Caption: tt.caption, Columns: tcpColumns(tt.side, false)}
-			for _, row := range rows {
-				var cells []Cell
-				for _, c := range tcpCells(row, tt.side) {
-					cells = append(cells, Cell{Text: c})
-				}
-				t.Rows = append(t.Rows, cells)
-			}
-			r.Tables = append(r.Tables, t)
+			r.addCells(tcpTables(run.Meta)[i], suffix, idSuffix)
 		}
 	}
 }

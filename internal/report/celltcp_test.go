@@ -34,12 +34,13 @@ func TestCellTCP(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := CellTCP(record.Meta{Modes: modes, Cells: tt.cells})
+			m := record.Meta{Modes: modes, Cells: tt.cells}
+			got := CellTCP(m)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("CellTCP = %+v, want %+v", got, tt.want)
 			}
 			var sb strings.Builder
-			if err := WriteTCPTable(&sb, got); err != nil {
+			if err := tcpTables(m)[0].write(&sb); err != nil {
 				t.Fatal(err)
 			}
 			if (sb.Len() == 0) != (tt.want == nil) {
@@ -68,7 +69,8 @@ func TestCellServerTCP(t *testing.T) {
 		{Mode: "bare", ServerTCP: map[string]*tcpinfo.Stats{"pong": side(3, 2, 200)}},
 		{Mode: "bare", TCP: side(1, 1, 1)},
 	}
-	got := CellServerTCP(record.Meta{Modes: modes, Cells: cells})
+	m := record.Meta{Modes: modes, Cells: cells}
+	got := CellServerTCP(m)
 	want := []TCPRow{
 		{Mode: "bare", Side: "ping", Cells: 1, Connections: 2, RTTUS: 50, Cwnd: 10},
 		{Mode: "bare", Side: "pong", Cells: 2, Connections: 4, Retransmits: 3, RTTUS: 175, Cwnd: 10},
@@ -78,7 +80,7 @@ func TestCellServerTCP(t *testing.T) {
 		t.Fatalf("CellServerTCP = %+v, want %+v", got, want)
 	}
 	var sb strings.Builder
-	if err := WriteServerTCPTable(&sb, got); err != nil {
+	if err := tcpTables(m)[1].write(&sb); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"ping → siege", "pong → ping", "bridge"} {

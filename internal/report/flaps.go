@@ -2,10 +2,7 @@ package report
 
 import (
 	"fmt"
-	"io"
 	"math"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/cnperf/cnperf/internal/analysis"
 )
@@ -56,39 +53,22 @@ func flapRow(e analysis.FlapEffect) []string {
 		f(e.Stall, 2), fmt.Sprint(e.StallIntervals), opt(e.Recover, 2), retrans, fmt.Sprint(e.Lost), opt(e.Worst, 0), errText}
 }
 
+// flapTable is the link-flap table of a run's effects.
+func flapTable(effects []analysis.FlapEffect) cellTable {
+	t := cellTable{id: "tab-flaps", title: "Link flaps", caption: flapCaption, cols: flapColumns,
+		heading: "link flaps (per cell and client: stall, recovery, retransmits, lost requests)"}
+	for _, e := range effects {
+		t.rows = append(t.rows, flapRow(e))
+	}
+	return t
+}
+
 // addFlaps adds, for each run whose links flapped, the link-flap table;
 // a run without flaps adds nothing.
 func (r *Report) addFlaps() {
 	for ri, run := range r.Runs {
 		name := func(mode string) string { return seriesName(r.Runs, run, mode) }
-		effects := analysis.Flaps(run.Meta, run.Contents, name)
-		if len(effects) == 0 {
-			continue
-		}
 		suffix, idSuffix := runSuffix(r.Runs, ri)
-		t := Table{ID: "tab-flaps" + idSuffix, Title: "Link flaps" + suffix, Caption: flapCaption, Columns: flapColumns}
-		for _, e := range effects {
-			var row []Cell
-			for _, s := range flapRow(e) {
-				row = append(row, Cell{Text: s})
-			}
-			t.Rows = append(t.Rows, row)
-		}
-		r.Tables = append(r.Tables, t)
+		r.addCells(flapTable(analysis.Flaps(run.Meta, run.Contents, name)), suffix, idSuffix)
 	}
-}
-
-// WriteFlapTable prints the link-flap table (nothing without flaps).
-func WriteFlapTable(w io.Writer, effects []analysis.FlapEffect) error {
-	if len(effects) == 0 {
-		return nil
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "link flaps (per cell and client: stall, recovery, retransmits, lost requests)")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, strings.Join(flapColumns, "\t")+"\t")
-	for _, e := range effects {
-		fmt.Fprintln(tw, strings.Join(flapRow(e), "\t")+"\t")
-	}
-	return tw.Flush()
 }

@@ -58,7 +58,7 @@ func TestFlapSection(t *testing.T) {
 				}
 			}
 			var text strings.Builder
-			if err := WriteFlapTable(&text, analysis.Flaps(run.Meta, run.Contents, func(m string) string { return m })); err != nil {
+			if err := flapTable(analysis.Flaps(run.Meta, run.Contents, func(m string) string { return m })).write(&text); err != nil {
 				t.Fatal(err)
 			}
 			if !flapped {
@@ -135,7 +135,7 @@ func TestPingPongFlapRows(t *testing.T) {
 		}
 	}
 	var text strings.Builder
-	if err := WriteFlapTable(&text, analysis.Flaps(run.Meta, run.Contents, func(m string) string { return m })); err != nil {
+	if err := flapTable(analysis.Flaps(run.Meta, run.Contents, func(m string) string { return m })).write(&text); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(text.String(), "1 requests, 4 retries") {

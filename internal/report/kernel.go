@@ -2,12 +2,9 @@ package report
 
 import (
 	"fmt"
-	"io"
 	"math"
-	"slices"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/record"
@@ -33,54 +30,42 @@ func ciCell(m analysis.MeanCI) string {
 	return fmt.Sprintf("%s [%s, %s]", f(m.Mean, p), f(m.Lo, p), f(m.Hi, p))
 }
 
-// kernelColumns are the table's columns; with pinned cores, their
-// system and softirq per GB follow.
-func kernelColumns(rows []analysis.KernelRow) (cols []string, perTrans, pinned bool) {
+// kernelTable is a run's kernel time per series (analysis.KernelRows);
+// with pinned cores, their system and softirq per GB follow.
+func kernelTable(m record.Meta) cellTable {
+	rows := analysis.KernelRows(m)
+	t := cellTable{id: "tab-kernel", title: "Where the CPU went: user, system and softirq time per mode", caption: kernelCaption,
+		heading: "where the CPU went (the kernel's count over all cores, per cell: mean [95 % interval])"}
+	var perTrans, pinned bool
 	for _, r := range rows {
 		perTrans = perTrans || r.SoftirqUSPerTrans.N > 0
 		pinned = pinned || r.PinnedCores != nil
 	}
-	cols = []string{"mode", "cells", "user s/GB", "system s/GB", "softirq s/GB"}
+	t.cols = []string{"mode", "cells", "user s/GB", "system s/GB", "softirq s/GB"}
 	if perTrans {
-		cols = append(cols, "system µs/req", "softirq µs/req")
+		t.cols = append(t.cols, "system µs/req", "softirq µs/req")
 	}
-	cols = append(cols, "busiest core softirq %", "NET_RX/cell", "NET_TX/cell")
+	t.cols = append(t.cols, "busiest core softirq %", "NET_RX/cell", "NET_TX/cell")
 	if pinned {
-		cols = append(cols, "pinned cores", "pinned system s/GB", "pinned softirq s/GB")
+		t.cols = append(t.cols, "pinned cores", "pinned system s/GB", "pinned softirq s/GB")
+		t.caption += " Pinned: the same over the cores a cores condition pinned the lab's hosts (and their routers) to."
 	}
-	return cols, perTrans, pinned
-}
-
-func kernelRow(r analysis.KernelRow, perTrans, pinned bool) []string {
-	row := []string{r.Series, fmt.Sprint(r.Cells), ciCell(r.UserPerGB), ciCell(r.SystemPerGB), ciCell(r.SoftirqPerGB)}
-	if perTrans {
-		row = append(row, ciCell(r.SystemUSPerTrans), ciCell(r.SoftirqUSPerTrans))
-	}
-	row = append(row, ciCell(r.BusiestSoftirq), f(r.NetRX.Mean, 0), f(r.NetTX.Mean, 0))
-	if pinned {
-		cores := "–"
-		if r.PinnedCores != nil {
-			cores = strings.Trim(strings.Join(strings.Fields(fmt.Sprint(r.PinnedCores)), ","), "[]")
-		}
-		row = append(row, cores, ciCell(r.PinnedSystemPerGB), ciCell(r.PinnedSoftirqPerGB))
-	}
-	return row
-}
-
-// WriteKernelTable prints the rows (nothing without any).
-func WriteKernelTable(w io.Writer, rows []analysis.KernelRow) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	cols, perTrans, pinned := kernelColumns(rows)
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "where the CPU went (the kernel's count over all cores, per cell: mean [95 % interval])")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, strings.Join(cols, "\t")+"\t")
 	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(kernelRow(r, perTrans, pinned), "\t")+"\t")
+		row := []string{r.Series, fmt.Sprint(r.Cells), ciCell(r.UserPerGB), ciCell(r.SystemPerGB), ciCell(r.SoftirqPerGB)}
+		if perTrans {
+			row = append(row, ciCell(r.SystemUSPerTrans), ciCell(r.SoftirqUSPerTrans))
+		}
+		row = append(row, ciCell(r.BusiestSoftirq), f(r.NetRX.Mean, 0), f(r.NetTX.Mean, 0))
+		if pinned {
+			cores := "–"
+			if r.PinnedCores != nil {
+				cores = strings.Trim(strings.Join(strings.Fields(fmt.Sprint(r.PinnedCores)), ","), "[]")
+			}
+			row = append(row, cores, ciCell(r.PinnedSystemPerGB), ciCell(r.PinnedSoftirqPerGB))
+		}
+		t.rows = append(t.rows, row)
 	}
-	return tw.Flush()
+	return t
 }
 
 // IdleRow is one daemon of one lab at rest.
@@ -117,64 +102,29 @@ const idleCaption = "What each lab's own daemons (overlay routers, Open vSwitch,
 	"CPU as a share of one core, and memory at the window's end (cgroup: with page cache; proc: resident set; node daemons: working set). " +
 	"A mode pays this whether or not it carries traffic."
 
-func idleRowCells(r IdleRow) []string {
-	label := r.Mode
-	if r.Instance > 0 {
-		label = fmt.Sprintf("%s (instance %d)", r.Mode, r.Instance)
+// idleTable is a run's labs' daemons at rest.
+func idleTable(m record.Meta) cellTable {
+	t := cellTable{id: "tab-idle", title: "The labs' daemons at rest", caption: idleCaption, heading: "the labs' daemons at rest, before the first cell",
+		cols: []string{"mode", "daemon", "nodes", "CPU % of a core", "memory MB", "source", "window s"}}
+	for _, r := range IdleRows(m) {
+		label := r.Mode
+		if r.Instance > 0 {
+			label = fmt.Sprintf("%s (instance %d)", r.Mode, r.Instance)
+		}
+		nodes := "–"
+		if r.Nodes > 0 {
+			nodes = fmt.Sprint(r.Nodes)
+		}
+		t.rows = append(t.rows, []string{label, r.Daemon, nodes, f(r.CPUPercent, 2), f(float64(r.MemoryBytes)/1e6, 1), r.Source, f(r.WindowSeconds, 1)})
 	}
-	nodes := "–"
-	if r.Nodes > 0 {
-		nodes = fmt.Sprint(r.Nodes)
-	}
-	return []string{label, r.Daemon, nodes, f(r.CPUPercent, 2), f(float64(r.MemoryBytes)/1e6, 1), r.Source, f(r.WindowSeconds, 1)}
-}
-
-var idleColumns = []string{"mode", "daemon", "nodes", "CPU % of a core", "memory MB", "source", "window s"}
-
-// WriteIdleTable prints the rows (nothing without any).
-func WriteIdleTable(w io.Writer, rows []IdleRow) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "the labs' daemons at rest, before the first cell")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, strings.Join(idleColumns, "\t")+"\t")
-	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(idleRowCells(r), "\t")+"\t")
-	}
-	return tw.Flush()
+	return t
 }
 
 // addKernel adds a run's kernel-time table and its daemons-at-rest table,
 // where it recorded them, to the cost section.
 func (r *Report) addKernel(m record.Meta, suffix, idSuffix string) {
-	if rows := analysis.KernelRows(m); len(rows) > 0 {
-		cols, perTrans, pinned := kernelColumns(rows)
-		t := Table{ID: "tab-kernel" + idSuffix, Title: "Where the CPU went: user, system and softirq time per mode" + suffix, Caption: kernelCaption, Columns: cols}
-		if pinned {
-			t.Caption += " Pinned: the same over the cores a cores condition pinned the lab's hosts (and their routers) to."
-		}
-		for _, row := range rows {
-			t.Rows = append(t.Rows, textCells(kernelRow(row, perTrans, pinned)))
-		}
-		r.Tables = append(r.Tables, t)
-	}
-	if rows := IdleRows(m); len(rows) > 0 {
-		t := Table{ID: "tab-idle" + idSuffix, Title: "The labs' daemons at rest" + suffix, Caption: idleCaption, Columns: slices.Clone(idleColumns)}
-		for _, row := range rows {
-			t.Rows = append(t.Rows, textCells(idleRowCells(row)))
-		}
-		r.Tables = append(r.Tables, t)
-	}
-}
-
-func textCells(ss []string) []Cell {
-	out := make([]Cell, len(ss))
-	for i, s := range ss {
-		out[i] = Cell{Text: s}
-	}
-	return out
+	r.addCells(kernelTable(m), suffix, idSuffix)
+	r.addCells(idleTable(m), suffix, idSuffix)
 }
 
 // modeKernel sums a mode instance's cells' system and softirq seconds,

@@ -56,7 +56,7 @@ func TestKernelTables(t *testing.T) {
 				t.Errorf("bridge softirq µs/req %v (want 800), bare cells %d (want 1)", rows[0].SoftirqUSPerTrans.Mean, rows[1].Cells)
 			}
 			var sb strings.Builder
-			if err := WriteKernelTable(&sb, rows); err != nil {
+			if err := kernelTable(m).write(&sb); err != nil {
 				t.Fatal(err)
 			}
 			if (sb.Len() == 0) != (tt.series == nil) || (tt.series != nil && !strings.Contains(sb.String(), "softirq µs/req")) {

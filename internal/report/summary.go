@@ -60,22 +60,18 @@ func summarize(w io.Writer, run Run, ref string, named bool) error {
 		if err := WriteFailedSizes(w, rows); err != nil {
 			return err
 		}
-		if err := WriteTCPTable(w, CellTCP(*meta)); err != nil {
-			return err
-		}
-		if err := WriteServerTCPTable(w, CellServerTCP(*meta)); err != nil {
-			return err
-		}
 		// A socket test's case tables carry the kernel's time as columns;
 		// a sweep's, over message sizes, has this table of its own.
-		if err := WriteKernelTable(w, analysis.KernelRows(*meta)); err != nil {
-			return err
+		for _, t := range append(tcpTables(*meta), kernelTable(*meta)) {
+			if err := t.write(w); err != nil {
+				return err
+			}
 		}
 	} else if err := WriteCaseTables(w, cases, refLabel(run, ref)); err != nil {
 		return err
 	}
 	// What links' flaps did (runs with links[].flap only).
-	if err := WriteFlapTable(w, analysis.Flaps(run.Meta, run.Contents, func(m string) string { return m })); err != nil {
+	if err := flapTable(analysis.Flaps(run.Meta, run.Contents, func(m string) string { return m })).write(w); err != nil {
 		return err
 	}
 	if err := WriteIntervalTable(w, analysis.IntervalsWithin(cases, refOf(run, ref)), refLabel(run, ref)); err != nil {
@@ -92,7 +88,7 @@ func summarize(w io.Writer, run Run, ref string, named bool) error {
 		return err
 	}
 	// What the labs' daemons spent at rest (runs that recorded it).
-	if err := WriteIdleTable(w, IdleRows(*meta)); err != nil {
+	if err := idleTable(*meta).write(w); err != nil {
 		return err
 	}
 	// NetworkPolicies held and their enforcement times (runs with the

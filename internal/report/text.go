@@ -297,3 +297,50 @@ func driverPrec(metric string, v float64) int {
 	}
 	return textPrec(v)
 }
+
+// cellTable is a table of a run's cells that the summary prints and the
+// page shows alike (TCP_INFO, kernel time, daemons at rest, link flaps),
+// whatever the workload: the page's id, title and caption, the summary's
+// heading, the columns (short: the summary's, where they differ) and the
+// rows as text.
+type cellTable struct {
+	id, title, caption, heading string
+	cols, short                 []string
+	rows                        [][]string
+}
+
+// write prints the table under its heading, nothing without rows.
+func (t cellTable) write(w io.Writer) error {
+	if len(t.rows) == 0 {
+		return nil
+	}
+	cols := t.cols
+	if t.short != nil {
+		cols = t.short
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, t.heading)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, strings.Join(cols, "\t")+"\t")
+	for _, r := range t.rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
+	}
+	return tw.Flush()
+}
+
+// addCells adds the table to the page, its id and title with a run's suffixes
+// (runSuffix), nothing without rows.
+func (r *Report) addCells(t cellTable, suffix, idSuffix string) {
+	if len(t.rows) == 0 {
+		return
+	}
+	page := Table{ID: t.id + idSuffix, Title: t.title + suffix, Caption: t.caption, Columns: t.cols}
+	for _, row := range t.rows {
+		cells := make([]Cell, len(row))
+		for i, s := range row {
+			cells[i] = Cell{Text: s}
+		}
+		page.Rows = append(page.Rows, cells)
+	}
+	r.Tables = append(r.Tables, page)
+}
