@@ -161,6 +161,7 @@ func statistics(run report.Run) {
 	analysis.Drivers([]analysis.Case{set.Case()}, analysis.DriverPairs(modes, run.Meta.Spec.SplitModeKey))
 	report.Cases([]report.Run{run}, run.Meta.Spec.ReferenceKey(), 2)
 	report.DriverRows(run, 2)
-	report.KernelRows(run.Meta)
+	analysis.KernelRows(run.Meta)
+	analysis.TCPRows(run.Meta)
 	report.IdleRows(run.Meta)
 }

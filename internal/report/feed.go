@@ -270,7 +270,8 @@ func sweepTCP(meta record.Meta, series string) []export.Figure {
 	value := func(key, title, unit string, v float64, n int) export.Figure {
 		return export.Figure{Key: key, Title: title, Unit: unit, Stat: "value", Value: v, N: n, SD: math.NaN(), Ratio: math.NaN(), RatioLo: math.NaN(), RatioHi: math.NaN()}
 	}
-	for _, rows := range [][]TCPRow{CellTCP(meta), CellServerTCP(meta)} {
+	clients, servers := analysis.TCPRows(meta)
+	for _, rows := range [][]analysis.TCPRow{clients, servers} {
 		for _, r := range rows {
 			if r.Mode != series {
 				continue

@@ -5,7 +5,12 @@ import (
 
 	"github.com/cnperf/cnperf/internal/analysis/stats"
 	"github.com/cnperf/cnperf/internal/record"
+	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 )
+
+// What a run's cells recorded beside their workload's lines, read alike
+// for every workload: where the machine's CPU went (kernel time) and what
+// TCP_INFO said of the connections.
 
 // kernelMetrics are where the machine's CPU went during a socket test's
 // cell (record.Cell.Kernel): the kernel's time beside the processes' own,
@@ -155,4 +160,73 @@ func KernelRows(m record.Meta) []KernelRow {
 			PinnedCores: v.pinned, PinnedSystemPerGB: ci("pinned_system_per_gb"), PinnedSoftirqPerGB: ci("pinned_softirq_per_gb")})
 	}
 	return out
+}
+
+// TCPRow is one series' TCP_INFO of its cells' connections (a side's,
+// for the servers'), over the cells that recorded it: retransmits summed,
+// the smoothed RTT and the window as means over the connections.
+type TCPRow struct {
+	Mode        string
+	Side        string // the servers' side (ServerSides); "" for the clients'
+	Cells       int
+	Connections int64
+	Retransmits int64
+	RTTUS       float64
+	Cwnd        float64
+}
+
+// ServerSides are the sides of the servers' connections a cell may
+// record (record.Cell.ServerTCP), in the order tables show them: ping's
+// answers to siege, ping's requests to pong, pong's bodies to ping.
+var ServerSides = []string{"ping", "ping_to_pong", "pong"}
+
+// TCPRows sum a run's cells' TCP_INFO per series, in the run's series
+// order: the clients' connections (record.Cell.TCP), and the servers' per
+// side (record.Cell.ServerTCP, in ServerSides' order); none where no cell
+// recorded any (runs made before it was recorded).
+func TCPRows(m record.Meta) (clients, servers []TCPRow) {
+	of := func(c record.Cell, side string) *tcpinfo.Stats {
+		if side == "" {
+			return c.TCP
+		}
+		return c.ServerTCP[side]
+	}
+	return sumTCP(m, []string{""}, of), sumTCP(m, ServerSides, of)
+}
+
+// sumTCP sums, per series and side, what of returns for each cell.
+func sumTCP(m record.Meta, sides []string, of func(record.Cell, string) *tcpinfo.Stats) []TCPRow {
+	type key struct{ mode, side string }
+	by := map[key]*TCPRow{}
+	for _, c := range m.Cells {
+		for _, side := range sides {
+			t := of(c, side)
+			if t == nil || t.Connections <= 0 {
+				continue
+			}
+			k := key{c.Mode, side}
+			r := by[k]
+			if r == nil {
+				r = &TCPRow{Mode: c.Mode, Side: side}
+				by[k] = r
+			}
+			n := float64(t.Connections)
+			r.Cells++
+			r.Connections += t.Connections
+			r.Retransmits += t.Retransmits
+			r.RTTUS += t.RTTUS * n // weighted; divided below
+			r.Cwnd += t.Cwnd * n
+		}
+	}
+	var rows []TCPRow
+	for _, k := range m.SeriesKeys() {
+		for _, side := range sides {
+			if r := by[key{k, side}]; r != nil {
+				r.RTTUS /= float64(r.Connections)
+				r.Cwnd /= float64(r.Connections)
+				rows = append(rows, *r)
+			}
+		}
+	}
+	return rows
 }
