@@ -200,7 +200,7 @@ func TestLineBounds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep, err := rd.Samples(func([]byte) error { return nil })
+			rep, err := rd.lines(func([]byte) error { return nil })
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Errorf("err %v, want %q", err, tc.err)

@@ -373,7 +373,7 @@ func Quote(s string, max int) string {
 	return strconv.Quote(s[:cut]) + fmt.Sprintf("… (%d bytes)", len(s))
 }
 
-// Samples calls fn with every line of samples.jsonl that is a complete
+// lines calls fn with every line of samples.jsonl that is a complete
 // JSON value, in file order. Blank lines are ignored. A line that is not
 // valid JSON (typically the truncated last line of a killed run) is
 // skipped and recorded in the report; so is a line for which fn returns an
@@ -382,7 +382,7 @@ func Quote(s string, max int) string {
 // the bounds (bounds.go: not a regular file, too large, a line too long,
 // a name too long), which is not read further. The slice passed to
 // fn is reused after fn returns.
-func (rd *Reader) Samples(fn func(line []byte) error) (ReadReport, error) {
+func (rd *Reader) lines(fn func(line []byte) error) (ReadReport, error) {
 	var rep ReadReport
 	path := filepath.Join(rd.dir, SamplesFile)
 	f, err := OpenFile(path, MaxSamplesBytes)
@@ -444,7 +444,7 @@ func (rd *Reader) Contents() (Contents, ReadReport, error) {
 	var out Contents
 	var unl ReadReport // the unlisted lines, counted as they are met
 	var names lineNames
-	rep, err := rd.Samples(func(line []byte) error {
+	rep, err := rd.lines(func(line []byte) error {
 		var probe struct {
 			Workload string `json:"workload"`
 			Kind     string `json:"kind"`
@@ -510,7 +510,7 @@ func (rd *Reader) Contents() (Contents, ReadReport, error) {
 		}
 		return nil
 	})
-	// rep as Samples returned it, with the unlisted lines counted above.
+	// rep as lines returned it, with the unlisted lines counted above.
 	rep.Unlisted, rep.names, rep.more = unl.Unlisted, unl.names, unl.more
 	return out, rep, err
 }

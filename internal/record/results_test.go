@@ -222,7 +222,7 @@ func TestConcurrentAppend(t *testing.T) {
 	}
 
 	seen := map[[2]int]bool{}
-	rep, err := mustOpen(t, r.Dir()).Samples(func(b []byte) error {
+	rep, err := mustOpen(t, r.Dir()).lines(func(b []byte) error {
 		var l line
 		if err := json.Unmarshal(b, &l); err != nil {
 			return err
