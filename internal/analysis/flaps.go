@@ -325,7 +325,7 @@ func requestFlaps(meta record.Meta, cells map[int]record.Cell, samples []record.
 			if fl.Up == 0 && !fl.NotDone {
 				continue // could not be set down: its error is in cells[].flaps
 			}
-			e := ppFlapEffect(smp, from, fl)
+			e := requestFlapEffect(smp, from, fl)
 			e.Series, e.Cell, e.Workload = series(c.Mode), c.Index, "pingpong"
 			e.Case = fmt.Sprintf("sizes %d–%d", lo, hi)
 			e.Retransmits = cellRetransmits(c)
@@ -341,9 +341,9 @@ func requestFlaps(meta record.Meta, cells map[int]record.Cell, samples []record.
 	return out
 }
 
-// ppFlapEffect reads one flap's effect from a cell's requests; times are
+// requestFlapEffect reads one flap's effect from a cell's requests; times are
 // seconds since from, the flaps' clock.
-func ppFlapEffect(smp []record.Sample, from time.Time, fl record.Flap) FlapEffect {
+func requestFlapEffect(smp []record.Sample, from time.Time, fl record.Flap) FlapEffect {
 	e := FlapEffect{Link: fl.Link, Down: fl.Down, Up: fl.Up, Recover: math.NaN(), Worst: math.NaN(), PingPong: true, NotDone: fl.NotDone, At: fl.At}
 	type req struct {
 		start, end float64
