@@ -239,6 +239,21 @@ func flapRun(flapped bool) Run {
 	return run
 }
 
+// flapsTable is the link flaps table of the run's page, nil without one.
+func flapsTable(t *testing.T, run Run) *Table {
+	t.Helper()
+	r, err := Build([]Run{run}, nil, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range r.Tables {
+		if r.Tables[i].ID == "tab-flaps" {
+			return &r.Tables[i]
+		}
+	}
+	return nil
+}
+
 // TestFlapSection: a run whose link flapped gets the link flaps table,
 // in the page and in text, with the stall and the retransmits; a run
 // without flaps gets neither.
@@ -246,16 +261,7 @@ func TestFlapSection(t *testing.T) {
 	for _, flapped := range []bool{true, false} {
 		t.Run(fmt.Sprint(flapped), func(t *testing.T) {
 			run := flapRun(flapped)
-			r, err := Build([]Run{run}, nil, DefaultOptions())
-			if err != nil {
-				t.Fatal(err)
-			}
-			var tab *Table
-			for i := range r.Tables {
-				if r.Tables[i].ID == "tab-flaps" {
-					tab = &r.Tables[i]
-				}
-			}
+			tab := flapsTable(t, run)
 			var text strings.Builder
 			if err := flapTable(analysis.Flaps(run.Meta, run.Contents, func(m string) string { return m })).write(&text); err != nil {
 				t.Fatal(err)
@@ -309,16 +315,7 @@ func TestPingPongFlapRows(t *testing.T) {
 	smp(0, 201, 2.29, 2, "")
 	smp(1, 300, 10.0, 2, "")
 	smp(1, 301, 10.1, 2, "")
-	r, err := Build([]Run{run}, nil, DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tab *Table
-	for i := range r.Tables {
-		if r.Tables[i].ID == "tab-flaps" {
-			tab = &r.Tables[i]
-		}
-	}
+	tab := flapsTable(t, run)
 	if tab == nil || len(tab.Rows) != 2 {
 		t.Fatalf("want a link flaps table with two ping-pong rows: %+v", tab)
 	}
