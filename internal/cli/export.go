@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 	"os"
 
@@ -53,11 +52,7 @@ func newExportCmd(stdout io.Writer) *cobra.Command {
 				w = f
 			}
 			if export.IsFeed(format) {
-				views := run.Views()
-				if len(views) != 1 {
-					return fail(fmt.Errorf("%s holds ping-pong and socket tests: --format %s exports a run of one kind", args[0], format))
-				}
-				return fail(export.WriteFeed(w, format, report.Feed(views[0], ref), export.FeedOptions{Index: index, NoTimestamps: noTimestamps}))
+				return fail(export.WriteFeed(w, format, report.Feed(run, ref), export.FeedOptions{Index: index, NoTimestamps: noTimestamps}))
 			}
 			return fail(export.Run(w, format, &run.Meta, run.PingPong, machine))
 		},

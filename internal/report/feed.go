@@ -22,8 +22,19 @@ import (
 // that ratio's 95 % interval, labelled instance "all"; and, for a run with
 // several lab instances per mode, the same per instance, without ratios.
 // A ping-pong sweep adds the 50th, 90th and 99th percentiles of its
-// ping→pong latency.
+// ping→pong latency. A run of ping-pong and socket tests gives the
+// results of each kind (Views) in turn.
 func Feed(run Run, ref string) export.Feed {
+	views := run.Views()
+	f := feedView(views[0], ref)
+	for _, v := range views[1:] {
+		f.Results = append(f.Results, feedView(v, ref).Results...)
+	}
+	return f
+}
+
+// feedView is Feed of one kind of run.
+func feedView(run Run, ref string) export.Feed {
 	meta := run.Meta
 	run.named = ref != ""
 	if ref == "" {

@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/report/export"
+	"github.com/cnperf/cnperf/internal/report/export/exporttest"
 )
 
 // mixedRun writes a run of ping-pong and socket tests, made of the stored
@@ -131,5 +134,39 @@ func TestRunOfBoth(t *testing.T) {
 	}()
 	if len(r.Figures) == 0 || !slices.Contains(ids, "tab-summary-case0") || !slices.Contains(ids, "tab-summary-transfer") {
 		t.Errorf("report: %d figures, tables %v: want the sweep's figures and the cases' tables", len(r.Figures), ids)
+	}
+}
+
+// TestFeedOfBoth: the feed of a run of ping-pong and socket tests holds
+// the results of both kinds, and every feed format takes it by its rules.
+func TestFeedOfBoth(t *testing.T) {
+	run, err := report.ReadRun(mixedRun(t), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := report.Feed(run, "")
+	cases := map[string]bool{}
+	for _, r := range f.Results {
+		cases[r.Labels["workload"]] = true
+	}
+	if !cases["pingpong"] || !cases["stream"] {
+		t.Errorf("feed holds the workloads %v: want pingpong and stream", cases)
+	}
+	for _, format := range []string{"openmetrics", "opensearch", "perfdash"} {
+		var b bytes.Buffer
+		if err := export.WriteFeed(&b, format, f, export.FeedOptions{Index: export.DefaultIndex}); err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		switch format {
+		case "openmetrics":
+			err = exporttest.CheckOpenMetrics(b.Bytes())
+		case "opensearch":
+			_, err = exporttest.CheckBulk(b.Bytes(), export.DefaultIndex)
+		case "perfdash":
+			_, err = exporttest.DecodePerfDash(b.Bytes())
+		}
+		if err != nil {
+			t.Errorf("%s: %v", format, err)
+		}
 	}
 }
