@@ -8,7 +8,6 @@
 package labtest
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -32,10 +31,9 @@ const Name = "loopback"
 // (Capabilities.SharesStack) and the runner keeps their ports apart.
 type Driver struct {
 	lab.BaseDriver
-	mu   sync.Mutex
-	up   map[string]*Runtime // labs up, by name
-	log  Log
-	next int // labs built so far: the third byte of the next one's addresses
+	mu  sync.Mutex
+	up  map[string]bool // labs up, by name
+	log Log
 }
 
 // Log is what the runner asked of the driver: each lab's config as Up got
@@ -58,30 +56,20 @@ func (*Driver) Capabilities(any) lab.Capabilities { return lab.Capabilities{Shar
 func (d *Driver) Validate(cfg lab.Config) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	switch {
-	case !d.Builds(cfg.Mode):
-		return fmt.Errorf("lab: mode %s cannot be built on the %s driver", cfg.Mode.Name(), Name)
-	case !cfg.Conditions.Empty():
-		return fmt.Errorf("lab: the %s driver applies no conditions", Name)
-	case cfg.Topology.Chain:
-		return fmt.Errorf("lab: the %s driver builds no chains", Name)
-	case d.up[cfg.Name] != nil:
-		return fmt.Errorf("lab %s already exists", cfg.Name)
+	if !d.Builds(cfg.Mode) || !cfg.Conditions.Empty() || cfg.Topology.Chain || d.up[cfg.Name] {
+		return fmt.Errorf("lab %s: the %s driver builds bare alone, once, with no conditions and no chain", cfg.Name, Name)
 	}
 	return nil
 }
 
-// Up gives host i of the lab's nth build the address 127.70.n.i and
-// each endpoint that host's address and its port.
+// Up gives host i of the lab built nth the address 127.70.n.i (n counts
+// to 255 and starts over) and each endpoint its host's address and port.
 func (d *Driver) Up(l *lab.Lab, cfg lab.Config) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.next++
-	if d.next > 250 {
-		return errors.New("lab: the loopback driver builds at most 250 labs")
-	}
+	n := byte(len(d.log.Ups) + 1)
 	for i, hs := range cfg.Topology.Hosts {
-		l.Hosts = append(l.Hosts, lab.Host{Name: hs.Name, Index: i + 1, Addr: net.IPv4(127, 70, byte(d.next), byte(i+1)).String()})
+		l.Hosts = append(l.Hosts, lab.Host{Name: hs.Name, Index: i + 1, Addr: net.IPv4(127, 70, n, byte(i+1)).String()})
 	}
 	for _, e := range l.NewBuild().Endpoints {
 		addr := lab.HostPort(e.Host.Addr, e.Port(cfg.Port))
@@ -90,9 +78,9 @@ func (d *Driver) Up(l *lab.Lab, cfg lab.Config) error {
 	rt := &Runtime{}
 	l.Runtime = rt
 	if d.up == nil {
-		d.up, d.log.Runtimes = map[string]*Runtime{}, map[string]*Runtime{}
+		d.up, d.log.Runtimes = map[string]bool{}, map[string]*Runtime{}
 	}
-	d.up[cfg.Name], d.log.Runtimes[cfg.Name] = rt, rt
+	d.up[cfg.Name], d.log.Runtimes[cfg.Name] = true, rt
 	d.log.Ups = append(d.log.Ups, cfg)
 	return nil
 }
@@ -101,7 +89,7 @@ func (d *Driver) Up(l *lab.Lab, cfg lab.Config) error {
 func (d *Driver) Down(name string) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.up[name] != nil {
+	if d.up[name] {
 		delete(d.up, name)
 		d.log.Downs = append(d.log.Downs, name)
 	}
@@ -154,20 +142,18 @@ func (r *Runtime) StartServer(ep lab.Endpoint, s lab.Server) (lab.Proc, error) {
 		return nil, err
 	}
 	defer f.Close() // the child holds its own descriptor
-	r.record(&r.servers, Started{Endpoint: ep, Name: s.Role, Args: s.Args})
+	r.mu.Lock()
+	r.servers = append(r.servers, Started{Endpoint: ep, Name: s.Role, Args: slices.Clone(s.Args)})
+	r.mu.Unlock()
 	return start(ep.NS, s.Args, f, f)
 }
 
 // StartClient runs args on ep.
 func (r *Runtime) StartClient(ep lab.Endpoint, name string, args []string, stdout, stderr io.Writer) (lab.Proc, error) {
-	r.record(&r.clients, Started{Endpoint: ep, Name: name, Args: args})
-	return start(ep.NS, args, stdout, stderr)
-}
-
-func (r *Runtime) record(to *[]Started, s Started) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	*to = append(*to, Started{Endpoint: s.Endpoint, Name: s.Name, Args: slices.Clone(s.Args)})
+	r.clients = append(r.clients, Started{Endpoint: ep, Name: name, Args: slices.Clone(args)})
+	r.mu.Unlock()
+	return start(ep.NS, args, stdout, stderr)
 }
 
 // Started returns the servers and the clients the runner started, in
