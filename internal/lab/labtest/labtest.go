@@ -16,7 +16,6 @@ import (
 	"slices"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
@@ -170,57 +169,19 @@ func (*Runtime) Alive() error { return nil }
 // Sight: its processes are this machine's, in no cgroup of cnperf's.
 func (*Runtime) Sight() lab.Sight { return lab.Sight{Local: true} }
 
-// proc is a process started by exec.
-type proc struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error // set before done is closed
-}
-
-func start(ns string, args []string, stdout, stderr io.Writer) (*proc, error) {
-	p := &proc{cmd: exec.Command(args[0], args[1:]...), done: make(chan struct{})}
-	p.cmd.Stdout, p.cmd.Stderr = stdout, stderr
-	// Its own process group, as the runner's processes have, and it dies
-	// with the test.
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	run := p.cmd.Start
+// start runs args by exec, in ns when set ("": the caller's namespace),
+// in a process group of its own and dying with the test.
+func start(ns string, args []string, stdout, stderr io.Writer) (lab.Proc, error) {
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	run := cmd.Start
 	if ns != "" {
 		// Started from a thread inside the namespace, the child is born in it.
-		run = func() error { return namespace.Do(ns, p.cmd.Start) }
+		run = func() error { return namespace.Do(ns, cmd.Start) }
 	}
 	if err := run(); err != nil {
 		return nil, err
 	}
-	go func() { p.err = p.cmd.Wait(); close(p.done) }()
-	return p, nil
-}
-
-func (p *proc) PID() int              { return p.cmd.Process.Pid }
-func (p *proc) Done() <-chan struct{} { return p.done }
-
-func (p *proc) Exited() (bool, error) {
-	select {
-	case <-p.done:
-		return true, p.err
-	default:
-		return false, nil
-	}
-}
-
-// Stop sends SIGTERM, then SIGKILL after grace.
-func (p *proc) Stop(grace time.Duration) error {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(grace):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
-	return nil
-}
-
-// Usage is the process's CPU and memory as for any plain process.
-func (p *proc) Usage() (lab.Usage, error) {
-	ended, _ := p.Exited()
-	return process.ExecUsage(p.cmd, ended)
+	return process.Watch(cmd), nil
 }

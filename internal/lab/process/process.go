@@ -163,6 +163,14 @@ func Start(s Spec) (*Process, error) {
 	return p, nil
 }
 
+// Watch is a process its caller started by exec, in no cgroup of its own
+// (a test's runtime): waited on, stopped and read as Start's are.
+func Watch(cmd *exec.Cmd) *Process {
+	p := &Process{cmd: cmd, done: make(chan struct{})}
+	go func() { p.waitErr = cmd.Wait(); close(p.done) }()
+	return p
+}
+
 // Exited reports whether the process has ended, and how.
 func (p *Process) Exited() (bool, error) {
 	select {
@@ -198,35 +206,29 @@ type Usage = record.Usage
 // Done is closed when the process has ended.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
-// Usage reads the process's counters; call it before Stop.
+// Usage reads the process's counters; call it before Stop. A plain process
+// that has ended is read from its rusage, as /proc has forgotten it.
 func (p *Process) Usage() (Usage, error) {
-	if !p.Spec.Container {
-		done, _ := p.Exited()
-		return ExecUsage(p.cmd, done)
-	}
-	return CgroupUsage(filepath.Join("cnperf", p.Spec.Lab, p.Spec.Name)), nil
-}
-
-// ExecUsage reads the counters of a process in no cgroup of its own: from
-// /proc while it runs, from its rusage once it has ended and been waited
-// on, as /proc has forgotten it.
-func ExecUsage(cmd *exec.Cmd, ended bool) (Usage, error) {
-	if ended {
-		ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	var u Usage
+	if done, _ := p.Exited(); done && !p.Spec.Container {
+		ru, ok := p.cmd.ProcessState.SysUsage().(*syscall.Rusage)
 		if !ok {
-			return Usage{}, errors.New("no rusage")
+			return u, errors.New("no rusage")
 		}
 		user := time.Duration(ru.Utime.Nano()).Seconds()
 		sys := time.Duration(ru.Stime.Nano()).Seconds()
 		return Usage{Source: "rusage", CPUSeconds: user + sys, UserSeconds: user, SystemSeconds: sys,
 			MemoryPeak: ru.Maxrss * 1024}, nil // Maxrss is in KiB
 	}
-	pu, err := cost.ProcUsage(cmd.Process.Pid)
-	if err != nil {
-		return Usage{}, err
+	if !p.Spec.Container {
+		pu, err := cost.ProcUsage(p.PID())
+		if err != nil {
+			return u, err
+		}
+		return Usage{Source: "proc", CPUSeconds: pu.UserSeconds + pu.SystemSeconds, UserSeconds: pu.UserSeconds,
+			SystemSeconds: pu.SystemSeconds, MemoryPeak: pu.PeakRSS, MemoryCurrent: pu.RSS}, nil
 	}
-	return Usage{Source: "proc", CPUSeconds: pu.UserSeconds + pu.SystemSeconds, UserSeconds: pu.UserSeconds,
-		SystemSeconds: pu.SystemSeconds, MemoryPeak: pu.PeakRSS, MemoryCurrent: pu.RSS}, nil
+	return CgroupUsage(filepath.Join("cnperf", p.Spec.Lab, p.Spec.Name)), nil
 }
 
 // CgroupUsage reads the counters of the cgroup at rel under each controller
