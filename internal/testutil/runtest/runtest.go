@@ -48,13 +48,20 @@ func RunExe(t *testing.T, cat lab.Catalog, exe, name, doc string) (*run.Result, 
 			t.Errorf("cell %d: %d failed, error %q", c.Index, c.Failed, c.Error)
 		}
 	}
-	labs, err := cat.List()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range labs {
-		if strings.HasPrefix(l.Name, res.Meta.ID+"_") {
-			t.Errorf("lab %s left behind", l.Name)
+	// The drivers it ran on only: another's state may be root's alone.
+	for _, name := range s.RunDrivers() {
+		d, err := cat.Driver(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		labs, err := d.Labs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range labs {
+			if strings.HasPrefix(l.Name, res.Meta.ID+"_") {
+				t.Errorf("lab %s left behind", l.Name)
+			}
 		}
 	}
 	if nss, _ := namespace.List(lab.Prefix + res.Meta.ID + "_"); len(nss) > 0 {
