@@ -163,6 +163,14 @@ func Start(s Spec) (*Process, error) {
 	return p, nil
 }
 
+// Watch is a process its caller started by exec, in no cgroup of its own
+// (a test's runtime): waited on, stopped and read as Start's are.
+func Watch(cmd *exec.Cmd) *Process {
+	p := &Process{cmd: cmd, done: make(chan struct{})}
+	go func() { p.waitErr = cmd.Wait(); close(p.done) }()
+	return p
+}
+
 // Exited reports whether the process has ended, and how.
 func (p *Process) Exited() (bool, error) {
 	select {

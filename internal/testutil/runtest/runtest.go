@@ -22,6 +22,13 @@ import (
 // checked that it completed with samples and that nothing it made is left.
 func Run(t *testing.T, cat lab.Catalog, name, doc string) (*run.Result, string) {
 	t.Helper()
+	return RunExe(t, cat, testutil.Binary(t), name, doc)
+}
+
+// RunExe is Run with exe as the binary the servers and clients run (a
+// test's own, that serves a workload only the test declares).
+func RunExe(t *testing.T, cat lab.Catalog, exe, name, doc string) (*run.Result, string) {
+	t.Helper()
 	s, err := spec.Parse(strings.NewReader(doc), name+".yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +36,7 @@ func Run(t *testing.T, cat lab.Catalog, name, doc string) (*run.Result, string) 
 	dir := filepath.Join(t.TempDir(), "run")
 	var out strings.Builder
 	res, err := run.Run(context.Background(), run.Options{Spec: s, Dir: dir,
-		Exe: testutil.Binary(t), Version: "test", Out: &out, Lab: cat})
+		Exe: exe, Version: "test", Out: &out, Lab: cat})
 	if err != nil || res == nil || res.Meta == nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
@@ -41,13 +48,20 @@ func Run(t *testing.T, cat lab.Catalog, name, doc string) (*run.Result, string) 
 			t.Errorf("cell %d: %d failed, error %q", c.Index, c.Failed, c.Error)
 		}
 	}
-	labs, err := cat.List()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range labs {
-		if strings.HasPrefix(l.Name, res.Meta.ID+"_") {
-			t.Errorf("lab %s left behind", l.Name)
+	// The drivers it ran on only: another's state may be root's alone.
+	for _, name := range s.RunDrivers() {
+		d, err := cat.Driver(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		labs, err := d.Labs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range labs {
+			if strings.HasPrefix(l.Name, res.Meta.ID+"_") {
+				t.Errorf("lab %s left behind", l.Name)
+			}
 		}
 	}
 	if nss, _ := namespace.List(lab.Prefix + res.Meta.ID + "_"); len(nss) > 0 {

@@ -4,21 +4,28 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/cnperf/cnperf/internal/analysis"
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/drivers"
+	"github.com/cnperf/cnperf/internal/lab/labtest"
+	"github.com/cnperf/cnperf/internal/lab/process"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/spec"
+	"github.com/cnperf/cnperf/internal/testutil/runtest"
 	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/registry"
 	"github.com/cnperf/cnperf/internal/workload/shell"
@@ -110,33 +117,60 @@ func echoClient(w workload.Socket, con workload.Console) *cobra.Command {
 		}})
 }
 
-// echoServer echoes every datagram on a loopback port until ctx ends.
-func echoServer(t *testing.T, ctx context.Context) string {
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		<-ctx.Done()
-		pc.Close()
-	}()
-	go func() {
-		buf := make([]byte, 2048)
-		for {
-			n, from, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			_, _ = pc.WriteTo(buf[:n], from)
+// TestMain makes the test binary the echo workload's binary, as cnperf's
+// is for the workloads it links: the runner starts it as `serve echo`
+// (the server) and `echo` (the client); otherwise it runs the tests.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && (os.Args[1] == "serve" || os.Args[1] == "echo") {
+		process.AwaitStart() // as cnperf's main: in its cgroups first
+		if err := echoMain(os.Args[1:]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
 		}
-	}()
-	return pc.LocalAddr().String()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// echoMain is the binary's echo commands: `serve echo --listen ADDR`, or
+// the client.
+func echoMain(args []string) error {
+	if args[0] == "echo" {
+		cmd := echoClient(echo{}, workload.Console{Stdout: os.Stdout, Stderr: os.Stderr})
+		cmd.SetArgs(args[1:])
+		return cmd.Execute()
+	}
+	fs := flag.NewFlagSet("serve echo", flag.ContinueOnError)
+	listen := fs.String("listen", ":5299", "address to echo on")
+	if len(args) < 2 || args[1] != "echo" || fs.Parse(args[2:]) != nil {
+		return fmt.Errorf("usage: serve echo --listen ADDR (got %q)", args)
+	}
+	pc, err := net.ListenPacket("udp", *listen)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	go func() { <-ctx.Done(); pc.Close() }()
+	buf := make([]byte, 2048)
+	for {
+		n, from, err := pc.ReadFrom(buf)
+		if err != nil {
+			return nil // closed: stopped
+		}
+		_, _ = pc.WriteTo(buf[:n], from)
+	}
 }
 
 // TestEchoWorkload adds a workload with its descriptor and client (this
-// file) and one line in the registry's list (Add), and nothing else: a spec's test of it
-// validates in the spec's words, its client's lines are stored as a run
-// stores them, and analysis reads its values and the cost per GB.
+// file) and one line in the registry's list (Add), and nothing else: a
+// spec's test of it validates in the spec's words, and a run of it goes
+// through the runner as any socket test's does (its server on the
+// server's endpoint, its clients' lines stored, a cost line per cell),
+// then analysis and the report read its values and its cost per GB back.
+// Without root it runs on a driver whose labs are in memory (labtest, its
+// hosts at loopback addresses); with root on the netns driver, bare
+// beside bridge.
 func TestEchoWorkload(t *testing.T) {
 	if _, ok := registry.Lookup("echo"); ok {
 		t.Fatal("echo is registered before the test adds it")
@@ -145,7 +179,8 @@ func TestEchoWorkload(t *testing.T) {
 
 	// The spec: its test validates, and bad values are named as the spec
 	// writes them.
-	s, err := spec.Parse(strings.NewReader("name: e\nmodes: [bare, bridge]\ntests:\n  - {workload: echo, count: 200, repetitions: 2, sweep: {param: length, values: ['64', '512']}}\n"), "echo.yaml")
+	const tests = "tests:\n  - {workload: echo, count: 200, repetitions: 2, sweep: {param: length, values: ['64', '512']}}\n"
+	s, err := spec.Parse(strings.NewReader("name: e\nmodes: [bare, bridge]\n"+tests), "echo.yaml")
 	if err != nil {
 		t.Fatalf("a spec with an echo test: %v", err)
 	}
@@ -168,77 +203,42 @@ func TestEchoWorkload(t *testing.T) {
 		}
 	}
 
-	// The run: the client each case's arguments make, against an echo
-	// server, its lines stored with a cost line per cell.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	addr := echoServer(t, ctx)
-	host, _, _ := net.SplitHostPort(addr)
-	dir := t.TempDir()
-	run, err := record.Create(dir)
+	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cell := 0
-	for _, mode := range []string{"bare", "bridge"} {
-		for _, c := range cases {
-			args := c.ClientArgs(host)
-			if args[0] != "echo" || args[2] != host+":5299" {
-				t.Fatalf("client arguments %q", args)
-			}
-			args[2] = addr // the test's server listens on a port of its own
-			var out bytes.Buffer
-			cmd := echoClient(c.Workload(), workload.Console{Stdout: &out})
-			cmd.SetArgs(args[1:])
-			if err := cmd.Execute(); err != nil {
-				t.Fatalf("echo client %q: %v", args, err)
-			}
-			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-			if len(lines) != 2 {
-				t.Fatalf("client printed %d lines, want start and end:\n%s", len(lines), out.String())
-			}
-			for _, line := range lines {
-				rec, err := record.Wrap(c, []byte(line))
-				if err != nil {
-					t.Fatal(err)
-				}
-				rec.Mode, rec.Cell = mode, cell
-				if err := run.Append(rec); err != nil {
-					t.Fatal(err)
-				}
-			}
-			cpu := 0.5 // seconds per cell, each side: the bridge costs twice
-			if mode == "bridge" {
-				cpu = 1
-			}
-			if err := run.Append(record.Cost{Workload: "cost", Test: "echo", Mode: mode, Cell: cell, Case: c.Label,
-				Client: record.Usage{CPUSeconds: cpu}, Server: record.Usage{CPUSeconds: cpu}}); err != nil {
-				t.Fatal(err)
-			}
-			cell++
+	t.Run("loopback", func(t *testing.T) {
+		cat := drivers.Catalog(&labtest.Driver{})
+		checkEchoRun(t, cat, exe, "name: echo_loopback\ndriver: loopback\nmodes: [bare]\n"+tests, []string{"bare"})
+	})
+	t.Run("netns", func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("needs root: the netns driver makes network namespaces")
 		}
-	}
-	if err := run.WriteMeta(map[string]any{"spec": s}); err != nil {
-		t.Fatal(err)
-	}
-	if err := run.Close(); err != nil {
-		t.Fatal(err)
-	}
+		checkEchoRun(t, drivers.Catalog(), exe, "name: echo_netns\nmodes: [bare, bridge]\n"+tests, []string{"bare", "bridge"})
+	})
+}
 
-	// The report's reading: the records come back, analysis makes values.
+// checkEchoRun runs doc through run.Run on cat with exe as the binary, and
+// reads the run back as the report does: two records (start and end) and
+// a cost line per cell, echoes counted and none lost on every series, a
+// CPU cost per GB, and the report's table naming the headline.
+func checkEchoRun(t *testing.T, cat lab.Catalog, exe, doc string, modes []string) {
+	_, dir := runtest.RunExe(t, cat, exe, "echo", doc)
 	rd, err := record.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	socks, rep, err := rd.Contents()
-	if err != nil || rep.Skipped != 0 || len(socks.Records) != 8 || len(socks.Costs) != 4 {
-		t.Fatalf("stored: %d records, %d costs, %+v, %v", len(socks.Records), len(socks.Costs), rep, err)
+	cells := len(modes) * 2 * 2 // modes, cases, repetitions
+	if err != nil || rep.Skipped != 0 || len(socks.Records) != 2*cells || len(socks.Costs) != cells {
+		t.Fatalf("stored: %d records, %d costs, %+v, %v; want %d cells", len(socks.Records), len(socks.Costs), rep, err, cells)
 	}
-	obs := analysis.Observations(socks.Records, socks.Costs, nil, nil, func(m string) string { return m })
-	if len(obs) != 4 {
-		t.Fatalf("%d observations, want one per cell", len(obs))
+	runs, notes := report.Load([]string{dir})
+	if len(runs) != 1 || len(notes) != 0 {
+		t.Fatalf("report.Load: %d runs, notes %v", len(runs), notes)
 	}
-	got := analysis.Cases(obs, []string{"bare", "bridge"}, "bare", 1)
+	got := report.Cases(runs, "bare", 1)
 	if len(got) != 2 || got[1].Label != "echo length=512" || got[1].Protocol != "udp" {
 		t.Fatalf("cases: %+v", got)
 	}
@@ -255,26 +255,20 @@ func TestEchoWorkload(t *testing.T) {
 			t.Errorf("case lacks metric %s: %+v", k, c.Metrics)
 		}
 	}
+	var series []string
 	for _, row := range c.Rows {
+		series = append(series, row.Series)
 		st := row.Stats["echoes_per_s"]
-		if st.N != 1 || !(st.Mean.Value > 0) || row.Stats["unechoed"].Mean.Value != 0 {
-			t.Errorf("%s: echoes/s %+v, unechoed %+v", row.Series, st, row.Stats["unechoed"])
+		if st.N != 2 || !(st.Mean.Value > 0) || row.Stats["unechoed"].Mean.Value != 0 || !(row.Stats["cpu_per_gb"].Mean.Value > 0) {
+			t.Errorf("%s: echoes/s %+v, unechoed %+v, CPU per GB %+v", row.Series, st, row.Stats["unechoed"], row.Stats["cpu_per_gb"])
 		}
-		// 200 echoes of 512 bytes in one cell, 1 or 2 CPU seconds.
-		want := 1.0 / (200 * 512 / 1e9)
-		if row.Series == "bridge" {
-			want *= 2
-		}
-		if g := row.Stats["cpu_per_gb"].Mean.Value; g < want*0.999 || g > want*1.001 {
-			t.Errorf("%s: CPU per GB %v, want %v", row.Series, g, want)
-		}
+	}
+	if !slices.Equal(series, modes) {
+		t.Errorf("series %v, want %v", series, modes)
 	}
 	var table bytes.Buffer
 	if err := report.WriteCaseTables(&table, got, "bare"); err != nil || !strings.Contains(table.String(), "echoes/s") {
 		t.Errorf("table: %v\n%s", err, table.String())
-	}
-	if errors.Is(ctx.Err(), context.Canceled) {
-		t.Fatal("server stopped early")
 	}
 }
 

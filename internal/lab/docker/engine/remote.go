@@ -51,10 +51,6 @@ type Target struct {
 	argv   []string
 }
 
-// ParseURL resolves an engine URL as Resolve does, with no engines.tls and
-// this process's environment.
-func ParseURL(raw string) (Target, error) { return Resolve(raw, nil, os.Getenv) }
-
 // Resolve resolves an engine URL: tcp:// and ssh:// by their host, any
 // other word as a docker context (in $DOCKER_CONFIG or ~/.docker, with its
 // own TLS material). A tcp:// URL speaks TLS with given (engines.tls), else

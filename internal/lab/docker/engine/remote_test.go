@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-func TestParseURL(t *testing.T) {
+func TestResolve(t *testing.T) {
 	cfg := t.TempDir()
 	meta := filepath.Join(cfg, "contexts", "meta", contextDigest("lab2"))
 	if err := os.MkdirAll(meta, 0o700); err != nil {
@@ -34,14 +34,14 @@ func TestParseURL(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.url, func(t *testing.T) {
-			got, err := ParseURL(tc.url)
+			got, err := Resolve(tc.url, nil, os.Getenv)
 			switch {
 			case tc.wantErr == "" && err != nil:
-				t.Fatalf("ParseURL: %v", err)
+				t.Fatalf("Resolve: %v", err)
 			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
-				t.Fatalf("ParseURL = %v, want an error containing %q", err, tc.wantErr)
+				t.Fatalf("Resolve = %v, want an error containing %q", err, tc.wantErr)
 			case tc.wantErr == "" && (got.Addr != tc.addr || got.URL != tc.url):
-				t.Fatalf("ParseURL = %+v, want address %s and URL %s", got, tc.addr, tc.url)
+				t.Fatalf("Resolve = %+v, want address %s and URL %s", got, tc.addr, tc.url)
 			}
 		})
 	}
@@ -53,7 +53,7 @@ func TestSSHArgv(t *testing.T) {
 		{"ssh://pong", "ssh -o BatchMode=yes -- pong docker system dial-stdio"},
 	}
 	for _, tc := range tests {
-		tg, err := ParseURL(tc.url)
+		tg, err := Resolve(tc.url, nil, os.Getenv)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,22 +3,20 @@
 // Its "hosts" are plain network namespaces on a bridge, with no cgroups
 // and no containers; it builds only the bare mode (a process on each
 // host's NIC), and starts servers and clients with exec inside a host's
-// namespace. The runner, the CLI, the spec and the record know nothing of
-// it. Its test runs a socket test and ping-pong through run.Run.
+// namespace (labtest.Runtime). The runner, the CLI, the spec and the
+// record know nothing of it. Its test runs a socket test and ping-pong
+// through run.Run.
 package toytest
 
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
-	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/labtest"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/lab/netdev"
 )
@@ -96,7 +94,7 @@ func (Driver) Up(l *lab.Lab, cfg lab.Config) error {
 		l.Endpoints = append(l.Endpoints, lab.Endpoint{Host: h.Name, NS: h.NS,
 			Listen: lab.HostPort("0.0.0.0", p), External: addr, Internal: addr, Path: []string{h.Name + ":eth0"}})
 	}
-	l.Runtime = Runtime{}
+	l.Runtime = &labtest.Runtime{} // exec in the endpoint's namespace
 	return nil
 }
 
@@ -156,85 +154,3 @@ func namespaces(name string) ([]string, error) {
 	}
 	return out, nil
 }
-
-// Runtime starts processes with exec inside an endpoint's namespace: no
-// cgroup, no container.
-type Runtime struct{ lab.BaseRuntime }
-
-// StartServer runs s.Args in ep's namespace, its output to s.Log.
-func (Runtime) StartServer(ep lab.Endpoint, s lab.Server) (lab.Proc, error) {
-	if s.Image != "" || len(s.Args) == 0 {
-		return nil, fmt.Errorf("%s server: the %s driver runs commands, not images", s.Role, Name)
-	}
-	f, err := os.Create(s.Log)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close() // the child holds its own descriptor
-	return start(ep.NS, s.Args, f, f)
-}
-
-// StartClient runs args in ep's namespace.
-func (Runtime) StartClient(ep lab.Endpoint, name string, args []string, stdout, stderr io.Writer) (lab.Proc, error) {
-	return start(ep.NS, args, stdout, stderr)
-}
-
-// Alive: the toy runs no daemons.
-func (Runtime) Alive() error { return nil }
-
-// Sight: its processes are this machine's but in no cgroup of cnperf's.
-func (Runtime) Sight() lab.Sight { return lab.Sight{Local: true, Own: false} }
-
-// proc is a process started in a namespace.
-type proc struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-	mu   sync.Mutex
-	err  error
-}
-
-func start(ns string, args []string, stdout, stderr io.Writer) (*proc, error) {
-	p := &proc{cmd: exec.Command(args[0], args[1:]...), done: make(chan struct{})}
-	p.cmd.Stdout, p.cmd.Stderr = stdout, stderr
-	// Started from a thread inside the namespace, the child is born in it.
-	if err := namespace.Do(ns, p.cmd.Start); err != nil {
-		return nil, err
-	}
-	go func() {
-		err := p.cmd.Wait()
-		p.mu.Lock()
-		p.err = err
-		p.mu.Unlock()
-		close(p.done)
-	}()
-	return p, nil
-}
-
-func (p *proc) PID() int              { return p.cmd.Process.Pid }
-func (p *proc) Done() <-chan struct{} { return p.done }
-
-func (p *proc) Exited() (bool, error) {
-	select {
-	case <-p.done:
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		return true, p.err
-	default:
-		return false, nil
-	}
-}
-
-// Stop sends SIGTERM, then SIGKILL after grace.
-func (p *proc) Stop(grace time.Duration) error {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(grace):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
-	return nil
-}
-
-// Usage: without a cgroup the toy measures nothing.
-func (p *proc) Usage() (lab.Usage, error) { return lab.Usage{}, nil }

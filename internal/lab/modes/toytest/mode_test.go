@@ -2,13 +2,19 @@ package toytest_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/lab/modes/toytest"
+	"github.com/cnperf/cnperf/internal/lab/namespace"
+	"github.com/cnperf/cnperf/internal/lab/netns"
 	"github.com/cnperf/cnperf/internal/record"
+	"github.com/cnperf/cnperf/internal/run"
+	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/testutil"
 	"github.com/cnperf/cnperf/internal/testutil/runtest"
 )
@@ -48,6 +54,41 @@ reference: toy-shaped
 				checkShaped(t, dir)
 			}
 		})
+	}
+}
+
+// TestToyModeRecipeWithoutRoot is what of the recipe holds where no
+// namespace can be made: the registry line makes the mode one a spec may
+// name, on the driver whose interface it has (without the line it is
+// unknown, in the spec's words), and its Build, given the hosts of a lab,
+// first asks to shape each host's NIC to Rate: here the namespaces do not
+// exist, so that step is refused, in words naming what it asked.
+func TestToyModeRecipeWithoutRoot(t *testing.T) {
+	s, err := spec.Parse(strings.NewReader("name: toy\nmodes: [bare, toy-shaped]\nreference: bare\n"+runtest.ShortStream), "toy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run.NewPlan(run.Options{Spec: s, Lab: catalog()}); err != nil {
+		t.Errorf("a spec with the toy mode: %v", err)
+	}
+	_, err = run.NewPlan(run.Options{Spec: s, Lab: drivers.Catalog()})
+	if err == nil || !strings.Contains(err.Error(), `modes[1]: unknown mode "toy-shaped"`) {
+		t.Errorf("without the registry line: %v, want the mode unknown", err)
+	}
+
+	name := fmt.Sprintf("toyplan%d", os.Getpid()) // a lab nobody has built
+	topo := lab.ClientServers([]string{"client", "server"}, false)
+	l := &lab.Lab{Lab: record.Lab{Name: name, Mode: toytest.Name, Publish: []lab.Port{{Number: 5201, Protocol: "tcp"}}, Topology: &topo}}
+	for i, h := range topo.Hosts {
+		l.Hosts = append(l.Hosts, lab.Host{Name: h.Name, Index: i + 1, NS: lab.NS(name, h.Name), Addr: lab.UnderlayIP(i + 1).String()})
+		if namespace.Exists(l.Hosts[i].NS) {
+			t.Fatalf("namespace %s exists: not this test's to shape", l.Hosts[i].NS)
+		}
+	}
+	eps, err := toytest.Mode{}.Build(netns.NewBuild(l, lab.Config{Name: name, Mode: toytest.Mode{}, Topology: topo}))
+	want := "shape server: tc qdisc replace dev eth0 root tbf rate " + toytest.Rate + " "
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Build = %v, %v; want its first step refused: %q", eps, err, want)
 	}
 }
 
