@@ -81,9 +81,7 @@ func (p *pingPong) chunk(u int) []int {
 	return p.sizes[lo:min(lo+n, len(p.sizes))]
 }
 
-func (p *pingPong) expectedSamples(modes int) int {
-	return len(p.sizes) * p.s.PingPong.Repetitions * modes
-}
+func (p *pingPong) samples() int { return len(p.sizes) * p.s.PingPong.Repetitions }
 
 func (p *pingPong) describeCell(int, *record.Cell) {}
 

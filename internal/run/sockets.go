@@ -145,9 +145,9 @@ func (t *socketCells) labConfig() lab.Config {
 
 func (t *socketCells) units() int { return len(t.plan) }
 
-// expectedSamples is 0: a test's records arrive in bursts (a jitter test's
-// at its end), so the progress bar counts cells.
-func (t *socketCells) expectedSamples(int) int { return 0 }
+// samples is 0: a test's records arrive in bursts (a jitter test's at
+// its end), so the progress bar counts cells.
+func (t *socketCells) samples() int { return 0 }
 
 func (t *socketCells) describeCell(u int, cell *record.Cell) {
 	cell.Case, cell.Rep = t.plan[u].c.Label, t.plan[u].rep
