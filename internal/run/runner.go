@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -765,10 +766,7 @@ func teardown(cat lab.Catalog, envs map[string]*env, meta *record.Meta, out io.W
 		if e == nil {
 			continue
 		}
-		procs := map[string]proc{}
-		for role, p := range e.procs {
-			procs[role] = p
-		}
+		procs := maps.Clone(e.procs)
 		if e.lab != nil {
 			// The delay line's counters (what it moved, lost, dropped
 			// when full) go into the lab's record before it is removed.
