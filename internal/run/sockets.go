@@ -169,7 +169,7 @@ func (t *socketCells) servers(e *env) ([]serverRun, error) {
 			if fanIn > 1 && srv.Concurrent != "" {
 				args = append(args, srv.Concurrent, strconv.Itoa(fanIn))
 			}
-			out = append(out, serverRun{name: serverName(srv.Role, role, t.named()), ep: ep, args: args,
+			out = append(out, serverRun{name: t.serverName(srv.Role, role), ep: ep, args: args,
 				port: srv.Port + e.shift + ep.PortShift, protocols: srv.Protocols})
 		}
 	}
@@ -179,14 +179,11 @@ func (t *socketCells) servers(e *env) ([]serverRun, error) {
 // ready: a bound port is enough.
 func (t *socketCells) ready(context.Context, *env) error { return nil }
 
-// named says whether servers run in several containers, so that their
-// names say which.
-func (t *socketCells) named() bool { return t.s.Placement != nil || t.s.Chain != nil }
-
 // serverName names a server process (and its cgroup and log): its role,
-// and with a placement the container it runs in.
-func serverName(server, container string, placed bool) string {
-	if !placed {
+// and with servers in several containers (a placement, a chain) the
+// container it runs in.
+func (t *socketCells) serverName(server, container string) string {
+	if t.s.Placement == nil && t.s.Chain == nil {
 		return server
 	}
 	return server + "-" + container
@@ -272,7 +269,7 @@ func (t *socketCells) cell(e *env, u int, cell *record.Cell, app *appender) (cel
 		cr.limit = 10*time.Minute + 30*time.Second // until a count: bounded all the same
 	}
 	for _, r := range runs {
-		name := serverName(w.Server().Role, r.server.Role, t.named())
+		name := t.serverName(w.Server().Role, r.server.Role)
 		if !slices.Contains(cr.servers, name) {
 			cr.servers = append(cr.servers, name)
 		}
