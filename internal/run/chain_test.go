@@ -21,7 +21,7 @@ func TestChainPresetPlansEveryTargetAndSegment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := w.(*socketCells)
+	st := w.parts[0].(*socketCells)
 	var labels []string
 	for _, c := range st.cases {
 		labels = append(labels, c.Label)

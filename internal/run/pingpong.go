@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"time"
 
@@ -81,9 +82,7 @@ func (p *pingPong) chunk(u int) []int {
 	return p.sizes[lo:min(lo+n, len(p.sizes))]
 }
 
-func (p *pingPong) expectedSamples(modes int) int {
-	return len(p.sizes) * p.s.PingPong.Repetitions * modes
-}
+func (p *pingPong) samples() int { return len(p.sizes) * p.s.PingPong.Repetitions }
 
 func (p *pingPong) describeCell(int, *record.Cell) {}
 
@@ -95,26 +94,19 @@ func (p *pingPong) describeRun(meta *record.Meta) { meta.Sizes = len(p.sizes) }
 // their place. Readiness is the ping-pong probe's (ready), not a bound
 // port: on engines of other machines no process of theirs is in sight.
 func (p *pingPong) servers(e *env) ([]serverRun, error) {
-	eps := map[string]lab.Endpoint{}
-	for _, role := range []string{"pong", "ping"} {
-		ep, err := e.lab.Endpoint(role)
-		if err != nil {
-			return nil, err
-		}
-		eps[role] = ep
-	}
 	at := func(role string) workload.SweepAddr {
-		return workload.SweepAddr{Listen: eps[role].Listen, Internal: eps[role].Internal}
+		ep, _ := e.lab.Endpoint(role) // a role the lab lacks fails below
+		return workload.SweepAddr{Listen: ep.Listen, Internal: ep.Internal}
 	}
 	var out []serverRun
 	for _, srv := range p.w.Servers(p.settings(), at) {
-		ep, ok := eps[srv.Role]
-		if !ok {
-			return nil, fmt.Errorf("%s server: the lab has no %s endpoint", srv.Role, srv.Role)
+		ep, err := e.lab.Endpoint(srv.Role)
+		if err != nil {
+			return nil, fmt.Errorf("%s server: %w", srv.Role, err)
 		}
 		run := serverRun{name: srv.Role, ep: ep, args: append([]string{e.exe}, srv.Args...)}
 		// pingpong.servers may name other implementations (servers.go).
-		if argv, image, ok := p.ownServer(srv.Role, spec.ServerValues{Listen: ep.Listen, Pong: eps["pong"].Internal}); ok {
+		if argv, image, ok := p.ownServer(srv.Role, spec.ServerValues{Listen: ep.Listen, Pong: at("pong").Internal}); ok {
 			run.args, run.image = argv, image
 		}
 		out = append(out, run)
@@ -218,15 +210,8 @@ func siegeTCP(line []byte) (*tcpinfo.Stats, map[string]*tcpinfo.Stats) {
 	if json.Unmarshal(line, &end) != nil || end.Kind != workload.KindEnd {
 		return nil, nil
 	}
-	if len(end.Servers) > maxServerSides {
-		end.Servers = nil
-	}
-	for k, v := range end.Servers {
-		if v == nil {
-			delete(end.Servers, k)
-		}
-	}
-	if len(end.Servers) == 0 {
+	maps.DeleteFunc(end.Servers, func(_ string, v *tcpinfo.Stats) bool { return v == nil })
+	if len(end.Servers) == 0 || len(end.Servers) > maxServerSides {
 		end.Servers = nil
 	}
 	return end.TCP, end.Servers

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -76,36 +77,6 @@ type env struct {
 // launcher (lab.Runtime) started it.
 type proc = lab.Proc
 
-// experiment is what the runner needs of a spec's workload to run it over
-// cells: the lab it runs on, the servers it starts there, its plan of
-// units, and the clients of each cell. How servers and clients are
-// started, waited on, read and charged is the runner's, one path for every
-// workload (startServers, runCell): socketCells for the socket workloads,
-// pingPong for the size sweep, both for a spec that runs the two.
-type experiment interface {
-	// labConfig says which topology (hosts and the roles of the endpoints
-	// on them) and ports a lab needs (name and mode are filled in by the
-	// runner).
-	labConfig() lab.Config
-	// servers are the server processes to start on e, in order.
-	servers(e *env) ([]serverRun, error)
-	// ready waits, once the servers are up, until the workload answers
-	// as its client will ask (nil at once when a bound port is enough).
-	ready(ctx context.Context, e *env) error
-	// units is the number of units of work each mode runs; expectedSamples
-	// the number of samples the progress bar expects over all modes (0:
-	// it counts cells).
-	units() int
-	expectedSamples(modes int) int
-	// cell is unit u on e as cell cell: its clients, each line they print
-	// stored with app and counted in cell, and its cost line.
-	cell(e *env, u int, cell *record.Cell, app *appender) (cellRun, error)
-	// describeCell fills what the cell plan says about unit u.
-	describeCell(u int, cell *record.Cell)
-	// describeRun fills what the run's record says of the plan.
-	describeRun(meta *record.Meta)
-}
-
 // appender stores samples and keeps the first error.
 type appender struct {
 	run   *record.Run
@@ -129,12 +100,12 @@ func (a *appender) store(v any) {
 }
 
 // Plan is a run validated once, before anything is built: the spec as
-// calibrated, its experiment (ping-pong, socket cells or both) and each driver's
+// calibrated, its experiment (its tests' parts: ping-pong, socket cells) and each driver's
 // decoded options. The CLI makes one, asks its Preflight and runs it.
 type Plan struct {
 	o    Options
 	spec spec.Spec
-	w    experiment
+	w    *experiment
 	opts map[string]any
 }
 
@@ -173,7 +144,7 @@ func (p *Plan) Preflight() error { return p.o.Lab.Preflight(p.spec, p.opts, p.o.
 
 // check is Check, returning the experiment and each driver's options;
 // warn takes the drivers' warnings (nil: none).
-func check(cat lab.Catalog, s spec.Spec, flags map[string]string, warn io.Writer) (experiment, map[string]any, error) {
+func check(cat lab.Catalog, s spec.Spec, flags map[string]string, warn io.Writer) (*experiment, map[string]any, error) {
 	if err := s.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -192,19 +163,18 @@ func check(cat lab.Catalog, s spec.Spec, flags map[string]string, warn io.Writer
 	if err := checkServers(cat, s); err != nil {
 		return nil, nil, err
 	}
-	var w experiment
+	var parts []part
+	if s.RunsPingPong() {
+		parts = append(parts, newPingPong(s))
+	}
 	if s.Socket() {
 		cases, err := s.Cases()
 		if err != nil {
 			return nil, nil, err
 		}
-		w = newSocketCells(s, cases)
-		if s.RunsPingPong() {
-			w = newBoth(newPingPong(s), w.(*socketCells))
-		}
-	} else {
-		w = newPingPong(s)
+		parts = append(parts, newSocketCells(s, cases))
 	}
+	w := newExperiment(parts...)
 	// Each driver decodes its own options and refuses bad ones (an engine
 	// that does not answer) before anything is built.
 	opts, err := cat.Options(s, flags, w.labConfig().Topology, warn)
@@ -653,7 +623,7 @@ func interleave(modes []string, units, instances int) []cellPlan {
 // On an existing engine every lab shares this machine's stack, and on
 // engines of other machines each machine's, so each lab's ports are
 // shifted by shift to keep them apart.
-func startMode(ctx context.Context, id string, pl spec.Lab, instance int, d lab.Driver, tag string, options any, shift int, m lab.Mode, w experiment, exe, logs string) (*env, error) {
+func startMode(ctx context.Context, id string, pl spec.Lab, instance int, d lab.Driver, tag string, options any, shift int, m lab.Mode, w *experiment, exe, logs string) (*env, error) {
 	key, driver := pl.Key, d.Name()
 	cfg := w.labConfig()
 	cfg.Name, cfg.Mode, cfg.Driver, cfg.Exe, cfg.Logs = labName(id, tag, m.Name(), pl.Conditions.Label(), instance), m, driver, exe, logs
@@ -796,10 +766,7 @@ func teardown(cat lab.Catalog, envs map[string]*env, meta *record.Meta, out io.W
 		if e == nil {
 			continue
 		}
-		procs := map[string]proc{}
-		for role, p := range e.procs {
-			procs[role] = p
-		}
+		procs := maps.Clone(e.procs)
 		if e.lab != nil {
 			// The delay line's counters (what it moved, lost, dropped
 			// when full) go into the lab's record before it is removed.

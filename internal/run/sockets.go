@@ -17,13 +17,6 @@ import (
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
-// socketTopology is a socket lab: a container on each of two hosts, client
-// to server, as iperf or netperf between two containers on two hosts.
-var socketTopology = lab.Topology{Hosts: []lab.HostSpec{
-	{Name: "client", Endpoints: []lab.EndpointSpec{{Role: "client"}}},
-	{Name: "server", Endpoints: []lab.EndpointSpec{{Role: "server"}}},
-}}
-
 // socketCells runs a spec's socket tests over cells: the servers run for
 // the whole run in the server's container; each cell (one repetition of
 // one case) starts the client (the same `cnperf stream|rr|jitter|datagram
@@ -74,29 +67,23 @@ func newSocketCells(s spec.Spec, cases []workload.Case) *socketCells {
 	return t
 }
 
-// topology is the lab the tests run on: without a placement, a client and
-// a server on two hosts (as always); with one, its server and client
-// containers, on one host or apart.
+// topology is the lab the tests run on: without a placement, a container
+// on each of two hosts, client to server, as iperf or netperf between two
+// containers on two hosts; with one, its server and client containers, on
+// one host or apart; over a chain, its hosts in a line.
 func (t *socketCells) topology() lab.Topology {
 	if t.s.Chain != nil {
 		return chainTopology(t.s.Chain.Hosts)
 	}
-	if t.s.Placement == nil {
-		return socketTopology
-	}
-	p := t.s.Placed()
-	servers, clients := roles("server", p.Servers), roles("client", p.Clients)
-	if p.Hosts == spec.SameHost {
-		return lab.OneHost("host", append(servers, clients...)...)
-	}
-	ends := func(roles []string) []lab.EndpointSpec {
-		var out []lab.EndpointSpec
-		for _, r := range roles {
-			out = append(out, lab.EndpointSpec{Role: r})
+	servers, clients := []string{"server"}, []string{"client"}
+	if t.s.Placement != nil {
+		p := t.s.Placed()
+		servers, clients = roles("server", p.Servers), roles("client", p.Clients)
+		if p.Hosts == spec.SameHost {
+			return lab.OneHost("host", append(servers, clients...)...)
 		}
-		return out
 	}
-	return lab.Topology{Hosts: []lab.HostSpec{{Name: "client", Endpoints: ends(clients)}, {Name: "server", Endpoints: ends(servers)}}}
+	return lab.Topology{Hosts: slices.Concat(lab.OneHost("client", clients...).Hosts, lab.OneHost("server", servers...).Hosts)}
 }
 
 // roles names n containers of a placement: server1, server2...
@@ -145,9 +132,9 @@ func (t *socketCells) labConfig() lab.Config {
 
 func (t *socketCells) units() int { return len(t.plan) }
 
-// expectedSamples is 0: a test's records arrive in bursts (a jitter test's
-// at its end), so the progress bar counts cells.
-func (t *socketCells) expectedSamples(int) int { return 0 }
+// samples is 0: a test's records arrive in bursts (a jitter test's at
+// its end), so the progress bar counts cells.
+func (t *socketCells) samples() int { return 0 }
 
 func (t *socketCells) describeCell(u int, cell *record.Cell) {
 	cell.Case, cell.Rep = t.plan[u].c.Label, t.plan[u].rep
@@ -182,7 +169,7 @@ func (t *socketCells) servers(e *env) ([]serverRun, error) {
 			if fanIn > 1 && srv.Concurrent != "" {
 				args = append(args, srv.Concurrent, strconv.Itoa(fanIn))
 			}
-			out = append(out, serverRun{name: serverName(srv.Role, role, t.named()), ep: ep, args: args,
+			out = append(out, serverRun{name: t.serverName(srv.Role, role), ep: ep, args: args,
 				port: srv.Port + e.shift + ep.PortShift, protocols: srv.Protocols})
 		}
 	}
@@ -192,14 +179,11 @@ func (t *socketCells) servers(e *env) ([]serverRun, error) {
 // ready: a bound port is enough.
 func (t *socketCells) ready(context.Context, *env) error { return nil }
 
-// named says whether servers run in several containers, so that their
-// names say which.
-func (t *socketCells) named() bool { return t.s.Placement != nil || t.s.Chain != nil }
-
 // serverName names a server process (and its cgroup and log): its role,
-// and with a placement the container it runs in.
-func serverName(server, container string, placed bool) string {
-	if !placed {
+// and with servers in several containers (a placement, a chain) the
+// container it runs in.
+func (t *socketCells) serverName(server, container string) string {
+	if t.s.Placement == nil && t.s.Chain == nil {
 		return server
 	}
 	return server + "-" + container
@@ -218,8 +202,21 @@ type placedClient struct {
 // server; with a placement, every client container the test uses, each
 // against server i mod servers, Processes times.
 func (t *socketCells) clients(e *env, c workload.Case) ([]placedClient, error) {
-	if t.s.Chain != nil {
-		client, server, err := chainEnds(c)
+	n, servers, k, tagged := 1, 1, 1, t.s.Placement != nil
+	if tagged {
+		p := t.s.Placed()
+		n, servers, k = c.Test.ClientCount(p.Clients), c.Test.ServerCount(p.Clients), c.Test.ProcessCount()
+	}
+	var out []placedClient
+	for i := range n {
+		client, server := "client", "server"
+		var err error
+		switch {
+		case t.s.Chain != nil:
+			client, server, err = chainEnds(c)
+		case tagged:
+			client, server = "client"+strconv.Itoa(i+1), "server"+strconv.Itoa(i%servers+1)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -231,33 +228,12 @@ func (t *socketCells) clients(e *env, c workload.Case) ([]placedClient, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []placedClient{{name: "client", client: cep, server: sep}}, nil
-	}
-	if t.s.Placement == nil {
-		cep, err := e.lab.Endpoint("client")
-		if err != nil {
-			return nil, err
-		}
-		sep, err := e.lab.Endpoint("server")
-		if err != nil {
-			return nil, err
-		}
-		return []placedClient{{name: "client", client: cep, server: sep}}, nil
-	}
-	p := t.s.Placed()
-	n, servers, k := c.Test.ClientCount(p.Clients), c.Test.ServerCount(p.Clients), c.Test.ProcessCount()
-	var out []placedClient
-	for i := range n {
-		cep, err := e.lab.Endpoint("client" + strconv.Itoa(i+1))
-		if err != nil {
-			return nil, err
-		}
-		sep, err := e.lab.Endpoint("server" + strconv.Itoa(i%servers+1))
-		if err != nil {
-			return nil, err
-		}
 		for j := range k {
-			out = append(out, placedClient{name: fmt.Sprintf("%s-%d", cep.Role, j), client: cep, server: sep, tagged: true, process: j})
+			pc := placedClient{name: "client", client: cep, server: sep, tagged: tagged, process: j}
+			if tagged {
+				pc.name = fmt.Sprintf("%s-%d", cep.Role, j)
+			}
+			out = append(out, pc)
 		}
 	}
 	return out, nil
@@ -293,7 +269,7 @@ func (t *socketCells) cell(e *env, u int, cell *record.Cell, app *appender) (cel
 		cr.limit = 10*time.Minute + 30*time.Second // until a count: bounded all the same
 	}
 	for _, r := range runs {
-		name := serverName(w.Server().Role, r.server.Role, t.named())
+		name := t.serverName(w.Server().Role, r.server.Role)
 		if !slices.Contains(cr.servers, name) {
 			cr.servers = append(cr.servers, name)
 		}
@@ -301,14 +277,19 @@ func (t *socketCells) cell(e *env, u int, cell *record.Cell, app *appender) (cel
 		if err != nil {
 			return cellRun{}, fmt.Errorf("server endpoint %q: %w", r.server.Internal, err)
 		}
+		// store stamps a line of r's as the cell's (with a placement,
+		// naming its client, process and server) and stores it.
+		store := func(rec record.Record) {
+			rec.Mode, rec.Labels, rec.Cell, rec.Rep = mode, t.s.Labels, cell.Index, unit.rep
+			if r.tagged {
+				rec.Client, rec.Process, rec.Server = r.client.Role, r.process, r.server.Role
+			}
+			app.add(rec, false)
+		}
 		line := func(line []byte) error {
 			rec, err := record.Wrap(c, line)
 			if err != nil {
 				return err
-			}
-			rec.Mode, rec.Labels, rec.Cell, rec.Rep = mode, t.s.Labels, cell.Index, unit.rep
-			if r.tagged {
-				rec.Client, rec.Process, rec.Server = r.client.Role, r.process, r.server.Role
 			}
 			if rec.Kind == record.KindTotal {
 				if tot, err := w.Total(rec.Data); err == nil {
@@ -316,36 +297,27 @@ func (t *socketCells) cell(e *env, u int, cell *record.Cell, app *appender) (cel
 				}
 			}
 			cell.Samples++
-			app.add(rec, false)
+			store(rec)
 			return nil
 		}
-		args := shiftPort(append([]string{e.exe}, c.ClientArgs(host)...), "--server", e.shift+r.server.PortShift)
-		cr.clients = append(cr.clients, clientRun{name: r.name, ep: r.client, args: args, line: line})
+		argv := func(c workload.Case) []string {
+			return shiftPort(append([]string{e.exe}, c.ClientArgs(host)...), "--server", e.shift+r.server.PortShift)
+		}
+		cr.clients = append(cr.clients, clientRun{name: r.name, ep: r.client, args: argv(c), line: line})
+		// A probe under load (a case's LoadCase) has its load beside it,
+		// from the same container to the same server container, its
+		// lines stored as KindLoad records of the probe's case.
 		if lc, ok := c.LoadCase(); ok {
-			cr.clients = append(cr.clients, t.loadClient(e, c, lc, r, host, mode, cell, unit.rep, app))
+			cr.clients = append(cr.clients, clientRun{name: r.name + "-load", ep: r.client, args: argv(lc), line: func(line []byte) error {
+				rec, err := record.WrapLoad(c, lc, line)
+				if err == nil {
+					store(rec)
+				}
+				return err
+			}})
 		}
 	}
 	return cr, nil
-}
-
-// loadClient is the load beside one probe client (a case's LoadCase):
-// from the same container to the same server container, started with
-// it, its lines stored as KindLoad records of the probe's case.
-func (t *socketCells) loadClient(e *env, c, lc workload.Case, r placedClient, host, mode string, cell *record.Cell, rep int, app *appender) clientRun {
-	line := func(line []byte) error {
-		rec, err := record.WrapLoad(c, lc, line)
-		if err != nil {
-			return err
-		}
-		rec.Mode, rec.Labels, rec.Cell, rec.Rep = mode, t.s.Labels, cell.Index, rep
-		if r.tagged {
-			rec.Client, rec.Process, rec.Server = r.client.Role, r.process, r.server.Role
-		}
-		app.add(rec, false)
-		return nil
-	}
-	args := shiftPort(append([]string{e.exe}, lc.ClientArgs(host)...), "--server", e.shift+r.server.PortShift)
-	return clientRun{name: r.name + "-load", ep: r.client, args: args, line: line}
 }
 
 // pathMTU is the MTU of the interface the client's route to host leaves

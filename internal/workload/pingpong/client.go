@@ -9,10 +9,6 @@ import (
 	"strings"
 )
 
-// MaxConcurrency bounds siege's requests in flight (each holds a connection
-// to ping, and ping one to pong).
-const MaxConcurrency = 1024
-
 // CheckTarget reports a ping URL siege cannot use: it must be
 // http(s)://host[:port][/prefix], without user info, query or fragment.
 func CheckTarget(raw string) error {

@@ -41,7 +41,9 @@ func (descriptor) Params() []workload.Param {
 		{Name: "coverage", Kind: workload.Fraction, Default: strconv.FormatFloat(DefaultCoverage, 'g', -1, 64), Flag: "--coverage",
 			Help: fmt.Sprintf("fraction of the sizes in the range to request, distinct, drawn uniformly (at most %d sizes)", MaxPlanSizes)},
 		whole("repetitions", "requests", 1, MaxRepetitions, DefaultRepetitions, "--repetitions", "requests per size"),
-		whole("concurrency", "requests", 1, MaxConcurrency, DefaultConcurrency, "--concurrency", "requests siege keeps in flight (keep-alive connections)"),
+		// Each request in flight holds a connection to ping, and ping one
+		// to pong: at most 1024.
+		whole("concurrency", "requests", 1, 1024, DefaultConcurrency, "--concurrency", "requests siege keeps in flight (keep-alive connections)"),
 		whole("seed", "", math.MinInt64, math.MaxInt64, DefaultSeed, "--seed", "seed of the size sample: the same seed gives the same sizes"),
 		whole("chunk", "sizes", 1, MaxChunk, DefaultChunk, "", "sizes per cell; cells rotate round-robin over the modes"),
 		whole("retries", "attempts", 0, MaxRetries, DefaultRetries, "--retries", "ping's retries towards pong after a failed attempt, before it answers 503 (0: none)"),
@@ -52,19 +54,23 @@ func (descriptor) Params() []workload.Param {
 	}
 }
 
-// Bound is the declared bound of a whole-number or duration parameter
-// (Params): the spec, siege, ping and pong check their values against it.
-func Bound(name string) workload.Bound {
+// Param is a declared parameter (Params): siege, ping and pong register
+// their flags from it.
+func Param(name string) workload.Param {
 	ps := Descriptor.Params()
 	i := slices.IndexFunc(ps, func(p workload.Param) bool { return p.Name == name })
-	if i < 0 || len(ps[i].Bounds) == 0 {
-		panic("pingpong: no bound declared for " + name)
+	if i < 0 {
+		panic("pingpong: no parameter " + name)
 	}
-	return ps[i].Bounds[0]
+	return ps[i]
 }
 
-// check reports a value of the parameter outside its declared bound.
-func check(name string, n int) error {
+// Bound is the declared bound of a whole-number or duration parameter
+// (Params): the spec, siege, ping and pong check their values against it.
+func Bound(name string) workload.Bound { return Param(name).Bounds[0] }
+
+// Check reports a whole number outside the parameter's declared bound.
+func Check(name string, n int) error {
 	if b := Bound(name); int64(n) < b.Min || int64(n) > b.Max {
 		return rangeError(n, int(b.Min), int(b.Max))
 	}
@@ -78,12 +84,6 @@ func CheckTimeout(d time.Duration) error {
 	}
 	return nil
 }
-
-// CheckRetries reports a retry count outside its declared bound.
-func CheckRetries(n int) error { return check("retries", n) }
-
-// CheckConcurrency reports a concurrency outside its declared bound.
-func CheckConcurrency(n int) error { return check("concurrency", n) }
 
 // CheckMaxSize reports a pong limit outside 0..MaxSizeLimit (pong's
 // --max-size 0 serves only empty bodies; a spec's max_body is at least 1).

@@ -314,3 +314,30 @@ func StartOf(cmd *cobra.Command, server string) workload.Start {
 	})
 	return s
 }
+
+// Flag registers a declared parameter as a flag of a program that is no
+// socket client (siege, ping, pong) into v, an *int, *int64, *float64 or
+// *time.Duration: its name, default and help (with its bound) from p.
+func Flag(f *pflag.FlagSet, p workload.Param, v any) {
+	name, help := strings.TrimPrefix(p.Flag, "--"), p.Help
+	if b := p.Bounds; len(b) > 0 && p.Kind == workload.Duration {
+		help += fmt.Sprintf(" (at most %s)", time.Duration(b[0].Max))
+	} else if len(b) > 0 && b[0].Min > math.MinInt64 {
+		help += fmt.Sprintf(" (%d..%d)", b[0].Min, b[0].Max)
+	}
+	switch v := v.(type) {
+	case *int:
+		f.IntVar(v, name, 0, help)
+	case *int64:
+		f.Int64Var(v, name, 0, help)
+	case *float64:
+		f.Float64Var(v, name, 0, help)
+	case *time.Duration:
+		f.DurationVar(v, name, 0, help)
+	}
+	fl := f.Lookup(name)
+	if err := fl.Value.Set(p.Default); err != nil {
+		panic(fmt.Sprintf("%s: default %q: %v", p.Flag, p.Default, err))
+	}
+	fl.DefValue = fl.Value.String()
+}

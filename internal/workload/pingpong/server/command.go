@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/workload/shell"
 	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 
 	"github.com/spf13/cobra"
@@ -57,7 +58,9 @@ func PongCommand(con workload.Console) *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVar(&listen, "listen", con.DefaultListen(pingpong.DefaultPongPort), con.ListenHelp)
-	cmd.Flags().IntVar(&maxSize, "max-size", pingpong.DefaultMaxSize, fmt.Sprintf("largest body served, at most %d; a larger request gets no answer (the connection closes)", pingpong.MaxSizeLimit))
+	size := pingpong.Param("max_body")
+	size.Bounds[0].Min = 0 // pong may serve only empty bodies; a spec's max_body is at least 1
+	shell.Flag(cmd.Flags(), size, &maxSize)
 	return cmd
 }
 
@@ -71,7 +74,7 @@ func PingCommand(con workload.Console) *cobra.Command {
 		Short: "Relay GET /ping/{n} to pong; time the relay for GET /mping/{n}",
 		Args:  cobra.NoArgs,
 		RunE: serveRunE(con, &listen, pingpong.DefaultPingPort, func() (func(context.Context, net.Listener) error, error) {
-			if err := pingpong.CheckRetries(retries); err != nil {
+			if err := pingpong.Check("retries", retries); err != nil {
 				return nil, fmt.Errorf("--retries %v", err)
 			}
 			if err := pingpong.CheckTimeout(timeout); err != nil {
@@ -87,8 +90,8 @@ func PingCommand(con workload.Console) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&listen, "listen", con.DefaultListen(pingpong.DefaultPingPort), con.ListenHelp)
 	cmd.Flags().StringVar(&pongURL, "pong", "http://127.0.0.1:4040", "base URL of the pong server")
-	cmd.Flags().IntVar(&retries, "retries", pingpong.DefaultRetries, fmt.Sprintf("retries after a failed attempt towards pong before giving up (0: none; at most %d)", pingpong.MaxRetries))
-	cmd.Flags().DurationVar(&timeout, "timeout", pingpong.DefaultTimeout, fmt.Sprintf("timeout of one attempt towards pong (at most %s)", pingpong.MaxTimeout))
+	shell.Flag(cmd.Flags(), pingpong.Param("retries"), &retries)
+	shell.Flag(cmd.Flags(), pingpong.Param("timeout"), &timeout)
 	return cmd
 }
 

@@ -60,7 +60,7 @@ func newPing(cfg PingConfig) (*pingHandler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pong URL: %w", err)
 	}
-	if err := pingpong.CheckRetries(cfg.Retries); err != nil {
+	if err := pingpong.Check("retries", cfg.Retries); err != nil {
 		return nil, fmt.Errorf("retries %w", err)
 	}
 	timeout := cfg.Timeout

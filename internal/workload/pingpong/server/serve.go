@@ -25,7 +25,7 @@ const (
 	maxRequestBodySize = 4 << 10
 	// maxConns bounds the connections served at once, and with them the
 	// server's memory (a few tens of KiB each); one more is answered 503
-	// and closed. siege's concurrency is at most pingpong.MaxConcurrency.
+	// and closed. siege's concurrency is within pingpong.Bound("concurrency").
 	maxConns = 4096
 )
 

@@ -59,7 +59,7 @@ func Command(con workload.Console) *cobra.Command {
 				// Name the flags the user typed, not the spec's fields.
 				return fmt.Errorf("%s", strings.NewReplacer("min_size", "--min", "max_size", "--max", "coverage", "--coverage", "repetitions", "--repetitions").Replace(err.Error()))
 			}
-			if err := pingpong.CheckConcurrency(concurrency); err != nil {
+			if err := pingpong.Check("concurrency", concurrency); err != nil {
 				return fmt.Errorf("--concurrency %v", err)
 			}
 			if err := pingpong.CheckTimeout(timeout); err != nil {
@@ -156,14 +156,19 @@ func Command(con workload.Console) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&target, "target", "", "base URL of the ping server")
-	f.IntVar(&p.Min, "min", 1, "smallest message size (bytes)")
-	f.IntVar(&p.Max, "max", 500000, fmt.Sprintf("largest message size (bytes), at most %d", pingpong.MaxSizeLimit))
-	f.Float64Var(&p.Coverage, "coverage", 0.05, fmt.Sprintf("fraction of all sizes in [min, max] to request, in (0, 1]; at most %d sizes", pingpong.MaxPlanSizes))
-	f.IntVar(&p.Repetitions, "repetitions", 1, fmt.Sprintf("requests per size, 1..%d", pingpong.MaxRepetitions))
-	f.Int64Var(&p.Seed, "seed", 1, "seed of the size sample")
+	// The parameters a spec's ping-pong test passes are registered from
+	// their declaration, but coverage and repetitions default to
+	// ppbench's, whose siege this is.
+	cov, reps := pingpong.Param("coverage"), pingpong.Param("repetitions")
+	cov.Default, reps.Default = "0.05", "1"
+	shell.Flag(f, pingpong.Param("min_size"), &p.Min)
+	shell.Flag(f, pingpong.Param("max_size"), &p.Max)
+	shell.Flag(f, cov, &p.Coverage)
+	shell.Flag(f, reps, &p.Repetitions)
+	shell.Flag(f, pingpong.Param("seed"), &p.Seed)
+	shell.Flag(f, pingpong.Param("concurrency"), &concurrency)
+	shell.Flag(f, pingpong.Param("timeout"), &timeout)
 	f.StringVar(&sizesFlag, "sizes", "", fmt.Sprintf("comma-separated message sizes to request, in this order, instead of a sample of [min, max] (at most %d)", pingpong.MaxPlanSizes))
-	f.IntVar(&concurrency, "concurrency", 1, fmt.Sprintf("requests in flight, 1..%d", pingpong.MaxConcurrency))
-	f.DurationVar(&timeout, "timeout", pingpong.DefaultTimeout, fmt.Sprintf("timeout of one request, at most %s", pingpong.MaxTimeout))
 	f.StringVar(&format, "format", "jsonl", "output: jsonl (one sample per request), envelope (a start line, one interval line per request, an end line, as other clients' --json) or ppbench (ppbench's CSV)")
 	f.StringVarP(&out, "out", "o", "", "write to a new file instead of stdout")
 	f.StringVar(&machine, "machine", "", "ppbench machine tag")

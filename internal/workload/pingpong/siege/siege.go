@@ -23,7 +23,7 @@ import (
 // Config tells siege which ping to load and how.
 type Config struct {
 	Target      string        // base URL of ping, e.g. http://198.18.0.2:8080
-	Concurrency int           // parallel workers; 0 means 1; at most pingpong.MaxConcurrency
+	Concurrency int           // parallel workers; 0 means 1; within pingpong.Bound("concurrency")
 	Timeout     time.Duration // per request; 0 means pingpong.DefaultTimeout; at most pingpong.MaxTimeout
 	// TCP, if not nil, is given at the end what TCP_INFO said of siege's
 	// connections to ping (nil if none was read).
@@ -79,7 +79,7 @@ func run(ctx context.Context, cfg Config, total int, at func(int) pingpong.Reque
 	if workers == 0 {
 		workers = 1
 	}
-	if err := pingpong.CheckConcurrency(workers); err != nil {
+	if err := pingpong.Check("concurrency", workers); err != nil {
 		return fmt.Errorf("siege concurrency %w", err)
 	}
 	workers = min(workers, max(1, total))

@@ -312,7 +312,7 @@ func TestRunBadConfig(t *testing.T) {
 	url := closedURL(t)
 	for _, cfg := range []Config{
 		{Target: "not a url"}, {Target: "ftp://x"}, {Target: ""},
-		{Target: url, Concurrency: -1}, {Target: url, Concurrency: pingpong.MaxConcurrency + 1}, {Target: url, Concurrency: math.MaxInt},
+		{Target: url, Concurrency: -1}, {Target: url, Concurrency: int(pingpong.Bound("concurrency").Max) + 1}, {Target: url, Concurrency: math.MaxInt},
 		{Target: url, Timeout: -1}, {Target: url, Timeout: pingpong.MaxTimeout + 1},
 	} {
 		n := 0
@@ -329,9 +329,9 @@ func TestRunBadConfig(t *testing.T) {
 	if err := pingpong.CheckTarget("ftp://x"); err == nil {
 		t.Error("pingpong.CheckTarget(ftp://x) = nil")
 	}
-	for _, n := range []int{0, -1, pingpong.MaxConcurrency + 1} {
-		if pingpong.CheckConcurrency(n) == nil {
-			t.Errorf("pingpong.CheckConcurrency(%d) = nil", n)
+	for _, n := range []int{0, -1, int(pingpong.Bound("concurrency").Max) + 1} {
+		if pingpong.Check("concurrency", n) == nil {
+			t.Errorf("pingpong.Check(concurrency, %d) = nil", n)
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // TestBothInterleaves: a spec with a ping-pong test and socket tests runs
-// one experiment whose units are both kinds, spread over the run in
+// one experiment whose units are both parts', spread over the run in
 // proportion, each numbered as its kind numbers it, on a lab with the
 // hosts of both.
 func TestBothInterleaves(t *testing.T) {
@@ -27,7 +27,7 @@ tests:
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := newBoth(newPingPong(s), newSocketCells(s, cases))
+	b := newExperiment(newPingPong(s), newSocketCells(s, cases))
 	var got []string
 	for u := range b.units() {
 		var c record.Cell
