@@ -6,8 +6,6 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
-
-	"github.com/spf13/cobra"
 )
 
 // Servers have no authentication: outside a lab they listen on loopback
@@ -47,13 +45,6 @@ func listenAddr(s string, defaultPort int) (string, error) {
 		return bad(fmt.Sprintf("host %q: want an IP address (or localhost), or none for every interface", host))
 	}
 	return net.JoinHostPort(host, port), nil
-}
-
-// defaultPort is the port of cmd's default --listen.
-func defaultPort(cmd *cobra.Command) int {
-	_, p, _ := net.SplitHostPort(cmd.Flag("listen").DefValue)
-	n, _ := strconv.Atoi(p)
-	return n
 }
 
 func isIP(s string) bool {
