@@ -153,17 +153,11 @@ func EnableIPv6(name string) error {
 }
 
 // Mark returns the mark Create gave the named namespace ("" if none).
-func Mark(name string) (string, error) {
-	h, err := Handle(name)
-	if err != nil {
-		return "", err
-	}
-	defer h.Close()
-	lo, err := h.LinkByName("lo")
-	if err != nil {
-		return "", fmt.Errorf("find lo in %s: %w", name, err)
-	}
-	return lo.Attrs().Alias, nil
+func Mark(name string) (mark string, err error) {
+	return mark, WithLink(name, "lo", func(_ *netlink.Handle, lo netlink.Link) error {
+		mark = lo.Attrs().Alias
+		return nil
+	})
 }
 
 // Delete removes the named namespace, also when a later mount on Dir hides
@@ -252,6 +246,21 @@ func Handle(name string) (*netlink.Handle, error) {
 		return nil, fmt.Errorf("netlink handle in %s: %w", name, err)
 	}
 	return h, nil
+}
+
+// WithLink runs fn with a netlink handle in the named namespace and its
+// device dev.
+func WithLink(name, dev string, fn func(*netlink.Handle, netlink.Link) error) error {
+	h, err := Handle(name)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	l, err := h.LinkByName(dev)
+	if err != nil {
+		return fmt.Errorf("find %s in %s: %w", dev, name, err)
+	}
+	return fn(h, l)
 }
 
 // Inode returns the namespace's inode number, which /proc/PID/ns/net of every
