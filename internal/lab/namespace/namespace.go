@@ -71,33 +71,15 @@ func Create(name, mark string) error {
 
 // create makes the namespace and its bind mount in Dir, as it is.
 func create(name string) error {
-	errc := make(chan error, 1)
-	// A fresh goroutine on a locked thread: netns.NewNamed switches the
-	// calling thread into the new namespace, so the thread must be restored,
-	// or thrown away (by never unlocking) when restoring fails.
-	go func() {
-		runtime.LockOSThread()
-		orig, err := netns.Get()
-		if err != nil {
-			runtime.UnlockOSThread()
-			errc <- fmt.Errorf("read current netns: %w", err)
-			return
-		}
-		defer orig.Close()
+	// netns.NewNamed switches the calling thread into the new namespace.
+	return onThread("restore netns after creating "+name, func() error {
 		h, err := netns.NewNamed(name)
-		if rerr := netns.Set(orig); rerr != nil {
-			errc <- fmt.Errorf("restore netns after creating %s: %w", name, rerr)
-			return // thread stays locked and dies with the goroutine
-		}
-		runtime.UnlockOSThread()
 		if err != nil {
-			errc <- fmt.Errorf("create netns %s: %w", name, err)
-			return
+			return fmt.Errorf("create netns %s: %w", name, err)
 		}
 		h.Close()
-		errc <- nil
-	}()
-	return <-errc
+		return nil
+	})
 }
 
 // quietIPv6 turns IPv6 off for the devices a namespace will get (those
@@ -206,6 +188,20 @@ func Do(name string, fn func() error) error {
 		return err
 	}
 	defer target.Close()
+	return onThread("leave netns "+name, func() error {
+		if err := netns.Set(target); err != nil {
+			return fmt.Errorf("enter netns %s: %w", name, err)
+		}
+		return fn()
+	})
+}
+
+// onThread runs fn, which may switch its thread's namespace, on a fresh
+// goroutine locked to its thread, and puts the thread back into the
+// namespace it started in; leave names that step in its error. A thread
+// that cannot be put back stays locked and is thrown away with its
+// goroutine.
+func onThread(leave string, fn func() error) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
@@ -216,15 +212,10 @@ func Do(name string, fn func() error) error {
 			return
 		}
 		defer orig.Close()
-		if err := netns.Set(target); err != nil {
-			runtime.UnlockOSThread()
-			errc <- fmt.Errorf("enter netns %s: %w", name, err)
-			return
-		}
 		ferr := fn()
 		if err := netns.Set(orig); err != nil {
-			errc <- fmt.Errorf("leave netns %s: %w", name, err)
-			return // keep the thread locked: it is discarded with the goroutine
+			errc <- fmt.Errorf("%s: %w", leave, err)
+			return
 		}
 		runtime.UnlockOSThread()
 		errc <- ferr
