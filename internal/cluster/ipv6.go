@@ -32,7 +32,7 @@ func hostIPv6(labName, ns, addr string) error {
 	if err := b.Sysctl(ns, "net.ipv6.conf.all.forwarding", "1"); err != nil {
 		return err
 	}
-	return namespace.WithLink(ns, hostNIC, func(h *netlink.Handle, l netlink.Link) error {
+	return namespace.WithLink(ns, "", hostNIC, func(h *netlink.Handle, l netlink.Link) error {
 		a, err := netlink.ParseAddr(addr + "/64")
 		if err != nil {
 			return fmt.Errorf("parse address %s: %w", addr, err)

@@ -136,7 +136,7 @@ func EnableIPv6(name string) error {
 
 // Mark returns the mark Create gave the named namespace ("" if none).
 func Mark(name string) (mark string, err error) {
-	return mark, WithLink(name, "lo", func(_ *netlink.Handle, lo netlink.Link) error {
+	return mark, WithLink(name, "", "lo", func(_ *netlink.Handle, lo netlink.Link) error {
 		mark = lo.Attrs().Alias
 		return nil
 	})
@@ -240,8 +240,9 @@ func Handle(name string) (*netlink.Handle, error) {
 }
 
 // WithLink runs fn with a netlink handle in the named namespace and its
-// device dev.
-func WithLink(name, dev string, fn func(*netlink.Handle, netlink.Link) error) error {
+// device dev; what says what dev is in the error when it is missing
+// ("macvlan ", or "").
+func WithLink(name, what, dev string, fn func(*netlink.Handle, netlink.Link) error) error {
 	h, err := Handle(name)
 	if err != nil {
 		return err
@@ -249,7 +250,7 @@ func WithLink(name, dev string, fn func(*netlink.Handle, netlink.Link) error) er
 	defer h.Close()
 	l, err := h.LinkByName(dev)
 	if err != nil {
-		return fmt.Errorf("find %s in %s: %w", dev, name, err)
+		return fmt.Errorf("find %s%s in %s: %w", what, dev, name, err)
 	}
 	return fn(h, l)
 }

@@ -102,43 +102,31 @@ func (b B) Veth(nsA, a, master, nsZ, z string, mtu int) error {
 	if err := b.finish(ha, nsA, la2); err != nil {
 		return err
 	}
-	return namespace.WithLink(nsZ, z, func(hz *netlink.Handle, lz netlink.Link) error { return b.finish(hz, nsZ, lz) })
+	return namespace.WithLink(nsZ, "", z, func(hz *netlink.Handle, lz netlink.Link) error { return b.finish(hz, nsZ, lz) })
 }
 
 // Macvlan creates a bridge-mode macvlan on parent (in ns) and moves it into
 // nsZ under the name z, up.
 func (b B) Macvlan(ns, parent, nsZ, z string) error {
-	h, err := b.handle(ns)
+	err := namespace.WithLink(ns, "macvlan parent ", parent, func(h *netlink.Handle, p netlink.Link) error {
+		fd, err := namespace.Fd(nsZ)
+		if err != nil {
+			return err
+		}
+		defer closeFd(fd)
+		la := netlink.NewLinkAttrs()
+		la.Name = z
+		la.ParentIndex = p.Attrs().Index
+		la.Namespace = netlink.NsFd(fd)
+		if err := h.LinkAdd(&netlink.Macvlan{LinkAttrs: la, Mode: netlink.MACVLAN_MODE_BRIDGE}); err != nil {
+			return fmt.Errorf("create macvlan %s on %s in %s: %w", z, parent, ns, err)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	defer h.Close()
-	p, err := h.LinkByName(parent)
-	if err != nil {
-		return fmt.Errorf("find macvlan parent %s in %s: %w", parent, ns, err)
-	}
-	fd, err := namespace.Fd(nsZ)
-	if err != nil {
-		return err
-	}
-	defer closeFd(fd)
-	la := netlink.NewLinkAttrs()
-	la.Name = z
-	la.ParentIndex = p.Attrs().Index
-	la.Namespace = netlink.NsFd(fd)
-	if err := h.LinkAdd(&netlink.Macvlan{LinkAttrs: la, Mode: netlink.MACVLAN_MODE_BRIDGE}); err != nil {
-		return fmt.Errorf("create macvlan %s on %s in %s: %w", z, parent, ns, err)
-	}
-	hz, err := b.handle(nsZ)
-	if err != nil {
-		return err
-	}
-	defer hz.Close()
-	l, err := hz.LinkByName(z)
-	if err != nil {
-		return fmt.Errorf("find macvlan %s in %s: %w", z, nsZ, err)
-	}
-	return b.finish(hz, nsZ, l)
+	return namespace.WithLink(nsZ, "macvlan ", z, func(hz *netlink.Handle, l netlink.Link) error { return b.finish(hz, nsZ, l) })
 }
 
 // VXLAN creates a VXLAN device in ns bound to the underlay device dev and
@@ -199,7 +187,7 @@ func (b B) VXLAN(ns, name, dev string, vni, port, mtu int, local net.IP, remotes
 // Addr adds the address cidr (e.g. "198.18.0.2/24", "2001:2::2/64") to
 // link in ns; an IPv6 one without duplicate address detection.
 func (b B) Addr(ns, link, cidr string) error {
-	return namespace.WithLink(ns, link, func(h *netlink.Handle, l netlink.Link) error {
+	return namespace.WithLink(ns, "", link, func(h *netlink.Handle, l netlink.Link) error {
 		a, err := netlink.ParseAddr(cidr)
 		if err != nil {
 			return fmt.Errorf("parse address %s: %w", cidr, err)
@@ -414,7 +402,7 @@ func (b B) RouteDev(ns, cidr, dev string) error {
 	if err != nil {
 		return fmt.Errorf("parse %s: %w", cidr, err)
 	}
-	return namespace.WithLink(ns, dev, func(h *netlink.Handle, l netlink.Link) error {
+	return namespace.WithLink(ns, "", dev, func(h *netlink.Handle, l netlink.Link) error {
 		if err := h.LinkSetUp(l); err != nil {
 			return fmt.Errorf("set %s up in %s: %w", dev, ns, err)
 		}

@@ -214,7 +214,7 @@ func ReadZoneCounters(l *lab.Lab) error {
 }
 
 func setMaster(ns, dev, master string) error {
-	return namespace.WithLink(ns, dev, func(h *netlink.Handle, link netlink.Link) error {
+	return namespace.WithLink(ns, "", dev, func(h *netlink.Handle, link netlink.Link) error {
 		br, err := h.LinkByName(master)
 		if err != nil {
 			return fmt.Errorf("find %s in %s: %w", master, ns, err)
@@ -228,7 +228,7 @@ func setMaster(ns, dev, master string) error {
 
 // setLinkUp sets dev in ns up or down.
 func setLinkUp(ns, dev string, up bool) error {
-	return namespace.WithLink(ns, dev, func(h *netlink.Handle, link netlink.Link) error {
+	return namespace.WithLink(ns, "", dev, func(h *netlink.Handle, link netlink.Link) error {
 		set := h.LinkSetDown
 		if up {
 			set = h.LinkSetUp
@@ -241,7 +241,7 @@ func setLinkUp(ns, dev string, up bool) error {
 }
 
 func deleteLink(ns, dev string) error {
-	return namespace.WithLink(ns, dev, func(h *netlink.Handle, link netlink.Link) error {
+	return namespace.WithLink(ns, "", dev, func(h *netlink.Handle, link netlink.Link) error {
 		if err := h.LinkDel(link); err != nil {
 			return fmt.Errorf("delete %s in %s: %w", dev, ns, err)
 		}
