@@ -185,24 +185,23 @@ func (p *streamPrinter) result(r Result) {
 
 // formatBytes uses powers of 1024, as iperf3's Transfer column.
 func formatBytes(b float64) string {
-	units := []string{"Bytes", "KBytes", "MBytes", "GBytes", "TBytes"}
-	i := 0
-	for b >= 1024 && i < len(units)-1 {
-		b /= 1024
-		i++
-	}
-	return fmt.Sprintf("%6.*f %-6s", prec(b), b, units[i])
+	return inUnits(b, 1024, "%6.*f %-6s", "Bytes", "KBytes", "MBytes", "GBytes", "TBytes")
 }
 
 // formatBits uses powers of 1000, as iperf3's Bitrate column.
 func formatBits(b float64) string {
-	units := []string{"bits/sec", "Kbits/sec", "Mbits/sec", "Gbits/sec", "Tbits/sec"}
+	return inUnits(b, 1000, "%6.*f %-9s", "bits/sec", "Kbits/sec", "Mbits/sec", "Gbits/sec", "Tbits/sec")
+}
+
+// inUnits writes v in the largest of units (each base times the one
+// before) it reaches, with prec's decimals.
+func inUnits(v, base float64, format string, units ...string) string {
 	i := 0
-	for b >= 1000 && i < len(units)-1 {
-		b /= 1000
+	for v >= base && i < len(units)-1 {
+		v /= base
 		i++
 	}
-	return fmt.Sprintf("%6.*f %-9s", prec(b), b, units[i])
+	return fmt.Sprintf(format, prec(v), v, units[i])
 }
 
 func prec(v float64) int {
