@@ -31,8 +31,6 @@ type B struct {
 	Lab string
 }
 
-func (b B) handle(ns string) (*netlink.Handle, error) { return namespace.Handle(ns) }
-
 // finish marks l as cnperf's and sets it up.
 func (b B) finish(h *netlink.Handle, ns string, l netlink.Link) error {
 	if err := h.LinkSetAlias(l, Alias(b.Lab)); err != nil {
@@ -47,7 +45,7 @@ func (b B) finish(h *netlink.Handle, ns string, l netlink.Link) error {
 // Bridge creates a Linux bridge named name in ns, with MTU mtu (0: default),
 // up.
 func (b B) Bridge(ns, name string, mtu int) error {
-	h, err := b.handle(ns)
+	h, err := namespace.Handle(ns)
 	if err != nil {
 		return err
 	}
@@ -69,7 +67,7 @@ func (b B) Bridge(ns, name string, mtu int) error {
 // Veth creates a veth pair: end a in namespace nsA (attached to bridge master
 // when master is not empty) and end z in namespace nsZ, both up with MTU mtu.
 func (b B) Veth(nsA, a, master, nsZ, z string, mtu int) error {
-	ha, err := b.handle(nsA)
+	ha, err := namespace.Handle(nsA)
 	if err != nil {
 		return err
 	}
@@ -136,7 +134,7 @@ func (b B) Macvlan(ns, parent, nsZ, z string) error {
 // to none: each remote's route picks the way out (a routed underlay whose
 // hosts have several NICs).
 func (b B) VXLAN(ns, name, dev string, vni, port, mtu int, local net.IP, remotes []net.IP, master string) error {
-	h, err := b.handle(ns)
+	h, err := namespace.Handle(ns)
 	if err != nil {
 		return err
 	}
@@ -206,7 +204,7 @@ func (b B) Addr(ns, link, cidr string) error {
 
 // DefaultRoute adds a default route via gw in ns.
 func (b B) DefaultRoute(ns string, gw net.IP) error {
-	h, err := b.handle(ns)
+	h, err := namespace.Handle(ns)
 	if err != nil {
 		return err
 	}
@@ -338,7 +336,7 @@ type Port struct {
 // ctrNS, named ctrIf there, with address ctrCIDR; with route set, the
 // container's default route goes via the bridge's address.
 func (b B) BridgedContainer(hostNS, br, veth, ctrNS, ctrIf, gwCIDR, ctrCIDR string, mtu int, route bool) error {
-	h, err := b.handle(hostNS)
+	h, err := namespace.Handle(hostNS)
 	if err != nil {
 		return err
 	}
@@ -379,7 +377,7 @@ type Route struct {
 // Routes adds routes via gateways in ns, over one netlink handle: the
 // routes a lab's every host needs to the others' container subnets.
 func (b B) Routes(ns string, routes []Route) error {
-	h, err := b.handle(ns)
+	h, err := namespace.Handle(ns)
 	if err != nil {
 		return err
 	}
@@ -415,7 +413,7 @@ func (b B) RouteDev(ns, cidr, dev string) error {
 
 // WaitLink waits until device name exists in ns (a TUN a process creates).
 func (b B) WaitLink(ns, name string, within time.Duration) error {
-	h, err := b.handle(ns)
+	h, err := namespace.Handle(ns)
 	if err != nil {
 		return err
 	}
