@@ -113,9 +113,6 @@ type node struct {
 	Status struct {
 		Conditions []struct{ Type, Status, Reason, Message string } `json:"conditions"`
 		Addresses  []struct{ Type, Address string }                 `json:"addresses"`
-		NodeInfo   struct {
-			KubeletVersion string `json:"kubeletVersion"`
-		} `json:"nodeInfo"`
 	} `json:"status"`
 }
 

@@ -32,22 +32,15 @@ func hostIPv6(labName, ns, addr string) error {
 	if err := b.Sysctl(ns, "net.ipv6.conf.all.forwarding", "1"); err != nil {
 		return err
 	}
-	h, err := namespace.Handle(ns)
-	if err != nil {
-		return err
-	}
-	defer h.Close()
-	l, err := h.LinkByName(hostNIC)
-	if err != nil {
-		return fmt.Errorf("find %s in %s: %w", hostNIC, ns, err)
-	}
-	a, err := netlink.ParseAddr(addr + "/64")
-	if err != nil {
-		return fmt.Errorf("parse address %s: %w", addr, err)
-	}
-	a.Flags = unix.IFA_F_NODAD
-	if err := h.AddrAdd(l, a); err != nil {
-		return fmt.Errorf("add %s/64 to %s in %s: %w", addr, hostNIC, ns, err)
-	}
-	return nil
+	return namespace.WithLink(ns, "", hostNIC, func(h *netlink.Handle, l netlink.Link) error {
+		a, err := netlink.ParseAddr(addr + "/64")
+		if err != nil {
+			return fmt.Errorf("parse address %s: %w", addr, err)
+		}
+		a.Flags = unix.IFA_F_NODAD
+		if err := h.AddrAdd(l, a); err != nil {
+			return fmt.Errorf("add %s/64 to %s in %s: %w", addr, hostNIC, ns, err)
+		}
+		return nil
+	})
 }

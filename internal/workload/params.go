@@ -428,7 +428,7 @@ func (p Params) Bits(name string) int64 {
 
 var rateRE = regexp.MustCompile(`^([0-9]{1,15}(?:\.[0-9]{1,9})?)([kKmMgGtT]?)$`)
 
-// parseRate reads a rate as the workloads' CLIs do (udp.ParseRate),
+// parseRate reads a rate as the workloads' CLIs do (shell.ParseRate),
 // but strictly: no spaces, signs, exponents or other text, at most MaxRate.
 func parseRate(s string) (int64, error) {
 	m := rateRE.FindStringSubmatch(s)

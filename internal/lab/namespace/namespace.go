@@ -71,33 +71,15 @@ func Create(name, mark string) error {
 
 // create makes the namespace and its bind mount in Dir, as it is.
 func create(name string) error {
-	errc := make(chan error, 1)
-	// A fresh goroutine on a locked thread: netns.NewNamed switches the
-	// calling thread into the new namespace, so the thread must be restored,
-	// or thrown away (by never unlocking) when restoring fails.
-	go func() {
-		runtime.LockOSThread()
-		orig, err := netns.Get()
-		if err != nil {
-			runtime.UnlockOSThread()
-			errc <- fmt.Errorf("read current netns: %w", err)
-			return
-		}
-		defer orig.Close()
+	// netns.NewNamed switches the calling thread into the new namespace.
+	return onThread("restore netns after creating "+name, func() error {
 		h, err := netns.NewNamed(name)
-		if rerr := netns.Set(orig); rerr != nil {
-			errc <- fmt.Errorf("restore netns after creating %s: %w", name, rerr)
-			return // thread stays locked and dies with the goroutine
-		}
-		runtime.UnlockOSThread()
 		if err != nil {
-			errc <- fmt.Errorf("create netns %s: %w", name, err)
-			return
+			return fmt.Errorf("create netns %s: %w", name, err)
 		}
 		h.Close()
-		errc <- nil
-	}()
-	return <-errc
+		return nil
+	})
 }
 
 // quietIPv6 turns IPv6 off for the devices a namespace will get (those
@@ -153,17 +135,11 @@ func EnableIPv6(name string) error {
 }
 
 // Mark returns the mark Create gave the named namespace ("" if none).
-func Mark(name string) (string, error) {
-	h, err := Handle(name)
-	if err != nil {
-		return "", err
-	}
-	defer h.Close()
-	lo, err := h.LinkByName("lo")
-	if err != nil {
-		return "", fmt.Errorf("find lo in %s: %w", name, err)
-	}
-	return lo.Attrs().Alias, nil
+func Mark(name string) (mark string, err error) {
+	return mark, WithLink(name, "", "lo", func(_ *netlink.Handle, lo netlink.Link) error {
+		mark = lo.Attrs().Alias
+		return nil
+	})
 }
 
 // Delete removes the named namespace, also when a later mount on Dir hides
@@ -212,6 +188,20 @@ func Do(name string, fn func() error) error {
 		return err
 	}
 	defer target.Close()
+	return onThread("leave netns "+name, func() error {
+		if err := netns.Set(target); err != nil {
+			return fmt.Errorf("enter netns %s: %w", name, err)
+		}
+		return fn()
+	})
+}
+
+// onThread runs fn, which may switch its thread's namespace, on a fresh
+// goroutine locked to its thread, and puts the thread back into the
+// namespace it started in; leave names that step in its error. A thread
+// that cannot be put back stays locked and is thrown away with its
+// goroutine.
+func onThread(leave string, fn func() error) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
@@ -222,15 +212,10 @@ func Do(name string, fn func() error) error {
 			return
 		}
 		defer orig.Close()
-		if err := netns.Set(target); err != nil {
-			runtime.UnlockOSThread()
-			errc <- fmt.Errorf("enter netns %s: %w", name, err)
-			return
-		}
 		ferr := fn()
 		if err := netns.Set(orig); err != nil {
-			errc <- fmt.Errorf("leave netns %s: %w", name, err)
-			return // keep the thread locked: it is discarded with the goroutine
+			errc <- fmt.Errorf("%s: %w", leave, err)
+			return
 		}
 		runtime.UnlockOSThread()
 		errc <- ferr
@@ -252,6 +237,22 @@ func Handle(name string) (*netlink.Handle, error) {
 		return nil, fmt.Errorf("netlink handle in %s: %w", name, err)
 	}
 	return h, nil
+}
+
+// WithLink runs fn with a netlink handle in the named namespace and its
+// device dev; what says what dev is in the error when it is missing
+// ("macvlan ", or "").
+func WithLink(name, what, dev string, fn func(*netlink.Handle, netlink.Link) error) error {
+	h, err := Handle(name)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	l, err := h.LinkByName(dev)
+	if err != nil {
+		return fmt.Errorf("find %s%s in %s: %w", what, dev, name, err)
+	}
+	return fn(h, l)
 }
 
 // Inode returns the namespace's inode number, which /proc/PID/ns/net of every

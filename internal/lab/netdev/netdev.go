@@ -31,16 +31,13 @@ type B struct {
 	Lab string
 }
 
-func (b B) handle(ns string) (*netlink.Handle, error) { return namespace.Handle(ns) }
-
-func (b B) finish(h *netlink.Handle, ns string, l netlink.Link, up bool) error {
+// finish marks l as cnperf's and sets it up.
+func (b B) finish(h *netlink.Handle, ns string, l netlink.Link) error {
 	if err := h.LinkSetAlias(l, Alias(b.Lab)); err != nil {
 		return fmt.Errorf("mark %s in %s: %w", l.Attrs().Name, ns, err)
 	}
-	if up {
-		if err := h.LinkSetUp(l); err != nil {
-			return fmt.Errorf("set %s up in %s: %w", l.Attrs().Name, ns, err)
-		}
+	if err := h.LinkSetUp(l); err != nil {
+		return fmt.Errorf("set %s up in %s: %w", l.Attrs().Name, ns, err)
 	}
 	return nil
 }
@@ -48,7 +45,7 @@ func (b B) finish(h *netlink.Handle, ns string, l netlink.Link, up bool) error {
 // Bridge creates a Linux bridge named name in ns, with MTU mtu (0: default),
 // up.
 func (b B) Bridge(ns, name string, mtu int) error {
-	h, err := b.handle(ns)
+	h, err := namespace.Handle(ns)
 	if err != nil {
 		return err
 	}
@@ -64,13 +61,13 @@ func (b B) Bridge(ns, name string, mtu int) error {
 	if err != nil {
 		return fmt.Errorf("find bridge %s in %s: %w", name, ns, err)
 	}
-	return b.finish(h, ns, l, true)
+	return b.finish(h, ns, l)
 }
 
 // Veth creates a veth pair: end a in namespace nsA (attached to bridge master
 // when master is not empty) and end z in namespace nsZ, both up with MTU mtu.
 func (b B) Veth(nsA, a, master, nsZ, z string, mtu int) error {
-	ha, err := b.handle(nsA)
+	ha, err := namespace.Handle(nsA)
 	if err != nil {
 		return err
 	}
@@ -100,55 +97,34 @@ func (b B) Veth(nsA, a, master, nsZ, z string, mtu int) error {
 			return fmt.Errorf("attach %s to %s in %s: %w", a, master, nsA, err)
 		}
 	}
-	if err := b.finish(ha, nsA, la2, true); err != nil {
+	if err := b.finish(ha, nsA, la2); err != nil {
 		return err
 	}
-	hz, err := b.handle(nsZ)
-	if err != nil {
-		return err
-	}
-	defer hz.Close()
-	lz, err := hz.LinkByName(z)
-	if err != nil {
-		return fmt.Errorf("find %s in %s: %w", z, nsZ, err)
-	}
-	return b.finish(hz, nsZ, lz, true)
+	return namespace.WithLink(nsZ, "", z, func(hz *netlink.Handle, lz netlink.Link) error { return b.finish(hz, nsZ, lz) })
 }
 
 // Macvlan creates a bridge-mode macvlan on parent (in ns) and moves it into
 // nsZ under the name z, up.
 func (b B) Macvlan(ns, parent, nsZ, z string) error {
-	h, err := b.handle(ns)
+	err := namespace.WithLink(ns, "macvlan parent ", parent, func(h *netlink.Handle, p netlink.Link) error {
+		fd, err := namespace.Fd(nsZ)
+		if err != nil {
+			return err
+		}
+		defer closeFd(fd)
+		la := netlink.NewLinkAttrs()
+		la.Name = z
+		la.ParentIndex = p.Attrs().Index
+		la.Namespace = netlink.NsFd(fd)
+		if err := h.LinkAdd(&netlink.Macvlan{LinkAttrs: la, Mode: netlink.MACVLAN_MODE_BRIDGE}); err != nil {
+			return fmt.Errorf("create macvlan %s on %s in %s: %w", z, parent, ns, err)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	defer h.Close()
-	p, err := h.LinkByName(parent)
-	if err != nil {
-		return fmt.Errorf("find macvlan parent %s in %s: %w", parent, ns, err)
-	}
-	fd, err := namespace.Fd(nsZ)
-	if err != nil {
-		return err
-	}
-	defer closeFd(fd)
-	la := netlink.NewLinkAttrs()
-	la.Name = z
-	la.ParentIndex = p.Attrs().Index
-	la.Namespace = netlink.NsFd(fd)
-	if err := h.LinkAdd(&netlink.Macvlan{LinkAttrs: la, Mode: netlink.MACVLAN_MODE_BRIDGE}); err != nil {
-		return fmt.Errorf("create macvlan %s on %s in %s: %w", z, parent, ns, err)
-	}
-	hz, err := b.handle(nsZ)
-	if err != nil {
-		return err
-	}
-	defer hz.Close()
-	l, err := hz.LinkByName(z)
-	if err != nil {
-		return fmt.Errorf("find macvlan %s in %s: %w", z, nsZ, err)
-	}
-	return b.finish(hz, nsZ, l, true)
+	return namespace.WithLink(nsZ, "macvlan ", z, func(hz *netlink.Handle, l netlink.Link) error { return b.finish(hz, nsZ, l) })
 }
 
 // VXLAN creates a VXLAN device in ns bound to the underlay device dev and
@@ -158,7 +134,7 @@ func (b B) Macvlan(ns, parent, nsZ, z string) error {
 // to none: each remote's route picks the way out (a routed underlay whose
 // hosts have several NICs).
 func (b B) VXLAN(ns, name, dev string, vni, port, mtu int, local net.IP, remotes []net.IP, master string) error {
-	h, err := b.handle(ns)
+	h, err := namespace.Handle(ns)
 	if err != nil {
 		return err
 	}
@@ -203,39 +179,32 @@ func (b B) VXLAN(ns, name, dev string, vni, port, mtu int, local net.IP, remotes
 			return fmt.Errorf("attach %s to %s in %s: %w", name, master, ns, err)
 		}
 	}
-	return b.finish(h, ns, l, true)
+	return b.finish(h, ns, l)
 }
 
 // Addr adds the address cidr (e.g. "198.18.0.2/24", "2001:2::2/64") to
 // link in ns; an IPv6 one without duplicate address detection.
 func (b B) Addr(ns, link, cidr string) error {
-	h, err := b.handle(ns)
-	if err != nil {
-		return err
-	}
-	defer h.Close()
-	l, err := h.LinkByName(link)
-	if err != nil {
-		return fmt.Errorf("find %s in %s: %w", link, ns, err)
-	}
-	a, err := netlink.ParseAddr(cidr)
-	if err != nil {
-		return fmt.Errorf("parse address %s: %w", cidr, err)
-	}
-	if a.IP.To4() == nil {
-		// The plan's IPv6 addresses are unique by construction: usable at
-		// once, with no duplicate address detection on the wire.
-		a.Flags |= unix.IFA_F_NODAD
-	}
-	if err := h.AddrAdd(l, a); err != nil {
-		return fmt.Errorf("add %s to %s in %s: %w", cidr, link, ns, err)
-	}
-	return nil
+	return namespace.WithLink(ns, "", link, func(h *netlink.Handle, l netlink.Link) error {
+		a, err := netlink.ParseAddr(cidr)
+		if err != nil {
+			return fmt.Errorf("parse address %s: %w", cidr, err)
+		}
+		if a.IP.To4() == nil {
+			// The plan's IPv6 addresses are unique by construction: usable at
+			// once, with no duplicate address detection on the wire.
+			a.Flags |= unix.IFA_F_NODAD
+		}
+		if err := h.AddrAdd(l, a); err != nil {
+			return fmt.Errorf("add %s to %s in %s: %w", cidr, link, ns, err)
+		}
+		return nil
+	})
 }
 
 // DefaultRoute adds a default route via gw in ns.
 func (b B) DefaultRoute(ns string, gw net.IP) error {
-	h, err := b.handle(ns)
+	h, err := namespace.Handle(ns)
 	if err != nil {
 		return err
 	}
@@ -367,7 +336,7 @@ type Port struct {
 // ctrNS, named ctrIf there, with address ctrCIDR; with route set, the
 // container's default route goes via the bridge's address.
 func (b B) BridgedContainer(hostNS, br, veth, ctrNS, ctrIf, gwCIDR, ctrCIDR string, mtu int, route bool) error {
-	h, err := b.handle(hostNS)
+	h, err := namespace.Handle(hostNS)
 	if err != nil {
 		return err
 	}
@@ -408,7 +377,7 @@ type Route struct {
 // Routes adds routes via gateways in ns, over one netlink handle: the
 // routes a lab's every host needs to the others' container subnets.
 func (b B) Routes(ns string, routes []Route) error {
-	h, err := b.handle(ns)
+	h, err := namespace.Handle(ns)
 	if err != nil {
 		return err
 	}
@@ -427,31 +396,24 @@ func (b B) Routes(ns string, routes []Route) error {
 
 // RouteDev routes cidr through device dev in ns (no gateway: a TUN).
 func (b B) RouteDev(ns, cidr, dev string) error {
-	h, err := b.handle(ns)
-	if err != nil {
-		return err
-	}
-	defer h.Close()
 	_, dst, err := net.ParseCIDR(cidr)
 	if err != nil {
 		return fmt.Errorf("parse %s: %w", cidr, err)
 	}
-	l, err := h.LinkByName(dev)
-	if err != nil {
-		return fmt.Errorf("find %s in %s: %w", dev, ns, err)
-	}
-	if err := h.LinkSetUp(l); err != nil {
-		return fmt.Errorf("set %s up in %s: %w", dev, ns, err)
-	}
-	if err := h.RouteAdd(&netlink.Route{Dst: dst, LinkIndex: l.Attrs().Index, Scope: netlink.SCOPE_LINK}); err != nil {
-		return fmt.Errorf("route %s via %s in %s: %w", cidr, dev, ns, err)
-	}
-	return nil
+	return namespace.WithLink(ns, "", dev, func(h *netlink.Handle, l netlink.Link) error {
+		if err := h.LinkSetUp(l); err != nil {
+			return fmt.Errorf("set %s up in %s: %w", dev, ns, err)
+		}
+		if err := h.RouteAdd(&netlink.Route{Dst: dst, LinkIndex: l.Attrs().Index, Scope: netlink.SCOPE_LINK}); err != nil {
+			return fmt.Errorf("route %s via %s in %s: %w", cidr, dev, ns, err)
+		}
+		return nil
+	})
 }
 
 // WaitLink waits until device name exists in ns (a TUN a process creates).
 func (b B) WaitLink(ns, name string, within time.Duration) error {
-	h, err := b.handle(ns)
+	h, err := namespace.Handle(ns)
 	if err != nil {
 		return err
 	}

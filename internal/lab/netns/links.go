@@ -11,7 +11,6 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/delayline"
-	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/lab/netdev"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/spec/conditions"
@@ -438,26 +437,4 @@ func runFlaps(p flapPlan, start time.Time, done <-chan struct{}) []record.Flap {
 		out = append(out, f)
 	}
 	return out
-}
-
-// setLinkUp sets dev in ns up or down.
-func setLinkUp(ns, dev string, up bool) error {
-	h, err := namespace.Handle(ns)
-	if err != nil {
-		return err
-	}
-	defer h.Close()
-	link, err := h.LinkByName(dev)
-	if err != nil {
-		return fmt.Errorf("find %s in %s: %w", dev, ns, err)
-	}
-	if up {
-		err = h.LinkSetUp(link)
-	} else {
-		err = h.LinkSetDown(link)
-	}
-	if err != nil {
-		return fmt.Errorf("set %s in %s up=%v: %w", dev, ns, up, err)
-	}
-	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/vishvananda/netlink"
+
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/delayline"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
@@ -212,39 +214,39 @@ func ReadZoneCounters(l *lab.Lab) error {
 }
 
 func setMaster(ns, dev, master string) error {
-	h, err := namespace.Handle(ns)
-	if err != nil {
-		return err
-	}
-	defer h.Close()
-	link, err := h.LinkByName(dev)
-	if err != nil {
-		return fmt.Errorf("find %s in %s: %w", dev, ns, err)
-	}
-	br, err := h.LinkByName(master)
-	if err != nil {
-		return fmt.Errorf("find %s in %s: %w", master, ns, err)
-	}
-	if err := h.LinkSetMaster(link, br); err != nil {
-		return fmt.Errorf("attach %s to %s in %s: %w", dev, master, ns, err)
-	}
-	return nil
+	return namespace.WithLink(ns, "", dev, func(h *netlink.Handle, link netlink.Link) error {
+		br, err := h.LinkByName(master)
+		if err != nil {
+			return fmt.Errorf("find %s in %s: %w", master, ns, err)
+		}
+		if err := h.LinkSetMaster(link, br); err != nil {
+			return fmt.Errorf("attach %s to %s in %s: %w", dev, master, ns, err)
+		}
+		return nil
+	})
+}
+
+// setLinkUp sets dev in ns up or down.
+func setLinkUp(ns, dev string, up bool) error {
+	return namespace.WithLink(ns, "", dev, func(h *netlink.Handle, link netlink.Link) error {
+		set := h.LinkSetDown
+		if up {
+			set = h.LinkSetUp
+		}
+		if err := set(link); err != nil {
+			return fmt.Errorf("set %s in %s up=%v: %w", dev, ns, up, err)
+		}
+		return nil
+	})
 }
 
 func deleteLink(ns, dev string) error {
-	h, err := namespace.Handle(ns)
-	if err != nil {
-		return err
-	}
-	defer h.Close()
-	link, err := h.LinkByName(dev)
-	if err != nil {
-		return fmt.Errorf("find %s in %s: %w", dev, ns, err)
-	}
-	if err := h.LinkDel(link); err != nil {
-		return fmt.Errorf("delete %s in %s: %w", dev, ns, err)
-	}
-	return nil
+	return namespace.WithLink(ns, "", dev, func(h *netlink.Handle, link netlink.Link) error {
+		if err := h.LinkDel(link); err != nil {
+			return fmt.Errorf("delete %s in %s: %w", dev, ns, err)
+		}
+		return nil
+	})
 }
 
 // zoneOf says which switch a host joins.

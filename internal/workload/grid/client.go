@@ -11,6 +11,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/descriptors"
+	"github.com/cnperf/cnperf/internal/workload/hdrtime"
 )
 
 // Store is the data grid as the loop sees it: a partitioned map whose
@@ -124,7 +125,7 @@ type counts struct {
 	putFail, removeFail int64
 }
 
-func newCounts() counts { return counts{put: newHist(), remove: newHist()} }
+func newCounts() counts { return counts{put: hdrtime.New(), remove: hdrtime.New()} }
 
 func (c *counts) reset() {
 	c.put.Reset()
@@ -231,11 +232,11 @@ func (l *loop) account(put bool, err error, d time.Duration) {
 	for _, c := range []*counts{&l.iv, &l.total} {
 		switch {
 		case put && err == nil:
-			record(c.put, d)
+			hdrtime.Record(c.put, d)
 		case put:
 			c.putFail++
 		case err == nil:
-			record(c.remove, d)
+			hdrtime.Record(c.remove, d)
 		default:
 			c.removeFail++
 		}
@@ -270,7 +271,7 @@ func (l *loop) report(to time.Time) {
 		n := l.iv.put.TotalCount()
 		l.emit(Interval{Workload: name, Type: "interval", Start: l.from.Sub(l.start).Seconds(), End: to.Sub(l.start).Seconds(),
 			Puts: n, Failures: l.iv.putFail + l.iv.removeFail, PutsPerSec: float64(n) / span.Seconds(),
-			PutP50: us(l.iv.put.ValueAtQuantile(50)), PutP99: us(l.iv.put.ValueAtQuantile(99))})
+			PutP50: hdrtime.US(l.iv.put.ValueAtQuantile(50)), PutP99: hdrtime.US(l.iv.put.ValueAtQuantile(99))})
 	}
 	l.iv.reset()
 	l.from = to
@@ -281,7 +282,7 @@ func (l *loop) result() Result {
 	r := Result{Workload: name, Type: "result", Time: l.start, ValueSize: l.cfg.ValueSize,
 		Puts: l.total.put.TotalCount(), PutFailures: l.total.putFail,
 		Removes: l.total.remove.TotalCount(), RemoveFailures: l.total.removeFail,
-		Put: latency(l.total.put), Remove: latency(l.total.remove)}
+		Put: Latency(hdrtime.Summarise(l.total.put)), Remove: Latency(hdrtime.Summarise(l.total.remove))}
 	stopped := l.now()
 	if stopped.After(l.end) {
 		stopped = l.end

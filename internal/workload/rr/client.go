@@ -16,6 +16,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/cnperf/cnperf/internal/workload/descriptors"
+	"github.com/cnperf/cnperf/internal/workload/hdrtime"
 	"github.com/cnperf/cnperf/internal/workload/serverkit"
 	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 )
@@ -89,10 +90,10 @@ func (r *run) addAt(w *worker, at, rt time.Duration) {
 		slot = 1
 	}
 	w.mu.Lock()
-	record(w.cur[slot], rt)
+	hdrtime.Record(w.cur[slot], rt)
 	w.mu.Unlock()
 	if measured {
-		record(w.total, rt)
+		hdrtime.Record(w.total, rt)
 	}
 }
 
@@ -143,7 +144,7 @@ func Run(ctx context.Context, cfg Config, emit func(Interval)) (Result, error) {
 	defer cancel()
 	ws := make([]*worker, cfg.Parallel)
 	for i := range ws {
-		ws[i] = &worker{cur: [2]*hdr.Histogram{newHist(), newHist()}, total: newHist()}
+		ws[i] = &worker{cur: [2]*hdr.Histogram{hdrtime.New(), hdrtime.New()}, total: hdrtime.New()}
 	}
 	stopAll := func() {
 		for _, w := range ws {
@@ -221,10 +222,10 @@ func Run(ctx context.Context, cfg Config, emit func(Interval)) (Result, error) {
 	}
 
 	// Report intervals until the workers are done.
-	agg := newHist()
+	agg := hdrtime.New()
 	spares := make([]*hdr.Histogram, len(ws))
 	for i := range spares {
-		spares[i] = newHist()
+		spares[i] = hdrtime.New()
 	}
 	from := r.start
 	report := func(to time.Time, final bool) {
@@ -254,7 +255,7 @@ func Run(ctx context.Context, cfg Config, emit func(Interval)) (Result, error) {
 				Start: from.Sub(r.start).Seconds(), End: to.Sub(r.start).Seconds(),
 				Omitted: !to.After(r.measureStart), Transactions: n, Lost: lost,
 				TransPerSec: float64(n) / span.Seconds(),
-				P50:         us(agg.ValueAtQuantile(50)), P99: us(agg.ValueAtQuantile(99))}
+				P50:         hdrtime.US(agg.ValueAtQuantile(50)), P99: hdrtime.US(agg.ValueAtQuantile(99))}
 			emit(iv)
 		}
 		from = to
@@ -286,7 +287,7 @@ loop:
 	}
 	wg.Wait()
 
-	total := newHist()
+	total := hdrtime.New()
 	var tcp tcpinfo.Acc
 	for i, w := range ws {
 		total.Merge(w.total)
@@ -305,7 +306,7 @@ loop:
 		res.TransPerSec = float64(total.TotalCount()) / d.Seconds()
 	}
 	res.Transactions = total.TotalCount()
-	res.RoundTrip = latency(total)
+	res.RoundTrip = Latency(hdrtime.Summarise(total))
 	res.OneWay = res.RoundTrip.Half()
 	res.Histogram = buckets(total)
 	res.IO = r.io(conns)

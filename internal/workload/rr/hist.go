@@ -1,50 +1,13 @@
 package rr
 
 import (
-	"time"
-
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/cnperf/cnperf/internal/workload/hdrtime"
 )
 
-// Histograms hold round trips in nanoseconds, 1 ns to 60 s, with 3
-// significant digits (a 20 µs round trip is known to ±16 ns).
-const (
-	histLowest  = 1
-	histHighest = int64(60 * time.Second)
-	histDigits  = 3
-	maxBuckets  = 200
-)
-
-func newHist() *hdr.Histogram { return hdr.New(histLowest, histHighest, histDigits) }
-
-// record adds one round trip, clamping it into the histogram's range.
-func record(h *hdr.Histogram, d time.Duration) {
-	v := int64(d)
-	if v < histLowest {
-		v = histLowest
-	} else if v > histHighest {
-		v = histHighest
-	}
-	_ = h.RecordValue(v)
-}
-
-func us(ns int64) float64 { return float64(ns) / 1e3 }
-
-// latency summarises h in microseconds; zero when h is empty.
-func latency(h *hdr.Histogram) Latency {
-	if h.TotalCount() == 0 {
-		return Latency{}
-	}
-	return Latency{
-		Min:  us(h.Min()),
-		Mean: h.Mean() / 1e3,
-		P50:  us(h.ValueAtQuantile(50)),
-		P90:  us(h.ValueAtQuantile(90)),
-		P99:  us(h.ValueAtQuantile(99)),
-		P999: us(h.ValueAtQuantile(99.9)),
-		Max:  us(h.Max()),
-	}
-}
+// maxBuckets bounds the distribution a result carries.
+const maxBuckets = 200
 
 // buckets returns h's percentile distribution at HDR's percentile ticks,
 // with as many ticks per halving distance as keep it within maxBuckets.
@@ -64,7 +27,7 @@ func buckets(h *hdr.Histogram) []Bucket {
 	}
 	out := make([]Bucket, len(br))
 	for i, b := range br {
-		out[i] = Bucket{ValueUS: us(b.ValueAt), Percentile: b.Quantile, Count: b.Count}
+		out[i] = Bucket{ValueUS: hdrtime.US(b.ValueAt), Percentile: b.Quantile, Count: b.Count}
 	}
 	return out
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/poll"
 	"github.com/cnperf/cnperf/internal/workload/descriptors"
+	"github.com/cnperf/cnperf/internal/workload/hdrtime"
 )
 
 // startServer runs an rr server on a free loopback port until the test ends.
@@ -584,11 +585,11 @@ func TestCancel(t *testing.T) {
 }
 
 func TestHistogramArithmetic(t *testing.T) {
-	h := newHist()
+	h := hdrtime.New()
 	for v := 1; v <= 100; v++ {
-		record(h, time.Duration(v)*time.Microsecond)
+		hdrtime.Record(h, time.Duration(v)*time.Microsecond)
 	}
-	l := latency(h)
+	l := Latency(hdrtime.Summarise(h))
 	near := func(name string, got, want, tol float64) {
 		if math.Abs(got-want) > tol {
 			t.Errorf("%s = %v, want %v ± %v", name, got, want, tol)
@@ -618,15 +619,15 @@ func TestHistogramArithmetic(t *testing.T) {
 		}
 	}
 	// Out of range values are clamped, not lost; an empty histogram gives zeros.
-	record(h, 0)
-	record(h, time.Hour)
-	if h.TotalCount() != 102 || latency(newHist()) != (Latency{}) || buckets(newHist()) != nil {
+	hdrtime.Record(h, 0)
+	hdrtime.Record(h, time.Hour)
+	if h.TotalCount() != 102 || Latency(hdrtime.Summarise(hdrtime.New())) != (Latency{}) || buckets(hdrtime.New()) != nil {
 		t.Error("clamping or the empty histogram")
 	}
 	// A wide distribution stays within maxBuckets.
-	w := newHist()
+	w := hdrtime.New()
 	for v := int64(1); v < int64(50*time.Second); v = v*11/10 + 1 {
-		record(w, time.Duration(v))
+		hdrtime.Record(w, time.Duration(v))
 	}
 	if n := len(buckets(w)); n == 0 || n > maxBuckets {
 		t.Errorf("%d buckets", n)

@@ -2,7 +2,6 @@ package rr
 
 import (
 	"encoding/binary"
-	"errors"
 	"io"
 	"net"
 	"net/netip"
@@ -162,10 +161,6 @@ func writeN(c net.Conn, n int) error {
 	}
 	return nil
 }
-
-// errTimeout is a hot call's timeout: no answer within the socket's
-// receive timeout, or the stop condition held.
-var errTimeout = errors.New("timed out")
 
 // addrPort reads a datagram's source address without allocating.
 func addrPort(sa *syscall.RawSockaddrAny) (netip.AddrPort, bool) {

@@ -284,6 +284,40 @@ func scaled(s string, bytes bool) (int64, error) {
 	return n * mult, nil
 }
 
+// ParseRate parses a rate in bits per second with an optional decimal
+// suffix, as iperf does: "10M" is 10,000,000; k, M, G, T (either case).
+func ParseRate(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	mult := 1.0
+	if t != "" {
+		switch t[len(t)-1] {
+		case 'k', 'K':
+			mult = 1e3
+		case 'm', 'M':
+			mult = 1e6
+		case 'g', 'G':
+			mult = 1e9
+		case 't', 'T':
+			mult = 1e12
+		}
+		if mult != 1 {
+			t = t[:len(t)-1]
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%q: want bits per second like 10M, 1.5G or 0", s)
+	}
+	if v < 0 {
+		return 0, fmt.Errorf("%q: must be >= 0", s)
+	}
+	r := v * mult
+	if r > math.MaxInt64/2 {
+		return 0, fmt.Errorf("%q: too large", s)
+	}
+	return int64(math.Round(r)), nil
+}
+
 // seconds is a duration flag that also takes a bare number of seconds, as
 // iperf3's -t does.
 type seconds time.Duration

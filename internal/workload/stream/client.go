@@ -17,8 +17,8 @@ import (
 
 	"github.com/cnperf/cnperf/internal/workload/descriptors"
 	"github.com/cnperf/cnperf/internal/workload/serverkit"
+	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 	"github.com/cnperf/cnperf/internal/workload/udpseq"
-	"golang.org/x/sys/unix"
 )
 
 // Run runs one test against the server at cfg.Addr. It calls emit (from one
@@ -454,7 +454,7 @@ func (s *senderClock) snap(k int, now time.Duration) {
 			if s.loop != nil {
 				rt, ok = s.loop.retransmits(i)
 			} else {
-				rt, ok = retransmits(s.conns[i])
+				rt, ok = tcpinfo.Retransmits(s.conns[i])
 			}
 			if ok {
 				iv.Retransmits = rt - s.prevRetr[i]
@@ -580,30 +580,4 @@ func bitrate(bytes int64, seconds float64) float64 {
 		return 0
 	}
 	return float64(bytes) * 8 / seconds
-}
-
-// retransmits reads the connection's total retransmitted segments from
-// TCP_INFO; false if the connection has no socket to ask.
-func retransmits(c net.Conn) (int64, bool) {
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return 0, false
-	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
-		return 0, false
-	}
-	var v int64
-	var ierr error
-	err = raw.Control(func(fd uintptr) {
-		var info *unix.TCPInfo
-		info, ierr = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO)
-		if ierr == nil {
-			v = int64(info.Total_retrans)
-		}
-	})
-	if err != nil || ierr != nil {
-		return 0, false
-	}
-	return v, true
 }

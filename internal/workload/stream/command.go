@@ -2,12 +2,8 @@ package stream
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"math"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -64,9 +60,9 @@ func ClientCommand(con workload.Console) *cobra.Command {
 				cfg.Protocol = "udp"
 			}
 			if bitrate := p.Text("rate"); bitrate != "" {
-				rate, err := parseBitrate(bitrate)
+				rate, err := shell.ParseRate(bitrate)
 				if err != nil {
-					return fmt.Errorf("--bitrate %q: %v", bitrate, err)
+					return fmt.Errorf("--bitrate %q: want a bit rate such as 500K, 100M or 10G", bitrate)
 				}
 				if rate == 0 && udp {
 					rate = descriptors.StreamUnlimitedRate // as iperf3: -b 0 is unlimited
@@ -104,41 +100,6 @@ func ClientCommand(con workload.Console) *cobra.Command {
 			return workload.Fail(err)
 		},
 	})
-}
-
-// parseBitrate reads bits per second with an optional K, M, G or T suffix
-// (powers of 1000, as iperf3's -b).
-func parseBitrate(s string) (int64, error) {
-	v, err := parseScaled(s, 1000)
-	if err != nil {
-		return 0, errors.New("want a bit rate such as 500K, 100M or 10G")
-	}
-	return v, nil
-}
-
-func parseScaled(s string, base float64) (int64, error) {
-	t := strings.TrimSpace(s)
-	mult := 1.0
-	if n := len(t); n > 0 {
-		switch t[n-1] {
-		case 'k', 'K':
-			mult = base
-		case 'm', 'M':
-			mult = base * base
-		case 'g', 'G':
-			mult = base * base * base
-		case 't', 'T':
-			mult = base * base * base * base
-		}
-		if mult != 1 {
-			t = t[:n-1]
-		}
-	}
-	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || f < 0 || math.IsNaN(f) || f*mult > float64(math.MaxInt64/2) {
-		return 0, fmt.Errorf("bad value %q", s)
-	}
-	return int64(math.Round(f * mult)), nil
 }
 
 // streamPrinter prints intervals and the result as iperf3 does, or as JSON
@@ -224,24 +185,23 @@ func (p *streamPrinter) result(r Result) {
 
 // formatBytes uses powers of 1024, as iperf3's Transfer column.
 func formatBytes(b float64) string {
-	units := []string{"Bytes", "KBytes", "MBytes", "GBytes", "TBytes"}
-	i := 0
-	for b >= 1024 && i < len(units)-1 {
-		b /= 1024
-		i++
-	}
-	return fmt.Sprintf("%6.*f %-6s", prec(b), b, units[i])
+	return inUnits(b, 1024, "%6.*f %-6s", "Bytes", "KBytes", "MBytes", "GBytes", "TBytes")
 }
 
 // formatBits uses powers of 1000, as iperf3's Bitrate column.
 func formatBits(b float64) string {
-	units := []string{"bits/sec", "Kbits/sec", "Mbits/sec", "Gbits/sec", "Tbits/sec"}
+	return inUnits(b, 1000, "%6.*f %-9s", "bits/sec", "Kbits/sec", "Mbits/sec", "Gbits/sec", "Tbits/sec")
+}
+
+// inUnits writes v in the largest of units (each base times the one
+// before) it reaches, with prec's decimals.
+func inUnits(v, base float64, format string, units ...string) string {
 	i := 0
-	for b >= 1000 && i < len(units)-1 {
-		b /= 1000
+	for v >= base && i < len(units)-1 {
+		v /= base
 		i++
 	}
-	return fmt.Sprintf("%6.*f %-9s", prec(b), b, units[i])
+	return fmt.Sprintf(format, prec(v), v, units[i])
 }
 
 func prec(v float64) int {

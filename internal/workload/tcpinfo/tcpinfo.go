@@ -120,6 +120,14 @@ func (a *Acc) ReadConn(c net.Conn) bool {
 	return true
 }
 
+// Retransmits is the total of segments c retransmitted, from its TCP_INFO;
+// false if c is no open kernel socket or the kernel would not say.
+func Retransmits(c net.Conn) (int64, bool) {
+	var info unix.TCPInfo
+	ok := readConn(c, &info)
+	return int64(info.Total_retrans), ok
+}
+
 // readConn fills info with c's TCP_INFO, if c is an open kernel socket.
 func readConn(c net.Conn, info *unix.TCPInfo) bool {
 	sc, ok := c.(syscall.Conn)

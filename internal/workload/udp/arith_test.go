@@ -160,24 +160,6 @@ func TestHeader(t *testing.T) {
 	}
 }
 
-func TestParseRate(t *testing.T) {
-	tests := []struct {
-		in   string
-		want int64
-		err  bool
-	}{
-		{"10M", 10_000_000, false}, {"100m", 100_000_000, false}, {"1.5G", 1_500_000_000, false},
-		{"0", 0, false}, {"500k", 500_000, false}, {"123", 123, false},
-		{"", 0, true}, {"M", 0, true}, {"-1M", 0, true}, {"10X", 0, true}, {"NaN", 0, true}, {"1e30", 0, true},
-	}
-	for _, tc := range tests {
-		got, err := ParseRate(tc.in)
-		if (err != nil) != tc.err || got != tc.want {
-			t.Errorf("ParseRate(%q) = %d, %v", tc.in, got, err)
-		}
-	}
-}
-
 func TestDefaultPacketSize(t *testing.T) {
 	for mtu, want := range map[int]int{1500: 1468, 1450: 1418, 0: 1468, -1: 1468, 9000: 8968, 65536: 65504, 70000: descriptors.MaxUDPPayload, 40: descriptors.UDPHeaderSize} {
 		if got := DefaultPacketSize(mtu); got != want {

@@ -48,7 +48,7 @@ func JitterCommand(con workload.Console) *cobra.Command {
 		Interval:     DefaultInterval,
 		IntervalHelp: "reporting interval (0: total only)",
 		Run: func(ctx context.Context, r shell.Run) error {
-			rate, err := ParseRate(r.Params.Text("rate"))
+			rate, err := shell.ParseRate(r.Params.Text("rate"))
 			if err != nil {
 				return fmt.Errorf("--bitrate %v", err)
 			}
@@ -89,7 +89,7 @@ func DatagramCommand(con workload.Console) *cobra.Command {
 		Interval:     DefaultInterval,
 		IntervalHelp: "reporting interval (0: total only)",
 		Run: func(ctx context.Context, r shell.Run) error {
-			rate, err := ParseRate(r.Params.Text("rate"))
+			rate, err := shell.ParseRate(r.Params.Text("rate"))
 			if err != nil {
 				return fmt.Errorf("--rate %v", err)
 			}

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/workload"
@@ -28,40 +25,6 @@ const (
 // DefaultPacketSize is the datagram workload's packet size on a path of
 // the given MTU (descriptors.DefaultPacketSize: mtu − 32).
 func DefaultPacketSize(mtu int) int { return descriptors.DefaultPacketSize(mtu) }
-
-// ParseRate parses a rate in bits per second with an optional decimal
-// suffix, as iperf does: "10M" is 10,000,000; k, M, G, T (either case).
-func ParseRate(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	mult := 1.0
-	if t != "" {
-		switch t[len(t)-1] {
-		case 'k', 'K':
-			mult = 1e3
-		case 'm', 'M':
-			mult = 1e6
-		case 'g', 'G':
-			mult = 1e9
-		case 't', 'T':
-			mult = 1e12
-		}
-		if mult != 1 {
-			t = t[:len(t)-1]
-		}
-	}
-	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("%q: want bits per second like 10M, 1.5G or 0", s)
-	}
-	if v < 0 {
-		return 0, fmt.Errorf("%q: must be >= 0", s)
-	}
-	r := v * mult
-	if r > math.MaxInt64/2 {
-		return 0, fmt.Errorf("%q: too large", s)
-	}
-	return int64(math.Round(r)), nil
-}
 
 func validateSize(flag string, size int, auto bool) error {
 	if auto && size == 0 {
