@@ -133,7 +133,7 @@ type Named struct {
 }
 
 // testClusterKubeconfig is the kubeconfig `cnperf cluster up NAME` writes
-// (cluster.KubeconfigPath; the driver does not link the cluster package).
+// (testcluster.KubeconfigPath; the driver does not link the testcluster package).
 func testClusterKubeconfig(name string) string {
 	return filepath.Join(lab.StatePath(name, "cluster"), "kubeconfig")
 }

@@ -1,4 +1,4 @@
-// Package ciliumoff is what cnperf's test cluster (internal/cluster) and
+// Package ciliumoff is what cnperf's test cluster (internal/testcluster) and
 // its kubernetes driver (internal/lab/kube) share of the Cilium features a
 // cluster turns off: cilium-config's keys that switch one, and the
 // annotation on cilium-config in which the test cluster says why each is

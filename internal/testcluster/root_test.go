@@ -1,4 +1,4 @@
-package cluster_test
+package testcluster_test
 
 import (
 	"bufio"
@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/cluster"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
+	"github.com/cnperf/cnperf/internal/testcluster"
 	"github.com/cnperf/cnperf/internal/testutil"
 )
 
@@ -24,7 +24,7 @@ func TestMain(m *testing.M) { os.Exit(testutil.Main(m)) }
 func requireBuild(t *testing.T) string {
 	t.Helper()
 	testutil.RequireRoot(t)
-	o := cluster.DefaultOptions()
+	o := testcluster.DefaultOptions()
 	if _, err := os.Stat(filepath.Join(o.KubeBin(), "kube-apiserver")); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("the test cluster is not built: scripts/k8s-build.sh")
@@ -45,7 +45,7 @@ func TestUpStatusDown(t *testing.T) {
 	if err != nil {
 		t.Fatalf("up: %v: %s", err, stderrOf(err))
 	}
-	if want := cluster.KubeconfigPath(name, false); strings.TrimSpace(string(out)) != want {
+	if want := testcluster.KubeconfigPath(name, false); strings.TrimSpace(string(out)) != want {
 		t.Fatalf("up printed %q, want %s", out, want)
 	}
 	// Up again: the name is taken, refused before anything is made.
@@ -109,7 +109,7 @@ func TestKilledUpRemoved(t *testing.T) {
 
 // hasDaemon says whether a cluster's pid file names role.
 func hasDaemon(name, role string) bool {
-	f, err := os.Open(filepath.Join(cluster.Dir(name), "pids"))
+	f, err := os.Open(filepath.Join(testcluster.Dir(name), "pids"))
 	if err != nil {
 		return false
 	}
@@ -130,8 +130,8 @@ func nothingLeft(t *testing.T, name string) {
 	if left, _ := namespace.List("cnperf-" + name + "-"); len(left) > 0 {
 		t.Errorf("left namespaces %v", left)
 	}
-	if _, err := os.Stat(cluster.Dir(name)); err == nil {
-		t.Errorf("left %s", cluster.Dir(name))
+	if _, err := os.Stat(testcluster.Dir(name)); err == nil {
+		t.Errorf("left %s", testcluster.Dir(name))
 	}
 	cgs, _ := filepath.Glob("/sys/fs/cgroup/*/cnperf/" + name)
 	if len(cgs) > 0 {
@@ -141,7 +141,7 @@ func nothingLeft(t *testing.T, name string) {
 	for _, p := range procs {
 		b, err := os.ReadFile(p)
 		s := strings.ReplaceAll(string(b), "\x00", " ")
-		if err == nil && (strings.Contains(s, cluster.Dir(name)) || strings.Contains(s, "/run/netns/cnperf-"+name+"-")) {
+		if err == nil && (strings.Contains(s, testcluster.Dir(name)) || strings.Contains(s, "/run/netns/cnperf-"+name+"-")) {
 			t.Errorf("left process %s: %s", filepath.Base(filepath.Dir(p)), s)
 		}
 	}

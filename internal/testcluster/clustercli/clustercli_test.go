@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cnperf/cnperf/internal/cli"
-	"github.com/cnperf/cnperf/internal/cluster"
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/testcluster"
 )
 
 // TestBadFlagsExit2: bad flags are one line and exit 2, before anything
@@ -52,7 +52,7 @@ func TestBadFlagsExit2(t *testing.T) {
 func TestUnknownClusterExit2(t *testing.T) {
 	cat := lab.Catalog{Commands: func(_ string, stdout, stderr io.Writer) []*cobra.Command { return Commands(stdout, stderr) }}
 	const name = "zzabsent9"
-	if _, err := os.Stat(cluster.Dir(name)); err == nil {
+	if _, err := os.Stat(testcluster.Dir(name)); err == nil {
 		t.Skipf("a cluster %s is up", name)
 	}
 	tar := filepath.Join(t.TempDir(), "image.tar")

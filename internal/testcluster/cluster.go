@@ -1,4 +1,4 @@
-// Package cluster is `cnperf cluster`: a real multi-node Kubernetes on
+// Package testcluster is `cnperf cluster`: a real multi-node Kubernetes on
 // this machine, offline, for the kubernetes driver's tests and for
 // measuring a CNI. The cluster is a cnperf lab (host cp for the control
 // plane, host nodeI per node, on the lab's underlay switch) whose
@@ -8,7 +8,7 @@
 // remove it like any lab. The binaries come from scripts/k8s-build.sh (and
 // scripts/flannel-build.sh for flanneld); docs/kubernetes.md says what
 // runs where.
-package cluster
+package testcluster
 
 import (
 	"errors"

@@ -1,5 +1,5 @@
 // Package clustercli is `cnperf cluster`: the test cluster's commands
-// (package cluster), which the driver registry adds to the CLI.
+// (package testcluster), which the driver registry adds to the CLI.
 package clustercli
 
 import (
@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cnperf/cnperf/internal/cluster"
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/testcluster"
 )
 
 // Commands are `cnperf cluster` and its subcommands.
@@ -32,7 +32,7 @@ cnperf clean remove it like any lab. Run it as root.`,
 }
 
 func upCmd(stdout, stderr io.Writer) *cobra.Command {
-	o := cluster.DefaultOptions()
+	o := testcluster.DefaultOptions()
 	cmd := &cobra.Command{
 		Use:   "up NAME [--nodes N] [--cni CNI] [--kube-proxy MODE] [--ip-family ipv4|dual]",
 		Short: "Bring a cluster up and print its kubeconfig's path",
@@ -51,7 +51,7 @@ func upCmd(stdout, stderr io.Writer) *cobra.Command {
 			o.Exe = exe
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			kc, err := cluster.Up(ctx, o, stderr)
+			kc, err := testcluster.Up(ctx, o, stderr)
 			if err != nil {
 				return err
 			}
@@ -69,7 +69,7 @@ func upCmd(stdout, stderr io.Writer) *cobra.Command {
 func downCmd(stderr io.Writer) *cobra.Command {
 	return &cobra.Command{
 		Use: "down NAME", Short: "Stop and remove everything of a cluster (idempotent; a half-up one too)", Args: cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error { return cluster.Down(args[0], stderr) },
+		RunE: func(_ *cobra.Command, args []string) error { return testcluster.Down(args[0], stderr) },
 	}
 }
 
@@ -77,7 +77,7 @@ func statusCmd(stdout io.Writer) *cobra.Command {
 	return &cobra.Command{
 		Use: "status NAME", Short: "The cluster's daemons, its memory, its nodes", Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			return cluster.Status(context.Background(), args[0], stdout)
+			return testcluster.Status(context.Background(), args[0], stdout)
 		},
 	}
 }
@@ -87,7 +87,7 @@ func kubeconfigCmd(stdout io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "kubeconfig NAME [--lab]", Short: "Print the path of the cluster's kubeconfig", Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			p, err := cluster.Kubeconfig(args[0], inLab)
+			p, err := testcluster.Kubeconfig(args[0], inLab)
 			if err != nil {
 				return err
 			}
@@ -103,7 +103,7 @@ func importCmd(stderr io.Writer) *cobra.Command {
 	return &cobra.Command{
 		Use: "import NAME IMAGE.tar", Short: "Put an image tarball (cnperf image save, docker save) on every node", Args: cobra.ExactArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
-			return cluster.Import(context.Background(), args[0], args[1], stderr)
+			return testcluster.Import(context.Background(), args[0], args[1], stderr)
 		},
 	}
 }
@@ -117,7 +117,7 @@ func execCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "exec --cgroup REL [--tmpfs DIR] [--bind SRC:DST] -- ARGV...", Hidden: true, Args: cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			if err := cluster.Exec(cg, tmpfs, binds, bpffs, outside, cgroupns, args); err != nil {
+			if err := testcluster.Exec(cg, tmpfs, binds, bpffs, outside, cgroupns, args); err != nil {
 				fmt.Fprintln(os.Stderr, "cnperf cluster exec:", err)
 				os.Exit(126)
 			}

@@ -1,4 +1,4 @@
-package cluster_test
+package testcluster_test
 
 import (
 	"fmt"
@@ -9,14 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/cluster"
+	"github.com/cnperf/cnperf/internal/testcluster"
 )
 
 // requireCilium skips without Cilium's build (CI builds it, and fails
 // instead).
 func requireCilium(t *testing.T) {
 	t.Helper()
-	o := cluster.DefaultOptions()
+	o := testcluster.DefaultOptions()
 	if _, err := os.Stat(filepath.Join(o.CiliumDir(), "bin", "cilium-agent")); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("Cilium is not built: scripts/cilium-build.sh")
@@ -101,7 +101,7 @@ func TestCilium(t *testing.T) {
 	})
 	// The agents write into their own copies of the BPF sources, never
 	// into the build's cache.
-	o := cluster.DefaultOptions()
+	o := testcluster.DefaultOptions()
 	if stamp, err := os.Stat(filepath.Join(o.CiliumDir(), "bin", ".stamp")); err == nil {
 		_ = filepath.WalkDir(o.CiliumDir(), func(p string, d os.DirEntry, err error) error {
 			if fi, ierr := os.Stat(p); err == nil && ierr == nil && !d.IsDir() && fi.ModTime().After(stamp.ModTime()) {
@@ -123,7 +123,7 @@ func TestCilium(t *testing.T) {
 // complete transactions.
 func podsReach(t *testing.T, kc string) {
 	t.Helper()
-	o := cluster.DefaultOptions()
+	o := testcluster.DefaultOptions()
 	ref, err := os.ReadFile(filepath.Join(o.Images(), "cnperf.ref"))
 	if err != nil {
 		t.Skip("no cnperf image in the Kubernetes build: scripts/k8s-build.sh")
