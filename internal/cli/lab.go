@@ -20,8 +20,8 @@ import (
 func newLabCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{Use: "lab", Short: "Build, list, enter and remove labs by hand"}
 	var mode, hosts, driver, family string
-	var kt spec.Kubernetes
 	var port int
+	var df *driverFlags
 	up := &cobra.Command{
 		Use:   "up NAME --mode MODE",
 		Short: "Build a lab: hosts on an underlay switch plus the mode's devices",
@@ -58,13 +58,13 @@ func newLabCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 			if family != conditions.IPv4 {
 				cfg.Conditions.IPFamily = family
 			}
-			// The driver's options from its flags (the kubernetes ones),
-			// as a spec holding them.
+			// The driver's options from its flags, as a spec holding them.
 			s := spec.Spec{Driver: driver, Modes: []string{mode}}
-			if kt.Kubeconfig+kt.Context+kt.Image+kt.PullPolicy != "" || len(kt.Nodes) > 0 {
-				s.Kubernetes = &kt
+			flags, err := df.apply(&s, driver, stderr)
+			if err != nil {
+				return err
 			}
-			if cfg.Options, err = d.Options(lab.OptionsInput{Spec: s, Topology: cfg.Topology, Modes: cat.Modes, Warn: stderr}); err != nil {
+			if cfg.Options, err = d.Options(lab.OptionsInput{Spec: s, Flags: flags, Topology: cfg.Topology, Modes: cat.Modes, Warn: stderr}); err != nil {
 				return err
 			}
 			// The binary runs the image (docker) and overlay routers.
@@ -110,7 +110,7 @@ func newLabCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 	up.Flags().IntVar(&port, "port", 8080, "port the servers' endpoints are published on")
 	up.Flags().StringVar(&family, "ip-family", conditions.IPv4, "address family: ipv4, ipv6 (2001:2::/48 only) or dual (both; workloads dial IPv6)")
 	up.Flags().StringVar(&driver, "driver", "netns", "netns (devices by hand), docker (a dockerd per host, Docker's own networks) or kubernetes (pods on a cluster)")
-	addKubeFlags(up, &kt)
+	df = addDriverFlags(up, cat, false)
 
 	down := &cobra.Command{
 		Use:   "down NAME...",

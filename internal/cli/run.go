@@ -24,19 +24,11 @@ import (
 	"github.com/cnperf/cnperf/presets"
 )
 
-// The docker driver's flag and name: --docker-host names an existing
-// engine, which only that driver runs on (it decodes the flag itself).
-const (
-	dockerHostFlag = "docker-host"
-	dockerDriver   = "docker"
-	kubeDriver     = "kubernetes"
-)
-
 func newRunCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
-	var preset, out, modesFlag, driver, dockerHost string
-	var kt spec.Kubernetes
+	var preset, out, modesFlag, driver string
 	var duration time.Duration
 	var labels []string
+	var df *driverFlags
 	cmd := &cobra.Command{
 		Use:   "run [SPEC.yaml] [--preset NAME]",
 		Short: "Run an experiment from a spec file or a preset, all modes interleaved",
@@ -68,20 +60,8 @@ func newRunCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 			if cmd.Flags().Changed("driver") {
 				s.Driver, s.Drivers = driver, nil
 			}
-			// DOCKER_HOST picks the engine, as for the docker CLI, when the
-			// docker driver is asked for without --docker-host.
-			if env := os.Getenv("DOCKER_HOST"); env != "" && !cmd.Flags().Changed(dockerHostFlag) && driver == dockerDriver && cmd.Flags().Changed("driver") {
-				dockerHost = env
-				fmt.Fprintf(stderr, "cnperf: DOCKER_HOST=%s: running on that engine (unset it for emulated hosts, a dockerd each)\n", env)
-			}
-			flags := map[string]string{}
-			if dockerHost != "" {
-				flags[dockerHostFlag] = dockerHost
-				if !slices.Contains(s.RunDrivers(), dockerDriver) {
-					s.Driver, s.Drivers = dockerDriver, nil
-				}
-			}
-			if err := applyKubeFlags(cmd, &s, kt); err != nil {
+			flags, err := df.apply(&s, driver, stderr)
+			if err != nil {
 				return err
 			}
 			if cmd.Flags().Changed("duration") {
@@ -117,7 +97,7 @@ func newRunCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				// Bad input, refused before anything is built, named as
 				// spec.Load names its own: the file (or preset) first.
-				return fmt.Errorf("%s: %w", specSource(cmd, args, preset), err)
+				return fmt.Errorf("%s: %w", specSource(cmd, cat, args, preset), err)
 			}
 			// A run never mixes its samples with another's: a directory
 			// in the way is the user's to move, said before anything is built.
@@ -159,27 +139,28 @@ func newRunCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 	cmd.Flags().StringVarP(&out, "out", "o", "", "run directory to create (default runs/NAME-TIME)")
 	cmd.Flags().StringVar(&modesFlag, "modes", "", "comma-separated modes, overriding the spec's")
 	cmd.Flags().StringVar(&driver, "driver", "netns", "build the labs with: netns (by hand, in namespaces), docker (real Docker Engines, one per host) or kubernetes (pods on a cluster), overriding the spec's")
-	cmd.Flags().StringVar(&dockerHost, "docker-host", "", "run the docker driver on an existing engine, e.g. unix:///var/run/docker.sock, or tcp://HOST:2376 over TLS with $DOCKER_TLS_VERIFY and $DOCKER_CERT_PATH (single-host modes: bare, host, bridge); --driver docker takes $DOCKER_HOST too")
 	cmd.Flags().StringArrayVar(&labels, "label", nil, "KEY=VALUE stored with every sample (repeatable)")
-	addKubeFlags(cmd, &kt)
+	df = addDriverFlags(cmd, cat, true)
 	cmd.Flags().DurationVar(&duration, "duration", 0, "socket tests: measure each test this long instead of the spec's durations (stored in the run's spec)")
 	return cmd
 }
-
-// specFlags are run's flags that change the spec it read.
-var specFlags = []string{"modes", "driver", dockerHostFlag, "kubeconfig", "context", "image", "image-pull-policy", "nodes", "duration", "label"}
 
 // specSource names the spec run measures in its refusals: the file, or
 // "preset NAME", as spec.Load and spec.Preset name them, and the flags
 // that changed it ("quick.yaml with --modes"), since a field such as
 // modes[1] may be the flag's.
-func specSource(cmd *cobra.Command, args []string, preset string) string {
+func specSource(cmd *cobra.Command, cat lab.Catalog, args []string, preset string) string {
 	src := "preset " + preset
 	if len(args) == 1 {
 		src = args[0]
 	}
+	// run's flags that change the spec it read
+	specFlags := []string{"modes", "driver"}
+	for _, f := range cat.Flags() {
+		specFlags = append(specFlags, f.Name)
+	}
 	var changed []string
-	for _, f := range specFlags {
+	for _, f := range append(specFlags, "duration", "label") {
 		if cmd.Flags().Changed(f) {
 			changed = append(changed, "--"+f)
 		}
@@ -225,38 +206,93 @@ func newVersionCmd(stdout io.Writer) *cobra.Command {
 	}
 }
 
-// addKubeFlags adds the kubernetes driver's flags, which override the
-// spec's kubernetes: block.
-func addKubeFlags(cmd *cobra.Command, kt *spec.Kubernetes) {
-	f := cmd.Flags()
-	f.StringVar(&kt.Kubeconfig, "kubeconfig", "", "kubernetes driver: the kubeconfig file (default $KUBECONFIG or ~/.kube/config; in a pod, in-cluster)")
-	f.StringVar(&kt.Context, "context", "", "kubernetes driver: the kubeconfig context (default its current one)")
-	f.StringVar(&kt.Image, "image", "", "kubernetes driver: the workload image, holding cnperf at /cnperf (cnperf image save writes one)")
-	f.StringVar(&kt.PullPolicy, "image-pull-policy", "", "kubernetes driver: Always, IfNotPresent (default) or Never")
-	f.StringSliceVar(&kt.Nodes, "nodes", nil, "kubernetes driver: comma-separated nodes to use (default: the Ready, schedulable, untainted ones)")
+// driverFlags are the drivers' flags on a command, as the catalogue
+// lists them, and where cobra put their values.
+type driverFlags struct {
+	cmd   *cobra.Command
+	flags []lab.Flag
+	str   map[string]*string
+	list  map[string]*[]string
 }
 
-// applyKubeFlags puts the kubernetes flags given into the spec (so the run
-// stores them); any of them asks for the kubernetes driver unless --driver
-// says otherwise.
-func applyKubeFlags(cmd *cobra.Command, s *spec.Spec, kt spec.Kubernetes) error {
-	changed := false
-	set := func(flag string, apply func(k *spec.Kubernetes)) {
-		if cmd.Flags().Changed(flag) {
-			if s.Kubernetes == nil {
-				s.Kubernetes = &spec.Kubernetes{}
+// addDriverFlags adds the drivers' flags to cmd (run: those only
+// `cnperf run` takes too).
+func addDriverFlags(cmd *cobra.Command, cat lab.Catalog, run bool) *driverFlags {
+	df := &driverFlags{cmd: cmd, str: map[string]*string{}, list: map[string]*[]string{}}
+	for _, f := range cat.Flags() {
+		switch {
+		case f.RunOnly && !run:
+			continue
+		case f.List:
+			df.list[f.Name] = cmd.Flags().StringSlice(f.Name, nil, f.Help)
+		default:
+			df.str[f.Name] = cmd.Flags().String(f.Name, "", f.Help)
+		}
+		df.flags = append(df.flags, f)
+	}
+	return df
+}
+
+// apply puts the driver flags given (or their environment variables, when
+// --driver names their driver) into the spec, or into the options map the
+// drivers' Options read. A flag that selects its driver runs the spec on
+// it; any other asks for its driver, which the spec or --driver must name.
+func (df *driverFlags) apply(s *spec.Spec, driver string, stderr io.Writer) (map[string]string, error) {
+	flags := map[string]string{}
+	driverGiven := df.cmd.Flags().Changed("driver")
+	var refused []lab.Flag
+	for _, f := range df.flags {
+		v, given := df.value(f)
+		if !given && f.Env != "" && driverGiven && driver == f.Driver {
+			if v = os.Getenv(f.Env); v != "" {
+				given = true
+				fmt.Fprintf(stderr, "cnperf: %s=%s: %s\n", f.Env, v, f.EnvSays)
 			}
-			apply(s.Kubernetes)
-			changed = true
+		}
+		if !given || (f.Spec == nil && v == "") {
+			continue
+		}
+		if f.Spec != nil {
+			f.Spec(s, v)
+		} else {
+			flags[f.Name] = v
+		}
+		if !slices.Contains(s.RunDrivers(), f.Driver) {
+			if f.Selects {
+				s.Driver, s.Drivers = f.Driver, nil
+			} else if !driverGiven {
+				refused = append(refused, f)
+			}
 		}
 	}
-	set("kubeconfig", func(k *spec.Kubernetes) { k.Kubeconfig = kt.Kubeconfig })
-	set("context", func(k *spec.Kubernetes) { k.Context = kt.Context })
-	set("image", func(k *spec.Kubernetes) { k.Image = kt.Image })
-	set("image-pull-policy", func(k *spec.Kubernetes) { k.PullPolicy = kt.PullPolicy })
-	set("nodes", func(k *spec.Kubernetes) { k.Nodes = kt.Nodes })
-	if changed && !cmd.Flags().Changed("driver") && !slices.Contains(s.RunDrivers(), kubeDriver) {
-		return usagef("--kubeconfig, --context, --image, --image-pull-policy and --nodes are for the kubernetes driver: add --driver kubernetes")
+	if len(refused) > 0 {
+		var names []string
+		for _, f := range df.flags {
+			if f.Driver == refused[0].Driver && !f.Selects {
+				names = append(names, "--"+f.Name)
+			}
+		}
+		return nil, usagef("%s are for the %s driver: add --driver %s", joinAnd(names), refused[0].Driver, refused[0].Driver)
 	}
-	return nil
+	return flags, nil
+}
+
+// joinAnd joins names as a sentence does: a, b and c.
+func joinAnd(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// value is what a driver flag was given ("" and false: not given); a
+// list's items joined by commas.
+func (df *driverFlags) value(f lab.Flag) (string, bool) {
+	if !df.cmd.Flags().Changed(f.Name) {
+		return "", false
+	}
+	if f.List {
+		return strings.Join(*df.list[f.Name], ","), true
+	}
+	return *df.str[f.Name], true
 }

@@ -46,6 +46,14 @@ type TLS struct {
 // FlagDockerHost is the flag that names an existing engine.
 const FlagDockerHost = "docker-host"
 
+// Flags: --docker-host, or $DOCKER_HOST as for the docker CLI when
+// --driver docker is given without it; it runs the spec on this driver.
+func (Driver) Flags() []lab.Flag {
+	return []lab.Flag{{Name: FlagDockerHost, Selects: true, RunOnly: true,
+		Env: "DOCKER_HOST", EnvSays: "running on that engine (unset it for emulated hosts, a dockerd each)",
+		Help: "run the docker driver on an existing engine, e.g. unix:///var/run/docker.sock, or tcp://HOST:2376 over TLS with $DOCKER_TLS_VERIFY and $DOCKER_CERT_PATH (single-host modes: bare, host, bridge); --driver docker takes $DOCKER_HOST too"}}
+}
+
 // options is cfg's Options (none given: emulated hosts).
 func options(cfg lab.Config) Options {
 	o, _ := cfg.Options.(Options)

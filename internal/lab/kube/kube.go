@@ -195,6 +195,36 @@ func options(cfg lab.Config) Target {
 	return on
 }
 
+// Flags override the spec's kubernetes: block, where they write what
+// they say so that the run stores it.
+func (Driver) Flags() []lab.Flag {
+	set := func(s *spec.Spec, f func(k *spec.Kubernetes)) {
+		if s.Kubernetes == nil {
+			s.Kubernetes = &spec.Kubernetes{}
+		}
+		f(s.Kubernetes)
+	}
+	return []lab.Flag{
+		{Name: "kubeconfig", Help: "kubernetes driver: the kubeconfig file (default $KUBECONFIG or ~/.kube/config; in a pod, in-cluster)",
+			Spec: func(s *spec.Spec, v string) { set(s, func(k *spec.Kubernetes) { k.Kubeconfig = v }) }},
+		{Name: "context", Help: "kubernetes driver: the kubeconfig context (default its current one)",
+			Spec: func(s *spec.Spec, v string) { set(s, func(k *spec.Kubernetes) { k.Context = v }) }},
+		{Name: "image", Help: "kubernetes driver: the workload image, holding cnperf at /cnperf (cnperf image save writes one)",
+			Spec: func(s *spec.Spec, v string) { set(s, func(k *spec.Kubernetes) { k.Image = v }) }},
+		{Name: "image-pull-policy", Help: "kubernetes driver: Always, IfNotPresent (default) or Never",
+			Spec: func(s *spec.Spec, v string) { set(s, func(k *spec.Kubernetes) { k.PullPolicy = v }) }},
+		{Name: "nodes", List: true, Help: "kubernetes driver: comma-separated nodes to use (default: the Ready, schedulable, untainted ones)",
+			Spec: func(s *spec.Spec, v string) {
+				set(s, func(k *spec.Kubernetes) {
+					k.Nodes = nil
+					if v != "" {
+						k.Nodes = strings.Split(v, ",")
+					}
+				})
+			}},
+	}
+}
+
 // Options decodes the spec's kubernetes: block, which --kubeconfig,
 // --context, --image, --image-pull-policy and --nodes have written into
 // (the spec checked its values).
