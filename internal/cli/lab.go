@@ -21,7 +21,7 @@ func newLabCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{Use: "lab", Short: "Build, list, enter and remove labs by hand"}
 	var mode, hosts, driver, family string
 	var port int
-	var df *driverFlags
+	var df []lab.Flag
 	up := &cobra.Command{
 		Use:   "up NAME --mode MODE",
 		Short: "Build a lab: hosts on an underlay switch plus the mode's devices",
@@ -60,7 +60,7 @@ func newLabCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 			}
 			// The driver's options from its flags, as a spec holding them.
 			s := spec.Spec{Driver: driver, Modes: []string{mode}}
-			flags, err := df.apply(&s, driver, stderr)
+			flags, err := applyDriverFlags(cmd, df, &s, driver, stderr)
 			if err != nil {
 				return err
 			}

@@ -28,7 +28,7 @@ func newRunCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 	var preset, out, modesFlag, driver string
 	var duration time.Duration
 	var labels []string
-	var df *driverFlags
+	var df []lab.Flag
 	cmd := &cobra.Command{
 		Use:   "run [SPEC.yaml] [--preset NAME]",
 		Short: "Run an experiment from a spec file or a preset, all modes interleaved",
@@ -60,7 +60,7 @@ func newRunCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 			if cmd.Flags().Changed("driver") {
 				s.Driver, s.Drivers = driver, nil
 			}
-			flags, err := df.apply(&s, driver, stderr)
+			flags, err := applyDriverFlags(cmd, df, &s, driver, stderr)
 			if err != nil {
 				return err
 			}
@@ -97,7 +97,7 @@ func newRunCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				// Bad input, refused before anything is built, named as
 				// spec.Load names its own: the file (or preset) first.
-				return fmt.Errorf("%s: %w", specSource(cmd, cat, args, preset), err)
+				return fmt.Errorf("%s: %w", specSource(cmd, df, args, preset), err)
 			}
 			// A run never mixes its samples with another's: a directory
 			// in the way is the user's to move, said before anything is built.
@@ -149,14 +149,13 @@ func newRunCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 // "preset NAME", as spec.Load and spec.Preset name them, and the flags
 // that changed it ("quick.yaml with --modes"), since a field such as
 // modes[1] may be the flag's.
-func specSource(cmd *cobra.Command, cat lab.Catalog, args []string, preset string) string {
+func specSource(cmd *cobra.Command, driverFlags []lab.Flag, args []string, preset string) string {
 	src := "preset " + preset
 	if len(args) == 1 {
 		src = args[0]
 	}
-	// run's flags that change the spec it read
-	specFlags := []string{"modes", "driver"}
-	for _, f := range cat.Flags() {
+	specFlags := []string{"modes", "driver"} // run's flags that change the spec it read
+	for _, f := range driverFlags {
 		specFlags = append(specFlags, f.Name)
 	}
 	var changed []string
@@ -206,93 +205,69 @@ func newVersionCmd(stdout io.Writer) *cobra.Command {
 	}
 }
 
-// driverFlags are the drivers' flags on a command, as the catalogue
-// lists them, and where cobra put their values.
-type driverFlags struct {
-	cmd   *cobra.Command
-	flags []lab.Flag
-	str   map[string]*string
-	list  map[string]*[]string
-}
-
-// addDriverFlags adds the drivers' flags to cmd (run: those only
-// `cnperf run` takes too).
-func addDriverFlags(cmd *cobra.Command, cat lab.Catalog, run bool) *driverFlags {
-	df := &driverFlags{cmd: cmd, str: map[string]*string{}, list: map[string]*[]string{}}
-	for _, f := range cat.Flags() {
-		switch {
-		case f.RunOnly && !run:
-			continue
-		case f.List:
-			df.list[f.Name] = cmd.Flags().StringSlice(f.Name, nil, f.Help)
-		default:
-			df.str[f.Name] = cmd.Flags().String(f.Name, "", f.Help)
-		}
-		df.flags = append(df.flags, f)
-	}
-	return df
-}
-
-// apply puts the driver flags given (or their environment variables, when
-// --driver names their driver) into the spec, or into the options map the
-// drivers' Options read. A flag that selects its driver runs the spec on
-// it; any other asks for its driver, which the spec or --driver must name.
-func (df *driverFlags) apply(s *spec.Spec, driver string, stderr io.Writer) (map[string]string, error) {
-	flags := map[string]string{}
-	driverGiven := df.cmd.Flags().Changed("driver")
-	var refused []lab.Flag
-	for _, f := range df.flags {
-		v, given := df.value(f)
-		if !given && f.Env != "" && driverGiven && driver == f.Driver {
-			if v = os.Getenv(f.Env); v != "" {
-				given = true
-				fmt.Fprintf(stderr, "cnperf: %s=%s: %s\n", f.Env, v, f.EnvSays)
+// addDriverFlags adds the drivers' flags to cmd (with run, also those
+// only `cnperf run` takes) and returns them, each naming its driver.
+func addDriverFlags(cmd *cobra.Command, cat lab.Catalog, run bool) []lab.Flag {
+	var out []lab.Flag
+	for _, d := range cat.Drivers {
+		for _, f := range d.Flags() {
+			switch {
+			case f.RunOnly && !run:
+				continue
+			case f.List:
+				cmd.Flags().StringSlice(f.Name, nil, f.Help)
+			default:
+				cmd.Flags().String(f.Name, "", f.Help)
 			}
+			f.Driver = d.Name()
+			out = append(out, f)
 		}
-		if !given || (f.Spec == nil && v == "") {
+	}
+	return out
+}
+
+// applyDriverFlags puts the driver flags given (or their environment
+// variables, when --driver names their driver) into the spec, or into the
+// options the drivers' Options read. A flag that selects its driver runs
+// the spec on it; any other needs its driver named by the spec or --driver.
+func applyDriverFlags(cmd *cobra.Command, fs []lab.Flag, s *spec.Spec, driver string, stderr io.Writer) (map[string]string, error) {
+	flags := map[string]string{}
+	driverGiven := cmd.Flags().Changed("driver")
+	for _, f := range fs {
+		v, _ := cmd.Flags().GetString(f.Name)
+		if l, err := cmd.Flags().GetStringSlice(f.Name); err == nil {
+			v = strings.Join(l, ",")
+		}
+		given := cmd.Flags().Changed(f.Name)
+		if e := os.Getenv(f.Env); !given && f.Env != "" && e != "" && driverGiven && driver == f.Driver {
+			v, given = e, true
+			fmt.Fprintf(stderr, "cnperf: %s=%s: %s\n", f.Env, v, f.EnvSays)
+		}
+		switch {
+		case !given || (f.Spec == nil && v == ""):
 			continue
-		}
-		if f.Spec != nil {
+		case f.Spec != nil:
 			f.Spec(s, v)
-		} else {
+		default:
 			flags[f.Name] = v
 		}
-		if !slices.Contains(s.RunDrivers(), f.Driver) {
-			if f.Selects {
-				s.Driver, s.Drivers = f.Driver, nil
-			} else if !driverGiven {
-				refused = append(refused, f)
+		switch {
+		case slices.Contains(s.RunDrivers(), f.Driver):
+		case f.Selects:
+			s.Driver, s.Drivers = f.Driver, nil
+		case !driverGiven:
+			var names []string
+			for _, o := range fs {
+				if o.Driver == f.Driver && !o.Selects {
+					names = append(names, "--"+o.Name)
+				}
 			}
-		}
-	}
-	if len(refused) > 0 {
-		var names []string
-		for _, f := range df.flags {
-			if f.Driver == refused[0].Driver && !f.Selects {
-				names = append(names, "--"+f.Name)
+			list, n := names[len(names)-1], len(names)-1
+			if n > 0 {
+				list = strings.Join(names[:n], ", ") + " and " + list
 			}
+			return nil, usagef("%s are for the %s driver: add --driver %s", list, f.Driver, f.Driver)
 		}
-		return nil, usagef("%s are for the %s driver: add --driver %s", joinAnd(names), refused[0].Driver, refused[0].Driver)
 	}
 	return flags, nil
-}
-
-// joinAnd joins names as a sentence does: a, b and c.
-func joinAnd(names []string) string {
-	if len(names) < 2 {
-		return strings.Join(names, "")
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
-}
-
-// value is what a driver flag was given ("" and false: not given); a
-// list's items joined by commas.
-func (df *driverFlags) value(f lab.Flag) (string, bool) {
-	if !df.cmd.Flags().Changed(f.Name) {
-		return "", false
-	}
-	if f.List {
-		return strings.Join(*df.list[f.Name], ","), true
-	}
-	return *df.str[f.Name], true
 }

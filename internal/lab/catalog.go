@@ -65,19 +65,6 @@ func (c Catalog) CheckDrivers(driver string, list []string) error {
 	return nil
 }
 
-// Flags are the drivers' flags, in the drivers' order, each naming its
-// driver.
-func (c Catalog) Flags() []Flag {
-	var out []Flag
-	for _, d := range c.Drivers {
-		for _, f := range d.Flags() {
-			f.Driver = d.Name()
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
 // ModeNames returns the modes' names in order.
 func (c Catalog) ModeNames() []string {
 	var n []string

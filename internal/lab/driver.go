@@ -93,7 +93,7 @@ type Flag struct {
 	// Spec writes the value into the spec (the driver's section), so that
 	// the run stores it; nil hands it to Options in OptionsInput.Flags.
 	Spec func(s *spec.Spec, value string)
-	// Driver is the driver's name (Catalog.Flags sets it).
+	// Driver is the driver's name (the CLI sets it).
 	Driver string
 }
 

@@ -88,13 +88,13 @@ func (Driver) Options(in lab.OptionsInput) (any, error) {
 		}
 		var single []string
 		for _, m := range in.Modes {
-			if IsSingle(m) {
+			if lab.IsSingleHost(m) {
 				single = append(single, m.Name())
 			}
 		}
 		for _, name := range in.Spec.Modes {
 			i := slices.IndexFunc(in.Modes, func(m lab.Mode) bool { return m.Name() == name })
-			if i >= 0 && !IsSingle(in.Modes[i]) {
+			if i >= 0 && !lab.IsSingleHost(in.Modes[i]) {
 				return nil, fmt.Errorf("--docker-host: mode %s needs emulated hosts, a dockerd each; on one engine only %s run (use --modes)", name, joinAnd(single))
 			}
 		}
@@ -122,10 +122,6 @@ func (Driver) Options(in lab.OptionsInput) (any, error) {
 	}
 	return o, nil
 }
-
-// IsSingle says whether m builds on one host alone, as a mode on an
-// existing engine must.
-func IsSingle(m lab.Mode) bool { return lab.IsSingleHost(m) }
 
 // joinAnd joins names as a sentence does: a, b and c.
 func joinAnd(names []string) string {

@@ -198,30 +198,24 @@ func options(cfg lab.Config) Target {
 // Flags override the spec's kubernetes: block, where they write what
 // they say so that the run stores it.
 func (Driver) Flags() []lab.Flag {
-	set := func(s *spec.Spec, f func(k *spec.Kubernetes)) {
-		if s.Kubernetes == nil {
-			s.Kubernetes = &spec.Kubernetes{}
-		}
-		f(s.Kubernetes)
+	flag := func(name, help string, set func(k *spec.Kubernetes, v string)) lab.Flag {
+		return lab.Flag{Name: name, Help: "kubernetes driver: " + help, Spec: func(s *spec.Spec, v string) {
+			if s.Kubernetes == nil {
+				s.Kubernetes = &spec.Kubernetes{}
+			}
+			set(s.Kubernetes, v)
+		}}
 	}
+	nodes := flag("nodes", "comma-separated nodes to use (default: the Ready, schedulable, untainted ones)", func(k *spec.Kubernetes, v string) {
+		k.Nodes = strings.FieldsFunc(v, func(r rune) bool { return r == ',' })
+	})
+	nodes.List = true
 	return []lab.Flag{
-		{Name: "kubeconfig", Help: "kubernetes driver: the kubeconfig file (default $KUBECONFIG or ~/.kube/config; in a pod, in-cluster)",
-			Spec: func(s *spec.Spec, v string) { set(s, func(k *spec.Kubernetes) { k.Kubeconfig = v }) }},
-		{Name: "context", Help: "kubernetes driver: the kubeconfig context (default its current one)",
-			Spec: func(s *spec.Spec, v string) { set(s, func(k *spec.Kubernetes) { k.Context = v }) }},
-		{Name: "image", Help: "kubernetes driver: the workload image, holding cnperf at /cnperf (cnperf image save writes one)",
-			Spec: func(s *spec.Spec, v string) { set(s, func(k *spec.Kubernetes) { k.Image = v }) }},
-		{Name: "image-pull-policy", Help: "kubernetes driver: Always, IfNotPresent (default) or Never",
-			Spec: func(s *spec.Spec, v string) { set(s, func(k *spec.Kubernetes) { k.PullPolicy = v }) }},
-		{Name: "nodes", List: true, Help: "kubernetes driver: comma-separated nodes to use (default: the Ready, schedulable, untainted ones)",
-			Spec: func(s *spec.Spec, v string) {
-				set(s, func(k *spec.Kubernetes) {
-					k.Nodes = nil
-					if v != "" {
-						k.Nodes = strings.Split(v, ",")
-					}
-				})
-			}},
+		flag("kubeconfig", "the kubeconfig file (default $KUBECONFIG or ~/.kube/config; in a pod, in-cluster)", func(k *spec.Kubernetes, v string) { k.Kubeconfig = v }),
+		flag("context", "the kubeconfig context (default its current one)", func(k *spec.Kubernetes, v string) { k.Context = v }),
+		flag("image", "the workload image, holding cnperf at /cnperf (cnperf image save writes one)", func(k *spec.Kubernetes, v string) { k.Image = v }),
+		flag("image-pull-policy", "Always, IfNotPresent (default) or Never", func(k *spec.Kubernetes, v string) { k.PullPolicy = v }),
+		nodes,
 	}
 }
 
