@@ -95,11 +95,8 @@ func newLabCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 			}
 			for _, e := range l.Endpoints {
 				fmt.Fprintf(stdout, "  endpoint on %-6s netns %-28s listen %s  external %s  internal %s\n", e.Host, e.NS, e.Listen, e.External, e.Internal)
-				if e.Docker != nil {
-					fmt.Fprintf(stdout, "    docker -H %s (engine %s), sandbox %.12s\n", e.Docker.DockerHost, e.Docker.Version, e.Docker.Sandbox)
-				}
-				if k := e.Kube; k != nil {
-					fmt.Fprintf(stdout, "    kubectl -n %s exec %s -- /cnperf ... (node %s, pod IP %s)\n", k.Namespace, k.Pod, k.Node, k.PodIP)
+				for _, w := range e.Where() {
+					fmt.Fprintf(stdout, "    %s\n", w)
 				}
 			}
 			return nil
