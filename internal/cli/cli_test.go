@@ -81,6 +81,7 @@ func TestFailures(t *testing.T) {
 		{"run zone host the lab lacks", []string{"run", zoneHost}, 2, []string{"conditions.zone_hosts", "no host nosuch", "siege, ping, pong"}},
 		{"run more clients than placed", []string{"run", fanOut}, 2, []string{"tests[0].clients 3", "placement.clients"}},
 		{"run kubernetes flag without its driver", []string{"run", "--preset", "tiny", "--nodes", "a,b"}, 2, []string{"--kubeconfig, --context, --image, --image-pull-policy and --nodes are for the kubernetes driver: add --driver kubernetes"}},
+		{"run kubernetes flag checked in the spec", []string{"run", "--preset", "tiny", "--driver", "kubernetes", "--modes", "k8s-pod", "--nodes", "Bad_Node,b"}, 2, []string{`with --modes, --driver, --nodes: kubernetes.nodes[0] "Bad_Node": not a node name`}},
 		{"run unknown driver", []string{"run", "--preset", "tiny", "--driver", "lxd"}, 2, []string{`driver "lxd"`, "netns, docker"}},
 		{"run bad docker host", []string{"run", "--preset", "tiny", "--modes", "bare", "--docker-host", "/var/run/docker.sock"}, 2, []string{"--docker-host", "unix:///PATH"}},
 		{"run multi-host mode on one engine", []string{"run", "--preset", "tiny", "--docker-host", "unix:///x.sock"}, 2, []string{"mode overlay needs emulated hosts"}},
