@@ -221,14 +221,22 @@ func (s Spec) checkClusters() error {
 	return nil
 }
 
-// ClusterOf is the name of the cluster of kubernetes.clusters a lab's
-// conditions put it on ("" when the spec lists none): the one it selects,
-// or the only one listed.
-func (s Spec) ClusterOf(c conditions.Set) string {
-	if c.Cluster != "" || s.Kubernetes == nil || len(s.Kubernetes.Clusters) != 1 {
-		return c.Cluster
+// severalClusters says whether the spec's labs are on several clusters
+// of kubernetes.clusters, read from the clusters they select alone: of
+// several listed, every lab selects one and every one is selected
+// (checkClusters), while of one, a lab may select it or not. So readers of
+// a stored run know it without decoding the kubernetes driver's section.
+func (s Spec) severalClusters() bool {
+	first := ""
+	for _, l := range s.Labs() {
+		switch c := l.Conditions.Cluster; {
+		case first == "":
+			first = c
+		case c != "" && c != first:
+			return true
+		}
 	}
-	return s.Kubernetes.Clusters[0].Name
+	return false
 }
 
 // VariantReferences maps each lab's key to its own reference's key when
@@ -243,8 +251,9 @@ func (s Spec) VariantReferences() map[string]string {
 	if len(s.Variants) < 2 || s.Reference == "" || strings.Contains(s.Reference, "/") || s.ReferenceScope() == "" {
 		return nil
 	}
+	several := s.severalClusters()
 	same := func(a, b conditions.Set) bool {
-		return conditions.SameIn(a, b, s.ReferencePer) && s.ClusterOf(a) == s.ClusterOf(b)
+		return conditions.SameIn(a, b, s.ReferencePer) && (!several || a.Cluster == b.Cluster)
 	}
 	if len(s.ReferencePer) == 0 {
 		same = func(a, b conditions.Set) bool { return a == b }
@@ -267,7 +276,7 @@ func (s Spec) VariantReferences() map[string]string {
 // reference is every series'.
 func (s Spec) ReferenceScope() string {
 	var words []string
-	if s.Kubernetes != nil && len(s.Kubernetes.Clusters) > 1 {
+	if s.severalClusters() {
 		words = append(words, "cluster")
 		if len(s.ReferencePer) == 0 {
 			words = append(words, "conditions")

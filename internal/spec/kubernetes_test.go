@@ -84,7 +84,7 @@ func TestClusterSeries(t *testing.T) {
 		t.Errorf("series %v, want %v", got, want)
 	}
 	for _, l := range s.Labs() {
-		if c := s.ClusterOf(l.Conditions); !strings.Contains(l.Key, "/"+c+",") {
+		if c := l.Conditions.Cluster; !strings.Contains(l.Key, "/"+c+",") {
 			t.Errorf("lab %s is on cluster %q", l.Key, c)
 		}
 	}
@@ -126,6 +126,8 @@ func TestVariantReferences(t *testing.T) {
 		{"ip families, not per", "name: x\nmodes: [bare, bridge]\nreference: bare\nvariants: [{ip_family: ipv4}, {ip_family: ipv6}]\n", nil, ""},
 		{"clusters", k8s + "kubernetes: {clusters: [{name: a, context: a}, {name: b, context: b}]}\nvariants: [{cluster: a}, {cluster: b}]\n", map[string]string{
 			"k8s-host/a": "k8s-host/a", "k8s-pod/a": "k8s-host/a", "k8s-host/b": "k8s-host/b", "k8s-pod/b": "k8s-host/b"}, "cluster and conditions"},
+		{"one cluster, selected by one variant", k8s + "reference_per: [node_placement]\nkubernetes: {clusters: [{name: a, context: a}]}\nvariants: [{name: sel, cluster: a, node_placement: cross-node}, {name: unsel, node_placement: cross-node, policy_rules: 10}]\n", map[string]string{
+			"k8s-host/sel": "k8s-host/sel", "k8s-pod/sel": "k8s-host/sel", "k8s-host/unsel": "k8s-host/sel", "k8s-pod/unsel": "k8s-host/sel"}, "node placement"},
 		{"clusters per placement", k8s + "reference_per: [node_placement]\nkubernetes: {clusters: [{name: a, context: a}, {name: b, context: b}]}\nvariants: [{cluster: a, node_placement: cross-node, policy_rules: 10}, {cluster: a, node_placement: cross-node}, {cluster: b, node_placement: cross-node}]\n", map[string]string{
 			"k8s-pod/a,nodes=cross-node": "k8s-host/a,nodes=cross-node,rules=10", "k8s-pod/b,nodes=cross-node": "k8s-host/b,nodes=cross-node",
 			"k8s-host/a,nodes=cross-node": "k8s-host/a,nodes=cross-node,rules=10", "k8s-host/b,nodes=cross-node": "k8s-host/b,nodes=cross-node",

@@ -243,7 +243,8 @@ func (Driver) Preflight(in lab.PreflightInput) error {
 		if p == "" {
 			p = conditions.CrossNode
 		}
-		c := in.Spec.ClusterOf(l.Conditions)
+		on, _ := t.On(l.Conditions.Cluster) // Validate refused a cluster not listed
+		c := on.clusterName()
 		if !slices.Contains(placements[c], p) {
 			placements[c] = append(placements[c], p)
 		}
