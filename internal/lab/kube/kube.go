@@ -104,33 +104,13 @@ func (Driver) Name() string { return Name }
 // Builds reports whether the mode is one of a cluster's datapaths.
 func (Driver) Builds(m lab.Mode) bool { _, ok := m.(Mode); return ok }
 
-// Target says which cluster the driver builds on and with which image:
-// the kubeconfig file and context ("" each: $KUBECONFIG or ~/.kube/config
-// and its current context, or in-cluster when neither exists), the
-// workload image and its pull policy, and the nodes to use (none: cnperf
-// picks Ready, schedulable, untainted ones). It is the driver's options.
-type Target struct {
-	Kubeconfig string
-	Context    string
-	Image      string
-	PullPolicy string
-	Nodes      []string
-	// Clusters, when the spec lists several, are the clusters the labs'
-	// conditions select among (Kubeconfig and Context are then empty).
-	Clusters []Named
-}
-
-// Named is one cluster of kubernetes.clusters: its kubeconfig and context
-// (a test cluster's are its own kubeconfig and its current context).
-type Named struct {
-	Name       string
-	Kubeconfig string
-	Context    string
-	// TestCluster and CNI say which `cnperf cluster up` makes it, when it
-	// is a test cluster on this machine.
-	TestCluster string
-	CNI         string
-}
+// Target is the spec's kubernetes: block as the driver's options: which
+// cluster it builds on ("" kubeconfig and context: $KUBECONFIG or
+// ~/.kube/config and its current context, or in-cluster when neither
+// exists) or the clusters the labs' conditions select among, with which
+// image, on which nodes (none: cnperf picks Ready, schedulable, untainted
+// ones).
+type Target spec.Kubernetes
 
 // testClusterKubeconfig is the kubeconfig `cnperf cluster up NAME` writes
 // (cluster.KubeconfigPath; the driver does not link the cluster package).
@@ -138,19 +118,18 @@ func testClusterKubeconfig(name string) string {
 	return filepath.Join(lab.StatePath(name, "cluster"), "kubeconfig")
 }
 
-// targetOf is the spec's kubernetes: block as the driver takes it.
+// targetOf is the spec's kubernetes: block as the driver takes it: a
+// test cluster's kubeconfig is the one `cnperf cluster up` wrote.
 func targetOf(s spec.Spec) Target {
-	k := s.Kubernetes
-	if k == nil {
+	if s.Kubernetes == nil {
 		return Target{}
 	}
-	t := Target{Kubeconfig: k.Kubeconfig, Context: k.Context, Image: k.Image, PullPolicy: k.PullPolicy, Nodes: k.Nodes}
-	for _, c := range k.Clusters {
-		n := Named{Name: c.Name, Kubeconfig: c.Kubeconfig, Context: c.Context, TestCluster: c.TestCluster, CNI: c.CNI}
+	t := Target(*s.Kubernetes)
+	t.Clusters = slices.Clone(t.Clusters)
+	for i, c := range t.Clusters {
 		if c.TestCluster != "" {
-			n.Kubeconfig = testClusterKubeconfig(c.TestCluster)
+			t.Clusters[i].Kubeconfig = testClusterKubeconfig(c.TestCluster)
 		}
-		t.Clusters = append(t.Clusters, n)
 	}
 	return t
 }
@@ -171,7 +150,7 @@ func (t Target) On(cluster string) (Target, error) {
 	for _, c := range t.Clusters {
 		if c.Name == cluster {
 			out := t
-			out.Kubeconfig, out.Context, out.Clusters = c.Kubeconfig, c.Context, []Named{c}
+			out.Kubeconfig, out.Context, out.Clusters = c.Kubeconfig, c.Context, []spec.KubeCluster{c}
 			return out, nil
 		}
 	}
