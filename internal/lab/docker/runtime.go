@@ -30,17 +30,10 @@ type Options struct {
 	// those engines form instead of forming one.
 	Engines   map[string]string
 	JoinSwarm bool
-	// TLS is what tcp:// engines are reached with (nil: the docker CLI's
-	// environment, DOCKER_TLS_VERIFY and DOCKER_CERT_PATH, or plain).
-	TLS *TLS
-}
-
-// TLS is the material for engines reached over tcp://: the CA that signed
-// their certificates ("": the system's roots), the client's certificate
-// and key, and whether to verify the engines' certificates.
-type TLS struct {
-	CA, Cert, Key string
-	Verify        bool
+	// TLS is what tcp:// engines are reached with, engines.tls (nil: the
+	// docker CLI's environment, DOCKER_TLS_VERIFY and DOCKER_CERT_PATH, or
+	// plain).
+	TLS *engine.TLS
 }
 
 // FlagDockerHost is the flag that names an existing engine.
@@ -103,7 +96,7 @@ func (Driver) Options(in lab.OptionsInput) (any, error) {
 	if e := in.Spec.Engines; e != nil {
 		o.Engines, o.JoinSwarm = e.Hosts, e.Swarm == spec.SwarmJoin
 		if t := e.TLS; t != nil {
-			o.TLS = &TLS{CA: t.CA, Cert: t.Cert, Key: t.Key, Verify: t.Verifies()}
+			o.TLS = &engine.TLS{CA: t.CA, Cert: t.Cert, Key: t.Key, SkipVerify: !t.Verifies()}
 		}
 		for _, l := range in.Spec.Labs() {
 			if l.Conditions.HasIPv6() {
