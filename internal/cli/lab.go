@@ -72,18 +72,10 @@ func newLabCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 				return fail(err)
 			}
 			if err := d.Preflight(lab.PreflightInput{Spec: s, Options: cfg.Options, Exe: cfg.Exe}); err != nil {
-				var f lab.Failure
-				if errors.As(err, &f) {
-					return fail(err)
-				}
-				return err
+				return failIfMachine(err)
 			}
 			if err := lab.CheckNeeds(m); err != nil {
-				var f lab.Failure
-				if errors.As(err, &f) {
-					return fail(err)
-				}
-				return err
+				return failIfMachine(err)
 			}
 			l, err := cat.Up(cfg)
 			if err != nil {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -109,11 +108,7 @@ func newRunCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 			// Each driver's own preflight: privileges, tools, a cluster
 			// that answers. Nothing is made yet.
 			if err := plan.Preflight(); err != nil {
-				var f lab.Failure
-				if errors.As(err, &f) {
-					return fail(err)
-				}
-				return err
+				return failIfMachine(err)
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
