@@ -37,15 +37,6 @@ func fail(err error) error {
 	return failure{err}
 }
 
-// failIfMachine says err as its exit code: a lab.Failure is the machine's
-// (exit 1), any other error the input's (exit 2).
-func failIfMachine(err error) error {
-	if f := (lab.Failure{}); errors.As(err, &f) {
-		return fail(err)
-	}
-	return err
-}
-
 // usagef makes a bad-input error (exit 2).
 func usagef(format string, a ...any) error { return fmt.Errorf(format, a...) }
 

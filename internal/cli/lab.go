@@ -72,10 +72,10 @@ func newLabCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 				return fail(err)
 			}
 			if err := d.Preflight(lab.PreflightInput{Spec: s, Options: cfg.Options, Exe: cfg.Exe}); err != nil {
-				return failIfMachine(err)
+				return err // a lab.Failure exits 1 (Main)
 			}
 			if err := lab.CheckNeeds(m); err != nil {
-				return failIfMachine(err)
+				return err // a lab.Failure exits 1 (Main)
 			}
 			l, err := cat.Up(cfg)
 			if err != nil {

@@ -108,7 +108,7 @@ func newRunCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 			// Each driver's own preflight: privileges, tools, a cluster
 			// that answers. Nothing is made yet.
 			if err := plan.Preflight(); err != nil {
-				return failIfMachine(err)
+				return err // a lab.Failure exits 1 (Main)
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
