@@ -24,6 +24,11 @@ type Driver interface {
 	// bad values in the spec's or the flag's words before anything is
 	// built (bad input). A driver without options returns nil.
 	Options(in OptionsInput) (any, error)
+	// CheckSpec refuses, in the spec's words, what the driver's section of
+	// a spec holds (it decodes it) and what the spec asks of the driver
+	// ("use driver: kubernetes"). The catalogue asks every driver, used
+	// or not, after the spec's own fields are checked.
+	CheckSpec(s spec.Spec) error
 	// Preflight says whether this machine can build the driver's labs
 	// (privileges, tools, a cluster that answers), after the spec is valid
 	// and before anything is built. An error wrapped in Failure is the
@@ -100,7 +105,7 @@ type Flag struct {
 // BaseDriver is what a driver that does none of the optional parts
 // embeds: it carries any ip_family its modes list, builds no chains,
 // impairs no links, leaves nothing behind, has no containers of its own
-// and takes no flags.
+// and takes no flags nor spec section.
 type BaseDriver struct{}
 
 func (BaseDriver) Capabilities(any) Capabilities { return Capabilities{} }
@@ -122,6 +127,8 @@ func (BaseDriver) SandboxNS(lab, host string) (string, error) {
 }
 
 func (BaseDriver) Flags() []Flag { return nil }
+
+func (BaseDriver) CheckSpec(spec.Spec) error { return nil }
 
 // Capabilities is what a driver can do, as data: the runner and Up read it
 // rather than asking which driver built a lab. The zero value is a driver

@@ -183,6 +183,9 @@ func check(cat lab.Catalog, s spec.Spec, flags map[string]string, warn io.Writer
 	if err := cat.CheckDrivers(s.Driver, s.Drivers); err != nil {
 		return nil, nil, err
 	}
+	if err := cat.CheckSpec(s); err != nil {
+		return nil, nil, err
+	}
 	if err := checkChainModes(cat, s); err != nil {
 		return nil, nil, err
 	}

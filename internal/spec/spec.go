@@ -73,9 +73,9 @@ type Spec struct {
 	// Chain, for socket tests, lays the hosts in a line and runs every test
 	// from the first host's container to each other's (Zismer's (2016) hops).
 	Chain *Chain `yaml:"chain,omitempty" json:"chain,omitempty"`
-	// Engines runs the docker driver on engines of other machines, one per
-	// lab host (engines.go).
-	Engines *Engines `yaml:"engines,omitempty" json:"engines,omitempty"`
+	// Engines is the docker driver's section, which it decodes and
+	// checks (Section).
+	Engines *Section `yaml:"engines,omitempty" json:"engines,omitempty"`
 	// Kubernetes picks the cluster and image of the kubernetes driver
 	// (kubernetes.go).
 	Kubernetes *Kubernetes `yaml:"kubernetes,omitempty" json:"kubernetes,omitempty"`
@@ -486,21 +486,32 @@ func nameFields(err error, doc []byte) error {
 	if !errors.As(err, &te) {
 		return err
 	}
+	root := &yaml.Node{}
+	if yaml.Unmarshal(doc, root) != nil {
+		root = nil
+	}
+	return nameFieldsIn(te, root, "")
+}
+
+// nameFieldsIn is nameFields for the values under n, whose path is path
+// (a driver's section); nil n names none.
+func nameFieldsIn(te *yaml.TypeError, n *yaml.Node, path string) error {
 	// One line names the first few: a document of a million wrong values
 	// is worth neither a million-part line nor a search for each.
 	errs := slices.Clone(te.Errors[:min(len(te.Errors), maxTypeErrors)])
-	var root yaml.Node
-	if yaml.Unmarshal(doc, &root) == nil {
-		for i, e := range errs {
-			m := typeErrRE.FindStringSubmatch(e)
-			if m == nil {
-				continue
-			}
-			line, _ := strconv.Atoi(m[1])
-			if path := findField(&root, "", line, m[2], m[3]); path != "" {
-				prefix := "line " + m[1] + ": "
-				errs[i] = prefix + path + ": " + strings.TrimPrefix(e, prefix)
-			}
+	for i, e := range errs {
+		m := typeErrRE.FindStringSubmatch(e)
+		if m == nil || n == nil {
+			continue
+		}
+		line, _ := strconv.Atoi(m[1])
+		p := findField(n, path, line, m[2], m[3])
+		if p == "" {
+			p = path // the section itself is of the wrong kind
+		}
+		if p != "" {
+			prefix := "line " + m[1] + ": "
+			errs[i] = prefix + p + ": " + strings.TrimPrefix(e, prefix)
 		}
 	}
 	if more := len(te.Errors) - len(errs); more > 0 {
@@ -718,9 +729,6 @@ func (s Spec) Validate() error {
 		return err
 	}
 	if err := s.checkKubernetes(); err != nil {
-		return err
-	}
-	if err := s.checkEngines(); err != nil {
 		return err
 	}
 	if len(s.Labels) > MaxLabels {

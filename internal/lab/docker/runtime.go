@@ -14,7 +14,6 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/docker/engine"
 	"github.com/cnperf/cnperf/internal/lab/netns"
 	"github.com/cnperf/cnperf/internal/record"
-	"github.com/cnperf/cnperf/internal/spec"
 )
 
 // Options are the docker driver's options: where its engines are. With
@@ -93,8 +92,12 @@ func (Driver) Options(in lab.OptionsInput) (any, error) {
 		}
 		o.DockerHost = h
 	}
-	if e := in.Spec.Engines; e != nil {
-		o.Engines, o.JoinSwarm = e.Hosts, e.Swarm == spec.SwarmJoin
+	e, err := engines(in.Spec)
+	if err != nil {
+		return nil, err
+	}
+	if e != nil {
+		o.Engines, o.JoinSwarm = e.Hosts, e.Swarm == swarmJoin
 		if t := e.TLS; t != nil {
 			o.TLS = &engine.TLS{CA: t.CA, Cert: t.Cert, Key: t.Key, SkipVerify: !t.Verifies()}
 		}

@@ -1,12 +1,19 @@
-package spec_test
+package docker_test
 
-import "testing"
+import (
+	"strings"
+	"testing"
 
-// TestEngines: engines: is bounded in its own field names, one line each,
-// and a good one parses.
+	"github.com/cnperf/cnperf/internal/lab/docker"
+	"github.com/cnperf/cnperf/internal/spec"
+)
+
+// TestEngines: the driver decodes a spec's engines: section strictly and
+// bounds it in its own field names, one line each, whichever driver the
+// spec runs on; a good one passes.
 func TestEngines(t *testing.T) {
 	const base = "name: x\ndriver: docker\nmodes: [bare, host]\n"
-	checkSpecCases(t, []specCase{
+	for _, tc := range []struct{ name, doc, want string }{
 		{"tcp, ssh and a context", base + "engines: {hosts: {ping: 'tcp://198.18.0.2:2375', pong: 'ssh://me@pong.example:2222', siege: my-ctx}}\n", ""},
 		{"join an existing swarm", base + "engines: {hosts: {ping: 'tcp://a:1'}, swarm: join}\n", ""},
 		{"no hosts", base + "engines: {hosts: {}}\n", "engines.hosts: none"},
@@ -25,7 +32,25 @@ func TestEngines(t *testing.T) {
 		{"tls cert without key", base + "engines: {hosts: {ping: 'tcp://a:2376'}, tls: {ca: ca.pem, cert: cert.pem}}\n", "engines.tls: cert without key"},
 		{"tls key without cert", base + "engines: {hosts: {ping: 'tcp://a:2376'}, tls: {key: key.pem}}\n", "engines.tls: key without cert"},
 		{"tls with nothing", base + "engines: {hosts: {ping: 'tcp://a:2376'}, tls: {verify: true}}\n", "engines.tls: no ca, cert or key"},
-		{"tls unknown field", base + "engines: {hosts: {ping: 'tcp://a:2376'}, tls: {cacert: ca.pem}}\n", "cacert"},
+		{"tls unknown field", base + "engines:\n  hosts: {ping: 'tcp://a:2376'}\n  tls: {cacert: ca.pem}\n", `line 6: unknown field "engines.tls.cacert"`},
+		{"a list for a map", base + "engines:\n  hosts: [a]\n", "line 5: engines.hosts: cannot unmarshal !!seq into map[string]string"},
+		{"not a mapping", base + "engines: 3\n", "line 4: engines: cannot unmarshal !!int `3` into docker.Engines"},
 		{"instances", base + "instances: 3\nengines: {hosts: {ping: 'tcp://a:1'}}\n", "engines: instances 3"},
-	})
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := spec.Parse(strings.NewReader(tc.doc), "x.yaml")
+			if err != nil {
+				t.Fatalf("the spec's own fields refused: %v", err)
+			}
+			err = docker.Driver{}.CheckSpec(s)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("valid section refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("err = %v, want one containing %q", err, tc.want)
+			case err != nil && strings.Contains(err.Error(), "\n"):
+				t.Fatalf("error is not one line: %q", err)
+			}
+		})
+	}
 }
