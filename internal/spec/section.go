@@ -20,6 +20,15 @@ type Section struct {
 	raw  json.RawMessage
 }
 
+// NewSection is a section holding v, as a driver's flag writes its
+// section into a spec so that the run stores it. v is of the driver's
+// schema, plain fields that always encode.
+func NewSection(v any) *Section {
+	var n yaml.Node
+	_ = n.Encode(v)
+	return &Section{node: &n}
+}
+
 func (s *Section) UnmarshalYAML(n *yaml.Node) error { s.node = n; return nil }
 
 func (s *Section) UnmarshalJSON(b []byte) error { s.raw = bytes.Clone(b); return nil }

@@ -76,9 +76,9 @@ type Spec struct {
 	// Engines is the docker driver's section, which it decodes and
 	// checks (Section).
 	Engines *Section `yaml:"engines,omitempty" json:"engines,omitempty"`
-	// Kubernetes picks the cluster and image of the kubernetes driver
-	// (kubernetes.go).
-	Kubernetes *Kubernetes `yaml:"kubernetes,omitempty" json:"kubernetes,omitempty"`
+	// Kubernetes is the kubernetes driver's section: its cluster and
+	// image.
+	Kubernetes *Section `yaml:"kubernetes,omitempty" json:"kubernetes,omitempty"`
 	// Links impair links of every lab's topology: a host's uplink or the
 	// zones' link, delayed, lossy, rate-limited or flapped
 	// (conditions.Link).
@@ -398,7 +398,7 @@ var fieldRE = regexp.MustCompile(`field (\S+) not found in type (\S+)`)
 
 // sections maps the Go types of nested spec sections to their YAML keys, so
 // an unknown field is named with its path ("pingpong.colour").
-var sections = map[string]string{"spec.PingPong": "pingpong.", "spec.Servers": "pingpong.servers.", "spec.Placement": "placement.", "spec.Calibrate": "calibrate.", "spec.Calibration": "calibrate.derived.", "spec.KubeCluster": "kubernetes.clusters[].", "workload.Test": "tests[].", "workload.Sweep": "tests[].sweep.", "conditions.Link": "links[].", "conditions.Flap": "links[].flap."}
+var sections = map[string]string{"spec.PingPong": "pingpong.", "spec.Servers": "pingpong.servers.", "spec.Placement": "placement.", "spec.Calibrate": "calibrate.", "spec.Calibration": "calibrate.derived.", "workload.Test": "tests[].", "workload.Sweep": "tests[].sweep.", "conditions.Link": "links[].", "conditions.Flap": "links[].flap."}
 
 // YAMLMessage is yaml.v3's error in reading doc as one line in the
 // user's words: each wrong value with the field it is in (nameFields), an
@@ -726,9 +726,6 @@ func (s Spec) Validate() error {
 		return err
 	}
 	if err := s.validateLinks(); err != nil {
-		return err
-	}
-	if err := s.checkKubernetes(); err != nil {
 		return err
 	}
 	if len(s.Labels) > MaxLabels {

@@ -1,11 +1,10 @@
 package docker_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/lab/docker"
-	"github.com/cnperf/cnperf/internal/spec"
+	"github.com/cnperf/cnperf/internal/testutil/speccases"
 )
 
 // TestEngines: the driver decodes a spec's engines: section strictly and
@@ -13,7 +12,7 @@ import (
 // spec runs on; a good one passes.
 func TestEngines(t *testing.T) {
 	const base = "name: x\ndriver: docker\nmodes: [bare, host]\n"
-	for _, tc := range []struct{ name, doc, want string }{
+	speccases.Check(t, docker.Driver{}.CheckSpec, []speccases.Case{
 		{"tcp, ssh and a context", base + "engines: {hosts: {ping: 'tcp://198.18.0.2:2375', pong: 'ssh://me@pong.example:2222', siege: my-ctx}}\n", ""},
 		{"join an existing swarm", base + "engines: {hosts: {ping: 'tcp://a:1'}, swarm: join}\n", ""},
 		{"no hosts", base + "engines: {hosts: {}}\n", "engines.hosts: none"},
@@ -36,21 +35,5 @@ func TestEngines(t *testing.T) {
 		{"a list for a map", base + "engines:\n  hosts: [a]\n", "line 5: engines.hosts: cannot unmarshal !!seq into map[string]string"},
 		{"not a mapping", base + "engines: 3\n", "line 4: engines: cannot unmarshal !!int `3` into docker.Engines"},
 		{"instances", base + "instances: 3\nengines: {hosts: {ping: 'tcp://a:1'}}\n", "engines: instances 3"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s, err := spec.Parse(strings.NewReader(tc.doc), "x.yaml")
-			if err != nil {
-				t.Fatalf("the spec's own fields refused: %v", err)
-			}
-			err = docker.Driver{}.CheckSpec(s)
-			switch {
-			case tc.want == "" && err != nil:
-				t.Fatalf("valid section refused: %v", err)
-			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-				t.Fatalf("err = %v, want one containing %q", err, tc.want)
-			case err != nil && strings.Contains(err.Error(), "\n"):
-				t.Fatalf("error is not one line: %q", err)
-			}
-		})
-	}
+	})
 }

@@ -104,34 +104,25 @@ func (Driver) Name() string { return Name }
 // Builds reports whether the mode is one of a cluster's datapaths.
 func (Driver) Builds(m lab.Mode) bool { _, ok := m.(Mode); return ok }
 
-// Target is the spec's kubernetes: block as the driver's options: which
-// cluster it builds on ("" kubeconfig and context: $KUBECONFIG or
-// ~/.kube/config and its current context, or in-cluster when neither
-// exists) or the clusters the labs' conditions select among, with which
-// image, on which nodes (none: cnperf picks Ready, schedulable, untainted
-// ones).
-type Target spec.Kubernetes
-
 // testClusterKubeconfig is the kubeconfig `cnperf cluster up NAME` writes
 // (cluster.KubeconfigPath; the driver does not link the cluster package).
 func testClusterKubeconfig(name string) string {
 	return filepath.Join(lab.StatePath(name, "cluster"), "kubeconfig")
 }
 
-// targetOf is the spec's kubernetes: block as the driver takes it: a
+// targetOf is the spec's kubernetes: section as the driver takes it: a
 // test cluster's kubeconfig is the one `cnperf cluster up` wrote.
-func targetOf(s spec.Spec) Target {
-	if s.Kubernetes == nil {
-		return Target{}
+func targetOf(s spec.Spec) (Target, error) {
+	t, err := section(s)
+	if t == nil || err != nil {
+		return Target{}, err
 	}
-	t := Target(*s.Kubernetes)
-	t.Clusters = slices.Clone(t.Clusters)
 	for i, c := range t.Clusters {
 		if c.TestCluster != "" {
 			t.Clusters[i].Kubeconfig = testClusterKubeconfig(c.TestCluster)
 		}
 	}
-	return t
+	return *t, nil
 }
 
 // On is the target of one lab: the cluster its conditions select (the
@@ -150,7 +141,7 @@ func (t Target) On(cluster string) (Target, error) {
 	for _, c := range t.Clusters {
 		if c.Name == cluster {
 			out := t
-			out.Kubeconfig, out.Context, out.Clusters = c.Kubeconfig, c.Context, []spec.KubeCluster{c}
+			out.Kubeconfig, out.Context, out.Clusters = c.Kubeconfig, c.Context, []TargetCluster{c}
 			return out, nil
 		}
 	}
@@ -174,26 +165,32 @@ func options(cfg lab.Config) Target {
 	return on
 }
 
-// Flags override the spec's kubernetes: block, where they write what
-// they say so that the run stores it.
+// Flags override the spec's kubernetes: section, where they write what
+// they say so that the run stores it. A section that does not decode is
+// left as it is, for CheckSpec to refuse.
 func (Driver) Flags() []lab.Flag {
-	flag := func(name, help string, set func(k *spec.Kubernetes, v string)) lab.Flag {
+	flag := func(name, help string, set func(t *Target, v string)) lab.Flag {
 		return lab.Flag{Name: name, Help: "kubernetes driver: " + help, Spec: func(s *spec.Spec, v string) {
-			if s.Kubernetes == nil {
-				s.Kubernetes = &spec.Kubernetes{}
+			t, err := section(*s)
+			if err != nil {
+				return
 			}
-			set(s.Kubernetes, v)
+			if t == nil {
+				t = &Target{}
+			}
+			set(t, v)
+			s.Kubernetes = spec.NewSection(t)
 		}}
 	}
-	nodes := flag("nodes", "comma-separated nodes to use (default: the Ready, schedulable, untainted ones)", func(k *spec.Kubernetes, v string) {
-		k.Nodes = strings.FieldsFunc(v, func(r rune) bool { return r == ',' })
+	nodes := flag("nodes", "comma-separated nodes to use (default: the Ready, schedulable, untainted ones)", func(t *Target, v string) {
+		t.Nodes = strings.FieldsFunc(v, func(r rune) bool { return r == ',' })
 	})
 	nodes.List = true
 	return []lab.Flag{
-		flag("kubeconfig", "the kubeconfig file (default $KUBECONFIG or ~/.kube/config; in a pod, in-cluster)", func(k *spec.Kubernetes, v string) { k.Kubeconfig = v }),
-		flag("context", "the kubeconfig context (default its current one)", func(k *spec.Kubernetes, v string) { k.Context = v }),
-		flag("image", "the workload image, holding cnperf at /cnperf (cnperf image save writes one)", func(k *spec.Kubernetes, v string) { k.Image = v }),
-		flag("image-pull-policy", "Always, IfNotPresent (default) or Never", func(k *spec.Kubernetes, v string) { k.PullPolicy = v }),
+		flag("kubeconfig", "the kubeconfig file (default $KUBECONFIG or ~/.kube/config; in a pod, in-cluster)", func(t *Target, v string) { t.Kubeconfig = v }),
+		flag("context", "the kubeconfig context (default its current one)", func(t *Target, v string) { t.Context = v }),
+		flag("image", "the workload image, holding cnperf at /cnperf (cnperf image save writes one)", func(t *Target, v string) { t.Image = v }),
+		flag("image-pull-policy", "Always, IfNotPresent (default) or Never", func(t *Target, v string) { t.PullPolicy = v }),
 		nodes,
 	}
 }
@@ -201,7 +198,7 @@ func (Driver) Flags() []lab.Flag {
 // Options decodes the spec's kubernetes: block, which --kubeconfig,
 // --context, --image, --image-pull-policy and --nodes have written into
 // (the spec checked its values).
-func (Driver) Options(in lab.OptionsInput) (any, error) { return targetOf(in.Spec), nil }
+func (Driver) Options(in lab.OptionsInput) (any, error) { return targetOf(in.Spec) }
 
 // Preflight asks the cluster, before anything is made, whether it answers,
 // whether the user may make what a lab needs, and whether it has the
