@@ -53,30 +53,34 @@ func (s Section) MarshalJSON() ([]byte, error) {
 	return json.Marshal(v)
 }
 
-// Decode decodes the section, named field in errors, into v as strictly
-// as Parse decodes a spec: an unknown field, or a value of the wrong
-// type, is one line naming it and the line it is on.
-func (s Section) Decode(field string, v any) error {
-	if s.node == nil {
+// Decode decodes a driver's section, named field in errors, as strictly
+// as Parse decodes a spec: an unknown field, or a value of the wrong type,
+// is one line naming it and the line it is on. No section decodes to nil.
+func Decode[T any](s *Section, field string) (*T, error) {
+	var v T
+	switch {
+	case s == nil:
+		return nil, nil
+	case s.node == nil:
 		dec := json.NewDecoder(bytes.NewReader(s.raw))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(v); err != nil {
-			return fmt.Errorf("%s: %w", field, err)
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("%s: %w", field, err)
 		}
-		return nil
+		return &v, nil
 	}
 	if err := unknownField(s.node, reflect.TypeOf(v), field); err != nil {
-		return err
+		return nil, err
 	}
-	err := s.node.Decode(v)
+	err := s.node.Decode(&v)
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
 		err = nameFieldsIn(te, s.node, field)
 	}
 	if err != nil {
-		return errors.New(yamlMessage(err))
+		return nil, errors.New(yamlMessage(err))
 	}
-	return nil
+	return &v, nil
 }
 
 // unknownField finds a key under n that the type t it decodes into has no

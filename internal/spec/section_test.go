@@ -23,8 +23,8 @@ func TestSection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var want section
-	if err := s.Engines.Decode("engines", &want); err != nil || want.A != "one" || len(want.I.B) != 2 {
+	want, err := spec.Decode[section](s.Engines, "engines")
+	if err != nil || want.A != "one" || len(want.I.B) != 2 {
 		t.Fatalf("decoded %+v, %v", want, err)
 	}
 	b, err := json.Marshal(s)
@@ -35,8 +35,8 @@ func TestSection(t *testing.T) {
 	if err := json.Unmarshal(b, &stored); err != nil {
 		t.Fatal(err)
 	}
-	var got section
-	if err := stored.Engines.Decode("engines", &got); err != nil || got.A != "one" || len(got.I.B) != 2 {
+	got, err := spec.Decode[section](stored.Engines, "engines")
+	if err != nil || got.A != "one" || len(got.I.B) != 2 {
 		t.Fatalf("through JSON %s: decoded %+v, %v", b, got, err)
 	}
 	if again, err := json.Marshal(stored); err != nil || string(again) != string(b) {
@@ -54,14 +54,14 @@ func TestSection(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Engines.Decode("engines", &section{}); err == nil || err.Error() != msg {
+		if _, err := spec.Decode[section](s.Engines, "engines"); err == nil || err.Error() != msg {
 			t.Errorf("%q: err %v, want %s", doc, err, msg)
 		}
 	}
 	if err := json.Unmarshal([]byte(`{"name": "x", "engines": {"a": "one", "c": 2}}`), &stored); err != nil {
 		t.Fatal(err)
 	}
-	if err := stored.Engines.Decode("engines", &section{}); err == nil || !strings.Contains(err.Error(), `engines: json: unknown field "c"`) {
+	if _, err := spec.Decode[section](stored.Engines, "engines"); err == nil || !strings.Contains(err.Error(), `engines: json: unknown field "c"`) {
 		t.Errorf("stored unknown field: %v", err)
 	}
 }

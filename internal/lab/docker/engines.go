@@ -64,23 +64,11 @@ var (
 	contextRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}$`)
 )
 
-// engines decodes the spec's engines: section (nil: none).
-func engines(s spec.Spec) (*Engines, error) {
-	if s.Engines == nil {
-		return nil, nil
-	}
-	var e Engines
-	if err := s.Engines.Decode("engines", &e); err != nil {
-		return nil, err
-	}
-	return &e, nil
-}
-
 // CheckSpec decodes and bounds engines: and refuses what only emulated
 // hosts allow, whichever driver the spec runs on. Whether each host with
 // endpoints has an engine, and whether each engine answers, Options says.
 func (Driver) CheckSpec(s spec.Spec) error {
-	e, err := engines(s)
+	e, err := spec.Decode[Engines](s.Engines, "engines")
 	if e == nil || err != nil {
 		return err
 	}

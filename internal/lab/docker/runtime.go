@@ -14,6 +14,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/docker/engine"
 	"github.com/cnperf/cnperf/internal/lab/netns"
 	"github.com/cnperf/cnperf/internal/record"
+	"github.com/cnperf/cnperf/internal/spec"
 )
 
 // Options are the docker driver's options: where its engines are. With
@@ -92,7 +93,7 @@ func (Driver) Options(in lab.OptionsInput) (any, error) {
 		}
 		o.DockerHost = h
 	}
-	e, err := engines(in.Spec)
+	e, err := spec.Decode[Engines](in.Spec.Engines, "engines")
 	if err != nil {
 		return nil, err
 	}

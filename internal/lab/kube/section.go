@@ -49,16 +49,7 @@ type TargetCluster struct {
 }
 
 // section decodes the spec's kubernetes: section (nil: none).
-func section(s spec.Spec) (*Target, error) {
-	if s.Kubernetes == nil {
-		return nil, nil
-	}
-	var t Target
-	if err := s.Kubernetes.Decode("kubernetes", &t); err != nil {
-		return nil, err
-	}
-	return &t, nil
-}
+func section(s spec.Spec) (*Target, error) { return spec.Decode[Target](s.Kubernetes, "kubernetes") }
 
 // maxNodes bounds kubernetes.nodes: a lab has at most 250 hosts.
 const maxNodes = 250
