@@ -31,6 +31,19 @@ func writeSpec(t *testing.T, dir, name, body string) string {
 	return p
 }
 
+// TestDriverFlagEnv: a driver flag's environment variable gives it when
+// --driver names its driver, and the CLI says so; the driver decodes it.
+func TestDriverFlagEnv(t *testing.T) {
+	t.Chdir(t.TempDir())
+	t.Setenv("DOCKER_HOST", "/var/run/docker.sock")
+	code, _, stderr := run("run", "--preset", "tiny", "--modes", "bare", "--driver", "docker")
+	want := "cnperf: DOCKER_HOST=/var/run/docker.sock: running on that engine (unset it for emulated hosts, a dockerd each)\n" +
+		`cnperf: preset tiny with --modes, --driver: --docker-host "/var/run/docker.sock": want unix:///PATH or tcp://HOST:PORT` + "\n"
+	if code != 2 || stderr != want {
+		t.Errorf("exit %d, stderr %q; want 2, %q", code, stderr, want)
+	}
+}
+
 func TestFailures(t *testing.T) {
 	specs := t.TempDir()
 	unknownField := writeSpec(t, specs, "unknown.yaml", "name: x\nmodes: [bare]\ncolour: red\n")
@@ -67,6 +80,8 @@ func TestFailures(t *testing.T) {
 		{"run -o a file", []string{"run", good, "-o", good}, 2, []string{"-o: " + good + " exists and is not a directory"}},
 		{"run zone host the lab lacks", []string{"run", zoneHost}, 2, []string{"conditions.zone_hosts", "no host nosuch", "siege, ping, pong"}},
 		{"run more clients than placed", []string{"run", fanOut}, 2, []string{"tests[0].clients 3", "placement.clients"}},
+		{"run kubernetes flag without its driver", []string{"run", "--preset", "tiny", "--nodes", "a,b"}, 2, []string{"--kubeconfig, --context, --image, --image-pull-policy and --nodes are for the kubernetes driver: add --driver kubernetes"}},
+		{"run kubernetes flag checked in the spec", []string{"run", "--preset", "tiny", "--driver", "kubernetes", "--modes", "k8s-pod", "--nodes", "Bad_Node,b"}, 2, []string{`with --modes, --driver, --nodes: kubernetes.nodes[0] "Bad_Node": not a node name`}},
 		{"run unknown driver", []string{"run", "--preset", "tiny", "--driver", "lxd"}, 2, []string{`driver "lxd"`, "netns, docker"}},
 		{"run bad docker host", []string{"run", "--preset", "tiny", "--modes", "bare", "--docker-host", "/var/run/docker.sock"}, 2, []string{"--docker-host", "unix:///PATH"}},
 		{"run multi-host mode on one engine", []string{"run", "--preset", "tiny", "--docker-host", "unix:///x.sock"}, 2, []string{"mode overlay needs emulated hosts"}},

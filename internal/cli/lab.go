@@ -20,8 +20,8 @@ import (
 func newLabCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{Use: "lab", Short: "Build, list, enter and remove labs by hand"}
 	var mode, hosts, driver, family string
-	var kt spec.Kubernetes
 	var port int
+	var df []lab.Flag
 	up := &cobra.Command{
 		Use:   "up NAME --mode MODE",
 		Short: "Build a lab: hosts on an underlay switch plus the mode's devices",
@@ -58,13 +58,13 @@ func newLabCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 			if family != conditions.IPv4 {
 				cfg.Conditions.IPFamily = family
 			}
-			// The driver's options from its flags (the kubernetes ones),
-			// as a spec holding them.
+			// The driver's options from its flags, as a spec holding them.
 			s := spec.Spec{Driver: driver, Modes: []string{mode}}
-			if kt.Kubeconfig+kt.Context+kt.Image+kt.PullPolicy != "" || len(kt.Nodes) > 0 {
-				s.Kubernetes = &kt
+			flags, err := applyDriverFlags(cmd, df, &s, driver, stderr)
+			if err != nil {
+				return err
 			}
-			if cfg.Options, err = d.Options(lab.OptionsInput{Spec: s, Topology: cfg.Topology, Modes: cat.Modes, Warn: stderr}); err != nil {
+			if cfg.Options, err = d.Options(lab.OptionsInput{Spec: s, Flags: flags, Topology: cfg.Topology, Modes: cat.Modes, Warn: stderr}); err != nil {
 				return err
 			}
 			// The binary runs the image (docker) and overlay routers.
@@ -72,18 +72,10 @@ func newLabCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 				return fail(err)
 			}
 			if err := d.Preflight(lab.PreflightInput{Spec: s, Options: cfg.Options, Exe: cfg.Exe}); err != nil {
-				var f lab.Failure
-				if errors.As(err, &f) {
-					return fail(err)
-				}
-				return err
+				return err // a lab.Failure exits 1 (Main)
 			}
 			if err := lab.CheckNeeds(m); err != nil {
-				var f lab.Failure
-				if errors.As(err, &f) {
-					return fail(err)
-				}
-				return err
+				return err // a lab.Failure exits 1 (Main)
 			}
 			l, err := cat.Up(cfg)
 			if err != nil {
@@ -95,11 +87,8 @@ func newLabCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 			}
 			for _, e := range l.Endpoints {
 				fmt.Fprintf(stdout, "  endpoint on %-6s netns %-28s listen %s  external %s  internal %s\n", e.Host, e.NS, e.Listen, e.External, e.Internal)
-				if e.Docker != nil {
-					fmt.Fprintf(stdout, "    docker -H %s (engine %s), sandbox %.12s\n", e.Docker.DockerHost, e.Docker.Version, e.Docker.Sandbox)
-				}
-				if k := e.Kube; k != nil {
-					fmt.Fprintf(stdout, "    kubectl -n %s exec %s -- /cnperf ... (node %s, pod IP %s)\n", k.Namespace, k.Pod, k.Node, k.PodIP)
+				for _, w := range e.Where() {
+					fmt.Fprintf(stdout, "    %s\n", w)
 				}
 			}
 			return nil
@@ -110,7 +99,7 @@ func newLabCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 	up.Flags().IntVar(&port, "port", 8080, "port the servers' endpoints are published on")
 	up.Flags().StringVar(&family, "ip-family", conditions.IPv4, "address family: ipv4, ipv6 (2001:2::/48 only) or dual (both; workloads dial IPv6)")
 	up.Flags().StringVar(&driver, "driver", "netns", "netns (devices by hand), docker (a dockerd per host, Docker's own networks) or kubernetes (pods on a cluster)")
-	addKubeFlags(up, &kt)
+	df = addDriverFlags(up, cat, false)
 
 	down := &cobra.Command{
 		Use:   "down NAME...",

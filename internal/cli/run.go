@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -24,19 +23,11 @@ import (
 	"github.com/cnperf/cnperf/presets"
 )
 
-// The docker driver's flag and name: --docker-host names an existing
-// engine, which only that driver runs on (it decodes the flag itself).
-const (
-	dockerHostFlag = "docker-host"
-	dockerDriver   = "docker"
-	kubeDriver     = "kubernetes"
-)
-
 func newRunCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
-	var preset, out, modesFlag, driver, dockerHost string
-	var kt spec.Kubernetes
+	var preset, out, modesFlag, driver string
 	var duration time.Duration
 	var labels []string
+	var df []lab.Flag
 	cmd := &cobra.Command{
 		Use:   "run [SPEC.yaml] [--preset NAME]",
 		Short: "Run an experiment from a spec file or a preset, all modes interleaved",
@@ -68,20 +59,8 @@ func newRunCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 			if cmd.Flags().Changed("driver") {
 				s.Driver, s.Drivers = driver, nil
 			}
-			// DOCKER_HOST picks the engine, as for the docker CLI, when the
-			// docker driver is asked for without --docker-host.
-			if env := os.Getenv("DOCKER_HOST"); env != "" && !cmd.Flags().Changed(dockerHostFlag) && driver == dockerDriver && cmd.Flags().Changed("driver") {
-				dockerHost = env
-				fmt.Fprintf(stderr, "cnperf: DOCKER_HOST=%s: running on that engine (unset it for emulated hosts, a dockerd each)\n", env)
-			}
-			flags := map[string]string{}
-			if dockerHost != "" {
-				flags[dockerHostFlag] = dockerHost
-				if !slices.Contains(s.RunDrivers(), dockerDriver) {
-					s.Driver, s.Drivers = dockerDriver, nil
-				}
-			}
-			if err := applyKubeFlags(cmd, &s, kt); err != nil {
+			flags, err := applyDriverFlags(cmd, df, &s, driver, stderr)
+			if err != nil {
 				return err
 			}
 			if cmd.Flags().Changed("duration") {
@@ -117,7 +96,7 @@ func newRunCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				// Bad input, refused before anything is built, named as
 				// spec.Load names its own: the file (or preset) first.
-				return fmt.Errorf("%s: %w", specSource(cmd, args, preset), err)
+				return fmt.Errorf("%s: %w", specSource(cmd, df, args, preset), err)
 			}
 			// A run never mixes its samples with another's: a directory
 			// in the way is the user's to move, said before anything is built.
@@ -129,11 +108,7 @@ func newRunCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 			// Each driver's own preflight: privileges, tools, a cluster
 			// that answers. Nothing is made yet.
 			if err := plan.Preflight(); err != nil {
-				var f lab.Failure
-				if errors.As(err, &f) {
-					return fail(err)
-				}
-				return err
+				return err // a lab.Failure exits 1 (Main)
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
@@ -159,27 +134,27 @@ func newRunCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 	cmd.Flags().StringVarP(&out, "out", "o", "", "run directory to create (default runs/NAME-TIME)")
 	cmd.Flags().StringVar(&modesFlag, "modes", "", "comma-separated modes, overriding the spec's")
 	cmd.Flags().StringVar(&driver, "driver", "netns", "build the labs with: netns (by hand, in namespaces), docker (real Docker Engines, one per host) or kubernetes (pods on a cluster), overriding the spec's")
-	cmd.Flags().StringVar(&dockerHost, "docker-host", "", "run the docker driver on an existing engine, e.g. unix:///var/run/docker.sock, or tcp://HOST:2376 over TLS with $DOCKER_TLS_VERIFY and $DOCKER_CERT_PATH (single-host modes: bare, host, bridge); --driver docker takes $DOCKER_HOST too")
 	cmd.Flags().StringArrayVar(&labels, "label", nil, "KEY=VALUE stored with every sample (repeatable)")
-	addKubeFlags(cmd, &kt)
+	df = addDriverFlags(cmd, cat, true)
 	cmd.Flags().DurationVar(&duration, "duration", 0, "socket tests: measure each test this long instead of the spec's durations (stored in the run's spec)")
 	return cmd
 }
-
-// specFlags are run's flags that change the spec it read.
-var specFlags = []string{"modes", "driver", dockerHostFlag, "kubeconfig", "context", "image", "image-pull-policy", "nodes", "duration", "label"}
 
 // specSource names the spec run measures in its refusals: the file, or
 // "preset NAME", as spec.Load and spec.Preset name them, and the flags
 // that changed it ("quick.yaml with --modes"), since a field such as
 // modes[1] may be the flag's.
-func specSource(cmd *cobra.Command, args []string, preset string) string {
+func specSource(cmd *cobra.Command, driverFlags []lab.Flag, args []string, preset string) string {
 	src := "preset " + preset
 	if len(args) == 1 {
 		src = args[0]
 	}
+	specFlags := []string{"modes", "driver"} // run's flags that change the spec it read
+	for _, f := range driverFlags {
+		specFlags = append(specFlags, f.Name)
+	}
 	var changed []string
-	for _, f := range specFlags {
+	for _, f := range append(specFlags, "duration", "label") {
 		if cmd.Flags().Changed(f) {
 			changed = append(changed, "--"+f)
 		}
@@ -225,38 +200,69 @@ func newVersionCmd(stdout io.Writer) *cobra.Command {
 	}
 }
 
-// addKubeFlags adds the kubernetes driver's flags, which override the
-// spec's kubernetes: block.
-func addKubeFlags(cmd *cobra.Command, kt *spec.Kubernetes) {
-	f := cmd.Flags()
-	f.StringVar(&kt.Kubeconfig, "kubeconfig", "", "kubernetes driver: the kubeconfig file (default $KUBECONFIG or ~/.kube/config; in a pod, in-cluster)")
-	f.StringVar(&kt.Context, "context", "", "kubernetes driver: the kubeconfig context (default its current one)")
-	f.StringVar(&kt.Image, "image", "", "kubernetes driver: the workload image, holding cnperf at /cnperf (cnperf image save writes one)")
-	f.StringVar(&kt.PullPolicy, "image-pull-policy", "", "kubernetes driver: Always, IfNotPresent (default) or Never")
-	f.StringSliceVar(&kt.Nodes, "nodes", nil, "kubernetes driver: comma-separated nodes to use (default: the Ready, schedulable, untainted ones)")
-}
-
-// applyKubeFlags puts the kubernetes flags given into the spec (so the run
-// stores them); any of them asks for the kubernetes driver unless --driver
-// says otherwise.
-func applyKubeFlags(cmd *cobra.Command, s *spec.Spec, kt spec.Kubernetes) error {
-	changed := false
-	set := func(flag string, apply func(k *spec.Kubernetes)) {
-		if cmd.Flags().Changed(flag) {
-			if s.Kubernetes == nil {
-				s.Kubernetes = &spec.Kubernetes{}
+// addDriverFlags adds the drivers' flags to cmd (with run, also those
+// only `cnperf run` takes) and returns them, each naming its driver.
+func addDriverFlags(cmd *cobra.Command, cat lab.Catalog, run bool) []lab.Flag {
+	var out []lab.Flag
+	for _, d := range cat.Drivers {
+		for _, f := range d.Flags() {
+			switch {
+			case f.RunOnly && !run:
+				continue
+			case f.List:
+				cmd.Flags().StringSlice(f.Name, nil, f.Help)
+			default:
+				cmd.Flags().String(f.Name, "", f.Help)
 			}
-			apply(s.Kubernetes)
-			changed = true
+			f.Driver = d.Name()
+			out = append(out, f)
 		}
 	}
-	set("kubeconfig", func(k *spec.Kubernetes) { k.Kubeconfig = kt.Kubeconfig })
-	set("context", func(k *spec.Kubernetes) { k.Context = kt.Context })
-	set("image", func(k *spec.Kubernetes) { k.Image = kt.Image })
-	set("image-pull-policy", func(k *spec.Kubernetes) { k.PullPolicy = kt.PullPolicy })
-	set("nodes", func(k *spec.Kubernetes) { k.Nodes = kt.Nodes })
-	if changed && !cmd.Flags().Changed("driver") && !slices.Contains(s.RunDrivers(), kubeDriver) {
-		return usagef("--kubeconfig, --context, --image, --image-pull-policy and --nodes are for the kubernetes driver: add --driver kubernetes")
+	return out
+}
+
+// applyDriverFlags puts the driver flags given (or their environment
+// variables, when --driver names their driver) into the spec, or into the
+// options the drivers' Options read. A flag that selects its driver runs
+// the spec on it; any other needs its driver named by the spec or --driver.
+func applyDriverFlags(cmd *cobra.Command, fs []lab.Flag, s *spec.Spec, driver string, stderr io.Writer) (map[string]string, error) {
+	flags := map[string]string{}
+	driverGiven := cmd.Flags().Changed("driver")
+	for _, f := range fs {
+		v, _ := cmd.Flags().GetString(f.Name)
+		if l, err := cmd.Flags().GetStringSlice(f.Name); err == nil {
+			v = strings.Join(l, ",")
+		}
+		given := cmd.Flags().Changed(f.Name)
+		if e := os.Getenv(f.Env); !given && f.Env != "" && e != "" && driverGiven && driver == f.Driver {
+			v, given = e, true
+			fmt.Fprintf(stderr, "cnperf: %s=%s: %s\n", f.Env, v, f.EnvSays)
+		}
+		switch {
+		case !given || (f.Spec == nil && v == ""):
+			continue
+		case f.Spec != nil:
+			f.Spec(s, v)
+		default:
+			flags[f.Name] = v
+		}
+		switch {
+		case slices.Contains(s.RunDrivers(), f.Driver):
+		case f.Selects:
+			s.Driver, s.Drivers = f.Driver, nil
+		case !driverGiven:
+			var names []string
+			for _, o := range fs {
+				if o.Driver == f.Driver && !o.Selects {
+					names = append(names, "--"+o.Name)
+				}
+			}
+			list, n := names[len(names)-1], len(names)-1
+			if n > 0 {
+				list = strings.Join(names[:n], ", ") + " and " + list
+			}
+			return nil, usagef("%s are for the %s driver: add --driver %s", list, f.Driver, f.Driver)
+		}
 	}
-	return nil
+	return flags, nil
 }

@@ -65,6 +65,17 @@ func (c Catalog) CheckDrivers(driver string, list []string) error {
 	return nil
 }
 
+// CheckSpec asks every driver, used or not, to check its section of the
+// spec and what the spec asks of it (Driver.CheckSpec).
+func (c Catalog) CheckSpec(s spec.Spec) error {
+	for _, d := range c.Drivers {
+		if err := d.CheckSpec(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ModeNames returns the modes' names in order.
 func (c Catalog) ModeNames() []string {
 	var n []string

@@ -24,6 +24,11 @@ type Driver interface {
 	// bad values in the spec's or the flag's words before anything is
 	// built (bad input). A driver without options returns nil.
 	Options(in OptionsInput) (any, error)
+	// CheckSpec refuses, in the spec's words, what the driver's section of
+	// a spec holds (it decodes it) and what the spec asks of the driver
+	// ("use driver: kubernetes"). The catalogue asks every driver, used
+	// or not, after the spec's own fields are checked.
+	CheckSpec(s spec.Spec) error
 	// Preflight says whether this machine can build the driver's labs
 	// (privileges, tools, a cluster that answers), after the spec is valid
 	// and before anything is built. An error wrapped in Failure is the
@@ -70,12 +75,37 @@ type Driver interface {
 	// containers are its own (the docker driver's sandboxes): `lab exec
 	// --container` enters it.
 	SandboxNS(lab, host string) (string, error)
+	// Flags are the driver's command-line options, which the CLI adds to
+	// `cnperf run` and `lab up` as the catalogue lists them.
+	Flags() []Flag
+}
+
+// Flag is one command-line option of a driver, as data: the CLI registers
+// it, reads it (or its environment variable) and hands its value over.
+type Flag struct {
+	Name, Help string
+	// List: a comma-separated list that may be repeated (else one string).
+	List bool
+	// Env gives the value when the flag is not, and --driver names the
+	// driver; the CLI then prints EnvSays after NAME=VALUE.
+	Env, EnvSays string
+	// Selects: the flag runs the spec on its driver when the spec names
+	// another. A flag that does not select is refused unless the spec or
+	// --driver names its driver.
+	Selects bool
+	// RunOnly: `cnperf run` takes it, `lab up` does not.
+	RunOnly bool
+	// Spec writes the value into the spec (the driver's section), so that
+	// the run stores it; nil hands it to Options in OptionsInput.Flags.
+	Spec func(s *spec.Spec, value string)
+	// Driver is the driver's name (the CLI sets it).
+	Driver string
 }
 
 // BaseDriver is what a driver that does none of the optional parts
 // embeds: it carries any ip_family its modes list, builds no chains,
-// impairs no links, leaves nothing behind and has no containers of its
-// own.
+// impairs no links, leaves nothing behind, has no containers of its own
+// and takes no flags nor spec section.
 type BaseDriver struct{}
 
 func (BaseDriver) Capabilities(any) Capabilities { return Capabilities{} }
@@ -95,6 +125,10 @@ func (BaseDriver) RemoveLeftovers(string) error { return nil }
 func (BaseDriver) SandboxNS(lab, host string) (string, error) {
 	return "", fmt.Errorf("lab %s: host %s has no container of its driver's", lab, host)
 }
+
+func (BaseDriver) Flags() []Flag { return nil }
+
+func (BaseDriver) CheckSpec(spec.Spec) error { return nil }
 
 // Capabilities is what a driver can do, as data: the runner and Up read it
 // rather than asking which driver built a lab. The zero value is a driver

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 
 	"github.com/cnperf/cnperf/internal/lab/owner"
 	"github.com/cnperf/cnperf/internal/record"
@@ -186,6 +187,27 @@ func (l *Lab) Host(name string) (Host, error) {
 		}
 	}
 	return Host{}, fmt.Errorf("lab %s has no host %q", l.Name, name)
+}
+
+// Namespaces adds to listed (the namespaces named for the lab) those on
+// this machine that its hosts and endpoints run in outside them: an
+// existing engine's host (the machine's own), Docker's sandboxes. Hosts
+// and endpoints of other machines or a cluster have none here ("").
+func (l *Lab) Namespaces(listed []string) []string {
+	if l.Runtime != nil && !l.Runtime.Sight().Local {
+		return listed
+	}
+	for _, h := range l.Hosts {
+		if h.NS != "" && !slices.Contains(listed, h.NS) {
+			listed = append(listed, h.NS)
+		}
+	}
+	for _, ep := range l.Endpoints {
+		if ep.NS != "" && !slices.Contains(listed, ep.NS) {
+			listed = append(listed, ep.NS)
+		}
+	}
+	return listed
 }
 
 // HostCPUs are the CPUs a server host's processes may use (nil: any).

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -513,5 +514,30 @@ func TestMTUCondition(t *testing.T) {
 				t.Errorf("s1 -> s2 over the overlay at %s: %q, %v", peer.Internal, got, err)
 			}
 		})
+	}
+}
+
+// farRuntime is a runtime of hosts out of this machine's sight.
+type farRuntime struct {
+	lab.Runtime
+}
+
+func (farRuntime) Sight() lab.Sight { return lab.Sight{} }
+
+// TestNamespaces: a lab's namespaces on this machine are those named for
+// it and those its hosts and endpoints run in outside them, once each; a
+// lab out of sight adds none.
+func TestNamespaces(t *testing.T) {
+	l := &lab.Lab{}
+	l.Hosts = []lab.Host{{Name: "h1", NS: "cnperf-a-h1"}, {Name: "h2", NS: "/proc/1/ns/net"}, {Name: "pod"}}
+	l.Endpoints = []lab.Endpoint{{Host: "h1", NS: "/run/docker/netns/x"}, {Host: "h2", NS: "/proc/1/ns/net"}, {Host: "pod"}}
+	got := l.Namespaces([]string{"cnperf-a-h1", "cnperf-a-sw"})
+	want := []string{"cnperf-a-h1", "cnperf-a-sw", "/proc/1/ns/net", "/run/docker/netns/x"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Namespaces = %q, want %q", got, want)
+	}
+	l.Runtime = farRuntime{}
+	if got := l.Namespaces([]string{"cnperf-a-sw"}); !slices.Equal(got, []string{"cnperf-a-sw"}) {
+		t.Fatalf("out of sight: Namespaces = %q, want the listed alone", got)
 	}
 }

@@ -1,6 +1,10 @@
 package record
 
-import "github.com/cnperf/cnperf/internal/spec/conditions"
+import (
+	"fmt"
+
+	"github.com/cnperf/cnperf/internal/spec/conditions"
+)
 
 // Lab is what a run stores of a lab: its hosts, endpoints and how it was
 // built.
@@ -139,6 +143,32 @@ type DockerEndpoint struct {
 	Image        string       `json:"image"`
 	CgroupParent string       `json:"cgroup_parent,omitempty"`
 	Network      *NetworkInfo `json:"network,omitempty"`
+}
+
+// Where says, in lines for people (`cnperf lab up`), where the endpoint
+// lives on its driver, as the driver's parts of its record word it.
+func (e Endpoint) Where() []string {
+	var out []string
+	if e.Docker != nil {
+		out = append(out, fmt.Sprintf("docker -H %s (engine %s), sandbox %.12s", e.Docker.DockerHost, e.Docker.Version, e.Docker.Sandbox))
+	}
+	if k := e.Kube; k != nil {
+		out = append(out, fmt.Sprintf("kubectl -n %s exec %s -- /cnperf ... (node %s, pod IP %s)", k.Namespace, k.Pod, k.Node, k.PodIP))
+	}
+	return out
+}
+
+// Built says how driver built the lab, for a report's caption, as the
+// driver's part of its record words it; a lab with none is namespaces
+// built by hand.
+func (l Lab) Built(driver string) string {
+	switch {
+	case len(l.Endpoints) > 0 && l.Endpoints[0].Docker != nil:
+		return "on real Docker Engines (" + driver + ")"
+	case l.Kube != nil:
+		return "on " + driver
+	}
+	return "built by hand in network namespaces (" + driver + ")"
 }
 
 // Port is a port number and its protocol ("tcp" or "udp").

@@ -65,13 +65,14 @@ func (r *Report) addDrivers(o Options) {
 			if len(groups) > 1 {
 				id += "-" + g[0].Other
 			}
-			r.Tables = append(r.Tables, driverTable(id, suffix, g, !run.Sweeps(), o))
+			r.Tables = append(r.Tables, driverTable(run, id, suffix, g, o))
 		}
 	}
 }
 
-// driverTable draws rows of one pair of drivers.
-func driverTable(id, suffix string, rows []analysis.DriverRow, repeats bool, o Options) Table {
+// driverTable draws rows of one pair of drivers of run.
+func driverTable(run Run, id, suffix string, rows []analysis.DriverRow, o Options) Table {
+	repeats := !run.Sweeps()
 	base, other := rows[0].Base, rows[0].Other
 	ratio := other + " ÷ " + base
 	// The values are the summary's, so say which: the per-request rate of
@@ -82,7 +83,7 @@ func driverTable(id, suffix string, rows []analysis.DriverRow, repeats bool, o O
 	}
 	t := Table{ID: id, Title: fmt.Sprintf("Drivers: %s against %s%s", other, base, suffix), Section: driversSection,
 		Caption: fmt.Sprintf("The same mode %s and %s, side by side in one run. %s near 1 means cnperf's netns datapath matches Docker's; green where %s does better, red where worse, grey within %g %%. %s",
-			driverWords(base), driverWords(other), ratio, other, o.Same, values),
+			driverWords(run, base), driverWords(run, other), ratio, other, o.Same, values),
 		Columns: []string{"mode", "metric", "on " + base, "on " + other, ratio}}
 	if repeats {
 		t.Columns = append([]string{"test"}, t.Columns...)
@@ -98,13 +99,13 @@ func driverTable(id, suffix string, rows []analysis.DriverRow, repeats bool, o O
 	return t
 }
 
-// driverWords says how a driver builds a mode, for the caption.
-func driverWords(d string) string {
-	switch d {
-	case "netns":
-		return "built by hand in network namespaces (netns)"
-	case "docker":
-		return "on real Docker Engines (docker)"
+// driverWords says how a driver builds a mode, for the caption, as the
+// run's record of a lab it built says (Lab.Built).
+func driverWords(run Run, d string) string {
+	for _, mm := range run.Meta.Modes {
+		if mm.Driver == d && mm.Lab != nil {
+			return mm.Lab.Built(d)
+		}
 	}
 	return "on " + d
 }

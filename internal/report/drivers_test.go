@@ -20,11 +20,26 @@ func driverSpec(label, driver string, drivers []string) spec.Spec {
 	return s
 }
 
+// driverModes are the labs of s's series as each driver records them: the
+// docker driver's endpoints are its sandboxes.
+func driverModes(s spec.Spec) []record.ModeMeta {
+	var out []record.ModeMeta
+	for _, k := range s.ModeKeys() {
+		mode, driver, _ := strings.Cut(k, "@")
+		l := &record.Lab{Mode: mode, Driver: "netns", Endpoints: []record.Endpoint{{Host: "server"}}}
+		if driver != "" {
+			l.Driver, l.Endpoints[0].Docker = driver, &record.DockerEndpoint{}
+		}
+		out = append(out, record.ModeMeta{Mode: k, Setup: mode, Driver: l.Driver, Lab: l})
+	}
+	return out
+}
+
 // pingPongDriverRun has 2000-byte requests taking dur ms (2/dur MB/s) with
 // siege adding 1 ms, and one cell per mode of rps requests in a second.
 func pingPongDriverRun(label, driver string, drivers []string) Run {
 	s := driverSpec(label, driver, drivers)
-	run := Run{Dir: label, Label: label, Meta: record.Meta{Status: "complete", Spec: s, ReceiveWindow: 131072, Started: time.Unix(0, 0)}}
+	run := Run{Dir: label, Label: label, Meta: record.Meta{Status: "complete", Spec: s, ReceiveWindow: 131072, Started: time.Unix(0, 0), Modes: driverModes(s)}}
 	dur := map[string]float64{"bare": 0.5, "bridge": 2, "bridge@docker": 1}
 	rps := map[string]int{"bare": 400, "bridge": 200, "bridge@docker": 250}
 	t0 := time.Unix(1000, 0)
@@ -42,7 +57,7 @@ func pingPongDriverRun(label, driver string, drivers []string) Run {
 // bridge@docker 600 Mbit/s.
 func socketDriverRun(label, driver string, drivers []string) Run {
 	s := driverSpec(label, driver, drivers)
-	run := Run{Dir: label, Label: label, Meta: record.Meta{Status: "complete", Spec: s, Started: time.Unix(0, 0)}}
+	run := Run{Dir: label, Label: label, Meta: record.Meta{Status: "complete", Spec: s, Started: time.Unix(0, 0), Modes: driverModes(s)}}
 	mbps := map[string]float64{"bare": 1000, "bridge": 800, "bridge@docker": 600}
 	for i, k := range s.ModeKeys() {
 		data := fmt.Sprintf(`{"workload":"stream","protocol":"tcp","receiver_bits_per_second":%g,"retransmits":1}`, mbps[k]*1e6)

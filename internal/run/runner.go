@@ -154,6 +154,9 @@ func check(cat lab.Catalog, s spec.Spec, flags map[string]string, warn io.Writer
 	if err := cat.CheckDrivers(s.Driver, s.Drivers); err != nil {
 		return nil, nil, err
 	}
+	if err := cat.CheckSpec(s); err != nil {
+		return nil, nil, err
+	}
 	if err := checkChainModes(cat, s); err != nil {
 		return nil, nil, err
 	}
@@ -347,20 +350,13 @@ func (r *running) buildLabs() error {
 	return nil
 }
 
-// describeNamespaces records every namespace of e's lab (on the docker
-// driver the containers' too, which are Docker's), and the run's receive
-// window from the first host's.
+// describeNamespaces records every namespace of e's lab on this machine
+// (its containers' too), and the run's receive window from the first
+// host's.
 func (r *running) describeNamespaces(e *env, mm *record.ModeMeta) error {
 	first := e.lab.Hosts[0].NS
-	nss, _ := namespace.List(lab.Prefix + e.lab.Name + "-")
-	if e.lab.Local {
-		nss = append(nss, first)
-	}
-	for _, ep := range e.lab.Endpoints {
-		if ep.Docker != nil && ep.NS != "" && !slices.Contains(nss, ep.NS) { // "": another machine's
-			nss = append(nss, ep.NS)
-		}
-	}
+	listed, _ := namespace.List(lab.Prefix + e.lab.Name + "-")
+	nss := e.lab.Namespaces(listed)
 	for _, ns := range nss {
 		d, err := sysinfo.DescribeNetns(ns, true)
 		if err != nil {

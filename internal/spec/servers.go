@@ -37,6 +37,9 @@ var ServerPlaceholders = []string{"listen", "host", "port", "pong_url", "pong", 
 
 var placeholderRE = regexp.MustCompile(`\{([a-z_]+)\}`)
 
+// ImageRE is an image reference's form, here and in a driver's section.
+var ImageRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,499}$`)
+
 // ServerValues are the placeholders' values for one lab.
 type ServerValues struct {
 	Listen string // where the server listens, HOST:PORT
@@ -95,7 +98,7 @@ func (p PingPong) checkServers(f string) error {
 		return err
 	}
 	for _, im := range []struct{ field, ref string }{{"ping_image", s.PingImage}, {"pong_image", s.PongImage}} {
-		if im.ref != "" && !imageRE.MatchString(im.ref) {
+		if im.ref != "" && !ImageRE.MatchString(im.ref) {
 			return fmt.Errorf("%s.servers.%s %q: not an image reference", f, im.field, im.ref)
 		}
 	}

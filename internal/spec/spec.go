@@ -73,12 +73,12 @@ type Spec struct {
 	// Chain, for socket tests, lays the hosts in a line and runs every test
 	// from the first host's container to each other's (Zismer's (2016) hops).
 	Chain *Chain `yaml:"chain,omitempty" json:"chain,omitempty"`
-	// Engines runs the docker driver on engines of other machines, one per
-	// lab host (engines.go).
-	Engines *Engines `yaml:"engines,omitempty" json:"engines,omitempty"`
-	// Kubernetes picks the cluster and image of the kubernetes driver
-	// (kubernetes.go).
-	Kubernetes *Kubernetes `yaml:"kubernetes,omitempty" json:"kubernetes,omitempty"`
+	// Engines is the docker driver's section, which it decodes and
+	// checks (Section).
+	Engines *Section `yaml:"engines,omitempty" json:"engines,omitempty"`
+	// Kubernetes is the kubernetes driver's section: its cluster and
+	// image.
+	Kubernetes *Section `yaml:"kubernetes,omitempty" json:"kubernetes,omitempty"`
 	// Links impair links of every lab's topology: a host's uplink or the
 	// zones' link, delayed, lossy, rate-limited or flapped
 	// (conditions.Link).
@@ -398,7 +398,7 @@ var fieldRE = regexp.MustCompile(`field (\S+) not found in type (\S+)`)
 
 // sections maps the Go types of nested spec sections to their YAML keys, so
 // an unknown field is named with its path ("pingpong.colour").
-var sections = map[string]string{"spec.PingPong": "pingpong.", "spec.Servers": "pingpong.servers.", "spec.Placement": "placement.", "spec.Calibrate": "calibrate.", "spec.Calibration": "calibrate.derived.", "spec.KubeCluster": "kubernetes.clusters[].", "workload.Test": "tests[].", "workload.Sweep": "tests[].sweep.", "conditions.Link": "links[].", "conditions.Flap": "links[].flap."}
+var sections = map[string]string{"spec.PingPong": "pingpong.", "spec.Servers": "pingpong.servers.", "spec.Placement": "placement.", "spec.Calibrate": "calibrate.", "spec.Calibration": "calibrate.derived.", "workload.Test": "tests[].", "workload.Sweep": "tests[].sweep.", "conditions.Link": "links[].", "conditions.Flap": "links[].flap."}
 
 // YAMLMessage is yaml.v3's error in reading doc as one line in the
 // user's words: each wrong value with the field it is in (nameFields), an
@@ -486,21 +486,32 @@ func nameFields(err error, doc []byte) error {
 	if !errors.As(err, &te) {
 		return err
 	}
+	root := &yaml.Node{}
+	if yaml.Unmarshal(doc, root) != nil {
+		root = nil
+	}
+	return nameFieldsIn(te, root, "")
+}
+
+// nameFieldsIn is nameFields for the values under n, whose path is path
+// (a driver's section); nil n names none.
+func nameFieldsIn(te *yaml.TypeError, n *yaml.Node, path string) error {
 	// One line names the first few: a document of a million wrong values
 	// is worth neither a million-part line nor a search for each.
 	errs := slices.Clone(te.Errors[:min(len(te.Errors), maxTypeErrors)])
-	var root yaml.Node
-	if yaml.Unmarshal(doc, &root) == nil {
-		for i, e := range errs {
-			m := typeErrRE.FindStringSubmatch(e)
-			if m == nil {
-				continue
-			}
-			line, _ := strconv.Atoi(m[1])
-			if path := findField(&root, "", line, m[2], m[3]); path != "" {
-				prefix := "line " + m[1] + ": "
-				errs[i] = prefix + path + ": " + strings.TrimPrefix(e, prefix)
-			}
+	for i, e := range errs {
+		m := typeErrRE.FindStringSubmatch(e)
+		if m == nil || n == nil {
+			continue
+		}
+		line, _ := strconv.Atoi(m[1])
+		p := findField(n, path, line, m[2], m[3])
+		if p == "" {
+			p = path // the section itself is of the wrong kind
+		}
+		if p != "" {
+			prefix := "line " + m[1] + ": "
+			errs[i] = prefix + p + ": " + strings.TrimPrefix(e, prefix)
 		}
 	}
 	if more := len(te.Errors) - len(errs); more > 0 {
@@ -715,12 +726,6 @@ func (s Spec) Validate() error {
 		return err
 	}
 	if err := s.validateLinks(); err != nil {
-		return err
-	}
-	if err := s.checkKubernetes(); err != nil {
-		return err
-	}
-	if err := s.checkEngines(); err != nil {
 		return err
 	}
 	if len(s.Labels) > MaxLabels {

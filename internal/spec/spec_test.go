@@ -47,6 +47,16 @@ func TestPresetsParseAndValidate(t *testing.T) {
 			if err != nil {
 				t.Fatalf("parse YAML(): %v\n%s", err, b)
 			}
+			// A driver's section holds its YAML nodes, whose lines
+			// differ: it is the same if it says the same.
+			for _, p := range [][2]**spec.Section{{&back.Kubernetes, &s.Kubernetes}, {&back.Engines, &s.Engines}} {
+				got, _ := json.Marshal(*p[0])
+				want, _ := json.Marshal(*p[1])
+				if string(got) != string(want) {
+					t.Errorf("round trip changed a section: %s, want %s", got, want)
+				}
+				*p[0], *p[1] = nil, nil
+			}
 			if !reflect.DeepEqual(back, s) {
 				t.Errorf("round trip changed the spec:\n got %+v\nwant %+v", back, s)
 			}

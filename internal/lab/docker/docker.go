@@ -297,7 +297,7 @@ func checkRemote(cfg lab.Config) error {
 // CheckEngines says, in one line naming the spec's field, which host of
 // the topology that carries endpoints has no engine, which engine names
 // no host of it, and which engine does not answer.
-func CheckEngines(ctx context.Context, t lab.Topology, engines map[string]string, tls *TLS) error {
+func CheckEngines(ctx context.Context, t lab.Topology, engines map[string]string, tls *engine.TLS) error {
 	hosts := map[string]bool{}
 	var names []string
 	for _, h := range t.Hosts {
@@ -313,7 +313,7 @@ func CheckEngines(ctx context.Context, t lab.Topology, engines map[string]string
 		}
 	}
 	for _, h := range slices.Sorted(maps.Keys(engines)) {
-		if err := engine.Ping(ctx, engines[h], engineTLS(tls)); err != nil {
+		if err := engine.Ping(ctx, engines[h], tls); err != nil {
 			return fmt.Errorf("engines.hosts.%s: %w", h, err)
 		}
 	}
@@ -324,10 +324,10 @@ func CheckEngines(ctx context.Context, t lab.Topology, engines map[string]string
 // engine reached over plain tcp:// on another machine (engine.Warning).
 // Nothing is dialled; an engine that cannot be resolved is CheckEngines'
 // to refuse.
-func EngineWarnings(engines map[string]string, tls *TLS) []string {
+func EngineWarnings(engines map[string]string, tls *engine.TLS) []string {
 	var out []string
 	for _, h := range slices.Sorted(maps.Keys(engines)) {
-		t, err := engine.Resolve(engines[h], engineTLS(tls), os.Getenv)
+		t, err := engine.Resolve(engines[h], tls, os.Getenv)
 		if err != nil {
 			continue
 		}
@@ -336,14 +336,6 @@ func EngineWarnings(engines map[string]string, tls *TLS) []string {
 		}
 	}
 	return out
-}
-
-// engineTLS is engines.tls as the engine package takes it.
-func engineTLS(t *TLS) *engine.TLS {
-	if t == nil {
-		return nil
-	}
-	return &engine.TLS{CA: t.CA, Cert: t.Cert, Key: t.Key, SkipVerify: !t.Verify}
 }
 
 // checkLocalSlots refuses, on an existing engine (one stack for every
@@ -378,7 +370,7 @@ func upRemote(l *lab.Lab, cfg lab.Config, o Options) error {
 			used[h.Name] = u
 		}
 	}
-	if err := set.UseEngines(context.Background(), used, engineTLS(o.TLS)); err != nil {
+	if err := set.UseEngines(context.Background(), used, o.TLS); err != nil {
 		return err
 	}
 	l.Runtime = newRuntime(l, set, lab.Sight{Local: false, Own: false})

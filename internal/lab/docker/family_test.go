@@ -1,6 +1,7 @@
 package docker_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -72,8 +73,12 @@ func TestEngineFamily(t *testing.T) {
 		}
 	})
 	t.Run("engines: block", func(t *testing.T) {
-		s := spec.Spec{Driver: docker.Name, Modes: []string{"bare"}, Conditions: v6,
-			Engines: &spec.Engines{Hosts: map[string]string{"server": "tcp://192.0.2.1:2376"}}}
+		// As a stored run holds the section.
+		var e spec.Section
+		if err := json.Unmarshal([]byte(`{"hosts": {"server": "tcp://192.0.2.1:2376"}}`), &e); err != nil {
+			t.Fatal(err)
+		}
+		s := spec.Spec{Driver: docker.Name, Modes: []string{"bare"}, Conditions: v6, Engines: &e}
 		_, err := docker.Driver{}.Options(lab.OptionsInput{Spec: s, Modes: modes.All()})
 		want := "engines: ip_family ipv6: cnperf builds IPv6 on the hosts it emulates only"
 		if err == nil || !strings.HasPrefix(err.Error(), want) {

@@ -30,21 +30,22 @@ type Options struct {
 	// those engines form instead of forming one.
 	Engines   map[string]string
 	JoinSwarm bool
-	// TLS is what tcp:// engines are reached with (nil: the docker CLI's
-	// environment, DOCKER_TLS_VERIFY and DOCKER_CERT_PATH, or plain).
-	TLS *TLS
-}
-
-// TLS is the material for engines reached over tcp://: the CA that signed
-// their certificates ("": the system's roots), the client's certificate
-// and key, and whether to verify the engines' certificates.
-type TLS struct {
-	CA, Cert, Key string
-	Verify        bool
+	// TLS is what tcp:// engines are reached with, engines.tls (nil: the
+	// docker CLI's environment, DOCKER_TLS_VERIFY and DOCKER_CERT_PATH, or
+	// plain).
+	TLS *engine.TLS
 }
 
 // FlagDockerHost is the flag that names an existing engine.
 const FlagDockerHost = "docker-host"
+
+// Flags: --docker-host, or $DOCKER_HOST as for the docker CLI when
+// --driver docker is given without it; it runs the spec on this driver.
+func (Driver) Flags() []lab.Flag {
+	return []lab.Flag{{Name: FlagDockerHost, Selects: true, RunOnly: true,
+		Env: "DOCKER_HOST", EnvSays: "running on that engine (unset it for emulated hosts, a dockerd each)",
+		Help: "run the docker driver on an existing engine, e.g. unix:///var/run/docker.sock, or tcp://HOST:2376 over TLS with $DOCKER_TLS_VERIFY and $DOCKER_CERT_PATH (single-host modes: bare, host, bridge); --driver docker takes $DOCKER_HOST too"}}
+}
 
 // options is cfg's Options (none given: emulated hosts).
 func options(cfg lab.Config) Options {
@@ -80,22 +81,26 @@ func (Driver) Options(in lab.OptionsInput) (any, error) {
 		}
 		var single []string
 		for _, m := range in.Modes {
-			if IsSingle(m) {
+			if lab.IsSingleHost(m) {
 				single = append(single, m.Name())
 			}
 		}
 		for _, name := range in.Spec.Modes {
 			i := slices.IndexFunc(in.Modes, func(m lab.Mode) bool { return m.Name() == name })
-			if i >= 0 && !IsSingle(in.Modes[i]) {
+			if i >= 0 && !lab.IsSingleHost(in.Modes[i]) {
 				return nil, fmt.Errorf("--docker-host: mode %s needs emulated hosts, a dockerd each; on one engine only %s run (use --modes)", name, joinAnd(single))
 			}
 		}
 		o.DockerHost = h
 	}
-	if e := in.Spec.Engines; e != nil {
-		o.Engines, o.JoinSwarm = e.Hosts, e.Swarm == spec.SwarmJoin
+	e, err := spec.Decode[Engines](in.Spec.Engines, "engines")
+	if err != nil {
+		return nil, err
+	}
+	if e != nil {
+		o.Engines, o.JoinSwarm = e.Hosts, e.Swarm == swarmJoin
 		if t := e.TLS; t != nil {
-			o.TLS = &TLS{CA: t.CA, Cert: t.Cert, Key: t.Key, Verify: t.Verifies()}
+			o.TLS = &engine.TLS{CA: t.CA, Cert: t.Cert, Key: t.Key, SkipVerify: !t.Verifies()}
 		}
 		for _, l := range in.Spec.Labs() {
 			if l.Conditions.HasIPv6() {
@@ -114,10 +119,6 @@ func (Driver) Options(in lab.OptionsInput) (any, error) {
 	}
 	return o, nil
 }
-
-// IsSingle says whether m builds on one host alone, as a mode on an
-// existing engine must.
-func IsSingle(m lab.Mode) bool { return lab.IsSingleHost(m) }
 
 // joinAnd joins names as a sentence does: a, b and c.
 func joinAnd(names []string) string {

@@ -288,7 +288,7 @@ func PreflightClusters(t Target, placements map[string][]string) error {
 
 // upCommand is the `cnperf cluster up` that makes a test cluster with the
 // CNI the spec names and the nodes its placements need.
-func upCommand(n Named, placements []string) string {
+func upCommand(n TargetCluster, placements []string) string {
 	nodes := 1
 	if slices.Contains(placements, conditions.CrossNode) {
 		nodes = 2

@@ -75,19 +75,19 @@ func TestPreflightClusters(t *testing.T) {
 	both := map[string][]string{"one": {conditions.CrossNode}, "two": {conditions.SameNode}, "three": {conditions.CrossNode}}
 	for _, tc := range []struct {
 		name     string
-		clusters []Named
+		clusters []TargetCluster
 		want     string
 	}{
-		{"two clusters", []Named{{Name: "one", Kubeconfig: kc, Context: "a"}, {Name: "two", Kubeconfig: kc, Context: "b"}}, ""},
-		{"not reachable", []Named{{Name: "one", Kubeconfig: kc, Context: "a"}, {Name: "flannel", Kubeconfig: kc, Context: "gone"}},
+		{"two clusters", []TargetCluster{{Name: "one", Kubeconfig: kc, Context: "a"}, {Name: "two", Kubeconfig: kc, Context: "b"}}, ""},
+		{"not reachable", []TargetCluster{{Name: "one", Kubeconfig: kc, Context: "a"}, {Name: "flannel", Kubeconfig: kc, Context: "gone"}},
 			"kubernetes.clusters[1] (flannel): not reachable: cluster at " + closed.URL + " does not answer"},
-		{"no such context", []Named{{Name: "one", Kubeconfig: kc, Context: "zz"}},
+		{"no such context", []TargetCluster{{Name: "one", Kubeconfig: kc, Context: "zz"}},
 			`kubernetes.clusters[0] (one): context "zz": not in ` + kc + " (it has a, b, c, gone)"},
-		{"no such kubeconfig", []Named{{Name: "one", Kubeconfig: "/nonexistent/kc"}},
+		{"no such kubeconfig", []TargetCluster{{Name: "one", Kubeconfig: "/nonexistent/kc"}},
 			"kubernetes.clusters[0] (one): not reachable: kubeconfig /nonexistent/kc"},
-		{"one cluster twice", []Named{{Name: "one", Kubeconfig: kc, Context: "a"}, {Name: "two", Kubeconfig: kc, Context: "b"}, {Name: "three", Kubeconfig: kc, Context: "c"}},
+		{"one cluster twice", []TargetCluster{{Name: "one", Kubeconfig: kc, Context: "a"}, {Name: "two", Kubeconfig: kc, Context: "b"}, {Name: "three", Kubeconfig: kc, Context: "c"}},
 			"kubernetes.clusters[2] (three): the same cluster as kubernetes.clusters[0] (one) (kube-system's UID uid-a in both)"},
-		{"test clusters not up", []Named{{Name: "one", Kubeconfig: kc, Context: "a"},
+		{"test clusters not up", []TargetCluster{{Name: "one", Kubeconfig: kc, Context: "a"},
 			{Name: "two", TestCluster: "mcabsent1", CNI: "bridge", Kubeconfig: testClusterKubeconfig("mcabsent1")},
 			{Name: "three", TestCluster: "mcabsent2", CNI: "flannel-vxlan", Kubeconfig: testClusterKubeconfig("mcabsent2")}},
 			"kubernetes.clusters: 2 test clusters not up; bring them up with: cnperf cluster up mcabsent1 --nodes 1 --cni bridge && cnperf cluster up mcabsent2 --nodes 2 --cni flannel-vxlan"},
@@ -112,7 +112,7 @@ func TestPreflightClusters(t *testing.T) {
 // TestTargetOn: a lab's target is the cluster its conditions select, the
 // only one listed when they select none, and the spec's own without any.
 func TestTargetOn(t *testing.T) {
-	all := Target{Image: "i", Clusters: []Named{{Name: "a", Kubeconfig: "/a", Context: "ca"}, {Name: "b", TestCluster: "mc2", Kubeconfig: testClusterKubeconfig("mc2")}}}
+	all := Target{Image: "i", Clusters: []TargetCluster{{Name: "a", Kubeconfig: "/a", Context: "ca"}, {Name: "b", TestCluster: "mc2", Kubeconfig: testClusterKubeconfig("mc2")}}}
 	on, err := all.On("b")
 	if err != nil || on.Kubeconfig != "/run/cnperf/state/mc2/cluster/kubeconfig" || on.Context != "" || on.Image != "i" || on.clusterName() != "b" {
 		t.Errorf("On(b) = %+v, %v", on, err)

@@ -104,55 +104,25 @@ func (Driver) Name() string { return Name }
 // Builds reports whether the mode is one of a cluster's datapaths.
 func (Driver) Builds(m lab.Mode) bool { _, ok := m.(Mode); return ok }
 
-// Target says which cluster the driver builds on and with which image:
-// the kubeconfig file and context ("" each: $KUBECONFIG or ~/.kube/config
-// and its current context, or in-cluster when neither exists), the
-// workload image and its pull policy, and the nodes to use (none: cnperf
-// picks Ready, schedulable, untainted ones). It is the driver's options.
-type Target struct {
-	Kubeconfig string
-	Context    string
-	Image      string
-	PullPolicy string
-	Nodes      []string
-	// Clusters, when the spec lists several, are the clusters the labs'
-	// conditions select among (Kubeconfig and Context are then empty).
-	Clusters []Named
-}
-
-// Named is one cluster of kubernetes.clusters: its kubeconfig and context
-// (a test cluster's are its own kubeconfig and its current context).
-type Named struct {
-	Name       string
-	Kubeconfig string
-	Context    string
-	// TestCluster and CNI say which `cnperf cluster up` makes it, when it
-	// is a test cluster on this machine.
-	TestCluster string
-	CNI         string
-}
-
 // testClusterKubeconfig is the kubeconfig `cnperf cluster up NAME` writes
 // (testcluster.KubeconfigPath; the driver does not link the testcluster package).
 func testClusterKubeconfig(name string) string {
 	return filepath.Join(lab.StatePath(name, "cluster"), "kubeconfig")
 }
 
-// targetOf is the spec's kubernetes: block as the driver takes it.
-func targetOf(s spec.Spec) Target {
-	k := s.Kubernetes
-	if k == nil {
-		return Target{}
+// targetOf is the spec's kubernetes: section as the driver takes it: a
+// test cluster's kubeconfig is the one `cnperf cluster up` wrote.
+func targetOf(s spec.Spec) (Target, error) {
+	t, err := section(s)
+	if t == nil || err != nil {
+		return Target{}, err
 	}
-	t := Target{Kubeconfig: k.Kubeconfig, Context: k.Context, Image: k.Image, PullPolicy: k.PullPolicy, Nodes: k.Nodes}
-	for _, c := range k.Clusters {
-		n := Named{Name: c.Name, Kubeconfig: c.Kubeconfig, Context: c.Context, TestCluster: c.TestCluster, CNI: c.CNI}
+	for i, c := range t.Clusters {
 		if c.TestCluster != "" {
-			n.Kubeconfig = testClusterKubeconfig(c.TestCluster)
+			t.Clusters[i].Kubeconfig = testClusterKubeconfig(c.TestCluster)
 		}
-		t.Clusters = append(t.Clusters, n)
 	}
-	return t
+	return *t, nil
 }
 
 // On is the target of one lab: the cluster its conditions select (the
@@ -171,7 +141,7 @@ func (t Target) On(cluster string) (Target, error) {
 	for _, c := range t.Clusters {
 		if c.Name == cluster {
 			out := t
-			out.Kubeconfig, out.Context, out.Clusters = c.Kubeconfig, c.Context, []Named{c}
+			out.Kubeconfig, out.Context, out.Clusters = c.Kubeconfig, c.Context, []TargetCluster{c}
 			return out, nil
 		}
 	}
@@ -195,10 +165,40 @@ func options(cfg lab.Config) Target {
 	return on
 }
 
+// Flags override the spec's kubernetes: section, where they write what
+// they say so that the run stores it. A section that does not decode is
+// left as it is, for CheckSpec to refuse.
+func (Driver) Flags() []lab.Flag {
+	flag := func(name, help string, set func(t *Target, v string)) lab.Flag {
+		return lab.Flag{Name: name, Help: "kubernetes driver: " + help, Spec: func(s *spec.Spec, v string) {
+			t, err := section(*s)
+			if err != nil {
+				return
+			}
+			if t == nil {
+				t = &Target{}
+			}
+			set(t, v)
+			s.Kubernetes = spec.NewSection(t)
+		}}
+	}
+	nodes := flag("nodes", "comma-separated nodes to use (default: the Ready, schedulable, untainted ones)", func(t *Target, v string) {
+		t.Nodes = strings.FieldsFunc(v, func(r rune) bool { return r == ',' })
+	})
+	nodes.List = true
+	return []lab.Flag{
+		flag("kubeconfig", "the kubeconfig file (default $KUBECONFIG or ~/.kube/config; in a pod, in-cluster)", func(t *Target, v string) { t.Kubeconfig = v }),
+		flag("context", "the kubeconfig context (default its current one)", func(t *Target, v string) { t.Context = v }),
+		flag("image", "the workload image, holding cnperf at /cnperf (cnperf image save writes one)", func(t *Target, v string) { t.Image = v }),
+		flag("image-pull-policy", "Always, IfNotPresent (default) or Never", func(t *Target, v string) { t.PullPolicy = v }),
+		nodes,
+	}
+}
+
 // Options decodes the spec's kubernetes: block, which --kubeconfig,
 // --context, --image, --image-pull-policy and --nodes have written into
 // (the spec checked its values).
-func (Driver) Options(in lab.OptionsInput) (any, error) { return targetOf(in.Spec), nil }
+func (Driver) Options(in lab.OptionsInput) (any, error) { return targetOf(in.Spec) }
 
 // Preflight asks the cluster, before anything is made, whether it answers,
 // whether the user may make what a lab needs, and whether it has the
@@ -219,7 +219,8 @@ func (Driver) Preflight(in lab.PreflightInput) error {
 		if p == "" {
 			p = conditions.CrossNode
 		}
-		c := in.Spec.ClusterOf(l.Conditions)
+		on, _ := t.On(l.Conditions.Cluster) // Validate refused a cluster not listed
+		c := on.clusterName()
 		if !slices.Contains(placements[c], p) {
 			placements[c] = append(placements[c], p)
 		}

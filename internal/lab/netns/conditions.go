@@ -3,7 +3,6 @@ package netns
 import (
 	"fmt"
 	"runtime"
-	"slices"
 	"strconv"
 
 	"github.com/cnperf/cnperf/internal/lab"
@@ -31,12 +30,7 @@ func labNamespaces(l *lab.Lab) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, ep := range l.Endpoints {
-		if ep.Docker != nil && !slices.Contains(nss, ep.NS) {
-			nss = append(nss, ep.NS) // a Docker sandbox's namespace
-		}
-	}
-	return nss, nil
+	return l.Namespaces(nss), nil
 }
 
 // applyConditions shapes the underlay, sets offloads and TCP buffers in

@@ -1,4 +1,4 @@
-package spec
+package kube
 
 import (
 	"errors"
@@ -7,13 +7,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/spec/conditions"
 )
 
-// Kubernetes says which cluster the kubernetes driver runs on and with
-// which image. Flags (--kubeconfig, --context, --image,
+// Target is a spec's kubernetes: section, the driver's options: which
+// cluster it builds on, with which image. Flags (--kubeconfig, --context, --image,
 // --image-pull-policy, --nodes) override it.
-type Kubernetes struct {
+type Target struct {
 	// Kubeconfig and Context pick the cluster (empty: $KUBECONFIG or
 	// ~/.kube/config and its current context; in a pod, in-cluster).
 	Kubeconfig string `yaml:"kubeconfig,omitempty" json:"kubeconfig,omitempty"`
@@ -29,12 +30,12 @@ type Kubernetes struct {
 	// place of Kubeconfig and Context: conditions' cluster (or a variant's)
 	// picks each lab's, so that each mode on each cluster is a series and
 	// their cells interleave.
-	Clusters []KubeCluster `yaml:"clusters,omitempty" json:"clusters,omitempty"`
+	Clusters []TargetCluster `yaml:"clusters,omitempty" json:"clusters,omitempty"`
 }
 
-// KubeCluster is one cluster of kubernetes.clusters: a kubeconfig and
+// TargetCluster is one cluster of kubernetes.clusters: a kubeconfig and
 // context, or a test cluster on this machine (`cnperf cluster up NAME`).
-type KubeCluster struct {
+type TargetCluster struct {
 	// Name is what conditions' cluster selects it by, and what the series
 	// on it are labelled with.
 	Name       string `yaml:"name" json:"name"`
@@ -47,26 +48,32 @@ type KubeCluster struct {
 	CNI         string `yaml:"cni,omitempty" json:"cni,omitempty"`
 }
 
-// MaxKubeNodes bounds kubernetes.nodes: a lab has at most 250 hosts.
-const MaxKubeNodes = 250
+// section decodes the spec's kubernetes: section (nil: none).
+func section(s spec.Spec) (*Target, error) { return spec.Decode[Target](s.Kubernetes, "kubernetes") }
 
-// MaxKubeClusters bounds kubernetes.clusters: each is a set of labs side
-// by side, and MaxLabs bounds those anyway.
-const MaxKubeClusters = 8
+// maxNodes bounds kubernetes.nodes: a lab has at most 250 hosts.
+const maxNodes = 250
+
+// maxClusters bounds kubernetes.clusters: each is a set of labs side
+// by side, and spec.MaxLabs bounds those anyway.
+const maxClusters = 8
 
 var (
 	nodeNameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$`)
 	// testClusterRE is `cnperf cluster`'s name form (cluster.CheckName).
 	testClusterRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,15}$`)
 	cniRE         = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)
-	imageRE       = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,499}$`)
 )
 
-// checkKubernetes bounds kubernetes: and the specs only a cluster runs.
-// Whether the cluster answers, and lets the user do what a lab needs, is
-// the driver's to say.
-func (s Spec) checkKubernetes() error {
-	onKube := slices.Contains(s.RunDrivers(), "kubernetes")
+// CheckSpec decodes and bounds kubernetes: and refuses what only a
+// cluster runs on any other driver. Whether the cluster answers, and lets
+// the user do what a lab needs, Preflight says.
+func (Driver) CheckSpec(s spec.Spec) error {
+	k, err := section(s)
+	if err != nil {
+		return err
+	}
+	onKube := slices.Contains(s.RunDrivers(), Name)
 	placed := s.Conditions.NodePlacement != ""
 	selected := s.Conditions.Cluster != ""
 	for _, v := range s.Variants {
@@ -84,14 +91,14 @@ func (s Spec) checkKubernetes() error {
 	}
 	var others []string
 	for _, d := range s.RunDrivers() {
-		if d != "kubernetes" {
+		if d != Name {
 			others = append(others, d)
 		}
 	}
 	switch {
 	case selected && !onKube:
 		return errors.New("cluster: selects one of kubernetes.clusters; use driver: kubernetes")
-	case selected && (s.Kubernetes == nil || len(s.Kubernetes.Clusters) == 0):
+	case selected && (k == nil || len(k.Clusters) == 0):
 		field, name := "conditions.cluster", s.Conditions.Cluster
 		for i, v := range s.Variants {
 			if name == "" && v.Cluster != "" {
@@ -103,15 +110,14 @@ func (s Spec) checkKubernetes() error {
 		return fmt.Errorf("%s: NetworkPolicies apply on Kubernetes only; the %s driver has none (use driver: kubernetes)", policy, strings.Join(others, ", "))
 	case placed && !onKube:
 		return errors.New("node_placement: places pods on Kubernetes nodes; use driver: kubernetes")
-	case s.Kubernetes == nil:
+	case k == nil:
 		return nil
 	case !onKube:
 		return errors.New("kubernetes: only the kubernetes driver uses it (driver: kubernetes)")
 	case s.Chain != nil:
 		return errors.New("kubernetes: chain: only the netns driver builds chains")
 	}
-	k := s.Kubernetes
-	if k.Image != "" && !imageRE.MatchString(k.Image) {
+	if k.Image != "" && !spec.ImageRE.MatchString(k.Image) {
 		return fmt.Errorf("kubernetes.image %q: not an image reference", k.Image)
 	}
 	switch k.PullPolicy {
@@ -119,8 +125,8 @@ func (s Spec) checkKubernetes() error {
 	default:
 		return fmt.Errorf("kubernetes.image_pull_policy %q: want Always, IfNotPresent or Never", k.PullPolicy)
 	}
-	if len(k.Nodes) > MaxKubeNodes {
-		return fmt.Errorf("kubernetes.nodes: %d, more than %d", len(k.Nodes), MaxKubeNodes)
+	if len(k.Nodes) > maxNodes {
+		return fmt.Errorf("kubernetes.nodes: %d, more than %d", len(k.Nodes), maxNodes)
 	}
 	for i, n := range k.Nodes {
 		if !nodeNameRE.MatchString(n) {
@@ -133,22 +139,21 @@ func (s Spec) checkKubernetes() error {
 	if strings.ContainsRune(k.Kubeconfig, 0) {
 		return errors.New("kubernetes.kubeconfig: not a path")
 	}
-	return s.checkClusters()
+	return checkClusters(s, k)
 }
 
 // checkClusters bounds kubernetes.clusters and the cluster each lab
 // selects. Whether the clusters answer, and are different clusters, is the
 // driver's to say before anything is made.
-func (s Spec) checkClusters() error {
-	k := s.Kubernetes
+func checkClusters(s spec.Spec, k *Target) error {
 	if len(k.Clusters) == 0 {
 		return nil
 	}
 	switch {
 	case k.Kubeconfig != "" || k.Context != "":
 		return errors.New("kubernetes.kubeconfig, context (or --kubeconfig, --context) and kubernetes.clusters: name the clusters in clusters only, each with its kubeconfig and context")
-	case len(k.Clusters) > MaxKubeClusters:
-		return fmt.Errorf("kubernetes.clusters: %d, more than %d", len(k.Clusters), MaxKubeClusters)
+	case len(k.Clusters) > maxClusters:
+		return fmt.Errorf("kubernetes.clusters: %d, more than %d", len(k.Clusters), maxClusters)
 	case len(s.RunDrivers()) > 1:
 		return errors.New("kubernetes.clusters: every lab is on one of the clusters; use driver: kubernetes alone, not drivers")
 	}
@@ -219,64 +224,4 @@ func (s Spec) checkClusters() error {
 		}
 	}
 	return nil
-}
-
-// ClusterOf is the name of the cluster of kubernetes.clusters a lab's
-// conditions put it on ("" when the spec lists none): the one it selects,
-// or the only one listed.
-func (s Spec) ClusterOf(c conditions.Set) string {
-	if c.Cluster != "" || s.Kubernetes == nil || len(s.Kubernetes.Clusters) != 1 {
-		return c.Cluster
-	}
-	return s.Kubernetes.Clusters[0].Name
-}
-
-// VariantReferences maps each lab's key to its own reference's key when
-// each variant's series are compared within it (nil otherwise, and when
-// the reference is given as a series): the reference mode on the same
-// driver under the first variant that shares the lab's conditions named in
-// reference_per (k8s-pod/cross-node against k8s-host/cross-node with
-// reference_per: [node_placement]), and on a spec of several clusters
-// under the lab's own conditions (k8s-pod/flannel against
-// k8s-host/flannel): each cluster's own k8s-host is its pods' reference.
-func (s Spec) VariantReferences() map[string]string {
-	if len(s.Variants) < 2 || s.Reference == "" || strings.Contains(s.Reference, "/") || s.ReferenceScope() == "" {
-		return nil
-	}
-	same := func(a, b conditions.Set) bool {
-		return conditions.SameIn(a, b, s.ReferencePer) && s.ClusterOf(a) == s.ClusterOf(b)
-	}
-	if len(s.ReferencePer) == 0 {
-		same = func(a, b conditions.Set) bool { return a == b }
-	}
-	labs := s.Labs()
-	refs := map[string]string{}
-	for _, l := range labs {
-		for _, r := range labs {
-			if r.Mode == s.Reference && r.Driver == l.Driver && same(r.Conditions, l.Conditions) {
-				refs[l.Key] = r.Key
-				break
-			}
-		}
-	}
-	return refs
-}
-
-// ReferenceScope says, in words, what each series shares with its own
-// reference ("node placement", "cluster and conditions"), or "" when one
-// reference is every series'.
-func (s Spec) ReferenceScope() string {
-	var words []string
-	if s.Kubernetes != nil && len(s.Kubernetes.Clusters) > 1 {
-		words = append(words, "cluster")
-		if len(s.ReferencePer) == 0 {
-			words = append(words, "conditions")
-		}
-	}
-	for _, k := range s.ReferencePer {
-		if k != "cluster" || len(words) == 0 {
-			words = append(words, strings.ReplaceAll(k, "_", " "))
-		}
-	}
-	return strings.Join(words, " and ")
 }

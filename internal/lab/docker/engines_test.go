@@ -1,12 +1,18 @@
-package spec_test
+package docker_test
 
-import "testing"
+import (
+	"testing"
 
-// TestEngines: engines: is bounded in its own field names, one line each,
-// and a good one parses.
+	"github.com/cnperf/cnperf/internal/lab/docker"
+	"github.com/cnperf/cnperf/internal/testutil/speccases"
+)
+
+// TestEngines: the driver decodes a spec's engines: section strictly and
+// bounds it in its own field names, one line each, whichever driver the
+// spec runs on; a good one passes.
 func TestEngines(t *testing.T) {
 	const base = "name: x\ndriver: docker\nmodes: [bare, host]\n"
-	checkSpecCases(t, []specCase{
+	speccases.Check(t, docker.Driver{}.CheckSpec, []speccases.Case{
 		{"tcp, ssh and a context", base + "engines: {hosts: {ping: 'tcp://198.18.0.2:2375', pong: 'ssh://me@pong.example:2222', siege: my-ctx}}\n", ""},
 		{"join an existing swarm", base + "engines: {hosts: {ping: 'tcp://a:1'}, swarm: join}\n", ""},
 		{"no hosts", base + "engines: {hosts: {}}\n", "engines.hosts: none"},
@@ -25,7 +31,9 @@ func TestEngines(t *testing.T) {
 		{"tls cert without key", base + "engines: {hosts: {ping: 'tcp://a:2376'}, tls: {ca: ca.pem, cert: cert.pem}}\n", "engines.tls: cert without key"},
 		{"tls key without cert", base + "engines: {hosts: {ping: 'tcp://a:2376'}, tls: {key: key.pem}}\n", "engines.tls: key without cert"},
 		{"tls with nothing", base + "engines: {hosts: {ping: 'tcp://a:2376'}, tls: {verify: true}}\n", "engines.tls: no ca, cert or key"},
-		{"tls unknown field", base + "engines: {hosts: {ping: 'tcp://a:2376'}, tls: {cacert: ca.pem}}\n", "cacert"},
+		{"tls unknown field", base + "engines:\n  hosts: {ping: 'tcp://a:2376'}\n  tls: {cacert: ca.pem}\n", `line 6: unknown field "engines.tls.cacert"`},
+		{"a list for a map", base + "engines:\n  hosts: [a]\n", "line 5: engines.hosts: cannot unmarshal !!seq into map[string]string"},
+		{"not a mapping", base + "engines: 3\n", "line 4: engines: cannot unmarshal !!int `3` into docker.Engines"},
 		{"instances", base + "instances: 3\nengines: {hosts: {ping: 'tcp://a:1'}}\n", "engines: instances 3"},
 	})
 }

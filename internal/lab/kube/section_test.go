@@ -1,15 +1,17 @@
-package spec_test
+package kube
 
 import (
-	"strings"
 	"testing"
+
+	"github.com/cnperf/cnperf/internal/testutil/speccases"
 )
 
-// TestKubernetes: kubernetes: and node_placement are bounded in their own
-// field names, one line each, and a good spec parses.
+// TestKubernetes: the driver decodes kubernetes: strictly and bounds it
+// and node_placement in their own field names, one line each, whichever
+// driver the spec runs on; a good spec passes.
 func TestKubernetes(t *testing.T) {
 	const base = "name: x\ndriver: kubernetes\nmodes: [k8s-host, k8s-pod]\nreference: k8s-host\n"
-	checkSpecCases(t, []specCase{
+	speccases.Check(t, Driver{}.CheckSpec, []speccases.Case{
 		{"all fields", base + "kubernetes: {kubeconfig: /root/.kube/config, context: lab, image: 'reg.local:5000/cnperf:v1', image_pull_policy: Never, nodes: [n1, n2]}\n", ""},
 		{"same and cross node as variants", base + "variants: [{node_placement: same-node}, {node_placement: cross-node}]\n", ""},
 		{"bad placement", base + "conditions: {node_placement: near}\n", `node_placement "near": use same-node or cross-node`},
@@ -36,7 +38,7 @@ func TestKubernetesClusters(t *testing.T) {
 	const base = "name: x\ndriver: kubernetes\nmodes: [k8s-host, k8s-pod]\nreference: k8s-host\n"
 	const two = "kubernetes: {clusters: [{name: bridge, test_cluster: cmp_bridge, cni: bridge}, {name: flannel, kubeconfig: /k, context: fl}]}\n"
 	const both = "variants: [{cluster: bridge}, {cluster: flannel}]\n"
-	checkSpecCases(t, []specCase{
+	speccases.Check(t, Driver{}.CheckSpec, []speccases.Case{
 		{"two clusters as variants", base + two + both, ""},
 		{"clusters by placement", base + two + "variants: [{cluster: bridge, node_placement: same-node}, {cluster: bridge, node_placement: cross-node}, {name: fl, cluster: flannel}]\n", ""},
 		{"one cluster is every lab's", base + "kubernetes: {clusters: [{name: a, context: c}]}\n", ""},
@@ -63,108 +65,6 @@ func TestKubernetesClusters(t *testing.T) {
 		{"cni off a test cluster", base + "kubernetes: {clusters: [{name: a, context: c, cni: bridge}]}\n", "kubernetes.clusters[0] (a): cni: says how a test cluster is brought up"},
 		{"too many", base + "kubernetes: {clusters: [{name: a, context: c}, {name: b, context: c}, {name: c, context: c}, {name: d, context: c}, {name: e, context: c}, {name: f, context: c}, {name: g, context: c}, {name: h, context: c}, {name: i, context: c}]}\n", "kubernetes.clusters: 9, more than 8"},
 		{"with drivers", "name: x\ndrivers: [netns, kubernetes]\nmodes: [k8s-pod]\nreference: k8s-pod\nkubernetes: {clusters: [{name: a, context: c}]}\n", "kubernetes.clusters: every lab is on one of the clusters; use driver: kubernetes alone"},
-		{"unknown field", base + "kubernetes: {clusters: [{name: a, context: c, server: x}]}\n", `unknown field "kubernetes.clusters[].server"`},
-	})
-}
-
-// TestClusterSeries: a variant's cluster labels its series by the
-// cluster's name, first, and the reference follows the first variant.
-func TestClusterSeries(t *testing.T) {
-	s, err := parse("name: x\ndriver: kubernetes\nmodes: [k8s-host, k8s-pod]\nreference: k8s-host\n" +
-		"kubernetes: {clusters: [{name: bridge, context: b}, {name: flannel, context: f}]}\n" +
-		"variants: [{cluster: bridge, node_placement: cross-node}, {cluster: flannel, node_placement: cross-node}]\n")
-	if err == nil {
-		err = s.Validate()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"k8s-host/bridge,nodes=cross-node", "k8s-host/flannel,nodes=cross-node", "k8s-pod/bridge,nodes=cross-node", "k8s-pod/flannel,nodes=cross-node"}
-	if got := s.ModeKeys(); strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Errorf("series %v, want %v", got, want)
-	}
-	for _, l := range s.Labs() {
-		if c := s.ClusterOf(l.Conditions); !strings.Contains(l.Key, "/"+c+",") {
-			t.Errorf("lab %s is on cluster %q", l.Key, c)
-		}
-	}
-	refs := s.VariantReferences()
-	if got := refs["k8s-pod/flannel,nodes=cross-node"]; got != "k8s-host/flannel,nodes=cross-node" {
-		t.Errorf("k8s-pod on flannel is compared with %q, want k8s-host on flannel", got)
-	}
-	s.Reference = "k8s-host/bridge,nodes=cross-node"
-	if s.VariantReferences() != nil {
-		t.Error("a reference given as a series is every series': no per-variant references")
-	}
-}
-
-// TestVariantReferences: with reference_per, a series compares with the
-// reference mode under the first variant that shares its values of those
-// conditions; a spec of several clusters compares each series within its
-// own cluster and conditions; any other spec has one reference.
-func TestVariantReferences(t *testing.T) {
-	const k8s = "name: x\ndriver: kubernetes\nmodes: [k8s-host, k8s-pod]\nreference: k8s-host\n"
-	const placements = "variants: [{name: same-node, node_placement: same-node}, {name: cross-node, node_placement: cross-node}]\n"
-	for _, c := range []struct {
-		name, spec string
-		want       map[string]string // nil: one reference for every series
-		scope      string
-	}{
-		{"placements", k8s + "reference_per: [node_placement]\n" + placements, map[string]string{
-			"k8s-host/same-node": "k8s-host/same-node", "k8s-pod/same-node": "k8s-host/same-node",
-			"k8s-host/cross-node": "k8s-host/cross-node", "k8s-pod/cross-node": "k8s-host/cross-node"}, "node placement"},
-		{"placements, not per", k8s + placements, nil, ""},
-		{"placements with policies", k8s + "reference_per: [node_placement]\nvariants: [{node_placement: cross-node, network_policy: none}, {node_placement: cross-node, policy_rules: 100}, {node_placement: same-node, network_policy: none}]\n", map[string]string{
-			"k8s-pod/nodes=cross-node,rules=100":    "k8s-host/nodes=cross-node,policy=none",
-			"k8s-host/nodes=cross-node,rules=100":   "k8s-host/nodes=cross-node,policy=none",
-			"k8s-pod/nodes=same-node,policy=none":   "k8s-host/nodes=same-node,policy=none",
-			"k8s-host/nodes=cross-node,policy=none": "k8s-host/nodes=cross-node,policy=none",
-			"k8s-pod/nodes=cross-node,policy=none":  "k8s-host/nodes=cross-node,policy=none",
-			"k8s-host/nodes=same-node,policy=none":  "k8s-host/nodes=same-node,policy=none"}, "node placement"},
-		{"ip families", "name: x\nmodes: [bare, bridge]\nreference: bare\nreference_per: [ip_family]\nvariants: [{ip_family: ipv4}, {ip_family: ipv6}]\n", map[string]string{
-			"bare/ip=ipv4": "bare/ip=ipv4", "bridge/ip=ipv4": "bare/ip=ipv4", "bare/ip=ipv6": "bare/ip=ipv6", "bridge/ip=ipv6": "bare/ip=ipv6"}, "ip family"},
-		{"ip families, not per", "name: x\nmodes: [bare, bridge]\nreference: bare\nvariants: [{ip_family: ipv4}, {ip_family: ipv6}]\n", nil, ""},
-		{"clusters", k8s + "kubernetes: {clusters: [{name: a, context: a}, {name: b, context: b}]}\nvariants: [{cluster: a}, {cluster: b}]\n", map[string]string{
-			"k8s-host/a": "k8s-host/a", "k8s-pod/a": "k8s-host/a", "k8s-host/b": "k8s-host/b", "k8s-pod/b": "k8s-host/b"}, "cluster and conditions"},
-		{"clusters per placement", k8s + "reference_per: [node_placement]\nkubernetes: {clusters: [{name: a, context: a}, {name: b, context: b}]}\nvariants: [{cluster: a, node_placement: cross-node, policy_rules: 10}, {cluster: a, node_placement: cross-node}, {cluster: b, node_placement: cross-node}]\n", map[string]string{
-			"k8s-pod/a,nodes=cross-node": "k8s-host/a,nodes=cross-node,rules=10", "k8s-pod/b,nodes=cross-node": "k8s-host/b,nodes=cross-node",
-			"k8s-host/a,nodes=cross-node": "k8s-host/a,nodes=cross-node,rules=10", "k8s-host/b,nodes=cross-node": "k8s-host/b,nodes=cross-node",
-			"k8s-pod/a,nodes=cross-node,rules=10": "k8s-host/a,nodes=cross-node,rules=10", "k8s-host/a,nodes=cross-node,rules=10": "k8s-host/a,nodes=cross-node,rules=10"}, "cluster and node placement"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			s, err := parse(c.spec)
-			if err == nil {
-				err = s.Validate()
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := s.VariantReferences()
-			if (got == nil) != (c.want == nil) || len(got) != len(c.want) {
-				t.Fatalf("references %v, want %v", got, c.want)
-			}
-			for k, v := range c.want {
-				if got[k] != v {
-					t.Errorf("%s compares with %q, want %q", k, got[k], v)
-				}
-			}
-			if got := s.ReferenceScope(); got != c.scope {
-				t.Errorf("scope %q, want %q", got, c.scope)
-			}
-		})
-	}
-}
-
-// TestReferencePerRefused: a reference_per that names no condition, or
-// cannot apply, is refused in the spec's words.
-func TestReferencePerRefused(t *testing.T) {
-	const k8s = "name: x\ndriver: kubernetes\nmodes: [k8s-host, k8s-pod]\n"
-	const placements = "variants: [{name: same-node, node_placement: same-node}, {name: cross-node, node_placement: cross-node}]\n"
-	checkSpecCases(t, []specCase{
-		{"not a condition", k8s + "reference: k8s-host\nreference_per: [nodes]\n" + placements, `reference_per[0] "nodes": not a condition (use cores, `},
-		{"twice", k8s + "reference: k8s-host\nreference_per: [node_placement, node_placement]\n" + placements, `reference_per: "node_placement" is listed twice`},
-		{"no variants", k8s + "reference: k8s-host\nreference_per: [node_placement]\n", "reference_per: keeps a series' reference in its own variant; the spec sweeps no variants"},
-		{"a series", k8s + "reference: k8s-host/cross-node\nreference_per: [node_placement]\n" + placements, `reference_per: the reference "k8s-host/cross-node" is one series, every series'; name a mode (reference: k8s-host)`},
-		{"good", k8s + "reference: k8s-host\nreference_per: [node_placement]\n" + placements, ""},
+		{"unknown field", base + "kubernetes: {clusters: [{name: a, context: c, server: x}]}\n", `line 5: unknown field "kubernetes.clusters[0].server"`},
 	})
 }

@@ -1,4 +1,4 @@
-package spec
+package docker
 
 import (
 	"errors"
@@ -9,13 +9,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/cnperf/cnperf/internal/spec"
 )
 
-// Engines runs the docker driver on Docker Engines of other machines
-// : each lab host that carries endpoints is a machine whose
-// engine cnperf reaches at a URL; a host without endpoints (ping-pong's
-// siege) is the machine cnperf runs on. cnperf forms a swarm of them for
-// the overlay, or uses the one they form (swarm: join).
+// Engines is a spec's engines: section, which runs the driver on Docker
+// Engines of other machines: each lab host that carries endpoints is a
+// machine whose engine cnperf reaches at a URL; a host without endpoints
+// (ping-pong's siege) is the machine cnperf runs on. cnperf forms a swarm
+// of them for the overlay, or uses the one they form (swarm: join).
 type Engines struct {
 	// Hosts maps a lab host (siege, ping, pong; a placement's h1, h2) to
 	// its engine: tcp://HOST:PORT, ssh://[USER@]HOST[:PORT] or the name of
@@ -50,34 +52,34 @@ const maxTLSPath = 4096
 
 // The values of engines.swarm.
 const (
-	SwarmForm = "form"
-	SwarmJoin = "join"
+	swarmForm = "form"
+	swarmJoin = "join"
 )
 
-// MaxEngines bounds engines.hosts: a lab has at most 250 hosts.
-const MaxEngines = 250
+// maxEngines bounds engines.hosts: a lab has at most 250 hosts.
+const maxEngines = 250
 
 var (
 	engineHostRE = regexp.MustCompile(`^[a-z][a-z0-9]{0,9}$`)
 	contextRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}$`)
 )
 
-// checkEngines bounds engines: and refuses what only emulated hosts
-// allow. Whether each host with endpoints has an engine, and whether each
-// engine answers, is the driver's to say (docker.CheckEngines).
-func (s Spec) checkEngines() error {
-	e := s.Engines
-	if e == nil {
-		return nil
+// CheckSpec decodes and bounds engines: and refuses what only emulated
+// hosts allow, whichever driver the spec runs on. Whether each host with
+// endpoints has an engine, and whether each engine answers, Options says.
+func (Driver) CheckSpec(s spec.Spec) error {
+	e, err := spec.Decode[Engines](s.Engines, "engines")
+	if e == nil || err != nil {
+		return err
 	}
 	switch {
 	case len(e.Hosts) == 0:
 		return errors.New("engines.hosts: none; map each lab host with endpoints to tcp://HOST:PORT, ssh://[USER@]HOST[:PORT] or a docker context")
-	case len(e.Hosts) > MaxEngines:
-		return fmt.Errorf("engines.hosts: %d, more than %d", len(e.Hosts), MaxEngines)
-	case e.Swarm != "" && e.Swarm != SwarmForm && e.Swarm != SwarmJoin:
-		return fmt.Errorf("engines.swarm %q: want %s or %s", e.Swarm, SwarmForm, SwarmJoin)
-	case !slices.Equal(s.RunDrivers(), []string{"docker"}):
+	case len(e.Hosts) > maxEngines:
+		return fmt.Errorf("engines.hosts: %d, more than %d", len(e.Hosts), maxEngines)
+	case e.Swarm != "" && e.Swarm != swarmForm && e.Swarm != swarmJoin:
+		return fmt.Errorf("engines.swarm %q: want %s or %s", e.Swarm, swarmForm, swarmJoin)
+	case !slices.Equal(s.RunDrivers(), []string{Name}):
 		return fmt.Errorf("engines: only the docker driver runs on engines (driver: docker), not %s", strings.Join(s.RunDrivers(), ", "))
 	case !s.Conditions.Empty() || len(s.Variants) > 0:
 		return errors.New("engines: conditions and variants change the hosts, which are the engines' own machines: cnperf changes only hosts it emulates")
