@@ -14,7 +14,7 @@ import (
 // describeCilium reads the cluster's cilium-config ConfigMap in
 // kube-system: nil when there is none (not a Cilium cluster, or not
 // readable), and the version from its label or the cilium DaemonSet.
-func describeCilium(ctx context.Context, c *Cluster) *record.KubeCilium {
+func describeCilium(ctx context.Context, c *Conn) *record.KubeCilium {
 	cm := &corev1.ConfigMap{}
 	if err := c.get(ctx, c.core, "kube-system", "configmaps", "cilium-config", cm); err != nil {
 		return nil
@@ -63,7 +63,7 @@ func ciliumRecord(cm *corev1.ConfigMap) *record.KubeCilium {
 
 // ciliumDaemonSetVersion is the tag of the cilium DaemonSet's agent image
 // in kube-system, as Helm installs it ("" when there is none).
-func ciliumDaemonSetVersion(ctx context.Context, c *Cluster) (string, string) {
+func ciliumDaemonSetVersion(ctx context.Context, c *Conn) (string, string) {
 	cctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
 	b, err := c.core.Get().AbsPath("/apis/apps/v1/namespaces/kube-system/daemonsets/cilium").Do(cctx).Raw()

@@ -16,7 +16,7 @@ import (
 // lab's nodes (labelled as a test cluster of another machine's, so no
 // cgroups here), kube-system's agent pods, and, with metrics, their
 // pod metrics.
-func fakeMetricsAPI(t *testing.T, metrics bool) *Cluster {
+func fakeMetricsAPI(t *testing.T, metrics bool) *Conn {
 	t.Helper()
 	pods := map[string]string{ // selector → pods (name@node)
 		"k8s-app=cilium":     "cilium-a@n1,cilium-b@n2,cilium-c@n9",

@@ -21,7 +21,7 @@ var knownCNIs = []string{"calico", "cilium", "flannel", "weave", "canal", "antre
 // (kernel, kubelet, runtime, capacity, pod CIDRs), the CNI and
 // kube-proxy's mode as far as the cluster tells them; what it cannot read
 // stays empty rather than failing the lab.
-func describeCluster(ctx context.Context, c *Cluster, k *record.Kube, nodes []string) {
+func describeCluster(ctx context.Context, c *Conn, k *record.Kube, nodes []string) {
 	if v, err := c.Version(ctx); err == nil {
 		k.Version = v.GitVersion
 	}
@@ -55,7 +55,7 @@ var backendAnnotations = []string{"flannel.alpha.coreos.com/backend-type"}
 
 // cniBackend is the pod network's backend as the first used node that
 // says it names it ("" when none does).
-func cniBackend(ctx context.Context, c *Cluster, nodes []string) string {
+func cniBackend(ctx context.Context, c *Conn, nodes []string) string {
 	for _, name := range nodes {
 		n := &corev1.Node{}
 		if err := c.get(ctx, c.core, "", "nodes", name, n); err != nil {
@@ -119,7 +119,7 @@ var cniNamespaces = []string{"kube-system", "kube-flannel", "calico-system", "ci
 // nodes (its daemonset's); with none, "" (a cluster whose nodes carry a
 // plain CNI config, like the test cluster's bridge, says nothing through
 // the API).
-func findCNI(ctx context.Context, c *Cluster) (string, string) {
+func findCNI(ctx context.Context, c *Conn) (string, string) {
 	var found []string
 	for _, ns := range cniNamespaces {
 		list := &corev1.PodList{}
@@ -156,7 +156,7 @@ var cniAnnotations = map[string]string{
 
 // cniFromNodes names the pod network from what the nodes carry: the
 // cnperf.io/cni label, or an annotation a known network writes.
-func cniFromNodes(ctx context.Context, c *Cluster, nodes []string) (string, string) {
+func cniFromNodes(ctx context.Context, c *Conn, nodes []string) (string, string) {
 	for _, name := range nodes {
 		n := &corev1.Node{}
 		if err := c.get(ctx, c.core, "", "nodes", name, n); err != nil {
@@ -178,7 +178,7 @@ var modeRE = regexp.MustCompile(`(?m)^mode:\s*"?([a-z]*)"?`)
 
 // proxyMode reads kube-proxy's mode from its ConfigMap in kube-system (as
 // kubeadm writes it); "" when there is none or it says none.
-func proxyMode(ctx context.Context, c *Cluster) string {
+func proxyMode(ctx context.Context, c *Conn) string {
 	cm := &corev1.ConfigMap{}
 	if err := c.get(ctx, c.core, "kube-system", "configmaps", "kube-proxy", cm); err != nil {
 		return ""

@@ -29,7 +29,7 @@ const Exe = "/cnperf"
 // clients in them by exec and reports a pod that stopped running.
 type Runtime struct {
 	lab.BaseRuntime // nothing to record, no links that flap
-	c               *Cluster
+	c               *Conn
 	ns              string
 	pods            []*record.KubePod
 	// nodes are the nodes the lab's pods are on.

@@ -95,7 +95,7 @@ func clusterFamily(nodes []corev1.Node) string {
 // cluster whose pods have no IPv6 address: no node has an IPv6 pod CIDR
 // and no running pod an IPv6 pod IP (a CNI that allocates addresses
 // itself leaves the nodes' pod CIDRs empty).
-func checkIPv6(ctx context.Context, c *Cluster, field, cluster string) error {
+func checkIPv6(ctx context.Context, c *Conn, field, cluster string) error {
 	list := &corev1.NodeList{}
 	if err := c.list(ctx, c.core, "", "nodes", list); err != nil {
 		return fmt.Errorf("kubernetes: list nodes: %w", err)

@@ -498,7 +498,7 @@ func labelValue(s string) string {
 	return out
 }
 
-func createNamespace(ctx context.Context, c *Cluster, ns string, cfg lab.Config) error {
+func createNamespace(ctx context.Context, c *Conn, ns string, cfg lab.Config) error {
 	err := c.create(ctx, c.core, "", "namespaces", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: labelsOf(cfg)}},
 		&corev1.Namespace{})
 	if apierrors.IsAlreadyExists(err) {
@@ -512,7 +512,7 @@ func createNamespace(ctx context.Context, c *Cluster, ns string, cfg lab.Config)
 
 // deleteNamespace deletes a lab's namespace, only if it is that lab's
 // (labelled so), and waits up to two minutes for it to go.
-func deleteNamespace(ctx context.Context, c *Cluster, ns, labName string) error {
+func deleteNamespace(ctx context.Context, c *Conn, ns, labName string) error {
 	got := &corev1.Namespace{}
 	err := c.get(ctx, c.core, "", "namespaces", ns, got)
 	if apierrors.IsNotFound(err) {
@@ -542,7 +542,7 @@ func deleteNamespace(ctx context.Context, c *Cluster, ns, labName string) error 
 
 // cniName is the cluster's pod network as describeCluster finds it, over
 // all its nodes ("" when nothing says).
-func cniName(ctx context.Context, c *Cluster) string {
+func cniName(ctx context.Context, c *Conn) string {
 	if name, _ := findCNI(ctx, c); name != "" {
 		return name
 	}

@@ -33,7 +33,7 @@ const (
 type Build struct {
 	*lab.Build
 	ctx    context.Context
-	c      *Cluster
+	c      *Conn
 	ns     string
 	image  string
 	policy corev1.PullPolicy
@@ -336,7 +336,7 @@ func (b *Build) usedNodes() []string {
 // pickNodes maps the lab's hosts to nodes: the named ones, or the Ready,
 // schedulable, untainted ones, in name order. same-node puts every host on
 // the first; cross-node gives hosts the nodes in turn, which needs two.
-func pickNodes(ctx context.Context, c *Cluster, named []string, placement string, topo lab.Topology) (map[string]string, error) {
+func pickNodes(ctx context.Context, c *Conn, named []string, placement string, topo lab.Topology) (map[string]string, error) {
 	list := &corev1.NodeList{}
 	if err := c.list(ctx, c.core, "", "nodes", list); err != nil {
 		return nil, fmt.Errorf("kubernetes: list nodes: %w", err)

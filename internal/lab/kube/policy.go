@@ -449,7 +449,7 @@ func (s *syncWriter) String() string {
 // enforce policies is found by probing before any lab is built. The
 // namespace goes whatever happens. It returns the probe's result; an
 // error only when the probe could not be made.
-func PolicyCheck(ctx context.Context, c *Cluster, t Target, placement string) (record.PolicyProbe, error) {
+func PolicyCheck(ctx context.Context, c *Conn, t Target, placement string) (record.PolicyProbe, error) {
 	var none record.PolicyProbe
 	if t.Image == "" {
 		return none, errors.New("network_policy: probing the cluster's enforcement needs the workload image: give --image (`cnperf image save` writes one)")

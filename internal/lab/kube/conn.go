@@ -31,13 +31,13 @@ import (
 // apiTimeout bounds one call to the API server.
 const apiTimeout = 30 * time.Second
 
-// Cluster is a connection to a cluster: REST clients for the API groups a
+// Conn is a connection to a cluster: REST clients for the API groups a
 // lab uses (core, authorization, and networking for NetworkPolicies), the REST config exec needs, and what it was reached
 // by. It is built on client-go's REST layer and the API types only, not
 // client-go's clientset, whose every group's registration would make each
 // cnperf process (every server and client of every driver) start 80 ms
 // slower and 30 MB bigger.
-type Cluster struct {
+type Conn struct {
 	core, authz, netw *rest.RESTClient
 	params            runtime.ParameterCodec
 	REST              *rest.Config
@@ -49,7 +49,7 @@ type Cluster struct {
 // or the default loading rules ($KUBECONFIG, ~/.kube/config), or, with
 // neither file, the in-cluster config. It asks the server's version, so a
 // cluster that does not answer is said here, in one line.
-func Connect(t Target) (*Cluster, error) {
+func Connect(t Target) (*Conn, error) {
 	cfg, ctxName, err := restConfig(t)
 	if err != nil {
 		return nil, err
@@ -63,7 +63,7 @@ func Connect(t Target) (*Cluster, error) {
 		}
 	}
 	codecs := serializer.NewCodecFactory(scheme)
-	c := &Cluster{params: runtime.NewParameterCodec(scheme), REST: cfg, Server: cfg.Host, Context: ctxName}
+	c := &Conn{params: runtime.NewParameterCodec(scheme), REST: cfg, Server: cfg.Host, Context: ctxName}
 	for _, g := range []struct {
 		into *(*rest.RESTClient)
 		gv   schema.GroupVersion
@@ -88,7 +88,7 @@ func Connect(t Target) (*Cluster, error) {
 }
 
 // Version is the API server's version.
-func (c *Cluster) Version(ctx context.Context) (version.Info, error) {
+func (c *Conn) Version(ctx context.Context) (version.Info, error) {
 	var v version.Info
 	cctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
@@ -101,25 +101,25 @@ func (c *Cluster) Version(ctx context.Context) (version.Info, error) {
 
 // get, list, create and remove are the REST calls a lab makes, on a
 // group's client, in namespace ns ("" for cluster-scoped resources).
-func (c *Cluster) get(ctx context.Context, rc *rest.RESTClient, ns, resource, name string, into runtime.Object) error {
+func (c *Conn) get(ctx context.Context, rc *rest.RESTClient, ns, resource, name string, into runtime.Object) error {
 	cctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
 	return rc.Get().NamespaceIfScoped(ns, ns != "").Resource(resource).Name(name).Do(cctx).Into(into)
 }
 
-func (c *Cluster) list(ctx context.Context, rc *rest.RESTClient, ns, resource string, into runtime.Object) error {
+func (c *Conn) list(ctx context.Context, rc *rest.RESTClient, ns, resource string, into runtime.Object) error {
 	cctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
 	return rc.Get().NamespaceIfScoped(ns, ns != "").Resource(resource).Do(cctx).Into(into)
 }
 
-func (c *Cluster) create(ctx context.Context, rc *rest.RESTClient, ns, resource string, obj, into runtime.Object) error {
+func (c *Conn) create(ctx context.Context, rc *rest.RESTClient, ns, resource string, obj, into runtime.Object) error {
 	cctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
 	return rc.Post().NamespaceIfScoped(ns, ns != "").Resource(resource).Body(obj).Do(cctx).Into(into)
 }
 
-func (c *Cluster) remove(ctx context.Context, rc *rest.RESTClient, ns, resource, name string, opts *metav1.DeleteOptions) error {
+func (c *Conn) remove(ctx context.Context, rc *rest.RESTClient, ns, resource, name string, opts *metav1.DeleteOptions) error {
 	cctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
 	return rc.Delete().NamespaceIfScoped(ns, ns != "").Resource(resource).Name(name).Body(opts).Do(cctx).Error()
@@ -176,7 +176,7 @@ var needs = []need{
 
 // CheckAccess asks the API server whether the user may do everything a lab
 // in namespace ns needs, and names the first verb and resource it may not.
-func (c *Cluster) CheckAccess(ctx context.Context, ns string) error {
+func (c *Conn) CheckAccess(ctx context.Context, ns string) error {
 	for _, n := range needs {
 		attr := &authv1.ResourceAttributes{Verb: n.verb, Group: n.group, Resource: n.resource, Subresource: n.sub}
 		if n.namespaced {
@@ -325,7 +325,7 @@ func hasContext(t Target) error {
 // UID, made once when the cluster was created. A user who may not read it
 // gets the server's URL, which tells apart all but one cluster reached by
 // two names.
-func (c *Cluster) identity(ctx context.Context) (types.UID, error) {
+func (c *Conn) identity(ctx context.Context) (types.UID, error) {
 	ns := &corev1.Namespace{}
 	err := c.get(ctx, c.core, "", "namespaces", "kube-system", ns)
 	if apierrors.IsForbidden(err) {
