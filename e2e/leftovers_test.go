@@ -87,9 +87,14 @@ var labInPath = regexp.MustCompile(`cnperf/(?:docker/|state/|ovs/)?([a-z0-9][a-z
 // namespace, cgroup, engine state, process or mount of a lab that is
 // neither someone else's live lab nor older than the suite, and nothing of
 // cnperf's in the root namespace (cnperf never creates anything there).
-func assertNothingLeft(t *testing.T, bin string) {
+// The test clusters named in kept are up for later tests: judged as a live
+// lab of someone else's, since the test asking did not make them.
+func assertNothingLeft(t *testing.T, bin string, kept ...string) {
 	t.Helper()
 	live := liveForeign()
+	for _, n := range kept {
+		live[n] = true
+	}
 	judged := func(name string) bool { return !before[name] && !live[name] }
 	if infos, err := drivers.List(); err == nil {
 		for _, l := range infos {
@@ -166,8 +171,9 @@ func assertNothingLeft(t *testing.T, bin string) {
 		}
 	}
 	// Paths Docker uses whatever its flags say: those missing when the tests
-	// started must be missing again, once no engine of cnperf's runs.
-	if len(engLabs) == 0 {
+	// started must be missing again, once no engine of cnperf's runs (a
+	// test cluster's containerd uses /run/containerd too).
+	if len(engLabs) == 0 && len(kept) == 0 {
 		for _, p := range dockerDefaultsAbsent {
 			if _, err := os.Stat(p); err == nil {
 				t.Errorf("%s left by cnperf's Docker engines", p)
