@@ -8,25 +8,18 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/cnperf/cnperf/internal/testutil"
 )
 
-// TestKubeClusters runs one spec over two test clusters at once, the
-// bridge plugin's and Flannel's (one node each): every series of both
+// kubeClusters runs one spec over two test clusters at once, the bridge
+// plugin's and Flannel's (one node of each): every series of both
 // measures, each lab records the cluster it was on, and the cells
 // interleave between the clusters as between modes. Two targets that are
 // one cluster are refused (exit 2) before any namespace is made on it, and
 // so are test clusters that are not up, with the commands that bring them
 // up. Nothing is left on the clusters or the machine.
-func TestKubeClusters(t *testing.T) {
-	testutil.RequireRoot(t)
-	bin := testutil.Binary(t)
-	requireKube(t)
+func kubeClusters(t *testing.T, bin string, k *testClusters) {
 	requireBuilt(t, "scripts/flannel-build.sh", flanneld)
-	image, tar := saveImage(t, bin, fmt.Sprintf("mc%d", os.Getpid()%100000))
-	kc1, down1 := upCluster(t, bin, "mc1", 1, tar)
-	kc2, down2 := upCluster(t, bin, "mc2", 1, tar, "--cni", "flannel-vxlan")
+	kc1, kc2, image := k.get(t, bridgeCluster), k.get(t, flannelCluster), k.image
 
 	spec := fmt.Sprintf(`name: mc
 driver: kubernetes
@@ -36,7 +29,7 @@ kubernetes:
   image: "%s"
   image_pull_policy: Never
   clusters:
-    - {name: bridge, test_cluster: mc1, cni: bridge}
+    - {name: bridge, test_cluster: %s, cni: bridge}
     - {name: flannel, kubeconfig: "%s"}
 variants:
   - {cluster: bridge, node_placement: same-node}
@@ -44,7 +37,7 @@ variants:
 tests:
   - {workload: stream, duration: 1s, repetitions: 2}
   - {workload: rr, protocol: tcp, duration: 1s, repetitions: 2}
-`, image, kc2)
+`, image, clusterName(bridgeCluster), kc2)
 	dir := filepath.Join(t.TempDir(), "run")
 	start := time.Now()
 	out, err := exec.Command(bin, "run", writeSpec(t, spec), "-o", dir).CombinedOutput()
@@ -110,7 +103,10 @@ tests:
 		}
 	})
 	t.Run("not up", func(t *testing.T) {
-		notUp := strings.Replace(spec, `test_cluster: mc1`, `test_cluster: mcabsent`, 1)
+		notUp := strings.Replace(spec, `test_cluster: `+clusterName(bridgeCluster), `test_cluster: mcabsent`, 1)
+		if notUp == spec {
+			t.Fatal("spec not rewritten")
+		}
 		out, err := exec.Command(bin, "run", writeSpec(t, notUp), "-o", filepath.Join(t.TempDir(), "run")).CombinedOutput()
 		want := "bring it up with: cnperf cluster up mcabsent --nodes 1 --cni bridge"
 		if code := exitCode(err); code != 2 || !strings.Contains(string(out), want) {
@@ -125,7 +121,5 @@ tests:
 			t.Errorf("cni-compare without its clusters: exit %d, want 2 and one line saying %q:\n%s", code, want, out)
 		}
 	})
-	down1()
-	down2()
-	assertNothingLeft(t, bin)
+	k.assertNothingLeft(t)
 }

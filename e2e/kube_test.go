@@ -55,16 +55,39 @@ func kubectl(t *testing.T, kubeconfig string, args ...string) string {
 	return string(out)
 }
 
-// TestKubernetesDriver runs ping-pong and stream on the four Kubernetes
-// modes, same node and across nodes, on a real Kubernetes (the test
-// cluster): every series measures, run.json names the nodes and the CNI,
-// and nothing is left on the cluster or the machine. Bad input is refused
-// before anything is made, and an image the nodes cannot get fails the lab
-// within a minute, leaving nothing.
-func TestKubernetesDriver(t *testing.T) {
+// TestKube runs the kubernetes driver's tests on real Kubernetes test
+// clusters, each kind of cluster brought up once for the subtests that can
+// share it and taken down (checked gone) once the last of them ran: the
+// bridge plugin's, Flannel's, Cilium's and a dual-stack one. Each subtest
+// leaves nothing on its clusters or the machine, and neither does the
+// test once its clusters are down.
+func TestKube(t *testing.T) {
 	testutil.RequireRoot(t)
 	bin := testutil.Binary(t)
-	kc, image, down := testCluster(t, bin)
+	k := newTestClusters(t, bin)
+	t.Run("driver", func(t *testing.T) { kubeDriver(t, bin, k) })
+	t.Run("policy not enforced", func(t *testing.T) { kubePolicyNotEnforced(t, bin, k) })
+	t.Run("flannel", func(t *testing.T) { kubeFlannel(t, bin, k) })
+	t.Run("clusters", func(t *testing.T) { kubeClusters(t, bin, k) })
+	k.done(bridgeCluster)
+	k.done(flannelCluster)
+	t.Run("dual stack", func(t *testing.T) { kubeDualStack(t, bin, k) })
+	k.done(dualCluster)
+	t.Run("cilium", func(t *testing.T) { kubeCilium(t, bin, k) })
+	t.Run("policy cilium", func(t *testing.T) { kubePolicyCilium(t, bin, k) })
+	k.done(ciliumCluster)
+	assertNothingLeft(t, bin)
+}
+
+// kubeDriver runs ping-pong and stream on the four Kubernetes modes, same
+// node and across nodes, on the bridge plugin's test cluster: every series
+// measures, run.json names the nodes and the CNI, the socket run records
+// the nodes' daemons (bridgeDaemons), and nothing is left on the cluster
+// or the machine. Bad input is refused before anything is
+// made, and an image the nodes cannot get fails the lab within a minute,
+// leaving nothing.
+func kubeDriver(t *testing.T, bin string, k *testClusters) {
+	kc, image := k.get(t, bridgeCluster), k.image
 	head := fmt.Sprintf(`driver: kubernetes
 modes: [k8s-host, k8s-pod, k8s-service, k8s-nodeport]
 reference: k8s-host
@@ -118,6 +141,9 @@ kubernetes: {image: "%s", image_pull_policy: Never}
 					t.Errorf("series %s measured nothing (results of every cell: %v)", mm.Mode, measured)
 				}
 			}
+			if r.name == "stream" {
+				bridgeDaemons(t, bin, dir, m, string(out))
+			}
 			assertNoLabsOn(t, kc)
 		})
 	}
@@ -140,22 +166,18 @@ kubernetes: {image: "%s", image_pull_policy: Never}
 		}
 		assertNoLabsOn(t, kc)
 	})
-	down()
-	assertNothingLeft(t, bin)
+	k.assertNothingLeft(t)
 }
 
-// TestKubeFlannel runs the socket workloads on k8s-pod and k8s-service,
+// kubeFlannel runs the socket workloads on k8s-pod and k8s-service,
 // same node and across nodes, on a test cluster whose pods are on real
 // Flannel (VXLAN, flanneld per node with the Kubernetes subnet manager)
 // and whose kube-proxy runs in nftables mode: run.json names Flannel, its
 // backend and the pods' MTU, and kube-proxy's mode, as the cluster says
 // them; nothing is left on the cluster or the machine.
-func TestKubeFlannel(t *testing.T) {
-	testutil.RequireRoot(t)
-	bin := testutil.Binary(t)
+func kubeFlannel(t *testing.T, bin string, k *testClusters) {
 	requireBuilt(t, "scripts/flannel-build.sh", flanneld)
-	kc, image, down := testCluster(t, bin, "--cni", "flannel-vxlan", "--kube-proxy", "nftables")
-	m := runCNISockets(t, bin, "k8sfl", kc, image)
+	m := runCNISockets(t, bin, "k8sfl", k.get(t, flannelCluster), k.image)
 	for _, mm := range m.Modes {
 		k := mm.Lab.Kube
 		if k == nil || k.CNI != "flannel" || k.CNIBackend != "vxlan" || k.PodMTU != 1450 || k.ProxyMode != "nftables" {
@@ -174,48 +196,25 @@ func TestKubeFlannel(t *testing.T) {
 			t.Errorf("cell %d: the CNI agent is %v, want flanneld", c.Index, a.Names)
 		}
 	}
-	assertNoLabsOn(t, kc)
-	down()
-	assertNothingLeft(t, bin)
+	k.assertNothingLeft(t)
 }
 
-// TestKubeNodeDaemons runs stream and rr on a one-node test cluster with
-// the bridge CNI: each cell records what kube-proxy, the kubelet and
-// containerd spent on the node during it, read from their cgroups, and
-// the summary and the report show kube-proxy's CPU per GB beside the
-// workload's own.
-func TestKubeNodeDaemons(t *testing.T) {
-	testutil.RequireRoot(t)
-	bin := testutil.Binary(t)
-	kc, image, down := testCluster(t, bin, "--nodes", "1")
-	spec := fmt.Sprintf(`name: k8sspend
-driver: kubernetes
-modes: [k8s-host, k8s-pod]
-reference: k8s-host
-variants:
-  - {name: same-node, node_placement: same-node}
-kubernetes: {image: "%s", image_pull_policy: Never}
-tests:
-  - {workload: stream, duration: 1s}
-  - {workload: rr, protocol: tcp, duration: 1s}
-`, image)
-	dir := filepath.Join(t.TempDir(), "run")
-	out, err := exec.Command(bin, "run", writeSpec(t, spec), "--kubeconfig", kc, "-o", dir).CombinedOutput()
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, lastLines(string(out), 40))
+// bridgeDaemons checks what the bridge plugin's cluster's nodes spent
+// during the socket run in dir (run.json m): each cell records what
+// kube-proxy, the kubelet and containerd spent on the nodes its series ran
+// on, read from their cgroups, and no CNI agent (the bridge plugin has
+// none); the summary and the report show kube-proxy's CPU per GB beside
+// the workload's own.
+func bridgeDaemons(t *testing.T, bin, dir string, m record.Meta, out string) {
+	t.Helper()
+	if strings.Contains(out, "not available") {
+		t.Errorf("the run says the daemons cannot be read:\n%s", lastLines(out, 20))
 	}
-	if strings.Contains(string(out), "not available") {
-		t.Errorf("the run says the daemons cannot be read:\n%s", lastLines(string(out), 20))
-	}
-	m := readMeta(t, dir)
-	if m.Status != "complete" || len(m.Modes) != 2 {
-		t.Fatalf("status %s, %d series, want complete and 2", m.Status, len(m.Modes))
-	}
-	one := map[string]int{}
+	nodes := map[string]int{}
 	for _, mm := range m.Modes {
-		one[mm.Mode] = 1
+		nodes[mm.Mode] = len(mm.Lab.Kube.Nodes)
 	}
-	assertDaemonsRecorded(t, m, one, record.DaemonKubeProxy, record.DaemonKubelet, record.DaemonContainerd)
+	assertDaemonsRecorded(t, m, nodes, record.DaemonKubeProxy, record.DaemonKubelet, record.DaemonContainerd)
 	for _, c := range m.Cells {
 		if _, ok := c.Daemons[record.DaemonCNIAgent]; ok {
 			t.Errorf("cell %d: a CNI agent recorded on the bridge plugin, which has none: %+v", c.Index, c.Daemons)
@@ -232,7 +231,6 @@ tests:
 	} else if b, err := os.ReadFile(filepath.Join(tables, "tab-daemons.csv")); err != nil || !strings.Contains(string(b), "kube-proxy") {
 		t.Errorf("report: the node daemons' table: %v\n%s", err, b)
 	}
-	down() // checks that nothing of the cluster is left
 }
 
 // assertDaemonsRecorded checks that every finished cell of a run on the
@@ -302,19 +300,16 @@ func measuredBySeries(t *testing.T, dir string) map[string]int {
 	return out
 }
 
-// TestKubeCilium runs the socket workloads on k8s-pod and k8s-service,
+// kubeCilium runs the socket workloads on k8s-pod and k8s-service,
 // same node and across nodes, on a test cluster whose pods are on real
 // Cilium (VXLAN tunnel, an agent per node) without kube-proxy (Cilium's
 // kube-proxy replacement balances the Service): run.json names Cilium, its
 // version, routing mode, tunnel protocol, kube-proxy replacement and the
 // features turned off with why, as the cluster's cilium-config says them;
 // nothing is left on the cluster or the machine.
-func TestKubeCilium(t *testing.T) {
-	testutil.RequireRoot(t)
-	bin := testutil.Binary(t)
+func kubeCilium(t *testing.T, bin string, k *testClusters) {
 	requireBuilt(t, "scripts/cilium-build.sh", ciliumAgent)
-	kc, image, down := testCluster(t, bin, "--cni", "cilium-vxlan", "--kube-proxy", "none")
-	m := runCNISockets(t, bin, "k8scil", kc, image)
+	m := runCNISockets(t, bin, "k8scil", k.get(t, ciliumCluster), k.image)
 	for _, mm := range m.Modes {
 		k := mm.Lab.Kube
 		if k == nil || k.CNI != "cilium" || k.CNIBackend != "vxlan" || k.PodMTU == 0 || k.ProxyMode != "" || k.Cilium == nil {
@@ -327,15 +322,13 @@ func TestKubeCilium(t *testing.T) {
 			t.Errorf("series %s: run.json's Cilium %+v, want 1.20.2, tunnel vxlan, kube-proxy replacement, IPAM kubernetes, L7 proxy and bandwidth manager off with why", mm.Mode, c)
 		}
 	}
-	assertNoLabsOn(t, kc)
-	down()
-	assertNothingLeft(t, bin)
+	k.assertNothingLeft(t)
 }
 
 // runCNISockets runs the socket workloads (stream and rr, 1 s each) on
 // k8s-pod and k8s-service, same node and across nodes, on the cluster at
-// kc, and returns the run's directory and its run.json, complete with its
-// four series, each of which measured.
+// kc, and returns the run's run.json, complete with its four series, each
+// of which measured, and nothing of the run left on the cluster.
 func runCNISockets(t *testing.T, bin, name, kc, image string) record.Meta {
 	t.Helper()
 	spec := fmt.Sprintf(`name: %s
@@ -366,5 +359,6 @@ tests:
 			t.Errorf("series %s measured nothing (results of every cell: %v)", mm.Mode, measured)
 		}
 	}
+	assertNoLabsOn(t, kc)
 	return m
 }

@@ -12,20 +12,17 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/record"
-	"github.com/cnperf/cnperf/internal/testutil"
 )
 
-// TestKubeDualStack brings up a dual-stack test cluster (bridge CNI, two
-// nodes) and runs stream and rr (tcp, crr) on the four Kubernetes modes
+// kubeDualStack runs, on the dual-stack test cluster (bridge CNI, two
+// nodes), stream and rr (tcp, crr) on the four Kubernetes modes
 // with ip_family ipv6 and dual: every series measures, each dialling the
 // pods', Services' and nodes' IPv6 addresses as run.json records them,
 // the servers on [::]; run.json says the cluster is dual; a policy with
 // IPv6 is refused in one line before anything is made; nothing is left on
 // the cluster or the machine.
-func TestKubeDualStack(t *testing.T) {
-	testutil.RequireRoot(t)
-	bin := testutil.Binary(t)
-	kc, image, down := namedTestCluster(t, bin, "k6a", 2, "--ip-family", "dual")
+func kubeDualStack(t *testing.T, bin string, k *testClusters) {
+	kc, image := k.get(t, dualCluster), k.image
 	// The nodes: a pod CIDR and an InternalIP of each family.
 	nodes := kubectl(t, kc, "get", "nodes", "-o", `jsonpath={range .items[*]}{.metadata.name} {.spec.podCIDRs} {.status.addresses[*].address}{"\n"}{end}`)
 	for _, want := range []string{"2001:2:0:8101::/64", "2001:2:0:8102::/64", "2001:2::2", "2001:2::3", "198.18.65.0/24", "198.18.0.2"} {
@@ -124,6 +121,5 @@ tests:
 		t.Errorf("ipv6 with a policy: exit %d, want 2 in one line:\n%s", code, lastLines(string(out), 5))
 	}
 	assertNoLabsOn(t, kc)
-	down()
-	assertNothingLeft(t, bin)
+	k.assertNothingLeft(t)
 }

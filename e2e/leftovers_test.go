@@ -87,9 +87,14 @@ var labInPath = regexp.MustCompile(`cnperf/(?:docker/|state/|ovs/)?([a-z0-9][a-z
 // namespace, cgroup, engine state, process or mount of a lab that is
 // neither someone else's live lab nor older than the suite, and nothing of
 // cnperf's in the root namespace (cnperf never creates anything there).
-func assertNothingLeft(t *testing.T, bin string) {
+// The test clusters named in kept are up for later tests: judged as a live
+// lab of someone else's, since the test asking did not make them.
+func assertNothingLeft(t *testing.T, bin string, kept ...string) {
 	t.Helper()
 	live := liveForeign()
+	for _, n := range kept {
+		live[n] = true
+	}
 	judged := func(name string) bool { return !before[name] && !live[name] }
 	if infos, err := drivers.List(); err == nil {
 		for _, l := range infos {
@@ -134,13 +139,20 @@ func assertNothingLeft(t *testing.T, bin string) {
 		}
 	}
 	// A path of cnperf's names its lab; one that names none is judged only
-	// when no one else's lab is live.
+	// when no one else's lab is live, and one that names a lab not judged
+	// (a test cluster's daemon names the build's cache and its cluster) is
+	// that lab's.
 	judgedPath := func(s string) bool {
-		m := labInPath.FindStringSubmatch(s)
-		if m == nil {
+		ms := labInPath.FindAllStringSubmatch(s, -1)
+		if ms == nil {
 			return len(live) == 0
 		}
-		return judged(m[1])
+		for _, m := range ms {
+			if !judged(m[1]) {
+				return false
+			}
+		}
+		return true
 	}
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range procs {
@@ -166,8 +178,9 @@ func assertNothingLeft(t *testing.T, bin string) {
 		}
 	}
 	// Paths Docker uses whatever its flags say: those missing when the tests
-	// started must be missing again, once no engine of cnperf's runs.
-	if len(engLabs) == 0 {
+	// started must be missing again, once no engine of cnperf's runs (a
+	// test cluster's containerd uses /run/containerd too).
+	if len(engLabs) == 0 && len(kept) == 0 {
 		for _, p := range dockerDefaultsAbsent {
 			if _, err := os.Stat(p); err == nil {
 				t.Errorf("%s left by cnperf's Docker engines", p)
@@ -177,21 +190,23 @@ func assertNothingLeft(t *testing.T, bin string) {
 }
 
 // TestLabInPath: a path names its lab wherever cnperf keeps a lab's files,
-// so that another run's live processes are never taken for this suite's.
+// so that another run's live processes are never taken for this suite's;
+// a test cluster's daemon names the build's cache and its cluster.
 func TestLabInPath(t *testing.T) {
-	for _, tc := range []struct{ path, lab string }{
+	for _, tc := range []struct{ path, labs string }{
 		{"/run/cnperf/docker/e2e_a1/dockerd.sock", "e2e_a1"},
 		{"--stats /run/cnperf/state/rmihh_bare_cf36/zones/delayline.json", "rmihh_bare_cf36"},
 		{"/run/cnperf/ovs/lab1/h1/db.sock", "lab1"},
 		{"0::/cnperf/e2e_b2/server", "e2e_b2"},
+		{"/var/cache/cnperf/k8s/v1.34.4/bin/kubelet --root-dir /run/cnperf/state/e1b/cluster/node1/kubelet", "k8s e1b"},
 		{"/usr/bin/true", ""},
 	} {
-		got := ""
-		if m := labInPath.FindStringSubmatch(tc.path); m != nil {
-			got = m[1]
+		var got []string
+		for _, m := range labInPath.FindAllStringSubmatch(tc.path, -1) {
+			got = append(got, m[1])
 		}
-		if got != tc.lab {
-			t.Errorf("labInPath(%q) = %q, want %q", tc.path, got, tc.lab)
+		if strings.Join(got, " ") != tc.labs {
+			t.Errorf("labInPath(%q) finds %q, want %q", tc.path, got, tc.labs)
 		}
 	}
 }

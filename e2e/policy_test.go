@@ -7,20 +7,16 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/cnperf/cnperf/internal/testutil"
 )
 
-// TestKubePolicyNotEnforced: on a one-node test cluster whose pods are on
-// the bridge plugin, which enforces no NetworkPolicy, a spec asking for a
+// kubePolicyNotEnforced: on the test cluster whose pods are on the
+// bridge plugin, which enforces no NetworkPolicy, a spec asking for a
 // policy is refused in one line saying "not enforced", with exit 2 and
 // nothing left on the cluster; the policy check (network_policy: probe)
 // runs and records the lab's probe as not enforced, and the summary says
 // so.
-func TestKubePolicyNotEnforced(t *testing.T) {
-	testutil.RequireRoot(t)
-	bin := testutil.Binary(t)
-	kc, image, down := namedTestCluster(t, bin, "pol1", 1)
+func kubePolicyNotEnforced(t *testing.T, bin string, k *testClusters) {
+	kc, image := k.get(t, bridgeCluster), k.image
 	head := fmt.Sprintf(`driver: kubernetes
 modes: [k8s-pod]
 reference: k8s-pod
@@ -75,21 +71,18 @@ tests:
 		t.Errorf("summary: %v, want it to say the check found policies not enforced:\n%s", err, sum)
 	}
 	leftOnCluster()
-	down()
-	assertNothingLeft(t, bin)
+	k.assertNothingLeft(t)
 }
 
-// TestKubePolicyCilium measures the policy-cost curve on a two-node test
-// cluster whose pods are on Cilium (VXLAN): no policy, one allow rule, and
+// kubePolicyCilium measures the policy-cost curve on the two-node test
+// cluster whose pods are on Cilium (VXLAN, its kube-proxy replacement): no policy, one allow rule, and
 // policies of 10, 100 and 1000 rules of which one matches, each its own
 // series; every series measures, each lab with a policy records the
 // policy and the times a deny policy took to be enforced and lifted, and
 // the summary shows them.
-func TestKubePolicyCilium(t *testing.T) {
-	testutil.RequireRoot(t)
-	bin := testutil.Binary(t)
+func kubePolicyCilium(t *testing.T, bin string, k *testClusters) {
 	requireBuilt(t, "scripts/cilium-build.sh", ciliumAgent)
-	kc, image, down := namedTestCluster(t, bin, "pol2", 2, "--cni", "cilium-vxlan")
+	kc, image := k.get(t, ciliumCluster), k.image
 	spec := fmt.Sprintf(`name: polcil
 driver: kubernetes
 modes: [k8s-pod]
@@ -150,6 +143,5 @@ tests:
 	}
 	t.Logf("summary:\n%s", sum)
 	assertNoLabsOn(t, kc)
-	down()
-	assertNothingLeft(t, bin)
+	k.assertNothingLeft(t)
 }
