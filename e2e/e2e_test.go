@@ -218,7 +218,7 @@ func TestInterruptedRunKeepsSamplesAndCleansUp(t *testing.T) {
 // labsOf returns the labs on the machine whose owner is the process pid.
 func labsOf(t *testing.T, pid int) map[string]bool {
 	t.Helper()
-	infos, err := drivers.List()
+	infos, err := drivers.Catalog().List()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,6 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/docker/engine"
 	"github.com/cnperf/cnperf/internal/lab/drivers"
-	"github.com/cnperf/cnperf/internal/lab/modes"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/lab/owner"
 	"github.com/cnperf/cnperf/internal/record"
@@ -37,7 +36,7 @@ const enginePort = 2375
 // engines' URLs by host, and siege's namespace.
 func machines(t *testing.T, name string) (map[string]string, string) {
 	t.Helper()
-	bare, err := modes.Lookup("bare")
+	bare, err := drivers.Catalog().Mode("bare")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,13 +44,13 @@ func machines(t *testing.T, name string) (map[string]string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := drivers.Up(lab.Config{Name: name, Mode: bare, Port: 9, Owner: self,
+	l, err := drivers.Catalog().Up(lab.Config{Name: name, Mode: bare, Port: 9, Owner: self,
 		Topology: lab.ClientServers([]string{"siege", "ping", "pong"}, false)})
 	if err != nil {
 		t.Fatalf("machines: %v", err)
 	}
 	t.Cleanup(func() {
-		if err := firstErr(engine.Remove(name), drivers.Down(name)); err != nil {
+		if err := firstErr(engine.Remove(name), drivers.Catalog().Down(name)); err != nil {
 			t.Errorf("remove the machines: %v", err)
 		}
 	})

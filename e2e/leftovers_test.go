@@ -41,7 +41,7 @@ var dockerDefaultsAbsent = func() []string {
 
 func labsNow() map[string]bool {
 	names := map[string]bool{}
-	if infos, err := drivers.List(); err == nil {
+	if infos, err := drivers.Catalog().List(); err == nil {
 		for _, l := range infos {
 			names[l.Name] = true
 		}
@@ -63,7 +63,7 @@ func labsNow() map[string]bool {
 func liveForeign() map[string]bool {
 	live := map[string]bool{}
 	self := os.Getpid()
-	if infos, err := drivers.List(); err == nil {
+	if infos, err := drivers.Catalog().List(); err == nil {
 		for _, l := range infos {
 			if l.Owner.IsNone() && !strings.HasPrefix(l.Name, "e2e") || !l.Owner.IsNone() && l.Owner.PID != self && !l.Owner.Gone() {
 				live[l.Name] = true
@@ -96,7 +96,7 @@ func assertNothingLeft(t *testing.T, bin string, kept ...string) {
 		live[n] = true
 	}
 	judged := func(name string) bool { return !before[name] && !live[name] }
-	if infos, err := drivers.List(); err == nil {
+	if infos, err := drivers.Catalog().List(); err == nil {
 		for _, l := range infos {
 			if judged(l.Name) {
 				t.Errorf("lab %s left: namespaces %v", l.Name, l.Namespaces)

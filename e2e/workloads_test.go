@@ -13,7 +13,6 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/drivers"
-	"github.com/cnperf/cnperf/internal/lab/modes"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/lab/owner"
 	"github.com/cnperf/cnperf/internal/lab/process"
@@ -86,18 +85,18 @@ func TestSocketWorkloadsAcrossModes(t *testing.T) {
 	bin := testutil.Binary(t)
 	for _, mode := range []string{"bare", "overlay"} {
 		t.Run(mode, func(t *testing.T) {
-			m, _ := modes.Lookup(mode)
+			m, _ := drivers.Catalog().Mode(mode)
 			name := "wl" + fmt.Sprint(time.Now().UnixNano()%10000) + "_" + mode
 			self, err := owner.Self()
 			if err != nil {
 				t.Fatal(err)
 			}
-			l, err := drivers.Up(lab.Config{Name: name, Mode: m, Topology: lab.ClientServers([]string{"ext", "client", "server"}, false), Port: 5201, Owner: self})
+			l, err := drivers.Catalog().Up(lab.Config{Name: name, Mode: m, Topology: lab.ClientServers([]string{"ext", "client", "server"}, false), Port: 5201, Owner: self})
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() {
-				_ = drivers.Down(name)
+				_ = drivers.Catalog().Down(name)
 			})
 			srv, _ := l.Endpoint("server")
 			cli, _ := l.Endpoint("client")

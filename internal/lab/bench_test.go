@@ -10,7 +10,6 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/drivers"
-	"github.com/cnperf/cnperf/internal/lab/modes"
 	"github.com/cnperf/cnperf/internal/testutil"
 )
 
@@ -34,7 +33,7 @@ func BenchmarkUpDown(b *testing.B) {
 			{"hosts=10", 10, 1}, {"hosts=100", 100, 1}, {"hosts=250", 250, 1},
 		} {
 			b.Run(mode+"/"+shape.name, func(b *testing.B) {
-				m, err := modes.Lookup(mode)
+				m, err := drivers.Catalog().Mode(mode)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -45,13 +44,13 @@ func BenchmarkUpDown(b *testing.B) {
 				for range b.N {
 					before := liveNetns()
 					start := time.Now()
-					_, err := drivers.Up(lab.Config{Name: name, Mode: m, Topology: topo, Port: 7000})
+					_, err := drivers.Catalog().Up(lab.Config{Name: name, Mode: m, Topology: topo, Port: 7000})
 					up += time.Since(start)
 					if err != nil {
 						b.Fatal(err)
 					}
 					start = time.Now()
-					if err := drivers.Down(name); err != nil {
+					if err := drivers.Catalog().Down(name); err != nil {
 						b.Fatal(err)
 					}
 					down += time.Since(start)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/drivers"
-	"github.com/cnperf/cnperf/internal/lab/modes"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/testutil"
 )
@@ -105,7 +104,7 @@ func TestFanOut(t *testing.T) {
 		name    string
 		clients []int
 	}{{"one_host", []int{fanOutClients}}, {"two_hosts", []int{fanOutClients / 2, fanOutClients / 2}}} {
-		for _, m := range modes.Netns() {
+		for _, m := range netnsModes() {
 			if m.Name() == "links" && len(shape.clients) > 1 {
 				continue // links do not cross hosts (TestModesReachability)
 			}
@@ -113,13 +112,13 @@ func TestFanOut(t *testing.T) {
 				testutil.SkipUnlessNeeds(t, m)
 				name := "tfan" + fmt.Sprint(len(shape.clients)) + "_" + strings.ReplaceAll(m.Name(), "-", "_")
 				topo := fanOut(shape.clients...)
-				l, err := drivers.Up(lab.Config{Name: name, Mode: m, Topology: topo, Port: port,
+				l, err := drivers.Catalog().Up(lab.Config{Name: name, Mode: m, Topology: topo, Port: port,
 					Publish: []lab.Port{{Number: port + 1, Protocol: "udp"}}, Exe: testutil.Binary(t)})
 				if err != nil {
 					t.Fatalf("lab up: %v", err)
 				}
 				t.Cleanup(func() {
-					if err := drivers.Down(name); err != nil {
+					if err := drivers.Catalog().Down(name); err != nil {
 						t.Errorf("lab down: %v", err)
 					}
 					if left, _ := namespace.List(lab.Prefix + name + "-"); len(left) > 0 {

@@ -17,6 +17,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/lab/modes"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
+	"github.com/cnperf/cnperf/internal/lab/netns"
 	"github.com/cnperf/cnperf/internal/lab/process"
 	"github.com/cnperf/cnperf/internal/spec/conditions"
 	"github.com/cnperf/cnperf/internal/testutil"
@@ -81,7 +82,7 @@ func linkMTU(t *testing.T, ns, link string) int {
 func TestModesReachability(t *testing.T) {
 	testutil.RequireRoot(t)
 	const port = 8080
-	for _, m := range modes.Netns() {
+	for _, m := range netnsModes() {
 		t.Run(m.Name(), func(t *testing.T) {
 			testutil.SkipUnlessNeeds(t, m)
 			name := "t" + fmt.Sprint(time.Now().UnixNano()%100000) + "_" + strings.ReplaceAll(m.Name(), "-", "_")
@@ -89,18 +90,18 @@ func TestModesReachability(t *testing.T) {
 			if m.Name() == "links" {
 				// Links do not cross hosts: refused across two, built
 				// with ping and pong on one.
-				_, err := drivers.Up(lab.Config{Name: name, Mode: m, Topology: topo, Port: port})
+				_, err := drivers.Catalog().Up(lab.Config{Name: name, Mode: m, Topology: topo, Port: port})
 				if err == nil || !strings.Contains(err.Error(), "containers on one host") {
 					t.Errorf("links across hosts: err = %v, want a refusal", err)
 				}
 				topo = lab.Topology{Hosts: []lab.HostSpec{{Name: "siege"}, {Name: "ping", Endpoints: []lab.EndpointSpec{{Role: "ping"}, {Role: "pong"}}}}}
 			}
-			l, err := drivers.Up(lab.Config{Name: name, Mode: m, Topology: topo, Port: port, Exe: testutil.Binary(t)})
+			l, err := drivers.Catalog().Up(lab.Config{Name: name, Mode: m, Topology: topo, Port: port, Exe: testutil.Binary(t)})
 			if err != nil {
 				t.Fatalf("lab up: %v", err)
 			}
 			t.Cleanup(func() {
-				if err := drivers.Down(name); err != nil {
+				if err := drivers.Catalog().Down(name); err != nil {
 					t.Errorf("lab down: %v", err)
 				}
 				if left, _ := namespace.List(lab.Prefix + name + "-"); len(left) > 0 {
@@ -161,7 +162,7 @@ func TestModesReachability(t *testing.T) {
 					t.Errorf("overlay internal address %s is not on the overlay subnet", pong.Internal)
 				}
 			}
-			infos, err := drivers.List()
+			infos, err := drivers.Catalog().List()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -183,7 +184,7 @@ func TestModesReachability(t *testing.T) {
 
 func TestUpRejectsBadInputAndLeavesNothing(t *testing.T) {
 	testutil.RequireRoot(t)
-	m, _ := modes.Lookup("bare")
+	m, _ := drivers.Catalog().Mode("bare")
 	crowded := lab.OneHost("s")
 	for i := range lab.MaxPerHost + 1 {
 		crowded.Hosts[0].Endpoints = append(crowded.Hosts[0].Endpoints, lab.EndpointSpec{Role: fmt.Sprintf("c%d", i)})
@@ -206,7 +207,7 @@ func TestUpRejectsBadInputAndLeavesNothing(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := drivers.Up(c.cfg)
+			_, err := drivers.Catalog().Up(c.cfg)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v, want it to mention %q", err, c.want)
 			}
@@ -219,17 +220,17 @@ func TestUpRejectsBadInputAndLeavesNothing(t *testing.T) {
 
 func TestDownIsIdempotent(t *testing.T) {
 	testutil.RequireRoot(t)
-	m, _ := modes.Lookup("bridge")
+	m, _ := drivers.Catalog().Mode("bridge")
 	name := "tidem"
 	cfg := lab.Config{Name: name, Mode: m, Topology: lab.ClientServers([]string{"c", "s"}, false), Port: 9000}
-	if _, err := drivers.Up(cfg); err != nil {
+	if _, err := drivers.Catalog().Up(cfg); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := drivers.Up(cfg); err == nil || !strings.Contains(err.Error(), "already exists") {
+	if _, err := drivers.Catalog().Up(cfg); err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Errorf("second up: err = %v, want 'already exists'", err)
 	}
 	for i := 0; i < 2; i++ {
-		if err := drivers.Down(name); err != nil {
+		if err := drivers.Catalog().Down(name); err != nil {
 			t.Fatalf("down #%d: %v", i+1, err)
 		}
 	}
@@ -244,7 +245,7 @@ func TestDownIsIdempotent(t *testing.T) {
 // port: through DNAT and masquerade in bridge mode, across VXLAN in overlay.
 func TestPeersWithPublishedUDP(t *testing.T) {
 	testutil.RequireRoot(t)
-	for _, m := range modes.Netns() {
+	for _, m := range netnsModes() {
 		name := m.Name()
 		t.Run(name, func(t *testing.T) {
 			testutil.SkipUnlessNeeds(t, m)
@@ -253,13 +254,13 @@ func TestPeersWithPublishedUDP(t *testing.T) {
 			if name == "links" {
 				topo = lab.OneHost("s", "c", "s") // links do not cross hosts
 			}
-			l, err := drivers.Up(lab.Config{Name: labName, Mode: m, Topology: topo, Port: 9100,
+			l, err := drivers.Catalog().Up(lab.Config{Name: labName, Mode: m, Topology: topo, Port: 9100,
 				Publish: []lab.Port{{Number: 9101, Protocol: "udp"}}, Exe: testutil.Binary(t)})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer func() {
-				if err := drivers.Down(labName); err != nil {
+				if err := drivers.Catalog().Down(labName); err != nil {
 					t.Error(err)
 				}
 			}()
@@ -399,15 +400,15 @@ func TestCoresCondition(t *testing.T) {
 	if runtime.NumCPU() < 2 {
 		t.Skip("needs 2 CPUs")
 	}
-	m, _ := modes.Lookup("overlay-userspace")
+	m, _ := drivers.Catalog().Mode("overlay-userspace")
 	name := "tcores"
 	cond := conditions.Set{Cores: 1, Router: "apart", CPUStress: 0.2}
-	l, err := drivers.Up(lab.Config{Name: name, Mode: m, Topology: lab.ClientServers([]string{"c", "s1", "s2"}, false), Port: 9300, Exe: testutil.Binary(t), Conditions: cond})
+	l, err := drivers.Catalog().Up(lab.Config{Name: name, Mode: m, Topology: lab.ClientServers([]string{"c", "s1", "s2"}, false), Port: 9300, Exe: testutil.Binary(t), Conditions: cond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := drivers.Down(name); err != nil {
+		if err := drivers.Catalog().Down(name); err != nil {
 			t.Error(err)
 		}
 	})
@@ -485,14 +486,14 @@ func TestMTUCondition(t *testing.T) {
 	}
 	for i, tc := range tests {
 		t.Run(tc.mode+"/"+tc.cond.Label(), func(t *testing.T) {
-			m, _ := modes.Lookup(tc.mode)
+			m, _ := drivers.Catalog().Mode(tc.mode)
 			name := fmt.Sprintf("tmtu%d", i)
-			l, err := drivers.Up(lab.Config{Name: name, Mode: m, Topology: lab.ClientServers([]string{"c", "s1", "s2"}, false), Port: 9400, Exe: testutil.Binary(t), Conditions: tc.cond})
+			l, err := drivers.Catalog().Up(lab.Config{Name: name, Mode: m, Topology: lab.ClientServers([]string{"c", "s1", "s2"}, false), Port: 9400, Exe: testutil.Binary(t), Conditions: tc.cond})
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() {
-				if err := drivers.Down(name); err != nil {
+				if err := drivers.Catalog().Down(name); err != nil {
 					t.Error(err)
 				}
 			})
@@ -540,4 +541,16 @@ func TestNamespaces(t *testing.T) {
 	if got := l.Namespaces([]string{"cnperf-a-sw"}); !slices.Equal(got, []string{"cnperf-a-sw"}) {
 		t.Fatalf("out of sight: Namespaces = %q, want the listed alone", got)
 	}
+}
+
+// netnsModes are the modes the netns driver builds: the kernel topologies
+// cnperf makes by hand (the Kubernetes modes run only on a cluster).
+func netnsModes() []lab.Mode {
+	var out []lab.Mode
+	for _, m := range modes.All() {
+		if _, ok := m.(netns.Mode); ok {
+			out = append(out, m)
+		}
+	}
+	return out
 }

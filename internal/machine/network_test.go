@@ -21,7 +21,7 @@ func TestNetworkOverBareLab(t *testing.T) {
 	if bps < 1e6 {
 		t.Errorf("%g bit/s between two namespaces", bps)
 	}
-	labs, err := drivers.List()
+	labs, err := drivers.Catalog().List()
 	if err != nil {
 		t.Fatal(err)
 	}

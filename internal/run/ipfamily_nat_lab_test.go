@@ -145,11 +145,11 @@ func TestIPFamilyRulesCleaned(t *testing.T) {
 	} {
 		cfg := lab.Config{Name: c.name, Mode: m, Topology: lab.ClientServers([]string{"c", "s"}, false), Port: 9400,
 			Exe: testutil.Binary(t), Owner: c.owner, Conditions: conditions.Set{IPFamily: conditions.Dual}}
-		l, err := drivers.Up(cfg)
+		l, err := drivers.Catalog().Up(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = drivers.Down(c.name) })
+		t.Cleanup(func() { _ = drivers.Catalog().Down(c.name) })
 		ep, err := l.Endpoint("s")
 		if err != nil {
 			t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/drivers"
-	"github.com/cnperf/cnperf/internal/lab/modes"
 	"github.com/cnperf/cnperf/internal/spec"
 )
 
@@ -62,7 +61,7 @@ func TestPlanInstances(t *testing.T) {
 }
 
 func TestPlanProperties(t *testing.T) {
-	five := modes.Names()
+	five := drivers.Catalog().ModeNames()
 	tests := []struct {
 		modes  []string
 		sizes  int
@@ -140,7 +139,7 @@ func TestNewID(t *testing.T) {
 		if len(id) != 5 || !re.MatchString(id) {
 			t.Fatalf("NewID(r) = %q, want r and 4 of [a-z0-9]", id)
 		}
-		for _, m := range modes.Names() {
+		for _, m := range drivers.Catalog().ModeNames() {
 			cat := drivers.Catalog()
 			for _, d := range cat.Drivers {
 				if err := lab.ValidName(labName(id, driverTag(cat, d), m, "cores=1,router=apart", spec.MaxInstances-1)); err != nil {

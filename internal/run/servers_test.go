@@ -48,7 +48,7 @@ func runSpec(t *testing.T, s spec.Spec) (*Result, error) {
 	if res == nil || res.Meta == nil {
 		t.Fatalf("no result: %v\n%s", err, out.String())
 	}
-	labs, lerr := drivers.List()
+	labs, lerr := drivers.Catalog().List()
 	if lerr != nil {
 		t.Fatal(lerr)
 	}

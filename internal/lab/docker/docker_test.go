@@ -124,7 +124,7 @@ func TestSeveralEndpointsPerHost(t *testing.T) {
 		t.Run(m.Name(), func(t *testing.T) {
 			testutil.SkipUnlessNeeds(t, m)
 			name := "tdk_" + strings.ReplaceAll(m.Name(), "-", "_")
-			l, err := drivers.Up(lab.Config{Name: name, Mode: m, Driver: "docker", Topology: fanOut(clients...), Port: port,
+			l, err := drivers.Catalog().Up(lab.Config{Name: name, Mode: m, Driver: "docker", Topology: fanOut(clients...), Port: port,
 				Publish: []lab.Port{{Number: port + 1, Protocol: "udp"}}, Exe: testutil.Binary(t)})
 			if err != nil {
 				t.Fatalf("lab up: %v", err)
@@ -197,7 +197,7 @@ func checkFanOut(t *testing.T, l *lab.Lab, mode string) {
 // down removes the lab and checks that nothing of it is left.
 func down(t *testing.T, name string) {
 	t.Helper()
-	if err := drivers.Down(name); err != nil {
+	if err := drivers.Catalog().Down(name); err != nil {
 		t.Errorf("lab down: %v", err)
 	}
 	if left, _ := namespace.List(lab.Prefix + name + "-"); len(left) > 0 {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/docker"
+	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/lab/modes"
 	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/spec/conditions"
@@ -44,7 +45,7 @@ func TestCheckFamily(t *testing.T) {
 // engine (--docker-host) and other machines' engines refuse it in one line
 // before anything is dialled or built.
 func TestEngineFamily(t *testing.T) {
-	bare, err := modes.Lookup("bare")
+	bare, err := drivers.Catalog().Mode("bare")
 	if err != nil {
 		t.Fatal(err)
 	}

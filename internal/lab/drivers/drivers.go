@@ -32,12 +32,3 @@ func Catalog(extra ...lab.Driver) lab.Catalog {
 func commands(version string, stdout, stderr io.Writer) []*cobra.Command {
 	return append(kubecli.Commands(version, stdout, stderr), clustercli.Commands(stdout, stderr)...)
 }
-
-// Up builds a lab with the driver cfg names.
-func Up(cfg lab.Config) (*lab.Lab, error) { return Catalog().Up(cfg) }
-
-// Down removes a lab, whichever driver built it.
-func Down(name string) error { return Catalog().Down(name) }
-
-// List finds every lab on the machine.
-func List() ([]lab.Info, error) { return Catalog().List() }

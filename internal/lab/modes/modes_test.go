@@ -10,12 +10,11 @@ import (
 // The spec's default modes are the registry's first five: a spec file
 // without modes means what it always meant.
 func TestDefaultModes(t *testing.T) {
-	if !slices.Equal(Names()[:len(spec.DefaultModes)], spec.DefaultModes) {
-		t.Errorf("the first modes = %v, spec.DefaultModes = %v", Names(), spec.DefaultModes)
+	var names []string
+	for _, m := range All() {
+		names = append(names, m.Name())
 	}
-	for _, name := range spec.DefaultModes {
-		if _, err := Lookup(name); err != nil {
-			t.Error(err)
-		}
+	if !slices.Equal(names[:len(spec.DefaultModes)], spec.DefaultModes) {
+		t.Errorf("the first modes = %v, spec.DefaultModes = %v", names, spec.DefaultModes)
 	}
 }

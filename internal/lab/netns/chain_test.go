@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/modes"
+	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/lab/netdev"
 	"github.com/cnperf/cnperf/internal/lab/netns"
@@ -37,9 +37,9 @@ func chainTopology(n int) lab.Topology {
 // that cannot run on one and zones are refused in one line, before
 // anything is built (so no root is needed).
 func TestChainRefusedBeforeBuilding(t *testing.T) {
-	bare, _ := modes.Lookup("bare")
-	macvlan, _ := modes.Lookup("macvlan")
-	encrypted, _ := modes.Lookup("overlay-encrypted")
+	bare, _ := drivers.Catalog().Mode("bare")
+	macvlan, _ := drivers.Catalog().Mode("macvlan")
+	encrypted, _ := drivers.Catalog().Mode("overlay-encrypted")
 	one := chainTopology(1)
 	one.Hosts[0].Endpoints = append(one.Hosts[0].Endpoints, lab.EndpointSpec{Role: "server"})
 	for _, c := range []struct {
@@ -70,7 +70,7 @@ func TestChainReachesOnlyThroughHops(t *testing.T) {
 	testutil.RequireRoot(t)
 	for i, mode := range []string{"bare", "overlay", "overlay-userspace"} {
 		t.Run(mode, func(t *testing.T) {
-			m, _ := modes.Lookup(mode)
+			m, _ := drivers.Catalog().Mode(mode)
 			name := fmt.Sprintf("tchain%d", i)
 			_ = lab.Down(name, netns.Driver{}) // a crashed run's
 			port := 9610 + i

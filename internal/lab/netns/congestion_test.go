@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/modes"
+	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/lab/netns"
 	"github.com/cnperf/cnperf/internal/spec/conditions"
@@ -40,7 +40,7 @@ func congestionOf(t *testing.T, c net.Conn) string {
 // in a container namespace behind NAT.
 func TestCongestionControl(t *testing.T) {
 	testutil.RequireRoot(t)
-	m, _ := modes.Lookup("bridge")
+	m, _ := drivers.Catalog().Mode("bridge")
 	for _, cc := range []string{"", "reno"} {
 		want := cc
 		if want == "" {

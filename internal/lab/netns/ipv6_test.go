@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/modes"
+	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/lab/netdev"
 	"github.com/cnperf/cnperf/internal/lab/netns"
@@ -36,7 +36,7 @@ func TestIPv6Modes(t *testing.T) {
 	for i, mode := range []string{"bare", "host", "macvlan", "veth-routed", "bridge-routed"} {
 		for j, family := range []string{conditions.IPv6, conditions.Dual} {
 			t.Run(mode+"/"+family, func(t *testing.T) {
-				m, err := modes.Lookup(mode)
+				m, err := drivers.Catalog().Mode(mode)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -124,7 +124,7 @@ func TestIPv6Modes(t *testing.T) {
 // through h2, and not once h2 stops forwarding IPv6.
 func TestIPv6Chain(t *testing.T) {
 	testutil.RequireRoot(t)
-	m, err := modes.Lookup("bare")
+	m, err := drivers.Catalog().Mode("bare")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/modes"
+	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/lab/netns"
 	"github.com/cnperf/cnperf/internal/spec/conditions"
@@ -23,7 +23,7 @@ import (
 func linkLab(t *testing.T, name string, port int, servers []string, links []conditions.Link) *lab.Lab {
 	t.Helper()
 	testutil.RequireRoot(t)
-	m, _ := modes.Lookup("bare")
+	m, _ := drivers.Catalog().Mode("bare")
 	_ = lab.Down(name, netns.Driver{}) // a crashed run's
 	cfg := lab.Config{Name: name, Mode: m, Topology: lab.ClientServers(append([]string{"c"}, servers...), false),
 		Port: port, Exe: testutil.Binary(t), Links: links}
@@ -166,7 +166,7 @@ func TestChainHopDelayAndFlap(t *testing.T) {
 	testutil.RequireRoot(t)
 	const delay = 10 * time.Millisecond
 	name := "tlhop"
-	m, _ := modes.Lookup("bare")
+	m, _ := drivers.Catalog().Mode("bare")
 	_ = lab.Down(name, netns.Driver{})
 	topo := lab.Topology{Chain: true, Hosts: []lab.HostSpec{{Name: "h1"}, {Name: "h2", Endpoints: []lab.EndpointSpec{{Role: "s"}}}, {Name: "h3", Endpoints: []lab.EndpointSpec{{Role: "o"}}}}}
 	links := []conditions.Link{{Link: "h2-h3", Delay: delay, Flap: &conditions.Flap{At: []time.Duration{500 * time.Millisecond}, Down: time.Second}}}
@@ -220,7 +220,7 @@ func TestChainHopDelayAndFlap(t *testing.T) {
 func TestDelayCondition(t *testing.T) {
 	testutil.RequireRoot(t)
 	const name = "tldcond"
-	m, _ := modes.Lookup("bare")
+	m, _ := drivers.Catalog().Mode("bare")
 	_ = lab.Down(name, netns.Driver{})
 	l, err := lab.Up(netns.Driver{}, lab.Config{Name: name, Mode: m, Topology: lab.ClientServers([]string{"c", "s"}, false),
 		Port: 9514, Exe: testutil.Binary(t), Conditions: conditions.Set{Delay: "10ms"}})
@@ -249,7 +249,7 @@ func TestDelayCondition(t *testing.T) {
 func TestZonesLinkFlap(t *testing.T) {
 	testutil.RequireRoot(t)
 	const name = "tlzflap"
-	m, _ := modes.Lookup("bare")
+	m, _ := drivers.Catalog().Mode("bare")
 	_ = lab.Down(name, netns.Driver{})
 	links := []conditions.Link{{Link: conditions.ZonesLink, Flap: &conditions.Flap{At: []time.Duration{500 * time.Millisecond}, Down: time.Second}}}
 	cfg := lab.Config{Name: name, Mode: m, Topology: lab.ClientServers([]string{"c", "s"}, false),

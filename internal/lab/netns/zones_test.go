@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/modes"
+	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/lab/netns"
 	"github.com/cnperf/cnperf/internal/spec/conditions"
@@ -20,7 +20,7 @@ import (
 func zoneLab(t *testing.T, name string, port int, cond conditions.Set) *lab.Lab {
 	t.Helper()
 	testutil.RequireRoot(t)
-	m, _ := modes.Lookup("bare")
+	m, _ := drivers.Catalog().Mode("bare")
 	_ = lab.Down(name, netns.Driver{}) // a crashed run's
 	l, err := lab.Up(netns.Driver{}, lab.Config{Name: name, Mode: m, Topology: lab.ClientServers([]string{"c", "s"}, false),
 		Port: port, Exe: testutil.Binary(t), Conditions: cond})

@@ -31,7 +31,7 @@ func runGrid(t *testing.T, yaml string) (map[string]grid.Result, *record.Meta) {
 	if err != nil || res == nil || res.Meta == nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
-	labs, err := drivers.List()
+	labs, err := drivers.Catalog().List()
 	if err != nil {
 		t.Fatal(err)
 	}

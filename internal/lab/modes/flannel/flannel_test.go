@@ -13,7 +13,6 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/drivers"
 	fl "github.com/cnperf/cnperf/internal/lab/flannel"
-	"github.com/cnperf/cnperf/internal/lab/modes"
 	"github.com/cnperf/cnperf/internal/lab/modes/flannel"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/lab/netns"
@@ -205,13 +204,13 @@ func TestFlanneldFailureIsOneLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv(fl.CacheEnv, cache)
-	m, err := modes.Lookup("flannel-vxlan")
+	m, err := drivers.Catalog().Mode("flannel-vxlan")
 	if err != nil {
 		t.Fatal(err)
 	}
 	name := fmt.Sprintf("tflfail%d", os.Getpid()%10000)
-	_, err = drivers.Up(lab.Config{Name: name, Mode: m, Topology: lab.ClientServers([]string{"c", "s"}, false), Port: 8080, Exe: testutil.Binary(t)})
-	t.Cleanup(func() { _ = drivers.Down(name) })
+	_, err = drivers.Catalog().Up(lab.Config{Name: name, Mode: m, Topology: lab.ClientServers([]string{"c", "s"}, false), Port: 8080, Exe: testutil.Binary(t)})
+	t.Cleanup(func() { _ = drivers.Catalog().Down(name) })
 	if err == nil {
 		t.Fatal("a lab whose flanneld leased nothing came up")
 	}
@@ -262,12 +261,12 @@ func TestOverlayMTU(t *testing.T) {
 		mode, refusal string
 	}{{"flannel-vxlan", ""}, {"flannel-udp", "overlay_mtu: flannel's udp backend sets its own MTU"}} {
 		t.Run(tc.mode, func(t *testing.T) {
-			m, _ := modes.Lookup(tc.mode)
+			m, _ := drivers.Catalog().Mode(tc.mode)
 			name := fmt.Sprintf("tflmtu%d_%s", os.Getpid()%10000, strings.TrimPrefix(tc.mode, "flannel-"))
-			l, err := drivers.Up(lab.Config{Name: name, Mode: m, Topology: lab.ClientServers([]string{"c", "s1", "s2"}, false), Port: 8080,
+			l, err := drivers.Catalog().Up(lab.Config{Name: name, Mode: m, Topology: lab.ClientServers([]string{"c", "s1", "s2"}, false), Port: 8080,
 				Exe: testutil.Binary(t), Conditions: conditions.Set{OverlayMTU: 1400}})
 			t.Cleanup(func() {
-				if err := drivers.Down(name); err != nil {
+				if err := drivers.Catalog().Down(name); err != nil {
 					t.Error(err)
 				}
 				leftovers(t, name)

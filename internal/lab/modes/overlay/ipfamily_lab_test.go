@@ -47,13 +47,13 @@ func TestIPFamilyDatapaths(t *testing.T) {
 				if c.topo.Chain {
 					name += "_chain"
 				}
-				l, err := drivers.Up(lab.Config{Name: name, Mode: m, Topology: c.topo, Port: 9410,
+				l, err := drivers.Catalog().Up(lab.Config{Name: name, Mode: m, Topology: c.topo, Port: 9410,
 					Exe: testutil.Binary(t), Conditions: conditions.Set{IPFamily: f}})
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer func() {
-					if err := drivers.Down(name); err != nil {
+					if err := drivers.Catalog().Down(name); err != nil {
 						t.Error(err)
 					}
 					if nss, _ := namespace.List(lab.Prefix + name + "-"); len(nss) > 0 {
