@@ -7,7 +7,7 @@ package bridgerouted
 
 import (
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/modes/bridge"
+	"github.com/cnperf/cnperf/internal/lab/bridged"
 	"github.com/cnperf/cnperf/internal/lab/modes/vethrouted"
 	"github.com/cnperf/cnperf/internal/lab/netns"
 )
@@ -29,7 +29,7 @@ func (Mode) Families() []string { return vethrouted.Families }
 func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 	eps, err := nb.ByHost(func(e lab.EndpointAt) (lab.Endpoint, error) {
 		h := e.Host
-		ctr, ip, err := bridge.Attach(nb, e)
+		ctr, ip, err := bridged.Attach(nb, e)
 		if err != nil {
 			return lab.Endpoint{}, err
 		}
@@ -41,7 +41,7 @@ func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 		v4, v6 := ip, lab.SlotIP6(h.Index, e.Slot)
 		return lab.Addressed(lab.Endpoint{
 			Host: h.Name, NS: ctr, Container: true,
-			Path: []string{h.Name + ":eth0", h.Name + " routing (no NAT)", h.Name + ":" + bridge.Bridge, h.Name + ":" + lab.Dev("veth0", e.Slot), "container:eth0"},
+			Path: []string{h.Name + ":eth0", h.Name + " routing (no NAT)", h.Name + ":" + bridged.Bridge, h.Name + ":" + lab.Dev("veth0", e.Slot), "container:eth0"},
 		}, nb.Conditions, v4, v6, e.Port(nb.Port)), nil
 	})
 	if err != nil {
