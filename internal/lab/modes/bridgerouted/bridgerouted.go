@@ -8,8 +8,8 @@ package bridgerouted
 import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/bridged"
-	"github.com/cnperf/cnperf/internal/lab/modes/vethrouted"
 	"github.com/cnperf/cnperf/internal/lab/netns"
+	"github.com/cnperf/cnperf/internal/lab/routed"
 )
 
 // Mode is the bridge-routed mode.
@@ -21,7 +21,7 @@ func (Mode) Summary() string {
 }
 
 // Families: containers on routed IPv6 prefixes (HostBridge6) as on IPv4.
-func (Mode) Families() []string { return vethrouted.Families }
+func (Mode) Families() []string { return lab.EveryFamily() }
 
 // Build puts each endpoint's container on its host's cnbr0 at
 // 198.19.i.(2+slot); the host forwards, and every other host routes
@@ -34,7 +34,7 @@ func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 			return lab.Endpoint{}, err
 		}
 		if e.Slot == 0 {
-			if err := vethrouted.Forward(nb, h); err != nil {
+			if err := routed.Forward(nb, h); err != nil {
 				return lab.Endpoint{}, err
 			}
 		}
@@ -47,7 +47,7 @@ func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := vethrouted.RouteHosts(nb); err != nil {
+	if err := routed.RouteHosts(nb); err != nil {
 		return nil, err
 	}
 	return eps, nil

@@ -58,7 +58,7 @@ func (Mode) BuildDocker(d *docker.Build) ([]lab.Endpoint, error) {
 }
 
 // routeHosts teaches every host of the lab the route to each other
-// endpoint host's container subnet via that host, as vethrouted.RouteHosts
+// endpoint host's container subnet via that host, as routed.RouteHosts
 // does on the netns driver.
 func routeHosts(d *docker.Build) error {
 	nb := netdev.B{Lab: d.Lab}
