@@ -41,3 +41,26 @@ func Addressed(ep Endpoint, c conditions.Set, v4, v6 net.IP, port int) Endpoint 
 func HostAddrs(h Host) (v4, v6 net.IP) {
 	return net.ParseIP(h.Addr), net.ParseIP(h.Addr6)
 }
+
+// EveryFamily is the ip_family values a mode carries when its datapath
+// takes either family or both (every mode on the hosts' stacks, bridges
+// and routes).
+func EveryFamily() []string {
+	return []string{conditions.IPv4, conditions.IPv6, conditions.Dual}
+}
+
+// HostEndpoints returns endpoints that listen in the hosts' own namespaces
+// (the bare and host modes; a cluster's lab mode). Endpoints on one host
+// share its stack: each is told apart by its ports (its slot's shift).
+func HostEndpoints(at []EndpointAt, c conditions.Set, port int, container bool) []Endpoint {
+	var eps []Endpoint
+	for _, e := range at {
+		h := e.Host
+		v4, v6 := HostAddrs(h)
+		eps = append(eps, Addressed(Endpoint{
+			Host: h.Name, NS: h.NS, Container: container,
+			Path: []string{h.Name + ":eth0"},
+		}, c, v4, v6, e.Port(port)))
+	}
+	return eps
+}

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/modes/bare"
 	"github.com/cnperf/cnperf/internal/lab/netdev"
 	"github.com/cnperf/cnperf/internal/lab/netns"
 	"github.com/cnperf/cnperf/internal/lab/owner"
@@ -31,7 +30,7 @@ func (labMode) Summary() string {
 	return "a test cluster's hosts: the control plane on cp, Kubernetes nodes node1..N"
 }
 func (labMode) Build(b *netns.Build) ([]lab.Endpoint, error) {
-	return bare.Endpoints(b.Endpoints, b.Conditions, b.Port, false), nil
+	return lab.HostEndpoints(b.Endpoints, b.Conditions, b.Port, false), nil
 }
 
 // builder brings one cluster up.

@@ -19,7 +19,7 @@ func (Mode) BuildDocker(b *docker.Build) ([]lab.Endpoint, error) {
 	case b.Remote:
 		return remote(b)
 	}
-	return Endpoints(b.Endpoints, b.Conditions, b.Port, false), nil
+	return lab.HostEndpoints(b.Endpoints, b.Conditions, b.Port, false), nil
 }
 
 // remote starts an unconfined host-network sandbox per endpoint.
@@ -46,7 +46,7 @@ func remote(d *docker.Build) ([]lab.Endpoint, error) {
 
 // DockerFamilies: on emulated hosts the servers are plain processes on
 // the hosts' NICs, which carry either family or both.
-func (Mode) DockerFamilies() []string { return Families }
+func (Mode) DockerFamilies() []string { return lab.EveryFamily() }
 
 // SingleHost: the mode builds on one host alone, so it runs on an
 // existing engine too (--docker-host).

@@ -7,9 +7,9 @@ package bridgerouted
 
 import (
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/modes/bridge"
-	"github.com/cnperf/cnperf/internal/lab/modes/vethrouted"
+	"github.com/cnperf/cnperf/internal/lab/bridged"
 	"github.com/cnperf/cnperf/internal/lab/netns"
+	"github.com/cnperf/cnperf/internal/lab/routed"
 )
 
 // Mode is the bridge-routed mode.
@@ -21,7 +21,7 @@ func (Mode) Summary() string {
 }
 
 // Families: containers on routed IPv6 prefixes (HostBridge6) as on IPv4.
-func (Mode) Families() []string { return vethrouted.Families }
+func (Mode) Families() []string { return lab.EveryFamily() }
 
 // Build puts each endpoint's container on its host's cnbr0 at
 // 198.19.i.(2+slot); the host forwards, and every other host routes
@@ -29,25 +29,25 @@ func (Mode) Families() []string { return vethrouted.Families }
 func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 	eps, err := nb.ByHost(func(e lab.EndpointAt) (lab.Endpoint, error) {
 		h := e.Host
-		ctr, ip, err := bridge.Attach(nb, e)
+		ctr, ip, err := bridged.Attach(nb, e)
 		if err != nil {
 			return lab.Endpoint{}, err
 		}
 		if e.Slot == 0 {
-			if err := vethrouted.Forward(nb, h); err != nil {
+			if err := routed.Forward(nb, h); err != nil {
 				return lab.Endpoint{}, err
 			}
 		}
 		v4, v6 := ip, lab.SlotIP6(h.Index, e.Slot)
 		return lab.Addressed(lab.Endpoint{
 			Host: h.Name, NS: ctr, Container: true,
-			Path: []string{h.Name + ":eth0", h.Name + " routing (no NAT)", h.Name + ":" + bridge.Bridge, h.Name + ":" + lab.Dev("veth0", e.Slot), "container:eth0"},
+			Path: []string{h.Name + ":eth0", h.Name + " routing (no NAT)", h.Name + ":" + bridged.Bridge, h.Name + ":" + lab.Dev("veth0", e.Slot), "container:eth0"},
 		}, nb.Conditions, v4, v6, e.Port(nb.Port)), nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := vethrouted.RouteHosts(nb); err != nil {
+	if err := routed.RouteHosts(nb); err != nil {
 		return nil, err
 	}
 	return eps, nil

@@ -6,8 +6,8 @@ import (
 	"net"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/bridged"
 	"github.com/cnperf/cnperf/internal/lab/docker"
-	"github.com/cnperf/cnperf/internal/lab/modes/bridge"
 	"github.com/cnperf/cnperf/internal/lab/netdev"
 )
 
@@ -36,7 +36,7 @@ func (Mode) BuildDocker(d *docker.Build) ([]lab.Endpoint, error) {
 	}
 	eps, err := d.ByHost(func(e lab.EndpointAt) (lab.Endpoint, error) {
 		h := e.Host
-		sb, info, ip, err := bridge.DockerAttach(d, b, image, dockerNet, noMasquerade, e)
+		sb, info, ip, err := bridged.DockerAttach(d, b, image, dockerNet, noMasquerade, e)
 		if err != nil {
 			return lab.Endpoint{}, err
 		}
@@ -58,7 +58,7 @@ func (Mode) BuildDocker(d *docker.Build) ([]lab.Endpoint, error) {
 }
 
 // routeHosts teaches every host of the lab the route to each other
-// endpoint host's container subnet via that host, as vethrouted.RouteHosts
+// endpoint host's container subnet via that host, as routed.RouteHosts
 // does on the netns driver.
 func routeHosts(d *docker.Build) error {
 	nb := netdev.B{Lab: d.Lab}

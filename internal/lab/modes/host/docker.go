@@ -4,7 +4,6 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/docker"
 	"github.com/cnperf/cnperf/internal/lab/docker/dockerbuild"
-	"github.com/cnperf/cnperf/internal/lab/modes/bare"
 )
 
 // BuildDocker runs each endpoint's sandbox with --net=host on its host's
@@ -45,7 +44,7 @@ func (Mode) BuildDocker(d *docker.Build) ([]lab.Endpoint, error) {
 
 // DockerFamilies: the sandboxes share their hosts' stacks, which carry
 // either family or both.
-func (Mode) DockerFamilies() []string { return bare.Families }
+func (Mode) DockerFamilies() []string { return lab.EveryFamily() }
 
 // SingleHost: the mode builds on one host alone, so it runs on an
 // existing engine too (--docker-host).

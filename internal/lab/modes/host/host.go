@@ -5,7 +5,6 @@ package host
 
 import (
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/modes/bare"
 	"github.com/cnperf/cnperf/internal/lab/netns"
 )
 
@@ -19,8 +18,8 @@ func (Mode) Summary() string {
 
 // Build adds no devices; the endpoints run as containers.
 func (Mode) Build(b *netns.Build) ([]lab.Endpoint, error) {
-	return bare.Endpoints(b.Endpoints, b.Conditions, b.Port, true), nil
+	return lab.HostEndpoints(b.Endpoints, b.Conditions, b.Port, true), nil
 }
 
 // Families: the host's stack, as bare.
-func (Mode) Families() []string { return bare.Families }
+func (Mode) Families() []string { return lab.EveryFamily() }

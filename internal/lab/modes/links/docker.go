@@ -2,8 +2,8 @@ package links
 
 import (
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/bridged"
 	"github.com/cnperf/cnperf/internal/lab/docker"
-	"github.com/cnperf/cnperf/internal/lab/modes/bridge"
 )
 
 // dockerNet names the links mode's bridge network.
@@ -26,7 +26,7 @@ func (Mode) BuildDocker(d *docker.Build) ([]lab.Endpoint, error) {
 	}
 	return d.ByHost(func(e lab.EndpointAt) (lab.Endpoint, error) {
 		h := e.Host
-		sb, info, ip, err := bridge.DockerAttach(d, b, image, dockerNet, nil, e)
+		sb, info, ip, err := bridged.DockerAttach(d, b, image, dockerNet, nil, e)
 		if err != nil {
 			return lab.Endpoint{}, err
 		}

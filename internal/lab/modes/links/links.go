@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/modes/bridge"
+	"github.com/cnperf/cnperf/internal/lab/bridged"
 	"github.com/cnperf/cnperf/internal/lab/netns"
 )
 
@@ -22,10 +22,10 @@ func (Mode) Summary() string {
 	return "containers on one host's bridge addressing each other directly, no NAT between them (docker links); published ports from outside"
 }
 
-// Families: the bridge's families (bridge.Families); containers address
+// Families: the bridge mode's families; containers address
 // each other by their own IPv6 addresses on the bridge's /64 as by their
 // IPv4 ones.
-func (Mode) Families() []string { return bridge.Families }
+func (Mode) Families() []string { return lab.EveryFamily() }
 
 // Build puts every endpoint's container on cnbr0 of the one host that
 // carries endpoints, publishes its ports on the host, and gives it its own
@@ -36,17 +36,17 @@ func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 	}
 	return nb.ByHost(func(e lab.EndpointAt) (lab.Endpoint, error) {
 		h := e.Host
-		ctr, ips, err := bridge.AttachAll(nb, e)
+		ctr, ips, err := bridged.AttachAll(nb, e)
 		if err != nil {
 			return lab.Endpoint{}, err
 		}
-		if err := bridge.Publish(nb, e, ips); err != nil {
+		if err := bridged.Publish(nb, e, ips); err != nil {
 			return lab.Endpoint{}, err
 		}
 		p := e.Port(nb.Port)
 		ep := lab.Addressed(lab.Endpoint{
 			Host: h.Name, NS: ctr, Container: true,
-			Path: []string{"container:eth0", h.Name + ":" + lab.Dev("veth0", e.Slot), h.Name + ":" + bridge.Bridge + " (no NAT between containers)"},
+			Path: []string{"container:eth0", h.Name + ":" + lab.Dev("veth0", e.Slot), h.Name + ":" + bridged.Bridge + " (no NAT between containers)"},
 		}, nb.Conditions, ips.V4, ips.V6, p)
 		// From outside, the host's published port.
 		v4, v6 := lab.HostAddrs(h)

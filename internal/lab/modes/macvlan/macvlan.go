@@ -7,7 +7,6 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/netns"
-	"github.com/cnperf/cnperf/internal/spec/conditions"
 )
 
 // Mode is the macvlan mode.
@@ -19,9 +18,7 @@ func (Mode) Summary() string {
 }
 
 // Families: the containers' addresses are the underlay's, of either family.
-func (Mode) Families() []string {
-	return []string{conditions.IPv4, conditions.IPv6, conditions.Dual}
-}
+func (Mode) Families() []string { return lab.EveryFamily() }
 
 // Build gives every endpoint's container a macvlan on its host's eth0: the
 // host's first at 198.18.0.(100+i)/24 as always (in a lab of more than

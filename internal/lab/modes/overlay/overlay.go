@@ -13,7 +13,7 @@ import (
 	"net"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/modes/bridge"
+	"github.com/cnperf/cnperf/internal/lab/bridged"
 	"github.com/cnperf/cnperf/internal/lab/netns"
 	"github.com/cnperf/cnperf/internal/spec/conditions"
 )
@@ -41,7 +41,7 @@ func (Mode) Summary() string {
 
 // Families: containers of either family or both on the overlay; on a lab
 // with IPv6 (ipv6 and dual) the VXLAN runs over the hosts' IPv6 underlay.
-func (Mode) Families() []string { return bridge.Families }
+func (Mode) Families() []string { return lab.EveryFamily() }
 
 // ChainRouting: on a chain of hosts the VXLAN runs over an underlay the
 // hosts route (netns.ChainKernel), as VXLAN runs over any IP network.
@@ -125,11 +125,11 @@ func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 			}
 		}
 		gi := lab.GatewayIndex(h.Index)
-		gw, err := bridge.Leg(nb, e, "cngw0", lab.Dev("vethgw", e.Slot), ctr, "eth1", gi)
+		gw, err := bridged.Leg(nb, e, "cngw0", lab.Dev("vethgw", e.Slot), ctr, "eth1", gi)
 		if err != nil {
 			return fail(err)
 		}
-		if err := bridge.PublishOn(nb, e, "cngw0", gi, false, gw); err != nil {
+		if err := bridged.PublishOn(nb, e, "cngw0", gi, false, gw); err != nil {
 			return fail(err)
 		}
 		v4, v6 := lab.HostAddrs(h)
@@ -158,7 +158,7 @@ func tunnelPath(ipv6 bool) string {
 // the lab has, IPv4 first, each a CIDR) and, for a slot past 0 on IPv4,
 // the range it reaches on the link (lab.OverlaySubnet, as slot 0 reaches
 // lab.SlotRange; "" on an IPv6-only lab, whose /64 holds every slot).
-func overlayAddrs(c conditions.Set, h lab.Host, slot int) (ips bridge.Addrs, cidrs []string, onLink string, err error) {
+func overlayAddrs(c conditions.Set, h lab.Host, slot int) (ips bridged.Addrs, cidrs []string, onLink string, err error) {
 	if c.HasIPv4() {
 		ip, cidr, link := lab.OverlayIP(h.Index), lab.OverlayIP(h.Index).String()+"/24", lab.SlotRange
 		if slot > 0 {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/modes/bare"
 	"github.com/cnperf/cnperf/internal/lab/netns"
 )
 
@@ -34,5 +33,5 @@ func (Mode) Build(b *netns.Build) ([]lab.Endpoint, error) {
 			return nil, fmt.Errorf("shape %s: %w", h.Name, err)
 		}
 	}
-	return bare.Endpoints(b.Endpoints, b.Conditions, b.Port, false), nil
+	return lab.HostEndpoints(b.Endpoints, b.Conditions, b.Port, false), nil
 }

@@ -11,9 +11,8 @@ import (
 	"net"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/netdev"
 	"github.com/cnperf/cnperf/internal/lab/netns"
-	"github.com/cnperf/cnperf/internal/spec/conditions"
+	"github.com/cnperf/cnperf/internal/lab/routed"
 )
 
 // Mode is the veth-routed mode.
@@ -26,10 +25,7 @@ func (Mode) Summary() string {
 
 // Families: each host routes its containers' IPv6 prefix (HostBridge6) as
 // it does the IPv4 one.
-func (Mode) Families() []string { return Families }
-
-// Families are the ip_family values the routed modes carry.
-var Families = []string{conditions.IPv4, conditions.IPv6, conditions.Dual}
+func (Mode) Families() []string { return lab.EveryFamily() }
 
 // Build gives each endpoint's container a veth to its host: the container
 // holds 198.19.i.(2+slot)/32 and routes everything via 198.19.i.1, which
@@ -43,7 +39,7 @@ func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 	eps, err := nb.ByHost(func(e lab.EndpointAt) (lab.Endpoint, error) {
 		h := e.Host
 		if e.Slot == 0 {
-			if err := Forward(nb, h); err != nil {
+			if err := routed.Forward(nb, h); err != nil {
 				return lab.Endpoint{}, err
 			}
 		}
@@ -91,50 +87,8 @@ func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := RouteHosts(nb); err != nil {
+	if err := routed.RouteHosts(nb); err != nil {
 		return nil, err
 	}
 	return eps, nil
-}
-
-// Forward turns forwarding on in host h for the lab's families.
-func Forward(nb *netns.Build, h lab.Host) error {
-	b := nb.Net()
-	if nb.Conditions.HasIPv4() {
-		if err := b.Sysctl(h.NS, "net.ipv4.ip_forward", "1"); err != nil {
-			return err
-		}
-	}
-	if nb.Conditions.HasIPv6() {
-		return b.Sysctl(h.NS, "net.ipv6.conf.all.forwarding", "1")
-	}
-	return nil
-}
-
-// RouteHosts teaches every host of the lab (also those without endpoints)
-// the route to each other host's container subnet 198.19.i.0/24 via that
-// host's underlay address (on a lab with IPv6, 2001:2:0:<1000+i>::/64 via
-// its IPv6 one), hosts side by side.
-func RouteHosts(nb *netns.Build) error {
-	b := nb.Net()
-	return lab.EachHost(nb.AllHosts, func(h lab.Host) error {
-		var routes []netdev.Route
-		for _, o := range nb.Hosts {
-			if o.Name == h.Name {
-				continue
-			}
-			if o.Addr != "" {
-				_, _, subnet := lab.HostBridge(o.Index)
-				routes = append(routes, netdev.Route{Dst: subnet, Via: net.ParseIP(o.Addr).To4()})
-			}
-			if o.Addr6 != "" {
-				_, _, subnet := lab.HostBridge6(o.Index)
-				routes = append(routes, netdev.Route{Dst: subnet, Via: net.ParseIP(o.Addr6)})
-			}
-		}
-		if err := b.Routes(h.NS, routes); err != nil {
-			return fmt.Errorf("routes to the containers of the other hosts: %w", err)
-		}
-		return nil
-	})
 }
