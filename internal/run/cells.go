@@ -57,111 +57,32 @@ type clientRun struct {
 // marks the cell failed with its reason; the run goes on. An interrupted
 // cell keeps what its clients printed and returns ctx's error.
 func (e *env) runCell(ctx context.Context, cr cellRun, cell *record.Cell, app *appender) error {
-	serverBefore := map[string]lab.Usage{}
-	for _, name := range cr.servers {
-		if p, ok := e.procs[name]; ok {
-			serverBefore[name], _ = p.Usage()
-		}
-	}
+	before := e.serverUsage(cr.servers)
 	logf, err := os.OpenFile(filepath.Join(e.logs, e.logName(cr.log)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
 	defer logf.Close()
-
-	var mu sync.Mutex // the appender, the cell and the log, from every client's output
-	var badLine error
-	var first, last time.Time // when the first and the last line arrived
-	type running struct {
-		run    clientRun
-		p      proc
-		out    *lineWriter
-		stderr *bytes.Buffer
-	}
-	var started []running
+	cc := &cellClients{log: logf}
 	flapStart := time.Now()
-	stopAll := func() {
-		for _, r := range started {
-			_ = r.p.Stop(0)
-		}
-	}
-	for _, r := range cr.clients {
-		out := &lineWriter{fn: func(line []byte) {
-			mu.Lock()
-			defer mu.Unlock()
-			last = time.Now().UTC()
-			if first.IsZero() {
-				first = last
-			}
-			if err := r.line(line); err != nil && badLine == nil {
-				badLine = err
-			}
-		}}
-		stderr := &bytes.Buffer{}
-		mu.Lock()
-		fmt.Fprintf(logf, "# cell %d %s: %s\n", cell.Index, r.name, strings.Join(r.args[1:], " "))
-		mu.Unlock()
-		p, err := e.startClient(r.name, r.ep, r.args, out, io.MultiWriter(&lockedWriter{mu: &mu, w: logf}, stderr))
-		if err != nil {
-			stopAll()
-			return err
-		}
-		started = append(started, running{r, p, out, stderr})
+	if err := cc.start(e, cr, cell.Index); err != nil {
+		return err
 	}
 	// The lab's links flap at their offsets from the clients' start.
 	stopFlaps := e.lab.Runtime.Flap(flapStart)
-	timeout := time.After(cr.limit)
-	var stopReason string
-	for _, r := range started {
-		if stopReason != "" {
-			break
-		}
-		select {
-		case <-r.p.Done():
-		case <-ctx.Done():
-			stopReason = "interrupted"
-		case <-timeout:
-			stopReason = fmt.Sprintf("client still running %s after it started: stopped", cr.limit)
-		}
-	}
-	if stopReason != "" {
-		for _, r := range started {
-			_ = r.p.Stop(5 * time.Second) // SIGTERM first: the client prints what it has
-		}
-	}
+	stopReason := cc.wait(ctx, cr.limit)
 	flaps := stopFlaps()
-	var clientUse lab.Usage
-	var failed []string
-	for _, r := range started {
-		_, exitErr := r.p.Exited()
-		cu, _ := r.p.Usage()
-		_ = r.p.Stop(0)
-		r.out.flush()
-		addUsage(&clientUse, cu)
-		if exitErr != nil {
-			failed = append(failed, fmt.Sprintf("%s: %v: %s", r.run.name, exitErr, lastLine(r.stderr.String())))
-		}
-	}
-	var serverUse lab.Usage
-	for _, name := range cr.servers {
-		before, ok := serverBefore[name]
-		if !ok {
-			continue
-		}
-		su, _ := e.procs[name].Usage()
-		su.CPUSeconds -= before.CPUSeconds
-		su.UserSeconds -= before.UserSeconds
-		su.SystemSeconds -= before.SystemSeconds
-		addUsage(&serverUse, su)
-	}
-	mu.Lock()
-	defer mu.Unlock()
+	clientUse, failed := cc.end()
+	serverUse := e.serverUsageSince(cr.servers, before)
+
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
 	cell.Flaps = flaps
 	if len(flaps) > 0 {
 		cell.FlapsFrom = flapStart.UTC()
 	}
-	if cr.span && !first.IsZero() {
-		cell.Start, cell.End = first, last
+	if cr.span && !cc.first.IsZero() {
+		cell.Start, cell.End = cc.first, cc.last
 	}
 	seconds := time.Since(cell.Start).Seconds()
 	if !cell.End.IsZero() {
@@ -180,14 +101,134 @@ func (e *env) runCell(ctx context.Context, cr cellRun, cell *record.Cell, app *a
 	case len(failed) == 1:
 		cell.Error = "client: " + failed[0]
 	case len(failed) > 1:
-		cell.Error = fmt.Sprintf("%d of %d clients failed; first %s", len(failed), len(started), failed[0])
-	case badLine != nil:
-		cell.Error = badLine.Error()
+		cell.Error = fmt.Sprintf("%d of %d clients failed; first %s", len(failed), len(cc.started), failed[0])
+	case cc.badLine != nil:
+		cell.Error = cc.badLine.Error()
 	}
 	if cell.Error != "" {
 		cell.Failed++
 	}
 	return nil
+}
+
+// cellClients are a cell's client processes and what their output said:
+// mu guards the fields below it, the log and the lines' stores, written
+// from every client's output.
+type cellClients struct {
+	log     io.Writer
+	started []startedClient
+
+	mu          sync.Mutex
+	badLine     error     // the first line a client's line function refused
+	first, last time.Time // when the first and the last line arrived
+}
+
+type startedClient struct {
+	run    clientRun
+	p      proc
+	out    *lineWriter
+	stderr *bytes.Buffer
+}
+
+// start starts every client of cr; when one cannot start, those started
+// are stopped.
+func (cc *cellClients) start(e *env, cr cellRun, cell int) error {
+	for _, r := range cr.clients {
+		out := &lineWriter{fn: func(line []byte) {
+			cc.mu.Lock()
+			defer cc.mu.Unlock()
+			cc.last = time.Now().UTC()
+			if cc.first.IsZero() {
+				cc.first = cc.last
+			}
+			if err := r.line(line); err != nil && cc.badLine == nil {
+				cc.badLine = err
+			}
+		}}
+		stderr := &bytes.Buffer{}
+		cc.mu.Lock()
+		fmt.Fprintf(cc.log, "# cell %d %s: %s\n", cell, r.name, strings.Join(r.args[1:], " "))
+		cc.mu.Unlock()
+		p, err := e.startClient(r.name, r.ep, r.args, out, io.MultiWriter(&lockedWriter{mu: &cc.mu, w: cc.log}, stderr))
+		if err != nil {
+			for _, s := range cc.started {
+				_ = s.p.Stop(0)
+			}
+			return err
+		}
+		cc.started = append(cc.started, startedClient{r, p, out, stderr})
+	}
+	return nil
+}
+
+// wait waits for every client to exit, and says why it stopped them if it
+// did: the run was interrupted, or they ran past limit.
+func (cc *cellClients) wait(ctx context.Context, limit time.Duration) string {
+	timeout := time.After(limit)
+	var stopReason string
+	for _, r := range cc.started {
+		if stopReason != "" {
+			break
+		}
+		select {
+		case <-r.p.Done():
+		case <-ctx.Done():
+			stopReason = "interrupted"
+		case <-timeout:
+			stopReason = fmt.Sprintf("client still running %s after it started: stopped", limit)
+		}
+	}
+	if stopReason != "" {
+		for _, r := range cc.started {
+			_ = r.p.Stop(5 * time.Second) // SIGTERM first: the client prints what it has
+		}
+	}
+	return stopReason
+}
+
+// end reaps the clients, flushes their last lines and sums their CPU and
+// memory; failed says each that exited with an error.
+func (cc *cellClients) end() (use lab.Usage, failed []string) {
+	for _, r := range cc.started {
+		_, exitErr := r.p.Exited()
+		cu, _ := r.p.Usage()
+		_ = r.p.Stop(0)
+		r.out.flush()
+		addUsage(&use, cu)
+		if exitErr != nil {
+			failed = append(failed, fmt.Sprintf("%s: %v: %s", r.run.name, exitErr, lastLine(r.stderr.String())))
+		}
+	}
+	return use, failed
+}
+
+// serverUsage reads the named servers' CPU and memory now.
+func (e *env) serverUsage(servers []string) map[string]lab.Usage {
+	use := map[string]lab.Usage{}
+	for _, name := range servers {
+		if p, ok := e.procs[name]; ok {
+			use[name], _ = p.Usage()
+		}
+	}
+	return use
+}
+
+// serverUsageSince sums the named servers' CPU since before and their
+// memory now.
+func (e *env) serverUsageSince(servers []string, before map[string]lab.Usage) lab.Usage {
+	var sum lab.Usage
+	for _, name := range servers {
+		b, ok := before[name]
+		if !ok {
+			continue
+		}
+		su, _ := e.procs[name].Usage()
+		su.CPUSeconds -= b.CPUSeconds
+		su.UserSeconds -= b.UserSeconds
+		su.SystemSeconds -= b.SystemSeconds
+		addUsage(&sum, su)
+	}
+	return sum
 }
 
 // runClient runs one client to its end (a readiness probe's), its lines
