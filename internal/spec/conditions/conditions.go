@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -174,42 +175,17 @@ const (
 func (s Set) Empty() bool { s.Name = ""; return s == Set{} }
 
 // Over returns s with v's non-zero fields on top: a variant over the
-// spec's conditions.
+// spec's conditions. Every field is carried, so that a condition added to
+// Set reaches the lab without being listed here (node_placement once did
+// not). Zero is as == says: -0 is zero, NaN is set.
 func (s Set) Over(v Set) Set {
-	over(&s.Name, v.Name)
-	over(&s.Cores, v.Cores)
-	over(&s.Router, v.Router)
-	over(&s.CPUStress, v.CPUStress)
-	over(&s.CPUStressOn, v.CPUStressOn)
-	over(&s.CPUStressOff, v.CPUStressOff)
-	over(&s.Bandwidth, v.Bandwidth)
-	over(&s.Offloads, v.Offloads)
-	over(&s.TCPRmem, v.TCPRmem)
-	over(&s.TCPWmem, v.TCPWmem)
-	over(&s.TCPCongestion, v.TCPCongestion)
-	over(&s.MTU, v.MTU)
-	over(&s.OverlayMTU, v.OverlayMTU)
-	over(&s.Delay, v.Delay)
-	over(&s.ZoneHosts, v.ZoneHosts)
-	over(&s.ZoneDelay, v.ZoneDelay)
-	over(&s.ZoneJitter, v.ZoneJitter)
-	over(&s.ZoneLoss, v.ZoneLoss)
-	over(&s.ZoneVia, v.ZoneVia)
-	over(&s.NodePlacement, v.NodePlacement)
-	over(&s.Cluster, v.Cluster)
-	over(&s.NetworkPolicy, v.NetworkPolicy)
-	over(&s.PolicyRules, v.PolicyRules)
-	over(&s.IPFamily, v.IPFamily)
-	over(&s.Impairment, v.Impairment)
-	return s
-}
-
-// over sets *dst to v unless v is the zero value.
-func over[T comparable](dst *T, v T) {
-	var zero T
-	if v != zero {
-		*dst = v
+	dst, src := reflect.ValueOf(&s).Elem(), reflect.ValueOf(v)
+	for i := range src.NumField() {
+		if f := src.Field(i); !f.Equal(reflect.Zero(f.Type())) {
+			dst.Field(i).Set(f)
+		}
 	}
+	return s
 }
 
 // Label names the set: its name, or its conditions in a fixed order.
