@@ -81,14 +81,18 @@ func statusKB(text, key string) int64 {
 	return 0
 }
 
-// Committed returns the memory the kernel has committed (Committed_AS).
-func Committed() (int64, error) {
+// MemInfo reads the line key ("Committed_AS:") of /proc/meminfo, in
+// bytes (0 when it has none).
+func MemInfo(key string) (int64, error) {
 	b, err := os.ReadFile("/proc/meminfo")
 	if err != nil {
 		return 0, fmt.Errorf("read /proc/meminfo: %w", err)
 	}
-	return statusKB(string(b), "Committed_AS:"), nil
+	return statusKB(string(b), key), nil
 }
+
+// Committed returns the memory the kernel has committed (Committed_AS).
+func Committed() (int64, error) { return MemInfo("Committed_AS:") }
 
 // times are one CPU's counters from /proc/stat, in ticks.
 type times struct{ busy, total uint64 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/cost"
 )
 
 // processingBytes is the fixed CPU workload: SHA-256 over this many bytes
@@ -43,7 +45,7 @@ const (
 // available memory.
 func triadBytes() int64 {
 	n := max(minTriadBytes, 4*largestCache())
-	if avail := memAvailable(); avail > 0 {
+	if avail, _ := cost.MemInfo("MemAvailable:"); avail > 0 {
 		n = min(n, avail/8)
 	}
 	return min(n, maxTriadBytes)
@@ -115,24 +117,6 @@ func parseSize(s string) int64 {
 		return 0
 	}
 	return n * mult
-}
-
-// memAvailable is /proc/meminfo's MemAvailable in bytes (0 if unknown).
-func memAvailable() int64 {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
-			f := strings.Fields(v)
-			if len(f) > 0 {
-				n, _ := strconv.ParseInt(f[0], 10, 64)
-				return n << 10
-			}
-		}
-	}
-	return 0
 }
 
 // errNoMeasure is a measurement that gave nothing to divide by.
