@@ -94,6 +94,41 @@ func MemInfo(key string) (int64, error) {
 // Committed returns the memory the kernel has committed (Committed_AS).
 func Committed() (int64, error) { return MemInfo("Committed_AS:") }
 
+// cpuColumns are the counters of a /proc/stat cpu line, in ticks: user,
+// nice, system, idle, iowait, irq, softirq and steal (0 where a kernel
+// lacks them). Guest and guest_nice, already in user and nice, are read
+// (a damaged one is an error) but not kept.
+type cpuColumns [8]uint64
+
+// Columns of cpuColumns.
+const (
+	cpuUser, cpuNice, cpuSystem, cpuIdle, cpuIOWait, cpuIRQ, cpuSoftirq, cpuSteal = 0, 1, 2, 3, 4, 5, 6, 7
+)
+
+// parseCPUColumns reads the counters after a cpu line's name, f[0].
+func parseCPUColumns(f []string) (cpuColumns, error) {
+	var c cpuColumns
+	for i, v := range f[1:] {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return c, fmt.Errorf("/proc/stat %s: %q is not a number", f[0], v)
+		}
+		if i < len(c) {
+			c[i] = n
+		}
+	}
+	return c, nil
+}
+
+// total is every kept counter: the CPU's whole time.
+func (c cpuColumns) total() uint64 {
+	var t uint64
+	for _, n := range c {
+		t += n
+	}
+	return t
+}
+
 // times are one CPU's counters from /proc/stat, in ticks.
 type times struct{ busy, total uint64 }
 
@@ -107,21 +142,11 @@ func parseProcStat(text string) ([]times, error) {
 		if len(f) < 5 || !strings.HasPrefix(f[0], "cpu") {
 			continue
 		}
-		var t times
-		for i, v := range f[1:] {
-			n, err := strconv.ParseUint(v, 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("/proc/stat %s: %q is not a number", f[0], v)
-			}
-			if i == 8 || i == 9 { // guest and guest_nice are already in user and nice
-				continue
-			}
-			t.total += n
-			if i != 3 && i != 4 { // idle, iowait
-				t.busy += n
-			}
+		c, err := parseCPUColumns(f)
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, t)
+		out = append(out, times{busy: c.total() - c[cpuIdle] - c[cpuIOWait], total: c.total()})
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("/proc/stat has no cpu lines")

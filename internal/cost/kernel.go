@@ -51,29 +51,11 @@ func parseCoreTicks(text string) (map[int]CoreTicks, error) {
 		if _, dup := out[n]; dup {
 			return nil, fmt.Errorf("/proc/stat: %s twice", f[0])
 		}
-		var c CoreTicks
-		for i, v := range f[1:] {
-			x, err := strconv.ParseUint(v, 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("/proc/stat %s: %q is not a number", f[0], v)
-			}
-			switch i {
-			case 0, 1:
-				c.User += x
-			case 2:
-				c.System = x
-			case 5:
-				c.IRQ = x
-			case 6:
-				c.Softirq = x
-			case 7:
-				c.Steal = x
-			}
-			if i < 8 {
-				c.Total += x
-			}
+		c, err := parseCPUColumns(f)
+		if err != nil {
+			return nil, err
 		}
-		out[n] = c
+		out[n] = CoreTicks{User: c[cpuUser] + c[cpuNice], System: c[cpuSystem], IRQ: c[cpuIRQ], Softirq: c[cpuSoftirq], Steal: c[cpuSteal], Total: c.total()}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("/proc/stat: %w", err)

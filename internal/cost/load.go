@@ -46,22 +46,11 @@ func parseMachineCPU(text string) (MachineCPU, error) {
 		if len(f) < 5 {
 			return m, fmt.Errorf("/proc/stat: cpu line has %d columns, want at least 4", len(f)-1)
 		}
-		for i, v := range f[1:] {
-			n, err := strconv.ParseUint(v, 10, 64)
-			if err != nil {
-				return m, fmt.Errorf("/proc/stat cpu: %q is not a number", v)
-			}
-			switch i {
-			case 0, 1, 2: // user, nice, system
-				m.Busy += n
-			case 7:
-				m.Steal = n
-			}
-			if i < 8 { // guest and guest_nice are in user and nice already
-				m.Total += n
-			}
+		c, err := parseCPUColumns(f)
+		if err != nil {
+			return m, err
 		}
-		return m, nil
+		return MachineCPU{Busy: c[cpuUser] + c[cpuNice] + c[cpuSystem], Steal: c[cpuSteal], Total: c.total()}, nil
 	}
 	return m, fmt.Errorf("/proc/stat has no cpu line")
 }
