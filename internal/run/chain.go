@@ -56,17 +56,23 @@ func chainServerRoles(hosts int) []string {
 	return out
 }
 
+// driversThat names the catalog's drivers whose capabilities (without
+// options) say can, for a refusal to say which drivers would do.
+func driversThat(cat lab.Catalog, can func(lab.Capabilities) bool) string {
+	var names []string
+	for _, d := range cat.Drivers {
+		if can(d.Capabilities(nil)) {
+			names = append(names, d.Name())
+		}
+	}
+	return strings.Join(names, " and ")
+}
+
 // checkChainModes refuses, in the spec's words, modes that cannot run on
 // a chain, before any lab is built.
 func checkChainModes(cat lab.Catalog, s spec.Spec) error {
 	if s.Chain == nil {
 		return nil
-	}
-	var chainers []string
-	for _, d := range cat.Drivers {
-		if d.Capabilities(nil).Chains {
-			chainers = append(chainers, d.Name())
-		}
 	}
 	for _, name := range s.RunDrivers() {
 		d, err := cat.Driver(name)
@@ -74,7 +80,7 @@ func checkChainModes(cat lab.Catalog, s spec.Spec) error {
 			return nil // CheckDrivers says so
 		}
 		if !d.Capabilities(nil).Chains {
-			return fmt.Errorf("chain: driver %s: only the %s driver builds chains", name, strings.Join(chainers, " and "))
+			return fmt.Errorf("chain: driver %s: only the %s driver builds chains", name, driversThat(cat, func(c lab.Capabilities) bool { return c.Chains }))
 		}
 	}
 	d, err := cat.Driver(s.Driver)

@@ -2,7 +2,6 @@ package run
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/spec"
@@ -15,12 +14,6 @@ func checkLinks(cat lab.Catalog, s spec.Spec, cfg lab.Config, opts map[string]an
 	if len(s.Links) == 0 && len(s.Impairments) == 0 {
 		return nil
 	}
-	var impairers []string
-	for _, d := range cat.Drivers {
-		if d.Capabilities(nil).ImpairsLinks {
-			impairers = append(impairers, d.Name())
-		}
-	}
 	for _, pl := range s.Labs() {
 		d, err := cat.Driver(pl.Driver)
 		if err != nil {
@@ -30,7 +23,7 @@ func checkLinks(cat lab.Catalog, s spec.Spec, cfg lab.Config, opts map[string]an
 			continue // a clean variant
 		}
 		if !d.Capabilities(opts[pl.Driver]).ImpairsLinks {
-			return fmt.Errorf("links: driver %s does not impair links (the %s drivers do)", pl.Driver, strings.Join(impairers, " and "))
+			return fmt.Errorf("links: driver %s does not impair links (the %s drivers do)", pl.Driver, driversThat(cat, func(c lab.Capabilities) bool { return c.ImpairsLinks }))
 		}
 		c := cfg
 		c.Conditions, c.Links, c.Options = pl.Conditions, pl.Links, opts[pl.Driver]

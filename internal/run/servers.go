@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
@@ -88,12 +87,6 @@ func checkServerKinds(cat lab.Catalog, s spec.Spec) error {
 	if sv == nil || !s.RunsPingPong() {
 		return nil
 	}
-	var others []string
-	for _, d := range cat.Drivers {
-		if runsCommands(d) || runsImages(d) {
-			others = append(others, d.Name())
-		}
-	}
 	for _, name := range s.RunDrivers() {
 		d, err := cat.Driver(name)
 		if err != nil {
@@ -109,7 +102,8 @@ func checkServerKinds(cat lab.Catalog, s spec.Spec) error {
 				return fmt.Errorf("pingpong.servers: the %s driver runs images: give ping_image and pong_image for the roles with a command", name)
 			}
 		default:
-			return fmt.Errorf("pingpong.servers: driver %s runs cnperf's servers only (%s run others)", name, strings.Join(others, " and "))
+			return fmt.Errorf("pingpong.servers: driver %s runs cnperf's servers only (%s run others)", name,
+				driversThat(cat, func(c lab.Capabilities) bool { return c.RunsLocalFiles || c.RunsImages }))
 		}
 	}
 	return nil
