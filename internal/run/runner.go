@@ -142,29 +142,22 @@ func NewPlan(o Options) (*Plan, error) {
 // wrapped in lab.Failure is the machine's.
 func (p *Plan) Preflight() error { return p.o.Lab.Preflight(p.spec, p.opts, p.o.Exe) }
 
-// check is Check, returning the experiment and each driver's options;
-// warn takes the drivers' warnings (nil: none).
+// check refuses what NewPlan refuses of a (calibrated) spec, in this
+// order, and returns the experiment and each driver's options; warn takes
+// the drivers' warnings (nil: none).
 func check(cat lab.Catalog, s spec.Spec, flags map[string]string, warn io.Writer) (*experiment, map[string]any, error) {
-	if err := s.Validate(); err != nil {
-		return nil, nil, err
-	}
-	if err := cat.CheckModes(s.Modes); err != nil {
-		return nil, nil, err
-	}
-	if err := cat.CheckDrivers(s.Driver, s.Drivers); err != nil {
-		return nil, nil, err
-	}
-	if err := cat.CheckSpec(s); err != nil {
-		return nil, nil, err
-	}
-	if err := checkChainModes(cat, s); err != nil {
-		return nil, nil, err
-	}
-	if err := checkModesOnDrivers(cat, s); err != nil {
-		return nil, nil, err
-	}
-	if err := checkServers(cat, s); err != nil {
-		return nil, nil, err
+	for _, c := range []func() error{
+		s.Validate,
+		func() error { return cat.CheckModes(s.Modes) },
+		func() error { return cat.CheckDrivers(s.Driver, s.Drivers) },
+		func() error { return cat.CheckSpec(s) },
+		func() error { return checkChainModes(cat, s) },
+		func() error { return checkModesOnDrivers(cat, s) },
+		func() error { return checkServers(cat, s) },
+	} {
+		if err := c(); err != nil {
+			return nil, nil, err
+		}
 	}
 	var parts []part
 	if s.RunsPingPong() {
