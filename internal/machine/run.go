@@ -31,11 +31,9 @@ type Options struct {
 }
 
 // Measure profiles this machine: each measured feature Repeat times,
-// interleaved, their medians in Features.
+// interleaved, their medians in Features. o is as Options.Validate
+// passed it.
 func Measure(ctx context.Context, o Options) (Profile, error) {
-	if o.Repeat < 1 || o.Repeat > MaxRepeat {
-		return Profile{}, fmt.Errorf("--repeat %d: outside 1..%d", o.Repeat, MaxRepeat)
-	}
 	dir, cleanup, err := diskDir(o.Dir)
 	if err != nil {
 		return Profile{}, err
