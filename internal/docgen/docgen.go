@@ -42,7 +42,7 @@ func Render(region string) (string, error) {
 	case kind == "workload-params" && arg != "":
 		w, ok := registry.Lookup(arg)
 		if !ok {
-			return "", fmt.Errorf("workload-params %s: no such socket workload (the registry has %s)", arg, names())
+			return "", fmt.Errorf("workload-params %s: no such socket workload (the registry has %s)", arg, strings.Join(registry.All().Names(), ", "))
 		}
 		return ParamTable(w.Params())
 	case region == "pingpong-params":
@@ -57,18 +57,10 @@ func Render(region string) (string, error) {
 // of each socket workload and of ping-pong, and the conditions' table.
 func Regions() []string {
 	var out []string
-	for _, w := range registry.All() {
-		out = append(out, "workload-params "+w.Name())
+	for _, name := range registry.All().Names() {
+		out = append(out, "workload-params "+name)
 	}
 	return append(out, "pingpong-params", "conditions")
-}
-
-func names() string {
-	var out []string
-	for _, w := range registry.All() {
-		out = append(out, w.Name())
-	}
-	return strings.Join(out, ", ")
 }
 
 // Update returns text with every generated region rendered anew, and the
