@@ -167,6 +167,15 @@ func Kernel(a, b *KernelSnapshot, bytes int64, pinned []int) *record.CellKernel 
 	return all
 }
 
+// since is what a counter at x then y counted: nothing when it went
+// back (a core taken offline and on again).
+func since(x, y uint64) uint64 {
+	if y < x {
+		return 0
+	}
+	return y - x
+}
+
 // kernelOver sums the cores in only (nil: every core), in ascending order.
 func kernelOver(a, b *KernelSnapshot, only []int) *record.CellKernel {
 	var cores []int
@@ -179,23 +188,15 @@ func kernelOver(a, b *KernelSnapshot, only []int) *record.CellKernel {
 	if len(cores) == 0 {
 		return nil
 	}
-	// A counter that went back (a core taken offline and on again) adds
-	// nothing.
-	diff := func(x, y uint64) uint64 {
-		if y < x {
-			return 0
-		}
-		return y - x
-	}
 	var user, sys, irq, soft, total uint64
 	k := &record.CellKernel{BusiestCore: -1}
 	for _, n := range cores {
 		ca, cb := a.Cores[n], b.Cores[n]
-		t := diff(ca.Total, cb.Total)
-		s := diff(ca.Softirq, cb.Softirq)
-		user += diff(ca.User, cb.User)
-		sys += diff(ca.System, cb.System)
-		irq += diff(ca.IRQ, cb.IRQ)
+		t := since(ca.Total, cb.Total)
+		s := since(ca.Softirq, cb.Softirq)
+		user += since(ca.User, cb.User)
+		sys += since(ca.System, cb.System)
+		irq += since(ca.IRQ, cb.IRQ)
 		soft += s
 		total += t
 		if t > 0 {
@@ -203,8 +204,8 @@ func kernelOver(a, b *KernelSnapshot, only []int) *record.CellKernel {
 				k.BusiestCore, k.BusiestSoftirqPercent = n, math.Round(pct*100)/100
 			}
 		}
-		k.NetRX += diff(a.Softirqs[n].RX, b.Softirqs[n].RX)
-		k.NetTX += diff(a.Softirqs[n].TX, b.Softirqs[n].TX)
+		k.NetRX += since(a.Softirqs[n].RX, b.Softirqs[n].RX)
+		k.NetTX += since(a.Softirqs[n].TX, b.Softirqs[n].TX)
 	}
 	if total == 0 {
 		return nil

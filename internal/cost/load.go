@@ -242,12 +242,7 @@ func Load(a, b Snapshot, own bool) *record.CellLoad {
 	if b.Machine.Total <= a.Machine.Total {
 		return nil // no tick passed: nothing to say
 	}
-	diff := func(x, y uint64) float64 {
-		if y < x {
-			return 0
-		}
-		return float64(y-x) / clockTicks
-	}
+	diff := func(x, y uint64) float64 { return float64(since(x, y)) / clockTicks }
 	l := &record.CellLoad{
 		CPUSeconds:   diff(a.Machine.Total, b.Machine.Total),
 		BusySeconds:  diff(a.Machine.Busy, b.Machine.Busy),
