@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"time"
 
@@ -78,26 +77,30 @@ func (e *env) startServers(ctx context.Context, servers []serverRun, ready func(
 	return ready(ctx)
 }
 
-// checkServerKinds refuses, before any lab, pingpong.servers that a
-// driver of the run cannot start: the drivers that run commands from this
-// machine's files (lab.Capabilities.RunsLocalFiles) need argv, those that
-// run images (RunsImages) images, and the others run cnperf's own servers only.
-func checkServerKinds(cat lab.Catalog, s spec.Spec) error {
+// checkServers refuses, before any lab, pingpong.servers that a driver of
+// the run cannot start: the drivers that run commands from this machine's
+// files (lab.Capabilities.RunsLocalFiles: the netns driver, whose
+// containers share the mount tree) need argv this machine can run, those
+// that run images (RunsImages) images, and the others run cnperf's own
+// servers only.
+func checkServers(cat lab.Catalog, s spec.Spec) error {
 	sv := s.PingPong.Servers
 	if sv == nil || !s.RunsPingPong() {
 		return nil
 	}
+	local := false
 	for _, name := range s.RunDrivers() {
 		d, err := cat.Driver(name)
 		if err != nil {
-			return nil // CheckDrivers says so
+			continue // CheckDrivers refused it before
 		}
-		switch {
-		case runsCommands(d):
+		switch c := d.Capabilities(nil); {
+		case c.RunsLocalFiles:
 			if len(sv.Ping) == 0 && sv.PingImage != "" || len(sv.Pong) == 0 && sv.PongImage != "" {
 				return fmt.Errorf("pingpong.servers: the %s driver runs commands: give ping and pong as argv for the roles with an image", name)
 			}
-		case runsImages(d):
+			local = true
+		case c.RunsImages:
 			if len(sv.Ping) > 0 && sv.PingImage == "" || len(sv.Pong) > 0 && sv.PongImage == "" {
 				return fmt.Errorf("pingpong.servers: the %s driver runs images: give ping_image and pong_image for the roles with a command", name)
 			}
@@ -106,26 +109,7 @@ func checkServerKinds(cat lab.Catalog, s spec.Spec) error {
 				driversThat(cat, func(c lab.Capabilities) bool { return c.RunsLocalFiles || c.RunsImages }))
 		}
 	}
-	return nil
-}
-
-func runsCommands(d lab.Driver) bool { return d.Capabilities(nil).RunsLocalFiles }
-
-func runsImages(d lab.Driver) bool { return d.Capabilities(nil).RunsImages }
-
-// checkServers refuses, before any lab, a ping-pong server command that
-// this machine cannot run, on a driver that starts it from this machine's
-// file system (Capabilities.RunsLocalFiles: the netns driver, whose
-// containers share the mount tree).
-func checkServers(cat lab.Catalog, s spec.Spec) error {
-	if err := checkServerKinds(cat, s); err != nil {
-		return err
-	}
-	sv := s.PingPong.Servers
-	if sv == nil || !s.RunsPingPong() || !slices.ContainsFunc(s.RunDrivers(), func(name string) bool {
-		d, err := cat.Driver(name)
-		return err == nil && runsCommands(d)
-	}) {
+	if !local {
 		return nil
 	}
 	for _, r := range []struct {
