@@ -69,7 +69,7 @@ func TestClaimsVerdicts(t *testing.T) {
 		}
 		return f
 	}
-	if out := cnperf(t, ExitFailure, "check", dir, "--claims", spec("[0.90, null]")); !strings.Contains(out, "DIFFERS     c: bridge/bare transfer 0.844") {
+	if out := cnperf(t, ExitFailure, "check", dir, "--claims", spec("[0.90, null]")); !strings.Contains(out, "DIFFERS     c: bridge over bare, transfer 0.844") {
 		t.Errorf("differs: %s", out)
 	}
 	if out := cnperf(t, ExitCannotTell, "check", dir, "--claims", spec("[null, 0.844]")); !strings.Contains(out, "more units would tell") {
