@@ -41,7 +41,7 @@ claims:
 	if _, err := JudgeClaims(quiet, ClaimsOfRun, note); err == nil || !strings.Contains(err.Error(), "has no claims") {
 		t.Errorf("no claims: %v", err)
 	}
-	if _, err := JudgeClaims(quiet, "seed004", note); err == nil || !strings.Contains(err.Error(), "claims[2].series") {
+	if _, err := JudgeClaims(quiet, "seed004", note); err == nil || !strings.Contains(err.Error(), "claims[0].series") {
 		t.Errorf("a preset's claims on series the run lacks: %v", err)
 	}
 }
