@@ -87,6 +87,8 @@ type Spec struct {
 	// adds to a lab's (over Links, link by link), so variants compare
 	// impaired and clean labs.
 	Impairments conditions.Impairments `yaml:"impairments,omitempty" json:"impairments,omitempty"`
+	// Claims are the paper's findings a run is judged against (claims.go).
+	Claims []Claim `yaml:"claims,omitempty" json:"claims,omitempty"`
 
 	// pingPongAt is where the ping-pong test was among the tests, from 1
 	// (0: none written there); pingPongField how errors name its fields.
@@ -398,7 +400,7 @@ var fieldRE = regexp.MustCompile(`field (\S+) not found in type (\S+)`)
 
 // sections maps the Go types of nested spec sections to their YAML keys, so
 // an unknown field is named with its path ("pingpong.colour").
-var sections = map[string]string{"spec.PingPong": "pingpong.", "spec.Servers": "pingpong.servers.", "spec.Placement": "placement.", "spec.Calibrate": "calibrate.", "spec.Calibration": "calibrate.derived.", "workload.Test": "tests[].", "workload.Sweep": "tests[].sweep.", "conditions.Link": "links[].", "conditions.Flap": "links[].flap."}
+var sections = map[string]string{"spec.PingPong": "pingpong.", "spec.Servers": "pingpong.servers.", "spec.Placement": "placement.", "spec.Calibrate": "calibrate.", "spec.Calibration": "calibrate.derived.", "workload.Test": "tests[].", "workload.Sweep": "tests[].sweep.", "conditions.Link": "links[].", "conditions.Flap": "links[].flap.", "spec.Claim": "claims[].", "spec.Explanation": "claims[].explain."}
 
 // YAMLMessage is yaml.v3's error in reading doc as one line in the
 // user's words: each wrong value with the field it is in (nameFields), an
@@ -726,6 +728,9 @@ func (s Spec) Validate() error {
 		return err
 	}
 	if err := s.validateLinks(); err != nil {
+		return err
+	}
+	if err := s.validateClaims(); err != nil {
 		return err
 	}
 	if len(s.Labels) > MaxLabels {
