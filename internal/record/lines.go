@@ -111,7 +111,7 @@ func truncate(b []byte) string {
 // that is stored per request rather than as a client's envelope line
 // (Record): runs have always stored it so, and analysis reads it so.
 type Sample struct {
-	Workload   string            `json:"workload"` // always "pingpong"
+	Workload   string            `json:"workload"` // the size sweep's (pingpong)
 	Mode       string            `json:"mode,omitempty"`
 	Labels     map[string]string `json:"labels,omitempty"`
 	Cell       int               `json:"cell"`        // index of the interleaved cell that produced it

@@ -88,10 +88,12 @@ type Spec struct {
 	// impaired and clean labs.
 	Impairments conditions.Impairments `yaml:"impairments,omitempty" json:"impairments,omitempty"`
 
-	// pingPongAt is where the ping-pong test was among the tests, from 1
-	// (0: none written there); pingPongField how errors name its fields.
+	// pingPongAt is where the size sweep's test was among the tests, from
+	// 1 (0: none written there); pingPongField how errors name its fields;
+	// sweep its workload ("": the pingpong section's, Sweep).
 	pingPongAt    int
 	pingPongField string
+	sweep         string
 }
 
 // UnmarshalJSON reads a spec as a run stored it, its tests' parameters in
