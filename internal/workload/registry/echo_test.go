@@ -117,13 +117,14 @@ func echoClient(w workload.Socket, con workload.Console) *cobra.Command {
 		}})
 }
 
-// TestMain makes the test binary the echo workload's binary, as cnperf's
-// is for the workloads it links: the runner starts it as `serve echo`
-// (the server) and `echo` (the client); otherwise it runs the tests.
+// TestMain makes the test binary the echo workload's and the mirror
+// sweep's binary (mainOf), as cnperf's is for the workloads it links: the
+// runner starts it as `serve echo` (the server) and `echo` (the client);
+// otherwise it runs the tests.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && (os.Args[1] == "serve" || os.Args[1] == "echo") {
+	if main := mainOf(os.Args[1:]); main != nil {
 		process.AwaitStart() // as cnperf's main: in its cgroups first
-		if err := echoMain(os.Args[1:]); err != nil {
+		if err := main(os.Args[1:]); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
