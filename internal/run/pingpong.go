@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
@@ -42,28 +41,19 @@ func (p *pingPong) settings() workload.SweepSettings {
 	return workload.SweepSettings{MaxBody: pp.MaxBody, Retries: pp.Retries, Timeout: pp.Timeout, Repetitions: pp.Repetitions, Concurrency: pp.Concurrency}
 }
 
-// roles are the servers' roles from the target's end (ping, pong): the
-// reverse of the order they start in.
-func (p *pingPong) roles() []string {
-	srv := p.w.Servers(p.settings(), func(string) workload.SweepAddr { return workload.SweepAddr{} })
-	out := make([]string, len(srv))
-	for i, s := range srv {
-		out[len(srv)-1-i] = s.Role
-	}
-	return out
-}
-
 // labConfig is the client on a host of its own without endpoints, each
-// server in an endpoint on a host of its own; under a placement
+// server in an endpoint on a host of its own, from the target's end (ping,
+// then pong: the reverse of the order they start in); under a placement
 // (spec.Placement, hosts apart) the servers are containers of one server
 // host, so that a request from one to the next crosses containers of a
 // host, as a socket lab's roles are placed.
 func (p *pingPong) labConfig() lab.Config {
 	hosts := []lab.HostSpec{{Name: p.w.Client()}}
 	placed := lab.HostSpec{Name: "server"}
-	for _, role := range p.roles() {
-		ep := lab.EndpointSpec{Role: role}
-		hosts = append(hosts, lab.HostSpec{Name: role, Endpoints: []lab.EndpointSpec{ep}})
+	srv := p.w.Servers(p.settings(), func(string) workload.SweepAddr { return workload.SweepAddr{} })
+	for i := range srv {
+		ep := lab.EndpointSpec{Role: srv[len(srv)-1-i].Role}
+		hosts = append(hosts, lab.HostSpec{Name: ep.Role, Endpoints: []lab.EndpointSpec{ep}})
 		placed.Endpoints = append(placed.Endpoints, ep)
 	}
 	if p.s.Placement != nil {
@@ -234,36 +224,27 @@ const readyWait = 15 * time.Second
 // protocol (checkProtocol), so that a message names the one that breaks
 // it.
 func (p *pingPong) ready(ctx context.Context, e *env) error {
-	host, err := e.lab.Host(p.w.Client())
-	if err != nil {
-		return err
-	}
-	target, err := e.lab.Endpoint(p.w.Target())
-	if err != nil {
-		return err
-	}
-	servers, probe := strings.Join(p.roles(), " and "), fmt.Sprintf("%d bytes to %s", p.w.Probe(), target.External)
-	own := p.s.PingPong.Servers != nil && !lab.IsRemote(e.lab) && host.NS != ""
 	var last error
-	answered := false // a whole answer, of the wrong length
+	good, answered := false, false // answered: whole, of the wrong length
 	one := workload.SweepSettings{Repetitions: 1, Concurrency: 1, Timeout: 2 * time.Second}
+	probe, err := p.client(e, one, []int{p.w.Probe()}, func(s record.Sample) {
+		good = good || s.OK()
+		if !s.OK() {
+			answered = answered || s.Code == http.StatusOK
+			last = fmt.Errorf("%d bytes to %s: %d %s", s.Size, p.w.Target(), s.Code, s.Error)
+		}
+	}, nil)
+	if err != nil {
+		return err
+	}
+	probe.name = p.w.Client() + "-probe"
+	servers := p.w.Name() + "'s servers"
+	own := p.s.PingPong.Servers != nil && !lab.IsRemote(e.lab) && probe.ep.NS != ""
 	err = poll.Until(ctx, readyWait, 50*time.Millisecond, func() (bool, error) {
 		if err := e.alive(); err != nil {
 			return false, err
 		}
-		good := false
-		c, err := p.client(e, one, []int{p.w.Probe()}, func(s record.Sample) {
-			good = good || s.OK()
-			if !s.OK() {
-				answered = answered || s.Code == http.StatusOK
-				last = fmt.Errorf("%s: %d %s", probe, s.Code, s.Error)
-			}
-		}, nil)
-		if err != nil {
-			return false, err
-		}
-		c.name = p.w.Client() + "-probe"
-		if err := e.runClient(ctx, c); err != nil {
+		if err := e.runClient(ctx, probe); err != nil {
 			if ctx.Err() != nil {
 				return false, ctx.Err()
 			}
@@ -281,7 +262,7 @@ func (p *pingPong) ready(ctx context.Context, e *env) error {
 	if !own || !(err == nil || timedOut || answered) {
 		return err // cnperf's servers, or a server that exited
 	}
-	if perr := p.checkProtocol(ctx, e, host.NS, target.External); perr != nil {
+	if perr := p.checkProtocol(ctx, e, probe.ep.NS); perr != nil {
 		return perr
 	}
 	return err

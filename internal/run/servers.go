@@ -190,7 +190,11 @@ const protocolSize = 1000
 // as siege asks, so that an implementation that answers /mping/4 but not
 // the rest of the protocol is named before the run, not as a run of
 // failed samples.
-func (p *pingPong) checkProtocol(ctx context.Context, e *env, ns, pingAddr string) error {
+func (p *pingPong) checkProtocol(ctx context.Context, e *env, ns string) error {
+	ping, err := e.lab.Endpoint("ping")
+	if err != nil {
+		return err
+	}
 	pong, err := e.lab.Endpoint("pong")
 	if err != nil {
 		return err
@@ -207,7 +211,7 @@ func (p *pingPong) checkProtocol(ctx context.Context, e *env, ns, pingAddr strin
 	if !pingpong.LengthOK(protocolSize, len(body)) || !bytes.HasPrefix(body, []byte("po")) || !bytes.HasSuffix(body, []byte("ong")) {
 		return p.notProtocol("pong", url, body, fmt.Sprintf("%d bytes p, o…, ng", protocolSize))
 	}
-	url = "http://" + pingAddr + "/mping/" + strconv.Itoa(protocolSize)
+	url = "http://" + ping.External + "/mping/" + strconv.Itoa(protocolSize)
 	body, code, err = get(ctx, client, url)
 	if err != nil {
 		return fmt.Errorf("%s: GET %s: %w", p.serverName("ping"), url, err)

@@ -248,9 +248,17 @@ func (t *socketCells) cell(e *env, u int, cell *record.Cell, app *appender) (cel
 	if err != nil {
 		return cellRun{}, err
 	}
-	c, err := fitMTU(unit.c, runs[0])
-	if err != nil {
-		return cellRun{}, err
+	c := unit.c
+	if c.FitsMTU() {
+		host, _, err := net.SplitHostPort(runs[0].server.Internal)
+		if err != nil {
+			return cellRun{}, fmt.Errorf("server endpoint %q: %w", runs[0].server.Internal, err)
+		}
+		mtu, err := pathMTU(runs[0].client.NS, host)
+		if err != nil {
+			return cellRun{}, fmt.Errorf("path MTU from the client to %s: %w", host, err)
+		}
+		c = c.FitTo(mtu)
 	}
 	cr := cellRun{log: "client", cost: record.Cost{Test: c.Test.Workload, Case: c.Label, Rep: unit.rep}}
 	// A test that runs far past its planned time is stopped, not waited on.
@@ -269,23 +277,6 @@ func (t *socketCells) cell(e *env, u int, cell *record.Cell, app *appender) (cel
 		cr.clients = append(cr.clients, clients...)
 	}
 	return cr, nil
-}
-
-// fitMTU is c fitted to the path MTU from r's client to its server, if
-// it is a case that fits it (FitsMTU).
-func fitMTU(c workload.Case, r placedClient) (workload.Case, error) {
-	if !c.FitsMTU() {
-		return c, nil
-	}
-	host, _, err := net.SplitHostPort(r.server.Internal)
-	if err != nil {
-		return c, fmt.Errorf("server endpoint %q: %w", r.server.Internal, err)
-	}
-	mtu, err := pathMTU(r.client.NS, host)
-	if err != nil {
-		return c, fmt.Errorf("path MTU from the client to %s: %w", host, err)
-	}
-	return c.FitTo(mtu), nil
 }
 
 // placedRuns are r's clients of case c in cell (repetition rep): the

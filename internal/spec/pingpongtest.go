@@ -15,15 +15,12 @@ import (
 	"github.com/cnperf/cnperf/internal/workload/registry"
 )
 
-// A size sweep (registry.Sweep: ping-pong, or any the registry lists) is
-// a test like the others: `workload: NAME` in tests, its parameters
-// (PingPong's fields) beside it. The pingpong section is shorthand for a
-// ping-pong test. Either way the spec holds it in one shape: its
-// parameters in PingPong, its workload in sweep, the socket tests in
-// Tests, and where the test entry was (pingPongAt) so that the spec is
-// shown and stored as it was written: a spec with only the section as
-// today, a spec with socket tests beside it with the entry among its
-// tests.
+// A size sweep (ping-pong, or any registry.Sweep lists) is a test like
+// the others: `workload: NAME` in tests, its parameters (PingPong's
+// fields) beside it; the pingpong section is shorthand for a ping-pong
+// test. Either way the spec holds its parameters in PingPong, its
+// workload in sweep, and where the entry was (pingPongAt) so that the
+// spec is shown and stored as it was written.
 
 // Tests are a spec's socket tests. A size sweep's entry, whose fields
 // (servers, repetitions) mean other things than a socket test's, is
@@ -43,8 +40,11 @@ func (ts *Tests) UnmarshalYAML(n *yaml.Node) error {
 	out := make(Tests, 0, len(n.Content))
 	var terr yaml.TypeError
 	for _, item := range n.Content {
-		if name, ok := sweepEntry(item); ok {
-			out = append(out, workload.Test{Workload: name})
+		var head struct { // its workload alone: a sweep's fields are not a Test's
+			Workload string `yaml:"workload"`
+		}
+		if item.Decode(&head) == nil && isSweep(workload.Test{Workload: head.Workload}) {
+			out = append(out, workload.Test{Workload: head.Workload})
 			continue
 		}
 		var t workload.Test
@@ -62,20 +62,6 @@ func (ts *Tests) UnmarshalYAML(n *yaml.Node) error {
 		return &terr
 	}
 	return nil
-}
-
-// sweepEntry is the workload a tests entry names if it is a size sweep.
-func sweepEntry(n *yaml.Node) (string, bool) {
-	if n.Kind != yaml.MappingNode {
-		return "", false
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if k, v := n.Content[i], n.Content[i+1]; k.Value == "workload" && v.Kind == yaml.ScalarNode {
-			_, ok := registry.Sweep(v.Value)
-			return v.Value, ok
-		}
-	}
-	return "", false
 }
 
 // isSweep reports whether a test is a size sweep's (a placeholder).

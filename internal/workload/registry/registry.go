@@ -32,18 +32,8 @@ func Lookup(name string) (workload.Socket, bool) { return sockets.Lookup(name) }
 // is a chunked size plan, not cases.
 var sweeps = []workload.SizeSweep{pingpong.Descriptor}
 
-// Sweeps returns the size sweeps.
-func Sweeps() []workload.SizeSweep { return append([]workload.SizeSweep(nil), sweeps...) }
-
 // Sweep returns the size sweep of that name.
-func Sweep(name string) (workload.SizeSweep, bool) {
-	for _, w := range sweeps {
-		if w.Name() == name {
-			return w, true
-		}
-	}
-	return nil, false
-}
+func Sweep(name string) (workload.SizeSweep, bool) { return workload.Find(sweeps, name) }
 
 // Expand validates a spec's tests and returns their cases.
 func Expand(tests []workload.Test) ([]workload.Case, error) { return sockets.Expand(tests) }
