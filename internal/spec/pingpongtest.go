@@ -145,6 +145,9 @@ func (s *Spec) takePingPong(root *yaml.Node, doc []byte, hasSection bool) error 
 		return errors.New(YAMLMessage(err, doc))
 	}
 	s.sweep = s.Tests[at].Workload
+	if s.PingPong.Servers != nil && s.Sweep() != pingpong.Descriptor {
+		return fmt.Errorf("%s.servers: other implementations of ping and pong; %s runs its own servers", field, s.sweep)
+	}
 	s.Tests = slices.Delete(s.Tests, at, at+1)
 	s.pingPongAt, s.pingPongField = at+1, field
 	return nil

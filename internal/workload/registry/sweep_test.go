@@ -166,6 +166,7 @@ func TestSizeSweepRecipe(t *testing.T) {
 		{"{workload: mirrorsweep, colour: 1}", "tests[0].colour: unknown field; mirrorsweep takes min_size"},
 		{"{workload: mirrorsweep}\n  - {workload: pingpong}", "tests[1]: a second size sweep"},
 		{"{workload: mirrorsweep, min_size: 9, max_size: 3}", "tests[0].max_size 3: must be >= min_size (9)"},
+		{"{workload: mirrorsweep, servers: {ping: [x], pong: [y]}}", "tests[0].servers: other implementations of ping and pong; mirrorsweep runs its own"},
 	})
 
 	exe, err := os.Executable()
