@@ -7,6 +7,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 // units builds paired units: ratios[i][k] is unit k's ratio on instance i.
@@ -168,7 +169,7 @@ func TestSweepIntervals(t *testing.T) {
 			t.Errorf("unit %+v: want ratio %v on instance %d", p, want, p.Unit%2)
 		}
 	}
-	cis := Intervals([]Case{set.Case()}, "a")
+	cis := Intervals([]Case{set.Case(pingpong.Descriptor)}, "a")
 	if len(cis) != 4 {
 		t.Fatalf("%d intervals, want one per metric", len(cis))
 	}
@@ -180,7 +181,7 @@ func TestSweepIntervals(t *testing.T) {
 			t.Errorf("%s: %+v: point outside", ci.Metric.Key, ci)
 		}
 	}
-	if Intervals([]Case{set.Case()}, "c") != nil {
+	if Intervals([]Case{set.Case(pingpong.Descriptor)}, "c") != nil {
 		t.Error("no reference, no intervals")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 func TestDriverPairs(t *testing.T) {
@@ -111,7 +112,7 @@ func TestDriversOfASweep(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			set := analysis.NewSweep(tc.samples, cellRates(tc.rates), keys)
-			checkDriverRows(t, analysis.Drivers([]analysis.Case{set.Case()}, tc.pairs), tc.want)
+			checkDriverRows(t, analysis.Drivers([]analysis.Case{set.Case(pingpong.Descriptor)}, tc.pairs), tc.want)
 		})
 	}
 }

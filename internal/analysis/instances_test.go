@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/record"
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 func TestInstancesOfASweep(t *testing.T) {
@@ -33,7 +34,7 @@ func TestInstancesOfASweep(t *testing.T) {
 			cell++
 		}
 	}
-	sweep := NewSweep(samples, cells, []string{"a", "b"}).Case()
+	sweep := NewSweep(samples, cells, []string{"a", "b"}).Case(pingpong.Descriptor)
 	rows := Instances(sweep, "a", "transfer", 2)
 	if len(rows) != 1 || rows[0].Mode != "b" {
 		t.Fatalf("rows = %+v", rows)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/analysis/stats"
 	"github.com/cnperf/cnperf/internal/record"
-	"github.com/cnperf/cnperf/internal/workload/registry"
+	"github.com/cnperf/cnperf/internal/workload"
 )
 
 // ModeRow is one mode's ping-pong summary.
@@ -110,10 +110,11 @@ func NewSweep(samples []record.Sample, cells map[int]Cell, modes []string) Sweep
 	return p
 }
 
-// Case is the sweep as one case: the summary's headline metrics over its
-// modes, which intervals, drivers and instances read like any case.
-func (p Sweep) Case() Case {
-	return Case{Workload: registry.PingPong().Name(), Metrics: registry.PingPong().Metrics(), Sweep: &p}
+// Case is the sweep as one case of size sweep w (the run's spec's): the
+// summary's headline metrics over its modes, which intervals, drivers and
+// instances read like any case.
+func (p Sweep) Case(w workload.Workload) Case {
+	return Case{Workload: w.Name(), Metrics: w.Metrics(), Sweep: &p}
 }
 
 // Row returns a mode's medians, without ratios.

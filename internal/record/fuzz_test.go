@@ -12,6 +12,7 @@ import (
 	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 // Memory a stored run may cost beyond allocPerByte per byte of its files:
@@ -158,7 +159,7 @@ func statistics(run report.Run) {
 	}
 	set := analysis.NewSweep(run.PingPong, report.Cells(run.Meta), modes)
 	set.Rows(run.Meta.Spec.ReferenceKey())
-	analysis.Drivers([]analysis.Case{set.Case()}, analysis.DriverPairs(modes, run.Meta.Spec.SplitModeKey))
+	analysis.Drivers([]analysis.Case{set.Case(pingpong.Descriptor)}, analysis.DriverPairs(modes, run.Meta.Spec.SplitModeKey))
 	report.Cases([]report.Run{run}, run.Meta.Spec.ReferenceKey(), 2)
 	report.DriverRows(run, 2)
 	analysis.KernelRows(run.Meta)

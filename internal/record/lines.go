@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/pingpong"
 )
 
 // Record is one line a test's client printed, as the runner stores it in
@@ -111,7 +112,7 @@ func truncate(b []byte) string {
 // that is stored per request rather than as a client's envelope line
 // (Record): runs have always stored it so, and analysis reads it so.
 type Sample struct {
-	Workload   string            `json:"workload"` // always "pingpong"
+	Workload   string            `json:"workload"` // the size sweep's (pingpong)
 	Mode       string            `json:"mode,omitempty"`
 	Labels     map[string]string `json:"labels,omitempty"`
 	Cell       int               `json:"cell"`        // index of the interleaved cell that produced it
@@ -126,10 +127,12 @@ type Sample struct {
 	Error      string            `json:"error,omitempty"`
 }
 
-// OK reports whether the sample is a successful exchange with a whole pong
-// body (see BodyLengthOK: for sizes below 4 the original pong answers
+// OK reports whether the sample is a successful exchange with a whole
+// body (pingpong.LengthOK: for sizes below 4 the original pong answers
 // "pong").
-func (s Sample) OK() bool { return s.Error == "" && s.Code == 200 && BodyLengthOK(s.Size, s.Length) }
+func (s Sample) OK() bool {
+	return s.Error == "" && s.Code == 200 && pingpong.LengthOK(s.Size, s.Length)
+}
 
 // TransferRate is the inner transfer rate in bytes per second, as ppbench
 // computes it (length / duration); 0 when the sample carries no duration.
@@ -138,19 +141,6 @@ func (s Sample) TransferRate() float64 {
 		return 0
 	}
 	return float64(s.Length) * 1000 / s.DurationMS
-}
-
-// BodyLengthOK reports whether length is a whole pong body for a request
-// of size bytes. That is size, and 4 for size < 4 (the original Go pong
-// answers any size below 4 with "pong"); below 4 bytes the original pongs
-// disagree, so a size itself (cnperf's pong up to 0.1 answered "p", "pn",
-// "png") and 3 (the Dart pong's "png") count as whole too. Ping and pong
-// (package pingpong) judge a body by the same rule.
-func BodyLengthOK(size, length int) bool {
-	if size >= 4 {
-		return length == size
-	}
-	return length == 4 || length == 3 || length == size
 }
 
 // CPUSample is the machine's CPU over one interval.

@@ -34,6 +34,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cnperf/cnperf/internal/spec"
+	"github.com/cnperf/cnperf/internal/workload/registry"
 )
 
 // File names inside a run directory.
@@ -453,8 +454,9 @@ func (rd *Reader) Contents() (Contents, ReadReport, error) {
 		if err := json.Unmarshal(line, &probe); err != nil {
 			return fmt.Errorf("not a JSON object: %w", err)
 		}
+		_, sweep := registry.Sweep(probe.Workload) // a size sweep's sample
 		switch {
-		case probe.Workload != "pingpong" && probe.Workload != "cost" && probe.Workload != "cpu" && probe.Kind == "":
+		case !sweep && probe.Workload != "cost" && probe.Workload != "cpu" && probe.Kind == "":
 			return nil // no test's record
 		case probe.Workload == "cpu" && probe.Mode == "":
 			// the machine's CPU between cells: no series
@@ -462,17 +464,17 @@ func (rd *Reader) Contents() (Contents, ReadReport, error) {
 			unl.unlisted(probe.Mode)
 			return nil
 		}
-		switch probe.Workload {
-		case "pingpong":
+		switch {
+		case sweep:
 			var s Sample
 			if err := json.Unmarshal(line, &s); err != nil {
-				return fmt.Errorf("bad pingpong sample: %w", err)
+				return fmt.Errorf("bad %s sample: %w", probe.Workload, err)
 			}
 			if err := names.check(s.Labels); err != nil {
 				return err
 			}
 			out.PingPong = append(out.PingPong, s)
-		case "cost":
+		case probe.Workload == "cost":
 			var c Cost
 			if err := json.Unmarshal(line, &c); err != nil {
 				return fmt.Errorf("bad cost record: %w", err)
@@ -481,7 +483,7 @@ func (rd *Reader) Contents() (Contents, ReadReport, error) {
 				return err
 			}
 			out.Costs = append(out.Costs, c)
-		case "cpu":
+		case probe.Workload == "cpu":
 			var c CPUSample
 			if err := json.Unmarshal(line, &c); err != nil {
 				return fmt.Errorf("bad cpu record: %w", err)

@@ -88,7 +88,7 @@ func judgeClaim(run Run, c spec.Claim, same float64) ([]Finding, error) {
 			if c.Sizes != nil {
 				samples = slices.DeleteFunc(slices.Clone(samples), func(s record.Sample) bool { return s.Size < c.Sizes[0] || s.Size > c.Sizes[1] })
 			}
-			cases = append(cases, analysis.NewSweep(samples, Cells(v.Meta), []string{c.Against, c.Series}).Case())
+			cases = append(cases, analysis.NewSweep(samples, Cells(v.Meta), []string{c.Against, c.Series}).Case(v.Meta.Spec.Sweep()))
 		case c.Test != "" && !v.Sweeps():
 			test := slices.IndexFunc(v.Meta.Spec.Tests, func(t workload.Test) bool { return t.Label() == c.Test })
 			for _, k := range RunCases(v, c.Against, same) {

@@ -30,7 +30,7 @@ func Cells(m record.Meta) map[int]analysis.Cell {
 func (r *Report) addInstances(ref string) {
 	for ri, run := range r.Runs {
 		n := run.Meta.Spec.LabInstances()
-		rows := analysis.Instances(runSweep(run).Case(), ref, "transfer", n)
+		rows := analysis.Instances(runSweep(run).Case(run.Meta.Spec.Sweep()), ref, "transfer", n)
 		if len(rows) == 0 {
 			continue
 		}

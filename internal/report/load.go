@@ -10,7 +10,6 @@ import (
 
 	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/workload"
-	"github.com/cnperf/cnperf/internal/workload/registry"
 
 	"github.com/cnperf/cnperf/internal/record"
 )
@@ -64,7 +63,7 @@ func (r Run) Views() []Run {
 	}
 	pp.Records, pp.Costs, sk.Costs = nil, nil, nil
 	for _, c := range r.Costs {
-		if c.Test == registry.PingPong().Name() {
+		if c.Test == r.Meta.Spec.Sweep().Name() {
 			pp.Costs = append(pp.Costs, c)
 		} else {
 			sk.Costs = append(sk.Costs, c)
@@ -124,7 +123,7 @@ func runSuffix(runs []Run, i int) (title, id string) {
 // instances read them alike.
 func RunCases(run Run, ref string, same float64) []analysis.Case {
 	if run.Sweeps() {
-		return []analysis.Case{runSweep(run).Case()}
+		return []analysis.Case{runSweep(run).Case(run.Meta.Spec.Sweep())}
 	}
 	return Cases([]Run{run}, ref, same)
 }

@@ -10,42 +10,21 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/poll"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/workload"
-	"github.com/cnperf/cnperf/internal/workload/pingpong"
 	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 )
 
-// pingPongTopology is ping-pong's lab: siege, the client outside the
-// cluster, on a host of its own without endpoints; ping and pong each in an
-// endpoint on a host of their own.
-var pingPongTopology = lab.Topology{Hosts: []lab.HostSpec{
-	{Name: "siege"},
-	{Name: "ping", Endpoints: []lab.EndpointSpec{{Role: "ping"}}},
-	{Name: "pong", Endpoints: []lab.EndpointSpec{{Role: "pong"}}},
-}}
-
-// placedPingPongTopology is ping-pong under a placement (spec.Placement,
-// hosts apart): its roles placed as a socket lab's are, the client
-// (siege) on a host of its own, the servers (ping, pong) as two
-// containers on one server host, so that ping's request to pong crosses
-// containers of one host.
-var placedPingPongTopology = lab.Topology{Hosts: []lab.HostSpec{
-	{Name: "siege"},
-	{Name: "server", Endpoints: []lab.EndpointSpec{{Role: "ping"}, {Role: "pong"}}},
-}}
-
-// pingPong runs a size sweep (workload.SizeSweep: Kratzke's HTTP
-// ping-pong, siege → ping → pong) over cells: siege outside the cluster
-// sends requests to ping, which asks pong for the message; a cell's unit is
-// a chunk of the size plan. What it starts and runs is the workload
-// descriptor's; the runner starts its servers and its client as it starts
-// every workload's (startServers, runCell): siege is a process on the
-// client host printing envelope lines, each interval line one request's
-// record.Sample.
+// pingPong runs the spec's size sweep (spec.Sweep, a workload.SizeSweep
+// of the registry's: Kratzke's HTTP ping-pong, siege → ping → pong, or
+// another) over cells: its client outside the servers' hosts sends
+// requests to its target; a cell's unit is a chunk of the size plan. What
+// it starts and runs is the workload descriptor's; the runner starts its
+// servers and its client as it starts every workload's (startServers,
+// runCell): the client is a process on its host printing envelope lines,
+// each interval line one request's record.Sample.
 type pingPong struct {
 	s     spec.Spec
 	w     workload.SizeSweep
@@ -53,7 +32,7 @@ type pingPong struct {
 }
 
 func newPingPong(s spec.Spec) *pingPong {
-	return &pingPong{s: s, w: pingpong.Descriptor, sizes: s.PingPong.Plan().Sizes()}
+	return &pingPong{s: s, w: s.Sweep(), sizes: s.PingPong.Plan().Sizes()}
 }
 
 // settings are the spec's ping-pong section as the descriptor takes it.
@@ -62,12 +41,25 @@ func (p *pingPong) settings() workload.SweepSettings {
 	return workload.SweepSettings{MaxBody: pp.MaxBody, Retries: pp.Retries, Timeout: pp.Timeout, Repetitions: pp.Repetitions, Concurrency: pp.Concurrency}
 }
 
+// labConfig is the client on a host of its own without endpoints, each
+// server in an endpoint on a host of its own, from the target's end (ping,
+// then pong: the reverse of the order they start in); under a placement
+// (spec.Placement, hosts apart) the servers are containers of one server
+// host, so that a request from one to the next crosses containers of a
+// host, as a socket lab's roles are placed.
 func (p *pingPong) labConfig() lab.Config {
-	t := pingPongTopology
-	if p.s.Placement != nil {
-		t = placedPingPongTopology
+	hosts := []lab.HostSpec{{Name: p.w.Client()}}
+	placed := lab.HostSpec{Name: "server"}
+	srv := p.w.Servers(p.settings(), func(string) workload.SweepAddr { return workload.SweepAddr{} })
+	for i := range srv {
+		ep := lab.EndpointSpec{Role: srv[len(srv)-1-i].Role}
+		hosts = append(hosts, lab.HostSpec{Name: ep.Role, Endpoints: []lab.EndpointSpec{ep}})
+		placed.Endpoints = append(placed.Endpoints, ep)
 	}
-	return lab.Config{Topology: t, Port: p.s.PingPong.Port}
+	if p.s.Placement != nil {
+		hosts = append(hosts[:1], placed)
+	}
+	return lab.Config{Topology: lab.Topology{Hosts: hosts}, Port: p.s.PingPong.Port}
 }
 
 func (p *pingPong) units() int {
@@ -91,8 +83,8 @@ func (p *pingPong) describeRun(meta *record.Meta) { meta.Sizes = len(p.sizes) }
 
 // servers are the descriptor's, in its order (pong, then ping in front
 // of it), or the spec's own commands or images (pingpong.servers) in
-// their place. Readiness is the ping-pong probe's (ready), not a bound
-// port: on engines of other machines no process of theirs is in sight.
+// their place. Readiness is the probe's (ready), not a bound port: on
+// engines of other machines no process of theirs is in sight.
 func (p *pingPong) servers(e *env) ([]serverRun, error) {
 	at := func(role string) workload.SweepAddr {
 		ep, _ := e.lab.Endpoint(role) // a role the lab lacks fails below
@@ -114,10 +106,10 @@ func (p *pingPong) servers(e *env) ([]serverRun, error) {
 	return out, nil
 }
 
-// client is siege for sizes as a process on the client host (a host of
-// its own, without an endpoint), each interval line it prints handed to
-// emit as the sample runs store, and its end line's TCP_INFO of its
-// connections to end (if not nil).
+// client is the sweep's client (siege) for sizes as a process on its host
+// (a host of its own, without an endpoint), each interval line it prints
+// handed to emit as the sample runs store, and its end line's TCP_INFO of
+// its connections to end (if not nil).
 func (p *pingPong) client(e *env, set workload.SweepSettings, sizes []int, emit func(record.Sample), end func(*tcpinfo.Stats, map[string]*tcpinfo.Stats)) (clientRun, error) {
 	host, err := e.lab.Host(p.w.Client())
 	if err != nil {
@@ -132,13 +124,13 @@ func (p *pingPong) client(e *env, set workload.SweepSettings, sizes []int, emit 
 		ep:   lab.Endpoint{Role: p.w.Client(), Host: host.Name, NS: host.NS, Kube: host.Kube},
 		args: append([]string{e.exe}, p.w.ClientArgs(set, target.External, sizes)...),
 		line: func(line []byte) error {
-			smp, ok, err := siegeLine(line)
+			smp, ok, err := sampleLine(p.w.Name(), line)
 			if err != nil {
-				return fmt.Errorf("siege printed %.80q: %w", line, err)
+				return fmt.Errorf("%s printed %.80q: %w", p.w.Client(), line, err)
 			}
 			if ok {
 				emit(smp)
-			} else if tcp, servers := siegeTCP(line); (tcp != nil || servers != nil) && end != nil {
+			} else if tcp, servers := endTCP(line); (tcp != nil || servers != nil) && end != nil {
 				end(tcp, servers)
 			}
 			return nil
@@ -146,8 +138,8 @@ func (p *pingPong) client(e *env, set workload.SweepSettings, sizes []int, emit 
 	}, nil
 }
 
-// cell sends one chunk of sizes, every repetition, through siege; the cost
-// line charges siege's process. Not the servers: their usage over the run
+// cell sends one chunk of sizes, every repetition, through the client;
+// the cost line charges the client's process. Not the servers: their usage over the run
 // is in run.json, and reading it per cell would cost more than a cell of
 // a few hundred requests (an engine of another machine answers its stats
 // in about a second).
@@ -168,22 +160,23 @@ func (p *pingPong) cell(e *env, chunk int, cell *record.Cell, app *appender) (ce
 	if err != nil {
 		return cellRun{}, err
 	}
-	// Every request ends within its timeout: a siege past all of them in
-	// a row has hung.
+	// Every request ends within its timeout: a client past all of them
+	// in a row has hung.
 	limit := time.Duration(len(sizes)*set.Repetitions)*set.Timeout + 30*time.Second
 	return cellRun{clients: []clientRun{c}, limit: limit, log: p.w.Client(),
 		cost: record.Cost{Test: p.w.Name()}, span: true}, nil
 }
 
-// siegeLine reads one line siege printed: an envelope's interval line is
-// a sample (its fields beside workload and kind), its start and end lines
-// are not (ok false); a line without a kind is a bare sample, as siege's
-// --format jsonl prints it. Either way the sample is stored as runs have
-// always stored it: the record.Sample's own fields.
-func siegeLine(line []byte) (smp record.Sample, ok bool, err error) {
+// sampleLine reads one line the client of size sweep name printed: an
+// envelope's interval line is a sample (its fields beside workload and
+// kind), its start and end lines are not (ok false); a line without a
+// kind is a bare sample, as siege's --format jsonl prints it. Either way
+// the sample is stored as runs have always stored it: the record.Sample's
+// own fields.
+func sampleLine(name string, line []byte) (smp record.Sample, ok bool, err error) {
 	if env, derr := workload.Decode(line); derr == nil {
-		if env.Workload != pingpong.Descriptor.Name() {
-			return smp, false, fmt.Errorf("a %q line from ping-pong's client", env.Workload)
+		if env.Workload != name {
+			return smp, false, fmt.Errorf("a %q line from %s's client", env.Workload, name)
 		}
 		if env.Kind != workload.KindInterval {
 			return smp, false, nil
@@ -192,16 +185,17 @@ func siegeLine(line []byte) (smp record.Sample, ok bool, err error) {
 	if err := json.Unmarshal(line, &smp); err != nil {
 		return smp, false, err
 	}
-	if smp.Workload != pingpong.Descriptor.Name() {
-		return smp, false, fmt.Errorf("a line of workload %q, not a ping-pong sample", smp.Workload)
+	if smp.Workload != name {
+		return smp, false, fmt.Errorf("a line of workload %q, not a %s sample", smp.Workload, name)
 	}
 	return smp, true, nil
 }
 
-// siegeTCP is the TCP_INFO siege's end line carries, its own connections'
-// and the servers' by side, if the line is one and carries them. Sides
-// are bounded: a line naming more than maxServerSides is not siege's.
-func siegeTCP(line []byte) (*tcpinfo.Stats, map[string]*tcpinfo.Stats) {
+// endTCP is the TCP_INFO a client's end line carries, its own
+// connections' and the servers' by side, if the line is one and carries
+// them. Sides are bounded: a line naming more than maxServerSides is not
+// a sweep's.
+func endTCP(line []byte) (*tcpinfo.Stats, map[string]*tcpinfo.Stats) {
 	var end struct {
 		Kind    string                    `json:"kind"`
 		TCP     *tcpinfo.Stats            `json:"tcp_info"`
@@ -220,48 +214,36 @@ func siegeTCP(line []byte) (*tcpinfo.Stats, map[string]*tcpinfo.Stats) {
 // maxServerSides bounds the sides a cell records: siege names three.
 const maxServerSides = 8
 
-// readyWait is how long ping and pong get to answer.
+// readyWait is how long the servers get to answer.
 const readyWait = 15 * time.Second
 
-// ready is ping-pong's readiness probe: siege on the client host sends
-// ping one request of 4 bytes, as it will send the cell's, until pong
-// answers through ping (the whole path works). Where the runner can enter
-// the client host, the spec's own servers are then asked for the rest of
-// the protocol (checkProtocol), so that a message names the one that
-// breaks it.
+// ready waits until the servers answer one request of the descriptor's
+// probe size (Probe), sent by the sweep's client from its host as the
+// cells' are (the whole chain works). Where the runner can enter the
+// client host, the spec's own servers are then asked for the rest of the
+// protocol (checkProtocol), so that a message names the one that breaks
+// it.
 func (p *pingPong) ready(ctx context.Context, e *env) error {
-	host, err := e.lab.Host(p.w.Client())
-	if err != nil {
-		return err
-	}
-	ping, err := e.lab.Endpoint(p.w.Target())
-	if err != nil {
-		return err
-	}
-	own := p.s.PingPong.Servers != nil && !lab.IsRemote(e.lab) && host.NS != ""
 	var last error
-	answered := false // ping answered, but not the protocol
+	good, answered := false, false // answered: whole, of the wrong length
 	one := workload.SweepSettings{Repetitions: 1, Concurrency: 1, Timeout: 2 * time.Second}
+	probe, err := p.client(e, one, []int{p.w.Probe()}, func(s record.Sample) {
+		good = good || s.OK()
+		if !s.OK() {
+			answered = answered || s.Code == http.StatusOK
+			last = fmt.Errorf("%d bytes to %s: %d %s", s.Size, p.w.Target(), s.Code, s.Error)
+		}
+	}, nil)
+	if err != nil {
+		return err
+	}
+	probe.name = p.w.Client() + "-probe"
+	servers := p.w.Name() + "'s servers"
+	own := p.s.PingPong.Servers != nil && !lab.IsRemote(e.lab) && probe.ep.NS != ""
 	err = poll.Until(ctx, readyWait, 50*time.Millisecond, func() (bool, error) {
 		if err := e.alive(); err != nil {
 			return false, err
 		}
-		good := false
-		probe, err := p.client(e, one, []int{4}, func(s record.Sample) {
-			switch {
-			case s.OK():
-				good = true
-			case s.Code == http.StatusOK:
-				answered = true // a whole answer, of the wrong length
-				last = fmt.Errorf("GET %s/mping/4: %s", ping.External, s.Error)
-			default:
-				last = fmt.Errorf("GET %s/mping/4: %d %s", ping.External, s.Code, s.Error)
-			}
-		}, nil)
-		if err != nil {
-			return false, err
-		}
-		probe.name = "siege-probe"
 		if err := e.runClient(ctx, probe); err != nil {
 			if ctx.Err() != nil {
 				return false, ctx.Err()
@@ -269,25 +251,18 @@ func (p *pingPong) ready(ctx context.Context, e *env) error {
 			last = err
 		}
 		if answered && own {
-			return false, fmt.Errorf("ping and pong answer, but not as the protocol says: %v", last)
+			return false, fmt.Errorf("%s answer, but not as the protocol says: %v", servers, last)
 		}
 		return good, nil
 	})
 	timedOut := errors.Is(err, poll.ErrTimeout)
 	if timedOut {
-		err = fmt.Errorf("ping and pong did not answer within %s: %v", readyWait, last)
+		err = fmt.Errorf("%s did not answer within %s: %v", servers, readyWait, last)
 	}
 	if !own || !(err == nil || timedOut || answered) {
 		return err // cnperf's servers, or a server that exited
 	}
-	// Other implementations: ask each server itself, from the client
-	// host, so that a message names the one that breaks the protocol.
-	pong, perr := e.lab.Endpoint("pong")
-	if perr != nil {
-		return perr
-	}
-	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil, DialContext: namespace.Dialer(host.NS), DisableKeepAlives: true}}
-	if perr := p.checkProtocol(ctx, client, ping.External, pong.External); perr != nil {
+	if perr := p.checkProtocol(ctx, e, probe.ep.NS); perr != nil {
 		return perr
 	}
 	return err

@@ -164,11 +164,21 @@ func (p *pingPong) notProtocol(role, url string, body []byte, want string) error
 const protocolSize = 1000
 
 // checkProtocol asks a ready lab's servers for a body of protocolSize:
-// pong directly from the siege host, then ping's /mping as siege asks, so
-// that an implementation that answers /ping/4 but not the rest of the
-// protocol is named before the run, not as a run of failed samples.
-func (p *pingPong) checkProtocol(ctx context.Context, client *http.Client, pingAddr, pongAddr string) error {
-	url := "http://" + pongAddr + "/pong/" + strconv.Itoa(protocolSize)
+// pong directly from the siege host (in namespace ns), then ping's /mping
+// as siege asks, so that an implementation that answers /mping/4 but not
+// the rest of the protocol is named before the run, not as a run of
+// failed samples.
+func (p *pingPong) checkProtocol(ctx context.Context, e *env, ns string) error {
+	ping, err := e.lab.Endpoint("ping")
+	if err != nil {
+		return err
+	}
+	pong, err := e.lab.Endpoint("pong")
+	if err != nil {
+		return err
+	}
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil, DialContext: namespace.Dialer(ns), DisableKeepAlives: true}}
+	url := "http://" + pong.External + "/pong/" + strconv.Itoa(protocolSize)
 	body, code, err := get(ctx, client, url)
 	if err != nil {
 		return fmt.Errorf("%s: GET %s: %w", p.serverName("pong"), url, err)
@@ -179,7 +189,7 @@ func (p *pingPong) checkProtocol(ctx context.Context, client *http.Client, pingA
 	if !pingpong.LengthOK(protocolSize, len(body)) || !bytes.HasPrefix(body, []byte("po")) || !bytes.HasSuffix(body, []byte("ong")) {
 		return p.notProtocol("pong", url, body, fmt.Sprintf("%d bytes p, o…, ng", protocolSize))
 	}
-	url = "http://" + pingAddr + "/mping/" + strconv.Itoa(protocolSize)
+	url = "http://" + ping.External + "/mping/" + strconv.Itoa(protocolSize)
 	body, code, err = get(ctx, client, url)
 	if err != nil {
 		return fmt.Errorf("%s: GET %s: %w", p.serverName("ping"), url, err)

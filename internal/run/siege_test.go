@@ -195,7 +195,7 @@ func TestSiegeLineStoresTheSample(t *testing.T) {
 	lines := bytes.Split(bytes.TrimSpace(env.Bytes()), []byte("\n"))
 	var stored [][]byte
 	for _, line := range append(lines, bare) {
-		got, ok, err := siegeLine(line)
+		got, ok, err := sampleLine("pingpong", line)
 		if err != nil {
 			t.Fatalf("%s: %v", line, err)
 		}
@@ -208,7 +208,7 @@ func TestSiegeLineStoresTheSample(t *testing.T) {
 		t.Errorf("stored %q, want the bare sample %s twice", stored, bare)
 	}
 	for _, other := range []string{`{"workload":"rr","kind":"interval"}`, `{"workload":"rr","size":4}`, `{"size":4}`} {
-		if _, _, err := siegeLine([]byte(other)); err == nil {
+		if _, _, err := sampleLine("pingpong", []byte(other)); err == nil {
 			t.Errorf("%s was taken for a ping-pong sample", other)
 		}
 	}
@@ -248,7 +248,7 @@ func TestSiegeTCP(t *testing.T) {
 		{"not json", []byte(`{"kind":"end","tcp_info":`), nil, nil},
 	}
 	for _, tt := range tests {
-		got, servers := siegeTCP(tt.line)
+		got, servers := endTCP(tt.line)
 		if (got == nil) != (tt.want == nil) || got != nil && *got != *tt.want {
 			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
 		}
@@ -276,8 +276,8 @@ func FuzzSiegeLine(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		_, _ = siegeTCP(line)
-		smp, ok, err := siegeLine(line)
+		_, _ = endTCP(line)
+		smp, ok, err := sampleLine("pingpong", line)
 		if ok && (err != nil || smp.Workload != "pingpong") {
 			t.Fatalf("%q: sample %+v, error %v", line, smp, err)
 		}

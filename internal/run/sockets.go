@@ -260,8 +260,6 @@ func (t *socketCells) cell(e *env, u int, cell *record.Cell, app *appender) (cel
 		}
 		c = c.FitTo(mtu)
 	}
-	w := c.Workload()
-	mode := e.key
 	cr := cellRun{log: "client", cost: record.Cost{Test: c.Test.Workload, Case: c.Label, Rep: unit.rep}}
 	// A test that runs far past its planned time is stopped, not waited on.
 	cr.limit = c.Test.Planned() + 30*time.Second
@@ -269,55 +267,64 @@ func (t *socketCells) cell(e *env, u int, cell *record.Cell, app *appender) (cel
 		cr.limit = 10*time.Minute + 30*time.Second // until a count: bounded all the same
 	}
 	for _, r := range runs {
-		name := t.serverName(w.Server().Role, r.server.Role)
-		if !slices.Contains(cr.servers, name) {
+		if name := t.serverName(c.Workload().Server().Role, r.server.Role); !slices.Contains(cr.servers, name) {
 			cr.servers = append(cr.servers, name)
 		}
-		host, _, err := net.SplitHostPort(r.server.Internal)
+		clients, err := t.placedRuns(e, c, r, unit.rep, cell, app)
 		if err != nil {
-			return cellRun{}, fmt.Errorf("server endpoint %q: %w", r.server.Internal, err)
+			return cellRun{}, err
 		}
-		// store stamps a line of r's as the cell's (with a placement,
-		// naming its client, process and server) and stores it.
-		store := func(rec record.Record) {
-			rec.Mode, rec.Labels, rec.Cell, rec.Rep = mode, t.s.Labels, cell.Index, unit.rep
-			if r.tagged {
-				rec.Client, rec.Process, rec.Server = r.client.Role, r.process, r.server.Role
-			}
-			app.add(rec, false)
-		}
-		line := func(line []byte) error {
-			rec, err := record.Wrap(c, line)
-			if err != nil {
-				return err
-			}
-			if rec.Kind == record.KindTotal {
-				if tot, err := w.Total(rec.Data); err == nil {
-					app.bytes[envKey(e.key, e.instance)] += tot.Moved
-				}
-			}
-			cell.Samples++
-			store(rec)
-			return nil
-		}
-		argv := func(c workload.Case) []string {
-			return shiftPort(append([]string{e.exe}, c.ClientArgs(host)...), "--server", e.shift+r.server.PortShift)
-		}
-		cr.clients = append(cr.clients, clientRun{name: r.name, ep: r.client, args: argv(c), line: line})
-		// A probe under load (a case's LoadCase) has its load beside it,
-		// from the same container to the same server container, its
-		// lines stored as KindLoad records of the probe's case.
-		if lc, ok := c.LoadCase(); ok {
-			cr.clients = append(cr.clients, clientRun{name: r.name + "-load", ep: r.client, args: argv(lc), line: func(line []byte) error {
-				rec, err := record.WrapLoad(c, lc, line)
-				if err == nil {
-					store(rec)
-				}
-				return err
-			}})
-		}
+		cr.clients = append(cr.clients, clients...)
 	}
 	return cr, nil
+}
+
+// placedRuns are r's clients of case c in cell (repetition rep): the
+// case's, and beside a probe under load (a case's LoadCase) its load,
+// from the same container to the same server container, its lines stored
+// as KindLoad records of the probe's case.
+func (t *socketCells) placedRuns(e *env, c workload.Case, r placedClient, rep int, cell *record.Cell, app *appender) ([]clientRun, error) {
+	host, _, err := net.SplitHostPort(r.server.Internal)
+	if err != nil {
+		return nil, fmt.Errorf("server endpoint %q: %w", r.server.Internal, err)
+	}
+	// store stamps a line of r's as the cell's (with a placement, naming
+	// its client, process and server) and stores it.
+	store := func(rec record.Record) {
+		rec.Mode, rec.Labels, rec.Cell, rec.Rep = e.key, t.s.Labels, cell.Index, rep
+		if r.tagged {
+			rec.Client, rec.Process, rec.Server = r.client.Role, r.process, r.server.Role
+		}
+		app.add(rec, false)
+	}
+	line := func(line []byte) error {
+		rec, err := record.Wrap(c, line)
+		if err != nil {
+			return err
+		}
+		if rec.Kind == record.KindTotal {
+			if tot, err := c.Workload().Total(rec.Data); err == nil {
+				app.bytes[envKey(e.key, e.instance)] += tot.Moved
+			}
+		}
+		cell.Samples++
+		store(rec)
+		return nil
+	}
+	argv := func(c workload.Case) []string {
+		return shiftPort(append([]string{e.exe}, c.ClientArgs(host)...), "--server", e.shift+r.server.PortShift)
+	}
+	out := []clientRun{{name: r.name, ep: r.client, args: argv(c), line: line}}
+	if lc, ok := c.LoadCase(); ok {
+		out = append(out, clientRun{name: r.name + "-load", ep: r.client, args: argv(lc), line: func(line []byte) error {
+			rec, err := record.WrapLoad(c, lc, line)
+			if err == nil {
+				store(rec)
+			}
+			return err
+		}})
+	}
+	return out, nil
 }
 
 // pathMTU is the MTU of the interface the client's route to host leaves

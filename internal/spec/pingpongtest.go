@@ -12,24 +12,24 @@ import (
 
 	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/pingpong"
+	"github.com/cnperf/cnperf/internal/workload/registry"
 )
 
-// Ping-pong is a test like the others: `workload: pingpong` in tests,
-// its parameters (PingPong's fields) beside it. The pingpong section is
-// shorthand for one such test. Either way the spec holds it in one shape:
-// its parameters in PingPong, the socket tests in Tests, and where the
-// test entry was (pingPongAt) so that the spec is shown and stored as it
-// was written: a spec with only the section as today, a spec with socket
-// tests beside it with the entry among its tests.
+// A size sweep (ping-pong, or any registry.Sweep lists) is a test like
+// the others: `workload: NAME` in tests, its parameters (PingPong's
+// fields) beside it; the pingpong section is shorthand for a ping-pong
+// test. Either way the spec holds its parameters in PingPong, its
+// workload in sweep, and where the entry was (pingPongAt) so that the
+// spec is shown and stored as it was written.
 
-// Tests are a spec's socket tests. A ping-pong entry, whose fields
+// Tests are a spec's socket tests. A size sweep's entry, whose fields
 // (servers, repetitions) mean other things than a socket test's, is
 // decoded by the spec (takePingPong): it stays here as a placeholder
 // until then.
 type Tests []workload.Test
 
-// UnmarshalYAML decodes every entry as a workload.Test but ping-pong's,
-// which it leaves as a placeholder naming its workload.
+// UnmarshalYAML decodes every entry as a workload.Test but a size
+// sweep's, which it leaves as a placeholder naming its workload.
 func (ts *Tests) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.SequenceNode {
 		var plain []workload.Test
@@ -40,8 +40,11 @@ func (ts *Tests) UnmarshalYAML(n *yaml.Node) error {
 	out := make(Tests, 0, len(n.Content))
 	var terr yaml.TypeError
 	for _, item := range n.Content {
-		if isPingPongEntry(item) {
-			out = append(out, workload.Test{Workload: pingpong.Descriptor.Name()})
+		var head struct { // its workload alone: a sweep's fields are not a Test's
+			Workload string `yaml:"workload"`
+		}
+		if item.Decode(&head) == nil && isSweep(workload.Test{Workload: head.Workload}) {
+			out = append(out, workload.Test{Workload: head.Workload})
 			continue
 		}
 		var t workload.Test
@@ -61,23 +64,25 @@ func (ts *Tests) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// isPingPongEntry reports whether a tests entry names workload pingpong.
-func isPingPongEntry(n *yaml.Node) bool {
-	if n.Kind != yaml.MappingNode {
-		return false
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if k, v := n.Content[i], n.Content[i+1]; k.Value == "workload" && v.Kind == yaml.ScalarNode {
-			return v.Value == pingpong.Descriptor.Name()
-		}
-	}
-	return false
+// isSweep reports whether a test is a size sweep's (a placeholder).
+func isSweep(t workload.Test) bool {
+	_, ok := registry.Sweep(t.Workload)
+	return ok
 }
 
-// RunsPingPong reports whether the spec runs ping-pong: a spec without
-// socket tests does (its pingpong section, or the defaults), and one
-// with a ping-pong test among its tests.
+// RunsPingPong reports whether the spec runs a size sweep: a spec
+// without socket tests does (its pingpong section, or the defaults), and
+// one with a size sweep's test among its tests.
 func (s Spec) RunsPingPong() bool { return len(s.Tests) == 0 || s.pingPongAt > 0 }
+
+// Sweep is the size sweep the spec runs (RunsPingPong): its test's
+// workload, or ping-pong for the pingpong section.
+func (s Spec) Sweep() workload.SizeSweep {
+	if w, ok := registry.Sweep(s.sweep); ok {
+		return w
+	}
+	return pingpong.Descriptor
+}
 
 // PingPongOnly is the spec without its socket tests: what its ping-pong
 // cells ran (the view a report takes of a run that ran both).
@@ -86,9 +91,9 @@ func (s Spec) PingPongOnly() Spec {
 	return s
 }
 
-// SocketsOnly is the spec without its ping-pong test.
+// SocketsOnly is the spec without its size sweep.
 func (s Spec) SocketsOnly() Spec {
-	s.pingPongAt, s.pingPongField = 0, ""
+	s.pingPongAt, s.pingPongField, s.sweep = 0, "", ""
 	return s
 }
 
@@ -104,12 +109,12 @@ func (s Spec) ppField() string {
 	return "pingpong"
 }
 
-// takePingPong moves a ping-pong entry of tests (a placeholder after
-// decoding) into PingPong, decoded from its node in root with the spec's
+// takePingPong moves a size sweep's entry of tests (a placeholder after
+// decoding) into PingPong and sweep, decoded from its node in root with the spec's
 // rules: unknown fields refused, wrong types named by their field.
 // hasSection says the spec has a pingpong section too.
 func (s *Spec) takePingPong(root *yaml.Node, doc []byte, hasSection bool) error {
-	at := slices.IndexFunc(s.Tests, func(t workload.Test) bool { return t.Workload == pingpong.Descriptor.Name() })
+	at := slices.IndexFunc(s.Tests, isSweep)
 	if at < 0 {
 		if hasSection && len(s.Tests) > 0 {
 			// The section beside socket tests: the ping-pong test,
@@ -120,10 +125,10 @@ func (s *Spec) takePingPong(root *yaml.Node, doc []byte, hasSection bool) error 
 	}
 	field := fmt.Sprintf("tests[%d]", at)
 	if hasSection {
-		return fmt.Errorf("%s: workload pingpong and the pingpong section: a spec runs one ping-pong test; give one of them", field)
+		return fmt.Errorf("%s: workload %s and the pingpong section: a spec runs one size sweep; give one of them", field, s.Tests[at].Workload)
 	}
-	if j := slices.IndexFunc(s.Tests[at+1:], func(t workload.Test) bool { return t.Workload == pingpong.Descriptor.Name() }); j >= 0 {
-		return fmt.Errorf("tests[%d]: a second ping-pong test: a spec runs one (sweep its sizes with min_size, max_size and coverage)", at+1+j)
+	if j := slices.IndexFunc(s.Tests[at+1:], isSweep); j >= 0 {
+		return fmt.Errorf("tests[%d]: a second size sweep: a spec runs one (sweep its sizes with min_size, max_size and coverage)", at+1+j)
 	}
 	n := testsNode(root).Content[at]
 	body := *n
@@ -133,11 +138,15 @@ func (s *Spec) takePingPong(root *yaml.Node, doc []byte, hasSection bool) error 
 			body.Content = append(body.Content, n.Content[i], n.Content[i+1])
 		}
 	}
-	if err := knownFields(&body, reflect.TypeFor[PingPong](), field); err != nil {
+	if err := knownFields(&body, reflect.TypeFor[PingPong](), field, s.Tests[at].Workload); err != nil {
 		return err
 	}
 	if err := body.Decode(&s.PingPong); err != nil {
 		return errors.New(YAMLMessage(err, doc))
+	}
+	s.sweep = s.Tests[at].Workload
+	if s.PingPong.Servers != nil && s.Sweep() != pingpong.Descriptor {
+		return fmt.Errorf("%s.servers: other implementations of ping and pong; %s runs its own servers", field, s.sweep)
 	}
 	s.Tests = slices.Delete(s.Tests, at, at+1)
 	s.pingPongAt, s.pingPongField = at+1, field
@@ -160,8 +169,8 @@ func testsNode(root *yaml.Node) *yaml.Node {
 
 // knownFields refuses a key of mapping n that struct type t has no field
 // for, as the spec's decoder does (yaml.v3 checks no fields when decoding
-// a node), naming it below field.
-func knownFields(n *yaml.Node, t reflect.Type, field string) error {
+// a node), naming it below field and what takes them (who).
+func knownFields(n *yaml.Node, t reflect.Type, field, who string) error {
 	if n.Kind != yaml.MappingNode {
 		return nil // a type error, which decoding names
 	}
@@ -181,10 +190,10 @@ func knownFields(n *yaml.Node, t reflect.Type, field string) error {
 		k := n.Content[i].Value
 		ft, ok := fields[k]
 		if !ok {
-			return fmt.Errorf("line %d: %s.%s: unknown field; pingpong takes %s", n.Content[i].Line, field, k, strings.Join(names, ", "))
+			return fmt.Errorf("line %d: %s.%s: unknown field; %s takes %s", n.Content[i].Line, field, k, who, strings.Join(names, ", "))
 		}
 		if ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct {
-			if err := knownFields(n.Content[i+1], ft, field+"."+k); err != nil {
+			if err := knownFields(n.Content[i+1], ft, field+"."+k, who); err != nil {
 				return err
 			}
 		}
@@ -192,7 +201,7 @@ func knownFields(n *yaml.Node, t reflect.Type, field string) error {
 	return nil
 }
 
-// pingPongEntry is the ping-pong test as a tests entry: its workload and
+// pingPongEntry is the size sweep's test as a tests entry: its workload and
 // its parameters.
 type pingPongEntry struct {
 	Workload string `yaml:"workload" json:"workload"`
@@ -200,20 +209,20 @@ type pingPongEntry struct {
 }
 
 // storedTests are the tests as the spec was written: the socket tests,
-// with the ping-pong test among them where it was.
+// with the size sweep's test among them where it was.
 func (s Spec) storedTests() []any {
 	out := make([]any, 0, len(s.Tests)+1)
 	for _, t := range s.Tests {
 		out = append(out, t)
 	}
 	if s.pingPongAt > 0 {
-		out = slices.Insert(out, min(s.pingPongAt-1, len(out)), any(pingPongEntry{Workload: pingpong.Descriptor.Name(), PingPong: s.PingPong}))
+		out = slices.Insert(out, min(s.pingPongAt-1, len(out)), any(pingPongEntry{Workload: s.Sweep().Name(), PingPong: s.PingPong}))
 	}
 	return out
 }
 
 // MarshalJSON stores a spec as written (storedTests): a spec that runs
-// ping-pong beside socket tests keeps its ping-pong test among them.
+// a size sweep beside socket tests keeps its test among them.
 func (s Spec) MarshalJSON() ([]byte, error) {
 	type plain Spec
 	if s.pingPongAt == 0 {
@@ -225,8 +234,8 @@ func (s Spec) MarshalJSON() ([]byte, error) {
 	}{plain(s), s.storedTests()})
 }
 
-// takeStoredPingPong moves a stored ping-pong entry of tests into
-// PingPong (see MarshalJSON).
+// takeStoredPingPong moves a stored size sweep's entry of tests into
+// PingPong and sweep (see MarshalJSON).
 func (s *Spec) takeStoredPingPong(raw []json.RawMessage) error {
 	s.Tests = make(Tests, 0, len(raw))
 	for i, r := range raw {
@@ -236,12 +245,12 @@ func (s *Spec) takeStoredPingPong(raw []json.RawMessage) error {
 		if err := json.Unmarshal(r, &probe); err != nil {
 			return fmt.Errorf("tests[%d]: %w", i, err)
 		}
-		if probe.Workload == pingpong.Descriptor.Name() && s.pingPongAt == 0 {
+		if _, ok := registry.Sweep(probe.Workload); ok && s.pingPongAt == 0 {
 			e := pingPongEntry{PingPong: s.PingPong}
 			if err := json.Unmarshal(r, &e); err != nil {
 				return fmt.Errorf("tests[%d]: %w", i, err)
 			}
-			s.PingPong, s.pingPongAt, s.pingPongField = e.PingPong, i+1, fmt.Sprintf("tests[%d]", i)
+			s.PingPong, s.sweep, s.pingPongAt, s.pingPongField = e.PingPong, probe.Workload, i+1, fmt.Sprintf("tests[%d]", i)
 			continue
 		}
 		var t workload.Test

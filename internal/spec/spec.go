@@ -90,10 +90,12 @@ type Spec struct {
 	// Claims are the paper's findings a run is judged against (claims.go).
 	Claims []Claim `yaml:"claims,omitempty" json:"claims,omitempty"`
 
-	// pingPongAt is where the ping-pong test was among the tests, from 1
-	// (0: none written there); pingPongField how errors name its fields.
+	// pingPongAt is where the size sweep's test was among the tests, from
+	// 1 (0: none written there); pingPongField how errors name its fields;
+	// sweep its workload ("": the pingpong section's, Sweep).
 	pingPongAt    int
 	pingPongField string
+	sweep         string
 }
 
 // UnmarshalJSON reads a spec as a run stored it, its tests' parameters in

@@ -206,7 +206,7 @@ func TestParseErrors(t *testing.T) {
 		{"comment only", "# nothing here\n", []string{"empty spec"}},
 		{"not yaml", "name: [x\n", []string{"test.yaml"}},
 		{"pingpong test and section", "name: x\npingpong: {port: 80}\ntests: [{workload: rr}, {workload: pingpong}]\n", []string{"tests[1]: workload pingpong and the pingpong section"}},
-		{"two pingpong tests", "name: x\ntests: [{workload: pingpong}, {workload: rr}, {workload: pingpong}]\n", []string{"tests[2]: a second ping-pong test"}},
+		{"two pingpong tests", "name: x\ntests: [{workload: pingpong}, {workload: rr}, {workload: pingpong}]\n", []string{"tests[2]: a second size sweep"}},
 		{"unknown pingpong test field", "name: x\ntests: [{workload: rr}, {workload: pingpong, colour: 1}]\n", []string{"line 2: tests[1].colour: unknown field; pingpong takes min_size"}},
 		{"unknown pingpong test servers field", "name: x\ntests: [{workload: pingpong, servers: {pingg: [x]}}]\n", []string{"tests[0].servers.pingg: unknown field"}},
 		{"pingpong test wrong type", "name: x\ntests:\n  - workload: pingpong\n    port: eighty\n", []string{"line 4: tests[0].port: cannot unmarshal"}},

@@ -8,8 +8,9 @@ import "time"
 // own, its client on a host outside them sends a chunk of the size plan per
 // cell, and prints envelope lines as every client does, one interval line
 // per request; each is stored as one record.Sample (the sample's own
-// fields), not whole. Its settings are a spec's ping-pong test
-// (SweepSettings).
+// fields), not whole. Its settings are a spec's test of it, or the
+// pingpong section (SweepSettings). The registry lists size sweeps by
+// name, as it lists socket workloads.
 type SizeSweep interface {
 	Workload
 	// Params declares its parameters once (Param): the spec's fields,
@@ -29,6 +30,9 @@ type SizeSweep interface {
 	// chunk of sizes against target (HOST:PORT), every sample printed as
 	// a line.
 	ClientArgs(set SweepSettings, target string, sizes []int) []string
+	// Probe is the size of the one request whose whole answer says its
+	// servers are ready: the runner sends it until one is answered.
+	Probe() int
 }
 
 // SweepSettings are a size sweep's settings, from the spec's section.

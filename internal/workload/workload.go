@@ -142,12 +142,16 @@ func Fail(err error) error {
 type Set []Socket
 
 // Lookup returns the workload of that name.
-func (s Set) Lookup(name string) (Socket, bool) {
-	i := slices.IndexFunc(s, func(w Socket) bool { return w.Name() == name })
+func (s Set) Lookup(name string) (Socket, bool) { return Find(s, name) }
+
+// Find returns the workload of that name in a list (a Set, the size
+// sweeps).
+func Find[W Workload](list []W, name string) (w W, ok bool) {
+	i := slices.IndexFunc(list, func(w W) bool { return w.Name() == name })
 	if i < 0 {
-		return nil, false
+		return w, false
 	}
-	return s[i], true
+	return list[i], true
 }
 
 // Names lists the workloads' names in order.

@@ -20,7 +20,7 @@ func TestEveryWorkloadHasCommands(t *testing.T) {
 	}
 	// Ping-pong first: its client is siege, its servers ping and pong,
 	// as its descriptor runs them.
-	pp := registry.PingPong().(workload.SizeSweep)
+	pp, _ := registry.Sweep("pingpong")
 	if all[0].Name != pp.Name() || all[0].Client(con).Name() != "siege" {
 		t.Errorf("commands[0] is %s with client %s, want ping-pong's siege", all[0].Name, all[0].Client(con).Name())
 	}

@@ -95,8 +95,11 @@ const (
 )
 
 // LengthOK reports whether length is a whole pong body for a request of
-// size bytes: record.BodyLengthOK's rule, by which stored samples are
-// judged (this package cannot import record, whose spec imports it).
+// size bytes, by which ping, siege and stored samples (record.Sample.OK)
+// judge a body. That is size, and 4 for size < 4 (the original Go pong
+// answers any size below 4 with "pong"); below 4 bytes the original pongs
+// disagree, so a size itself (cnperf's pong up to 0.1 answered "p", "pn",
+// "png") and 3 (the Dart pong's "png") count as whole too.
 func LengthOK(size, length int) bool {
 	if size >= 4 {
 		return length == size

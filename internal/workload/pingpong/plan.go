@@ -106,18 +106,3 @@ type Request struct {
 	Size int // message size in bytes
 	Rep  int // repetition index of this size, from 0
 }
-
-// Requests repeats each size reps times back to back, keeping the plan's
-// random size order (as ppbench does).
-func Requests(sizes []int, reps int) []Request {
-	if reps < 1 {
-		return nil
-	}
-	out := make([]Request, 0, len(sizes)*reps)
-	for _, s := range sizes {
-		for r := 0; r < reps; r++ {
-			out = append(out, Request{Size: s, Rep: r})
-		}
-	}
-	return out
-}

@@ -129,17 +129,3 @@ func TestPlanUniform(t *testing.T) {
 		}
 	}
 }
-
-func TestRequests(t *testing.T) {
-	got := Requests([]int{5, 7}, 3)
-	want := []Request{{5, 0}, {5, 1}, {5, 2}, {7, 0}, {7, 1}, {7, 2}}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("Requests = %v, want %v", got, want)
-	}
-	if got := Requests([]int{5}, 0); len(got) != 0 {
-		t.Errorf("Requests(reps 0) = %v, want none", got)
-	}
-	if got := Requests(nil, 3); len(got) != 0 {
-		t.Errorf("Requests(no sizes) = %v, want none", got)
-	}
-}

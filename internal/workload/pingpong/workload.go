@@ -52,6 +52,10 @@ func (descriptor) Servers(set workload.SweepSettings, at func(role string) workl
 	}
 }
 
+// Probe: 4 bytes, the smallest size every pong implementation answers
+// with a body of the size asked for.
+func (descriptor) Probe() int { return 4 }
+
 // ClientArgs is `cnperf siege` for one chunk of sizes, printing envelope
 // lines (--format envelope): one interval line per request.
 func (descriptor) ClientArgs(set workload.SweepSettings, target string, sizes []int) []string {

@@ -117,13 +117,14 @@ func echoClient(w workload.Socket, con workload.Console) *cobra.Command {
 		}})
 }
 
-// TestMain makes the test binary the echo workload's binary, as cnperf's
-// is for the workloads it links: the runner starts it as `serve echo`
-// (the server) and `echo` (the client); otherwise it runs the tests.
+// TestMain makes the test binary the echo workload's and the mirror
+// sweep's binary (mainOf), as cnperf's is for the workloads it links: the
+// runner starts it as `serve echo` (the server) and `echo` (the client);
+// otherwise it runs the tests.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && (os.Args[1] == "serve" || os.Args[1] == "echo") {
+	if main := mainOf(os.Args[1:]); main != nil {
 		process.AwaitStart() // as cnperf's main: in its cgroups first
-		if err := echoMain(os.Args[1:]); err != nil {
+		if err := main(os.Args[1:]); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -188,7 +189,7 @@ func TestEchoWorkload(t *testing.T) {
 	if err != nil || len(cases) != 2 || cases[1].Label != "echo length=512" {
 		t.Fatalf("cases: %+v, %v", cases, err)
 	}
-	for _, bad := range []struct{ yaml, want string }{
+	refused(t, []struct{ yaml, want string }{
 		{"{workload: echo, length: 2000}", "tests[0].length: 2000 is above the largest echo datagram (1400)"},
 		{"{workload: echo, count: 20000}", "tests[0].count: 20000 is outside 0..10000"},
 		{"{workload: echo, count: 9000, length: 1400}", "tests[0].count: 9000: echoes more than 8 MiB"},
@@ -196,12 +197,7 @@ func TestEchoWorkload(t *testing.T) {
 		{"{workload: echo, lenght: 10}", "tests[0].lenght: unknown field; echo takes length, count, and every test name, workload"},
 		{"{workload: echo, sweep: {param: count, values: ['1']}}", `tests[0].sweep.param: "count": echo sweeps length`},
 		{"{workload: echoes}", `tests[0].workload: "echoes" is not a workload (known: stream, rr, jitter, datagram, grid, echo)`},
-	} {
-		_, err := spec.Parse(strings.NewReader("name: e\nmodes: [bare]\ntests:\n  - "+bad.yaml+"\n"), "bad.yaml")
-		if err == nil || !strings.Contains(err.Error(), bad.want) {
-			t.Errorf("%s: %v, want %q", bad.yaml, err, bad.want)
-		}
-	}
+	})
 
 	exe, err := os.Executable()
 	if err != nil {
@@ -296,18 +292,13 @@ func TestParameterDeclaredOnce(t *testing.T) {
 	if err != nil || len(cases) != 3 || cases[2].Label != "echottl ttl=64" || cases[2].Test.Params.Int("ttl") != 64 {
 		t.Fatalf("cases: %+v, %v", cases, err)
 	}
-	for _, bad := range []struct{ yaml, want string }{
+	refused(t, []struct{ yaml, want string }{
 		{"{workload: echottl, ttl: 300}", "tests[0].ttl: 300 is outside 1..255"},
 		{"{workload: echottl, ttl: many}", `tests[0].ttl: "many": want a whole number`},
 		{"{workload: echottl, sweep: {param: ttl, values: ['1', '300']}}", "tests[0].sweep.values[1]: 300 is outside 1..255"},
 		{"{workload: echottl, sweep: {param: ttl, from: 0, to: 256, step: 128}}", "tests[0].sweep.to: 256 is outside 1..255"},
 		{"{workload: datagram, ttl: 3}", "tests[0].ttl: not a parameter of datagram (it has length, rate, count)"},
-	} {
-		_, err := spec.Parse(strings.NewReader("name: e\nmodes: [bare]\ntests:\n  - "+bad.yaml+"\n"), "bad.yaml")
-		if err == nil || !strings.Contains(err.Error(), bad.want) {
-			t.Errorf("%s: %v, want %q", bad.yaml, err, bad.want)
-		}
-	}
+	})
 
 	// The client: the case's arguments carry --ttl, and the client's
 	// command, whose flags the shell registers from the declaration,
@@ -331,5 +322,17 @@ func TestParameterDeclaredOnce(t *testing.T) {
 	cmd.SilenceErrors, cmd.SilenceUsage = true, true
 	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--ttl 0: must be at least 1") {
 		t.Errorf("client --ttl 0: %v", err)
+	}
+}
+
+// refused checks that a spec with each tests entry (yaml) is refused with
+// an error saying want.
+func refused(t *testing.T, bad []struct{ yaml, want string }) {
+	t.Helper()
+	for _, b := range bad {
+		_, err := spec.Parse(strings.NewReader("name: e\nmodes: [bare]\ntests:\n  - "+b.yaml+"\n"), "bad.yaml")
+		if err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("%s: %v, want %q", b.yaml, err, b.want)
+		}
 	}
 }

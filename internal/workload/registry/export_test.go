@@ -10,3 +10,11 @@ func Add(w workload.Socket) (restore func()) {
 	sockets = append(sockets, w)
 	return func() { sockets = saved }
 }
+
+// AddSweep appends w to the size sweeps, as its one line in sweeps would,
+// until the returned function restores the list.
+func AddSweep(w workload.SizeSweep) (restore func()) {
+	saved := sweeps
+	sweeps = append(append([]workload.SizeSweep(nil), sweeps...), w)
+	return func() { sweeps = saved }
+}

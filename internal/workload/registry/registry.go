@@ -2,8 +2,9 @@
 // spec, the runner, record and analysis need to know of each, and no
 // implementation (servers, clients and their commands are listed apart, in
 // package commands, which only the command line links). Adding a socket
-// workload is its descriptor and one line in sockets, and its commands one
-// line in package commands.
+// workload is its descriptor and one line in sockets, a size sweep its
+// descriptor and one line in sweeps; either's commands one line in
+// package commands.
 package registry
 
 import (
@@ -27,9 +28,12 @@ func All() workload.Set { return append(workload.Set(nil), sockets...) }
 // Lookup returns the socket workload of that name.
 func Lookup(name string) (workload.Socket, bool) { return sockets.Lookup(name) }
 
-// PingPong is the ping-pong workload: siege, ping and pong on three hosts,
-// not a socket workload, but named and measured like one.
-func PingPong() workload.Workload { return pingpong.Descriptor }
+// sweeps are the size sweeps (workload.SizeSweep): a spec's test of one
+// is a chunked size plan, not cases.
+var sweeps = []workload.SizeSweep{pingpong.Descriptor}
+
+// Sweep returns the size sweep of that name.
+func Sweep(name string) (workload.SizeSweep, bool) { return workload.Find(sweeps, name) }
 
 // Expand validates a spec's tests and returns their cases.
 func Expand(tests []workload.Test) ([]workload.Case, error) { return sockets.Expand(tests) }

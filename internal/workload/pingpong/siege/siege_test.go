@@ -70,7 +70,7 @@ func pingPong(t *testing.T, pongMax int) (pingURL string, pongHits *atomic.Int64
 func TestRun(t *testing.T) {
 	pingURL, pongHits := pingPong(t, 1<<20)
 	plan := pingpong.PlanConfig{Min: 0, Max: 200000, Coverage: 0.0002, Repetitions: 3, Seed: 11}
-	reqs := pingpong.Requests(plan.Sizes(), plan.Repetitions)
+	reqs := requests(plan.Sizes(), plan.Repetitions)
 	if len(reqs) != 120 {
 		t.Fatalf("plan gives %d requests, want 120", len(reqs))
 	}
@@ -156,7 +156,7 @@ func TestRunConcurrency(t *testing.T) {
 	}
 	pingURL := serveOn(t, ping)
 
-	reqs := pingpong.Requests([]int{10, 20}, 2)
+	reqs := requests([]int{10, 20}, 2)
 	var n int
 	begin := time.Now()
 	err = Run(context.Background(), Config{Target: pingURL, Concurrency: conc}, reqs, func(s record.Sample) {
@@ -184,7 +184,7 @@ func TestRunTCPInfo(t *testing.T) {
 	var got *tcpinfo.Stats
 	called := 0
 	cfg := Config{Target: pingURL, Concurrency: 2, TCP: func(s *tcpinfo.Stats) { got = s; called++ }}
-	if err := Run(context.Background(), cfg, pingpong.Requests([]int{10, 100, 1000}, 4), func(record.Sample) {}); err != nil {
+	if err := Run(context.Background(), cfg, requests([]int{10, 100, 1000}, 4), func(record.Sample) {}); err != nil {
 		t.Fatal(err)
 	}
 	if called != 1 || got == nil {
@@ -196,7 +196,7 @@ func TestRunTCPInfo(t *testing.T) {
 }
 
 func TestRunErrorsKeepGoing(t *testing.T) {
-	reqs := pingpong.Requests([]int{1, 2, 3}, 2)
+	reqs := requests([]int{1, 2, 3}, 2)
 
 	// Nothing listens: transport errors, one sample each, Code 0.
 	var samples []record.Sample
@@ -242,7 +242,7 @@ func TestRunPongDown(t *testing.T) {
 	}
 	pingURL := serveOn(t, ping)
 	var samples []record.Sample
-	if err := Run(context.Background(), Config{Target: pingURL}, pingpong.Requests([]int{64}, 2), func(s record.Sample) {
+	if err := Run(context.Background(), Config{Target: pingURL}, requests([]int{64}, 2), func(s record.Sample) {
 		samples = append(samples, s)
 	}); err != nil {
 		t.Fatal(err)
@@ -259,7 +259,7 @@ func TestRunPongDown(t *testing.T) {
 
 func TestRunCancel(t *testing.T) {
 	pingURL, _ := pingPong(t, 1000)
-	reqs := pingpong.Requests([]int{10, 20, 30, 40, 50}, 40)
+	reqs := requests([]int{10, 20, 30, 40, 50}, 40)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -299,7 +299,7 @@ func TestRunCancelInFlight(t *testing.T) {
 	defer cancel()
 	n := 0
 	begin := time.Now()
-	err := Run(ctx, Config{Target: hang.URL}, pingpong.Requests([]int{1}, 3), func(record.Sample) { n++ })
+	err := Run(ctx, Config{Target: hang.URL}, requests([]int{1}, 3), func(record.Sample) { n++ })
 	if !errors.Is(err, context.DeadlineExceeded) || n != 0 {
 		t.Errorf("Siege = %v with %d samples, want DeadlineExceeded and none", err, n)
 	}
@@ -316,7 +316,7 @@ func TestRunBadConfig(t *testing.T) {
 		{Target: url, Timeout: -1}, {Target: url, Timeout: pingpong.MaxTimeout + 1},
 	} {
 		n := 0
-		err := Run(context.Background(), cfg, pingpong.Requests([]int{1}, 1), func(record.Sample) { n++ })
+		err := Run(context.Background(), cfg, requests([]int{1}, 1), func(record.Sample) { n++ })
 		if err == nil || n != 0 || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%+v: Siege = %v after %d samples, want a one-line error and none", cfg, err, n)
 		}
@@ -336,7 +336,7 @@ func TestRunBadConfig(t *testing.T) {
 	}
 }
 
-// TestSiegePlan: SiegePlan sends what Siege sends for pingpong.Requests(sizes, reps),
+// TestSiegePlan: SiegePlan sends what Siege sends for requests(sizes, reps),
 // in the same order.
 func TestRunPlan(t *testing.T) {
 	pingURL, _ := pingPong(t, 1000)
@@ -350,12 +350,12 @@ func TestRunPlan(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := Run(context.Background(), Config{Target: pingURL}, pingpong.Requests(sizes, 3), func(s record.Sample) {
+	if err := Run(context.Background(), Config{Target: pingURL}, requests(sizes, 3), func(s record.Sample) {
 		list = append(list, pingpong.Request{Size: s.Size, Rep: s.Rep})
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(plan, list) || !reflect.DeepEqual(plan, pingpong.Requests(sizes, 3)) {
+	if !reflect.DeepEqual(plan, list) || !reflect.DeepEqual(plan, requests(sizes, 3)) {
 		t.Errorf("SiegePlan sent %v, Siege %v", plan, list)
 	}
 }
@@ -371,7 +371,7 @@ func TestRunLengths(t *testing.T) {
 		fmt.Fprintf(ctx, `{"length": %d, "code": 200, "retries": 0, "duration": 0.5}`, length)
 	})
 	var samples []record.Sample
-	if err := Run(context.Background(), Config{Target: fake}, pingpong.Requests([]int{0, 1, 2, 3, 5, 6, 8}, 1), func(s record.Sample) {
+	if err := Run(context.Background(), Config{Target: fake}, requests([]int{0, 1, 2, 3, 5, 6, 8}, 1), func(s record.Sample) {
 		samples = append(samples, s)
 	}); err != nil {
 		t.Fatal(err)
@@ -396,4 +396,16 @@ func TestLengthRuleAgrees(t *testing.T) {
 			}
 		}
 	}
+}
+
+// requests repeats each size reps times back to back, keeping the plan's
+// random size order (as ppbench does).
+func requests(sizes []int, reps int) []pingpong.Request {
+	out := make([]pingpong.Request, 0, len(sizes)*reps)
+	for _, s := range sizes {
+		for r := range reps {
+			out = append(out, pingpong.Request{Size: s, Rep: r})
+		}
+	}
+	return out
 }
