@@ -155,13 +155,6 @@ func testLabel(c analysis.Case) string {
 	return strings.TrimSuffix(c.Label, " "+c.Param+"="+c.Value)
 }
 
-func betterWord(higher bool) string {
-	if higher {
-		return "bigger is better"
-	}
-	return "smaller is better"
-}
-
 // meanSD renders "mean ± SD (change)", coloured by the mean's change.
 func meanSD(st analysis.CaseStat) Cell {
 	m := st.Mean

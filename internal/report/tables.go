@@ -77,7 +77,7 @@ func (r *Report) addTables(d analysis.Dataset, o Options) {
 	// Summary tables (the 2017 Coherence thesis, Tables 7-15).
 	r.metricsShown = metrics(d, r)
 	for _, m := range r.metricsShown {
-		t := Table{ID: "tab-summary-" + m.Key, Title: fmt.Sprintf("%s (%s), %s", m.Title, m.Unit, subtitle(m)),
+		t := Table{ID: "tab-summary-" + m.Key, Title: fmt.Sprintf("%s (%s), %s", m.Title, m.Unit, betterWord(m.HigherIsBetter)),
 			Caption: summaryCaption(d, o),
 			Columns: []string{"mode", "samples", "min", "max", "mean", "median", "SD", "5th pct", "95th pct", "median: 95 % CI"}}
 		for _, row := range d.Summary(m, o.Same, o.Bins) {
