@@ -116,17 +116,7 @@ func driverRatioCell(d analysis.DriverRow, same float64) Cell {
 	if math.IsNaN(d.Ratio) {
 		return Cell{Text: "–"}
 	}
-	c := Cell{Text: f(d.Ratio, 2)}
-	pct := (d.Ratio - 1) * 100
-	switch {
-	case math.Abs(pct) < same:
-		c.Class = "same"
-	case (pct > 0) == d.HigherIsBetter:
-		c.Class = "better"
-	default:
-		c.Class = "worse"
-	}
-	return c
+	return Cell{Text: f(d.Ratio, 2), Class: ratioClass(d.Ratio, same, d.HigherIsBetter)}
 }
 
 // driverData is the comparison for tables.json.
