@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/analysis"
@@ -210,7 +211,7 @@ type intervals struct {
 // computeIntervals fills r.cis for reference mode ref.
 func (r *Report) computeIntervals(ref string, o Options) {
 	for _, run := range r.Runs {
-		if !containsKey(run.Meta.SeriesKeys(), ref) {
+		if !slices.Contains(run.Meta.SeriesKeys(), ref) {
 			continue
 		}
 		name := func(mode string) string { return seriesName(r.Runs, run, mode) }
@@ -235,15 +236,6 @@ func (r *Report) computeIntervals(ref string, o Options) {
 
 // SeriesSuffix joins a mode and its run's label in a series name.
 const SeriesSuffix = analysis.SeriesSep
-
-func containsKey(keys []string, k string) bool {
-	for _, x := range keys {
-		if x == k {
-			return true
-		}
-	}
-	return false
-}
 
 // addSweepTableIntervals adds the intervals of the per-request metrics
 // the summary tables show (their requests per second are per request).

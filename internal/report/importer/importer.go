@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -84,7 +85,7 @@ func (in *Info) skip(line int, format string, a ...any) {
 // addExperiment notes a row's tag; a tag past the MaxTags-th distinct one
 // is an error, as a run of more series could not be read back.
 func (in *Info) addExperiment(tag string, line int) error {
-	if contains(in.Experiments, tag) {
+	if slices.Contains(in.Experiments, tag) {
 		return nil
 	}
 	if len(in.Experiments) >= MaxTags {
@@ -95,7 +96,7 @@ func (in *Info) addExperiment(tag string, line int) error {
 }
 
 func (in *Info) addMachine(m string) {
-	if m != "" && !contains(in.Machines, m) {
+	if m != "" && !slices.Contains(in.Machines, m) {
 		in.Machines = append(in.Machines, m)
 	}
 }
@@ -122,15 +123,6 @@ func (in *Info) finish(samples []record.Sample) error {
 		return fmt.Errorf("%s: no data rows after the header", in.Source)
 	}
 	return fmt.Errorf("%s: none of the %d data rows is usable (first problem: %s)", in.Source, in.Rows, in.Skipped[0])
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // table reads a CSV file with a header line. Column names are matched
