@@ -32,7 +32,7 @@ func Instances(c Case, ref, key string, instances int) []InstanceRow {
 	}
 	refs, inst := c.unitValues(ref, key)
 	var rows []InstanceRow
-	for _, s := range c.series() {
+	for _, s := range c.Series() {
 		if s == ref {
 			continue
 		}

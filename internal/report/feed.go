@@ -54,7 +54,7 @@ func feedView(run Run, ref string) export.Feed {
 	instances := meta.Spec.LabInstances()
 	cells := Cells(meta)
 	for _, c := range cases {
-		for _, series := range caseSeries(c) {
+		for _, series := range c.Series() {
 			labels := feedLabels(meta, c, series)
 			start, end := cellSpan(meta, c, series, -1)
 			r := export.Result{Labels: labels, Start: start, End: end}
@@ -128,22 +128,6 @@ func feedView(run Run, ref string) export.Feed {
 // (NaN) until the caller knows them.
 func feedFigure(key, title, unit, stat string, v float64, n int) export.Figure {
 	return export.Figure{Key: key, Title: title, Unit: unit, Stat: stat, Value: v, N: n, SD: math.NaN(), Ratio: math.NaN(), RatioLo: math.NaN(), RatioHi: math.NaN()}
-}
-
-// caseSeries are the series a case has figures for: a sweep's modes, or
-// the rows' series.
-func caseSeries(c analysis.Case) []string {
-	var out []string
-	if c.Sweep != nil {
-		for _, r := range c.Sweep.Rows("") {
-			out = append(out, r.Mode)
-		}
-		return out
-	}
-	for _, r := range c.Rows {
-		out = append(out, r.Series)
-	}
-	return out
 }
 
 // feedLabels name a case on a series: the run, the series with its mode,
