@@ -214,17 +214,22 @@ func idleTable(m record.Meta) cellTable {
 	t := cellTable{id: "tab-idle", title: "The labs' daemons at rest", caption: idleCaption, heading: "the labs' daemons at rest, before the first cell",
 		cols: []string{"mode", "daemon", "nodes", "CPU % of a core", "memory MB", "source", "window s"}}
 	for _, r := range IdleRows(m) {
-		label := r.Mode
-		if r.Instance > 0 {
-			label = fmt.Sprintf("%s (instance %d)", r.Mode, r.Instance)
-		}
 		nodes := "–"
 		if r.Nodes > 0 {
 			nodes = fmt.Sprint(r.Nodes)
 		}
-		t.rows = append(t.rows, []string{label, r.Daemon, nodes, f(r.CPUPercent, 2), f(float64(r.MemoryBytes)/1e6, 1), r.Source, f(r.WindowSeconds, 1)})
+		t.rows = append(t.rows, []string{instanceLabel(r.Mode, r.Instance), r.Daemon, nodes, f(r.CPUPercent, 2), f(float64(r.MemoryBytes)/1e6, 1), r.Source, f(r.WindowSeconds, 1)})
 	}
 	return t
+}
+
+// instanceLabel names an instance of a mode's lab in a row: MODE, or
+// MODE (instance I).
+func instanceLabel(mode string, instance int) string {
+	if instance <= 0 {
+		return mode
+	}
+	return fmt.Sprintf("%s (instance %d)", mode, instance)
 }
 
 // addKernel adds a run's kernel-time table and its daemons-at-rest table,
