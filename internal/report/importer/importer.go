@@ -102,19 +102,48 @@ func (in *Info) addMachine(m string) {
 }
 
 func (in *Info) addConcurrency(c int) {
-	if c <= 0 {
-		return
+	if c > 0 && !slices.Contains(in.Concurrency, c) {
+		in.Concurrency = append(in.Concurrency, c)
 	}
-	for _, x := range in.Concurrency {
-		if x == c {
-			return
-		}
-	}
-	in.Concurrency = append(in.Concurrency, c)
 }
 
-// finish sets Imported and turns "nothing usable" into an error.
+// readRows reads t's data rows into samples with read, which gives a
+// row's sample with the concurrency it ran at and its failed requests, or
+// why the row is skipped (Info.Skipped); it numbers each mode and size's
+// repetitions and notes the row's tag, machine and concurrency.
+func readRows(t *table, in *Info, read func(rec []string, line int) (s record.Sample, concurrency, failed int, err error)) ([]record.Sample, error) {
+	var samples []record.Sample
+	reps := repCounter{}
+	for {
+		rec, line, ok, err := t.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return samples, nil
+		}
+		s, concurrency, failed, err := read(rec, line)
+		if err != nil {
+			in.skip(line, "%v", err)
+			continue
+		}
+		s.Rep = reps.next(s.Mode, s.Size)
+		if err := in.addExperiment(s.Mode, line); err != nil {
+			return nil, err
+		}
+		samples = append(samples, s)
+		in.addMachine(s.Labels["machine"])
+		in.addConcurrency(concurrency)
+		in.FailedRequests += failed
+	}
+}
+
+// finish notes differing concurrency levels, after the format's own
+// notes, sets Imported and turns "nothing usable" into an error.
 func (in *Info) finish(samples []record.Sample) error {
+	if len(in.Concurrency) > 1 {
+		in.Notes = append(in.Notes, fmt.Sprintf("the rows have different concurrency levels %v", in.Concurrency))
+	}
 	in.Imported = len(samples)
 	if len(samples) > 0 {
 		return nil
