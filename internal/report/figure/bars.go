@@ -79,27 +79,13 @@ func barFill(c color.NRGBA) color.NRGBA {
 
 // SVG renders the chart as a self-contained SVG document, like Chart.SVG.
 func (c BarChart) SVG(width, height vg.Length) ([]byte, error) {
-	if err := checkSize(width, height); err != nil {
-		return nil, err
-	}
-	pc, err := c.prepare()
-	if err != nil {
-		return nil, err
-	}
-	return renderSVG(width, height, c.EmbedFonts, c.IDPrefix, pc.draw)
+	return renderSVG(width, height, c.EmbedFonts, c.IDPrefix, func() (drawer, error) { return c.prepare() })
 }
 
 // PNG renders the chart as a PNG image of width×height at dpi dots per
 // inch, like Chart.PNG.
 func (c BarChart) PNG(width, height vg.Length, dpi int) ([]byte, error) {
-	if err := checkPNG(width, height, dpi); err != nil {
-		return nil, err
-	}
-	pc, err := c.prepare()
-	if err != nil {
-		return nil, err
-	}
-	return renderPNG(width, height, dpi, pc.draw)
+	return renderPNG(width, height, dpi, func() (drawer, error) { return c.prepare() })
 }
 
 // barSeries is a validated bar series; sd is NaN where there is no error
