@@ -126,13 +126,7 @@ func (c BarChart) prepare() (*barPrepared, error) {
 		if s.SD != nil && len(s.SD) != n {
 			return nil, fmt.Errorf("figure: bar series %q: %d standard deviations for %d groups", s.Name, len(s.SD), n)
 		}
-		bs := barSeries{name: s.Name, mean: s.Mean, sd: make([]float64, n)}
-		if s.Color != nil {
-			bs.col = color.NRGBAModel.Convert(s.Color).(color.NRGBA)
-			bs.col.A = 0xff
-		} else {
-			bs.col = SeriesColor(c.ColourIndex + i)
-		}
+		bs := barSeries{name: s.Name, col: seriesColour(s.Color, c.ColourIndex+i), mean: s.Mean, sd: make([]float64, n)}
 		for j, m := range s.Mean {
 			bs.sd[j] = math.NaN()
 			if !finite(m) {

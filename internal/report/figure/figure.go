@@ -149,6 +149,17 @@ func SeriesColor(i int) color.NRGBA {
 	return Palette[i%len(Palette)]
 }
 
+// seriesColour is a series' own colour, made opaque, or else the
+// palette's i-th.
+func seriesColour(c color.Color, i int) color.NRGBA {
+	if c == nil {
+		return SeriesColor(i)
+	}
+	nc := color.NRGBAModel.Convert(c).(color.NRGBA)
+	nc.A = 0xff
+	return nc
+}
+
 // maxPixels bounds each PNG side, to refuse absurd sizes early.
 const maxPixels = 20000
 
@@ -302,12 +313,7 @@ func (c Chart) prepare() (*prepared, error) {
 		if c.XLog {
 			ps.x = positive(s.X)
 		}
-		if s.Color != nil {
-			ps.col = color.NRGBAModel.Convert(s.Color).(color.NRGBA)
-			ps.col.A = 0xff
-		} else {
-			ps.col = SeriesColor(c.ColourIndex + i)
-		}
+		ps.col = seriesColour(s.Color, c.ColourIndex+i)
 		ps.px, ps.py = thin(s.PX, s.PY, maxPts)
 		if c.XLog {
 			ps.px = positive(ps.px)
