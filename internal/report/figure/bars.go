@@ -282,16 +282,7 @@ func (d barPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 	pc := d.pc
 	_, trY := p.Transforms(&c)
 
-	// Light horizontal grid at the major y ticks.
-	grid := draw.LineStyle{Color: gridGrey, Width: vg.Points(0.5)}
-	for _, t := range p.Y.Tick.Marker.Ticks(p.Y.Min, p.Y.Max) {
-		if t.IsMinor() {
-			continue
-		}
-		if y := trY(t.Value); y > c.Min.Y+0.5 && y < c.Max.Y-0.5 {
-			c.StrokeLine2(grid, c.Min.X, y, c.Max.X, y)
-		}
-	}
+	drawGrid(c, p, trY)
 
 	// Bars, series by series.
 	for i := range pc.series {
