@@ -120,31 +120,24 @@ func paramLabel(c analysis.Case) string {
 			}
 		}
 	}
-	switch c.Param {
-	case "":
-		return ""
-	case "length":
-		return "Datagram size (bytes)"
-	case "parallel":
-		return "Parallel streams"
-	case "rate":
-		return "Target rate (bits/s)"
-	case "request":
-		return "Request size (bytes)"
-	case "response":
-		return "Response size (bytes)"
-	case "clients":
-		return "Client containers"
-	case "servers":
-		return "Server containers"
-	case "processes":
-		return "Clients per container"
-	case "hops":
-		return "Hops from the first host"
-	case "segment":
-		return "Segment (host i to host i+1)"
+	if title, ok := paramTitles[c.Param]; ok {
+		return title
 	}
 	return c.Param
+}
+
+// paramTitles name the swept parameters on an axis, with their units.
+var paramTitles = map[string]string{
+	"length":    "Datagram size (bytes)",
+	"parallel":  "Parallel streams",
+	"rate":      "Target rate (bits/s)",
+	"request":   "Request size (bytes)",
+	"response":  "Response size (bytes)",
+	"clients":   "Client containers",
+	"servers":   "Server containers",
+	"processes": "Clients per container",
+	"hops":      "Hops from the first host",
+	"segment":   "Segment (host i to host i+1)",
 }
 
 // testLabel is a case's test without its swept value.
