@@ -159,7 +159,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 		}
 		cases := Cases(runs, ref, o.Same)
 		if len(cases) == 0 && !sweeps {
-			return r, errors.New("no socket test finished in " + runDirs(runs))
+			return r, errors.New("no socket test finished in " + strings.Join(runDirs(runs), ", "))
 		}
 		r.Reference = ref
 		if !slices.Contains(series, ref) {
@@ -241,7 +241,7 @@ func (r *Report) addSweep(ref string, o Options) error {
 		total += len(d.OK[s])
 	}
 	if total == 0 {
-		return errors.New("no successful samples in " + runDirs(runs))
+		return errors.New("no successful samples in " + strings.Join(runDirs(runs), ", "))
 	}
 	if r.Window > 0 {
 		r.Split = int(math.Round(o.SplitK * float64(r.Window)))
@@ -250,14 +250,6 @@ func (r *Report) addSweep(ref string, o Options) error {
 	r.addTables(d, o)
 	r.Data = buildData(r, d, o)
 	return nil
-}
-
-func runDirs(runs []Run) string {
-	var d []string
-	for _, r := range runs {
-		d = append(d, r.Dir)
-	}
-	return strings.Join(d, ", ")
 }
 
 // maxGuides caps the dashed lines of a figure: a receive window far below

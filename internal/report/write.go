@@ -16,9 +16,9 @@ import (
 )
 
 // runDirs are the directories of the runs read.
-func (r *Report) runDirs() []string {
+func runDirs(runs []Run) []string {
 	var d []string
-	for _, run := range r.Runs {
+	for _, run := range runs {
 		d = append(d, run.Dir)
 	}
 	return d
@@ -57,7 +57,7 @@ func (r *Report) CheckOutputs(html, figures, tables string) error {
 		paths = append(paths, r.tablePaths(tables)...)
 	}
 	for _, p := range paths {
-		if err := record.CheckOutput(p, r.runDirs()...); err != nil {
+		if err := record.CheckOutput(p, runDirs(r.Runs)...); err != nil {
 			return err
 		}
 	}
@@ -66,7 +66,7 @@ func (r *Report) CheckOutputs(html, figures, tables string) error {
 
 // create is os.Create for a file of the report, refusing a run's own files.
 func (r *Report) create(path string) (*os.File, error) {
-	if err := record.CheckOutput(path, r.runDirs()...); err != nil {
+	if err := record.CheckOutput(path, runDirs(r.Runs)...); err != nil {
 		return nil, err
 	}
 	return os.Create(path)
@@ -75,7 +75,7 @@ func (r *Report) create(path string) (*os.File, error) {
 // writeFile is os.WriteFile for a file of the report, refusing a run's own
 // files.
 func (r *Report) writeFile(path string, b []byte) error {
-	if err := record.CheckOutput(path, r.runDirs()...); err != nil {
+	if err := record.CheckOutput(path, runDirs(r.Runs)...); err != nil {
 		return err
 	}
 	return os.WriteFile(path, b, 0o644)
