@@ -209,15 +209,17 @@ func textPrec(v float64) int {
 	return min(max(2-int(math.Floor(math.Log10(a))), 0), 9)
 }
 
-// textSig formats v with at least minPrec decimals and as many more as two
-// significant digits need (at most 9): an imported run's 0.023 MB/s must not
-// print as 0.0. "-" for NaN and infinities.
-func textSig(v float64, minPrec int) string {
-	d := minPrec
+// textSig formats v with sigPrec's decimals, "-" for NaN and infinities.
+func textSig(v float64, minPrec int) string { return textNum(v, sigPrec(v, minPrec)) }
+
+// sigPrec is at least minPrec decimals and as many more as two
+// significant digits need (at most 9): an imported run's 0.023 MB/s must
+// not print as 0.0.
+func sigPrec(v float64, minPrec int) int {
 	if a := math.Abs(v); a > 0 && !math.IsInf(a, 0) {
-		d = max(d, min(1-int(math.Floor(math.Log10(a))), 9))
+		return max(minPrec, min(1-int(math.Floor(math.Log10(a))), 9))
 	}
-	return textNum(v, d)
+	return minPrec
 }
 
 func writeAligned(sb *strings.Builder, table [][]string) { writeAlignedLeft(sb, table, 1) }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -205,15 +204,8 @@ func (r *Report) writePingPongSummary(w io.Writer) {
 	}
 }
 
-// num formats v with at least minPrec decimals and as many more as two
-// significant digits need (at most 9): 0.023 MB/s must not print as 0.0.
-func num(v Num, minPrec int) string {
-	d := minPrec
-	if a := math.Abs(float64(v)); a > 0 && !math.IsInf(a, 0) {
-		d = max(d, min(1-int(math.Floor(math.Log10(a))), 9))
-	}
-	return f(float64(v), d)
-}
+// num is textSig for the page's dash ("–").
+func num(v Num, minPrec int) string { return f(float64(v), sigPrec(float64(v), minPrec)) }
 
 func pct(v Num) string {
 	s := f(float64(v), 1)
