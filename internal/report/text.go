@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"unicode/utf8"
 
 	"github.com/cnperf/cnperf/internal/analysis"
@@ -115,29 +114,25 @@ func textNum(v float64, prec int) string {
 // WriteInstanceTable prints each mode's transfer ratio per lab instance
 // and their spread; nothing when the run had one instance.
 func WriteInstanceTable(w io.Writer, rows []analysis.InstanceRow) error {
-	if len(rows) == 0 {
-		return nil
+	t := cellTable{heading: "transfer rate against the reference per lab instance (median over like chunks)", cols: []string{"mode"}}
+	if len(rows) > 0 {
+		for i := range rows[0].Ratios {
+			t.cols = append(t.cols, fmt.Sprintf("instance %d", i))
+		}
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "transfer rate against the reference per lab instance (median over like chunks)")
-	head := "mode\t"
-	for i := range rows[0].Ratios {
-		head += fmt.Sprintf("instance %d\t", i)
-	}
-	fmt.Fprintln(tw, head+"spread\t")
+	t.cols = append(t.cols, "spread")
 	for _, r := range rows {
-		line := r.Mode + "\t"
+		row := []string{r.Mode}
 		for _, x := range r.Ratios {
-			line += textNum(x, 3) + "\t"
+			row = append(row, textNum(x, 3))
 		}
 		spread := "-"
 		if !math.IsNaN(r.Spread) {
 			spread = fmt.Sprintf("%.1f %%", 100*r.Spread)
 		}
-		fmt.Fprintln(tw, line+spread+"\t")
+		t.rows = append(t.rows, append(row, spread))
 	}
-	return tw.Flush()
+	return t.write(w)
 }
 
 // WriteCaseTables prints one table per case: per series the mean ± SD
