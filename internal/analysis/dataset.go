@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -89,10 +90,7 @@ type Dataset struct {
 func NewDataset(series []string, samples map[string][]record.Sample, reference string) (Dataset, []string) {
 	var warns []string
 	if len(series) == 0 {
-		for k := range samples {
-			series = append(series, k)
-		}
-		sort.Strings(series)
+		series = slices.Sorted(maps.Keys(samples))
 	}
 	d := Dataset{OK: map[string][]record.Sample{}, Failed: map[string]int{}, FailedSizes: map[string][]int{}, cache: &pointCache{m: map[pointKey][]point{}, groups: map[int]Grouping{}}}
 	seen := map[string]bool{}

@@ -8,9 +8,9 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -192,12 +192,7 @@ func IdleRows(m record.Meta) []IdleRow {
 		if mm.Idle == nil {
 			continue
 		}
-		names := make([]string, 0, len(mm.Idle.Daemons))
-		for n := range mm.Idle.Daemons {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
+		for _, n := range slices.Sorted(maps.Keys(mm.Idle.Daemons)) {
 			out = append(out, IdleRow{Mode: mm.Mode, Instance: mm.Instance, Daemon: n, WindowSeconds: mm.Idle.WindowSeconds, IdleDaemon: mm.Idle.Daemons[n]})
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -242,11 +243,7 @@ func Samples(w io.Writer, samples []record.Sample) error {
 			keySet[k] = struct{}{}
 		}
 	}
-	keys := make([]string, 0, len(keySet))
-	for k := range keySet {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(keySet))
 
 	cw := csv.NewWriter(w)
 	header := slices.Clone(SamplesHeader)

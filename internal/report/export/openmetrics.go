@@ -3,6 +3,7 @@ package export
 import (
 	"bufio"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,10 +15,7 @@ var labelOrder = []string{"run", "series", "mode", "driver", "variant", "instanc
 
 // sortedKeys are a label set's keys in labelOrder, then the rest sorted.
 func sortedKeys(l map[string]string) []string {
-	keys := make([]string, 0, len(l))
-	for k := range l {
-		keys = append(keys, k)
-	}
+	keys := slices.Collect(maps.Keys(l))
 	slices.SortFunc(keys, func(a, b string) int {
 		ia, ib := slices.Index(labelOrder, a), slices.Index(labelOrder, b)
 		switch {
