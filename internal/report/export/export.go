@@ -130,7 +130,7 @@ func PPBenchRows(w io.Writer, samples []record.Sample, opts PPBenchOptions) erro
 		if !g.answered {
 			continue
 		}
-		sumDur := sum(g.durations)
+		sumDur := stats.Sum(g.durations) // an answered group has one at least
 		if !(sumDur > 0) {
 			continue
 		}
@@ -143,21 +143,13 @@ func PPBenchRows(w io.Writer, samples []record.Sample, opts PPBenchOptions) erro
 			strconv.Itoa(opts.Concurrency),
 			rubyFloat(stats.Median(g.lengths)),
 			rubyFloat(tpr),
-			rubyFloat(sum(g.lengths) * 1000 / sumDur),
+			rubyFloat(stats.Sum(g.lengths) * 1000 / sumDur),
 			rubyFloat(1000 / tpr),
 			strconv.Itoa(g.retries),
 			strconv.Itoa(g.code),
 		})
 	}
 	return bw.Flush()
-}
-
-func sum(xs []float64) float64 {
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s
 }
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
