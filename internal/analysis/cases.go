@@ -416,8 +416,8 @@ func CasesWithin(obs []Observation, series []string, refOf RefOf, same float64) 
 					return change(v, stats.Ratio(v, ref), isRef, hr, higher, same)
 				}
 				row.Stats[m.Key] = CaseStat{N: len(x),
-					Min:  vs(minOf(x), minOf(r), hb),
-					Max:  vs(maxOf(x), maxOf(r), hb),
+					Min:  vs(stats.Min(x), stats.Min(r), hb),
+					Max:  vs(stats.Max(x), stats.Max(r), hb),
 					Mean: vs(stats.Mean(x), stats.Mean(r), hb),
 					SD:   vs(stats.StdDev(x), stats.StdDev(r), false),
 				}
@@ -427,20 +427,6 @@ func CasesWithin(obs []Observation, series []string, refOf RefOf, same float64) 
 		out = append(out, *c)
 	}
 	return out
-}
-
-func minOf(x []float64) float64 {
-	if len(x) == 0 {
-		return math.NaN()
-	}
-	return slices.Min(x)
-}
-
-func maxOf(x []float64) float64 {
-	if len(x) == 0 {
-		return math.NaN()
-	}
-	return slices.Max(x)
 }
 
 // SummaryMetrics are the metrics a one-screen summary shows for a case:
