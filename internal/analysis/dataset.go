@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -196,15 +197,7 @@ func (d Dataset) points(series string, m Metric) []point {
 		}
 		p = append(p, point{s.Size, v})
 	}
-	slices.SortFunc(p, func(a, b point) int {
-		if a.value != b.value {
-			if a.value < b.value {
-				return -1
-			}
-			return 1
-		}
-		return a.size - b.size
-	})
+	slices.SortFunc(p, func(a, b point) int { return cmp.Or(cmp.Compare(a.value, b.value), a.size-b.size) })
 	if d.cache != nil && m.Key != "" {
 		d.cache.mu.Lock()
 		d.cache.m[k] = p
