@@ -45,7 +45,6 @@ func feedView(run Run, ref string) export.Feed {
 		f.End = *meta.Finished
 	}
 	cases := RunCases(run, ref, DefaultOptions().Same)
-	type ciKey struct{ kase, series, metric string }
 	cis := map[ciKey]analysis.RatioCI{}
 	for _, ci := range analysis.IntervalsWithin(cases, refOf(run, ref)) {
 		cis[ciKey{ci.Case, ci.Mode, ci.Metric.Key}] = ci
