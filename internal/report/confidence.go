@@ -147,7 +147,7 @@ func writeSweepIntervals(sb *strings.Builder, cis []analysis.RatioCI) {
 		}
 		table = append(table, append(row, spanText(byMode[m][0].Interval)))
 	}
-	writeAligned(sb, table)
+	writeAligned(sb, table, 1)
 }
 
 func writeCaseIntervals(sb *strings.Builder, cis []analysis.RatioCI) {
@@ -182,7 +182,7 @@ func writeCaseIntervals(sb *strings.Builder, cis []analysis.RatioCI) {
 		table = append(table, []string{c.Case, c.Mode, c.Metric.Short, change, ci, spanText(c.Interval)})
 	}
 	if len(table) > 1 {
-		writeAlignedLeft(sb, table, 3)
+		writeAligned(sb, table, 3)
 	}
 	if len(without) > 0 {
 		fmt.Fprintf(sb, "no interval (fewer than 2 repetitions paired with the reference's): %s\n", strings.Join(without, "; "))

@@ -180,14 +180,12 @@ func WriteCaseTables(w io.Writer, cases []analysis.Case, ref string) error {
 			}
 			table = append(table, row)
 		}
-		writeAligned(&sb, table)
+		writeAligned(&sb, table, 1)
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err
 }
 
-// textPrec is the number of decimals that shows v with about three significant
-// digits (at most 9, so a tiny value cannot ask for hundreds).
 // textSigned renders a difference with its sign, as textNum: "+9375".
 func textSigned(v float64) string {
 	if v == 0 {
@@ -196,6 +194,8 @@ func textSigned(v float64) string {
 	return fmt.Sprintf("%+.*f", textPrec(v), v)
 }
 
+// textPrec is the number of decimals that shows v with about three significant
+// digits (at most 9, so a tiny value cannot ask for hundreds).
 func textPrec(v float64) int {
 	a := math.Abs(v)
 	if math.IsNaN(a) || math.IsInf(a, 0) || a == 0 || a >= 100 {
@@ -217,11 +217,9 @@ func sigPrec(v float64, minPrec int) int {
 	return minPrec
 }
 
-func writeAligned(sb *strings.Builder, table [][]string) { writeAlignedLeft(sb, table, 1) }
-
-// writeAlignedLeft pads the table's columns to their widest cell: the first
+// writeAligned pads the table's columns to their widest cell: the first
 // left columns (labels) to the left, the rest (numbers) to the right.
-func writeAlignedLeft(sb *strings.Builder, table [][]string, left int) {
+func writeAligned(sb *strings.Builder, table [][]string, left int) {
 	widths := make([]int, len(table[0]))
 	for _, row := range table {
 		for i, c := range row {
@@ -271,7 +269,7 @@ func WriteDriverTable(w io.Writer, rows []analysis.DriverRow) error {
 			}
 			table = append(table, row)
 		}
-		writeAlignedLeft(&sb, table, labels)
+		writeAligned(&sb, table, labels)
 	}
 	if _, err := io.WriteString(w, sb.String()); err != nil {
 		return fmt.Errorf("write driver table: %w", err)
