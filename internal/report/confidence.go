@@ -12,12 +12,7 @@ import (
 )
 
 // costText renders a cost in percent, "–" when unknown.
-func costText(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "–"
-	}
-	return fmt.Sprintf("%.*f", costPrec(v), v)
-}
+func costText(v float64) string { return f(v, costPrec(v)) }
 
 // costPrec gives small costs a decimal: 0.4 % is not 0 %.
 func costPrec(v float64) int {
