@@ -64,7 +64,7 @@ func (r *Report) addCost() {
 				if ok && bytes > 0 {
 					kgb = float64(bytes) / 1e9
 				}
-				row = append(row, Cell{Text: f(sys/kgb, prec(sys/kgb))}, Cell{Text: f(soft/kgb, prec(soft/kgb))})
+				row = append(row, value(sys/kgb), value(soft/kgb))
 			}
 			t.Rows = append(t.Rows, row)
 		}

@@ -117,7 +117,7 @@ func daemonTable(m record.Meta, suffix, idSuffix string) (Table, bool) {
 			if gb > 0 {
 				perGB = 1000 * s.cpu / gb
 			}
-			row = append(row, Cell{Text: f(s.cpu, 3)}, Cell{Text: f(perGB, prec(perGB))}, Cell{Text: f(100*s.cpu/s.wall, 2)},
+			row = append(row, Cell{Text: f(s.cpu, 3)}, value(perGB), Cell{Text: f(100*s.cpu/s.wall, 2)},
 				Cell{Text: f(float64(s.mem)/1e6, 1)})
 		}
 		t.Rows = append(t.Rows, row)

@@ -89,8 +89,8 @@ func driverTable(run Run, id, suffix string, rows []analysis.DriverRow, o Option
 		t.Columns = append([]string{"test"}, t.Columns...)
 	}
 	for _, d := range rows {
-		cells := []Cell{{Text: d.Mode}, {Text: d.Title + " (" + d.Unit + ")"}, {Text: f(d.BaseValue, prec(d.BaseValue))},
-			{Text: f(d.OtherValue, prec(d.OtherValue))}, driverRatioCell(d, o.Same)}
+		cells := []Cell{{Text: d.Mode}, {Text: d.Title + " (" + d.Unit + ")"}, value(d.BaseValue),
+			value(d.OtherValue), driverRatioCell(d, o.Same)}
 		if repeats {
 			cells = append([]Cell{{Text: d.Case}}, cells...)
 		}
