@@ -261,17 +261,13 @@ const flapCaption = "What each flap of a link (a spec's links[].flap) did to eac
 	"the stall as the longest gap between two successful completions around the flap, the recovery as the time from the link's up to the first success after it, the siege's and servers' TCP_INFO retransmits of the whole cell, " +
 	"the overlapping requests that failed (lost) and their longest latency; a cell whose requests all ended before the flap says so instead."
 
-// flapRow is one effect as table text.
+// flapRow is one effect as table text: a socket client's, or a ping-pong
+// cell's requests, which count requests and retries where a client counts
+// idle intervals.
 func flapRow(e analysis.FlapEffect) []string {
 	what := e.Workload
 	if e.Client != "" {
 		what += " " + e.Client
-	}
-	opt := func(v float64, prec int) string {
-		if math.IsNaN(v) {
-			return "–"
-		}
-		return f(v, prec)
 	}
 	retrans := fmt.Sprint(e.Retransmits)
 	if e.Retransmits < 0 {
@@ -281,19 +277,17 @@ func flapRow(e analysis.FlapEffect) []string {
 	if errText == "" {
 		errText = "–"
 	}
+	rep, window, stall, counted := fmt.Sprint(e.Rep), fmt.Sprintf("%.2f–%.2f", e.Down, e.Up), f(e.Stall, 2), fmt.Sprint(e.StallIntervals)
 	if e.PingPong {
-		window, stall := fmt.Sprintf("%.2f–%.2f", e.Down, e.Up), f(e.Stall, 2)
+		rep, counted = "–", fmt.Sprintf("%d requests, %d retries", e.Requests, e.Retries)
 		if e.NotDone {
 			window = fmt.Sprintf("not done (due %.2f)", e.At)
 		}
 		if e.Error == analysis.NotBeforeFlap {
 			stall = "–"
 		}
-		return []string{e.Series, e.Case, "–", what, e.Link, window, stall, fmt.Sprintf("%d requests, %d retries", e.Requests, e.Retries),
-			opt(e.Recover, 2), retrans, fmt.Sprint(e.Lost), opt(e.Worst, 0), errText}
 	}
-	return []string{e.Series, e.Case, fmt.Sprint(e.Rep), what, e.Link, fmt.Sprintf("%.2f–%.2f", e.Down, e.Up),
-		f(e.Stall, 2), fmt.Sprint(e.StallIntervals), opt(e.Recover, 2), retrans, fmt.Sprint(e.Lost), opt(e.Worst, 0), errText}
+	return []string{e.Series, e.Case, rep, what, e.Link, window, stall, counted, f(e.Recover, 2), retrans, fmt.Sprint(e.Lost), f(e.Worst, 0), errText}
 }
 
 // flapTable is the link-flap table of a run's effects.
