@@ -105,15 +105,10 @@ func niceSteps(span float64) []float64 {
 
 // minorFor gives the number of minor intervals for a step.
 func minorFor(step float64) int {
-	m := step / math.Pow(10, math.Floor(math.Log10(step)+1e-9))
-	switch {
-	case math.Abs(m-2.5) < 1e-6:
+	if m := step / math.Pow(10, math.Floor(math.Log10(step)+1e-9)); math.Abs(m-2.5) < 1e-6 {
 		return 5 // 0.5 minor steps
-	case math.Abs(m-2) < 1e-6:
-		return 2
-	default:
-		return 2 // 1 → 0.5, 5 → 2.5
 	}
+	return 2 // 1 → 0.5, 2 → 1, 5 → 2.5
 }
 
 // chooseStep returns the smallest nice step whose labels do not crowd an
