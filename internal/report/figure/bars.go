@@ -354,15 +354,10 @@ func (pc *barPrepared) legend() legend {
 	return l
 }
 
-// autoPlace picks the first inside corner (top-left, top-right,
-// bottom-right, bottom-left) whose legend covers no bar or error bar;
-// otherwise the least covered one, ok = false.
+// autoPlace picks the first inside corner whose legend covers no bar or
+// error bar; otherwise the least covered one, ok = false.
 func (pc *barPrepared) autoPlace(p *plot.Plot, dc draw.Canvas, size vg.Point) (place LegendPlacement, ok bool) {
-	best, bestScore := LegendTopLeft, math.MaxInt
-	for _, place := range []LegendPlacement{LegendTopLeft, LegendTopRight, LegendBottomRight, LegendBottomLeft} {
-		r := legendRect(dc, place, size, pc.fs)
-		m := pc.fs * 0.3
-		r.Min.X, r.Min.Y, r.Max.X, r.Max.Y = r.Min.X-m, r.Min.Y-m, r.Max.X+m, r.Max.Y+m
+	return pickCorner(dc, size, pc.fs, func(r vg.Rectangle) (int, bool) {
 		hits := 0
 		for i := range pc.series {
 			for g := range pc.c.Groups {
@@ -372,14 +367,8 @@ func (pc *barPrepared) autoPlace(p *plot.Plot, dc draw.Canvas, size vg.Point) (p
 				}
 			}
 		}
-		if hits == 0 {
-			return place, true
-		}
-		if hits < bestScore {
-			best, bestScore = place, hits
-		}
-	}
-	return best, false
+		return hits, hits == 0
+	})
 }
 
 // fitLabels fits x tick labels into room points each: as they are if they
