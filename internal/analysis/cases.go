@@ -180,16 +180,16 @@ func Observations(recs []record.Record, costs []record.Cost, cpu []cost.CPUSampl
 		if w, ok := cells[cell]; ok {
 			all, busiest := cpuOver(cpu, w)
 			o.Values["machine_cpu"], o.Values["busiest_core"] = all, busiest
-		}
-		if w, ok := cells[cell]; ok && len(w.Daemons) > 0 {
-			addDaemons(o.Values, w.Daemons, ct.moved)
-		}
-		if w, ok := cells[cell]; ok && w.Kernel != nil {
-			var perTrans func(float64) float64 // the time's share of the cell over the transaction rate
-			if t, wall := o.Values["trans_per_s"], w.End.Sub(w.Start).Seconds(); t > 0 && wall > 0 {
-				perTrans = func(s float64) float64 { return s / wall / t * 1e6 }
+			if len(w.Daemons) > 0 {
+				addDaemons(o.Values, w.Daemons, ct.moved)
 			}
-			addKernel(o.Values, *w.Kernel, ct.moved, perTrans)
+			if w.Kernel != nil {
+				var perTrans func(float64) float64 // the time's share of the cell over the transaction rate
+				if t, wall := o.Values["trans_per_s"], w.End.Sub(w.Start).Seconds(); t > 0 && wall > 0 {
+					perTrans = func(s float64) float64 { return s / wall / t * 1e6 }
+				}
+				addKernel(o.Values, *w.Kernel, ct.moved, perTrans)
+			}
 		}
 		if c := ct.cost; c != nil {
 			o.Values["client_cpu"] = c.Client.CPUSeconds
