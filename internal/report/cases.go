@@ -46,11 +46,9 @@ func (r *Report) addCases(cases []analysis.Case, series []string, o Options) {
 			bc := figure.BarChart{Title: label + ": " + m.Title, Subtitle: betterWord(m.HigherIsBetter), XLabel: paramLabel(group[0]),
 				YLabel: m.Title + " (" + m.Unit + ")", Groups: groups}
 			for _, s := range series {
-				bs := figure.BarSeries{Name: s, Mean: make([]float64, len(group)), SD: make([]float64, len(group)),
-					Color: figure.SeriesColor(colour[s])}
+				bs := figure.BarSeries{Name: s, Mean: nans(len(group)), SD: nans(len(group)), Color: figure.SeriesColor(colour[s])}
 				has := false
 				for i, c := range group {
-					bs.Mean[i], bs.SD[i] = math.NaN(), math.NaN()
 					for _, row := range c.Rows {
 						if row.Series == s {
 							st := row.Stats[m.Key]
