@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -82,11 +83,7 @@ func (d Dataset) Grouping(n int) Grouping {
 			shared = common(per[i], per[j])
 		}
 	}
-	sizes := make([]int, 0, len(all))
-	for size := range all {
-		sizes = append(sizes, size)
-	}
-	slices.Sort(sizes)
+	sizes := slices.Sorted(maps.Keys(all))
 	g := Grouping{Sizes: len(sizes), Shared: shared}
 	k := min(n, len(sizes))
 	if !shared {

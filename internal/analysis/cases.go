@@ -180,16 +180,16 @@ func Observations(recs []record.Record, costs []record.Cost, cpu []cost.CPUSampl
 		if w, ok := cells[cell]; ok {
 			all, busiest := cpuOver(cpu, w)
 			o.Values["machine_cpu"], o.Values["busiest_core"] = all, busiest
-		}
-		if w, ok := cells[cell]; ok && len(w.Daemons) > 0 {
-			addDaemons(o.Values, w.Daemons, ct.moved)
-		}
-		if w, ok := cells[cell]; ok && w.Kernel != nil {
-			var perTrans func(float64) float64 // the time's share of the cell over the transaction rate
-			if t, wall := o.Values["trans_per_s"], w.End.Sub(w.Start).Seconds(); t > 0 && wall > 0 {
-				perTrans = func(s float64) float64 { return s / wall / t * 1e6 }
+			if len(w.Daemons) > 0 {
+				addDaemons(o.Values, w.Daemons, ct.moved)
 			}
-			addKernel(o.Values, *w.Kernel, ct.moved, perTrans)
+			if w.Kernel != nil {
+				var perTrans func(float64) float64 // the time's share of the cell over the transaction rate
+				if t, wall := o.Values["trans_per_s"], w.End.Sub(w.Start).Seconds(); t > 0 && wall > 0 {
+					perTrans = func(s float64) float64 { return s / wall / t * 1e6 }
+				}
+				addKernel(o.Values, *w.Kernel, ct.moved, perTrans)
+			}
 		}
 		if c := ct.cost; c != nil {
 			o.Values["client_cpu"] = c.Client.CPUSeconds
@@ -416,8 +416,8 @@ func CasesWithin(obs []Observation, series []string, refOf RefOf, same float64) 
 					return change(v, stats.Ratio(v, ref), isRef, hr, higher, same)
 				}
 				row.Stats[m.Key] = CaseStat{N: len(x),
-					Min:  vs(minOf(x), minOf(r), hb),
-					Max:  vs(maxOf(x), maxOf(r), hb),
+					Min:  vs(stats.Min(x), stats.Min(r), hb),
+					Max:  vs(stats.Max(x), stats.Max(r), hb),
 					Mean: vs(stats.Mean(x), stats.Mean(r), hb),
 					SD:   vs(stats.StdDev(x), stats.StdDev(r), false),
 				}
@@ -427,20 +427,6 @@ func CasesWithin(obs []Observation, series []string, refOf RefOf, same float64) 
 		out = append(out, *c)
 	}
 	return out
-}
-
-func minOf(x []float64) float64 {
-	if len(x) == 0 {
-		return math.NaN()
-	}
-	return slices.Min(x)
-}
-
-func maxOf(x []float64) float64 {
-	if len(x) == 0 {
-		return math.NaN()
-	}
-	return slices.Max(x)
 }
 
 // SummaryMetrics are the metrics a one-screen summary shows for a case:

@@ -1,7 +1,9 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -89,10 +91,7 @@ type Dataset struct {
 func NewDataset(series []string, samples map[string][]record.Sample, reference string) (Dataset, []string) {
 	var warns []string
 	if len(series) == 0 {
-		for k := range samples {
-			series = append(series, k)
-		}
-		sort.Strings(series)
+		series = slices.Sorted(maps.Keys(samples))
 	}
 	d := Dataset{OK: map[string][]record.Sample{}, Failed: map[string]int{}, FailedSizes: map[string][]int{}, cache: &pointCache{m: map[pointKey][]point{}, groups: map[int]Grouping{}}}
 	seen := map[string]bool{}
@@ -198,15 +197,7 @@ func (d Dataset) points(series string, m Metric) []point {
 		}
 		p = append(p, point{s.Size, v})
 	}
-	slices.SortFunc(p, func(a, b point) int {
-		if a.value != b.value {
-			if a.value < b.value {
-				return -1
-			}
-			return 1
-		}
-		return a.size - b.size
-	})
+	slices.SortFunc(p, func(a, b point) int { return cmp.Or(cmp.Compare(a.value, b.value), a.size-b.size) })
 	if d.cache != nil && m.Key != "" {
 		d.cache.mu.Lock()
 		d.cache.m[k] = p

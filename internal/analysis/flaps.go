@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -217,7 +218,7 @@ func clientFlaps(cells map[int]record.Cell, recs []record.Record, series func(mo
 // (what arrived) and sender (a stream's retransmits; rr's own).
 func flapEffect(moved, sender []span, fl record.Flap) FlapEffect {
 	e := FlapEffect{Link: fl.Link, Down: fl.Down, Up: fl.Up, Recover: math.NaN(), Worst: math.NaN()}
-	slices.SortFunc(moved, func(a, b span) int { return cmpFloat(a.start, b.start) })
+	slices.SortFunc(moved, func(a, b span) int { return cmp.Compare(a.start, b.start) })
 	// The rate before the flap: what the intervals wholly before it
 	// moved over their time (the first is left out: a stream's window
 	// opens in it).
@@ -272,16 +273,6 @@ func flapEffect(moved, sender []span, fl record.Flap) FlapEffect {
 		}
 	}
 	return e
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // NotBeforeFlap is a ping-pong flap effect's note when the cell's

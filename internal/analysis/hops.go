@@ -71,18 +71,13 @@ func Hops(cases []Case) []HopTest {
 			if registry.Has(c.Workload, workload.RoundTrip) {
 				key = workload.RoundTripMetric
 			}
-			var m workload.Metric
-			for _, cm := range c.Metrics {
-				if cm.Key == key {
-					m = cm
-				}
-			}
-			if m.Key == "" {
+			i := slices.IndexFunc(c.Metrics, func(m workload.Metric) bool { return m.Key == key })
+			if i < 0 {
 				continue
 			}
 			at[c.Test] = len(out)
 			out = append(out, HopTest{Test: c.Test, Label: strings.TrimSuffix(c.Label, " "+c.Param+"="+c.Value),
-				Workload: c.Workload, Protocol: c.Protocol, Metric: m})
+				Workload: c.Workload, Protocol: c.Protocol, Metric: c.Metrics[i]})
 			means[c.Test] = map[string]hopMeans{}
 		}
 		ht := &out[at[c.Test]]

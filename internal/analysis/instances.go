@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"maps"
 	"math"
 	"slices"
 
@@ -32,18 +33,13 @@ func Instances(c Case, ref, key string, instances int) []InstanceRow {
 	}
 	refs, inst := c.unitValues(ref, key)
 	var rows []InstanceRow
-	for _, s := range c.series() {
+	for _, s := range c.Series() {
 		if s == ref {
 			continue
 		}
 		mine, _ := c.unitValues(s, key)
-		units := make([]int, 0, len(mine))
-		for u := range mine {
-			units = append(units, u)
-		}
-		slices.Sort(units)
 		per := make([][]float64, instances)
-		for _, u := range units {
+		for _, u := range slices.Sorted(maps.Keys(mine)) {
 			b, ok := refs[u]
 			if !ok {
 				continue
@@ -95,13 +91,8 @@ func (c Case) unitValues(series, key string) (map[int]float64, map[int]int) {
 // units' order: what an export gives per instance.
 func (c Case) InstanceValues(series, key string) map[int][]float64 {
 	vals, inst := c.unitValues(series, key)
-	units := make([]int, 0, len(vals))
-	for u := range vals {
-		units = append(units, u)
-	}
-	slices.Sort(units)
 	out := map[int][]float64{}
-	for _, u := range units {
+	for _, u := range slices.Sorted(maps.Keys(vals)) {
 		i, ok := inst[u]
 		if !ok {
 			continue

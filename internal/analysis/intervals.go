@@ -51,7 +51,7 @@ func Intervals(cases []Case, ref string) []RatioCI {
 func IntervalsWithin(cases []Case, refOf RefOf) []RatioCI {
 	var out []RatioCI
 	for _, c := range cases {
-		series := c.series()
+		series := c.Series()
 		// The references in the order their first series comes, each with
 		// the series compared with it.
 		var refs []string
@@ -95,8 +95,8 @@ func IntervalsWithin(cases []Case, refOf RefOf) []RatioCI {
 	return out
 }
 
-// series are the case's series: a sweep's modes, or the rows' series.
-func (c Case) series() []string {
+// Series are the case's series: a sweep's modes, or the rows' series.
+func (c Case) Series() []string {
 	if c.Sweep != nil {
 		return c.Sweep.modes
 	}

@@ -46,15 +46,20 @@ func change(v, ratio float64, isRef, hasRef, higher bool, same float64) Change {
 		return c
 	}
 	c.Percent = (ratio - 1) * 100
-	switch {
-	case c.Percent == 0 || math.Abs(c.Percent) < same:
-		c.Class = "same"
-	case (c.Percent > 0) == higher:
-		c.Class = "better"
-	default:
-		c.Class = "worse"
-	}
+	c.Class = class(c.Percent, same, higher)
 	return c
+}
+
+// class colours a change x, a percentage or a count's difference: "same"
+// when 0 or within same, else "better" or "worse" by the direction.
+func class(x, same float64, higher bool) string {
+	switch {
+	case x == 0 || math.Abs(x) < same:
+		return "same"
+	case (x > 0) == higher:
+		return "better"
+	}
+	return "worse"
 }
 
 // countChange compares a count v with the reference's count ref: the
@@ -68,14 +73,7 @@ func countChange(v, ref float64, isRef, hasRef, higher bool, same float64) Chang
 	}
 	c.Diff = v - ref
 	if c.Class == "" {
-		switch {
-		case c.Diff == 0:
-			c.Class = "same"
-		case (c.Diff > 0) == higher:
-			c.Class = "better"
-		default:
-			c.Class = "worse"
-		}
+		c.Class = class(c.Diff, 0, higher)
 	}
 	return c
 }

@@ -77,26 +77,6 @@ func TestAddressed(t *testing.T) {
 	}
 }
 
-// TestHostDialAddr: a host is dialled at its IPv6 address when the lab
-// dials IPv6, else (and in runs recorded before Addr6) at its IPv4 one.
-func TestHostDialAddr(t *testing.T) {
-	both := Host{Addr: "198.18.0.1", Addr6: "2001:2::1"}
-	for _, tc := range []struct {
-		h      Host
-		family string
-		want   string
-	}{
-		{both, "ipv4", "198.18.0.1"},
-		{both, "dual", "2001:2::1"},
-		{Host{Addr6: "2001:2::1"}, "ipv6", "2001:2::1"},
-		{Host{Addr: "198.18.0.1"}, "dual", "198.18.0.1"},
-	} {
-		if got := tc.h.DialAddr(conditions.Set{IPFamily: tc.family}); got != tc.want {
-			t.Errorf("%+v on %s: %s, want %s", tc.h, tc.family, got, tc.want)
-		}
-	}
-}
-
 // TestKernelIPv6: IPv6 asked of a kernel without it is refused in one
 // line; IPv4 is never asked about.
 func TestKernelIPv6(t *testing.T) {

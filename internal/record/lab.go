@@ -176,13 +176,3 @@ type Port struct {
 	Number   int    `json:"port"`
 	Protocol string `json:"protocol"`
 }
-
-// DialAddr is the host's address that workloads dial under c: its IPv6
-// one when c dials IPv6 (ipv6, and dual, which dials IPv6), else its IPv4
-// one. Older runs and IPv4 labs have Addr alone.
-func (h Host) DialAddr(c conditions.Set) string {
-	if c.DialsIPv6() && h.Addr6 != "" {
-		return h.Addr6
-	}
-	return h.Addr
-}

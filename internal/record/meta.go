@@ -104,15 +104,13 @@ type Cell struct {
 	FlapsFrom time.Time `json:"flaps_from,omitzero"`
 }
 
-// CellRates returns, per mode, each finished cell's requests per second.
-func (m *Meta) CellRates() map[string][]float64 {
-	r := map[string][]float64{}
-	for _, c := range m.Cells {
-		if sec := c.End.Sub(c.Start).Seconds(); !c.End.IsZero() && sec > 0 && c.Samples > 0 {
-			r[c.Mode] = append(r[c.Mode], float64(c.Samples)/sec)
-		}
+// Rate is a finished cell's requests per second: its samples over its
+// duration; 0 without an end, a positive duration or samples.
+func (c Cell) Rate() float64 {
+	if sec := c.End.Sub(c.Start).Seconds(); !c.End.IsZero() && sec > 0 && c.Samples > 0 {
+		return float64(c.Samples) / sec
 	}
-	return r
+	return 0
 }
 
 // SeriesKeys returns the series the run measured, in the order it built

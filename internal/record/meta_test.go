@@ -3,6 +3,7 @@ package record
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/cnperf/cnperf/internal/spec"
 )
@@ -46,6 +47,26 @@ func TestSplitSeries(t *testing.T) {
 	} {
 		if mode, driver := m.SplitSeries(tc.key); mode != tc.mode || driver != tc.driver {
 			t.Errorf("SplitSeries(%q) = %q, %q; want %q, %q", tc.key, mode, driver, tc.mode, tc.driver)
+		}
+	}
+}
+
+func TestCellRate(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		c    Cell
+		want float64
+	}{
+		{Cell{Start: t0, End: t0.Add(2 * time.Second), Samples: 100}, 50},
+		{Cell{Start: t0, End: t0.Add(500 * time.Millisecond), Samples: 25}, 50},
+		{Cell{Start: t0, End: t0.Add(4 * time.Second), Samples: 1}, 0.25},
+		{Cell{Start: t0, Samples: 10}, 0},                          // unfinished
+		{Cell{Start: t0, End: t0, Samples: 10}, 0},                 // zero length
+		{Cell{Start: t0, End: t0.Add(time.Second)}, 0},             // no samples
+		{Cell{Start: t0.Add(time.Second), End: t0, Samples: 5}, 0}, // clock went back
+	} {
+		if got := tc.c.Rate(); got != tc.want {
+			t.Errorf("%+v: Rate() = %v, want %v", tc.c, got, tc.want)
 		}
 	}
 }

@@ -46,11 +46,9 @@ func (r *Report) addCases(cases []analysis.Case, series []string, o Options) {
 			bc := figure.BarChart{Title: label + ": " + m.Title, Subtitle: betterWord(m.HigherIsBetter), XLabel: paramLabel(group[0]),
 				YLabel: m.Title + " (" + m.Unit + ")", Groups: groups}
 			for _, s := range series {
-				bs := figure.BarSeries{Name: s, Mean: make([]float64, len(group)), SD: make([]float64, len(group)),
-					Color: figure.SeriesColor(colour[s])}
+				bs := figure.BarSeries{Name: s, Mean: nans(len(group)), SD: nans(len(group)), Color: figure.SeriesColor(colour[s])}
 				has := false
 				for i, c := range group {
-					bs.Mean[i], bs.SD[i] = math.NaN(), math.NaN()
 					for _, row := range c.Rows {
 						if row.Series == s {
 							st := row.Stats[m.Key]
@@ -120,31 +118,24 @@ func paramLabel(c analysis.Case) string {
 			}
 		}
 	}
-	switch c.Param {
-	case "":
-		return ""
-	case "length":
-		return "Datagram size (bytes)"
-	case "parallel":
-		return "Parallel streams"
-	case "rate":
-		return "Target rate (bits/s)"
-	case "request":
-		return "Request size (bytes)"
-	case "response":
-		return "Response size (bytes)"
-	case "clients":
-		return "Client containers"
-	case "servers":
-		return "Server containers"
-	case "processes":
-		return "Clients per container"
-	case "hops":
-		return "Hops from the first host"
-	case "segment":
-		return "Segment (host i to host i+1)"
+	if title, ok := paramTitles[c.Param]; ok {
+		return title
 	}
 	return c.Param
+}
+
+// paramTitles name the swept parameters on an axis, with their units.
+var paramTitles = map[string]string{
+	"length":    "Datagram size (bytes)",
+	"parallel":  "Parallel streams",
+	"rate":      "Target rate (bits/s)",
+	"request":   "Request size (bytes)",
+	"response":  "Response size (bytes)",
+	"clients":   "Client containers",
+	"servers":   "Server containers",
+	"processes": "Clients per container",
+	"hops":      "Hops from the first host",
+	"segment":   "Segment (host i to host i+1)",
 }
 
 // testLabel is a case's test without its swept value.
@@ -153,13 +144,6 @@ func testLabel(c analysis.Case) string {
 		return c.Label
 	}
 	return strings.TrimSuffix(c.Label, " "+c.Param+"="+c.Value)
-}
-
-func betterWord(higher bool) string {
-	if higher {
-		return "bigger is better"
-	}
-	return "smaller is better"
 }
 
 // meanSD renders "mean ± SD (change)", coloured by the mean's change.

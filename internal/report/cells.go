@@ -8,9 +8,9 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -192,12 +192,7 @@ func IdleRows(m record.Meta) []IdleRow {
 		if mm.Idle == nil {
 			continue
 		}
-		names := make([]string, 0, len(mm.Idle.Daemons))
-		for n := range mm.Idle.Daemons {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
+		for _, n := range slices.Sorted(maps.Keys(mm.Idle.Daemons)) {
 			out = append(out, IdleRow{Mode: mm.Mode, Instance: mm.Instance, Daemon: n, WindowSeconds: mm.Idle.WindowSeconds, IdleDaemon: mm.Idle.Daemons[n]})
 		}
 	}
@@ -214,17 +209,22 @@ func idleTable(m record.Meta) cellTable {
 	t := cellTable{id: "tab-idle", title: "The labs' daemons at rest", caption: idleCaption, heading: "the labs' daemons at rest, before the first cell",
 		cols: []string{"mode", "daemon", "nodes", "CPU % of a core", "memory MB", "source", "window s"}}
 	for _, r := range IdleRows(m) {
-		label := r.Mode
-		if r.Instance > 0 {
-			label = fmt.Sprintf("%s (instance %d)", r.Mode, r.Instance)
-		}
 		nodes := "–"
 		if r.Nodes > 0 {
 			nodes = fmt.Sprint(r.Nodes)
 		}
-		t.rows = append(t.rows, []string{label, r.Daemon, nodes, f(r.CPUPercent, 2), f(float64(r.MemoryBytes)/1e6, 1), r.Source, f(r.WindowSeconds, 1)})
+		t.rows = append(t.rows, []string{instanceLabel(r.Mode, r.Instance), r.Daemon, nodes, f(r.CPUPercent, 2), f(float64(r.MemoryBytes)/1e6, 1), r.Source, f(r.WindowSeconds, 1)})
 	}
 	return t
+}
+
+// instanceLabel names an instance of a mode's lab in a row: MODE, or
+// MODE (instance I).
+func instanceLabel(mode string, instance int) string {
+	if instance <= 0 {
+		return mode
+	}
+	return fmt.Sprintf("%s (instance %d)", mode, instance)
 }
 
 // addKernel adds a run's kernel-time table and its daemons-at-rest table,
@@ -261,17 +261,13 @@ const flapCaption = "What each flap of a link (a spec's links[].flap) did to eac
 	"the stall as the longest gap between two successful completions around the flap, the recovery as the time from the link's up to the first success after it, the siege's and servers' TCP_INFO retransmits of the whole cell, " +
 	"the overlapping requests that failed (lost) and their longest latency; a cell whose requests all ended before the flap says so instead."
 
-// flapRow is one effect as table text.
+// flapRow is one effect as table text: a socket client's, or a ping-pong
+// cell's requests, which count requests and retries where a client counts
+// idle intervals.
 func flapRow(e analysis.FlapEffect) []string {
 	what := e.Workload
 	if e.Client != "" {
 		what += " " + e.Client
-	}
-	opt := func(v float64, prec int) string {
-		if math.IsNaN(v) {
-			return "–"
-		}
-		return f(v, prec)
 	}
 	retrans := fmt.Sprint(e.Retransmits)
 	if e.Retransmits < 0 {
@@ -281,19 +277,17 @@ func flapRow(e analysis.FlapEffect) []string {
 	if errText == "" {
 		errText = "–"
 	}
+	rep, window, stall, counted := fmt.Sprint(e.Rep), fmt.Sprintf("%.2f–%.2f", e.Down, e.Up), f(e.Stall, 2), fmt.Sprint(e.StallIntervals)
 	if e.PingPong {
-		window, stall := fmt.Sprintf("%.2f–%.2f", e.Down, e.Up), f(e.Stall, 2)
+		rep, counted = "–", fmt.Sprintf("%d requests, %d retries", e.Requests, e.Retries)
 		if e.NotDone {
 			window = fmt.Sprintf("not done (due %.2f)", e.At)
 		}
 		if e.Error == analysis.NotBeforeFlap {
 			stall = "–"
 		}
-		return []string{e.Series, e.Case, "–", what, e.Link, window, stall, fmt.Sprintf("%d requests, %d retries", e.Requests, e.Retries),
-			opt(e.Recover, 2), retrans, fmt.Sprint(e.Lost), opt(e.Worst, 0), errText}
 	}
-	return []string{e.Series, e.Case, fmt.Sprint(e.Rep), what, e.Link, fmt.Sprintf("%.2f–%.2f", e.Down, e.Up),
-		f(e.Stall, 2), fmt.Sprint(e.StallIntervals), opt(e.Recover, 2), retrans, fmt.Sprint(e.Lost), opt(e.Worst, 0), errText}
+	return []string{e.Series, e.Case, rep, what, e.Link, window, stall, counted, f(e.Recover, 2), retrans, fmt.Sprint(e.Lost), f(e.Worst, 0), errText}
 }
 
 // flapTable is the link-flap table of a run's effects.

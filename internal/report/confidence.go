@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/analysis"
@@ -11,12 +12,7 @@ import (
 )
 
 // costText renders a cost in percent, "–" when unknown.
-func costText(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "–"
-	}
-	return fmt.Sprintf("%.*f", costPrec(v), v)
-}
+func costText(v float64) string { return f(v, costPrec(v)) }
 
 // costPrec gives small costs a decimal: 0.4 % is not 0 %.
 func costPrec(v float64) int {
@@ -146,7 +142,7 @@ func writeSweepIntervals(sb *strings.Builder, cis []analysis.RatioCI) {
 		}
 		table = append(table, append(row, spanText(byMode[m][0].Interval)))
 	}
-	writeAligned(sb, table)
+	writeAligned(sb, table, 1)
 }
 
 func writeCaseIntervals(sb *strings.Builder, cis []analysis.RatioCI) {
@@ -181,7 +177,7 @@ func writeCaseIntervals(sb *strings.Builder, cis []analysis.RatioCI) {
 		table = append(table, []string{c.Case, c.Mode, c.Metric.Short, change, ci, spanText(c.Interval)})
 	}
 	if len(table) > 1 {
-		writeAlignedLeft(sb, table, 3)
+		writeAligned(sb, table, 3)
 	}
 	if len(without) > 0 {
 		fmt.Fprintf(sb, "no interval (fewer than 2 repetitions paired with the reference's): %s\n", strings.Join(without, "; "))
@@ -210,7 +206,7 @@ type intervals struct {
 // computeIntervals fills r.cis for reference mode ref.
 func (r *Report) computeIntervals(ref string, o Options) {
 	for _, run := range r.Runs {
-		if !containsKey(run.Meta.SeriesKeys(), ref) {
+		if !slices.Contains(run.Meta.SeriesKeys(), ref) {
 			continue
 		}
 		name := func(mode string) string { return seriesName(r.Runs, run, mode) }
@@ -235,15 +231,6 @@ func (r *Report) computeIntervals(ref string, o Options) {
 
 // SeriesSuffix joins a mode and its run's label in a series name.
 const SeriesSuffix = analysis.SeriesSep
-
-func containsKey(keys []string, k string) bool {
-	for _, x := range keys {
-		if x == k {
-			return true
-		}
-	}
-	return false
-}
 
 // addSweepTableIntervals adds the intervals of the per-request metrics
 // the summary tables show (their requests per second are per request).

@@ -46,11 +46,7 @@ func (r *Report) addCost() {
 			if len(m.Usage) == 0 {
 				continue
 			}
-			label := m.Mode
-			if m.Instance > 0 { // one row per instance of the mode's lab
-				label = fmt.Sprintf("%s (instance %d)", m.Mode, m.Instance)
-			}
-			row := []Cell{{Text: label}}
+			row := []Cell{{Text: instanceLabel(m.Mode, m.Instance)}} // one row per instance of the mode's lab
 			var cpu float64
 			for _, role := range roles {
 				u := m.Usage[role]
@@ -68,7 +64,7 @@ func (r *Report) addCost() {
 				if ok && bytes > 0 {
 					kgb = float64(bytes) / 1e9
 				}
-				row = append(row, Cell{Text: f(sys/kgb, prec(sys/kgb))}, Cell{Text: f(soft/kgb, prec(soft/kgb))})
+				row = append(row, value(sys/kgb), value(soft/kgb))
 			}
 			t.Rows = append(t.Rows, row)
 		}

@@ -99,17 +99,13 @@ func daemonTable(m record.Meta, suffix, idSuffix string) (Table, bool) {
 		if per == nil {
 			continue
 		}
-		label := mm.Mode
-		if mm.Instance > 0 {
-			label = fmt.Sprintf("%s (instance %d)", mm.Mode, mm.Instance)
-		}
 		nodes := 0 // the operator runs once per cluster, wherever
 		for role, s := range per {
 			if role != record.DaemonCNIOperator {
 				nodes = max(nodes, s.nodes)
 			}
 		}
-		row := []Cell{{Text: label}, {Text: fmt.Sprint(nodes)}}
+		row := []Cell{{Text: instanceLabel(mm.Mode, mm.Instance)}, {Text: fmt.Sprint(nodes)}}
 		gb := float64(mm.Bytes) / 1e9
 		for _, role := range roles {
 			s := per[role]
@@ -121,7 +117,7 @@ func daemonTable(m record.Meta, suffix, idSuffix string) (Table, bool) {
 			if gb > 0 {
 				perGB = 1000 * s.cpu / gb
 			}
-			row = append(row, Cell{Text: f(s.cpu, 3)}, Cell{Text: f(perGB, prec(perGB))}, Cell{Text: f(100*s.cpu/s.wall, 2)},
+			row = append(row, Cell{Text: f(s.cpu, 3)}, value(perGB), Cell{Text: f(100*s.cpu/s.wall, 2)},
 				Cell{Text: f(float64(s.mem)/1e6, 1)})
 		}
 		t.Rows = append(t.Rows, row)

@@ -89,8 +89,8 @@ func driverTable(run Run, id, suffix string, rows []analysis.DriverRow, o Option
 		t.Columns = append([]string{"test"}, t.Columns...)
 	}
 	for _, d := range rows {
-		cells := []Cell{{Text: d.Mode}, {Text: d.Title + " (" + d.Unit + ")"}, {Text: f(d.BaseValue, prec(d.BaseValue))},
-			{Text: f(d.OtherValue, prec(d.OtherValue))}, driverRatioCell(d, o.Same)}
+		cells := []Cell{{Text: d.Mode}, {Text: d.Title + " (" + d.Unit + ")"}, value(d.BaseValue),
+			value(d.OtherValue), driverRatioCell(d, o.Same)}
 		if repeats {
 			cells = append([]Cell{{Text: d.Case}}, cells...)
 		}
@@ -116,17 +116,7 @@ func driverRatioCell(d analysis.DriverRow, same float64) Cell {
 	if math.IsNaN(d.Ratio) {
 		return Cell{Text: "–"}
 	}
-	c := Cell{Text: f(d.Ratio, 2)}
-	pct := (d.Ratio - 1) * 100
-	switch {
-	case math.Abs(pct) < same:
-		c.Class = "same"
-	case (pct > 0) == d.HigherIsBetter:
-		c.Class = "better"
-	default:
-		c.Class = "worse"
-	}
-	return c
+	return Cell{Text: f(d.Ratio, 2), Class: ratioClass(d.Ratio, same, d.HigherIsBetter)}
 }
 
 // driverData is the comparison for tables.json.

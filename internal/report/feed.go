@@ -45,7 +45,6 @@ func feedView(run Run, ref string) export.Feed {
 		f.End = *meta.Finished
 	}
 	cases := RunCases(run, ref, DefaultOptions().Same)
-	type ciKey struct{ kase, series, metric string }
 	cis := map[ciKey]analysis.RatioCI{}
 	for _, ci := range analysis.IntervalsWithin(cases, refOf(run, ref)) {
 		cis[ciKey{ci.Case, ci.Mode, ci.Metric.Key}] = ci
@@ -54,7 +53,7 @@ func feedView(run Run, ref string) export.Feed {
 	instances := meta.Spec.LabInstances()
 	cells := Cells(meta)
 	for _, c := range cases {
-		for _, series := range caseSeries(c) {
+		for _, series := range c.Series() {
 			labels := feedLabels(meta, c, series)
 			start, end := cellSpan(meta, c, series, -1)
 			r := export.Result{Labels: labels, Start: start, End: end}
@@ -70,7 +69,7 @@ func feedView(run Run, ref string) export.Feed {
 				}
 			}
 			for _, m := range c.Metrics {
-				fig := export.Figure{Key: m.Key, Title: m.Title, Unit: m.Unit, SD: math.NaN(), Ratio: math.NaN(), RatioLo: math.NaN(), RatioHi: math.NaN()}
+				fig := feedFigure(m.Key, m.Title, m.Unit, "", 0, 0)
 				if c.Sweep != nil {
 					fig.Value, fig.Stat, fig.N = srow.Value(m.Key), "median", srow.Samples
 				} else {
@@ -106,8 +105,9 @@ func feedView(run Run, ref string) export.Feed {
 					if len(xs) == 0 {
 						continue
 					}
-					ir.Figures = append(ir.Figures, export.Figure{Key: m.Key, Title: m.Title, Unit: m.Unit,
-						Value: stats.Mean(xs), SD: stats.StdDev(xs), N: len(xs), Ratio: math.NaN(), RatioLo: math.NaN(), RatioHi: math.NaN()})
+					fig := feedFigure(m.Key, m.Title, m.Unit, "", stats.Mean(xs), len(xs))
+					fig.SD = stats.StdDev(xs)
+					ir.Figures = append(ir.Figures, fig)
 				}
 				if c.Sweep != nil {
 					ir.Figures = append(ir.Figures, latencyPercentiles(run.PingPong, series, cells, i)...)
@@ -122,20 +122,11 @@ func feedView(run Run, ref string) export.Feed {
 	return f
 }
 
-// caseSeries are the series a case has figures for: a sweep's modes, or
-// the rows' series.
-func caseSeries(c analysis.Case) []string {
-	var out []string
-	if c.Sweep != nil {
-		for _, r := range c.Sweep.Rows("") {
-			out = append(out, r.Mode)
-		}
-		return out
-	}
-	for _, r := range c.Rows {
-		out = append(out, r.Series)
-	}
-	return out
+// feedFigure is a figure of value v over n (0: not known), stat as
+// export.Figure.Stat says, with no spread and no ratio to the reference
+// (NaN) until the caller knows them.
+func feedFigure(key, title, unit, stat string, v float64, n int) export.Figure {
+	return export.Figure{Key: key, Title: title, Unit: unit, Stat: stat, Value: v, N: n, SD: math.NaN(), Ratio: math.NaN(), RatioLo: math.NaN(), RatioHi: math.NaN()}
 }
 
 // feedLabels name a case on a series: the run, the series with its mode,
@@ -194,8 +185,8 @@ func latencyPercentiles(samples []record.Sample, mode string, cells map[int]anal
 	slices.Sort(xs)
 	var out []export.Figure
 	for _, p := range []int{50, 90, 99} {
-		out = append(out, export.Figure{Key: fmt.Sprintf("latency_p%d", p), Title: fmt.Sprintf("Latency ping→pong, %dth percentile", p), Unit: "ms", Stat: "value",
-			Value: stats.Quantile(xs, float64(p)/100), SD: math.NaN(), N: len(xs), Ratio: math.NaN(), RatioLo: math.NaN(), RatioHi: math.NaN()})
+		out = append(out, feedFigure(fmt.Sprintf("latency_p%d", p), fmt.Sprintf("Latency ping→pong, %dth percentile", p), "ms", "value",
+			stats.Quantile(xs, float64(p)/100), len(xs)))
 	}
 	return out
 }
@@ -223,20 +214,17 @@ func serverCost(meta record.Meta, series string, instance int) []export.Figure {
 		}
 	}
 	slices.Sort(roles)
-	value := func(key, title, unit string, v float64) export.Figure {
-		return export.Figure{Key: key, Title: title, Unit: unit, Stat: "value", Value: v, SD: math.NaN(), Ratio: math.NaN(), RatioLo: math.NaN(), RatioHi: math.NaN()}
-	}
 	var out []export.Figure
 	var total float64
 	for _, role := range roles {
-		out = append(out, value(role+"_server_cpu", role+" server CPU over the run (user + system)", "s", cpu[role]))
+		out = append(out, feedFigure(role+"_server_cpu", role+" server CPU over the run (user + system)", "s", "value", cpu[role], 0))
 		total += cpu[role]
 	}
 	if moved > 0 && len(roles) > 0 {
-		out = append(out, value("servers_cpu_per_gb", "Servers' CPU per GB of payload moved", "s/GB", total/(float64(moved)/1e9)))
+		out = append(out, feedFigure("servers_cpu_per_gb", "Servers' CPU per GB of payload moved", "s/GB", "value", total/(float64(moved)/1e9), 0))
 	}
 	for _, role := range roles {
-		out = append(out, value(role+"_server_mem", role+" server peak memory", "MB", peak[role]))
+		out = append(out, feedFigure(role+"_server_mem", role+" server peak memory", "MB", "value", peak[role], 0))
 	}
 	return out
 }
@@ -259,8 +247,7 @@ func sweepKernel(meta record.Meta, series string) []export.Figure {
 		if m.N == 0 || math.IsNaN(m.Mean) || math.IsInf(m.Mean, 0) {
 			return
 		}
-		out = append(out, export.Figure{Key: key, Title: title, Unit: unit, Value: m.Mean, N: m.N,
-			SD: math.NaN(), Ratio: math.NaN(), RatioLo: math.NaN(), RatioHi: math.NaN()})
+		out = append(out, feedFigure(key, title, unit, "", m.Mean, m.N))
 	}
 	add("user_per_gb", "User time per GB moved, all cores", "s/GB", row.UserPerGB)
 	add("system_per_gb", "System time per GB moved", "s/GB", row.SystemPerGB)
@@ -278,9 +265,6 @@ func sweepKernel(meta record.Meta, series string) []export.Figure {
 // as the mean over the connections, per sender.
 func sweepTCP(meta record.Meta, series string) []export.Figure {
 	var out []export.Figure
-	value := func(key, title, unit string, v float64, n int) export.Figure {
-		return export.Figure{Key: key, Title: title, Unit: unit, Stat: "value", Value: v, N: n, SD: math.NaN(), Ratio: math.NaN(), RatioLo: math.NaN(), RatioHi: math.NaN()}
-	}
 	clients, servers := analysis.TCPRows(meta)
 	for _, rows := range [][]analysis.TCPRow{clients, servers} {
 		for _, r := range rows {
@@ -291,8 +275,8 @@ func sweepTCP(meta record.Meta, series string) []export.Figure {
 			if r.Side != "" {
 				sender, who = r.Side, sideNames[r.Side]
 			}
-			out = append(out, value(sender+"_retransmits", "Retransmitted segments, "+who, "count", float64(r.Retransmits), r.Cells),
-				value(sender+"_srtt", "Smoothed RTT, "+who, "µs", r.RTTUS, r.Cells))
+			out = append(out, feedFigure(sender+"_retransmits", "Retransmitted segments, "+who, "count", "value", float64(r.Retransmits), r.Cells),
+				feedFigure(sender+"_srtt", "Smoothed RTT, "+who, "µs", "value", r.RTTUS, r.Cells))
 		}
 	}
 	return out

@@ -83,10 +83,5 @@ func nans(n int) []float64 {
 	return out
 }
 
-// value renders a number, "–" for none.
-func value(v float64) Cell {
-	if math.IsNaN(v) {
-		return Cell{Text: "–"}
-	}
-	return Cell{Text: f(v, prec(v))}
-}
+// value renders a number with prec's decimals, "–" for none.
+func value(v float64) Cell { return Cell{Text: f(v, prec(v))} }

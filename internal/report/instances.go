@@ -9,17 +9,12 @@ import (
 )
 
 // Cells maps each cell of a run to when it ran, its mode, chunk and lab
-// instance, and the requests per second of a finished cell (the rule of
-// record.Meta.CellRates: an end, a duration and samples), so that ratios
-// pair cells that sent the same sizes.
+// instance, and the requests per second of a finished cell
+// (record.Cell.Rate), so that ratios pair cells that sent the same sizes.
 func Cells(m record.Meta) map[int]analysis.Cell {
 	out := make(map[int]analysis.Cell, len(m.Cells))
 	for _, c := range m.Cells {
-		cell := analysis.Cell{Start: c.Start, End: c.End, Mode: c.Mode, Chunk: c.Chunk, Instance: c.Instance, Daemons: c.Daemons, Kernel: c.Kernel}
-		if sec := c.End.Sub(c.Start).Seconds(); !c.End.IsZero() && sec > 0 && c.Samples > 0 {
-			cell.Rate = float64(c.Samples) / sec
-		}
-		out[c.Index] = cell
+		out[c.Index] = analysis.Cell{Start: c.Start, End: c.End, Mode: c.Mode, Chunk: c.Chunk, Instance: c.Instance, Rate: c.Rate(), Daemons: c.Daemons, Kernel: c.Kernel}
 	}
 	return out
 }

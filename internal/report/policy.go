@@ -116,7 +116,7 @@ func WritePolicyTable(w io.Writer, m record.Meta) error {
 			not = append(not, p.Series+instanceSuffix(p.Instance))
 		}
 	}
-	writeAlignedLeft(&sb, table, 3)
+	writeAligned(&sb, table, 3)
 	if len(not) > 0 {
 		fmt.Fprintf(&sb, "not enforced: the cluster's pod network let a deny-all policy pass (%s): a policy's cost there measures nothing\n", strings.Join(not, ", "))
 	}

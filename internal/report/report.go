@@ -159,7 +159,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 		}
 		cases := Cases(runs, ref, o.Same)
 		if len(cases) == 0 && !sweeps {
-			return r, errors.New("no socket test finished in " + runDirs(runs))
+			return r, errors.New("no socket test finished in " + strings.Join(runDirs(runs), ", "))
 		}
 		r.Reference = ref
 		if !slices.Contains(series, ref) {
@@ -242,7 +242,7 @@ func (r *Report) addSweep(ref string, o Options) error {
 		total += len(d.OK[s])
 	}
 	if total == 0 {
-		return errors.New("no successful samples in " + runDirs(runs))
+		return errors.New("no successful samples in " + strings.Join(runDirs(runs), ", "))
 	}
 	if r.Window > 0 {
 		r.Split = int(math.Round(o.SplitK * float64(r.Window)))
@@ -251,14 +251,6 @@ func (r *Report) addSweep(ref string, o Options) error {
 	r.addTables(d, o)
 	r.Data = buildData(r, d, o)
 	return nil
-}
-
-func runDirs(runs []Run) string {
-	var d []string
-	for _, r := range runs {
-		d = append(d, r.Dir)
-	}
-	return strings.Join(d, ", ")
 }
 
 // maxGuides caps the dashed lines of a figure: a receive window far below
@@ -305,9 +297,9 @@ func binSeries(name string, bins []analysis.Bin) figure.Series {
 	return s
 }
 
-// subtitle says which direction is better.
-func subtitle(m analysis.Metric) string {
-	if m.HigherIsBetter {
+// betterWord says which direction is better, for a chart's subtitle.
+func betterWord(higher bool) string {
+	if higher {
 		return "bigger is better"
 	}
 	return "smaller is better"
@@ -348,7 +340,7 @@ func (r *Report) addFigures(d analysis.Dataset, o Options) {
 	bands := " Lines: median " + groups + "; dark band: 25th–75th percentile; light band: 5th–95th percentile."
 	for _, key := range []string{"transfer", "latency", "rps"} {
 		m, _ := analysis.MetricByKey(key)
-		c := figure.Chart{Title: m.Title, Subtitle: subtitle(m), XLabel: xl, YLabel: m.Title + " (" + m.Unit + ")", VLines: r.guides(maxSize), XLog: xlog}
+		c := figure.Chart{Title: m.Title, Subtitle: betterWord(m.HigherIsBetter), XLabel: xl, YLabel: m.Title + " (" + m.Unit + ")", VLines: r.guides(maxSize), XLog: xlog}
 		for _, s := range d.Series {
 			c.Series = append(c.Series, binSeries(s, analysis.SmoothBins(d.Bins(s, m, o.Bins), o.Smooth)))
 		}
@@ -363,7 +355,7 @@ func (r *Report) addFigures(d analysis.Dataset, o Options) {
 				bs.PX = append(bs.PX, float64(smp.Size)/1000)
 				bs.PY = append(bs.PY, m.Value(smp))
 			}
-			c := figure.Chart{Title: m.Title + ": " + s, Subtitle: subtitle(m), XLabel: xl, YLabel: m.Title + " (" + m.Unit + ")",
+			c := figure.Chart{Title: m.Title + ": " + s, Subtitle: betterWord(m.HigherIsBetter), XLabel: xl, YLabel: m.Title + " (" + m.Unit + ")",
 				VLines: r.guides(maxSize), Series: []figure.Series{bs}, ColourIndex: i, MaxPoints: pagePoints, XLog: xlog}
 			r.add(fmt.Sprintf("fig-%s-%d", key, i), m.Title+": "+s,
 				fmt.Sprintf("Requests of %s as translucent points (at most %d, evenly thinned), with the median and bands %s.%s", s, pagePoints, groups, window), c)
@@ -376,7 +368,7 @@ func (r *Report) addFigures(d analysis.Dataset, o Options) {
 	one := 1.0
 	for _, key := range []string{"transfer", "latency"} {
 		m, _ := analysis.MetricByKey(key)
-		c := figure.Chart{Title: m.Title + " relative to " + d.Reference, Subtitle: subtitle(m), XLabel: xl, YLabel: "Ratio to " + d.Reference, VLines: r.guides(maxSize), HLine: &one, YPercent: true, XLog: xlog}
+		c := figure.Chart{Title: m.Title + " relative to " + d.Reference, Subtitle: betterWord(m.HigherIsBetter), XLabel: xl, YLabel: "Ratio to " + d.Reference, VLines: r.guides(maxSize), HLine: &one, YPercent: true, XLog: xlog}
 		for i, s := range d.Series {
 			if s == d.Reference {
 				continue

@@ -77,7 +77,7 @@ func (r *Report) addTables(d analysis.Dataset, o Options) {
 	// Summary tables (the 2017 Coherence thesis, Tables 7-15).
 	r.metricsShown = metrics(d, r)
 	for _, m := range r.metricsShown {
-		t := Table{ID: "tab-summary-" + m.Key, Title: fmt.Sprintf("%s (%s), %s", m.Title, m.Unit, subtitle(m)),
+		t := Table{ID: "tab-summary-" + m.Key, Title: fmt.Sprintf("%s (%s), %s", m.Title, m.Unit, betterWord(m.HigherIsBetter)),
 			Caption: summaryCaption(d, o),
 			Columns: []string{"mode", "samples", "min", "max", "mean", "median", "SD", "5th pct", "95th pct", "median: 95 % CI"}}
 		for _, row := range d.Summary(m, o.Same, o.Bins) {
@@ -143,23 +143,25 @@ func groupingText(g analysis.Grouping) string {
 
 // ratioCell colours a ratio to the reference by the metric's direction.
 func ratioCell(v float64, m analysis.Metric, o Options, isRef bool) Cell {
-	c := Cell{Text: f(v*100, 1) + " %"}
-	if math.IsNaN(v) {
-		c.Text = "–"
-		return c
-	}
-	pct := (v - 1) * 100
 	switch {
+	case math.IsNaN(v):
+		return Cell{Text: "–"}
 	case isRef:
-		c.Class = "ref"
-	case math.Abs(pct) < o.Same:
-		c.Class = "same"
-	case (pct > 0) == m.HigherIsBetter:
-		c.Class = "better"
-	default:
-		c.Class = "worse"
+		return Cell{Text: f(v*100, 1) + " %", Class: "ref"}
 	}
-	return c
+	return Cell{Text: f(v*100, 1) + " %", Class: ratioClass(v, o.Same, m.HigherIsBetter)}
+}
+
+// ratioClass colours a ratio to another figure: "same" within same % of
+// it, else "better" or "worse" by the metric's direction.
+func ratioClass(ratio, same float64, higher bool) string {
+	switch pct := (ratio - 1) * 100; {
+	case math.Abs(pct) < same:
+		return "same"
+	case (pct > 0) == higher:
+		return "better"
+	}
+	return "worse"
 }
 
 // metrics are the metrics the data holds: imported ppbench and ab data

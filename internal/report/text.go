@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"unicode/utf8"
 
 	"github.com/cnperf/cnperf/internal/analysis"
@@ -115,29 +114,25 @@ func textNum(v float64, prec int) string {
 // WriteInstanceTable prints each mode's transfer ratio per lab instance
 // and their spread; nothing when the run had one instance.
 func WriteInstanceTable(w io.Writer, rows []analysis.InstanceRow) error {
-	if len(rows) == 0 {
-		return nil
+	t := cellTable{heading: "transfer rate against the reference per lab instance (median over like chunks)", cols: []string{"mode"}}
+	if len(rows) > 0 {
+		for i := range rows[0].Ratios {
+			t.cols = append(t.cols, fmt.Sprintf("instance %d", i))
+		}
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "transfer rate against the reference per lab instance (median over like chunks)")
-	head := "mode\t"
-	for i := range rows[0].Ratios {
-		head += fmt.Sprintf("instance %d\t", i)
-	}
-	fmt.Fprintln(tw, head+"spread\t")
+	t.cols = append(t.cols, "spread")
 	for _, r := range rows {
-		line := r.Mode + "\t"
+		row := []string{r.Mode}
 		for _, x := range r.Ratios {
-			line += textNum(x, 3) + "\t"
+			row = append(row, textNum(x, 3))
 		}
 		spread := "-"
 		if !math.IsNaN(r.Spread) {
 			spread = fmt.Sprintf("%.1f %%", 100*r.Spread)
 		}
-		fmt.Fprintln(tw, line+spread+"\t")
+		t.rows = append(t.rows, append(row, spread))
 	}
-	return tw.Flush()
+	return t.write(w)
 }
 
 // WriteCaseTables prints one table per case: per series the mean ± SD
@@ -185,14 +180,12 @@ func WriteCaseTables(w io.Writer, cases []analysis.Case, ref string) error {
 			}
 			table = append(table, row)
 		}
-		writeAligned(&sb, table)
+		writeAligned(&sb, table, 1)
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err
 }
 
-// textPrec is the number of decimals that shows v with about three significant
-// digits (at most 9, so a tiny value cannot ask for hundreds).
 // textSigned renders a difference with its sign, as textNum: "+9375".
 func textSigned(v float64) string {
 	if v == 0 {
@@ -201,6 +194,8 @@ func textSigned(v float64) string {
 	return fmt.Sprintf("%+.*f", textPrec(v), v)
 }
 
+// textPrec is the number of decimals that shows v with about three significant
+// digits (at most 9, so a tiny value cannot ask for hundreds).
 func textPrec(v float64) int {
 	a := math.Abs(v)
 	if math.IsNaN(a) || math.IsInf(a, 0) || a == 0 || a >= 100 {
@@ -209,22 +204,22 @@ func textPrec(v float64) int {
 	return min(max(2-int(math.Floor(math.Log10(a))), 0), 9)
 }
 
-// textSig formats v with at least minPrec decimals and as many more as two
-// significant digits need (at most 9): an imported run's 0.023 MB/s must not
-// print as 0.0. "-" for NaN and infinities.
-func textSig(v float64, minPrec int) string {
-	d := minPrec
+// textSig formats v with sigPrec's decimals, "-" for NaN and infinities.
+func textSig(v float64, minPrec int) string { return textNum(v, sigPrec(v, minPrec)) }
+
+// sigPrec is at least minPrec decimals and as many more as two
+// significant digits need (at most 9): an imported run's 0.023 MB/s must
+// not print as 0.0.
+func sigPrec(v float64, minPrec int) int {
 	if a := math.Abs(v); a > 0 && !math.IsInf(a, 0) {
-		d = max(d, min(1-int(math.Floor(math.Log10(a))), 9))
+		return max(minPrec, min(1-int(math.Floor(math.Log10(a))), 9))
 	}
-	return textNum(v, d)
+	return minPrec
 }
 
-func writeAligned(sb *strings.Builder, table [][]string) { writeAlignedLeft(sb, table, 1) }
-
-// writeAlignedLeft pads the table's columns to their widest cell: the first
+// writeAligned pads the table's columns to their widest cell: the first
 // left columns (labels) to the left, the rest (numbers) to the right.
-func writeAlignedLeft(sb *strings.Builder, table [][]string, left int) {
+func writeAligned(sb *strings.Builder, table [][]string, left int) {
 	widths := make([]int, len(table[0]))
 	for _, row := range table {
 		for i, c := range row {
@@ -274,7 +269,7 @@ func WriteDriverTable(w io.Writer, rows []analysis.DriverRow) error {
 			}
 			table = append(table, row)
 		}
-		writeAlignedLeft(&sb, table, labels)
+		writeAligned(&sb, table, labels)
 	}
 	if _, err := io.WriteString(w, sb.String()); err != nil {
 		return fmt.Errorf("write driver table: %w", err)

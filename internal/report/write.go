@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,9 +15,9 @@ import (
 )
 
 // runDirs are the directories of the runs read.
-func (r *Report) runDirs() []string {
+func runDirs(runs []Run) []string {
 	var d []string
-	for _, run := range r.Runs {
+	for _, run := range runs {
 		d = append(d, run.Dir)
 	}
 	return d
@@ -57,7 +56,7 @@ func (r *Report) CheckOutputs(html, figures, tables string) error {
 		paths = append(paths, r.tablePaths(tables)...)
 	}
 	for _, p := range paths {
-		if err := record.CheckOutput(p, r.runDirs()...); err != nil {
+		if err := record.CheckOutput(p, runDirs(r.Runs)...); err != nil {
 			return err
 		}
 	}
@@ -66,7 +65,7 @@ func (r *Report) CheckOutputs(html, figures, tables string) error {
 
 // create is os.Create for a file of the report, refusing a run's own files.
 func (r *Report) create(path string) (*os.File, error) {
-	if err := record.CheckOutput(path, r.runDirs()...); err != nil {
+	if err := record.CheckOutput(path, runDirs(r.Runs)...); err != nil {
 		return nil, err
 	}
 	return os.Create(path)
@@ -75,7 +74,7 @@ func (r *Report) create(path string) (*os.File, error) {
 // writeFile is os.WriteFile for a file of the report, refusing a run's own
 // files.
 func (r *Report) writeFile(path string, b []byte) error {
-	if err := record.CheckOutput(path, r.runDirs()...); err != nil {
+	if err := record.CheckOutput(path, runDirs(r.Runs)...); err != nil {
 		return err
 	}
 	return os.WriteFile(path, b, 0o644)
@@ -205,15 +204,8 @@ func (r *Report) writePingPongSummary(w io.Writer) {
 	}
 }
 
-// num formats v with at least minPrec decimals and as many more as two
-// significant digits need (at most 9): 0.023 MB/s must not print as 0.0.
-func num(v Num, minPrec int) string {
-	d := minPrec
-	if a := math.Abs(float64(v)); a > 0 && !math.IsInf(a, 0) {
-		d = max(d, min(1-int(math.Floor(math.Log10(a))), 9))
-	}
-	return f(float64(v), d)
-}
+// num is textSig for the page's dash ("–").
+func num(v Num, minPrec int) string { return f(float64(v), sigPrec(float64(v), minPrec)) }
 
 func pct(v Num) string {
 	s := f(float64(v), 1)

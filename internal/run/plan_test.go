@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/cnperf/cnperf/internal/record"
 
@@ -152,36 +151,5 @@ func TestNewID(t *testing.T) {
 	// 200 draws from 36^4 ids: a handful of collisions at most.
 	if len(seen) < 190 {
 		t.Errorf("only %d distinct ids in 200 draws", len(seen))
-	}
-}
-
-func TestCellRates(t *testing.T) {
-	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	m := &record.Meta{Cells: []record.Cell{
-		{Mode: "bare", Start: t0, End: t0.Add(2 * time.Second), Samples: 100},
-		{Mode: "overlay", Start: t0, End: t0.Add(500 * time.Millisecond), Samples: 25},
-		{Mode: "bare", Start: t0, End: t0.Add(time.Second), Samples: 300},
-		{Mode: "bare", Start: t0, Samples: 10},                          // unfinished
-		{Mode: "bare", Start: t0, End: t0, Samples: 10},                 // zero length
-		{Mode: "overlay", Start: t0, End: t0.Add(time.Second)},          // no samples
-		{Mode: "host", Start: t0.Add(time.Second), End: t0, Samples: 5}, // clock went back
-		{Mode: "macvlan", Start: t0, End: t0.Add(4 * time.Second), Samples: 1},
-	}}
-	got := m.CellRates()
-	want := map[string][]float64{"bare": {50, 300}, "overlay": {50}, "macvlan": {0.25}}
-	if len(got) != len(want) {
-		t.Fatalf("CellRates() = %v, want %v", got, want)
-	}
-	for mode, w := range want {
-		g := got[mode]
-		if len(g) != len(w) {
-			t.Errorf("%s: %v, want %v", mode, g, w)
-			continue
-		}
-		for i := range w {
-			if g[i] != w[i] {
-				t.Errorf("%s[%d] = %v, want %v", mode, i, g[i], w[i])
-			}
-		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -129,7 +130,7 @@ func PPBenchRows(w io.Writer, samples []record.Sample, opts PPBenchOptions) erro
 		if !g.answered {
 			continue
 		}
-		sumDur := sum(g.durations)
+		sumDur := stats.Sum(g.durations) // an answered group has one at least
 		if !(sumDur > 0) {
 			continue
 		}
@@ -142,21 +143,13 @@ func PPBenchRows(w io.Writer, samples []record.Sample, opts PPBenchOptions) erro
 			strconv.Itoa(opts.Concurrency),
 			rubyFloat(stats.Median(g.lengths)),
 			rubyFloat(tpr),
-			rubyFloat(sum(g.lengths) * 1000 / sumDur),
+			rubyFloat(stats.Sum(g.lengths) * 1000 / sumDur),
 			rubyFloat(1000 / tpr),
 			strconv.Itoa(g.retries),
 			strconv.Itoa(g.code),
 		})
 	}
 	return bw.Flush()
-}
-
-func sum(xs []float64) float64 {
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s
 }
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
@@ -242,11 +235,7 @@ func Samples(w io.Writer, samples []record.Sample) error {
 			keySet[k] = struct{}{}
 		}
 	}
-	keys := make([]string, 0, len(keySet))
-	for k := range keySet {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(keySet))
 
 	cw := csv.NewWriter(w)
 	header := slices.Clone(SamplesHeader)

@@ -3,6 +3,7 @@ package export
 import (
 	"bufio"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,10 +15,7 @@ var labelOrder = []string{"run", "series", "mode", "driver", "variant", "instanc
 
 // sortedKeys are a label set's keys in labelOrder, then the rest sorted.
 func sortedKeys(l map[string]string) []string {
-	keys := make([]string, 0, len(l))
-	for k := range l {
-		keys = append(keys, k)
-	}
+	keys := slices.Collect(maps.Keys(l))
 	slices.SortFunc(keys, func(a, b string) int {
 		ia, ib := slices.Index(labelOrder, a), slices.Index(labelOrder, b)
 		switch {
@@ -142,13 +140,13 @@ func OpenMetrics(w io.Writer, f Feed) error {
 				what += " (" + fig.Unit + ")"
 			}
 			if finite(fig.Value) {
-				add(omValueName(fig.Key, unit), unit, what+"; stat: mean over the repetitions, sd their standard deviation, median over a sweep of message sizes, value a single figure (a percentile of a sweep's samples, a server's CPU or peak memory over the run)", omRef{ri, fi, omValue})
+				add(omFamilyName(fig.Key, "", unit), unit, what+"; stat: mean over the repetitions, sd their standard deviation, median over a sweep of message sizes, value a single figure (a percentile of a sweep's samples, a server's CPU or peak memory over the run)", omRef{ri, fi, omValue})
 			}
 			if d := fig.Diff; d != nil && finite(d.Value) {
-				add(omDiffName(fig.Key, unit), unit, what+"; difference from the reference series (bound=estimate) with its 95 % interval (bound=low, high)", omRef{ri, fi, omDiff})
+				add(omFamilyName(fig.Key, "_difference", unit), unit, what+"; difference from the reference series (bound=estimate) with its 95 % interval (bound=low, high)", omRef{ri, fi, omDiff})
 			}
 			if finite(fig.Ratio) {
-				add(omValueName(fig.Key, unit)+"_ratio", "ratio", what+"; ratio to the reference series (bound=estimate) with its 95 % interval (bound=low, high)", omRef{ri, fi, omRatio})
+				add(omFamilyName(fig.Key, "", unit)+"_ratio", "ratio", what+"; ratio to the reference series (bound=estimate) with its 95 % interval (bound=low, high)", omRef{ri, fi, omRatio})
 			}
 		}
 	}
@@ -184,19 +182,11 @@ func OpenMetrics(w io.Writer, f Feed) error {
 	return bw.Flush()
 }
 
-// omValueName is the family of a figure's values: cnperf_KEY_UNIT.
-func omValueName(key, unit string) string {
-	name := "cnperf_" + omName(key)
-	if unit != "" {
-		name += "_" + unit
-	}
-	return name
-}
-
-// omDiffName is the family of a count's differences:
-// cnperf_KEY_difference_UNIT.
-func omDiffName(key, unit string) string {
-	name := "cnperf_" + omName(key) + "_difference"
+// omFamilyName is a figure's family: cnperf_KEY_UNIT for its values,
+// cnperf_KEY_difference_UNIT (part "_difference") for a count's
+// differences.
+func omFamilyName(key, part, unit string) string {
+	name := "cnperf_" + omName(key) + part
 	if unit != "" {
 		name += "_" + unit
 	}

@@ -9,14 +9,6 @@ import (
 	"strings"
 )
 
-// PerfData is perfdash's input (kubernetes/perf-tests' perftype.PerfData),
-// which ClusterLoader2 and cilium-cli's connectivity perf write.
-type PerfData struct {
-	Version   string            `json:"version"`
-	DataItems []DataItem        `json:"dataItems"`
-	Labels    map[string]string `json:"labels,omitempty"`
-}
-
 // DataItem is one of perfdash's points: buckets ("Perc50", "Average") to
 // values in Unit, and labels saying what was measured. perfdash wants the
 // items with the same labels to have the same buckets and unit.
@@ -35,7 +27,10 @@ var percentileKey = regexp.MustCompile(`^(.+)_p(\d{1,2})$`)
 // one per rate (a unit per second: Mbit/s, 1/s, req/s, MB/s) with its mean
 // as "Average". Each item is labelled with its result's labels and
 // "Metric", the quantity's key; µs is written "us". The document is
-// written as a PerfData indented by json.Encoder, result by result: each
+// perfdash's input, kubernetes/perf-tests' perftype.PerfData (as
+// ClusterLoader2 and cilium-cli's connectivity perf write it:
+// {"version": "v1", "dataItems": [...]}), indented as json.Encoder
+// would, written result by result: each
 // item repeats its result's labels, and the items are never held all at
 // once.
 func PerfDash(w io.Writer, f Feed) error {

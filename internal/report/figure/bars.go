@@ -79,27 +79,13 @@ func barFill(c color.NRGBA) color.NRGBA {
 
 // SVG renders the chart as a self-contained SVG document, like Chart.SVG.
 func (c BarChart) SVG(width, height vg.Length) ([]byte, error) {
-	if err := checkSize(width, height); err != nil {
-		return nil, err
-	}
-	pc, err := c.prepare()
-	if err != nil {
-		return nil, err
-	}
-	return renderSVG(width, height, c.EmbedFonts, c.IDPrefix, pc.draw)
+	return renderSVG(width, height, c.EmbedFonts, c.IDPrefix, func() (drawer, error) { return c.prepare() })
 }
 
 // PNG renders the chart as a PNG image of width×height at dpi dots per
 // inch, like Chart.PNG.
 func (c BarChart) PNG(width, height vg.Length, dpi int) ([]byte, error) {
-	if err := checkPNG(width, height, dpi); err != nil {
-		return nil, err
-	}
-	pc, err := c.prepare()
-	if err != nil {
-		return nil, err
-	}
-	return renderPNG(width, height, dpi, pc.draw)
+	return renderPNG(width, height, dpi, func() (drawer, error) { return c.prepare() })
 }
 
 // barSeries is a validated bar series; sd is NaN where there is no error
@@ -140,13 +126,7 @@ func (c BarChart) prepare() (*barPrepared, error) {
 		if s.SD != nil && len(s.SD) != n {
 			return nil, fmt.Errorf("figure: bar series %q: %d standard deviations for %d groups", s.Name, len(s.SD), n)
 		}
-		bs := barSeries{name: s.Name, mean: s.Mean, sd: make([]float64, n)}
-		if s.Color != nil {
-			bs.col = color.NRGBAModel.Convert(s.Color).(color.NRGBA)
-			bs.col.A = 0xff
-		} else {
-			bs.col = SeriesColor(c.ColourIndex + i)
-		}
+		bs := barSeries{name: s.Name, col: seriesColour(s.Color, c.ColourIndex+i), mean: s.Mean, sd: make([]float64, n)}
 		for j, m := range s.Mean {
 			bs.sd[j] = math.NaN()
 			if !finite(m) {
@@ -302,16 +282,7 @@ func (d barPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 	pc := d.pc
 	_, trY := p.Transforms(&c)
 
-	// Light horizontal grid at the major y ticks.
-	grid := draw.LineStyle{Color: gridGrey, Width: vg.Points(0.5)}
-	for _, t := range p.Y.Tick.Marker.Ticks(p.Y.Min, p.Y.Max) {
-		if t.IsMinor() {
-			continue
-		}
-		if y := trY(t.Value); y > c.Min.Y+0.5 && y < c.Max.Y-0.5 {
-			c.StrokeLine2(grid, c.Min.X, y, c.Max.X, y)
-		}
-	}
+	drawGrid(c, p, trY)
 
 	// Bars, series by series.
 	for i := range pc.series {
@@ -383,15 +354,10 @@ func (pc *barPrepared) legend() legend {
 	return l
 }
 
-// autoPlace picks the first inside corner (top-left, top-right,
-// bottom-right, bottom-left) whose legend covers no bar or error bar;
-// otherwise the least covered one, ok = false.
+// autoPlace picks the first inside corner whose legend covers no bar or
+// error bar; otherwise the least covered one, ok = false.
 func (pc *barPrepared) autoPlace(p *plot.Plot, dc draw.Canvas, size vg.Point) (place LegendPlacement, ok bool) {
-	best, bestScore := LegendTopLeft, math.MaxInt
-	for _, place := range []LegendPlacement{LegendTopLeft, LegendTopRight, LegendBottomRight, LegendBottomLeft} {
-		r := legendRect(dc, place, size, pc.fs)
-		m := pc.fs * 0.3
-		r.Min.X, r.Min.Y, r.Max.X, r.Max.Y = r.Min.X-m, r.Min.Y-m, r.Max.X+m, r.Max.Y+m
+	return pickCorner(dc, size, pc.fs, func(r vg.Rectangle) (int, bool) {
 		hits := 0
 		for i := range pc.series {
 			for g := range pc.c.Groups {
@@ -401,14 +367,8 @@ func (pc *barPrepared) autoPlace(p *plot.Plot, dc draw.Canvas, size vg.Point) (p
 				}
 			}
 		}
-		if hits == 0 {
-			return place, true
-		}
-		if hits < bestScore {
-			best, bestScore = place, hits
-		}
-	}
-	return best, false
+		return hits, hits == 0
+	})
 }
 
 // fitLabels fits x tick labels into room points each: as they are if they

@@ -297,6 +297,19 @@ func drawFrame(dc draw.Canvas, p *plot.Plot, fs vg.Length, xMarks bool) {
 	})
 }
 
+// drawGrid draws a light horizontal grid at the major y ticks.
+func drawGrid(c draw.Canvas, p *plot.Plot, trY func(float64) vg.Length) {
+	grid := draw.LineStyle{Color: gridGrey, Width: vg.Points(0.5)}
+	for _, t := range p.Y.Tick.Marker.Ticks(p.Y.Min, p.Y.Max) {
+		if t.IsMinor() {
+			continue
+		}
+		if y := trY(t.Value); y > c.Min.Y+0.5 && y < c.Max.Y-0.5 {
+			c.StrokeLine2(grid, c.Min.X, y, c.Max.X, y)
+		}
+	}
+}
+
 // dataPlotter draws grid, points, guides, bands and lines into the data
 // area, clipped to it.
 type dataPlotter struct{ pc *prepared }
@@ -307,16 +320,7 @@ func (d dataPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	pt := func(x, y float64) vg.Point { return vg.Point{X: trX(x), Y: trY(y)} }
 
-	// Light horizontal grid at the major y ticks.
-	grid := draw.LineStyle{Color: gridGrey, Width: vg.Points(0.5)}
-	for _, t := range p.Y.Tick.Marker.Ticks(p.Y.Min, p.Y.Max) {
-		if t.IsMinor() {
-			continue
-		}
-		if y := trY(t.Value); y > c.Min.Y+0.5 && y < c.Max.Y-0.5 {
-			c.StrokeLine2(grid, c.Min.X, y, c.Max.X, y)
-		}
-	}
+	drawGrid(c, p, trY)
 
 	// Raw points, small and translucent, under everything else.
 	r := pc.fs * 0.12

@@ -149,6 +149,17 @@ func SeriesColor(i int) color.NRGBA {
 	return Palette[i%len(Palette)]
 }
 
+// seriesColour is a series' own colour, made opaque, or else the
+// palette's i-th.
+func seriesColour(c color.Color, i int) color.NRGBA {
+	if c == nil {
+		return SeriesColor(i)
+	}
+	nc := color.NRGBAModel.Convert(c).(color.NRGBA)
+	nc.A = 0xff
+	return nc
+}
+
 // maxPixels bounds each PNG side, to refuse absurd sizes early.
 const maxPixels = 20000
 
@@ -157,20 +168,25 @@ const maxPixels = 20000
 // written to a file or inlined in HTML. Sizes are in vg units (vg.Inch,
 // vg.Points(…)).
 func (c Chart) SVG(width, height vg.Length) ([]byte, error) {
+	return renderSVG(width, height, c.EmbedFonts, c.IDPrefix, func() (drawer, error) { return c.prepare() })
+}
+
+// drawer is a chart checked and made ready to draw: a Chart's or a
+// BarChart's.
+type drawer interface{ draw(draw.Canvas) }
+
+// renderSVG checks the size, prepares the chart and draws it on an SVG
+// canvas, and returns the cleaned SVG.
+func renderSVG(width, height vg.Length, embedFonts bool, idPrefix string, prepare func() (drawer, error)) ([]byte, error) {
 	if err := checkSize(width, height); err != nil {
 		return nil, err
 	}
-	pc, err := c.prepare()
+	pc, err := prepare()
 	if err != nil {
 		return nil, err
 	}
-	return renderSVG(width, height, c.EmbedFonts, c.IDPrefix, pc.draw)
-}
-
-// renderSVG draws with fn on an SVG canvas and returns the cleaned SVG.
-func renderSVG(width, height vg.Length, embedFonts bool, idPrefix string, fn func(draw.Canvas)) ([]byte, error) {
 	cv := vgsvg.NewWith(vgsvg.UseWH(width, height), vgsvg.EmbedFonts(embedFonts))
-	if err := drawSafe(draw.New(cv), fn); err != nil {
+	if err := drawSafe(draw.New(cv), pc.draw); err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
@@ -195,34 +211,27 @@ func prefixIDs(b []byte, prefix string) []byte {
 // PNG renders the chart as a PNG image of width×height at dpi dots per
 // inch (e.g. 6×4 inch at 300 dpi is 1800×1200 pixels).
 func (c Chart) PNG(width, height vg.Length, dpi int) ([]byte, error) {
-	if err := checkPNG(width, height, dpi); err != nil {
+	return renderPNG(width, height, dpi, func() (drawer, error) { return c.prepare() })
+}
+
+// renderPNG checks the size and resolution, prepares the chart and draws
+// it on an image canvas, and encodes it as PNG.
+func renderPNG(width, height vg.Length, dpi int, prepare func() (drawer, error)) ([]byte, error) {
+	if err := checkSize(width, height); err != nil {
 		return nil, err
 	}
-	pc, err := c.prepare()
+	if dpi <= 0 {
+		return nil, fmt.Errorf("figure: dpi must be > 0, got %d", dpi)
+	}
+	if px := float64(max(width, height)/vg.Inch) * float64(dpi); px > maxPixels {
+		return nil, fmt.Errorf("figure: PNG would be %.0f pixels wide or high (max %d)", px, maxPixels)
+	}
+	pc, err := prepare()
 	if err != nil {
 		return nil, err
 	}
-	return renderPNG(width, height, dpi, pc.draw)
-}
-
-// checkPNG checks the size and resolution of a PNG.
-func checkPNG(width, height vg.Length, dpi int) error {
-	if err := checkSize(width, height); err != nil {
-		return err
-	}
-	if dpi <= 0 {
-		return fmt.Errorf("figure: dpi must be > 0, got %d", dpi)
-	}
-	if px := float64(max(width, height)/vg.Inch) * float64(dpi); px > maxPixels {
-		return fmt.Errorf("figure: PNG would be %.0f pixels wide or high (max %d)", px, maxPixels)
-	}
-	return nil
-}
-
-// renderPNG draws with fn on an image canvas and encodes it as PNG.
-func renderPNG(width, height vg.Length, dpi int, fn func(draw.Canvas)) ([]byte, error) {
 	cv := vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(dpi))
-	if err := drawSafe(draw.New(cv), fn); err != nil {
+	if err := drawSafe(draw.New(cv), pc.draw); err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
@@ -304,12 +313,7 @@ func (c Chart) prepare() (*prepared, error) {
 		if c.XLog {
 			ps.x = positive(s.X)
 		}
-		if s.Color != nil {
-			ps.col = color.NRGBAModel.Convert(s.Color).(color.NRGBA)
-			ps.col.A = 0xff
-		} else {
-			ps.col = SeriesColor(c.ColourIndex + i)
-		}
+		ps.col = seriesColour(s.Color, c.ColourIndex+i)
 		ps.px, ps.py = thin(s.PX, s.PY, maxPts)
 		if c.XLog {
 			ps.px = positive(ps.px)

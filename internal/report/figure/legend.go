@@ -206,6 +206,27 @@ func legendRect(dc draw.Canvas, place LegendPlacement, size vg.Point, fs vg.Leng
 	return vg.Rectangle{Min: vg.Point{X: x, Y: y}, Max: vg.Point{X: x + size.X, Y: y + size.Y}}
 }
 
+// pickCorner tries the inside corners in turn (top-left, top-right,
+// bottom-right, bottom-left), each with the legend's box and a small
+// safety margin around it: the first that cover finds clear (ok = true),
+// else the one it scores least.
+func pickCorner(dc draw.Canvas, size vg.Point, fs vg.Length, cover func(r vg.Rectangle) (score int, clear bool)) (place LegendPlacement, ok bool) {
+	best, bestScore := LegendTopLeft, math.MaxInt
+	for _, place := range []LegendPlacement{LegendTopLeft, LegendTopRight, LegendBottomRight, LegendBottomLeft} {
+		r := legendRect(dc, place, size, fs)
+		m := fs * 0.3
+		r.Min.X, r.Min.Y, r.Max.X, r.Max.Y = r.Min.X-m, r.Min.Y-m, r.Max.X+m, r.Max.Y+m
+		score, clear := cover(r)
+		if clear {
+			return place, true
+		}
+		if score < bestScore {
+			best, bestScore = place, score
+		}
+	}
+	return best, false
+}
+
 // autoPlace picks the first inside corner whose legend covers no median
 // line, almost no band and at most a few raw points (ok = true); otherwise
 // it returns the least covered corner and ok = false.
@@ -216,12 +237,7 @@ func (pc *prepared) autoPlace(p *plot.Plot, dc draw.Canvas, size vg.Point) (plac
 		return min(max(y, dc.Min.Y), dc.Max.Y)
 	}
 	allowedPts := max(3, pc.nPoints/100)
-	best, bestScore := LegendTopLeft, math.MaxInt
-	for _, place := range []LegendPlacement{LegendTopLeft, LegendTopRight, LegendBottomRight, LegendBottomLeft} {
-		r := legendRect(dc, place, size, pc.fs)
-		// a small safety margin
-		m := pc.fs * 0.3
-		r.Min.X, r.Min.Y, r.Max.X, r.Max.Y = r.Min.X-m, r.Min.Y-m, r.Max.X+m, r.Max.Y+m
+	return pickCorner(dc, size, pc.fs, func(r vg.Rectangle) (int, bool) {
 		med, band, segs := pc.lineHits(r, trX, clampY)
 		if h := pc.c.HLine; h != nil && finite(*h) && *h >= p.Y.Min && *h <= p.Y.Max {
 			if y := trY(*h); y >= r.Min.Y && y <= r.Max.Y {
@@ -229,14 +245,8 @@ func (pc *prepared) autoPlace(p *plot.Plot, dc draw.Canvas, size vg.Point) (plac
 			}
 		}
 		pts := pc.pointHits(r, trX, trY)
-		if med == 0 && band <= max(1, segs/50) && pts <= allowedPts {
-			return place, true
-		}
-		if score := med*10000 + band*100 + pts; score < bestScore {
-			best, bestScore = place, score
-		}
-	}
-	return best, false
+		return med*10000 + band*100 + pts, med == 0 && band <= max(1, segs/50) && pts <= allowedPts
+	})
 }
 
 // lineHits counts median segments and band pieces (the hull of the bands

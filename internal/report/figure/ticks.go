@@ -3,6 +3,7 @@ package figure
 import (
 	"math"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/text"
@@ -58,22 +59,13 @@ func tickLabel(v, step float64, percent bool) string {
 	dec := decimals(step)
 	// Round to the step's precision so 0.30000000000000004 prints as 0.3.
 	s := strconv.FormatFloat(v, 'f', dec, 64)
-	if s == "-0" || (len(s) > 1 && s[0] == '-' && isZero(s[1:])) {
+	if s[0] == '-' && strings.Trim(s[1:], "0.") == "" { // "-0", "-0.00": no minus zero
 		s = s[1:]
 	}
 	if percent {
 		s += " %"
 	}
 	return s
-}
-
-func isZero(s string) bool {
-	for _, r := range s {
-		if r != '0' && r != '.' {
-			return false
-		}
-	}
-	return true
 }
 
 // decimals is the number of decimals needed to print multiples of step.
@@ -105,15 +97,10 @@ func niceSteps(span float64) []float64 {
 
 // minorFor gives the number of minor intervals for a step.
 func minorFor(step float64) int {
-	m := step / math.Pow(10, math.Floor(math.Log10(step)+1e-9))
-	switch {
-	case math.Abs(m-2.5) < 1e-6:
+	if m := step / math.Pow(10, math.Floor(math.Log10(step)+1e-9)); math.Abs(m-2.5) < 1e-6 {
 		return 5 // 0.5 minor steps
-	case math.Abs(m-2) < 1e-6:
-		return 2
-	default:
-		return 2 // 1 → 0.5, 5 → 2.5
 	}
+	return 2 // 1 → 0.5, 2 → 1, 5 → 2.5
 }
 
 // chooseStep returns the smallest nice step whose labels do not crowd an

@@ -70,22 +70,12 @@ func ApacheBench(r io.Reader, source string) ([]record.Sample, Info, error) {
 	if err != nil {
 		return nil, info, err
 	}
-	var samples []record.Sample
-	reps := repCounter{}
 	var across, mismatch []int // lines
 	pathDiffers := 0
-	for {
-		rec, line, ok, err := t.next()
-		if err != nil {
-			return nil, info, err
-		}
-		if !ok {
-			break
-		}
+	samples, err := readRows(t, &info, func(rec []string, line int) (record.Sample, int, int, error) {
 		s, r, err := abRow(t, rec)
 		if err != nil {
-			info.skip(line, "%v", err)
-			continue
+			return s, 0, 0, err
 		}
 		switch r.timeKind {
 		case timeAcross:
@@ -96,13 +86,10 @@ func ApacheBench(r io.Reader, source string) ([]record.Sample, Info, error) {
 		if r.pathDiffers {
 			pathDiffers++
 		}
-		s.Rep = reps.next(s.Mode, s.Size)
-		if err := info.addExperiment(s.Mode, line); err != nil {
-			return nil, info, err
-		}
-		samples = append(samples, s)
-		info.addConcurrency(r.concurrency)
-		info.FailedRequests += r.failed
+		return s, r.concurrency, r.failed, nil
+	})
+	if err != nil {
+		return nil, info, err
 	}
 	if len(across) > 0 {
 		info.Notes = append(info.Notes, fmt.Sprintf("%d rows (lines %s): Time per request is ab's mean across all concurrent requests; multiplied by the concurrency", len(across), lineList(across)))
@@ -112,9 +99,6 @@ func ApacheBench(r io.Reader, source string) ([]record.Sample, Info, error) {
 	}
 	if pathDiffers > 0 {
 		info.Notes = append(info.Notes, fmt.Sprintf("%d rows: the size in Document Path differs from Document Length; size and length are Document Length", pathDiffers))
-	}
-	if len(info.Concurrency) > 1 {
-		info.Notes = append(info.Notes, fmt.Sprintf("the rows have different concurrency levels %v", info.Concurrency))
 	}
 	return samples, info, info.finish(samples)
 }

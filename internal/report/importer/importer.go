@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -88,7 +89,7 @@ func (in *Info) skip(line int, format string, a ...any) {
 // addExperiment notes a row's tag; a tag past the MaxTags-th distinct one
 // is an error, as a run of more series could not be read back.
 func (in *Info) addExperiment(tag string, line int) error {
-	if contains(in.Experiments, tag) {
+	if slices.Contains(in.Experiments, tag) {
 		return nil
 	}
 	if len(in.Experiments) >= MaxTags {
@@ -99,25 +100,54 @@ func (in *Info) addExperiment(tag string, line int) error {
 }
 
 func (in *Info) addMachine(m string) {
-	if m != "" && !contains(in.Machines, m) {
+	if m != "" && !slices.Contains(in.Machines, m) {
 		in.Machines = append(in.Machines, m)
 	}
 }
 
 func (in *Info) addConcurrency(c int) {
-	if c <= 0 {
-		return
+	if c > 0 && !slices.Contains(in.Concurrency, c) {
+		in.Concurrency = append(in.Concurrency, c)
 	}
-	for _, x := range in.Concurrency {
-		if x == c {
-			return
-		}
-	}
-	in.Concurrency = append(in.Concurrency, c)
 }
 
-// finish sets Imported and turns "nothing usable" into an error.
+// readRows reads t's data rows into samples with read, which gives a
+// row's sample with the concurrency it ran at and its failed requests, or
+// why the row is skipped (Info.Skipped); it numbers each mode and size's
+// repetitions and notes the row's tag, machine and concurrency.
+func readRows(t *table, in *Info, read func(rec []string, line int) (s record.Sample, concurrency, failed int, err error)) ([]record.Sample, error) {
+	var samples []record.Sample
+	reps := repCounter{}
+	for {
+		rec, line, ok, err := t.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return samples, nil
+		}
+		s, concurrency, failed, err := read(rec, line)
+		if err != nil {
+			in.skip(line, "%v", err)
+			continue
+		}
+		s.Rep = reps.next(s.Mode, s.Size)
+		if err := in.addExperiment(s.Mode, line); err != nil {
+			return nil, err
+		}
+		samples = append(samples, s)
+		in.addMachine(s.Labels["machine"])
+		in.addConcurrency(concurrency)
+		in.FailedRequests += failed
+	}
+}
+
+// finish notes differing concurrency levels, after the format's own
+// notes, sets Imported and turns "nothing usable" into an error.
 func (in *Info) finish(samples []record.Sample) error {
+	if len(in.Concurrency) > 1 {
+		in.Notes = append(in.Notes, fmt.Sprintf("the rows have different concurrency levels %v", in.Concurrency))
+	}
 	in.Imported = len(samples)
 	if len(samples) > 0 {
 		return nil
@@ -126,15 +156,6 @@ func (in *Info) finish(samples []record.Sample) error {
 		return fmt.Errorf("%s: no data rows after the header", in.Source)
 	}
 	return fmt.Errorf("%s: none of the %d data rows is usable (first problem: %s)", in.Source, in.Rows, in.Skipped[0])
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // table reads a CSV file with a header line. Column names are matched

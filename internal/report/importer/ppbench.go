@@ -65,39 +65,19 @@ func PPBench(r io.Reader, source string) ([]record.Sample, Info, error) {
 	if err != nil {
 		return nil, info, err
 	}
-	var samples []record.Sample
-	reps := repCounter{}
 	sizeFromLength := 0
-	for {
-		rec, line, ok, err := t.next()
-		if err != nil {
-			return nil, info, err
-		}
-		if !ok {
-			break
-		}
+	samples, err := readRows(t, &info, func(rec []string, _ int) (record.Sample, int, int, error) {
 		s, failed, conc, pathOK, err := ppRow(t, rec)
-		if err != nil {
-			info.skip(line, "%v", err)
-			continue
-		}
-		if !pathOK {
+		if err == nil && !pathOK {
 			sizeFromLength++
 		}
-		s.Rep = reps.next(s.Mode, s.Size)
-		if err := info.addExperiment(s.Mode, line); err != nil {
-			return nil, info, err
-		}
-		samples = append(samples, s)
-		info.addMachine(s.Labels["machine"])
-		info.addConcurrency(conc)
-		info.FailedRequests += failed
+		return s, conc, failed, err
+	})
+	if err != nil {
+		return nil, info, err
 	}
 	if sizeFromLength > 0 {
 		info.Notes = append(info.Notes, fmt.Sprintf("%d rows: Document Path is not /mping/SIZE; the size is their Total transferred", sizeFromLength))
-	}
-	if len(info.Concurrency) > 1 {
-		info.Notes = append(info.Notes, fmt.Sprintf("the rows have different concurrency levels %v", info.Concurrency))
 	}
 	return samples, info, info.finish(samples)
 }

@@ -24,7 +24,7 @@ const Driver = "import"
 func Modes(samples []record.Sample) []string {
 	var modes []string
 	for _, s := range samples {
-		if !contains(modes, s.Mode) {
+		if !slices.Contains(modes, s.Mode) {
 			modes = append(modes, s.Mode)
 		}
 	}
@@ -83,7 +83,7 @@ const maxUnits = 100
 // so the caller should tell the user to give one.
 func Reference(modes []string, want string) (ref string, named bool, err error) {
 	if want != "" {
-		if !contains(modes, want) {
+		if !slices.Contains(modes, want) {
 			return "", false, fmt.Errorf("reference mode %q is not in the data (modes: %s)", want, strings.Join(modes, ", "))
 		}
 		return want, true, nil

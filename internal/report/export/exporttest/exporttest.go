@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -229,11 +230,7 @@ func DecodePerfDash(b []byte) (PerfData, error) {
 		if len(it.Data) == 0 || it.Unit == "" {
 			return pd, fmt.Errorf("item %d: no data or no unit", i)
 		}
-		keys := make([]string, 0, len(it.Data))
-		for k := range it.Data {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
+		keys := slices.Sorted(maps.Keys(it.Data))
 		lk, _ := json.Marshal(it.Labels) // maps marshal sorted
 		s := it.Unit + " " + strings.Join(keys, ",")
 		if prev, ok := shape[string(lk)]; ok && prev != s {
