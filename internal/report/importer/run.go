@@ -51,7 +51,7 @@ func Rename(samples []record.Sample, pairs []string) error {
 		switch {
 		case !ok || name == "" || len(name) > record.MaxNameBytes || strings.ContainsAny(name, " \t\n"):
 			return fmt.Errorf("--series %s: want TAG=NAME, a name of at most %d bytes without spaces", record.Quote(p, 64), record.MaxNameBytes)
-		case !contains(modes, tag):
+		case !slices.Contains(modes, tag):
 			return fmt.Errorf("--series %s: no tag %s in the data (tags: %s)", record.Quote(p, 64), record.Quote(tag, 64), strings.Join(modes, ", "))
 		case used[name]:
 			return fmt.Errorf("--series %s: %s names another tag too", record.Quote(p, 64), record.Quote(name, 64))
