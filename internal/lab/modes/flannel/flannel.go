@@ -178,7 +178,7 @@ func (m Mode) start(lb *lab.Build, docker bool) (map[string]fl.SubnetEnv, *recor
 		if m.Backend == fl.UDP {
 			cpus = lb.Conditions.RouterCPUs()
 		}
-		log, err := lb.StartCommandLog("flanneld-"+h.Name, h.NS, cpus, argv, nil, filepath.Join(dir, "flanneld.log"))
+		log, err := lb.StartCommand("flanneld-"+h.Name, h.NS, cpus, argv, nil, filepath.Join(dir, "flanneld.log"))
 		if err != nil {
 			return nil, nil, fmt.Errorf("host %s: start flanneld: %w", h.Name, err)
 		}
@@ -290,7 +290,7 @@ func startEtcd(nb *lab.Build, bin string, h lab.Host, state string, cfg fl.Confi
 		"--listen-client-urls=" + endpoint + ",http://127.0.0.1:2379", "--advertise-client-urls=" + endpoint,
 		"--listen-peer-urls=" + peer, "--initial-advertise-peer-urls=" + peer, "--initial-cluster=cnperf=" + peer,
 		"--log-level=warn"}
-	log, err := nb.StartCommandLog("etcd", h.NS, nil, argv, nil, filepath.Join(data, "etcd.log"))
+	log, err := nb.StartCommand("etcd", h.NS, nil, argv, nil, filepath.Join(data, "etcd.log"))
 	if err != nil {
 		return "", fmt.Errorf("host %s: start etcd: %w", h.Name, err)
 	}
