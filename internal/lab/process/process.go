@@ -164,7 +164,8 @@ func Start(s Spec) (*Process, error) {
 }
 
 // Watch is a process its caller started by exec, in no cgroup of its own
-// (a test's runtime): waited on, stopped and read as Start's are.
+// (a lab's dockerd and containerd, a test's runtime): waited on, stopped
+// and read as Start's are.
 func Watch(cmd *exec.Cmd) *Process {
 	p := &Process{cmd: cmd, done: make(chan struct{})}
 	go func() { p.waitErr = cmd.Wait(); close(p.done) }()
