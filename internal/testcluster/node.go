@@ -28,7 +28,7 @@ func (b *builder) node(ctx context.Context, i int) error {
 		}
 	}
 	fmt.Fprintf(b.log, "cluster %s: %s on %s (%s), CNI %s\n", name, host, ns, addr, b.o.CNI)
-	net := netdev.B{Lab: name}
+	nb := netdev.B{Lab: name}
 	nodeIP := addr
 	if b.o.Dual() {
 		addr6 := hostAddr6(i)
@@ -46,21 +46,21 @@ func (b *builder) node(ctx context.Context, i int) error {
 		for j := 1; j <= b.o.Nodes; j++ {
 			if j != i {
 				subnet, _ := lab.ClusterNodePods(j)
-				routes = append(routes, netdev.Route{Dst: subnet, Via: parseIP(hostAddr(j))})
+				routes = append(routes, netdev.Route{Dst: subnet, Via: net.ParseIP(hostAddr(j))})
 				if b.o.Dual() {
 					subnet6, _ := lab.ClusterNodePods6(j)
-					routes = append(routes, netdev.Route{Dst: subnet6, Via: parseIP(hostAddr6(j))})
+					routes = append(routes, netdev.Route{Dst: subnet6, Via: net.ParseIP(hostAddr6(j))})
 				}
 			}
 		}
-		if err := net.Routes(ns, routes); err != nil {
+		if err := nb.Routes(ns, routes); err != nil {
 			return err
 		}
 		if err := os.WriteFile(filepath.Join(nd, "cni/net.d/10-cnperf.conflist"), []byte(bridgeConflist(name, i, nd, b.o.Dual())), 0o644); err != nil {
 			return err
 		}
 	}
-	if err := net.Sysctl(ns, "net.ipv4.ip_forward", "1"); err != nil {
+	if err := nb.Sysctl(ns, "net.ipv4.ip_forward", "1"); err != nil {
 		return err
 	}
 	if err := b.pki.issue(identity{file: host, cn: "system:node:" + host, org: "system:nodes", dns: []string{host}, ips: []string{addr}}); err != nil {
@@ -181,8 +181,6 @@ func importImage(ctx context.Context, sock, tar string) error {
 	}
 	return nil
 }
-
-func parseIP(s string) net.IP { return net.ParseIP(s) }
 
 // mountPoints get a tmpfs in each node's mount namespace; they must exist
 // on the machine to be mounted on (makeMountPoints).
