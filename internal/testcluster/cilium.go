@@ -470,7 +470,7 @@ func lastError(path string) string {
 			return shorten(strings.TrimSpace(lines[j]))
 		}
 	}
-	return lastLine(path)
+	return process.LastLogLine(path)
 }
 
 func shorten(l string) string {

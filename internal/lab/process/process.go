@@ -426,3 +426,38 @@ func startPinned(cmd *exec.Cmd, cpus []int) error {
 	defer func() { _ = unix.SchedSetaffinity(0, &old) }()
 	return cmd.Start()
 }
+
+// LastLine is the last non-empty line of a daemon's output, trimmed to a
+// length one error line can carry: what a failure quotes (a lab's
+// daemons, a test cluster's, the engines).
+func LastLine(out []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	line := strings.TrimSpace(lines[len(lines)-1])
+	if len(line) > 300 {
+		line = line[:300] + "..."
+	}
+	return line
+}
+
+// LastLogLine is LastLine of the file at path (its last 16 kB), or a note
+// saying why there is none.
+func LastLogLine(path string) string {
+	if path == "" {
+		return "(no log kept)"
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "(no log: " + err.Error() + ")"
+	}
+	defer f.Close()
+	const tail = 16 << 10
+	if fi, err := f.Stat(); err == nil && fi.Size() > tail {
+		_, _ = f.Seek(fi.Size()-tail, 0)
+	}
+	b := make([]byte, tail)
+	n, _ := f.Read(b)
+	if line := LastLine(b[:n]); line != "" {
+		return line
+	}
+	return "(its log is empty)"
+}

@@ -518,7 +518,7 @@ type daemon struct {
 // last line (nil while it runs).
 func (d *daemon) gone(who string) error {
 	if done, err := d.Exited(); done {
-		return fmt.Errorf("%s exited (%v): %s", who, err, lastLogLine(d.log))
+		return fmt.Errorf("%s exited (%v): %s", who, err, process.LastLogLine(d.log))
 	}
 	return nil
 }
@@ -564,7 +564,7 @@ func waitFor(ctx context.Context, d *daemon, within time.Duration, ready func() 
 		return false, d.gone(d.name)
 	})
 	if errors.Is(err, poll.ErrTimeout) {
-		return fmt.Errorf("%s not ready within %s (%v): %s", d.name, within, last, lastLogLine(d.log))
+		return fmt.Errorf("%s not ready within %s (%v): %s", d.name, within, last, process.LastLogLine(d.log))
 	}
 	return err
 }
@@ -592,15 +592,6 @@ func (s *Set) Check() error {
 		}
 	}
 	return nil
-}
-
-func lastLogLine(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "no log"
-	}
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	return lines[len(lines)-1]
 }
 
 // Usable says, in one line, why the docker driver cannot run here with the

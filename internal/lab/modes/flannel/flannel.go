@@ -29,6 +29,7 @@ import (
 	fl "github.com/cnperf/cnperf/internal/lab/flannel"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/lab/netns"
+	"github.com/cnperf/cnperf/internal/lab/process"
 	"github.com/cnperf/cnperf/internal/poll"
 	"github.com/cnperf/cnperf/internal/record"
 )
@@ -313,7 +314,7 @@ func startEtcd(nb *lab.Build, bin string, h lab.Host, state string, cfg fl.Confi
 		if errors.Is(err, poll.ErrTimeout) && last != nil {
 			err = fmt.Errorf("did not take the configuration within %s (%v)", within, last)
 		}
-		return "", fmt.Errorf("host %s: etcd %v: %s", h.Name, err, fl.LastLogLine(log))
+		return "", fmt.Errorf("host %s: etcd %v: %s", h.Name, err, process.LastLogLine(log))
 	}
 	return endpoint, nil
 }
@@ -345,7 +346,7 @@ func waitLease(nb *lab.Build, h lab.Host, path, log string) (fl.SubnetEnv, error
 				err = fmt.Errorf("wrote a subnet.env cnperf cannot read (%v)", last)
 			}
 		}
-		return env, fmt.Errorf("host %s: flanneld %v: %s", h.Name, err, fl.LastLogLine(log))
+		return env, fmt.Errorf("host %s: flanneld %v: %s", h.Name, err, process.LastLogLine(log))
 	}
 	return env, nil
 }
