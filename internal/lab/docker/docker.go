@@ -77,19 +77,10 @@ func (b *Build) EnginesBridged(bridges map[string]engine.Bridge) (dockerbuild.B,
 	return db, image, err
 }
 
-// Ports returns the ports to publish, for dockerbuild.Attach.
-func (b *Build) Ports() []dockerbuild.Port {
-	var ps []dockerbuild.Port
-	for _, p := range b.Publish {
-		ps = append(ps, dockerbuild.Port{Number: p.Number, Protocol: p.Protocol})
-	}
-	return ps
-}
-
 // PortsAt returns the ports an endpoint publishes: the lab's, shifted for
 // its slot, so that a host's sandboxes publish ports of their own.
 func (b *Build) PortsAt(e lab.EndpointAt) []dockerbuild.Port {
-	return dockerbuild.Shifted(b.Ports(), e.Shift)
+	return dockerbuild.Shifted(b.Publish, e.Shift)
 }
 
 // EndpointOf describes a sandbox for an Endpoint.

@@ -21,6 +21,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/firewall"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/poll"
+	"github.com/cnperf/cnperf/internal/record"
 )
 
 // Alias marks a link as cnperf's: "cnperf:<lab>".
@@ -325,11 +326,9 @@ func PublishToRules(lab, ns, bridge string, ctr net.IP, shift int, hairpin bool,
 	return r
 }
 
-// Port is a published port: the same number on the host and in the container.
-type Port struct {
-	Number   int
-	Protocol string // tcp or udp
-}
+// Port is a published port: the same number on the host and in the
+// container (a lab's ports, as its record keeps them).
+type Port = record.Port
 
 // BridgedContainer creates bridge br in hostNS with address gwCIDR (skipped
 // when the bridge exists), and a veth from it to the container namespace

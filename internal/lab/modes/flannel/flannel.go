@@ -245,7 +245,7 @@ func (m Mode) container(nb *netns.Build, e lab.EndpointAt, env fl.SubnetEnv) (la
 			return lab.Endpoint{}, err
 		}
 	}
-	if err := b.PublishTo(h.NS, bridge, ctrIP, e.Shift, nb.Several(), nb.PublishPorts()...); err != nil {
+	if err := b.PublishTo(h.NS, bridge, ctrIP, e.Shift, nb.Several(), nb.Publish...); err != nil {
 		return lab.Endpoint{}, err
 	}
 	p := e.Port(nb.Port)

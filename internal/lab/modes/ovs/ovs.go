@@ -123,7 +123,7 @@ func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 				return nil, err
 			}
 		}
-		if err := b.PublishTo(h.NS, bridge, ip, e.Shift, nb.Several(), nb.PublishPorts()...); err != nil {
+		if err := b.PublishTo(h.NS, bridge, ip, e.Shift, nb.Several(), nb.Publish...); err != nil {
 			return nil, err
 		}
 		addr := lab.HostPort(h.Addr, e.Port(nb.Port))
