@@ -200,19 +200,14 @@ func impairLinks(l *lab.Lab, cfg lab.Config) error {
 		}
 		rec.Devices = []string{l.Switch + "/" + host.Name}
 		if link.Delays() {
-			if err := delayUplink(l, c, host, link, &rec); err != nil {
+			sw, end, br := uplinkEnds(host.Index)
+			if err := joinEnds(l, c, l.Switch, host.Name, sw, end, br, link, &rec); err != nil {
 				return fmt.Errorf("links: %s: %w", link.Link, err)
 			}
 		}
 		l.Links = append(l.Links, rec)
 	}
 	return nil
-}
-
-// delayUplink joins a delayed uplink's two ends in the switch namespace.
-func delayUplink(l *lab.Lab, c conditions.Set, h lab.Host, link conditions.Link, rec *record.ImpairedLink) error {
-	sw, host, br := uplinkEnds(h.Index)
-	return joinEnds(l, c, l.Switch, h.Name, sw, host, br, link, rec)
 }
 
 // joinEnds joins two ends in namespace ns through netem where the kernel
@@ -346,10 +341,6 @@ type flapPlan struct {
 // PlanFlaps has the runtime carry out the flaps of links (a spec's
 // links[].flap) in each cell; the docker driver's emulated hosts share it.
 func (r *Runtime) PlanFlaps(l *lab.Lab, links []conditions.Link) { r.flaps = flapPlans(l, links) }
-
-// ReadLinkCounters fills each impaired link's delay-line counters into
-// the lab's record (l.Links), before the lab is removed.
-func ReadLinkCounters(l *lab.Lab) error { return readLinkCounters(l) }
 
 // flapPlans lists the flaps of a lab's links.
 func flapPlans(l *lab.Lab, links []conditions.Link) []flapPlan {

@@ -197,11 +197,11 @@ func delaylineCPUs(c conditions.Set, cpus int) []int {
 	return out
 }
 
-// ReadZoneCounters fills l.Zones.Directions from the delay line's last
+// readZoneCounters fills l.Zones.Directions from the delay line's last
 // counters: what it moved, lost on purpose, and dropped because its queue
 // was full. The runner calls it before removing the lab; a lab without a
 // delay line has nothing to read.
-func ReadZoneCounters(l *lab.Lab) error {
+func readZoneCounters(l *lab.Lab) error {
 	if l.Zones == nil || l.Zones.DelayVia != conditions.ViaDelayline {
 		return nil
 	}
