@@ -152,7 +152,7 @@ func chainHop(l *lab.Lab, cfg lab.Config, mark Mark, i int, from, to lab.Host, m
 		if err := b.Bridge(ns, hopBridge, mtu); err != nil {
 			return err
 		}
-		if err := setMaster(ns, hopFrom, hopBridge); err != nil {
+		if err := b.Master(ns, hopFrom, hopBridge); err != nil {
 			return err
 		}
 		if err := wire(b, l, ns, hopPort, hopBridge, ns, hopEnd, mtu); err != nil {
@@ -268,13 +268,14 @@ func netemEnds(l *lab.Lab, ns string, link conditions.Link, rec *record.Impaired
 
 // bridgeEnds joins two ends with a bridge of their own.
 func bridgeEnds(l *lab.Lab, ns, a, z, br string, m int) error {
-	if err := (netdev.B{Lab: l.Name}).Bridge(ns, br, m); err != nil {
+	b := netdev.B{Lab: l.Name}
+	if err := b.Bridge(ns, br, m); err != nil {
 		return err
 	}
-	if err := setMaster(ns, a, br); err != nil {
+	if err := b.Master(ns, a, br); err != nil {
 		return err
 	}
-	return setMaster(ns, z, br)
+	return b.Master(ns, z, br)
 }
 
 // shapeLinks sets each link's rate, each way: TBF on the host's eth0 and
