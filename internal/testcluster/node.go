@@ -76,18 +76,15 @@ func (b *builder) node(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
-	bins, tmpfs, bpffs := cniBin, mountPoints, ""
+	bins, bpffs := cniBin, ""
 	if cilium {
 		if bins, err = b.o.ciliumCNIBin(nd); err != nil {
 			return err
 		}
-		more, bfs := ciliumMounts(nd)
-		for _, d := range append(more, filepath.Join(nd, "cilium-cgroup")) {
-			if err := os.MkdirAll(d, 0o755); err != nil {
-				return err
-			}
+		if err := os.MkdirAll(filepath.Join(nd, "cilium-cgroup"), 0o755); err != nil {
+			return err
 		}
-		tmpfs, bpffs = append(append([]string(nil), mountPoints...), more...), bfs
+		bpffs = ciliumBPFFS
 	}
 	files := map[string]string{
 		"containerd.toml": containerdConfig(b.o.Name, nd, strings.TrimSpace(string(pause)), bins),
@@ -117,7 +114,7 @@ func (b *builder) node(ctx context.Context, i int) error {
 	// the machine's: the CRI's netns dir, the shims' sockets, the CNI
 	// cache, the pods' log links.
 	cpid, err := b.start(daemon{role: host + "-containerd", ns: ns, cgroup: lab.ClusterDaemonCgroup(name, host, "containerd"), node: true,
-		tmpfs: tmpfs, bpffs: bpffs, binds: binds,
+		tmpfs: mountPoints, bpffs: bpffs, binds: binds,
 		argv: []string{"containerd", "--config", filepath.Join(nd, "containerd.toml")}})
 	if err != nil {
 		return err
