@@ -220,15 +220,10 @@ func (b *Build) StartProcess(name, ns string, cpus []int, args []string) error {
 }
 
 // StartCommand starts another program for the lab's lifetime (Open
-// vSwitch's daemons): see Lab.StartCommand.
-func (b *Build) StartCommand(name, ns string, cpus []int, argv, env []string) error {
-	return b.l.StartCommand(name, ns, cpus, argv, env)
-}
-
-// StartCommandLog is StartCommand keeping the program's output (at
-// fallback when the lab keeps no logs): see Lab.StartCommandLog.
-func (b *Build) StartCommandLog(name, ns string, cpus []int, argv, env []string, fallback string) (string, error) {
-	return b.l.StartCommandLog(name, ns, cpus, argv, env, fallback)
+// vSwitch's daemons), its output kept at fallback when the lab keeps no
+// logs: see Lab.StartCommand.
+func (b *Build) StartCommand(name, ns string, cpus []int, argv, env []string, fallback string) (string, error) {
+	return b.l.StartCommand(name, ns, cpus, argv, env, fallback)
 }
 
 // Record is the lab's record, for what a mode adds to it (the daemons it

@@ -225,22 +225,17 @@ func (l *Lab) StartProcess(name, ns string, cpus []int, args []string) error {
 	if l.exe == "" {
 		return fmt.Errorf("lab %s: no cnperf binary to start %s with", l.Name, name)
 	}
-	return l.StartCommand(name, ns, cpus, append([]string{l.exe}, args...), nil)
-}
-
-// StartCommand is StartProcess for another program (argv[0]), with env
-// added to its environment: Open vSwitch's daemons.
-func (l *Lab) StartCommand(name, ns string, cpus []int, argv, env []string) error {
-	_, err := l.StartCommandLog(name, ns, cpus, argv, env, "")
+	_, err := l.StartCommand(name, ns, cpus, append([]string{l.exe}, args...), nil, "")
 	return err
 }
 
-// StartCommandLog is StartCommand whose program's output is kept even when
-// the lab keeps no logs: in the lab's log of it when it keeps them, else
-// at fallback ("": discarded). It returns where the output goes ("" for
-// nowhere), so that a mode can quote a daemon's last line when the daemon
-// fails.
-func (l *Lab) StartCommandLog(name, ns string, cpus []int, argv, env []string, fallback string) (string, error) {
+// StartCommand is StartProcess for another program (argv[0]), with env
+// added to its environment (Open vSwitch's daemons, etcd, flanneld), whose
+// output is kept even when the lab keeps no logs: in the lab's log of it
+// when it keeps them, else at fallback ("": discarded). It returns where
+// the output goes ("" for nowhere), so that a mode can quote a daemon's
+// last line when the daemon fails.
+func (l *Lab) StartCommand(name, ns string, cpus []int, argv, env []string, fallback string) (string, error) {
 	out, path := io.Writer(io.Discard), ""
 	switch {
 	case l.logs != "":

@@ -350,13 +350,11 @@ func ciliumSysctlBinds(ns, nd string) ([]string, error) {
 	return binds, nil
 }
 
-// ciliumMounts are what a Cilium node's mount namespace gets besides
+// ciliumBPFFS is what a Cilium node's mount namespace gets besides
 // mountPoints (whose /run/cilium holds the agent's state and socket, where
-// cilium-cni and cilium-dbg look): a bpffs of its own on /sys/fs/bpf (each
-// agent pins its maps there, as in kind).
-func ciliumMounts(nd string) (tmpfs []string, bpffs string) {
-	return nil, "/sys/fs/bpf"
-}
+// cilium-cni and cilium-dbg look): a bpffs of its own (each agent pins its
+// maps there, as in kind).
+const ciliumBPFFS = "/sys/fs/bpf"
 
 // ciliumAgent starts node i's cilium-agent, as Cilium's DaemonSet runs it
 // (--config-dir from cilium-config), in the node's network and mount
@@ -470,7 +468,7 @@ func lastError(path string) string {
 			return shorten(strings.TrimSpace(lines[j]))
 		}
 	}
-	return lastLine(path)
+	return process.LastLogLine(path)
 }
 
 func shorten(l string) string {

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	fl "github.com/cnperf/cnperf/internal/lab/flannel"
@@ -134,10 +135,10 @@ func (o Options) Validate() error {
 	switch {
 	case o.ProxyMode == "ipvs":
 		return errors.New("--kube-proxy ipvs: not supported by the test cluster yet; want iptables or nftables")
-	case !contains(ProxyModes, o.ProxyMode):
+	case !slices.Contains(ProxyModes, o.ProxyMode):
 		return fmt.Errorf("--kube-proxy %q: want iptables, nftables or none", o.ProxyMode)
 	}
-	if !contains(CNIs, o.CNI) {
+	if !slices.Contains(CNIs, o.CNI) {
 		return fmt.Errorf("--cni %q: want %s", o.CNI, strings.Join(CNIs, ", "))
 	}
 	if _, ok := o.Cilium(); o.ProxyMode == "none" && !ok {
@@ -146,7 +147,7 @@ func (o Options) Validate() error {
 	switch {
 	case o.IPFamily == "ipv6":
 		return errors.New("--ip-family ipv6: the test cluster is ipv4 or dual (a dual cluster's pods and Services have IPv6 addresses to dial)")
-	case !contains(IPFamilies, o.IPFamily):
+	case !slices.Contains(IPFamilies, o.IPFamily):
 		return fmt.Errorf("--ip-family %q: want ipv4 or dual", o.IPFamily)
 	case o.Dual() && o.CNI != "bridge":
 		// Flannel wants an IPv6 default route on every node to find its
@@ -252,15 +253,6 @@ func exists(name string) bool {
 func executable(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Dir is a cluster's directory: certificates, kubeconfigs, configs, logs,

@@ -249,16 +249,14 @@ func nodeMounts(tmpfs, binds []string, bpffs, outside string) error {
 	if err != nil || outside == "" || self == outside {
 		return errors.New("cluster exec: mounts asked for outside a mount namespace of the node's own")
 	}
-	mi, err := os.ReadFile("/proc/self/mountinfo")
+	ms, err := namespace.Mounts()
 	if err != nil {
 		return err
 	}
 	var nsfs []string
-	for _, line := range strings.Split(string(mi), "\n") {
-		pre, post, ok := strings.Cut(line, " - ")
-		f, g := strings.Fields(pre), strings.Fields(post)
-		if ok && len(f) >= 5 && len(g) >= 1 && g[0] == "nsfs" {
-			nsfs = append(nsfs, f[4])
+	for _, m := range ms {
+		if m.FSType == "nsfs" {
+			nsfs = append(nsfs, m.Point)
 		}
 	}
 	sort.Sort(sort.Reverse(sort.StringSlice(nsfs)))

@@ -12,6 +12,7 @@ import (
 	fl "github.com/cnperf/cnperf/internal/lab/flannel"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/process"
 )
 
 // netConf is flannel's net-conf.json as the kube-flannel ConfigMap gives
@@ -123,7 +124,7 @@ func (b *builder) flannelCNI(ctx context.Context, i int) error {
 		return err == nil && e.Network.IsValid(), nil
 	})
 	if errors.Is(err, errTimeout) {
-		return fmt.Errorf("%w: flanneld: %s", err, lastLine(filepath.Join(b.dir, "logs", hostName(i)+"-flanneld.log")))
+		return fmt.Errorf("%w: flanneld: %s", err, process.LastLogLine(filepath.Join(b.dir, "logs", hostName(i)+"-flanneld.log")))
 	}
 	if err != nil {
 		return err

@@ -28,7 +28,7 @@ func (b *builder) node(ctx context.Context, i int) error {
 		}
 	}
 	fmt.Fprintf(b.log, "cluster %s: %s on %s (%s), CNI %s\n", name, host, ns, addr, b.o.CNI)
-	net := netdev.B{Lab: name}
+	nb := netdev.B{Lab: name}
 	nodeIP := addr
 	if b.o.Dual() {
 		addr6 := hostAddr6(i)
@@ -46,21 +46,21 @@ func (b *builder) node(ctx context.Context, i int) error {
 		for j := 1; j <= b.o.Nodes; j++ {
 			if j != i {
 				subnet, _ := lab.ClusterNodePods(j)
-				routes = append(routes, netdev.Route{Dst: subnet, Via: parseIP(hostAddr(j))})
+				routes = append(routes, netdev.Route{Dst: subnet, Via: net.ParseIP(hostAddr(j))})
 				if b.o.Dual() {
 					subnet6, _ := lab.ClusterNodePods6(j)
-					routes = append(routes, netdev.Route{Dst: subnet6, Via: parseIP(hostAddr6(j))})
+					routes = append(routes, netdev.Route{Dst: subnet6, Via: net.ParseIP(hostAddr6(j))})
 				}
 			}
 		}
-		if err := net.Routes(ns, routes); err != nil {
+		if err := nb.Routes(ns, routes); err != nil {
 			return err
 		}
 		if err := os.WriteFile(filepath.Join(nd, "cni/net.d/10-cnperf.conflist"), []byte(bridgeConflist(name, i, nd, b.o.Dual())), 0o644); err != nil {
 			return err
 		}
 	}
-	if err := net.Sysctl(ns, "net.ipv4.ip_forward", "1"); err != nil {
+	if err := nb.Sysctl(ns, "net.ipv4.ip_forward", "1"); err != nil {
 		return err
 	}
 	if err := b.pki.issue(identity{file: host, cn: "system:node:" + host, org: "system:nodes", dns: []string{host}, ips: []string{addr}}); err != nil {
@@ -76,18 +76,15 @@ func (b *builder) node(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
-	bins, tmpfs, bpffs := cniBin, mountPoints, ""
+	bins, bpffs := cniBin, ""
 	if cilium {
 		if bins, err = b.o.ciliumCNIBin(nd); err != nil {
 			return err
 		}
-		more, bfs := ciliumMounts(nd)
-		for _, d := range append(more, filepath.Join(nd, "cilium-cgroup")) {
-			if err := os.MkdirAll(d, 0o755); err != nil {
-				return err
-			}
+		if err := os.MkdirAll(filepath.Join(nd, "cilium-cgroup"), 0o755); err != nil {
+			return err
 		}
-		tmpfs, bpffs = append(append([]string(nil), mountPoints...), more...), bfs
+		bpffs = ciliumBPFFS
 	}
 	files := map[string]string{
 		"containerd.toml": containerdConfig(b.o.Name, nd, strings.TrimSpace(string(pause)), bins),
@@ -117,7 +114,7 @@ func (b *builder) node(ctx context.Context, i int) error {
 	// the machine's: the CRI's netns dir, the shims' sockets, the CNI
 	// cache, the pods' log links.
 	cpid, err := b.start(daemon{role: host + "-containerd", ns: ns, cgroup: lab.ClusterDaemonCgroup(name, host, "containerd"), node: true,
-		tmpfs: tmpfs, bpffs: bpffs, binds: binds,
+		tmpfs: mountPoints, bpffs: bpffs, binds: binds,
 		argv: []string{"containerd", "--config", filepath.Join(nd, "containerd.toml")}})
 	if err != nil {
 		return err
@@ -181,8 +178,6 @@ func importImage(ctx context.Context, sock, tar string) error {
 	}
 	return nil
 }
-
-func parseIP(s string) net.IP { return net.ParseIP(s) }
 
 // mountPoints get a tmpfs in each node's mount namespace; they must exist
 // on the machine to be mounted on (makeMountPoints).

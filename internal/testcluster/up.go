@@ -17,6 +17,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/netdev"
 	"github.com/cnperf/cnperf/internal/lab/netns"
 	"github.com/cnperf/cnperf/internal/lab/owner"
+	"github.com/cnperf/cnperf/internal/lab/process"
 	"github.com/cnperf/cnperf/internal/poll"
 )
 
@@ -304,27 +305,10 @@ var errTimeout = errors.New("timed out")
 func (b *builder) alive() error {
 	for _, d := range b.daemons {
 		if d.Gone() {
-			return fmt.Errorf("%s exited: %s", d.Role, lastLine(filepath.Join(b.dir, "logs", d.Role+".log")))
+			return fmt.Errorf("%s exited: %s", d.Role, process.LastLogLine(filepath.Join(b.dir, "logs", d.Role+".log")))
 		}
 	}
 	return nil
-}
-
-// lastLine is a log's last non-empty line, shortened.
-func lastLine(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "(no log)"
-	}
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	l := strings.TrimSpace(lines[len(lines)-1])
-	if l == "" {
-		return "(empty log)"
-	}
-	if len(l) > 300 {
-		l = l[:300] + "..."
-	}
-	return l
 }
 
 // objects creates what a kubeadm cluster and flannel's manifest would:

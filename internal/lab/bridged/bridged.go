@@ -120,7 +120,7 @@ func PublishOn(nb *netns.Build, e lab.EndpointAt, br string, idx int, hairpin bo
 				return err
 			}
 		}
-		if err := b.PublishTo(e.Host.NS, br, f.ip, e.Shift, hairpin, nb.PublishPorts()...); err != nil {
+		if err := b.PublishTo(e.Host.NS, br, f.ip, e.Shift, hairpin, nb.Publish...); err != nil {
 			return err
 		}
 	}

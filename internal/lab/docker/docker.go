@@ -77,19 +77,10 @@ func (b *Build) EnginesBridged(bridges map[string]engine.Bridge) (dockerbuild.B,
 	return db, image, err
 }
 
-// Ports returns the ports to publish, for dockerbuild.Attach.
-func (b *Build) Ports() []dockerbuild.Port {
-	var ps []dockerbuild.Port
-	for _, p := range b.Publish {
-		ps = append(ps, dockerbuild.Port{Number: p.Number, Protocol: p.Protocol})
-	}
-	return ps
-}
-
 // PortsAt returns the ports an endpoint publishes: the lab's, shifted for
 // its slot, so that a host's sandboxes publish ports of their own.
 func (b *Build) PortsAt(e lab.EndpointAt) []dockerbuild.Port {
-	return dockerbuild.Shifted(b.Ports(), e.Shift)
+	return dockerbuild.Shifted(b.Publish, e.Shift)
 }
 
 // EndpointOf describes a sandbox for an Endpoint.
@@ -175,25 +166,31 @@ func (Driver) Name() string { return Name }
 // Validate refuses a mode without BuildDocker, a binary that cannot be the
 // image, conditions or mixed placements on a user's engine, a mode that
 // spans hosts on it, and a lab that exists. Each endpoint gets a sandbox of
-// its own, several per host too.
+// its own, several per host too. For engines on other machines it refuses
+// what only emulated hosts allow (conditions) and, each in one line, a
+// host with endpoints and no engine and an engine that does not answer.
 func (d Driver) Validate(cfg lab.Config) error {
 	o := options(cfg)
 	if err := checkEngineFamily(o, cfg.Conditions); err != nil {
 		return err
 	}
-	if len(o.Engines) > 0 {
-		return checkRemote(cfg)
-	}
-	// An existing engine's host is the user's machine: cnperf shapes and
-	// tunes only what it built.
-	if o.DockerHost != "" && !cfg.Conditions.Empty() {
+	remote := len(o.Engines) > 0
+	switch {
+	case remote && o.DockerHost != "":
+		return errors.New("lab: engines: and --docker-host both say where the engines are: give one")
+	case remote && !cfg.Conditions.Empty():
+		return errors.New("lab: engines: conditions (cores, bandwidth, ...) change the hosts, which are the engines' own machines: cnperf changes only hosts it emulates")
+	case o.DockerHost != "" && !cfg.Conditions.Empty():
+		// An existing engine's host is the user's machine: cnperf shapes
+		// and tunes only what it built.
 		return errors.New("lab: conditions (cores, bandwidth, ...) change the hosts, which on an existing engine is the user's machine: use emulated hosts")
-	}
-	if !d.Builds(cfg.Mode) {
+	case !d.Builds(cfg.Mode):
 		return fmt.Errorf("lab: mode %s cannot be built on the %s driver", cfg.Mode.Name(), Name)
 	}
-	if err := d.CheckFamily(cfg.Mode, cfg.Conditions); err != nil {
-		return err
+	if !remote {
+		if err := d.CheckFamily(cfg.Mode, cfg.Conditions); err != nil {
+			return err
+		}
 	}
 	if o.DockerHost != "" {
 		if !lab.IsSingleHost(cfg.Mode) {
@@ -206,13 +203,17 @@ func (d Driver) Validate(cfg lab.Config) error {
 	if cfg.Exe == "" {
 		return errors.New("lab: the docker driver needs the cnperf binary for its image")
 	}
-	if err := engine.Usable(cfg.Exe); err != nil {
+	if remote {
+		if err := CheckEngines(context.Background(), cfg.Topology, o.Engines, o.TLS); err != nil {
+			return err
+		}
+	} else if err := engine.Usable(cfg.Exe); err != nil {
 		return err
 	}
 	if _, err := os.Stat(engine.RunDir(cfg.Name)); err == nil {
 		return fmt.Errorf("lab %s already exists; remove it with `cnperf lab down %s`", cfg.Name, cfg.Name)
 	}
-	if o.DockerHost != "" {
+	if remote || o.DockerHost != "" {
 		return nil
 	}
 	return netns.CheckFree(cfg.Name)
@@ -265,32 +266,6 @@ func upLocal(l *lab.Lab, cfg lab.Config, dockerHost string) error {
 		return fmt.Errorf("build mode %s on %s: %w", l.Mode, dockerHost, err)
 	}
 	l.Endpoints = eps
-	return nil
-}
-
-// checkRemote refuses, for engines on other machines, what only emulated
-// hosts allow (conditions), a host with endpoints and no engine, and an
-// engine that does not answer, each in one line; and a lab that exists.
-func checkRemote(cfg lab.Config) error {
-	o := options(cfg)
-	switch {
-	case o.DockerHost != "":
-		return errors.New("lab: engines: and --docker-host both say where the engines are: give one")
-	case !cfg.Conditions.Empty():
-		return errors.New("lab: engines: conditions (cores, bandwidth, ...) change the hosts, which are the engines' own machines: cnperf changes only hosts it emulates")
-	}
-	if _, ok := cfg.Mode.(Mode); !ok {
-		return fmt.Errorf("lab: mode %s cannot be built on the %s driver", cfg.Mode.Name(), Name)
-	}
-	if cfg.Exe == "" {
-		return errors.New("lab: the docker driver needs the cnperf binary for its image")
-	}
-	if err := CheckEngines(context.Background(), cfg.Topology, o.Engines, o.TLS); err != nil {
-		return err
-	}
-	if _, err := os.Stat(engine.RunDir(cfg.Name)); err == nil {
-		return fmt.Errorf("lab %s already exists; remove it with `cnperf lab down %s`", cfg.Name, cfg.Name)
-	}
 	return nil
 }
 

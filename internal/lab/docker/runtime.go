@@ -223,10 +223,8 @@ func (r *Runtime) Alive() error { return r.set.Check() }
 // other machines' engines out of this machine's.
 func (r *Runtime) Sight() lab.Sight { return r.sight }
 
-// Record reads the delay line's counters, as on the netns driver.
-func (r *Runtime) Record(l *lab.Lab) error {
-	return errors.Join(netns.ReadZoneCounters(l), netns.ReadLinkCounters(l))
-}
+// Record reads the delay lines' counters, as on the netns driver.
+func (r *Runtime) Record(l *lab.Lab) error { return netns.ReadCounters(l) }
 
 // Flap carries out the links' flaps on the emulated hosts,
 // as the netns driver does; a lab on engines cnperf did not start has

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/cnperf/cnperf/internal/lab/process"
 	"io"
 	"net"
 	"net/http"
@@ -119,7 +120,7 @@ func EtcdPut(ctx context.Context, dial Dialer, endpoint, key string, value []byt
 	defer resp.Body.Close()
 	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("etcd put %s: %s: %s", key, resp.Status, LastLine(answer))
+		return fmt.Errorf("etcd put %s: %s: %s", key, resp.Status, process.LastLine(answer))
 	}
 	return nil
 }

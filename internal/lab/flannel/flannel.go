@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cnperf/cnperf/internal/lab/process"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,10 +74,10 @@ func BinaryVersion(path string) (string, error) {
 	out, err := exec.CommandContext(ctx, path, "--version").CombinedOutput()
 	v := strings.TrimSpace(string(out))
 	if err != nil {
-		return "", fmt.Errorf("%s --version: %v: %s", path, err, LastLine(out))
+		return "", fmt.Errorf("%s --version: %v: %s", path, err, process.LastLine(out))
 	}
 	if v == "" || len(v) > 64 || strings.ContainsAny(v, " \n\t") {
-		return "", fmt.Errorf("%s --version: unexpected answer %q", path, LastLine(out))
+		return "", fmt.Errorf("%s --version: unexpected answer %q", path, process.LastLine(out))
 	}
 	return v, nil
 }
@@ -105,38 +106,4 @@ func Etcd() (string, error) {
 		return p, nil
 	}
 	return "", errors.New("etcd is missing (scripts/k8s-build.sh builds one into " + cache + "; or apt-get install etcd-server)")
-}
-
-// LastLine is the last non-empty line of a daemon's output, trimmed to a
-// length one error line can carry: what a failure quotes.
-func LastLine(out []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	line := strings.TrimSpace(lines[len(lines)-1])
-	if len(line) > 300 {
-		line = line[:300] + "..."
-	}
-	return line
-}
-
-// LastLogLine is LastLine of the file at path (its last 16 kB), or a note
-// saying why there is none.
-func LastLogLine(path string) string {
-	if path == "" {
-		return "(no log kept)"
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return "(no log: " + err.Error() + ")"
-	}
-	defer f.Close()
-	const tail = 16 << 10
-	if fi, err := f.Stat(); err == nil && fi.Size() > tail {
-		_, _ = f.Seek(fi.Size()-tail, 0)
-	}
-	b := make([]byte, tail)
-	n, _ := f.Read(b)
-	if line := LastLine(b[:n]); line != "" {
-		return line
-	}
-	return "(its log is empty)"
 }

@@ -156,11 +156,3 @@ func TestBinaryMissingNamesTheBuild(t *testing.T) {
 		t.Fatalf("version %q, %v", v, err)
 	}
 }
-
-func TestLastLine(t *testing.T) {
-	for in, want := range map[string]string{"a\nb\n\n": "b", "": "", "one": "one", strings.Repeat("x", 400): strings.Repeat("x", 300) + "..."} {
-		if got := LastLine([]byte(in)); got != want {
-			t.Errorf("LastLine(%.20q) = %q, want %q", in, got, want)
-		}
-	}
-}

@@ -25,21 +25,22 @@ func describeCluster(ctx context.Context, c *Conn, k *record.Kube, nodes []strin
 	if v, err := c.Version(ctx); err == nil {
 		k.Version = v.GitVersion
 	}
+	var read []corev1.Node // those that could be read
 	for _, name := range nodes {
 		n := &corev1.Node{}
 		if err := c.get(ctx, c.core, "", "nodes", name, n); err != nil {
 			k.Nodes = append(k.Nodes, record.KubeNode{Name: name})
 			continue
 		}
-		k.Nodes = append(k.Nodes, nodeRecord(n))
+		k.Nodes, read = append(k.Nodes, nodeRecord(n)), append(read, *n)
 	}
 	k.IPFamily = recordedFamily(k.Nodes)
 	k.CNI, k.CNIFrom = findCNI(ctx, c)
 	if k.CNI == "" {
-		k.CNI, k.CNIFrom = cniFromNodes(ctx, c, nodes)
+		k.CNI, k.CNIFrom = cniFromNodes(read)
 	}
 	k.ProxyMode = proxyMode(ctx, c)
-	k.CNIBackend = cniBackend(ctx, c, nodes)
+	k.CNIBackend = cniBackend(read)
 	if k.Cilium = describeCilium(ctx, c); k.Cilium != nil && k.CNIBackend == "" {
 		// Cilium's backend: its tunnel protocol, or native routing.
 		k.CNIBackend = k.Cilium.TunnelProtocol
@@ -55,12 +56,8 @@ var backendAnnotations = []string{"flannel.alpha.coreos.com/backend-type"}
 
 // cniBackend is the pod network's backend as the first used node that
 // says it names it ("" when none does).
-func cniBackend(ctx context.Context, c *Conn, nodes []string) string {
-	for _, name := range nodes {
-		n := &corev1.Node{}
-		if err := c.get(ctx, c.core, "", "nodes", name, n); err != nil {
-			continue
-		}
+func cniBackend(nodes []corev1.Node) string {
+	for _, n := range nodes {
 		for _, a := range backendAnnotations {
 			if v := n.Annotations[a]; v != "" {
 				return v
@@ -156,12 +153,8 @@ var cniAnnotations = map[string]string{
 
 // cniFromNodes names the pod network from what the nodes carry: the
 // cnperf.io/cni label, or an annotation a known network writes.
-func cniFromNodes(ctx context.Context, c *Conn, nodes []string) (string, string) {
-	for _, name := range nodes {
-		n := &corev1.Node{}
-		if err := c.get(ctx, c.core, "", "nodes", name, n); err != nil {
-			continue
-		}
+func cniFromNodes(nodes []corev1.Node) (string, string) {
+	for _, n := range nodes {
 		if v := n.Labels[LabelCNI]; v != "" {
 			return v, "node label " + LabelCNI
 		}

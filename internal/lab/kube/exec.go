@@ -19,6 +19,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/kube/inpod"
+	"github.com/cnperf/cnperf/internal/lab/process"
 	"github.com/cnperf/cnperf/internal/record"
 )
 
@@ -111,23 +112,20 @@ func (r *Runtime) start(ep lab.Endpoint, args []string, stdout, stderr io.Writer
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
-	p := &Proc{r: r, pod: ep.Kube.Pod, done: make(chan struct{}), stdin: pw, cancel: cancel, pidc: make(chan struct{})}
+	p := &Proc{r: r, pod: ep.Kube.Pod, Exit: process.NewExit(), stdin: pw, cancel: cancel, pidc: make(chan struct{})}
 	split := inpod.Split(stderr, p.setPID, p.setUsage)
 	cmd := append([]string{Exe, "pod", "run", "--"}, args[1:]...) // args[0] is this machine's binary
 	go func() {
 		err := r.exec(ctx, p.pod, cmd, pr, stdout, split)
 		_ = pw.Close() // frees the stream's stdin copier, if it still waits
 		_ = split.Close()
-		p.mu.Lock()
-		p.err = exitError(err)
-		p.mu.Unlock()
-		close(p.done)
+		p.End(exitError(err))
 		cancel()
 	}()
 	// The PID comes first: once it is known, Usage and Bound work.
 	select {
 	case <-p.pidc:
-	case <-p.done:
+	case <-p.Done():
 	case <-time.After(apiTimeout):
 		_ = p.Stop(0)
 		return nil, fmt.Errorf("kubernetes: pod %s: no answer from exec within %s", p.pod, apiTimeout)
@@ -175,7 +173,6 @@ func (r *Runtime) output(pod string, cmd ...string) (string, error) {
 type Proc struct {
 	r      *Runtime
 	pod    string
-	done   chan struct{}
 	stdin  *io.PipeWriter
 	cancel context.CancelFunc
 
@@ -183,7 +180,7 @@ type Proc struct {
 	pid   int
 	pidc  chan struct{}
 	final *record.Usage
-	err   error
+	process.Exit
 }
 
 func (p *Proc) setPID(pid int) {
@@ -208,21 +205,6 @@ func (p *Proc) PID() int {
 	return p.pid
 }
 
-// Done is closed when the process has ended.
-func (p *Proc) Done() <-chan struct{} { return p.done }
-
-// Exited says whether the process has ended, and how.
-func (p *Proc) Exited() (bool, error) {
-	select {
-	case <-p.done:
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		return true, p.err
-	default:
-		return false, nil
-	}
-}
-
 // Stop ends the process: its stdin closes, so inpod.Run sends SIGTERM and,
 // after inpod.Grace, SIGKILL. With grace 0 the stream is cut at once too.
 func (p *Proc) Stop(grace time.Duration) error {
@@ -232,10 +214,10 @@ func (p *Proc) Stop(grace time.Duration) error {
 		wait = inpod.Grace + 2*time.Second
 	}
 	select {
-	case <-p.done:
+	case <-p.Done():
 	case <-time.After(wait):
 		p.cancel()
-		<-p.done
+		<-p.Done()
 	}
 	return nil
 }
@@ -256,7 +238,7 @@ func (p *Proc) Usage() (record.Usage, error) {
 	if err != nil {
 		// It may have ended meanwhile: then its rusage is on the way.
 		select {
-		case <-p.done:
+		case <-p.Done():
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			if p.final != nil {

@@ -550,10 +550,6 @@ func cniName(ctx context.Context, c *Conn) string {
 	if err := c.list(ctx, c.core, "", "nodes", list); err != nil {
 		return ""
 	}
-	var nodes []string
-	for _, n := range list.Items {
-		nodes = append(nodes, n.Name)
-	}
-	name, _ := cniFromNodes(ctx, c, nodes)
+	name, _ := cniFromNodes(list.Items)
 	return name
 }

@@ -48,7 +48,7 @@ func setupDir() error {
 			return nil
 		}
 	}
-	ms, err := readMounts()
+	ms, err := Mounts()
 	if err != nil {
 		return err
 	}
@@ -66,8 +66,8 @@ func setupDir() error {
 	return nil
 }
 
-// mountEntry is one line of /proc/self/mountinfo.
-type mountEntry struct {
+// Mount is one line of /proc/self/mountinfo.
+type Mount struct {
 	ID, Parent int
 	Dev        string // major:minor
 	Root       string // the mount's root inside its file system
@@ -75,7 +75,8 @@ type mountEntry struct {
 	FSType     string
 }
 
-func readMounts() ([]mountEntry, error) {
+// Mounts reads this process's mount table (its mount namespace's).
+func Mounts() ([]Mount, error) {
 	b, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return nil, fmt.Errorf("read mount table: %w", err)
@@ -87,8 +88,8 @@ func readMounts() ([]mountEntry, error) {
 // ROOT POINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTS". Lines it
 // cannot read are skipped: the kernel writes this file, and a line that
 // does not fit is one cnperf has nothing to do with.
-func parseMountinfo(b []byte) []mountEntry {
-	var out []mountEntry
+func parseMountinfo(b []byte) []Mount {
+	var out []Mount
 	for _, line := range bytes.Split(b, []byte("\n")) {
 		f := strings.Fields(string(line))
 		if len(f) < 7 {
@@ -109,7 +110,7 @@ func parseMountinfo(b []byte) []mountEntry {
 		if sep < 0 || sep+1 >= len(f) {
 			continue
 		}
-		out = append(out, mountEntry{ID: id, Parent: parent, Dev: f[2], Root: unescapeMount(f[3]), Point: unescapeMount(f[4]), FSType: f[sep+1]})
+		out = append(out, Mount{ID: id, Parent: parent, Dev: f[2], Root: unescapeMount(f[3]), Point: unescapeMount(f[4]), FSType: f[sep+1]})
 	}
 	return out
 }
@@ -136,8 +137,8 @@ func unescapeMount(s string) string {
 
 // nsMountsAt returns the namespace (nsfs) mounts at path, in the table's
 // order (older first).
-func nsMountsAt(ms []mountEntry, path string) []mountEntry {
-	var out []mountEntry
+func nsMountsAt(ms []Mount, path string) []Mount {
+	var out []Mount
 	for _, m := range ms {
 		if m.Point == path && m.FSType == "nsfs" {
 			out = append(out, m)
@@ -175,8 +176,8 @@ func pathMountID(path string) (int, error) {
 // works when the top mount is a bind of the same directory, as iproute2's
 // self-bind is; anything else is refused, since a handle means nothing in
 // another file system. The caller closes the descriptor (O_PATH).
-func lowerDir(ms []mountEntry, parent int) (int, error) {
-	var pm *mountEntry
+func lowerDir(ms []Mount, parent int) (int, error) {
+	var pm *Mount
 	for i := range ms {
 		if ms[i].ID == parent {
 			pm = &ms[i]
@@ -219,7 +220,7 @@ func lowerDir(ms []mountEntry, parent int) (int, error) {
 // hiddenPath returns a path that reaches the namespace mount m, hidden
 // below Dir's top mount, through the lower mount's view of Dir
 // (/proc/self/fd/N/NAME); close releases it.
-func hiddenPath(ms []mountEntry, m mountEntry) (p string, close func(), err error) {
+func hiddenPath(ms []Mount, m Mount) (p string, close func(), err error) {
 	dfd, err := lowerDir(ms, m.Parent)
 	if err != nil {
 		return "", nil, err
@@ -240,7 +241,7 @@ func open(name string) (netns.NsHandle, error) {
 		return h, nil
 	}
 	h.Close()
-	ms, err := readMounts()
+	ms, err := Mounts()
 	if err != nil {
 		return netns.None(), fmt.Errorf("open netns %s: %w", name, err)
 	}
@@ -284,7 +285,7 @@ func unmountAll(name string) error {
 	// many mounts as tools stacked there, so the bound is never reached
 	// in practice.
 	for range 16 {
-		ms, err := readMounts()
+		ms, err := Mounts()
 		if err != nil {
 			return fmt.Errorf("unmount netns %s: %w", name, err)
 		}

@@ -25,7 +25,7 @@ not a line
 90 x 0:4 / /a rw - nsfs nsfs rw
 91 27 0:4 / /b rw shared:1
 `)
-	want := []mountEntry{
+	want := []Mount{
 		{ID: 27, Parent: 1, Dev: "254:0", Root: "/", Point: "/", FSType: "ext4"},
 		{ID: 63, Parent: 27, Dev: "0:4", Root: "net:[4026532178]", Point: "/run/netns/cnperf-x-net", FSType: "nsfs"},
 		{ID: 67, Parent: 27, Dev: "254:0", Root: "/run/netns", Point: "/run/netns", FSType: "ext4"},
@@ -109,7 +109,7 @@ func playHidden(t *testing.T, sc string) {
 	// Start as a fresh machine: Dir a plain directory with nothing mounted
 	// in it. These are the test's own copies of the machine's mounts.
 	for {
-		ms, err := readMounts()
+		ms, err := Mounts()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +154,7 @@ func playHidden(t *testing.T, sc string) {
 			t.Errorf("ip netns del %s: %v: %s", other, err, out)
 		}
 	}()
-	ms, err := readMounts()
+	ms, err := Mounts()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func playHidden(t *testing.T, sc string) {
 	if Exists(name) {
 		t.Fatalf("%s still exists after Delete", Path(name))
 	}
-	ms, err = readMounts()
+	ms, err = Mounts()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func scenarioNames(pid int) (name, other string) {
 
 // removeUnmounted removes p when nothing is mounted on it here.
 func removeUnmounted(t *testing.T, p string) {
-	ms, err := readMounts()
+	ms, err := Mounts()
 	if err != nil {
 		t.Error(err)
 		return
@@ -222,11 +222,25 @@ func removeUnmounted(t *testing.T, p string) {
 	}
 }
 
-func mountedAt(ms []mountEntry, path string) bool {
+func mountedAt(ms []Mount, path string) bool {
 	for _, m := range ms {
 		if m.Point == path {
 			return true
 		}
 	}
 	return false
+}
+
+func TestUnescapeMount(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"/run/cnperf/docker/a/s/exec/netns/default", "/run/cnperf/docker/a/s/exec/netns/default"},
+		{`/var/lib/with\040space`, "/var/lib/with space"},
+		{`/tab\011and\134backslash`, "/tab\tand\\backslash"},
+		{`/trailing\04`, `/trailing\04`},
+	}
+	for _, tc := range tests {
+		if got := unescapeMount(tc.in); got != tc.want {
+			t.Errorf("unescapeMount(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
 }

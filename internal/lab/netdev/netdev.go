@@ -21,6 +21,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/firewall"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/poll"
+	"github.com/cnperf/cnperf/internal/record"
 )
 
 // Alias marks a link as cnperf's: "cnperf:<lab>".
@@ -88,14 +89,8 @@ func (b B) Veth(nsA, a, master, nsZ, z string, mtu int) error {
 	if err != nil {
 		return fmt.Errorf("find %s in %s: %w", a, nsA, err)
 	}
-	if master != "" {
-		br, err := ha.LinkByName(master)
-		if err != nil {
-			return fmt.Errorf("find bridge %s in %s: %w", master, nsA, err)
-		}
-		if err := ha.LinkSetMaster(la2, br); err != nil {
-			return fmt.Errorf("attach %s to %s in %s: %w", a, master, nsA, err)
-		}
+	if err := attach(ha, nsA, la2, master); err != nil {
+		return err
 	}
 	if err := b.finish(ha, nsA, la2); err != nil {
 		return err
@@ -170,16 +165,30 @@ func (b B) VXLAN(ns, name, dev string, vni, port, mtu int, local net.IP, remotes
 			return fmt.Errorf("add vxlan flood entry to %s in %s: %w", r, ns, err)
 		}
 	}
-	if master != "" {
-		br, err := h.LinkByName(master)
-		if err != nil {
-			return fmt.Errorf("find bridge %s in %s: %w", master, ns, err)
-		}
-		if err := h.LinkSetMaster(l, br); err != nil {
-			return fmt.Errorf("attach %s to %s in %s: %w", name, master, ns, err)
-		}
+	if err := attach(h, ns, l, master); err != nil {
+		return err
 	}
 	return b.finish(h, ns, l)
+}
+
+// Master attaches dev in ns to bridge master.
+func (b B) Master(ns, dev, master string) error {
+	return namespace.WithLink(ns, "", dev, func(h *netlink.Handle, l netlink.Link) error { return attach(h, ns, l, master) })
+}
+
+// attach attaches l in ns to bridge master (none when master is "").
+func attach(h *netlink.Handle, ns string, l netlink.Link, master string) error {
+	if master == "" {
+		return nil
+	}
+	br, err := h.LinkByName(master)
+	if err != nil {
+		return fmt.Errorf("find bridge %s in %s: %w", master, ns, err)
+	}
+	if err := h.LinkSetMaster(l, br); err != nil {
+		return fmt.Errorf("attach %s to %s in %s: %w", l.Attrs().Name, master, ns, err)
+	}
+	return nil
 }
 
 // Addr adds the address cidr (e.g. "198.18.0.2/24", "2001:2::2/64") to
@@ -325,11 +334,9 @@ func PublishToRules(lab, ns, bridge string, ctr net.IP, shift int, hairpin bool,
 	return r
 }
 
-// Port is a published port: the same number on the host and in the container.
-type Port struct {
-	Number   int
-	Protocol string // tcp or udp
-}
+// Port is a published port: the same number on the host and in the
+// container (a lab's ports, as its record keeps them).
+type Port = record.Port
 
 // BridgedContainer creates bridge br in hostNS with address gwCIDR (skipped
 // when the bridge exists), and a veth from it to the container namespace

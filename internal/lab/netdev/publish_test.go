@@ -62,7 +62,7 @@ COMMIT
 // to its address (bracketed for IPv6, as ip6tables' --to-destination
 // reads an address with a port) and accepted for it alone (/32, /128).
 func TestPublishToRules(t *testing.T) {
-	ports := []Port{{5000, "tcp"}, {5001, "udp"}}
+	ports := []Port{{Number: 5000, Protocol: "tcp"}, {Number: 5001, Protocol: "udp"}}
 	for _, c := range []struct {
 		ctr     string
 		hairpin bool

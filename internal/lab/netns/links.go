@@ -152,7 +152,7 @@ func chainHop(l *lab.Lab, cfg lab.Config, mark Mark, i int, from, to lab.Host, m
 		if err := b.Bridge(ns, hopBridge, mtu); err != nil {
 			return err
 		}
-		if err := setMaster(ns, hopFrom, hopBridge); err != nil {
+		if err := b.Master(ns, hopFrom, hopBridge); err != nil {
 			return err
 		}
 		if err := wire(b, l, ns, hopPort, hopBridge, ns, hopEnd, mtu); err != nil {
@@ -200,19 +200,14 @@ func impairLinks(l *lab.Lab, cfg lab.Config) error {
 		}
 		rec.Devices = []string{l.Switch + "/" + host.Name}
 		if link.Delays() {
-			if err := delayUplink(l, c, host, link, &rec); err != nil {
+			sw, end, br := uplinkEnds(host.Index)
+			if err := joinEnds(l, c, l.Switch, host.Name, sw, end, br, link, &rec); err != nil {
 				return fmt.Errorf("links: %s: %w", link.Link, err)
 			}
 		}
 		l.Links = append(l.Links, rec)
 	}
 	return nil
-}
-
-// delayUplink joins a delayed uplink's two ends in the switch namespace.
-func delayUplink(l *lab.Lab, c conditions.Set, h lab.Host, link conditions.Link, rec *record.ImpairedLink) error {
-	sw, host, br := uplinkEnds(h.Index)
-	return joinEnds(l, c, l.Switch, h.Name, sw, host, br, link, rec)
 }
 
 // joinEnds joins two ends in namespace ns through netem where the kernel
@@ -273,13 +268,14 @@ func netemEnds(l *lab.Lab, ns string, link conditions.Link, rec *record.Impaired
 
 // bridgeEnds joins two ends with a bridge of their own.
 func bridgeEnds(l *lab.Lab, ns, a, z, br string, m int) error {
-	if err := (netdev.B{Lab: l.Name}).Bridge(ns, br, m); err != nil {
+	b := netdev.B{Lab: l.Name}
+	if err := b.Bridge(ns, br, m); err != nil {
 		return err
 	}
-	if err := setMaster(ns, a, br); err != nil {
+	if err := b.Master(ns, a, br); err != nil {
 		return err
 	}
-	return setMaster(ns, z, br)
+	return b.Master(ns, z, br)
 }
 
 // shapeLinks sets each link's rate, each way: TBF on the host's eth0 and
@@ -346,10 +342,6 @@ type flapPlan struct {
 // PlanFlaps has the runtime carry out the flaps of links (a spec's
 // links[].flap) in each cell; the docker driver's emulated hosts share it.
 func (r *Runtime) PlanFlaps(l *lab.Lab, links []conditions.Link) { r.flaps = flapPlans(l, links) }
-
-// ReadLinkCounters fills each impaired link's delay-line counters into
-// the lab's record (l.Links), before the lab is removed.
-func ReadLinkCounters(l *lab.Lab) error { return readLinkCounters(l) }
 
 // flapPlans lists the flaps of a lab's links.
 func flapPlans(l *lab.Lab, links []conditions.Link) []flapPlan {

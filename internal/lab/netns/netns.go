@@ -70,15 +70,6 @@ func (b *Build) OverlayMTU(overhead int) int {
 	return b.MTU() - overhead
 }
 
-// PublishPorts returns the ports to publish, for netdev.Publish.
-func (b *Build) PublishPorts() []netdev.Port {
-	var ps []netdev.Port
-	for _, p := range b.Publish {
-		ps = append(ps, netdev.Port{Number: p.Number, Protocol: p.Protocol})
-	}
-	return ps
-}
-
 // KeepOffloadsOff tells the offloads condition to leave dev in ns off:
 // the mode needs it so (Open vSwitch's netdev datapath).
 func (b *Build) KeepOffloadsOff(ns, dev string) { b.fixedOff[ns+"/"+dev] = true }

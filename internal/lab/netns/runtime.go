@@ -63,9 +63,14 @@ func (r *Runtime) Alive() error { return nil }
 // Sight: every process is this machine's, in cgroups cnperf made.
 func (r *Runtime) Sight() lab.Sight { return lab.Sight{Local: true, Own: true} }
 
-// Record reads the delay line's counters into the lab's record.
-func (r *Runtime) Record(l *lab.Lab) error {
-	return errors.Join(ReadZoneCounters(l), readLinkCounters(l))
+// Record reads the delay lines' counters into the lab's record.
+func (r *Runtime) Record(l *lab.Lab) error { return ReadCounters(l) }
+
+// ReadCounters fills the delay lines' counters (the zones', each impaired
+// link's) into the lab's record, before the lab is removed; the docker
+// driver's emulated hosts share it.
+func ReadCounters(l *lab.Lab) error {
+	return errors.Join(readZoneCounters(l), readLinkCounters(l))
 }
 
 // Spawner starts a lab's processes for its lifetime as containers with

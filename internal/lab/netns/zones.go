@@ -119,10 +119,10 @@ func netemLink(l *lab.Lab, c conditions.Set, z *record.Zones, mtu int) error {
 			return err
 		}
 	}
-	if err := setMaster(l.Switch, zoneLocal, "br0"); err != nil {
+	if err := b.Master(l.Switch, zoneLocal, "br0"); err != nil {
 		return err
 	}
-	return setMaster(l.Switch, zoneRemote, zoneBridge)
+	return b.Master(l.Switch, zoneRemote, zoneBridge)
 }
 
 func usec(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) + "us" }
@@ -197,11 +197,11 @@ func delaylineCPUs(c conditions.Set, cpus int) []int {
 	return out
 }
 
-// ReadZoneCounters fills l.Zones.Directions from the delay line's last
+// readZoneCounters fills l.Zones.Directions from the delay line's last
 // counters: what it moved, lost on purpose, and dropped because its queue
 // was full. The runner calls it before removing the lab; a lab without a
 // delay line has nothing to read.
-func ReadZoneCounters(l *lab.Lab) error {
+func readZoneCounters(l *lab.Lab) error {
 	if l.Zones == nil || l.Zones.DelayVia != conditions.ViaDelayline {
 		return nil
 	}
@@ -211,19 +211,6 @@ func ReadZoneCounters(l *lab.Lab) error {
 	}
 	l.Zones.Directions = dirs
 	return nil
-}
-
-func setMaster(ns, dev, master string) error {
-	return namespace.WithLink(ns, "", dev, func(h *netlink.Handle, link netlink.Link) error {
-		br, err := h.LinkByName(master)
-		if err != nil {
-			return fmt.Errorf("find %s in %s: %w", master, ns, err)
-		}
-		if err := h.LinkSetMaster(link, br); err != nil {
-			return fmt.Errorf("attach %s to %s in %s: %w", dev, master, ns, err)
-		}
-		return nil
-	})
 }
 
 // setLinkUp sets dev in ns up or down.

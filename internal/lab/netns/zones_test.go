@@ -155,7 +155,7 @@ func TestZoneDelay(t *testing.T) {
 		t.Errorf("the zone link at zero delay adds %s to the round trip", own)
 	}
 	for _, l := range []*lab.Lab{zl, dl} {
-		if err := netns.ReadZoneCounters(l); err != nil {
+		if err := netns.ReadCounters(l); err != nil {
 			t.Fatal(err)
 		}
 		if l.Zones.DelayVia == conditions.ViaDelayline {
@@ -239,7 +239,7 @@ func throughput(t *testing.T, l *lab.Lab) {
 	}
 	last := ms[len(ms)-1]
 	gbits := float64(last.bytes-from.bytes) * 8 / last.at.Sub(from.at).Seconds() / 1e9
-	if err := netns.ReadZoneCounters(l); err != nil {
+	if err := netns.ReadCounters(l); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%.3f Gbit/s from 2 s on (%d MB in all) via %s", gbits, last.bytes>>20, l.Zones.DelayVia)

@@ -2,6 +2,7 @@ package process
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -30,5 +31,13 @@ func TestCloseInheritedOnExec(t *testing.T) {
 	}
 	if flags()&unix.FD_CLOEXEC == 0 {
 		t.Error("the descriptor is still inherited by what cnperf starts")
+	}
+}
+
+func TestLastLine(t *testing.T) {
+	for in, want := range map[string]string{"a\nb\n\n": "b", "": "", "one": "one", strings.Repeat("x", 400): strings.Repeat("x", 300) + "..."} {
+		if got := LastLine([]byte(in)); got != want {
+			t.Errorf("LastLine(%.20q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -79,8 +79,34 @@ type Process struct {
 	Spec    Spec
 	cmd     *exec.Cmd
 	cgroups []string
-	done    chan struct{}
-	waitErr error
+	Exit
+}
+
+// Exit is how a started process ends, for the lab's Proc (Done, Exited):
+// made running with NewExit, ended once with End. The drivers' other
+// processes (containers, execs) end through it too.
+type Exit struct {
+	done chan struct{}
+	err  error
+}
+
+// NewExit is the Exit of a process that runs.
+func NewExit() Exit { return Exit{done: make(chan struct{})} }
+
+// End records that the process has ended, and how (nil: exit status 0).
+func (e *Exit) End(err error) { e.err = err; close(e.done) }
+
+// Done is closed when the process has ended.
+func (e *Exit) Done() <-chan struct{} { return e.done }
+
+// Exited reports whether the process has ended, and how.
+func (e *Exit) Exited() (bool, error) {
+	select {
+	case <-e.done:
+		return true, e.err
+	default:
+		return false, nil
+	}
 }
 
 // PID returns the process's PID in the root pid namespace.
@@ -108,7 +134,7 @@ func Start(s Spec) (*Process, error) {
 	if s.Container {
 		cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWPID | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC | syscall.CLONE_NEWNS
 	}
-	p := &Process{Spec: s, cmd: cmd, done: make(chan struct{})}
+	p := &Process{Spec: s, cmd: cmd, Exit: NewExit()}
 	var gate *os.File // write end of the start gate
 	if s.Container {
 		cgs, err := makeCgroups(s.Lab, s.Name)
@@ -159,26 +185,17 @@ func Start(s Spec) (*Process, error) {
 		_, _ = gate.Write([]byte{1}) // go
 		gate.Close()
 	}
-	go func() { p.waitErr = cmd.Wait(); close(p.done) }()
+	go func() { p.End(cmd.Wait()) }()
 	return p, nil
 }
 
 // Watch is a process its caller started by exec, in no cgroup of its own
-// (a test's runtime): waited on, stopped and read as Start's are.
+// (a lab's dockerd and containerd, a test's runtime): waited on, stopped
+// and read as Start's are.
 func Watch(cmd *exec.Cmd) *Process {
-	p := &Process{cmd: cmd, done: make(chan struct{})}
-	go func() { p.waitErr = cmd.Wait(); close(p.done) }()
+	p := &Process{cmd: cmd, Exit: NewExit()}
+	go func() { p.End(cmd.Wait()) }()
 	return p
-}
-
-// Exited reports whether the process has ended, and how.
-func (p *Process) Exited() (bool, error) {
-	select {
-	case <-p.done:
-		return true, p.waitErr
-	default:
-		return false, nil
-	}
 }
 
 // Stop ends the process by PID (SIGTERM, then SIGKILL after grace) and
@@ -202,9 +219,6 @@ func (p *Process) Stop(grace time.Duration) error {
 
 // Usage is record.Usage: stored with the run.
 type Usage = record.Usage
-
-// Done is closed when the process has ended.
-func (p *Process) Done() <-chan struct{} { return p.done }
 
 // Usage reads the process's counters; call it before Stop. A plain process
 // that has ended is read from its rusage, as /proc has forgotten it.
@@ -411,4 +425,39 @@ func startPinned(cmd *exec.Cmd, cpus []int) error {
 	}
 	defer func() { _ = unix.SchedSetaffinity(0, &old) }()
 	return cmd.Start()
+}
+
+// LastLine is the last non-empty line of a daemon's output, trimmed to a
+// length one error line can carry: what a failure quotes (a lab's
+// daemons, a test cluster's, the engines).
+func LastLine(out []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	line := strings.TrimSpace(lines[len(lines)-1])
+	if len(line) > 300 {
+		line = line[:300] + "..."
+	}
+	return line
+}
+
+// LastLogLine is LastLine of the file at path (its last 16 kB), or a note
+// saying why there is none.
+func LastLogLine(path string) string {
+	if path == "" {
+		return "(no log kept)"
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "(no log: " + err.Error() + ")"
+	}
+	defer f.Close()
+	const tail = 16 << 10
+	if fi, err := f.Stat(); err == nil && fi.Size() > tail {
+		_, _ = f.Seek(fi.Size()-tail, 0)
+	}
+	b := make([]byte, tail)
+	n, _ := f.Read(b)
+	if line := LastLine(b[:n]); line != "" {
+		return line
+	}
+	return "(its log is empty)"
 }

@@ -13,8 +13,30 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/netns"
 )
 
-// Forward turns forwarding on in host h for the lab's families.
-func Forward(nb *netns.Build, h lab.Host) error {
+// ByHost builds the lab's endpoints with build, hosts side by side as
+// netns.Build.ByHost does, each host forwarding (from its first endpoint
+// on), then routes every host to the others' container subnets
+// (RouteHosts).
+func ByHost(nb *netns.Build, build func(e lab.EndpointAt) (lab.Endpoint, error)) ([]lab.Endpoint, error) {
+	eps, err := nb.ByHost(func(e lab.EndpointAt) (lab.Endpoint, error) {
+		if e.Slot == 0 {
+			if err := forward(nb, e.Host); err != nil {
+				return lab.Endpoint{}, err
+			}
+		}
+		return build(e)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := RouteHosts(nb.Build); err != nil {
+		return nil, err
+	}
+	return eps, nil
+}
+
+// forward turns forwarding on in host h for the lab's families.
+func forward(nb *netns.Build, h lab.Host) error {
 	b := nb.Net()
 	if nb.Conditions.HasIPv4() {
 		if err := b.Sysctl(h.NS, "net.ipv4.ip_forward", "1"); err != nil {
@@ -28,14 +50,15 @@ func Forward(nb *netns.Build, h lab.Host) error {
 }
 
 // RouteHosts teaches every host of the lab (also those without endpoints)
-// the route to each other host's container subnet 198.19.i.0/24 via that
-// host's underlay address (on a lab with IPv6, 2001:2:0:<1000+i>::/64 via
-// its IPv6 one), hosts side by side.
-func RouteHosts(nb *netns.Build) error {
-	b := nb.Net()
-	return lab.EachHost(nb.AllHosts, func(h lab.Host) error {
+// the route to each other endpoint host's container subnet 198.19.i.0/24
+// via that host's underlay address (on a lab with IPv6,
+// 2001:2:0:<1000+i>::/64 via its IPv6 one), hosts side by side: on either
+// driver's emulated hosts.
+func RouteHosts(lb *lab.Build) error {
+	b := netdev.B{Lab: lb.Lab}
+	return lab.EachHost(lb.AllHosts, func(h lab.Host) error {
 		var routes []netdev.Route
-		for _, o := range nb.Hosts {
+		for _, o := range lb.Hosts {
 			if o.Name == h.Name {
 				continue
 			}

@@ -145,11 +145,8 @@ func Cpuset(cpus []int) string {
 	return strings.Join(parts, ",")
 }
 
-// Port is a port to publish.
-type Port struct {
-	Number   int
-	Protocol string
-}
+// Port is a port to publish (a lab's, as its record keeps them).
+type Port = record.Port
 
 // Shifted returns ports moved by shift (an endpoint's slot, EndpointAt.Shift).
 func Shifted(ports []Port, shift int) []Port {

@@ -61,13 +61,12 @@ func cgroupOf(pid int) (string, error) {
 
 // Server is a server container.
 type Server struct {
-	w       Where
-	id      string
-	pid     int
-	cgroup  string
-	log     string
-	done    chan struct{}
-	exitErr error
+	w      Where
+	id     string
+	pid    int
+	cgroup string
+	log    string
+	process.Exit
 }
 
 // StartServer starts args (cnperf's arguments, without the program) as a
@@ -83,7 +82,7 @@ func StartServer(w Where, role string, args []string, logPath string) (*Server, 
 	if err != nil {
 		return nil, fmt.Errorf("create %s container: %w", role, err)
 	}
-	s := &Server{w: w, id: r.ID, log: logPath, done: make(chan struct{})}
+	s := &Server{w: w, id: r.ID, log: logPath, Exit: process.NewExit()}
 	// Wait before start, so that even an instant exit is seen.
 	waitc, errc := w.Client.ContainerWait(context.Background(), r.ID, container.WaitConditionNextExit)
 	if err := w.Client.ContainerStart(ctx, r.ID, container.StartOptions{}); err != nil {
@@ -93,12 +92,13 @@ func StartServer(w Where, role string, args []string, logPath string) (*Server, 
 		select {
 		case res := <-waitc:
 			if res.StatusCode != 0 {
-				s.exitErr = fmt.Errorf("exit status %d", res.StatusCode)
+				s.End(fmt.Errorf("exit status %d", res.StatusCode))
+			} else {
+				s.End(nil)
 			}
 		case err := <-errc:
-			s.exitErr = fmt.Errorf("lost the engine: %w", err)
+			s.End(fmt.Errorf("lost the engine: %w", err))
 		}
-		close(s.done)
 	}()
 	in, err := w.Client.ContainerInspect(ctx, r.ID)
 	if err != nil {
@@ -113,19 +113,6 @@ func StartServer(w Where, role string, args []string, logPath string) (*Server, 
 
 // PID is the server's process in the root pid namespace (0 once ended).
 func (s *Server) PID() int { return s.pid }
-
-// Done is closed when the container has ended.
-func (s *Server) Done() <-chan struct{} { return s.done }
-
-// Exited reports whether the container has ended, and how.
-func (s *Server) Exited() (bool, error) {
-	select {
-	case <-s.done:
-		return true, s.exitErr
-	default:
-		return false, nil
-	}
-}
 
 // Usage reads the container's cgroup.
 func (s *Server) Usage() (process.Usage, error) {
@@ -164,20 +151,19 @@ func (s *Server) Stop(grace time.Duration) error {
 
 // Exec is a client process running in a sandbox.
 type Exec struct {
-	w       Where
-	cgroup  string
-	id      string
-	pid     int
-	before  process.Usage
-	done    chan struct{}
-	exitErr error
+	w      Where
+	cgroup string
+	id     string
+	pid    int
+	before process.Usage
+	process.Exit
 }
 
 // StartExec runs /cnperf with args in the sandbox, copying its output to
 // stdout and stderr. Its usage is the sandbox cgroup's growth from now (the
 // idle pause process adds nothing to CPU and a few MB to memory).
 func StartExec(w Where, args []string, stdout, stderr io.Writer) (*Exec, error) {
-	e := &Exec{w: w, done: make(chan struct{})}
+	e := &Exec{w: w, Exit: process.NewExit()}
 	if w.Remote {
 		e.before, _ = engineUsage(w.Client, w.Sandbox)
 	} else {
@@ -201,29 +187,10 @@ func StartExec(w Where, args []string, stdout, stderr io.Writer) (*Exec, error) 
 		return nil, fmt.Errorf("start exec: %w", err)
 	}
 	go func() {
-		defer close(e.done)
-		defer hj.Close()
 		_, cerr := stdcopy.StdCopy(stdout, stderr, hj.Reader)
-		ictx, cancel := context.WithTimeout(context.Background(), apiTimeout)
-		defer cancel()
-		// The stream ends a moment before the engine has the exit code.
-		for try := 0; try < 50; try++ {
-			in, err := w.Client.ContainerExecInspect(ictx, r.ID)
-			if err != nil {
-				e.exitErr = fmt.Errorf("inspect exec: %w", err)
-				return
-			}
-			if !in.Running {
-				if in.ExitCode != 0 {
-					e.exitErr = fmt.Errorf("exit status %d", in.ExitCode)
-				}
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		if cerr != nil {
-			e.exitErr = cerr
-		}
+		err := execExit(w.Client, r.ID, cerr)
+		hj.Close()
+		e.End(err)
 	}()
 	for try := 0; try < 100 && e.pid == 0 && !w.Remote; try++ {
 		in, err := w.Client.ContainerExecInspect(ctx, r.ID)
@@ -238,21 +205,29 @@ func StartExec(w Where, args []string, stdout, stderr io.Writer) (*Exec, error) 
 	return e, nil
 }
 
+// execExit is how an exec whose stream ended (with cerr) exited: the
+// stream ends a moment before the engine has the exit code.
+func execExit(cli *client.Client, id string, cerr error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+	defer cancel()
+	for try := 0; try < 50; try++ {
+		in, err := cli.ContainerExecInspect(ctx, id)
+		if err != nil {
+			return fmt.Errorf("inspect exec: %w", err)
+		}
+		if !in.Running {
+			if in.ExitCode != 0 {
+				return fmt.Errorf("exit status %d", in.ExitCode)
+			}
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return cerr
+}
+
 // PID is the exec'd process.
 func (e *Exec) PID() int { return e.pid }
-
-// Done is closed when the process has ended.
-func (e *Exec) Done() <-chan struct{} { return e.done }
-
-// Exited reports whether the process has ended, and how.
-func (e *Exec) Exited() (bool, error) {
-	select {
-	case <-e.done:
-		return true, e.exitErr
-	default:
-		return false, nil
-	}
-}
 
 // Usage is the sandbox cgroup's CPU since the exec started and its memory
 // peak since then.
@@ -282,7 +257,7 @@ func (e *Exec) Stop(grace time.Duration) error {
 	}
 	if e.w.Remote {
 		select {
-		case <-e.done:
+		case <-e.Done():
 			return nil
 		case <-time.After(grace):
 			return errors.New("an exec on a remote engine cannot be signalled: it ends by itself")
@@ -293,14 +268,14 @@ func (e *Exec) Stop(grace time.Duration) error {
 	}
 	_ = syscall.Kill(e.pid, syscall.SIGTERM)
 	select {
-	case <-e.done:
+	case <-e.Done():
 		return nil
 	case <-time.After(grace):
 	}
 	if err := syscall.Kill(e.pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return err
 	}
-	<-e.done
+	<-e.Done()
 	return nil
 }
 

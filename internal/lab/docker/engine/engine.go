@@ -27,6 +27,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/cnperf/cnperf/internal/lab/namespace"
+	"github.com/cnperf/cnperf/internal/lab/process"
 	"github.com/cnperf/cnperf/internal/poll"
 )
 
@@ -260,7 +261,7 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
 		return nil, err
 	}
 	if err := waitFor(ctx, d, readyWithin, func() error { _, err := os.Stat(sock); return err }); err != nil {
-		d.stop(stopWithin)
+		d.Stop(stopWithin)
 		return nil, fmt.Errorf("containerd: %w", err)
 	}
 	return d, nil
@@ -325,7 +326,7 @@ func (s *Set) startDockerd(ctx context.Context, h Host) (*Engine, error) {
 	e.proc = d
 	cli, err := client.NewClientWithOpts(client.WithHost(e.DockerHost()), client.WithAPIVersionNegotiation())
 	if err != nil {
-		d.stop(stopWithin)
+		d.Stop(stopWithin)
 		return nil, err
 	}
 	e.Client = cli
@@ -338,7 +339,7 @@ func (s *Set) startDockerd(ctx context.Context, h Host) (*Engine, error) {
 	})
 	if err != nil {
 		cli.Close()
-		d.stop(stopWithin)
+		d.Stop(stopWithin)
 		return nil, err
 	}
 	return e, nil
@@ -509,11 +510,17 @@ func (s *Set) Engines() []*Engine {
 
 // daemon is a started dockerd or containerd.
 type daemon struct {
-	name string
-	cmd  *exec.Cmd
-	log  string
-	done chan struct{}
-	err  error
+	*process.Process
+	name, log string
+}
+
+// gone is the error of a daemon that has exited, as who, with its log's
+// last line (nil while it runs).
+func (d *daemon) gone(who string) error {
+	if done, err := d.Exited(); done {
+		return fmt.Errorf("%s exited (%v): %s", who, err, process.LastLogLine(d.log))
+	}
+	return nil
 }
 
 // startDaemon starts bin in namespace ns, logging to dir/<bin>.log and
@@ -537,10 +544,9 @@ func startDaemon(ns, dir, bin string, args ...string) (*daemon, error) {
 	if err := namespace.Do(ns, cmd.Start); err != nil {
 		return nil, fmt.Errorf("start %s in %s: %w", bin, ns, err)
 	}
-	d := &daemon{name: bin, cmd: cmd, log: logPath, done: make(chan struct{})}
-	go func() { d.err = cmd.Wait(); close(d.done) }()
+	d := &daemon{Process: process.Watch(cmd), name: bin, log: logPath}
 	if err := os.WriteFile(filepath.Join(dir, bin+pidSuffix), []byte(strconv.Itoa(cmd.Process.Pid)), 0o600); err != nil {
-		d.stop(stopWithin)
+		d.Stop(stopWithin)
 		return nil, err
 	}
 	return d, nil
@@ -555,55 +561,30 @@ func waitFor(ctx context.Context, d *daemon, within time.Duration, ready func() 
 		if last = ready(); last == nil {
 			return true, nil
 		}
-		if d.exited() {
-			return false, fmt.Errorf("%s exited (%v): %s", d.name, d.err, lastLogLine(d.log))
-		}
-		return false, nil
+		return false, d.gone(d.name)
 	})
 	if errors.Is(err, poll.ErrTimeout) {
-		return fmt.Errorf("%s not ready within %s (%v): %s", d.name, within, last, lastLogLine(d.log))
+		return fmt.Errorf("%s not ready within %s (%v): %s", d.name, within, last, process.LastLogLine(d.log))
 	}
 	return err
 }
 
-// Exited reports whether the daemon has ended.
-func (d *daemon) exited() bool {
-	select {
-	case <-d.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// stop ends the daemon by PID: SIGTERM, SIGKILL after grace.
-func (d *daemon) stop(grace time.Duration) {
-	if d.exited() {
-		return
-	}
-	_ = d.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-d.done:
-	case <-time.After(grace):
-		_ = d.cmd.Process.Kill()
-		<-d.done
-	}
-}
-
 // Check reports an engine whose dockerd has died.
 func (e *Engine) Check() error {
-	if e.proc != nil && e.proc.exited() {
-		return fmt.Errorf("dockerd on %s exited (%v): %s", e.Host, e.proc.err, lastLogLine(e.proc.log))
+	if e.proc == nil {
+		return nil
 	}
-	return nil
+	return e.proc.gone("dockerd on " + e.Host)
 }
 
 // Check reports the first dead daemon of the set.
 func (s *Set) Check() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ctrd != nil && s.ctrd.exited() {
-		return fmt.Errorf("containerd exited (%v): %s", s.ctrd.err, lastLogLine(s.ctrd.log))
+	if s.ctrd != nil {
+		if err := s.ctrd.gone(ctrdName); err != nil {
+			return err
+		}
 	}
 	for _, e := range s.engines {
 		if err := e.Check(); err != nil {
@@ -611,15 +592,6 @@ func (s *Set) Check() error {
 		}
 	}
 	return nil
-}
-
-func lastLogLine(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "no log"
-	}
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	return lines[len(lines)-1]
 }
 
 // Usable says, in one line, why the docker driver cannot run here with the

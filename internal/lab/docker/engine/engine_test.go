@@ -51,20 +51,6 @@ func TestUsable(t *testing.T) {
 	}
 }
 
-func TestUnescapeMount(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"/run/cnperf/docker/a/s/exec/netns/default", "/run/cnperf/docker/a/s/exec/netns/default"},
-		{`/var/lib/with\040space`, "/var/lib/with space"},
-		{`/tab\011and\134backslash`, "/tab\tand\\backslash"},
-		{`/trailing\04`, `/trailing\04`},
-	}
-	for _, tc := range tests {
-		if got := unescapeMount(tc.in); got != tc.want {
-			t.Errorf("unescapeMount(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
 func TestShimSockets(t *testing.T) {
 	run := t.TempDir()
 	write := func(ns, id, addr string) {

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/poll"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
@@ -267,22 +267,15 @@ func shimSockets(run string) []string {
 // unmountUnder detaches every mount below the given directories, deepest
 // first: the daemons' network namespace files, overlay roots, shm.
 func unmountUnder(dirs ...string) error {
-	f, err := os.Open("/proc/self/mountinfo")
+	ms, err := namespace.Mounts()
 	if err != nil {
 		return err
 	}
-	defer f.Close()
 	var points []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 5 {
-			continue
-		}
-		p := unescapeMount(fields[4])
+	for _, m := range ms {
 		for _, d := range dirs {
-			if strings.HasPrefix(p, d+"/") {
-				points = append(points, p)
+			if strings.HasPrefix(m.Point, d+"/") {
+				points = append(points, m.Point)
 			}
 		}
 	}
@@ -294,25 +287,6 @@ func unmountUnder(dirs ...string) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 func readLines(path string) []string {

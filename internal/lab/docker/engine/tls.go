@@ -66,16 +66,24 @@ func envTLSFiles(getenv func(string) string) *TLS {
 		dir = configDir(getenv)
 	}
 	t := &TLS{SkipVerify: !verify}
+	t.pemFiles(dir)
+	return t
+}
+
+// pemFiles sets the CA, certificate and key to dir's ca.pem, cert.pem and
+// key.pem, each that exists, as the docker CLI finds them, and says
+// whether any did.
+func (t *TLS) pemFiles(dir string) (found bool) {
 	for _, f := range []struct {
 		dst  *string
 		name string
 	}{{&t.CA, "ca.pem"}, {&t.Cert, "cert.pem"}, {&t.Key, "key.pem"}} {
 		p := filepath.Join(dir, f.name)
 		if _, err := os.Stat(p); err == nil {
-			*f.dst = p
+			*f.dst, found = p, true
 		}
 	}
-	return t
+	return found
 }
 
 // configDir is the docker CLI's configuration directory: $DOCKER_CONFIG,
@@ -199,18 +207,7 @@ func readContext(dir, name string) (host string, t *TLS, err error) {
 	}
 	ep := m.Endpoints["docker"]
 	files := &TLS{SkipVerify: ep.SkipTLSVerify}
-	tlsDir := filepath.Join(dir, "contexts", "tls", digest, "docker")
-	found := false
-	for _, f := range []struct {
-		dst  *string
-		name string
-	}{{&files.CA, "ca.pem"}, {&files.Cert, "cert.pem"}, {&files.Key, "key.pem"}} {
-		p := filepath.Join(tlsDir, f.name)
-		if _, err := os.Stat(p); err == nil {
-			*f.dst, found = p, true
-		}
-	}
-	if found || ep.SkipTLSVerify {
+	if files.pemFiles(filepath.Join(dir, "contexts", "tls", digest, "docker")) || ep.SkipTLSVerify {
 		t = files
 	}
 	return ep.Host, t, nil

@@ -27,7 +27,7 @@ func (Mode) BuildDocker(d *docker.Build) ([]lab.Endpoint, error) {
 		return nil, err
 	}
 	if d.Local {
-		return buildLocal(d, b, image, d.Ports())
+		return buildLocal(d, b, image, d.Publish)
 	}
 	return d.ByHost(func(e lab.EndpointAt) (lab.Endpoint, error) {
 		h := e.Host

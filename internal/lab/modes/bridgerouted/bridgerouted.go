@@ -27,16 +27,11 @@ func (Mode) Families() []string { return lab.EveryFamily() }
 // 198.19.i.(2+slot); the host forwards, and every other host routes
 // 198.19.i.0/24 to it.
 func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
-	eps, err := nb.ByHost(func(e lab.EndpointAt) (lab.Endpoint, error) {
+	return routed.ByHost(nb, func(e lab.EndpointAt) (lab.Endpoint, error) {
 		h := e.Host
 		ctr, ip, err := bridged.Attach(nb, e)
 		if err != nil {
 			return lab.Endpoint{}, err
-		}
-		if e.Slot == 0 {
-			if err := routed.Forward(nb, h); err != nil {
-				return lab.Endpoint{}, err
-			}
 		}
 		v4, v6 := ip, lab.SlotIP6(h.Index, e.Slot)
 		return lab.Addressed(lab.Endpoint{
@@ -44,11 +39,4 @@ func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 			Path: []string{h.Name + ":eth0", h.Name + " routing (no NAT)", h.Name + ":" + bridged.Bridge, h.Name + ":" + lab.Dev("veth0", e.Slot), "container:eth0"},
 		}, nb.Conditions, v4, v6, e.Port(nb.Port)), nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	if err := routed.RouteHosts(nb); err != nil {
-		return nil, err
-	}
-	return eps, nil
 }

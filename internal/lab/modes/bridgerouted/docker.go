@@ -2,13 +2,11 @@ package bridgerouted
 
 import (
 	"errors"
-	"fmt"
-	"net"
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/bridged"
 	"github.com/cnperf/cnperf/internal/lab/docker"
-	"github.com/cnperf/cnperf/internal/lab/netdev"
+	"github.com/cnperf/cnperf/internal/lab/routed"
 )
 
 // dockerNet names the mode's bridge network on each engine.
@@ -51,28 +49,8 @@ func (Mode) BuildDocker(d *docker.Build) ([]lab.Endpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := routeHosts(d); err != nil {
+	if err := routed.RouteHosts(d.Build); err != nil {
 		return nil, err
 	}
 	return eps, nil
-}
-
-// routeHosts teaches every host of the lab the route to each other
-// endpoint host's container subnet via that host, as routed.RouteHosts
-// does on the netns driver.
-func routeHosts(d *docker.Build) error {
-	nb := netdev.B{Lab: d.Lab}
-	return lab.EachHost(d.AllHosts, func(h lab.Host) error {
-		var routes []netdev.Route
-		for _, o := range d.Hosts {
-			if o.Name != h.Name {
-				_, _, subnet := lab.HostBridge(o.Index)
-				routes = append(routes, netdev.Route{Dst: subnet, Via: net.ParseIP(o.Addr).To4()})
-			}
-		}
-		if err := nb.Routes(h.NS, routes); err != nil {
-			return fmt.Errorf("routes to the containers of the other hosts: %w", err)
-		}
-		return nil
-	})
 }

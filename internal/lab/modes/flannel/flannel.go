@@ -29,6 +29,7 @@ import (
 	fl "github.com/cnperf/cnperf/internal/lab/flannel"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/lab/netns"
+	"github.com/cnperf/cnperf/internal/lab/process"
 	"github.com/cnperf/cnperf/internal/poll"
 	"github.com/cnperf/cnperf/internal/record"
 )
@@ -178,7 +179,7 @@ func (m Mode) start(lb *lab.Build, docker bool) (map[string]fl.SubnetEnv, *recor
 		if m.Backend == fl.UDP {
 			cpus = lb.Conditions.RouterCPUs()
 		}
-		log, err := lb.StartCommandLog("flanneld-"+h.Name, h.NS, cpus, argv, nil, filepath.Join(dir, "flanneld.log"))
+		log, err := lb.StartCommand("flanneld-"+h.Name, h.NS, cpus, argv, nil, filepath.Join(dir, "flanneld.log"))
 		if err != nil {
 			return nil, nil, fmt.Errorf("host %s: start flanneld: %w", h.Name, err)
 		}
@@ -244,7 +245,7 @@ func (m Mode) container(nb *netns.Build, e lab.EndpointAt, env fl.SubnetEnv) (la
 			return lab.Endpoint{}, err
 		}
 	}
-	if err := b.PublishTo(h.NS, bridge, ctrIP, e.Shift, nb.Several(), nb.PublishPorts()...); err != nil {
+	if err := b.PublishTo(h.NS, bridge, ctrIP, e.Shift, nb.Several(), nb.Publish...); err != nil {
 		return lab.Endpoint{}, err
 	}
 	p := e.Port(nb.Port)
@@ -290,7 +291,7 @@ func startEtcd(nb *lab.Build, bin string, h lab.Host, state string, cfg fl.Confi
 		"--listen-client-urls=" + endpoint + ",http://127.0.0.1:2379", "--advertise-client-urls=" + endpoint,
 		"--listen-peer-urls=" + peer, "--initial-advertise-peer-urls=" + peer, "--initial-cluster=cnperf=" + peer,
 		"--log-level=warn"}
-	log, err := nb.StartCommandLog("etcd", h.NS, nil, argv, nil, filepath.Join(data, "etcd.log"))
+	log, err := nb.StartCommand("etcd", h.NS, nil, argv, nil, filepath.Join(data, "etcd.log"))
 	if err != nil {
 		return "", fmt.Errorf("host %s: start etcd: %w", h.Name, err)
 	}
@@ -313,7 +314,7 @@ func startEtcd(nb *lab.Build, bin string, h lab.Host, state string, cfg fl.Confi
 		if errors.Is(err, poll.ErrTimeout) && last != nil {
 			err = fmt.Errorf("did not take the configuration within %s (%v)", within, last)
 		}
-		return "", fmt.Errorf("host %s: etcd %v: %s", h.Name, err, fl.LastLogLine(log))
+		return "", fmt.Errorf("host %s: etcd %v: %s", h.Name, err, process.LastLogLine(log))
 	}
 	return endpoint, nil
 }
@@ -345,7 +346,7 @@ func waitLease(nb *lab.Build, h lab.Host, path, log string) (fl.SubnetEnv, error
 				err = fmt.Errorf("wrote a subnet.env cnperf cannot read (%v)", last)
 			}
 		}
-		return env, fmt.Errorf("host %s: flanneld %v: %s", h.Name, err, fl.LastLogLine(log))
+		return env, fmt.Errorf("host %s: flanneld %v: %s", h.Name, err, process.LastLogLine(log))
 	}
 	return env, nil
 }

@@ -47,7 +47,7 @@ func (Mode) BuildDocker(d *docker.Build) ([]lab.Endpoint, error) {
 		IPAM: &network.IPAM{Config: []network.IPAMConfig{ipam}}}); err != nil {
 		return nil, err
 	}
-	pub := d.Ports()
+	pub := d.Publish
 	return d.ByHost(func(e lab.EndpointAt) (lab.Endpoint, error) {
 		h := e.Host
 		ip, err := dockerIP(e, several)

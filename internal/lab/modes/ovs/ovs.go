@@ -123,7 +123,7 @@ func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 				return nil, err
 			}
 		}
-		if err := b.PublishTo(h.NS, bridge, ip, e.Shift, nb.Several(), nb.PublishPorts()...); err != nil {
+		if err := b.PublishTo(h.NS, bridge, ip, e.Shift, nb.Several(), nb.Publish...); err != nil {
 			return nil, err
 		}
 		addr := lab.HostPort(h.Addr, e.Port(nb.Port))
@@ -150,8 +150,8 @@ func startOVS(nb *netns.Build, h lab.Host, dir string) error {
 	// Everything OVS writes goes to dir, not /var/run/openvswitch.
 	env := []string{"OVS_RUNDIR=" + dir, "OVS_LOGDIR=" + dir, "OVS_DBDIR=" + dir}
 	sock := "unix:" + filepath.Join(dir, "db.sock")
-	if err := nb.StartCommand("ovsdb-"+h.Name, h.NS, nil, []string{"ovsdb-server", db, "--remote=p" + sock,
-		"--unixctl=" + filepath.Join(dir, "ovsdb.ctl"), "--log-file=" + filepath.Join(dir, "ovsdb.log")}, env); err != nil {
+	if _, err := nb.StartCommand("ovsdb-"+h.Name, h.NS, nil, []string{"ovsdb-server", db, "--remote=p" + sock,
+		"--unixctl=" + filepath.Join(dir, "ovsdb.ctl"), "--log-file=" + filepath.Join(dir, "ovsdb.log")}, env, ""); err != nil {
 		return err
 	}
 	if err := waitFile(filepath.Join(dir, "db.sock"), 10*time.Second); err != nil {
@@ -161,8 +161,9 @@ func startOVS(nb *netns.Build, h lab.Host, dir string) error {
 		return err
 	}
 	// The routers' CPU condition applies to the datapath too.
-	return nb.StartCommand("ovs-vswitchd-"+h.Name, h.NS, nb.Conditions.RouterCPUs(), []string{"ovs-vswitchd", sock,
-		"--unixctl=" + filepath.Join(dir, "vswitchd.ctl"), "--log-file=" + filepath.Join(dir, "vswitchd.log")}, env)
+	_, err := nb.StartCommand("ovs-vswitchd-"+h.Name, h.NS, nb.Conditions.RouterCPUs(), []string{"ovs-vswitchd", sock,
+		"--unixctl=" + filepath.Join(dir, "vswitchd.ctl"), "--log-file=" + filepath.Join(dir, "vswitchd.log")}, env, "")
+	return err
 }
 
 func waitFile(path string, within time.Duration) error {

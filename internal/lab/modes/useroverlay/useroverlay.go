@@ -120,7 +120,7 @@ func (m Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 			return nil, err
 		}
 		if e.Slot > 0 {
-			if err := b.PublishTo(h.NS, bridge, lab.IP(ctrIP+"/24"), e.Shift, false, nb.PublishPorts()...); err != nil {
+			if err := b.PublishTo(h.NS, bridge, lab.IP(ctrIP+"/24"), e.Shift, false, nb.Publish...); err != nil {
 				return nil, err
 			}
 			eps = append(eps, m.endpoint(nb, e, ctr, ctrIP))
@@ -129,7 +129,7 @@ func (m Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 		if err := b.NATExempt(h.NS, subnet, Range); err != nil {
 			return nil, err
 		}
-		if err := b.Publish(h.NS, bridge, subnet, lab.IP(ctrIP+"/24"), nb.PublishPorts()...); err != nil {
+		if err := b.Publish(h.NS, bridge, subnet, lab.IP(ctrIP+"/24"), nb.Publish...); err != nil {
 			return nil, err
 		}
 		cfg := router.Config{Kind: m.Kind, TUN: tunName, MTU: m.mtu(nb), Listen: lab.HostPort(h.Addr, m.port()),

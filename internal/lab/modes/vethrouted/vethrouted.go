@@ -36,13 +36,8 @@ func (Mode) Families() []string { return lab.EveryFamily() }
 func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 	b := nb.Net()
 	c := nb.Conditions
-	eps, err := nb.ByHost(func(e lab.EndpointAt) (lab.Endpoint, error) {
+	return routed.ByHost(nb, func(e lab.EndpointAt) (lab.Endpoint, error) {
 		h := e.Host
-		if e.Slot == 0 {
-			if err := routed.Forward(nb, h); err != nil {
-				return lab.Endpoint{}, err
-			}
-		}
 		ctr := nb.NS(e)
 		if err := nb.CreateNS(ctr); err != nil {
 			return lab.Endpoint{}, err
@@ -84,11 +79,4 @@ func (Mode) Build(nb *netns.Build) ([]lab.Endpoint, error) {
 			Path: []string{h.Name + ":eth0", h.Name + " routing (/32 via " + veth + ")", h.Name + ":" + veth, "container:eth0"},
 		}, c, ip, ip6, e.Port(nb.Port)), nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	if err := routed.RouteHosts(nb); err != nil {
-		return nil, err
-	}
-	return eps, nil
 }
