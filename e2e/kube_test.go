@@ -67,7 +67,6 @@ func TestKube(t *testing.T) {
 	k := newTestClusters(t, bin)
 	t.Run("driver", func(t *testing.T) { kubeDriver(t, bin, k) })
 	t.Run("policy not enforced", func(t *testing.T) { kubePolicyNotEnforced(t, bin, k) })
-	t.Run("flannel", func(t *testing.T) { kubeFlannel(t, bin, k) })
 	t.Run("clusters", func(t *testing.T) { kubeClusters(t, bin, k) })
 	k.done(bridgeCluster)
 	k.done(flannelCluster)
@@ -79,13 +78,14 @@ func TestKube(t *testing.T) {
 	assertNothingLeft(t, bin)
 }
 
-// kubeDriver runs ping-pong and stream on the four Kubernetes modes, same
-// node and across nodes, on the bridge plugin's test cluster: every series
-// measures, run.json names the nodes and the CNI, the socket run records
-// the nodes' daemons (bridgeDaemons), and nothing is left on the cluster
-// or the machine. Bad input is refused before anything is
-// made, and an image the nodes cannot get fails the lab within a minute,
-// leaving nothing.
+// kubeDriver runs ping-pong, stream and rr in one run on the four
+// Kubernetes modes, same node and across nodes, on the bridge plugin's
+// test cluster (the tests' cells interleave on the same labs, so each
+// series is built once): every series measures each workload, run.json
+// names the nodes and the CNI, the run records the nodes' daemons
+// (bridgeDaemons), and nothing is left on the cluster or the machine.
+// Bad input is refused before anything is made, and an image the nodes
+// cannot get fails the lab within a minute, leaving nothing.
 func kubeDriver(t *testing.T, bin string, k *testClusters) {
 	kc, image := k.get(t, bridgeCluster), k.image
 	head := fmt.Sprintf(`driver: kubernetes
@@ -96,57 +96,56 @@ variants:
   - {name: cross-node, node_placement: cross-node}
 kubernetes: {image: "%s", image_pull_policy: Never}
 `, image)
-	runs := []struct{ name, spec string }{
-		{"pingpong", "name: k8spp\n" + head + "pingpong: {min_size: 1, max_size: 100000, coverage: 0.0002, repetitions: 2, chunk: 10, port: 8080}\n"},
-		{"stream", "name: k8sst\n" + head + "tests:\n  - {workload: stream, duration: 1s}\n  - {workload: rr, protocol: tcp, duration: 1s}\n"},
-	}
-	for _, r := range runs {
-		t.Run(r.name, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), "run")
-			start := time.Now()
-			out, err := exec.Command(bin, "run", writeSpec(t, r.spec), "--kubeconfig", kc, "-o", dir).CombinedOutput()
-			if err != nil {
-				t.Fatalf("run: %v\n%s", err, lastLines(string(out), 40))
+	t.Run("workloads", func(t *testing.T) {
+		spec := "name: k8sdrv\n" + head + `tests:
+  - {workload: pingpong, min_size: 1, max_size: 100000, coverage: 0.0002, repetitions: 2, chunk: 10, port: 8080}
+  - {workload: stream, duration: 1s}
+  - {workload: rr, protocol: tcp, duration: 1s}
+`
+		dir := filepath.Join(t.TempDir(), "run")
+		start := time.Now()
+		out, err := exec.Command(bin, "run", writeSpec(t, spec), "--kubeconfig", kc, "-o", dir).CombinedOutput()
+		if err != nil {
+			t.Fatalf("run: %v\n%s", err, lastLines(string(out), 40))
+		}
+		t.Logf("on the cluster in %s:\n%s", time.Since(start).Round(time.Second), lastLines(string(out), 40))
+		m := readMeta(t, dir)
+		if m.Status != "complete" || len(m.Modes) != 8 {
+			t.Fatalf("status %s, %d series, want complete and 8", m.Status, len(m.Modes))
+		}
+		for _, mm := range m.Modes {
+			k := mm.Lab.Kube
+			if k == nil || k.CNI != "bridge" || k.ProxyMode != "iptables" || k.Version == "" || len(k.Nodes) == 0 || k.Nodes[0].Kubelet == "" {
+				t.Fatalf("series %s: run.json's cluster %+v, want the nodes, their kubelet, the CNI (bridge), kube-proxy's mode (iptables)", mm.Mode, k)
 			}
-			t.Logf("%s on the cluster in %s:\n%s", r.name, time.Since(start).Round(time.Second), lastLines(string(out), 40))
-			m := readMeta(t, dir)
-			if m.Status != "complete" || len(m.Modes) != 8 {
-				t.Fatalf("status %s, %d series, want complete and 8", m.Status, len(m.Modes))
+			var nodes []string
+			for _, n := range k.Nodes {
+				nodes = append(nodes, n.Name)
 			}
-			for _, mm := range m.Modes {
-				k := mm.Lab.Kube
-				if k == nil || k.CNI != "bridge" || k.ProxyMode != "iptables" || k.Version == "" || len(k.Nodes) == 0 || k.Nodes[0].Kubelet == "" {
-					t.Fatalf("series %s: run.json's cluster %+v, want the nodes, their kubelet, the CNI (bridge), kube-proxy's mode (iptables)", mm.Mode, k)
-				}
-				var nodes []string
-				for _, n := range k.Nodes {
-					nodes = append(nodes, n.Name)
-				}
-				want := []string{"node1"}
-				if strings.HasSuffix(mm.Mode, "cross-node") {
-					want = []string{"node1", "node2"}
-				}
-				if !slices.Equal(nodes, want) {
-					t.Errorf("series %s ran on %v, want %v", mm.Mode, nodes, want)
-				}
-				for _, ep := range mm.Lab.Endpoints {
-					if ep.Kube == nil || ep.Kube.Pod == "" || ep.Kube.Node == "" {
-						t.Errorf("series %s: endpoint %s has no pod recorded", mm.Mode, ep.Role)
-					}
-				}
+			want := []string{"node1"}
+			if strings.HasSuffix(mm.Mode, "cross-node") {
+				want = []string{"node1", "node2"}
 			}
-			measured := measuredBySeries(t, dir)
-			for _, mm := range m.Modes {
-				if measured[mm.Mode] == 0 {
-					t.Errorf("series %s measured nothing (results of every cell: %v)", mm.Mode, measured)
+			if !slices.Equal(nodes, want) {
+				t.Errorf("series %s ran on %v, want %v", mm.Mode, nodes, want)
+			}
+			for _, ep := range mm.Lab.Endpoints {
+				if ep.Kube == nil || ep.Kube.Pod == "" || ep.Kube.Node == "" {
+					t.Errorf("series %s: endpoint %s has no pod recorded", mm.Mode, ep.Role)
 				}
 			}
-			if r.name == "stream" {
-				bridgeDaemons(t, bin, dir, m, string(out))
+		}
+		measured := measuredByWorkload(t, dir)
+		for _, mm := range m.Modes {
+			for _, w := range []string{"pingpong", "stream", "rr"} {
+				if measured[mm.Mode][w] == 0 {
+					t.Errorf("series %s measured no %s (results of every cell: %v)", mm.Mode, w, measured)
+				}
 			}
-			assertNoLabsOn(t, kc)
-		})
-	}
+		}
+		bridgeDaemons(t, bin, dir, m, string(out))
+		assertNoLabsOn(t, kc)
+	})
 	t.Run("bad input", func(t *testing.T) {
 		spec := writeSpec(t, "name: k8sbad\n"+strings.Replace(head, "image: \""+image+"\"", "image: \"cnperf/absent:none\"", 1)+
 			"tests:\n  - {workload: stream, duration: 1s}\n")
@@ -166,36 +165,6 @@ kubernetes: {image: "%s", image_pull_policy: Never}
 		}
 		assertNoLabsOn(t, kc)
 	})
-	k.assertNothingLeft(t)
-}
-
-// kubeFlannel runs the socket workloads on k8s-pod and k8s-service,
-// same node and across nodes, on a test cluster whose pods are on real
-// Flannel (VXLAN, flanneld per node with the Kubernetes subnet manager)
-// and whose kube-proxy runs in nftables mode: run.json names Flannel, its
-// backend and the pods' MTU, and kube-proxy's mode, as the cluster says
-// them; nothing is left on the cluster or the machine.
-func kubeFlannel(t *testing.T, bin string, k *testClusters) {
-	requireBuilt(t, "scripts/flannel-build.sh", flanneld)
-	m := runCNISockets(t, bin, "k8sfl", k.get(t, flannelCluster), k.image)
-	for _, mm := range m.Modes {
-		k := mm.Lab.Kube
-		if k == nil || k.CNI != "flannel" || k.CNIBackend != "vxlan" || k.PodMTU != 1450 || k.ProxyMode != "nftables" {
-			t.Errorf("series %s: run.json's cluster %+v, want CNI flannel, backend vxlan, pod MTU 1450, kube-proxy nftables", mm.Mode, k)
-		}
-	}
-	// flanneld is the CNI agent whose cost each cell records, on each
-	// node the lab's pods are on.
-	nodes := map[string]int{}
-	for _, mm := range m.Modes {
-		nodes[mm.Mode] = len(mm.Lab.Kube.Nodes)
-	}
-	assertDaemonsRecorded(t, m, nodes, record.DaemonCNIAgent, record.DaemonKubeProxy, record.DaemonKubelet)
-	for _, c := range m.Cells {
-		if a, ok := c.Daemons[record.DaemonCNIAgent]; ok && !slices.Equal(a.Names, []string{"flanneld"}) {
-			t.Errorf("cell %d: the CNI agent is %v, want flanneld", c.Index, a.Names)
-		}
-	}
 	k.assertNothingLeft(t)
 }
 
@@ -280,11 +249,23 @@ func exitCode(err error) int {
 // ping-pong request answered, or a socket workload's total.
 func measuredBySeries(t *testing.T, dir string) map[string]int {
 	t.Helper()
+	out := map[string]int{}
+	for mode, by := range measuredByWorkload(t, dir) {
+		for _, n := range by {
+			out[mode] += n
+		}
+	}
+	return out
+}
+
+// measuredByWorkload is measuredBySeries by series and workload.
+func measuredByWorkload(t *testing.T, dir string) map[string]map[string]int {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "samples.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]int{}
+	out := map[string]map[string]int{}
 	for _, line := range strings.Split(string(b), "\n") {
 		var r struct {
 			Workload, Mode, Kind, Error string
@@ -294,7 +275,10 @@ func measuredBySeries(t *testing.T, dir string) map[string]int {
 			continue
 		}
 		if (r.Workload == "pingpong" && r.Error == "" && r.Code == 200) || r.Kind == "total" {
-			out[r.Mode]++
+			if out[r.Mode] == nil {
+				out[r.Mode] = map[string]int{}
+			}
+			out[r.Mode][r.Workload]++
 		}
 	}
 	return out
