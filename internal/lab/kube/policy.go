@@ -2,6 +2,7 @@ package kube
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -31,22 +32,19 @@ import (
 // take before it counts as blocked (a dropped SYN shows only as a
 // timeout; the time the driver measures is the failing dial's start, so
 // the timeout does not add to it), and how long the prober may take to
-// reach the listener at all. How long a policy may take to be enforced
-// before the CNI is said not to enforce policies is the spec's
-// (Target.probeBound).
+// reach the listener, and a policy to be enforced (unless
+// kubernetes.policy_probe_seconds says: Target.policyBound) before the CNI
+// is said not to enforce policies.
 const (
 	probeEvery   = 10 * time.Millisecond
 	probeTimeout = 200 * time.Millisecond
-	reachBound   = 30 * time.Second
+	probeBound   = 30 * time.Second
 )
 
-// probeBound is how long a policy's creation or deletion may take to show
-// on the prober's dials: kubernetes.policy_probe_seconds, 30 s by default.
-func (t Target) probeBound() time.Duration {
-	if t.PolicyProbeSeconds > 0 {
-		return time.Duration(t.PolicyProbeSeconds) * time.Second
-	}
-	return 30 * time.Second
+// policyBound is how long a policy's creation or deletion may take to
+// show on the prober's dials.
+func (t Target) policyBound() time.Duration {
+	return cmp.Or(time.Duration(t.PolicyProbeSeconds)*time.Second, probeBound)
 }
 
 // Names of the policies a lab makes.
@@ -213,7 +211,7 @@ func applyPolicy(ctx context.Context, l *lab.Lab, cfg lab.Config, rt *Runtime, l
 	if server == nil || client == nil {
 		l.Kube.PolicyProbe = &record.PolicyProbe{Note: "the lab's pods are on the nodes' network, where NetworkPolicies do not apply: not probed"}
 	} else {
-		pr, err := probeEnforcement(ctx, rt, server.Kube, client, cfg.Port+server.PortShift, labels, options(cfg).probeBound())
+		pr, err := probeEnforcement(ctx, rt, server.Kube, client, cfg.Port+server.PortShift, labels, options(cfg).policyBound())
 		if err != nil {
 			return err
 		}
@@ -335,10 +333,10 @@ func startProbe(rt *Runtime, server, client *record.KubePod, port int) (*probeSe
 			}
 		}
 	}()
-	if _, ok := s.waitFor(inpod.ProbePass, time.Time{}, reachBound); !ok {
+	if _, ok := s.waitFor(inpod.ProbePass, time.Time{}, probeBound); !ok {
 		s.stop()
 		return nil, lab.Failure{Err: fmt.Errorf("kubernetes: policy probe: pod %s cannot reach %s (pod %s) in %s: %s",
-			client.Pod, s.to, server.Pod, reachBound, strings.TrimSpace(s.errb.String()))}
+			client.Pod, s.to, server.Pod, probeBound, strings.TrimSpace(s.errb.String()))}
 	}
 	return s, nil
 }
@@ -504,7 +502,7 @@ func PolicyCheck(ctx context.Context, c *Conn, t Target, placement string) (reco
 		pods = append(pods, &record.KubePod{Namespace: ns, Pod: h, Node: p.Spec.NodeName, PodIP: p.Status.PodIP, HostIP: p.Status.HostIP})
 	}
 	rt := &Runtime{c: c, ns: ns, pods: pods}
-	return probeEnforcement(ctx, rt, pods[0], pods[1], policyCheckPort, labels, t.probeBound())
+	return probeEnforcement(ctx, rt, pods[0], pods[1], policyCheckPort, labels, t.policyBound())
 }
 
 // policyCheckPort is the port the policy check's listener takes in its own
