@@ -97,8 +97,10 @@ variants:
 kubernetes: {image: "%s", image_pull_policy: Never}
 `, image)
 	t.Run("workloads", func(t *testing.T) {
+		// Ping-pong's port beside the socket tests' (5201-5204): a
+		// nodeport lab's ports must fit in the node port range together.
 		spec := "name: k8sdrv\n" + head + `tests:
-  - {workload: pingpong, min_size: 1, max_size: 100000, coverage: 0.0002, repetitions: 2, chunk: 10, port: 8080}
+  - {workload: pingpong, min_size: 1, max_size: 100000, coverage: 0.0002, repetitions: 2, chunk: 10, port: 5300}
   - {workload: stream, duration: 1s}
   - {workload: rr, protocol: tcp, duration: 1s}
 `
