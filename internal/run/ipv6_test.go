@@ -79,8 +79,6 @@ pingpong:
   chunk: 5
   retries: 3
   timeout: 10s
-  max_body: 16777216
-  port: 8080
 `), "ipv6.yaml")
 	if err != nil {
 		t.Fatal(err)
