@@ -5,25 +5,33 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/record"
 )
 
 // kubeClusters runs one spec over two test clusters at once, the bridge
-// plugin's and Flannel's (one node of each): every series of both
-// measures, each lab records the cluster it was on, and the cells
-// interleave between the clusters as between modes. Two targets that are
-// one cluster are refused (exit 2) before any namespace is made on it, and
-// so are test clusters that are not up, with the commands that bring them
-// up. Nothing is left on the clusters or the machine.
+// plugin's (one node) and Flannel's (across nodes: real Flannel, VXLAN,
+// flanneld per node with the Kubernetes subnet manager, kube-proxy in
+// nftables mode): every series of both measures, each lab records the
+// cluster it was on, and the cells interleave between the clusters as
+// between modes. The Flannel series' run.json names Flannel, its backend
+// and the pods' MTU, and kube-proxy's mode, as the cluster says them, and
+// their cells record what flanneld, kube-proxy and the kubelet spent. Two
+// targets that are one cluster are refused (exit 2) before any namespace
+// is made on it, and so are test clusters that are not up, with the
+// commands that bring them up. Nothing is left on the clusters or the
+// machine.
 func kubeClusters(t *testing.T, bin string, k *testClusters) {
 	requireBuilt(t, "scripts/flannel-build.sh", flanneld)
 	kc1, kc2, image := k.get(t, bridgeCluster), k.get(t, flannelCluster), k.image
 
 	spec := fmt.Sprintf(`name: mc
 driver: kubernetes
-modes: [k8s-host, k8s-pod]
+modes: [k8s-host, k8s-pod, k8s-service]
 reference: k8s-host
 kubernetes:
   image: "%s"
@@ -33,7 +41,7 @@ kubernetes:
     - {name: flannel, kubeconfig: "%s"}
 variants:
   - {cluster: bridge, node_placement: same-node}
-  - {cluster: flannel, node_placement: same-node}
+  - {cluster: flannel, node_placement: cross-node}
 tests:
   - {workload: stream, duration: 1s, repetitions: 2}
   - {workload: rr, protocol: tcp, duration: 1s, repetitions: 2}
@@ -49,8 +57,8 @@ tests:
 		t.Errorf("the run's tables do not compare each cluster's pods with its own k8s-host:\n%s", lastLines(string(out), 30))
 	}
 	m := readMeta(t, dir)
-	if m.Status != "complete" || len(m.Modes) != 4 {
-		t.Fatalf("status %s, %d series, want complete and 4", m.Status, len(m.Modes))
+	if m.Status != "complete" || len(m.Modes) != 6 {
+		t.Fatalf("status %s, %d series, want complete and 6", m.Status, len(m.Modes))
 	}
 	clusterOf := map[string]string{}
 	for _, mm := range m.Modes {
@@ -63,7 +71,13 @@ tests:
 			t.Errorf("series %s: run.json's cluster %q (CNI %q, server %q), want the series' own and its CNI", mm.Mode, k.Cluster, k.CNI, k.Server)
 		}
 		clusterOf[mm.Mode] = k.Cluster
+		// k8s-host's pods are on the nodes' network: no pod MTU.
+		podMTU := map[bool]int{true: 0, false: 1450}[strings.HasPrefix(mm.Mode, "k8s-host/")]
+		if k.Cluster == "flannel" && (k.CNIBackend != "vxlan" || k.PodMTU != podMTU || k.ProxyMode != "nftables") {
+			t.Errorf("series %s: run.json's cluster %+v, want Flannel's backend vxlan, pod MTU %d, kube-proxy nftables", mm.Mode, k, podMTU)
+		}
 	}
+	flannelDaemons(t, m, clusterOf)
 	measured := measuredBySeries(t, dir)
 	for _, mm := range m.Modes {
 		if measured[mm.Mode] == 0 {
@@ -122,4 +136,29 @@ tests:
 		}
 	})
 	k.assertNothingLeft(t)
+}
+
+// flannelDaemons checks that the cells of the run's series on Flannel
+// (clusterOf by series) record, from the cgroups of the nodes each series
+// ran on, what kube-proxy, the kubelet and the CNI agent spent, and that
+// the CNI agent is flanneld.
+func flannelDaemons(t *testing.T, m record.Meta, clusterOf map[string]string) {
+	t.Helper()
+	fl := m
+	fl.Cells = nil
+	nodes := map[string]int{}
+	for _, mm := range m.Modes {
+		nodes[mm.Mode] = len(mm.Lab.Kube.Nodes)
+	}
+	for _, c := range m.Cells {
+		if clusterOf[c.Mode] == "flannel" {
+			fl.Cells = append(fl.Cells, c)
+		}
+	}
+	assertDaemonsRecorded(t, fl, nodes, record.DaemonCNIAgent, record.DaemonKubeProxy, record.DaemonKubelet)
+	for _, c := range fl.Cells {
+		if a, ok := c.Daemons[record.DaemonCNIAgent]; ok && !slices.Equal(a.Names, []string{"flanneld"}) {
+			t.Errorf("cell %d: the CNI agent is %v, want flanneld", c.Index, a.Names)
+		}
+	}
 }

@@ -67,7 +67,6 @@ func TestKube(t *testing.T) {
 	k := newTestClusters(t, bin)
 	t.Run("driver", func(t *testing.T) { kubeDriver(t, bin, k) })
 	t.Run("policy not enforced", func(t *testing.T) { kubePolicyNotEnforced(t, bin, k) })
-	t.Run("flannel", func(t *testing.T) { kubeFlannel(t, bin, k) })
 	t.Run("clusters", func(t *testing.T) { kubeClusters(t, bin, k) })
 	k.done(bridgeCluster)
 	k.done(flannelCluster)
@@ -166,36 +165,6 @@ kubernetes: {image: "%s", image_pull_policy: Never}
 		}
 		assertNoLabsOn(t, kc)
 	})
-	k.assertNothingLeft(t)
-}
-
-// kubeFlannel runs the socket workloads on k8s-pod and k8s-service,
-// same node and across nodes, on a test cluster whose pods are on real
-// Flannel (VXLAN, flanneld per node with the Kubernetes subnet manager)
-// and whose kube-proxy runs in nftables mode: run.json names Flannel, its
-// backend and the pods' MTU, and kube-proxy's mode, as the cluster says
-// them; nothing is left on the cluster or the machine.
-func kubeFlannel(t *testing.T, bin string, k *testClusters) {
-	requireBuilt(t, "scripts/flannel-build.sh", flanneld)
-	m := runCNISockets(t, bin, "k8sfl", k.get(t, flannelCluster), k.image)
-	for _, mm := range m.Modes {
-		k := mm.Lab.Kube
-		if k == nil || k.CNI != "flannel" || k.CNIBackend != "vxlan" || k.PodMTU != 1450 || k.ProxyMode != "nftables" {
-			t.Errorf("series %s: run.json's cluster %+v, want CNI flannel, backend vxlan, pod MTU 1450, kube-proxy nftables", mm.Mode, k)
-		}
-	}
-	// flanneld is the CNI agent whose cost each cell records, on each
-	// node the lab's pods are on.
-	nodes := map[string]int{}
-	for _, mm := range m.Modes {
-		nodes[mm.Mode] = len(mm.Lab.Kube.Nodes)
-	}
-	assertDaemonsRecorded(t, m, nodes, record.DaemonCNIAgent, record.DaemonKubeProxy, record.DaemonKubelet)
-	for _, c := range m.Cells {
-		if a, ok := c.Daemons[record.DaemonCNIAgent]; ok && !slices.Equal(a.Names, []string{"flanneld"}) {
-			t.Errorf("cell %d: the CNI agent is %v, want flanneld", c.Index, a.Names)
-		}
-	}
 	k.assertNothingLeft(t)
 }
 

@@ -14,13 +14,13 @@ import (
 // policy is refused in one line saying "not enforced", with exit 2 and
 // nothing left on the cluster; the policy check (network_policy: probe)
 // runs and records the lab's probe as not enforced, and the summary says
-// so.
+// so. A probe on it waits out its whole bound, so the spec sets that short.
 func kubePolicyNotEnforced(t *testing.T, bin string, k *testClusters) {
 	kc, image := k.get(t, bridgeCluster), k.image
 	head := fmt.Sprintf(`driver: kubernetes
 modes: [k8s-pod]
 reference: k8s-pod
-kubernetes: {image: "%s", image_pull_policy: Never}
+kubernetes: {image: "%s", image_pull_policy: Never, policy_probe_seconds: 3}
 tests:
   - {workload: rr, protocol: tcp, duration: 1s}
 `, image)
@@ -33,8 +33,8 @@ tests:
 	spec := writeSpec(t, "name: polna\n"+head+"conditions: {node_placement: same-node}\nvariants: [{network_policy: none}, {policy_rules: 10}]\n")
 	out, err := exec.Command(bin, "run", spec, "--kubeconfig", kc, "-o", filepath.Join(t.TempDir(), "run")).CombinedOutput()
 	msg := strings.TrimSpace(string(out))
-	if code := exitCode(err); code != 2 || strings.Count(msg, "\n") != 0 || !strings.Contains(msg, "policy_rules 10: not enforced") {
-		t.Errorf("a policy on the bridge plugin: exit %d, want 2 and one line saying policy_rules 10: not enforced:\n%s", code, lastLines(msg, 10))
+	if code := exitCode(err); code != 2 || strings.Count(msg, "\n") != 0 || !strings.Contains(msg, "policy_rules 10: not enforced") || !strings.Contains(msg, "passing for 3s") {
+		t.Errorf("a policy on the bridge plugin: exit %d, want 2 and one line saying policy_rules 10: not enforced, passing for the spec's 3s:\n%s", code, lastLines(msg, 10))
 	}
 	t.Logf("refused in %s: %s", time.Since(start).Round(time.Second), msg)
 	leftOnCluster()
@@ -56,7 +56,7 @@ tests:
 			t.Fatalf("series %s: no cluster recorded", mm.Mode)
 		case strings.HasSuffix(mm.Mode, "/none") && (k.PolicyProbe != nil || k.Policy != ""):
 			t.Errorf("series %s: policy %q, probe %+v; want neither", mm.Mode, k.Policy, k.PolicyProbe)
-		case strings.HasSuffix(mm.Mode, "/check") && (k.PolicyProbe == nil || k.PolicyProbe.Enforced || k.PolicyProbe.Bound == 0 || k.Policy != ""):
+		case strings.HasSuffix(mm.Mode, "/check") && (k.PolicyProbe == nil || k.PolicyProbe.Enforced || k.PolicyProbe.Bound != 3*time.Second || k.Policy != ""):
 			t.Errorf("series %s: policy %q, probe %+v; want no policy and a probe that found it not enforced", mm.Mode, k.Policy, k.PolicyProbe)
 		}
 	}

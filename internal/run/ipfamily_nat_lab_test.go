@@ -50,9 +50,8 @@ variants:
   - {name: v6, ip_family: ipv6}
   - {name: dual, ip_family: dual}
 `
-	// A spec runs socket tests or ping-pong: two runs.
-	var ids []string
-	for i, doc := range []string{"name: ipfamily\n" + head + `tests:
+	// Ping-pong's cells interleave with the socket tests' on the same labs.
+	res, _ := runtest.Run(t, cat, "ipfamily", "name: ipfamily\n"+head+`tests:
   - {workload: stream, duration: 1s}
   - {workload: stream, protocol: udp, rate: 20M, duration: 1s}
   - {workload: rr, protocol: tcp, duration: 1s}
@@ -61,35 +60,32 @@ variants:
   - {workload: jitter, rate: 1M, duration: 1s}
   - {workload: datagram, count: 2000, rate: 20M}
   - {workload: grid, duration: 1s}
-`, "name: ipfamily_pp\n" + head + runtest.SmallPingPong} {
-		res, _ := runtest.Run(t, cat, "ipfamily", doc)
-		ids = append(ids, res.Meta.ID)
-		// Every workload's cells on every mode and family have samples.
-		cases := map[string]bool{}
-		got := map[string]map[string]int{}
-		for _, c := range res.Meta.Cells {
-			cases[c.Case] = true
-			if got[c.Mode] == nil {
-				got[c.Mode] = map[string]int{}
-			}
-			got[c.Mode][c.Case] += c.Samples
+`+runtest.SmallPingPong)
+	// Every workload's cells on every mode and family have samples.
+	cases := map[string]bool{}
+	got := map[string]map[string]int{}
+	for _, c := range res.Meta.Cells {
+		cases[c.Case] = true
+		if got[c.Mode] == nil {
+			got[c.Mode] = map[string]int{}
 		}
-		for _, m := range []string{"bridge/v6", "bridge/dual", "overlay/v6", "overlay/dual"} {
-			for cs := range cases {
-				if got[m][cs] == 0 {
-					t.Errorf("%s: %s: no samples of %q", res.Meta.ID, m, cs)
-				}
+		got[c.Mode][c.Case] += c.Samples
+	}
+	for _, m := range []string{"bridge/v6", "bridge/dual", "overlay/v6", "overlay/dual"} {
+		for cs := range cases {
+			if got[m][cs] == 0 {
+				t.Errorf("%s: no samples of %q", m, cs)
 			}
 		}
-		if i == 0 && len(cases) != 8 {
-			t.Errorf("%s: cases %v, want the eight tests", res.Meta.ID, cases)
-		}
+	}
+	if len(cases) < 9 {
+		t.Errorf("cases %v, want the eight socket tests' and ping-pong's", cases)
 	}
 
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.seen) != 8 {
-		t.Errorf("judged %d labs, want 4 of each run", len(w.seen))
+	if len(w.seen) != 4 {
+		t.Errorf("judged %d labs, want 4", len(w.seen))
 	}
 	for name, e := range w.seen {
 		t.Logf("%s (%s, %s): %+v", name, e.mode, e.family, *e)
@@ -116,9 +112,7 @@ variants:
 			}
 		}
 	}
-	for _, id := range ids {
-		checkNoRulesLeft(t, id)
-	}
+	checkNoRulesLeft(t, res.Meta.ID)
 }
 
 // TestIPFamilyRulesCleaned: `cnperf lab down` and `cnperf clean` remove a

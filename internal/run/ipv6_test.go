@@ -49,8 +49,10 @@ func checkIPv6Labs(t *testing.T, rd *record.Reader, series int) {
 
 // TestEveryWorkloadOverIPv6: every socket workload (stream over TCP and
 // UDP, rr tcp, udp fitted to the path and crr, rr under load, jitter,
-// datagram, grid) runs through the runner on a bare IPv6-only and a dual
-// lab, and each case's total arrives for both.
+// datagram, grid) and ping-pong (siege, ping and pong at URLs
+// http://[v6]:port/) run through the runner on a bare IPv6-only and a dual
+// lab: each socket case's total arrives for both, and every ping-pong
+// sample is good.
 func TestEveryWorkloadOverIPv6(t *testing.T) {
 	testutil.RequireRoot(t)
 	s, err := spec.Parse(strings.NewReader(`
@@ -67,6 +69,16 @@ tests:
   - {workload: jitter, rate: 10M, duration: 1s}
   - {workload: datagram, rate: 50M, count: 2000}
   - {workload: grid, length: 100, duration: 1s}
+pingpong:
+  min_size: 1
+  max_size: 20000
+  coverage: 0.0005
+  repetitions: 1
+  concurrency: 1
+  seed: 7
+  chunk: 5
+  retries: 3
+  timeout: 10s
 `), "ipv6.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -103,47 +115,7 @@ tests:
 			}
 		}
 	}
-}
-
-// TestPingPongOverIPv6: siege, ping and pong (URLs http://[v6]:port/)
-// run through the runner on a bare IPv6-only and a dual lab, every
-// sample good.
-func TestPingPongOverIPv6(t *testing.T) {
-	testutil.RequireRoot(t)
-	s, err := spec.Parse(strings.NewReader(`
-name: ipv6pp
-modes: [bare]
-`+ipv6Variants+`
-pingpong:
-  min_size: 1
-  max_size: 20000
-  coverage: 0.0005
-  repetitions: 1
-  concurrency: 1
-  seed: 7
-  chunk: 5
-  retries: 3
-  timeout: 10s
-  max_body: 16777216
-  port: 8080
-`), "ipv6pp.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := runSpec(t, s)
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	rd, err := record.Open(res.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkIPv6Labs(t, rd, 2)
-	read, _, err := rd.Contents()
-	if err != nil {
-		t.Fatal(err)
-	}
-	samples := read.PingPong
+	samples := c.PingPong
 	want := len(s.PingPong.Plan().Sizes()) * s.PingPong.Repetitions * 2
 	t.Logf("%d samples over %d sizes", len(samples), len(s.PingPong.Plan().Sizes()))
 	if len(samples) != want || want == 0 {

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,13 +31,21 @@ import (
 // Enforcement probing: how often the client pod dials, how long a dial may
 // take before it counts as blocked (a dropped SYN shows only as a
 // timeout; the time the driver measures is the failing dial's start, so
-// the timeout does not add to it), and how long a deny policy may take to
-// be enforced before the CNI is said not to enforce policies.
+// the timeout does not add to it), and how long the prober may take to
+// reach the listener, and a policy to be enforced (unless
+// kubernetes.policy_probe_seconds says: Target.policyBound) before the CNI
+// is said not to enforce policies.
 const (
 	probeEvery   = 10 * time.Millisecond
 	probeTimeout = 200 * time.Millisecond
 	probeBound   = 30 * time.Second
 )
+
+// policyBound is how long a policy's creation or deletion may take to
+// show on the prober's dials.
+func (t Target) policyBound() time.Duration {
+	return cmp.Or(time.Duration(t.PolicyProbeSeconds)*time.Second, probeBound)
+}
 
 // Names of the policies a lab makes.
 const (
@@ -202,7 +211,7 @@ func applyPolicy(ctx context.Context, l *lab.Lab, cfg lab.Config, rt *Runtime, l
 	if server == nil || client == nil {
 		l.Kube.PolicyProbe = &record.PolicyProbe{Note: "the lab's pods are on the nodes' network, where NetworkPolicies do not apply: not probed"}
 	} else {
-		pr, err := probeEnforcement(ctx, rt, server.Kube, client, cfg.Port+server.PortShift, labels)
+		pr, err := probeEnforcement(ctx, rt, server.Kube, client, cfg.Port+server.PortShift, labels, options(cfg).policyBound())
 		if err != nil {
 			return err
 		}
@@ -225,12 +234,12 @@ func applyPolicy(ctx context.Context, l *lab.Lab, cfg lab.Config, rt *Runtime, l
 	}
 	// The cells start once the policy is in force: a port it does not
 	// allow is refused.
-	took, ok, err := probeApply(rt, server.Kube, client, closed, create)
+	took, ok, err := probeApply(rt, server.Kube, client, closed, create, pr.Bound)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		pr.Note = fmt.Sprintf("the lab's policy left port %d, which it does not allow, passing for %s", closed, probeBound)
+		pr.Note = fmt.Sprintf("the lab's policy left port %d, which it does not allow, passing for %s", closed, pr.Bound)
 		return nil
 	}
 	pr.Apply = took
@@ -324,7 +333,7 @@ func startProbe(rt *Runtime, server, client *record.KubePod, port int) (*probeSe
 			}
 		}
 	}()
-	if _, ok := s.waitFor(inpod.ProbePass, time.Time{}); !ok {
+	if _, ok := s.waitFor(inpod.ProbePass, time.Time{}, probeBound); !ok {
 		s.stop()
 		return nil, lab.Failure{Err: fmt.Errorf("kubernetes: policy probe: pod %s cannot reach %s (pod %s) in %s: %s",
 			client.Pod, s.to, server.Pod, probeBound, strings.TrimSpace(s.errb.String()))}
@@ -333,11 +342,11 @@ func startProbe(rt *Runtime, server, client *record.KubePod, port int) (*probeSe
 }
 
 // waitFor returns when the first dial that began after since found state
-// began, or false after probeBound. (A dial that began before a policy's
+// began, or false after bound. (A dial that began before a policy's
 // request cannot have met it: such a block is a flap, a dial slower than
 // probeTimeout.)
-func (s *probeSession) waitFor(state string, since time.Time) (time.Time, bool) {
-	deadline := time.After(probeBound)
+func (s *probeSession) waitFor(state string, since time.Time, bound time.Duration) (time.Time, bool) {
+	deadline := time.After(bound)
 	for {
 		select {
 		case l, ok := <-s.lines:
@@ -356,9 +365,9 @@ func (s *probeSession) waitFor(state string, since time.Time) (time.Time, bool) 
 // probeEnforcement measures, from pod client dialling pod server's port,
 // the time from a deny-all-ingress policy's creation on the server until
 // a dial fails, and from its deletion until one passes again. A deny that
-// still passes after probeBound is not enforced: said, not an error.
-func probeEnforcement(ctx context.Context, rt *Runtime, server, client *record.KubePod, port int, labels map[string]string) (record.PolicyProbe, error) {
-	out := record.PolicyProbe{Every: probeEvery, Bound: probeBound, From: client.Pod, To: server.Pod + ":" + strconv.Itoa(port)}
+// still passes after bound is not enforced: said, not an error.
+func probeEnforcement(ctx context.Context, rt *Runtime, server, client *record.KubePod, port int, labels map[string]string, bound time.Duration) (record.PolicyProbe, error) {
+	out := record.PolicyProbe{Every: probeEvery, Bound: bound, From: client.Pod, To: server.Pod + ":" + strconv.Itoa(port)}
 	s, err := startProbe(rt, server, client, port)
 	if err != nil {
 		return out, err
@@ -368,19 +377,19 @@ func probeEnforcement(ctx context.Context, rt *Runtime, server, client *record.K
 	if err := rt.c.create(ctx, rt.c.netw, rt.ns, "networkpolicies", denyPolicy(rt.ns, server.Pod, labels), &networkingv1.NetworkPolicy{}); err != nil {
 		return out, lab.Failure{Err: fmt.Errorf("kubernetes: policy probe: create deny policy in %s: %w", rt.ns, err)}
 	}
-	blocked, enforced := s.waitFor(inpod.ProbeBlock, t0)
+	blocked, enforced := s.waitFor(inpod.ProbeBlock, t0, bound)
 	t1 := time.Now()
 	if err := rt.c.remove(ctx, rt.c.netw, rt.ns, "networkpolicies", denyName, &metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return out, lab.Failure{Err: fmt.Errorf("kubernetes: policy probe: delete deny policy in %s: %w", rt.ns, err)}
 	}
 	if !enforced {
-		out.Note = fmt.Sprintf("a deny-all-ingress policy left %s passing for %s", s.to, probeBound)
+		out.Note = fmt.Sprintf("a deny-all-ingress policy left %s passing for %s", s.to, bound)
 		return out, nil
 	}
 	out.Enforced, out.Deny = true, max(0, blocked.Sub(t0))
-	passed, ok := s.waitFor(inpod.ProbePass, time.Time{})
+	passed, ok := s.waitFor(inpod.ProbePass, time.Time{}, bound)
 	if !ok {
-		return out, lab.Failure{Err: fmt.Errorf("kubernetes: policy probe: %s still blocked %s after the deny policy was deleted", s.to, probeBound)}
+		return out, lab.Failure{Err: fmt.Errorf("kubernetes: policy probe: %s still blocked %s after the deny policy was deleted", s.to, bound)}
 	}
 	out.Undeny = max(0, passed.Sub(t1))
 	return out, nil
@@ -389,8 +398,8 @@ func probeEnforcement(ctx context.Context, rt *Runtime, server, client *record.K
 // probeApply creates the lab's policy (create) while a prober dials a port
 // of the server pod that the policy does not allow, and returns the time
 // from the create request until a dial failed: the policy in force, so
-// the cells measure under it (false after probeBound).
-func probeApply(rt *Runtime, server, client *record.KubePod, closed int, create func() error) (time.Duration, bool, error) {
+// the cells measure under it (false after bound).
+func probeApply(rt *Runtime, server, client *record.KubePod, closed int, create func() error, bound time.Duration) (time.Duration, bool, error) {
 	s, err := startProbe(rt, server, client, closed)
 	if err != nil {
 		return 0, false, err
@@ -400,7 +409,7 @@ func probeApply(rt *Runtime, server, client *record.KubePod, closed int, create 
 	if err := create(); err != nil {
 		return 0, false, err
 	}
-	blocked, ok := s.waitFor(inpod.ProbeBlock, t0)
+	blocked, ok := s.waitFor(inpod.ProbeBlock, t0, bound)
 	if !ok {
 		return 0, false, nil
 	}
@@ -493,7 +502,7 @@ func PolicyCheck(ctx context.Context, c *Conn, t Target, placement string) (reco
 		pods = append(pods, &record.KubePod{Namespace: ns, Pod: h, Node: p.Spec.NodeName, PodIP: p.Status.PodIP, HostIP: p.Status.HostIP})
 	}
 	rt := &Runtime{c: c, ns: ns, pods: pods}
-	return probeEnforcement(ctx, rt, pods[0], pods[1], policyCheckPort, labels)
+	return probeEnforcement(ctx, rt, pods[0], pods[1], policyCheckPort, labels, t.policyBound())
 }
 
 // policyCheckPort is the port the policy check's listener takes in its own

@@ -26,6 +26,9 @@ type Target struct {
 	// Nodes are the nodes to use, in order (empty: the Ready, schedulable,
 	// untainted ones).
 	Nodes []string `yaml:"nodes,omitempty" json:"nodes,omitempty"`
+	// PolicyProbeSeconds bounds the wait for a policy to take effect
+	// before the probe says the cluster does not enforce it (0: 30).
+	PolicyProbeSeconds int `yaml:"policy_probe_seconds,omitempty" json:"policy_probe_seconds,omitempty"`
 	// Clusters, when given, are several clusters measured in one run, in
 	// place of Kubeconfig and Context: conditions' cluster (or a variant's)
 	// picks each lab's, so that each mode on each cluster is a series and
@@ -53,6 +56,10 @@ func section(s spec.Spec) (*Target, error) { return spec.Decode[Target](s.Kubern
 
 // maxNodes bounds kubernetes.nodes: a lab has at most 250 hosts.
 const maxNodes = 250
+
+// maxPolicyProbe bounds kubernetes.policy_probe_seconds: a probe that
+// waits longer holds the run before any cell.
+const maxPolicyProbe = 300
 
 // maxClusters bounds kubernetes.clusters: each is a set of labs side
 // by side, and spec.MaxLabs bounds those anyway.
@@ -138,6 +145,9 @@ func (Driver) CheckSpec(s spec.Spec) error {
 	}
 	if strings.ContainsRune(k.Kubeconfig, 0) {
 		return errors.New("kubernetes.kubeconfig: not a path")
+	}
+	if k.PolicyProbeSeconds < 0 || k.PolicyProbeSeconds > maxPolicyProbe {
+		return fmt.Errorf("kubernetes.policy_probe_seconds %d: want 1..%d", k.PolicyProbeSeconds, maxPolicyProbe)
 	}
 	return checkClusters(s, k)
 }

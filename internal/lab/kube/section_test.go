@@ -12,7 +12,7 @@ import (
 func TestKubernetes(t *testing.T) {
 	const base = "name: x\ndriver: kubernetes\nmodes: [k8s-host, k8s-pod]\nreference: k8s-host\n"
 	speccases.Check(t, Driver{}.CheckSpec, []speccases.Case{
-		{"all fields", base + "kubernetes: {kubeconfig: /root/.kube/config, context: lab, image: 'reg.local:5000/cnperf:v1', image_pull_policy: Never, nodes: [n1, n2]}\n", ""},
+		{"all fields", base + "kubernetes: {kubeconfig: /root/.kube/config, context: lab, image: 'reg.local:5000/cnperf:v1', image_pull_policy: Never, nodes: [n1, n2], policy_probe_seconds: 5}\n", ""},
 		{"same and cross node as variants", base + "variants: [{node_placement: same-node}, {node_placement: cross-node}]\n", ""},
 		{"bad placement", base + "conditions: {node_placement: near}\n", `node_placement "near": use same-node or cross-node`},
 		{"placement off a cluster", "name: x\nmodes: [bare]\nconditions: {node_placement: same-node}\n", "node_placement: places pods on Kubernetes nodes; use driver: kubernetes"},
@@ -27,6 +27,8 @@ func TestKubernetes(t *testing.T) {
 		{"policy beside another driver", "name: x\ndrivers: [kubernetes, netns]\nmodes: [bare]\nconditions: {network_policy: allow}\n", "the netns driver has none"},
 		{"policy rules over the bound", base + "variants: [{policy_rules: 5000}]\n", "policy_rules 5000: want 1..1000"},
 		{"policy unknown", base + "conditions: {network_policy: deny}\n", `network_policy "deny": use none, allow or probe`},
+		{"policy probe over the bound", base + "kubernetes: {policy_probe_seconds: 301}\n", "kubernetes.policy_probe_seconds 301: want 1..300"},
+		{"policy probe not seconds", base + "kubernetes: {policy_probe_seconds: 5s}\n", "policy_probe_seconds"},
 		{"unknown field", base + "kubernetes: {namespace: x}\n", "namespace"},
 	})
 }
@@ -65,6 +67,8 @@ func TestKubernetesClusters(t *testing.T) {
 		{"cni off a test cluster", base + "kubernetes: {clusters: [{name: a, context: c, cni: bridge}]}\n", "kubernetes.clusters[0] (a): cni: says how a test cluster is brought up"},
 		{"too many", base + "kubernetes: {clusters: [{name: a, context: c}, {name: b, context: c}, {name: c, context: c}, {name: d, context: c}, {name: e, context: c}, {name: f, context: c}, {name: g, context: c}, {name: h, context: c}, {name: i, context: c}]}\n", "kubernetes.clusters: 9, more than 8"},
 		{"with drivers", "name: x\ndrivers: [netns, kubernetes]\nmodes: [k8s-pod]\nreference: k8s-pod\nkubernetes: {clusters: [{name: a, context: c}]}\n", "kubernetes.clusters: every lab is on one of the clusters; use driver: kubernetes alone"},
+		{"policy probe over the bound", base + "kubernetes: {policy_probe_seconds: 301}\n", "kubernetes.policy_probe_seconds 301: want 1..300"},
+		{"policy probe not seconds", base + "kubernetes: {policy_probe_seconds: 5s}\n", "policy_probe_seconds"},
 		{"unknown field", base + "kubernetes: {clusters: [{name: a, context: c, server: x}]}\n", `line 5: unknown field "kubernetes.clusters[0].server"`},
 	})
 }
