@@ -54,20 +54,11 @@ const firstDataWait = 2 * time.Millisecond
 // newHotListener takes over ln's socket (ln is closed); false, with ln
 // untouched, when it cannot.
 func newHotListener(s *Server, ln net.Listener) (*hotListener, bool) {
-	sc, ok := ln.(syscall.Conn)
-	if !ok {
-		return nil, false
-	}
-	rc, err := sc.SyscallConn()
+	fd, err := serverkit.Dup(ln)
 	if err != nil {
 		return nil, false
 	}
-	fd := -1
-	if err := rc.Control(func(f uintptr) { fd, _ = unix.FcntlInt(f, unix.F_DUPFD_CLOEXEC, 0) }); err != nil || fd < 0 {
-		return nil, false
-	}
-	// The duplicate shares ln's file, which Go made non-blocking; ln is
-	// closed next, so the file is this listener's alone.
+	// ln is closed next, so the duplicate's file is this listener's alone.
 	tv := unix.NsecToTimeval(int64(serverWait))
 	if unix.SetNonblock(fd, false) != nil || unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv) != nil {
 		unix.Close(fd)

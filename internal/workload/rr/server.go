@@ -513,11 +513,7 @@ func (s *Server) answer(in []byte, a netip.AddrPort, out []byte) int {
 
 // unblockConn shuts c down, waking a blocking call on it, and closes it.
 func unblockConn(c net.Conn) {
-	if sc, ok := c.(syscall.Conn); ok {
-		if rc, err := sc.SyscallConn(); err == nil {
-			_ = rc.Control(func(fd uintptr) { _ = syscall.Shutdown(int(fd), syscall.SHUT_RDWR) })
-		}
-	}
+	serverkit.Control(c, func(fd uintptr) { _ = syscall.Shutdown(int(fd), syscall.SHUT_RDWR) })
 	c.Close()
 }
 

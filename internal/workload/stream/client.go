@@ -305,19 +305,10 @@ ticks:
 // kernel's default or autotuned size, as cnperf sets none, like iperf3
 // without -w); 0 if unknown.
 func sendBuffer(conns []net.Conn) int {
-	if len(conns) == 0 {
-		return 0
-	}
-	sc, ok := conns[0].(syscall.Conn)
-	if !ok {
-		return 0
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return 0
-	}
 	n := 0
-	_ = rc.Control(func(fd uintptr) { n, _ = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF) })
+	if len(conns) > 0 {
+		serverkit.Control(conns[0], func(fd uintptr) { n, _ = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF) })
+	}
 	return n
 }
 
