@@ -212,9 +212,6 @@ func (s *Server) Serve(ctx context.Context, log io.Writer) error {
 	}
 	s.log = log
 	gate := serverkit.NewGate(serverkit.OrDefault(s.MaxConns, DefaultMaxConns))
-	var wg sync.WaitGroup
-	// conns ends with the server: its end unblocks every connection.
-	conns, cancel := context.WithCancel(ctx)
 	defer s.procs.Start()()
 	accept := s.ln.Accept
 	hl, ok := newHotListener(s, s.ln)
@@ -236,30 +233,14 @@ func (s *Server) Serve(ctx context.Context, log io.Writer) error {
 	udpErr := make(chan error, 1)
 	go func() { udpErr <- s.serveUDP() }()
 
-	var err error
-	for {
-		var c net.Conn
-		if c, err = serverkit.Accept(ctx, accept, s.logf); c == nil {
-			break
-		}
-		if !gate.Enter() {
-			c.Close()
-			gate.Refuse(s.logf, "connections")
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer gate.Leave()
-			defer context.AfterFunc(conns, func() { unblockConn(c) })()
-			s.serveConn(c)
-		}()
-	}
+	err := gate.Serve(ctx, accept, s.logf, "connections", func(conns context.Context, c net.Conn) {
+		// conns ends with the server: its end unblocks every connection.
+		defer context.AfterFunc(conns, func() { unblockConn(c) })()
+		s.serveConn(c)
+	}, nil)
 	s.ln.Close()
 	s.udp.Close()
 	uerr := <-udpErr
-	cancel()
-	wg.Wait()
 	if ctx.Err() != nil {
 		return nil
 	}

@@ -90,42 +90,21 @@ func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 // returned.
 func (s *Server) Serve(ctx context.Context) error {
 	s.procs.Start()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	stop := context.AfterFunc(ctx, func() { s.ln.Close() })
 	defer stop()
-	var wg sync.WaitGroup
 	udpDone := make(chan struct{})
 	go func() {
 		defer close(udpDone)
 		s.readUDP()
 	}()
 	defer func() {
-		cancel()
-		wg.Wait()
 		s.stopUDP()
 		s.udp.Close()
 		<-udpDone
 	}()
-	for {
-		c, err := serverkit.Accept(ctx, s.ln.Accept, s.logf)
-		if c == nil {
-			return err
-		}
-		if !s.handlers.Enter() {
-			// As many connections as a test can use are being read:
-			// refuse more rather than hold their buffers.
-			c.Close()
-			s.handlers.Refuse(s.logf, "connections")
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer s.handlers.Leave()
-			s.handle(ctx, c)
-		}()
-	}
+	// Beyond as many connections as the tests can use, connections are
+	// refused rather than have their buffers held.
+	return s.handlers.Serve(ctx, s.ln.Accept, s.logf, "connections", s.handle, nil)
 }
 
 // register makes t findable by its id; false if a running test has that id
