@@ -209,22 +209,7 @@ func serverTCP(ctx context.Context, target string, timeout time.Duration) (serve
 	}
 	tr := pingpong.NewTransport(timeout, 1)
 	defer tr.CloseIdleConnections()
-	rctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(rctx, http.MethodGet, base+server.TCPInfoPath, nil)
-	if err != nil {
-		return server.TCPInfo{}, false
-	}
-	resp, err := tr.RoundTrip(req)
-	if err != nil {
-		return server.TCPInfo{}, false
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return server.TCPInfo{}, false
-	}
-	t, err := server.ReadTCPInfo(resp.Body)
-	return t, err == nil
+	return server.FetchTCPInfo(ctx, tr, base, timeout)
 }
 
 // serverWindows is what each side did between two answers; nil without
