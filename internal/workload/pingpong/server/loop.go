@@ -680,10 +680,8 @@ func (l *loop) stream(c *pconn, n int) {
 func (l *loop) reject(c *pconn, code int) {
 	resp := &l.ctx.Response
 	resp.Reset()
-	resp.SetStatusCode(code)
-	resp.Header.SetContentTypeBytes(textPlain)
 	text := fasthttp.StatusMessage(code)
-	resp.SetBodyString(text)
+	plainError(l.ctx, code, text)
 	resp.Header.SetContentLength(len(text))
 	resp.SetConnectionClose()
 	c.out = append(resp.Header.AppendBytes(c.out[:0]), text...)
