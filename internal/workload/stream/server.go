@@ -43,11 +43,10 @@ type Server struct {
 	log   io.Writer
 	logM  sync.Mutex
 	slots *serverkit.Slots // one per running test
-	// running maps a test id (its cookie's first 4 bytes) to the test,
-	// copied on each change (runningMu) so that the UDP reader looks a
+	// running maps a test id (its cookie's first 4 bytes) to the test:
+	// a sync.Map, written once per test, so that the UDP reader looks a
 	// datagram's test up without a lock.
-	running   atomic.Pointer[map[uint32]*test]
-	runningMu sync.Mutex
+	running sync.Map // uint32 -> *test
 	cells     int64           // a test's bin records at most (serverInterval)
 	handlers  *serverkit.Gate // the connections being read (maxHandlers)
 }
@@ -78,7 +77,6 @@ func Listen(addr string, tests int, log io.Writer) (*Server, error) {
 	// One P per raw reader plus one for everything else, never below
 	// what the process had when Serve began.
 	s.procs.Want = func(held, base int) int { return max(held+1, base) }
-	s.running.Store(&map[uint32]*test{})
 	return s, nil
 }
 
@@ -110,36 +108,18 @@ func (s *Server) Serve(ctx context.Context) error {
 // register makes t findable by its id; false if a running test has that id
 // (a client reusing a cookie, or one chance in 2^32).
 func (s *Server) register(t *test) bool {
-	s.runningMu.Lock()
-	defer s.runningMu.Unlock()
-	old := *s.running.Load()
-	if _, ok := old[t.id]; ok {
-		return false
-	}
-	m := make(map[uint32]*test, len(old)+1)
-	for id, x := range old {
-		m[id] = x
-	}
-	m[t.id] = t
-	s.running.Store(&m)
-	return true
+	_, taken := s.running.LoadOrStore(t.id, t)
+	return !taken
 }
 
-func (s *Server) unregister(t *test) {
-	s.runningMu.Lock()
-	defer s.runningMu.Unlock()
-	old := *s.running.Load()
-	m := make(map[uint32]*test, len(old))
-	for id, x := range old {
-		if x != t {
-			m[id] = x
-		}
-	}
-	s.running.Store(&m)
-}
+func (s *Server) unregister(t *test) { s.running.CompareAndDelete(t.id, t) }
 
 // lookup is the running test with id, or nil.
-func (s *Server) lookup(id uint32) *test { return (*s.running.Load())[id] }
+func (s *Server) lookup(id uint32) *test {
+	t, _ := s.running.Load(id)
+	tt, _ := t.(*test)
+	return tt
+}
 
 func (s *Server) logf(format string, a ...any) {
 	s.logM.Lock()
