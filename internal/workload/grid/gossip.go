@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/memberlist"
+
+	"github.com/cnperf/cnperf/internal/workload/serverkit"
 )
 
 // The gossip port's bounds. Every stream must be encrypted with the
@@ -141,7 +143,7 @@ func (t *gossipTransport) check(c net.Conn) {
 		return
 	}
 	_ = c.SetReadDeadline(time.Time{}) // memberlist sets its own
-	gc := &guardedConn{Conn: c, head: h, release: release}
+	gc := &guardedConn{Replay: serverkit.Replay{Conn: c, Head: h}, release: release}
 	select {
 	case t.streams <- gc:
 	case <-t.done:
@@ -152,18 +154,8 @@ func (t *gossipTransport) check(c net.Conn) {
 // guardedConn replays the header the guard read, and frees its slot when
 // memberlist closes it.
 type guardedConn struct {
-	net.Conn
-	head    []byte
+	serverkit.Replay
 	release func()
-}
-
-func (c *guardedConn) Read(b []byte) (int, error) {
-	if len(c.head) > 0 {
-		n := copy(b, c.head)
-		c.head = c.head[n:]
-		return n, nil
-	}
-	return c.Conn.Read(b)
 }
 
 func (c *guardedConn) Close() error {

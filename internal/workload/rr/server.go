@@ -262,7 +262,7 @@ func (s *Server) idle() time.Duration { return serverkit.OrDefault(s.IdleTimeout
 func (s *Server) serveConn(c net.Conn) {
 	defer c.Close()
 	kc := c // the kernel socket's conn
-	if p, ok := c.(*preread); ok {
+	if p, ok := c.(*serverkit.Replay); ok {
 		kc = p.Conn
 	}
 	if tc, ok := kc.(*net.TCPConn); ok {
@@ -287,8 +287,8 @@ func (s *Server) serveConn(c net.Conn) {
 		if n := s.hot.Add(1); n <= maxHot {
 			defer s.hot.Add(-1)
 			in := 0 // request bytes the hot listener read
-			if p, ok := c.(*preread); ok {
-				in = len(p.pending)
+			if p, ok := c.(*serverkit.Replay); ok {
+				in = len(p.Head)
 			}
 			if sk := newSock(kc); sk.detached() {
 				s.serveHot(sk, h, in)

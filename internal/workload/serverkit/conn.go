@@ -73,6 +73,22 @@ func Replier[T any](c net.Conn) func(T) bool {
 	}
 }
 
+// Replay is a connection whose first bytes were read already, to tell
+// what it is: Read gives them again first.
+type Replay struct {
+	net.Conn
+	Head []byte
+}
+
+func (c *Replay) Read(p []byte) (int, error) {
+	if len(c.Head) > 0 {
+		n := copy(p, c.Head)
+		c.Head = c.Head[n:]
+		return n, nil
+	}
+	return c.Conn.Read(p)
+}
+
 // maxClip is how much of a client's string an error or a log line quotes.
 const maxClip = 64
 

@@ -46,9 +46,9 @@ type Server struct {
 	// running maps a test id (its cookie's first 4 bytes) to the test:
 	// a sync.Map, written once per test, so that the UDP reader looks a
 	// datagram's test up without a lock.
-	running sync.Map // uint32 -> *test
-	cells     int64           // a test's bin records at most (serverInterval)
-	handlers  *serverkit.Gate // the connections being read (maxHandlers)
+	running  sync.Map        // uint32 -> *test
+	cells    int64           // a test's bin records at most (serverInterval)
+	handlers *serverkit.Gate // the connections being read (maxHandlers)
 }
 
 // Listen opens the server's TCP listener and UDP socket on addr for up to
