@@ -1,6 +1,7 @@
 package grid
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -79,9 +80,7 @@ each put and remove (HDR histogram).`,
 func runClient(ctx context.Context, r shell.Run, cfg Config, join time.Duration) error {
 	stdout := r.Stdout
 	op := cfg.Timeout
-	if op == 0 {
-		op = DefaultTimeout
-	}
+	op = cmp.Or(op, DefaultTimeout)
 	store, closeFn, err := Dial(ctx, cfg.Addr, op, join, r.Stderr)
 	if err != nil {
 		return workload.Fail(err)

@@ -1,6 +1,7 @@
 package rr
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -188,9 +189,7 @@ func (t *peerTable) register(token [tokenLen]byte, a netip.AddrPort) *udpPeer {
 // Listen opens the TCP listener and the UDP socket on addr (port 0: a free
 // port, the same for both); an address without a port gets descriptors.RRPort.
 func Listen(addr string) (*Server, error) {
-	if addr == "" {
-		addr = "127.0.0.1:" + strconv.Itoa(descriptors.RRPort)
-	}
+	addr = cmp.Or(addr, "127.0.0.1:"+strconv.Itoa(descriptors.RRPort))
 	addr = serverkit.WithPort(addr, descriptors.RRPort)
 	ln, uc, err := serverkit.ListenPair(addr)
 	if err != nil {

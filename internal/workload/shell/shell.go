@@ -8,6 +8,7 @@
 package shell
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -121,8 +122,8 @@ func Command(con workload.Console, c Client) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVarP(&server, "server", "c", "", fmt.Sprintf("server to measure against: HOST[:PORT] (port %d by default)", port))
-	f.VarP(&tm, "time", "t", or(c.TimeHelp, "measured time (a bare number is seconds)"))
-	f.VarP(&iv, "interval", "i", or(c.IntervalHelp, "reporting interval"))
+	f.VarP(&tm, "time", "t", cmp.Or(c.TimeHelp, "measured time (a bare number is seconds)"))
+	f.VarP(&iv, "interval", "i", cmp.Or(c.IntervalHelp, "reporting interval"))
 	if c.Time == 0 {
 		f.Lookup("time").DefValue = "0" // its help says what 0 is
 	}
@@ -134,7 +135,7 @@ func Command(con workload.Console, c Client) *cobra.Command {
 		fl := f.VarPF(v, strings.TrimPrefix(p.Flag, "--"), p.Short, p.Help)
 		if v.boolean() {
 			fl.NoOptDefVal = "true"
-			v.text = or(v.text, "false")
+			v.text = cmp.Or(v.text, "false")
 		}
 		if p.Kind == workload.Duration && p.Default == "0s" {
 			fl.DefValue = "0" // help leaves a zero default out; its help says what 0 is
@@ -151,13 +152,6 @@ func Command(con workload.Console, c Client) *cobra.Command {
 	}
 	f.BoolVar(&asJSON, "json", false, "print every interval and the result as JSON lines")
 	return cmd
-}
-
-func or(s, dflt string) string {
-	if s != "" {
-		return s
-	}
-	return dflt
 }
 
 // withPort checks --server and completes its port.

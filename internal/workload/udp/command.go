@@ -1,6 +1,7 @@
 package udp
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -53,9 +54,7 @@ func JitterCommand(con workload.Console) *cobra.Command {
 				return fmt.Errorf("--bitrate %v", err)
 			}
 			c := JitterConfig{Addr: r.Server, Rate: rate, Size: int(r.Params.Int("length")), Duration: r.Time, Interval: r.Interval}
-			if c.Size == 0 {
-				c.Size = DefaultJitterSize
-			}
+			c.Size = cmp.Or(c.Size, DefaultJitterSize)
 			if err := c.Validate(); err != nil {
 				return err
 			}
