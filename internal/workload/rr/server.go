@@ -98,7 +98,7 @@ type Server struct {
 	ln       net.Listener
 	addr     string // ln's, which is closed once a hotListener takes it over
 	udp      *net.UDPConn
-	log      io.Writer
+	logf     func(format string, a ...any)
 	stopping atomic.Bool
 	hot      atomic.Int32 // rr connections on the hot path
 	hotMu    sync.Mutex
@@ -206,10 +206,7 @@ func (s *Server) Addr() string { return s.addr }
 // Serve answers clients until ctx is done, then closes every socket. A
 // client that vanishes or misbehaves loses its connection; the server goes on.
 func (s *Server) Serve(ctx context.Context, log io.Writer) error {
-	if log == nil {
-		log = io.Discard
-	}
-	s.log = log
+	s.logf = serverkit.Logger(log, "cnperf rr: ")
 	gate := serverkit.NewGate(serverkit.OrDefault(s.MaxConns, DefaultMaxConns))
 	defer s.procs.Start()()
 	accept := s.ln.Accept
@@ -247,10 +244,6 @@ func (s *Server) Serve(ctx context.Context, log io.Writer) error {
 		err = uerr
 	}
 	return err
-}
-
-func (s *Server) logf(format string, a ...any) {
-	fmt.Fprintf(s.log, "cnperf rr: "+format+"\n", a...)
 }
 
 func (s *Server) idle() time.Duration { return serverkit.OrDefault(s.IdleTimeout, DefaultIdleTimeout) }

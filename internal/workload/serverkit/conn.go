@@ -3,8 +3,10 @@ package serverkit
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -70,6 +72,20 @@ func Replier[T any](c net.Conn) func(T) bool {
 	return func(v T) bool {
 		_ = c.SetWriteDeadline(time.Now().Add(ControlTimeout))
 		return enc.Encode(v) == nil
+	}
+}
+
+// Logger writes a server's log lines to w (nil: nowhere), each whole and
+// prefixed, from any goroutine.
+func Logger(w io.Writer, prefix string) func(format string, a ...any) {
+	if w == nil {
+		w = io.Discard
+	}
+	var mu sync.Mutex
+	return func(format string, a ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(w, prefix+format+"\n", a...)
 	}
 }
 

@@ -40,8 +40,7 @@ type Server struct {
 	udpMu sync.Mutex
 	// procs lends each test's raw reader (readOne) a P of its own.
 	procs serverkit.Procs
-	log   io.Writer
-	logM  sync.Mutex
+	logf  func(format string, a ...any)
 	slots *serverkit.Slots // one per running test
 	// running maps a test id (its cookie's first 4 bytes) to the test:
 	// a sync.Map, written once per test, so that the UDP reader looks a
@@ -58,15 +57,12 @@ func Listen(addr string, tests int, log io.Writer) (*Server, error) {
 	if err := serverkit.CheckTests(tests); err != nil {
 		return nil, err
 	}
-	if log == nil {
-		log = io.Discard
-	}
 	ln, udp, err := serverkit.ListenPair(addr)
 	if err != nil {
 		return nil, err
 	}
 	_ = udp.SetReadBuffer(udpSocketBuf) // capped by net.core.rmem_max
-	s := &Server{ln: ln, udp: udp, log: log, slots: serverkit.NewSlots(tests),
+	s := &Server{ln: ln, udp: udp, logf: serverkit.Logger(log, "cnperf serve stream: "), slots: serverkit.NewSlots(tests),
 		// Each further test holds its control connection for its
 		// whole run, and one data connection (-P 1) briefly.
 		handlers: serverkit.NewGate(maxHandlers + 2*(tests-1)),
@@ -119,12 +115,6 @@ func (s *Server) lookup(id uint32) *test {
 	t, _ := s.running.Load(id)
 	tt, _ := t.(*test)
 	return tt
-}
-
-func (s *Server) logf(format string, a ...any) {
-	s.logM.Lock()
-	defer s.logM.Unlock()
-	fmt.Fprintf(s.log, "cnperf serve stream: "+format+"\n", a...)
 }
 
 // handle tells a control connection from a data connection by its first byte.

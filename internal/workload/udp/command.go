@@ -28,9 +28,7 @@ once, each measured on its own; one more is told the listener is busy).`,
 				return err
 			}
 			fmt.Fprintf(con.Stderr, "cnperf serve udp: listening on %s (tcp and udp)\n", ln.Addr())
-			s := &Server{Sessions: tests, Logf: func(format string, a ...any) {
-				fmt.Fprintf(con.Stderr, "cnperf serve udp: "+format+"\n", a...)
-			}}
+			s := &Server{Sessions: tests, Logf: serverkit.Logger(con.Stderr, "cnperf serve udp: ")}
 			return s.Serve(ctx, pc, ln)
 		},
 	}.Cobra(con)
