@@ -180,15 +180,10 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 		buf = make([]byte, cfg.Length)
 		loop = newTCPLoop(conns, buf, !cfg.Copy, cfg.Threads)
 	}
+	var stops []*atomic.Bool // the loops' flags, set when interrupted
 	if loop != nil {
 		wg.Go(func() { loop.run(buf, ctrs, end, errs) })
-		go func() {
-			select {
-			case <-stopCh: // interrupted
-				loop.stop.Store(true)
-			case <-writersDone:
-			}
-		}()
+		stops = append(stops, &loop.stop)
 	} else if blasts := r.udpBlasts(conns); blasts != nil {
 		gso = blasts[0].gso
 		for i, b := range blasts {
@@ -196,22 +191,23 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 				seqs[i], errs[i] = b.run(id, i, cfg.Length, &ctrs[i], t0, end)
 				b.close()
 			})
+			stops = append(stops, &b.stop)
 		}
-		go func() {
-			select {
-			case <-stopCh: // interrupted
-				for _, b := range blasts {
-					b.stop.Store(true)
-				}
-			case <-writersDone:
-			}
-		}()
 	} else {
 		for i, c := range conns {
 			wg.Go(func() { seqs[i], errs[i] = r.send(c, i, id, &ctrs[i], t0, end, stopCh) })
 		}
 	}
 	go func() { wg.Wait(); close(writersDone) }()
+	go func() {
+		select {
+		case <-stopCh: // interrupted
+			for _, s := range stops {
+				s.Store(true)
+			}
+		case <-writersDone:
+		}
+	}()
 
 	edges := boundaries(cfg.Omit, cfg.Duration, cfg.Interval)
 	nOmit := omitBins(edges, cfg.Omit)
