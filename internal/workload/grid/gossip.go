@@ -76,7 +76,7 @@ func checkGossipHeader(h []byte) error {
 type gossipTransport struct {
 	*memberlist.NetTransport
 	streams  chan net.Conn
-	slots    chan struct{}
+	slots    *serverkit.Gate
 	done     chan struct{}
 	stopOnce sync.Once
 	logger   *log.Logger
@@ -88,7 +88,7 @@ func newGossipTransport(ip string, port int, logger *log.Logger) (*gossipTranspo
 	if err != nil {
 		return nil, fmt.Errorf("gossip on %s: %w", net.JoinHostPort(ip, fmt.Sprint(port)), err)
 	}
-	t := &gossipTransport{NetTransport: nt, streams: make(chan net.Conn), slots: make(chan struct{}, maxGossipStreams),
+	t := &gossipTransport{NetTransport: nt, streams: make(chan net.Conn), slots: serverkit.NewGate(maxGossipStreams),
 		done: make(chan struct{}), logger: logger}
 	go t.guard()
 	return t, nil
@@ -114,13 +114,12 @@ func (t *gossipTransport) guard() {
 		case <-t.done:
 			return
 		case c := <-in:
-			select {
-			case t.slots <- struct{}{}:
+			if t.slots.Enter() {
 				go t.check(c)
-			default:
-				t.logger.Printf("[WARN] cnperf: gossip stream from %s closed: %d streams open already", c.RemoteAddr(), maxGossipStreams)
-				c.Close()
+				continue
 			}
+			t.logger.Printf("[WARN] cnperf: gossip stream from %s closed: %d streams open already", c.RemoteAddr(), maxGossipStreams)
+			c.Close()
 		}
 	}
 }
@@ -129,7 +128,7 @@ func (t *gossipTransport) guard() {
 // to memberlist if it passes.
 func (t *gossipTransport) check(c net.Conn) {
 	var once sync.Once
-	release := func() { once.Do(func() { <-t.slots }) }
+	release := func() { once.Do(t.slots.Leave) }
 	h := make([]byte, gossipStreamHeader)
 	_ = c.SetReadDeadline(time.Now().Add(gossipHeaderTimeout))
 	_, err := io.ReadFull(c, h)
