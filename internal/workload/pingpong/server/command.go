@@ -17,14 +17,17 @@ import (
 	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 )
 
-// listen opens the TCP listener a ping-pong server serves on, and says so.
-func listen(con workload.Console, name, addr string) (net.Listener, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+// serveListening is a ping-pong server's serverkit.Command.Serve: serve on a TCP
+// listener on the address, said on stderr.
+func serveListening(con workload.Console, name string, serve func(context.Context, net.Listener) error) func(context.Context, string, int) error {
+	return func(ctx context.Context, addr string, _ int) error {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("listen on %s: %w", addr, err)
+		}
+		fmt.Fprintf(con.Stderr, "cnperf %s: listening on %s\n", name, ln.Addr())
+		return serve(ctx, ln)
 	}
-	fmt.Fprintf(con.Stderr, "cnperf %s: listening on %s\n", name, ln.Addr())
-	return ln, nil
 }
 
 // PongCommand is `cnperf serve pong`.
@@ -45,13 +48,7 @@ func PongCommand(con workload.Console) *cobra.Command {
 			}
 			return nil
 		},
-		Serve: func(ctx context.Context, addr string, _ int) error {
-			ln, err := listen(con, "pong", addr)
-			if err != nil {
-				return err
-			}
-			return ServePong(ctx, ln, maxSize)
-		},
+		Serve: serveListening(con, "pong", func(ctx context.Context, ln net.Listener) error { return ServePong(ctx, ln, maxSize) }),
 	}.Cobra(con)
 }
 
@@ -85,12 +82,6 @@ func PingCommand(con workload.Console) *cobra.Command {
 			}
 			return nil
 		},
-		Serve: func(ctx context.Context, addr string, _ int) error {
-			ln, err := listen(con, "ping", addr)
-			if err != nil {
-				return err
-			}
-			return Serve(ctx, answers.Listener(ln), h)
-		},
+		Serve: serveListening(con, "ping", func(ctx context.Context, ln net.Listener) error { return Serve(ctx, answers.Listener(ln), h) }),
 	}.Cobra(con)
 }
