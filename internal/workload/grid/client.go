@@ -1,6 +1,7 @@
 package grid
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -64,12 +65,8 @@ func (c Config) Validate() error {
 }
 
 func (c Config) withDefaults() Config {
-	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
-	}
-	if c.GiveUp == 0 {
-		c.GiveUp = DefaultGiveUp
-	}
+	c.Timeout = cmp.Or(c.Timeout, DefaultTimeout)
+	c.GiveUp = cmp.Or(c.GiveUp, DefaultGiveUp)
 	if c.KeyPrefix == "" {
 		c.KeyPrefix = "cnperf-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-"
 	}

@@ -1,6 +1,7 @@
 package grid
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/descriptors"
+	"github.com/cnperf/cnperf/internal/workload/hdrtime"
 	"github.com/cnperf/cnperf/internal/workload/serverkit"
 	"github.com/cnperf/cnperf/internal/workload/shell"
 )
@@ -78,9 +80,7 @@ each put and remove (HDR histogram).`,
 func runClient(ctx context.Context, r shell.Run, cfg Config, join time.Duration) error {
 	stdout := r.Stdout
 	op := cfg.Timeout
-	if op == 0 {
-		op = DefaultTimeout
-	}
+	op = cmp.Or(op, DefaultTimeout)
 	store, closeFn, err := Dial(ctx, cfg.Addr, op, join, r.Stderr)
 	if err != nil {
 		return workload.Fail(err)
@@ -111,12 +111,5 @@ func runClient(ctx context.Context, r shell.Run, cfg Config, join time.Duration)
 func printResult(w io.Writer, r Result) {
 	fmt.Fprintln(w, "- - - - - - - - - - - - - - - - - - - - - - - - -")
 	fmt.Fprintf(w, "%d puts in %.2f s: %.0f puts/s; failed: %d puts, %d removes\n", r.Puts, r.Duration, r.PutsPerSec, r.PutFailures, r.RemoveFailures)
-	fmt.Fprintf(w, "%-8s %9s %9s %9s %9s %9s %9s %9s\n", "µs", "min", "mean", "p50", "p90", "p99", "p99.9", "max")
-	for _, row := range []struct {
-		name string
-		l    Latency
-	}{{"put", r.Put}, {"remove", r.Remove}} {
-		l := row.l
-		fmt.Fprintf(w, "%-8s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f\n", row.name, l.Min, l.Mean, l.P50, l.P90, l.P99, l.P999, l.Max)
-	}
+	hdrtime.Table(w, 8, hdrtime.Row{Name: "put", Summary: hdrtime.Summary(r.Put)}, hdrtime.Row{Name: "remove", Summary: hdrtime.Summary(r.Remove)})
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/memberlist"
+
+	"github.com/cnperf/cnperf/internal/workload/serverkit"
 )
 
 // The gossip port's bounds. Every stream must be encrypted with the
@@ -74,7 +76,7 @@ func checkGossipHeader(h []byte) error {
 type gossipTransport struct {
 	*memberlist.NetTransport
 	streams  chan net.Conn
-	slots    chan struct{}
+	slots    *serverkit.Gate
 	done     chan struct{}
 	stopOnce sync.Once
 	logger   *log.Logger
@@ -86,7 +88,7 @@ func newGossipTransport(ip string, port int, logger *log.Logger) (*gossipTranspo
 	if err != nil {
 		return nil, fmt.Errorf("gossip on %s: %w", net.JoinHostPort(ip, fmt.Sprint(port)), err)
 	}
-	t := &gossipTransport{NetTransport: nt, streams: make(chan net.Conn), slots: make(chan struct{}, maxGossipStreams),
+	t := &gossipTransport{NetTransport: nt, streams: make(chan net.Conn), slots: serverkit.NewGate(maxGossipStreams),
 		done: make(chan struct{}), logger: logger}
 	go t.guard()
 	return t, nil
@@ -112,13 +114,12 @@ func (t *gossipTransport) guard() {
 		case <-t.done:
 			return
 		case c := <-in:
-			select {
-			case t.slots <- struct{}{}:
+			if t.slots.Enter() {
 				go t.check(c)
-			default:
-				t.logger.Printf("[WARN] cnperf: gossip stream from %s closed: %d streams open already", c.RemoteAddr(), maxGossipStreams)
-				c.Close()
+				continue
 			}
+			t.logger.Printf("[WARN] cnperf: gossip stream from %s closed: %d streams open already", c.RemoteAddr(), maxGossipStreams)
+			c.Close()
 		}
 	}
 }
@@ -127,7 +128,7 @@ func (t *gossipTransport) guard() {
 // to memberlist if it passes.
 func (t *gossipTransport) check(c net.Conn) {
 	var once sync.Once
-	release := func() { once.Do(func() { <-t.slots }) }
+	release := func() { once.Do(t.slots.Leave) }
 	h := make([]byte, gossipStreamHeader)
 	_ = c.SetReadDeadline(time.Now().Add(gossipHeaderTimeout))
 	_, err := io.ReadFull(c, h)
@@ -141,7 +142,7 @@ func (t *gossipTransport) check(c net.Conn) {
 		return
 	}
 	_ = c.SetReadDeadline(time.Time{}) // memberlist sets its own
-	gc := &guardedConn{Conn: c, head: h, release: release}
+	gc := &guardedConn{Replay: serverkit.Replay{Conn: c, Head: h}, release: release}
 	select {
 	case t.streams <- gc:
 	case <-t.done:
@@ -152,18 +153,8 @@ func (t *gossipTransport) check(c net.Conn) {
 // guardedConn replays the header the guard read, and frees its slot when
 // memberlist closes it.
 type guardedConn struct {
-	net.Conn
-	head    []byte
+	serverkit.Replay
 	release func()
-}
-
-func (c *guardedConn) Read(b []byte) (int, error) {
-	if len(c.head) > 0 {
-		n := copy(b, c.head)
-		c.head = c.head[n:]
-		return n, nil
-	}
-	return c.Conn.Read(b)
 }
 
 func (c *guardedConn) Close() error {

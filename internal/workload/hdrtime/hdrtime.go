@@ -4,6 +4,8 @@
 package hdrtime
 
 import (
+	"fmt"
+	"io"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -40,4 +42,19 @@ func Summarise(h *hdr.Histogram) Summary {
 	}
 	return Summary{Min: US(h.Min()), Mean: h.Mean() / 1e3, P50: US(h.ValueAtQuantile(50)), P90: US(h.ValueAtQuantile(90)),
 		P99: US(h.ValueAtQuantile(99)), P999: US(h.ValueAtQuantile(99.9)), Max: US(h.Max())}
+}
+
+// Row is one line of a Table: a distribution and its name.
+type Row struct {
+	Name string
+	Summary
+}
+
+// Table prints distributions, a row each, under a header of their columns
+// (µs), the names in a column width wide.
+func Table(w io.Writer, width int, rows ...Row) {
+	fmt.Fprintf(w, "%-*s %9s %9s %9s %9s %9s %9s %9s\n", width, "µs", "min", "mean", "p50", "p90", "p99", "p99.9", "max")
+	for _, r := range rows {
+		fmt.Fprintf(w, "%-*s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f\n", width, r.Name, r.Min, r.Mean, r.P50, r.P90, r.P99, r.P999, r.Max)
+	}
 }

@@ -54,20 +54,11 @@ const firstDataWait = 2 * time.Millisecond
 // newHotListener takes over ln's socket (ln is closed); false, with ln
 // untouched, when it cannot.
 func newHotListener(s *Server, ln net.Listener) (*hotListener, bool) {
-	sc, ok := ln.(syscall.Conn)
-	if !ok {
-		return nil, false
-	}
-	rc, err := sc.SyscallConn()
+	fd, err := serverkit.Dup(ln)
 	if err != nil {
 		return nil, false
 	}
-	fd := -1
-	if err := rc.Control(func(f uintptr) { fd, _ = unix.FcntlInt(f, unix.F_DUPFD_CLOEXEC, 0) }); err != nil || fd < 0 {
-		return nil, false
-	}
-	// The duplicate shares ln's file, which Go made non-blocking; ln is
-	// closed next, so the file is this listener's alone.
+	// ln is closed next, so the duplicate's file is this listener's alone.
 	tv := unix.NsecToTimeval(int64(serverWait))
 	if unix.SetNonblock(fd, false) != nil || unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv) != nil {
 		unix.Close(fd)
@@ -142,7 +133,7 @@ func (l *hotListener) accept() (net.Conn, error) {
 			continue
 		}
 		if len(taken) > 0 {
-			return &preread{Conn: c, pending: append([]byte(nil), taken...)}, nil
+			return &serverkit.Replay{Conn: c, Head: append([]byte(nil), taken...)}, nil
 		}
 		return c, nil
 	}
@@ -150,7 +141,7 @@ func (l *hotListener) accept() (net.Conn, error) {
 
 // inline answers a crr transaction whose hello and request are all in,
 // and closes it (done). For any other connection it returns what it read
-// (taken, in l's buffer), which serveConn reads again first (preread).
+// (taken, in l's buffer), which serveConn reads again first (serverkit.Replay).
 // One receive, no peek: netserver's accept, recv, send, close.
 func (l *hotListener) inline(fd int) (done bool, taken []byte) {
 	buf := l.buf
@@ -203,22 +194,6 @@ func waitReadable(fd int, d time.Duration) bool {
 	ts := unix.NsecToTimespec(int64(d))
 	k, _, e := syscall.RawSyscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
 	return e == 0 && k == 1
-}
-
-// preread is a connection the hot listener read from: what it took is
-// read again first.
-type preread struct {
-	net.Conn
-	pending []byte
-}
-
-func (c *preread) Read(p []byte) (int, error) {
-	if len(c.pending) > 0 {
-		n := copy(p, c.pending)
-		c.pending = c.pending[n:]
-		return n, nil
-	}
-	return c.Conn.Read(p)
 }
 
 // fdConn makes an accepted socket a net.Conn (on the netpoller); fd is

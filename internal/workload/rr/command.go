@@ -11,6 +11,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/descriptors"
+	"github.com/cnperf/cnperf/internal/workload/hdrtime"
 	"github.com/cnperf/cnperf/internal/workload/serverkit"
 	"github.com/cnperf/cnperf/internal/workload/shell"
 )
@@ -118,14 +119,8 @@ func printRRResult(w io.Writer, r Result) {
 	if r.Transactions == 0 {
 		return
 	}
-	fmt.Fprintf(w, "%-28s %9s %9s %9s %9s %9s %9s %9s\n", "µs", "min", "mean", "p50", "p90", "p99", "p99.9", "max")
-	for _, row := range []struct {
-		name string
-		l    Latency
-	}{{"round trip", r.RoundTrip}, {"one way (round trip / 2)", r.OneWay}} {
-		l := row.l
-		fmt.Fprintf(w, "%-28s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f\n", row.name, l.Min, l.Mean, l.P50, l.P90, l.P99, l.P999, l.Max)
-	}
+	hdrtime.Table(w, 28, hdrtime.Row{Name: "round trip", Summary: hdrtime.Summary(r.RoundTrip)},
+		hdrtime.Row{Name: "one way (round trip / 2)", Summary: hdrtime.Summary(r.OneWay)})
 	if t := r.TCP; t != nil {
 		fmt.Fprintf(w, "TCP_INFO of %d connection(s): %d retransmits (client), srtt mean %.0f µs (max %.0f, rttvar %.0f), cwnd mean %.1f (min %d)\n",
 			t.Connections, t.Retransmits, t.RTTUS, t.RTTMaxUS, t.RTTVarUS, t.Cwnd, t.CwndMin)

@@ -27,6 +27,7 @@
 package rr
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -73,21 +74,11 @@ type Config struct {
 
 // withDefaults returns c with the zero fields set to their defaults.
 func (c Config) withDefaults() Config {
-	if c.Protocol == "" {
-		c.Protocol = ProtocolTCP
-	}
-	if c.Interval == 0 {
-		c.Interval = time.Second
-	}
-	if c.RequestSize == 0 {
-		c.RequestSize = 1
-	}
-	if c.ResponseSize == 0 {
-		c.ResponseSize = 1
-	}
-	if c.Parallel == 0 {
-		c.Parallel = 1
-	}
+	c.Protocol = cmp.Or(c.Protocol, ProtocolTCP)
+	c.Interval = cmp.Or(c.Interval, time.Second)
+	c.RequestSize = cmp.Or(c.RequestSize, 1)
+	c.ResponseSize = cmp.Or(c.ResponseSize, 1)
+	c.Parallel = cmp.Or(c.Parallel, 1)
 	if c.Timeout == 0 {
 		if c.Protocol == ProtocolUDP {
 			c.Timeout = time.Second

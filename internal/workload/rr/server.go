@@ -1,6 +1,7 @@
 package rr
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -97,7 +98,7 @@ type Server struct {
 	ln       net.Listener
 	addr     string // ln's, which is closed once a hotListener takes it over
 	udp      *net.UDPConn
-	log      io.Writer
+	logf     func(format string, a ...any)
 	stopping atomic.Bool
 	hot      atomic.Int32 // rr connections on the hot path
 	hotMu    sync.Mutex
@@ -188,9 +189,7 @@ func (t *peerTable) register(token [tokenLen]byte, a netip.AddrPort) *udpPeer {
 // Listen opens the TCP listener and the UDP socket on addr (port 0: a free
 // port, the same for both); an address without a port gets descriptors.RRPort.
 func Listen(addr string) (*Server, error) {
-	if addr == "" {
-		addr = "127.0.0.1:" + strconv.Itoa(descriptors.RRPort)
-	}
+	addr = cmp.Or(addr, "127.0.0.1:"+strconv.Itoa(descriptors.RRPort))
 	addr = serverkit.WithPort(addr, descriptors.RRPort)
 	ln, uc, err := serverkit.ListenPair(addr)
 	if err != nil {
@@ -207,14 +206,8 @@ func (s *Server) Addr() string { return s.addr }
 // Serve answers clients until ctx is done, then closes every socket. A
 // client that vanishes or misbehaves loses its connection; the server goes on.
 func (s *Server) Serve(ctx context.Context, log io.Writer) error {
-	if log == nil {
-		log = io.Discard
-	}
-	s.log = log
+	s.logf = serverkit.Logger(log, "cnperf rr: ")
 	gate := serverkit.NewGate(serverkit.OrDefault(s.MaxConns, DefaultMaxConns))
-	var wg sync.WaitGroup
-	// conns ends with the server: its end unblocks every connection.
-	conns, cancel := context.WithCancel(ctx)
 	defer s.procs.Start()()
 	accept := s.ln.Accept
 	hl, ok := newHotListener(s, s.ln)
@@ -236,30 +229,14 @@ func (s *Server) Serve(ctx context.Context, log io.Writer) error {
 	udpErr := make(chan error, 1)
 	go func() { udpErr <- s.serveUDP() }()
 
-	var err error
-	for {
-		var c net.Conn
-		if c, err = serverkit.Accept(ctx, accept, s.logf); c == nil {
-			break
-		}
-		if !gate.Enter() {
-			c.Close()
-			gate.Refuse(s.logf, "connections")
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer gate.Leave()
-			defer context.AfterFunc(conns, func() { unblockConn(c) })()
-			s.serveConn(c)
-		}()
-	}
+	err := gate.Serve(ctx, accept, s.logf, "connections", func(conns context.Context, c net.Conn) {
+		// conns ends with the server: its end unblocks every connection.
+		defer context.AfterFunc(conns, func() { unblockConn(c) })()
+		s.serveConn(c)
+	}, nil)
 	s.ln.Close()
 	s.udp.Close()
 	uerr := <-udpErr
-	cancel()
-	wg.Wait()
 	if ctx.Err() != nil {
 		return nil
 	}
@@ -267,10 +244,6 @@ func (s *Server) Serve(ctx context.Context, log io.Writer) error {
 		err = uerr
 	}
 	return err
-}
-
-func (s *Server) logf(format string, a ...any) {
-	fmt.Fprintf(s.log, "cnperf rr: "+format+"\n", a...)
 }
 
 func (s *Server) idle() time.Duration { return serverkit.OrDefault(s.IdleTimeout, DefaultIdleTimeout) }
@@ -281,7 +254,7 @@ func (s *Server) idle() time.Duration { return serverkit.OrDefault(s.IdleTimeout
 func (s *Server) serveConn(c net.Conn) {
 	defer c.Close()
 	kc := c // the kernel socket's conn
-	if p, ok := c.(*preread); ok {
+	if p, ok := c.(*serverkit.Replay); ok {
 		kc = p.Conn
 	}
 	if tc, ok := kc.(*net.TCPConn); ok {
@@ -306,8 +279,8 @@ func (s *Server) serveConn(c net.Conn) {
 		if n := s.hot.Add(1); n <= maxHot {
 			defer s.hot.Add(-1)
 			in := 0 // request bytes the hot listener read
-			if p, ok := c.(*preread); ok {
-				in = len(p.pending)
+			if p, ok := c.(*serverkit.Replay); ok {
+				in = len(p.Head)
 			}
 			if sk := newSock(kc); sk.detached() {
 				s.serveHot(sk, h, in)
@@ -513,11 +486,7 @@ func (s *Server) answer(in []byte, a netip.AddrPort, out []byte) int {
 
 // unblockConn shuts c down, waking a blocking call on it, and closes it.
 func unblockConn(c net.Conn) {
-	if sc, ok := c.(syscall.Conn); ok {
-		if rc, err := sc.SyscallConn(); err == nil {
-			_ = rc.Control(func(fd uintptr) { _ = syscall.Shutdown(int(fd), syscall.SHUT_RDWR) })
-		}
-	}
+	serverkit.Control(c, func(fd uintptr) { _ = syscall.Shutdown(int(fd), syscall.SHUT_RDWR) })
 	c.Close()
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/cnperf/cnperf/internal/workload/serverkit"
 	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 )
 
@@ -39,37 +40,16 @@ const blockTimeout = 250 * time.Millisecond
 // newSock detaches c when it is a kernel socket; it returns c as a conn
 // otherwise (or if the descriptor cannot be duplicated).
 func newSock(c net.Conn) *sock {
-	s := &sock{c: c, fd: -1}
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return s
-	}
-	rc, err := sc.SyscallConn()
+	fd, err := serverkit.Dup(c)
 	if err != nil {
-		return s
+		return &sock{c: c, fd: -1}
 	}
-	fd, derr := -1, error(nil)
-	if err := rc.Control(func(f uintptr) {
-		fd, derr = dupBlocking(int(f))
-	}); err != nil || derr != nil {
-		return s
+	if err := setBlocking(fd); err != nil {
+		syscall.Close(fd)
+		return &sock{c: c, fd: -1}
 	}
 	c.Close()
 	return &sock{fd: fd}
-}
-
-// dupBlocking duplicates fd (close-on-exec) and puts the duplicate in
-// blocking mode with blockTimeout on both directions.
-func dupBlocking(fd int) (int, error) {
-	nfd, _, e := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_DUPFD_CLOEXEC, 0)
-	if e != 0 {
-		return -1, os.NewSyscallError("fcntl", e)
-	}
-	if err := setBlocking(int(nfd)); err != nil {
-		syscall.Close(int(nfd))
-		return -1, err
-	}
-	return int(nfd), nil
 }
 
 // setBlocking puts fd in blocking mode, each call waiting at most

@@ -2,7 +2,10 @@ package serverkit
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -99,5 +102,62 @@ func (g *Gate) Refuse(logf func(format string, a ...any), what string) {
 	if now := time.Now().UnixNano(); now-g.lastLog.Load() > int64(time.Second) {
 		g.lastLog.Store(now)
 		logf("too many %s (%d at once): %d refused so far", what, g.Cap(), n)
+	}
+}
+
+// Serve is a server's accept loop: each connection accept returns is
+// served in a goroutine of its own while the gate admits it, with a
+// context that ends with ctx or with the loop; one the gate does not
+// admit is counted (Refuse: "too many WHAT") and handed to refused, or
+// closed when refused is nil. Serve returns once ctx has ended (nil) or
+// the listener failed (its error), and every serve has returned.
+func (g *Gate) Serve(ctx context.Context, next func() (net.Conn, error), logf func(format string, a ...any), what string,
+	serve func(context.Context, net.Conn), refused func(net.Conn)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	for {
+		c, err := accept(ctx, next, logf)
+		if c == nil {
+			return err
+		}
+		if !g.Enter() {
+			g.Refuse(logf, what)
+			if refused == nil {
+				c.Close()
+			} else {
+				refused(c)
+			}
+			continue
+		}
+		wg.Go(func() {
+			defer g.Leave()
+			serve(ctx, c)
+		})
+	}
+}
+
+// accept waits for a server's next connection until ctx ends (nil, nil)
+// or the listener is closed (its error). Other errors (out of descriptors,
+// say) are logged and retried after a pause that doubles up to a second,
+// so that the server outlives them.
+func accept(ctx context.Context, next func() (net.Conn, error), logf func(format string, a ...any)) (net.Conn, error) {
+	for delay := 5 * time.Millisecond; ; delay = min(2*delay, time.Second) {
+		c, err := next()
+		switch {
+		case err == nil:
+			return c, nil
+		case ctx.Err() != nil:
+			return nil, nil
+		case errors.Is(err, net.ErrClosed):
+			return nil, err
+		}
+		logf("accept: %v", err)
+		select {
+		case <-ctx.Done():
+			return nil, nil
+		case <-time.After(delay):
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/cnperf/cnperf/internal/workload"
 )
@@ -22,8 +23,10 @@ type Command struct {
 	// ends its help.
 	Tests     bool
 	TestsNote string
-	// Check, optional, refuses a --listen address the server cannot use;
-	// its error is bad input.
+	// Flags, optional, adds the server's own flags.
+	Flags func(*pflag.FlagSet)
+	// Check, optional, refuses a --listen address the server cannot use,
+	// or its own flags' values; its error is bad input.
 	Check func(addr string) error
 	// Serve runs the server on addr for tests clients at once until ctx
 	// ends; its error is a failure (exit 1).
@@ -60,6 +63,9 @@ func (c Command) Cobra(con workload.Console) *cobra.Command {
 	cmd.Flags().StringVar(&listen, "listen", con.DefaultListen(c.Port), con.ListenHelp+c.ListenNote)
 	if c.Tests {
 		cmd.Flags().IntVar(&tests, "tests", 1, fmt.Sprintf("clients measured at once, each a session of its own, at most %d%s", MaxTests, c.TestsNote))
+	}
+	if c.Flags != nil {
+		c.Flags(cmd.Flags())
 	}
 	return cmd
 }

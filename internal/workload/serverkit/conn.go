@@ -1,12 +1,12 @@
 package serverkit
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -65,30 +65,6 @@ func OrDefault[T int | time.Duration](v, dflt T) T {
 	return dflt
 }
 
-// Accept waits for a server's next connection until ctx ends (nil, nil)
-// or the listener is closed (its error). Other errors (out of descriptors,
-// say) are logged and retried after a pause that doubles up to a second,
-// so that the server outlives them.
-func Accept(ctx context.Context, accept func() (net.Conn, error), logf func(format string, a ...any)) (net.Conn, error) {
-	for delay := 5 * time.Millisecond; ; delay = min(2*delay, time.Second) {
-		c, err := accept()
-		switch {
-		case err == nil:
-			return c, nil
-		case ctx.Err() != nil:
-			return nil, nil
-		case errors.Is(err, net.ErrClosed):
-			return nil, err
-		}
-		logf("accept: %v", err)
-		select {
-		case <-ctx.Done():
-			return nil, nil
-		case <-time.After(delay):
-		}
-	}
-}
-
 // Replier writes a server's answers on control connection c: JSON, one
 // object a line, each within ControlTimeout; false: c failed.
 func Replier[T any](c net.Conn) func(T) bool {
@@ -97,6 +73,36 @@ func Replier[T any](c net.Conn) func(T) bool {
 		_ = c.SetWriteDeadline(time.Now().Add(ControlTimeout))
 		return enc.Encode(v) == nil
 	}
+}
+
+// Logger writes a server's log lines to w (nil: nowhere), each whole and
+// prefixed, from any goroutine.
+func Logger(w io.Writer, prefix string) func(format string, a ...any) {
+	if w == nil {
+		w = io.Discard
+	}
+	var mu sync.Mutex
+	return func(format string, a ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(w, prefix+format+"\n", a...)
+	}
+}
+
+// Replay is a connection whose first bytes were read already, to tell
+// what it is: Read gives them again first.
+type Replay struct {
+	net.Conn
+	Head []byte
+}
+
+func (c *Replay) Read(p []byte) (int, error) {
+	if len(c.Head) > 0 {
+		n := copy(p, c.Head)
+		c.Head = c.Head[n:]
+		return n, nil
+	}
+	return c.Conn.Read(p)
 }
 
 // maxClip is how much of a client's string an error or a log line quotes.

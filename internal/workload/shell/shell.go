@@ -8,6 +8,7 @@
 package shell
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -121,8 +122,8 @@ func Command(con workload.Console, c Client) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVarP(&server, "server", "c", "", fmt.Sprintf("server to measure against: HOST[:PORT] (port %d by default)", port))
-	f.VarP(&tm, "time", "t", or(c.TimeHelp, "measured time (a bare number is seconds)"))
-	f.VarP(&iv, "interval", "i", or(c.IntervalHelp, "reporting interval"))
+	f.VarP(&tm, "time", "t", cmp.Or(c.TimeHelp, "measured time (a bare number is seconds)"))
+	f.VarP(&iv, "interval", "i", cmp.Or(c.IntervalHelp, "reporting interval"))
 	if c.Time == 0 {
 		f.Lookup("time").DefValue = "0" // its help says what 0 is
 	}
@@ -132,16 +133,14 @@ func Command(con workload.Console, c Client) *cobra.Command {
 		}
 		v := &param{p: p, text: p.Default}
 		fl := f.VarPF(v, strings.TrimPrefix(p.Flag, "--"), p.Short, p.Help)
-		if (p.Kind == workload.Switch || p.FlagSets != "") && v.text == "" {
-			v.text = "false"
+		if v.boolean() {
+			fl.NoOptDefVal = "true"
+			v.text = cmp.Or(v.text, "false")
 		}
 		if p.Kind == workload.Duration && p.Default == "0s" {
 			fl.DefValue = "0" // help leaves a zero default out; its help says what 0 is
 		}
 		values[p.Name] = v
-		if p.Kind == workload.Switch || p.FlagSets != "" {
-			fl.NoOptDefVal = "true"
-		}
 		if p.Alias != "" {
 			alias := strings.TrimPrefix(p.Alias, "--")
 			f.Var(v, alias, p.Help)
@@ -153,13 +152,6 @@ func Command(con workload.Console, c Client) *cobra.Command {
 	}
 	f.BoolVar(&asJSON, "json", false, "print every interval and the result as JSON lines")
 	return cmd
-}
-
-func or(s, dflt string) string {
-	if s != "" {
-		return s
-	}
-	return dflt
 }
 
 // withPort checks --server and completes its port.
@@ -199,16 +191,16 @@ func (v *param) Set(s string) error {
 	return nil
 }
 
+// boolean: the flag is a switch, or sets its parameter when true.
+func (v *param) boolean() bool { return v.p.Kind == workload.Switch || v.p.FlagSets != "" }
+
 func (v *param) Type() string {
-	switch v.p.Kind {
-	case workload.Whole:
+	switch {
+	case v.p.Kind == workload.Whole:
 		return "int"
-	case workload.Duration:
+	case v.p.Kind == workload.Duration:
 		return "duration"
-	case workload.Switch:
-		return "bool"
-	}
-	if v.p.FlagSets != "" {
+	case v.boolean():
 		return "bool"
 	}
 	return "string"
@@ -224,21 +216,17 @@ func (v *param) value(given bool) (any, error) {
 		return nil, nil
 	}
 	switch {
-	case v.p.FlagSets != "":
+	case v.boolean():
 		b, err := strconv.ParseBool(v.text)
-		if err != nil {
+		switch {
+		case err != nil:
 			return nil, fmt.Errorf("%s %q: want true or false", flag, v.text)
-		}
-		if b {
+		case v.p.FlagSets == "":
+			return b, nil
+		case b:
 			return v.p.FlagSets, nil
 		}
 		return nil, nil
-	case v.p.Kind == workload.Switch:
-		b, err := strconv.ParseBool(v.text)
-		if err != nil {
-			return nil, fmt.Errorf("%s %q: want true or false", flag, v.text)
-		}
-		return b, nil
 	case v.p.Kind == workload.Whole:
 		n, err := scaled(v.text, v.p.Unit == "bytes")
 		if err != nil {

@@ -180,15 +180,10 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 		buf = make([]byte, cfg.Length)
 		loop = newTCPLoop(conns, buf, !cfg.Copy, cfg.Threads)
 	}
+	var stops []*atomic.Bool // the loops' flags, set when interrupted
 	if loop != nil {
 		wg.Go(func() { loop.run(buf, ctrs, end, errs) })
-		go func() {
-			select {
-			case <-stopCh: // interrupted
-				loop.stop.Store(true)
-			case <-writersDone:
-			}
-		}()
+		stops = append(stops, &loop.stop)
 	} else if blasts := r.udpBlasts(conns); blasts != nil {
 		gso = blasts[0].gso
 		for i, b := range blasts {
@@ -196,22 +191,23 @@ func (r *runner) run(ctx context.Context) (Result, error) {
 				seqs[i], errs[i] = b.run(id, i, cfg.Length, &ctrs[i], t0, end)
 				b.close()
 			})
+			stops = append(stops, &b.stop)
 		}
-		go func() {
-			select {
-			case <-stopCh: // interrupted
-				for _, b := range blasts {
-					b.stop.Store(true)
-				}
-			case <-writersDone:
-			}
-		}()
 	} else {
 		for i, c := range conns {
 			wg.Go(func() { seqs[i], errs[i] = r.send(c, i, id, &ctrs[i], t0, end, stopCh) })
 		}
 	}
 	go func() { wg.Wait(); close(writersDone) }()
+	go func() {
+		select {
+		case <-stopCh: // interrupted
+			for _, s := range stops {
+				s.Store(true)
+			}
+		case <-writersDone:
+		}
+	}()
 
 	edges := boundaries(cfg.Omit, cfg.Duration, cfg.Interval)
 	nOmit := omitBins(edges, cfg.Omit)
@@ -305,19 +301,10 @@ ticks:
 // kernel's default or autotuned size, as cnperf sets none, like iperf3
 // without -w); 0 if unknown.
 func sendBuffer(conns []net.Conn) int {
-	if len(conns) == 0 {
-		return 0
-	}
-	sc, ok := conns[0].(syscall.Conn)
-	if !ok {
-		return 0
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return 0
-	}
 	n := 0
-	_ = rc.Control(func(fd uintptr) { n, _ = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF) })
+	if len(conns) > 0 {
+		serverkit.Control(conns[0], func(fd uintptr) { n, _ = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF) })
+	}
 	return n
 }
 

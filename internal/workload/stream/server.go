@@ -40,16 +40,14 @@ type Server struct {
 	udpMu sync.Mutex
 	// procs lends each test's raw reader (readOne) a P of its own.
 	procs serverkit.Procs
-	log   io.Writer
-	logM  sync.Mutex
+	logf  func(format string, a ...any)
 	slots *serverkit.Slots // one per running test
-	// running maps a test id (its cookie's first 4 bytes) to the test,
-	// copied on each change (runningMu) so that the UDP reader looks a
+	// running maps a test id (its cookie's first 4 bytes) to the test:
+	// a sync.Map, written once per test, so that the UDP reader looks a
 	// datagram's test up without a lock.
-	running   atomic.Pointer[map[uint32]*test]
-	runningMu sync.Mutex
-	cells     int64           // a test's bin records at most (serverInterval)
-	handlers  *serverkit.Gate // the connections being read (maxHandlers)
+	running  sync.Map        // uint32 -> *test
+	cells    int64           // a test's bin records at most (serverInterval)
+	handlers *serverkit.Gate // the connections being read (maxHandlers)
 }
 
 // Listen opens the server's TCP listener and UDP socket on addr for up to
@@ -59,15 +57,12 @@ func Listen(addr string, tests int, log io.Writer) (*Server, error) {
 	if err := serverkit.CheckTests(tests); err != nil {
 		return nil, err
 	}
-	if log == nil {
-		log = io.Discard
-	}
 	ln, udp, err := serverkit.ListenPair(addr)
 	if err != nil {
 		return nil, err
 	}
 	_ = udp.SetReadBuffer(udpSocketBuf) // capped by net.core.rmem_max
-	s := &Server{ln: ln, udp: udp, log: log, slots: serverkit.NewSlots(tests),
+	s := &Server{ln: ln, udp: udp, logf: serverkit.Logger(log, "cnperf serve stream: "), slots: serverkit.NewSlots(tests),
 		// Each further test holds its control connection for its
 		// whole run, and one data connection (-P 1) briefly.
 		handlers: serverkit.NewGate(maxHandlers + 2*(tests-1)),
@@ -78,7 +73,6 @@ func Listen(addr string, tests int, log io.Writer) (*Server, error) {
 	// One P per raw reader plus one for everything else, never below
 	// what the process had when Serve began.
 	s.procs.Want = func(held, base int) int { return max(held+1, base) }
-	s.running.Store(&map[uint32]*test{})
 	return s, nil
 }
 
@@ -90,82 +84,37 @@ func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 // returned.
 func (s *Server) Serve(ctx context.Context) error {
 	s.procs.Start()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	stop := context.AfterFunc(ctx, func() { s.ln.Close() })
 	defer stop()
-	var wg sync.WaitGroup
 	udpDone := make(chan struct{})
 	go func() {
 		defer close(udpDone)
 		s.readUDP()
 	}()
 	defer func() {
-		cancel()
-		wg.Wait()
 		s.stopUDP()
 		s.udp.Close()
 		<-udpDone
 	}()
-	for {
-		c, err := serverkit.Accept(ctx, s.ln.Accept, s.logf)
-		if c == nil {
-			return err
-		}
-		if !s.handlers.Enter() {
-			// As many connections as a test can use are being read:
-			// refuse more rather than hold their buffers.
-			c.Close()
-			s.handlers.Refuse(s.logf, "connections")
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer s.handlers.Leave()
-			s.handle(ctx, c)
-		}()
-	}
+	// Beyond as many connections as the tests can use, connections are
+	// refused rather than have their buffers held.
+	return s.handlers.Serve(ctx, s.ln.Accept, s.logf, "connections", s.handle, nil)
 }
 
 // register makes t findable by its id; false if a running test has that id
 // (a client reusing a cookie, or one chance in 2^32).
 func (s *Server) register(t *test) bool {
-	s.runningMu.Lock()
-	defer s.runningMu.Unlock()
-	old := *s.running.Load()
-	if _, ok := old[t.id]; ok {
-		return false
-	}
-	m := make(map[uint32]*test, len(old)+1)
-	for id, x := range old {
-		m[id] = x
-	}
-	m[t.id] = t
-	s.running.Store(&m)
-	return true
+	_, taken := s.running.LoadOrStore(t.id, t)
+	return !taken
 }
 
-func (s *Server) unregister(t *test) {
-	s.runningMu.Lock()
-	defer s.runningMu.Unlock()
-	old := *s.running.Load()
-	m := make(map[uint32]*test, len(old))
-	for id, x := range old {
-		if x != t {
-			m[id] = x
-		}
-	}
-	s.running.Store(&m)
-}
+func (s *Server) unregister(t *test) { s.running.CompareAndDelete(t.id, t) }
 
 // lookup is the running test with id, or nil.
-func (s *Server) lookup(id uint32) *test { return (*s.running.Load())[id] }
-
-func (s *Server) logf(format string, a ...any) {
-	s.logM.Lock()
-	defer s.logM.Unlock()
-	fmt.Fprintf(s.log, "cnperf serve stream: "+format+"\n", a...)
+func (s *Server) lookup(id uint32) *test {
+	t, _ := s.running.Load(id)
+	tt, _ := t.(*test)
+	return tt
 }
 
 // handle tells a control connection from a data connection by its first byte.

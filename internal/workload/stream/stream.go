@@ -12,6 +12,7 @@
 package stream
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -144,15 +145,9 @@ type Config struct {
 
 // withDefaults fills the zero fields.
 func (c Config) withDefaults() Config {
-	if c.Protocol == "" {
-		c.Protocol = "tcp"
-	}
-	if c.Interval == 0 {
-		c.Interval = DefaultInterval
-	}
-	if c.Parallel == 0 {
-		c.Parallel = 1
-	}
+	c.Protocol = cmp.Or(c.Protocol, "tcp")
+	c.Interval = cmp.Or(c.Interval, DefaultInterval)
+	c.Parallel = cmp.Or(c.Parallel, 1)
 	if c.Length == 0 {
 		if c.Protocol == "udp" {
 			c.Length = DefaultUDPLength

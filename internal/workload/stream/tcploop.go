@@ -245,25 +245,6 @@ func (l *tcpLoop) sentFrom() string {
 
 // dupFd duplicates c's socket as a non-blocking, close-on-exec descriptor.
 func dupFd(c net.Conn) (int, bool) {
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return 0, false
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return 0, false
-	}
-	fd := -1
-	_ = rc.Control(func(f uintptr) {
-		d, err := unix.FcntlInt(f, unix.F_DUPFD_CLOEXEC, 0)
-		if err != nil {
-			return
-		}
-		if syscall.SetNonblock(d, true) != nil {
-			syscall.Close(d)
-			return
-		}
-		fd = d
-	})
-	return fd, fd >= 0
+	fd, err := serverkit.Dup(c)
+	return fd, err == nil
 }

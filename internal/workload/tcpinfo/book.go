@@ -170,7 +170,7 @@ func (b *Book) Closed() *Stats {
 	return b.closed.Stats()
 }
 
-// add books e unless the book is full.
+// add books e (and a descriptor's number) unless the book is full.
 func (b *Book) add(e *entry) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -178,9 +178,12 @@ func (b *Book) add(e *entry) bool {
 		return false
 	}
 	if b.live == nil {
-		b.live = map[*entry]struct{}{}
+		b.live, b.fds = map[*entry]struct{}{}, map[int]*entry{}
 	}
 	b.live[e] = struct{}{}
+	if e.conn == nil {
+		b.fds[e.fd] = e
+	}
 	return true
 }
 
@@ -217,22 +220,7 @@ func (b *Book) Wrap(c net.Conn) net.Conn {
 }
 
 // Open books the socket fd; the caller calls Close before it closes fd.
-func (b *Book) Open(fd int) {
-	e := &entry{fd: fd}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if len(b.live) >= MaxLive {
-		return
-	}
-	if b.live == nil {
-		b.live = map[*entry]struct{}{}
-	}
-	if b.fds == nil {
-		b.fds = map[int]*entry{}
-	}
-	b.live[e] = struct{}{}
-	b.fds[fd] = e
-}
+func (b *Book) Open(fd int) { b.add(&entry{fd: fd}) }
 
 // Close reads fd's last TCP_INFO and forgets it: after it returns, no
 // snapshot touches fd, which the caller may close (and the kernel reuse).

@@ -1,6 +1,7 @@
 package udp
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -27,9 +28,7 @@ once, each measured on its own; one more is told the listener is busy).`,
 				return err
 			}
 			fmt.Fprintf(con.Stderr, "cnperf serve udp: listening on %s (tcp and udp)\n", ln.Addr())
-			s := &Server{Sessions: tests, Logf: func(format string, a ...any) {
-				fmt.Fprintf(con.Stderr, "cnperf serve udp: "+format+"\n", a...)
-			}}
+			s := &Server{Sessions: tests, Logf: serverkit.Logger(con.Stderr, "cnperf serve udp: ")}
 			return s.Serve(ctx, pc, ln)
 		},
 	}.Cobra(con)
@@ -53,9 +52,7 @@ func JitterCommand(con workload.Console) *cobra.Command {
 				return fmt.Errorf("--bitrate %v", err)
 			}
 			c := JitterConfig{Addr: r.Server, Rate: rate, Size: int(r.Params.Int("length")), Duration: r.Time, Interval: r.Interval}
-			if c.Size == 0 {
-				c.Size = DefaultJitterSize
-			}
+			c.Size = cmp.Or(c.Size, DefaultJitterSize)
 			if err := c.Validate(); err != nil {
 				return err
 			}

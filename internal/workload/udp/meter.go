@@ -110,14 +110,19 @@ func (m *Meter) closeInterval() {
 func (m *Meter) coarsen() {
 	n := len(m.ivs) / 2
 	for i := range n {
-		a, b := m.ivs[2*i], m.ivs[2*i+1]
-		m.ivs[i] = Stats{Start: a.Start, End: b.End, Packets: a.Packets + b.Packets, Bytes: a.Bytes + b.Bytes,
-			Lost: a.Lost + b.Lost, OutOfOrder: a.OutOfOrder + b.OutOfOrder, Duplicates: a.Duplicates + b.Duplicates,
-			OffsetSum: a.OffsetSum + b.OffsetSum, JitterMS: b.JitterMS}
+		m.ivs[i] = merge(m.ivs[2*i], m.ivs[2*i+1])
 		m.bounds[i] = m.bounds[2*i+1]
 	}
 	m.ivs, m.bounds = m.ivs[:n], m.bounds[:n]
 	m.interval *= 2
+}
+
+// merge is interval a and the one after it, b, as one: their counts
+// summed, b's end and jitter.
+func merge(a, b Stats) Stats {
+	return Stats{Start: a.Start, End: b.End, Packets: a.Packets + b.Packets, Bytes: a.Bytes + b.Bytes,
+		Lost: a.Lost + b.Lost, OutOfOrder: a.OutOfOrder + b.OutOfOrder, Duplicates: a.Duplicates + b.Duplicates,
+		OffsetSum: a.OffsetSum + b.OffsetSum, JitterMS: b.JitterMS}
 }
 
 // unlose takes a loss back from the interval whose gap seq fell in.
@@ -147,15 +152,7 @@ func (m *Meter) Report(end time.Duration, sent int64) Report {
 		case n > 0 && m.cur.End-m.cur.Start < m.interval/10:
 			// A sliver (the stop arriving just after a boundary): fold it
 			// into the last interval rather than report a rate over it.
-			p := &m.ivs[n-1]
-			p.End = m.cur.End
-			p.Packets += m.cur.Packets
-			p.Bytes += m.cur.Bytes
-			p.Lost += m.cur.Lost
-			p.OutOfOrder += m.cur.OutOfOrder
-			p.Duplicates += m.cur.Duplicates
-			p.OffsetSum += m.cur.OffsetSum
-			p.JitterMS = m.cur.JitterMS
+			m.ivs[n-1] = merge(m.ivs[n-1], m.cur)
 		case m.cur.End > m.cur.Start || m.cur.Packets > 0 || m.cur.Duplicates > 0 || m.cur.Lost != 0:
 			m.ivs = append(m.ivs, m.cur)
 		}

@@ -130,38 +130,21 @@ func (s *Server) Serve(ctx context.Context, pc net.PacketConn, ln net.Listener) 
 		defer wg.Done()
 		s.receive(ctx, pc)
 	}()
-	var err error
 	// Each running test holds its control connection.
 	conns := serverkit.NewGate(maxControlConns + s.sessions() - 1)
 	refusing := serverkit.NewGate(maxRefusing)
-	for {
-		c, aerr := serverkit.Accept(ctx, ln.Accept, s.logf)
-		if c == nil {
-			if aerr != nil {
-				err = fmt.Errorf("accept: %w", aerr)
-			}
-			break
+	err := conns.Serve(ctx, ln.Accept, s.logf, "control connections", s.control, func(c net.Conn) {
+		if !refusing.Enter() {
+			c.Close() // too many even to be told: closed at once
+			return
 		}
-		if !conns.Enter() {
-			conns.Refuse(s.logf, "control connections")
-			if refusing.Enter() {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					defer refusing.Leave()
-					refuse(ctx, c, conns.Cap())
-				}()
-			} else {
-				c.Close() // too many even to be told: closed at once
-			}
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer conns.Leave()
-			s.control(ctx, c)
-		}()
+		wg.Go(func() {
+			defer refusing.Leave()
+			refuse(ctx, c, conns.Cap())
+		})
+	})
+	if err != nil {
+		err = fmt.Errorf("accept: %w", err)
 	}
 	cancel()
 	wg.Wait()

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/cnperf/cnperf/internal/workload/serverkit"
 	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 
 	"github.com/valyala/fasthttp"
@@ -123,26 +124,12 @@ func serveLoops(ctx context.Context, ln net.Listener, h *pongHandler) error {
 
 // listenerFd duplicates ln's socket, non-blocking.
 func listenerFd(ln net.Listener) (int, error) {
-	sc, ok := ln.(syscall.Conn)
-	if !ok {
+	fd, err := serverkit.Dup(ln)
+	switch {
+	case errors.Is(err, serverkit.ErrNoSocket):
 		return -1, errNoSocket
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return -1, fmt.Errorf("pong: %w", err)
-	}
-	fd, derr := -1, error(nil)
-	if err := rc.Control(func(f uintptr) {
-		fd, derr = unix.FcntlInt(f, unix.F_DUPFD_CLOEXEC, 0)
-	}); err != nil {
-		return -1, fmt.Errorf("pong: %w", err)
-	}
-	if derr != nil {
-		return -1, fmt.Errorf("pong: dup listener: %w", derr)
-	}
-	if err := unix.SetNonblock(fd, true); err != nil {
-		unix.Close(fd)
-		return -1, fmt.Errorf("pong: listener: %w", err)
+	case err != nil:
+		return -1, fmt.Errorf("pong: dup listener: %w", err)
 	}
 	return fd, nil
 }
@@ -693,10 +680,8 @@ func (l *loop) stream(c *pconn, n int) {
 func (l *loop) reject(c *pconn, code int) {
 	resp := &l.ctx.Response
 	resp.Reset()
-	resp.SetStatusCode(code)
-	resp.Header.SetContentTypeBytes(textPlain)
 	text := fasthttp.StatusMessage(code)
-	resp.SetBodyString(text)
+	plainError(l.ctx, code, text)
 	resp.Header.SetContentLength(len(text))
 	resp.SetConnectionClose()
 	c.out = append(resp.Header.AppendBytes(c.out[:0]), text...)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -64,9 +65,7 @@ func newPing(cfg PingConfig) (*pingHandler, error) {
 		return nil, fmt.Errorf("retries %w", err)
 	}
 	timeout := cfg.Timeout
-	if timeout == 0 {
-		timeout = pingpong.DefaultTimeout
-	}
+	timeout = cmp.Or(timeout, pingpong.DefaultTimeout)
 	if err := pingpong.CheckTimeout(timeout); err != nil {
 		return nil, fmt.Errorf("timeout %w", err)
 	}

@@ -143,12 +143,8 @@ func (h *pongHandler) serve(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	arg, ok := bytes.CutPrefix(ctx.Path(), prefixPong)
-	if !ok {
-		notFound(ctx)
-		return
-	}
-	n, ok := parseSize(arg)
-	if !ok {
+	n, digits := parseSize(arg)
+	if !ok || !digits {
 		notFound(ctx)
 		return
 	}

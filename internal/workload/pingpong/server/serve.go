@@ -83,9 +83,7 @@ func badRequest(ctx *fasthttp.RequestCtx, err error) {
 		code = fasthttp.StatusRequestHeaderFieldsTooLarge
 	}
 	ctx.Response.Reset()
-	ctx.SetStatusCode(code)
-	ctx.Response.Header.SetContentTypeBytes(textPlain)
-	ctx.Response.SetBodyString(fasthttp.StatusMessage(code))
+	plainError(ctx, code, fasthttp.StatusMessage(code))
 }
 
 // conns tracks a server's open connections so Serve can drop the ones still

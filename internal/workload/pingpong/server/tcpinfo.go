@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/cnperf/cnperf/internal/workload/tcpinfo"
 
@@ -63,34 +64,33 @@ func answerTCPInfo(ctx *fasthttp.RequestCtx, t TCPInfo) {
 	ctx.Response.SetBody(b)
 }
 
-// pongTCPInfo asks pong, through ping's pool (its connection is booked
-// like every other), for its side; nil if pong does not say (the
-// original pong answers 404).
-func (h *pingHandler) pongTCPInfo() *tcpinfo.Snapshot {
-	actx, cancel := context.WithTimeout(context.Background(), h.timeout)
+// FetchTCPInfo asks the server at base (a base URL) through rt for its
+// answer at TCPInfoPath, within timeout; false if it does not say (the
+// original servers answer 404). The body is read to its end, so that rt
+// may reuse the connection.
+func FetchTCPInfo(ctx context.Context, rt http.RoundTripper, base string, timeout time.Duration) (TCPInfo, bool) {
+	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(actx, http.MethodGet, h.pongBase+TCPInfoPath, nil)
+	req, err := http.NewRequestWithContext(rctx, http.MethodGet, base+TCPInfoPath, nil)
 	if err != nil {
-		return nil
+		return TCPInfo{}, false
 	}
-	resp, err := h.rt.RoundTrip(req)
+	resp, err := rt.RoundTrip(req)
 	if err != nil {
-		return nil
+		return TCPInfo{}, false
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, MaxTCPInfoBytes))
-		return nil
+	ok := resp.StatusCode == http.StatusOK
+	var t TCPInfo
+	if ok {
+		t, err = ReadTCPInfo(resp.Body)
 	}
-	t, err := ReadTCPInfo(resp.Body)
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, MaxTCPInfoBytes))
-	if err != nil {
-		return nil
-	}
-	return t.Pong
+	return t, ok && err == nil
 }
 
-// tcpInfo answers ping's TCPInfoPath.
+// tcpInfo answers ping's TCPInfoPath, with pong's side asked through
+// ping's pool (its connection is booked like every other).
 func (h *pingHandler) tcpInfo(ctx *fasthttp.RequestCtx) {
 	var t TCPInfo
 	if h.answers != nil {
@@ -99,6 +99,8 @@ func (h *pingHandler) tcpInfo(ctx *fasthttp.RequestCtx) {
 	}
 	relay := h.relay.Snapshot()
 	t.Relay = &relay
-	t.Pong = h.pongTCPInfo()
+	if p, ok := FetchTCPInfo(context.Background(), h.rt, h.pongBase, h.timeout); ok {
+		t.Pong = p.Pong
+	}
 	answerTCPInfo(ctx, t)
 }

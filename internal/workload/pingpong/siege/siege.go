@@ -6,6 +6,7 @@
 package siege
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -76,17 +77,13 @@ func run(ctx context.Context, cfg Config, total int, at func(int) pingpong.Reque
 	}
 	base += "/mping/"
 	workers := cfg.Concurrency
-	if workers == 0 {
-		workers = 1
-	}
+	workers = cmp.Or(workers, 1)
 	if err := pingpong.Check("concurrency", workers); err != nil {
 		return fmt.Errorf("siege concurrency %w", err)
 	}
 	workers = min(workers, max(1, total))
 	timeout := cfg.Timeout
-	if timeout == 0 {
-		timeout = pingpong.DefaultTimeout
-	}
+	timeout = cmp.Or(timeout, pingpong.DefaultTimeout)
 	if err := pingpong.CheckTimeout(timeout); err != nil {
 		return fmt.Errorf("siege timeout %w", err)
 	}
@@ -209,22 +206,7 @@ func serverTCP(ctx context.Context, target string, timeout time.Duration) (serve
 	}
 	tr := pingpong.NewTransport(timeout, 1)
 	defer tr.CloseIdleConnections()
-	rctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(rctx, http.MethodGet, base+server.TCPInfoPath, nil)
-	if err != nil {
-		return server.TCPInfo{}, false
-	}
-	resp, err := tr.RoundTrip(req)
-	if err != nil {
-		return server.TCPInfo{}, false
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return server.TCPInfo{}, false
-	}
-	t, err := server.ReadTCPInfo(resp.Body)
-	return t, err == nil
+	return server.FetchTCPInfo(ctx, tr, base, timeout)
 }
 
 // serverWindows is what each side did between two answers; nil without
