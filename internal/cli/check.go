@@ -25,16 +25,23 @@ func (v verdictError) Error() string { return v.msg }
 
 func newCheckCmd(stdout io.Writer) *cobra.Command {
 	var costs, baselines []string
-	var limitsFile, junit string
+	var limitsFile, junit, claims string
 	maxChange := gate.DefaultMaxChange
 	cmd := &cobra.Command{
-		Use:   "check RUN_DIR (--max-cost MODE:METRIC=PCT... | --limits FILE | --baseline OLD_RUN...)",
+		Use:   "check RUN_DIR (--max-cost MODE:METRIC=PCT... | --limits FILE | --baseline OLD_RUN... | --claims [PRESET|FILE])",
 		Short: "Exit 0 when every limit holds with 95 % confidence, 1 when one is broken, 3 when the run cannot tell",
 		Example: `  cnperf check runs/quick-1 --max-cost bridge:transfer=25 --max-cost overlay:latency=50
   cnperf check runs/quick-2 --baseline runs/quick-1 --max-change 5 --junit check.xml
-  cnperf check runs/quick-4 --baseline runs/quick-1 --baseline runs/quick-2 --baseline runs/quick-3`,
-		Args: cobra.ExactArgs(1),
+  cnperf check runs/quick-4 --baseline runs/quick-1 --baseline runs/quick-2 --baseline runs/quick-3
+  cnperf check runs/kratzke-ab --claims seed004`,
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("claims") {
+				return checkClaims(cmd, stdout, args, claims, junit)
+			}
+			if len(args) > 1 {
+				return usagef("check takes one run directory, not %d", len(args))
+			}
 			var given *float64
 			if cmd.Flags().Changed("max-change") {
 				given = &maxChange
@@ -53,21 +60,7 @@ func newCheckCmd(stdout io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			for _, r := range results {
-				fmt.Fprintln(stdout, r.Line)
-			}
-			if junit != "" {
-				if err := gate.WriteJUnitFile(junit, args[0], results); err != nil {
-					return fail(err)
-				}
-			}
-			switch v, why := gate.Tally(results); v {
-			case gate.Broken:
-				return verdictError{why, ExitFailure}
-			case gate.CannotTell:
-				return verdictError{why, ExitCannotTell}
-			}
-			return nil
+			return verdicts(stdout, args[0], junit, results, gate.Tally)
 		},
 	}
 	f := cmd.Flags()
@@ -76,7 +69,61 @@ func newCheckCmd(stdout io.Writer) *cobra.Command {
 	f.StringArrayVar(&baselines, "baseline", nil, "an older run: each headline ratio may get at most --max-change % worse than in it (repeatable: than in their mean, and their spread tells how much runs differ)")
 	f.Float64Var(&maxChange, "max-change", gate.DefaultMaxChange, "with --baseline: how much worse a ratio may get, in %")
 	f.StringVar(&junit, "junit", "", "also write the verdicts as JUnit XML to this file")
+	f.StringVar(&claims, "claims", "", "judge the paper's claims of a preset or spec file (alone: the run's own spec's): 0 all agree, 1 one differs, 3 the run cannot tell")
+	f.Lookup("claims").NoOptDefVal = claimsOfRun
 	return cmd
+}
+
+// claimsOfRun is --claims given alone: the claims of the run's own spec.
+const claimsOfRun = "(the run's)"
+
+// checkClaims is check --claims: "check RUN --claims PRESET" reads as the
+// flag alone and PRESET a second argument, which is where the claims come
+// from.
+func checkClaims(cmd *cobra.Command, stdout io.Writer, args []string, from, junit string) error {
+	f := cmd.Flags()
+	if f.Changed("max-cost") || f.Changed("limits") || f.Changed("baseline") || f.Changed("max-change") {
+		return usagef("--claims: judge claims alone, not with --max-cost, --limits or --baseline")
+	}
+	switch {
+	case len(args) == 2 && from != claimsOfRun:
+		return usagef("check takes one run directory, not %d", len(args))
+	case len(args) == 2:
+		from = args[1]
+	case from == claimsOfRun:
+		from = gate.ClaimsOfRun
+	}
+	if junit != "" {
+		if err := record.CheckOutput(junit, args[0]); err != nil {
+			return err
+		}
+	}
+	warn := cmd.ErrOrStderr()
+	results, err := gate.JudgeClaims(args[0], from, func(note string) { fmt.Fprintf(warn, "cnperf: %s\n", note) })
+	if err != nil {
+		return err
+	}
+	return verdicts(stdout, args[0], junit, results, gate.ClaimsTally)
+}
+
+// verdicts prints the results, writes them as JUnit XML when asked, and
+// returns the verdict tally says as the exit code.
+func verdicts(stdout io.Writer, run, junit string, results []gate.Result, tally func([]gate.Result) (gate.Verdict, string)) error {
+	for _, r := range results {
+		fmt.Fprintln(stdout, r.Line)
+	}
+	if junit != "" {
+		if err := gate.WriteJUnitFile(junit, run, results); err != nil {
+			return fail(err)
+		}
+	}
+	switch v, why := tally(results); v {
+	case gate.Broken:
+		return verdictError{why, ExitFailure}
+	case gate.CannotTell:
+		return verdictError{why, ExitCannotTell}
+	}
+	return nil
 }
 
 // isVerdict reports check's exit code for err, if it is a verdict.

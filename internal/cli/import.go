@@ -12,12 +12,14 @@ import (
 
 func newImportCmd(stdout io.Writer) *cobra.Command {
 	var format, out, reference string
+	var series []string
 	var window int
 	cmd := &cobra.Command{
 		Use:   "import --format ppbench|ab FILE -o DIR",
 		Short: "Turn a ppbench or apachebench CSV file into a run directory that summary, export and report read",
 		Example: `  cnperf import --format ppbench m3.large.csv -o runs/kratzke-m3
-  cnperf import --format ab ab-results.csv -o runs/ab --reference bare`,
+  cnperf import --format ab ab-results.csv -o runs/ab --reference bare
+  cnperf import --format ab logdata.csv -o runs/kratzke --series Reference=bare --series Docker=bridge`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			stored, read, err := importer.ReaderFor(format)
@@ -39,6 +41,9 @@ func newImportCmd(stdout io.Writer) *cobra.Command {
 			}
 			if err != nil {
 				return err // bad input: not a regular file, no header, missing column, no usable row
+			}
+			if err := importer.Rename(samples, series); err != nil {
+				return err
 			}
 			modes := importer.Modes(samples)
 			ref, named, err := importer.Reference(modes, reference)
@@ -68,5 +73,6 @@ func newImportCmd(stdout io.Writer) *cobra.Command {
 	cmd.Flags().StringVarP(&out, "out", "o", "", "run directory to create (must not exist or be empty)")
 	cmd.Flags().IntVar(&window, "receive-window", 0, "TCP receive window (bytes, 1024..2^30) the data was measured with, for the report's guides and small/big split (ppbench's default: 87380); omit it when unknown")
 	cmd.Flags().StringVar(&reference, "reference", "", "reference mode for ratios (default: a tag named "+strings.Join(importer.ReferenceNames, ", ")+", in that order; else the first tag, and the output says so)")
+	cmd.Flags().StringArrayVar(&series, "series", nil, "TAG=NAME: name the data's tag as a series (a preset's, to judge its claims: check --claims); repeatable")
 	return cmd
 }

@@ -26,7 +26,10 @@ func Summary(w io.Writer, run Run, ref string, header bool) error {
 	}
 	runs := run.Views()
 	if len(runs) == 1 {
-		return summarize(w, runs[0], ref, asked)
+		if err := summarize(w, runs[0], ref, asked); err != nil {
+			return err
+		}
+		return writeRunFindings(w, run)
 	}
 	// A run of ping-pong and socket tests: each kind's tables in turn.
 	for i, view := range runs {
@@ -38,7 +41,7 @@ func Summary(w io.Writer, run Run, ref string, header bool) error {
 			return err
 		}
 	}
-	return nil
+	return writeRunFindings(w, run)
 }
 
 // summarize writes the tables of one run of one kind: a sweep of message

@@ -142,8 +142,10 @@ func (s Spec) validateClaim(c Claim, keys []string) error {
 		return fmt.Errorf("ratio: want [LO, HI], either null for an open bound, not both")
 	}
 	lo, hi := c.Bounds()
-	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 1) || math.IsInf(hi, -1) || lo < 0 || lo > hi {
-		return fmt.Errorf("ratio [%v, %v]: want finite 0 <= LO <= HI", lo, hi)
+	for _, b := range c.Ratio {
+		if b != nil && (math.IsNaN(*b) || math.IsInf(*b, 0) || *b < 0) || lo > hi {
+			return fmt.Errorf("ratio [%v, %v]: want finite 0 <= LO <= HI", lo, hi)
+		}
 	}
 	if e := c.Explain; e != nil {
 		switch {

@@ -15,6 +15,22 @@ import (
 // the results rest on: the run, and for a baseline's results the baseline
 // too. Runs that recorded no load (written before it was) pass as quiet.
 func Disturbed(results []Result, dirs ...string) ([]Result, error) {
+	why, err := busyRuns(dirs)
+	if err != nil || len(why) == 0 {
+		return results, err
+	}
+	out := make([]Result, len(results))
+	for i, r := range results {
+		line := strings.TrimLeft(strings.TrimPrefix(r.Line, r.Verdict.String()), " ")
+		r.Verdict = CannotTell
+		r.Line = fmt.Sprintf("%-11s %s; but %s", CannotTell, line, strings.Join(why, "; and "))
+		out[i] = r
+	}
+	return out, nil
+}
+
+// busyRuns says, for each run of dirs measured on a busy machine, so and why.
+func busyRuns(dirs []string) ([]string, error) {
 	var why []string
 	for i, dir := range dirs {
 		if slices.Contains(dirs[:i], dir) {
@@ -32,15 +48,5 @@ func Disturbed(results []Result, dirs ...string) ([]Result, error) {
 			why = append(why, fmt.Sprintf("%s was measured on a busy machine: %s", dir, d.Why()))
 		}
 	}
-	if len(why) == 0 {
-		return results, nil
-	}
-	out := make([]Result, len(results))
-	for i, r := range results {
-		line := strings.TrimLeft(strings.TrimPrefix(r.Line, r.Verdict.String()), " ")
-		r.Verdict = CannotTell
-		r.Line = fmt.Sprintf("%-11s %s; but %s", CannotTell, line, strings.Join(why, "; and "))
-		out[i] = r
-	}
-	return out, nil
+	return why, nil
 }

@@ -150,6 +150,7 @@ type Run struct {
 	Notes     []string // what reading the run skipped, one line each
 	modes     []string
 	refs      []string // the series that are a reference (report.RunReference)
+	run       report.Run
 }
 
 // Load reads a run and computes its intervals; a directory that is not a
@@ -162,7 +163,7 @@ func Load(dir string) (Run, error) {
 	r := runs[0]
 	label, refs := report.RunReference(r)
 	cis := report.RunIntervals(r, r.Meta.Spec.ReferenceKey(), report.DefaultOptions().Same)
-	return Run{Dir: dir, Reference: label, CIs: cis, Notes: notes, modes: r.Meta.SeriesKeys(), refs: refs}, nil
+	return Run{Dir: dir, Reference: label, CIs: cis, Notes: notes, modes: r.Meta.SeriesKeys(), refs: refs, run: r}, nil
 }
 
 // JudgeLimits judges every limit on the run: one result per limit, or per case

@@ -60,7 +60,7 @@ var lastNumberRE = regexp.MustCompile(`/([0-9]+)/?$`)
 // Info.Notes says so; a value that matches neither is used as it is, with
 // a note.
 func ApacheBench(r io.Reader, source string) ([]record.Sample, Info, error) {
-	info := Info{Format: "apachebench", Source: source}
+	info := Info{Format: "apachebench", Source: source, Repeats: true}
 	t, err := openTable(r, &info, abRequired, nil, func(col map[string]int) string {
 		if _, ok := col["experiment tag"]; ok {
 			return "this looks like a ppbench CSV: use --format ppbench"

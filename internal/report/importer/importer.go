@@ -62,6 +62,10 @@ type Info struct {
 
 	Skipped []Skip   // rows not imported, and why
 	Notes   []string // how rows were interpreted where the file left a choice
+	// Repeats: each row is one repetition of its size (ab's), so the k-th
+	// row of every size of a tag is the k-th run of the sweep, a unit
+	// intervals pair (WriteRun); ppbench's rows are one sweep.
+	Repeats bool
 
 	// Set by the caller before WriteRun, not by the readers.
 	Reference string // reference mode for run.json; "" = as Reference picks it (a tag named like a reference, else the first)

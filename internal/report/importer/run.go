@@ -38,6 +38,44 @@ func Modes(samples []record.Sample) []string {
 // reference.
 var ReferenceNames = []string{"bare", "native", "reference", "vm"}
 
+// Rename gives the samples' tags the series names pairs say, each
+// TAG=NAME (--series): published tags ("Docker+SDN") named as a preset's
+// series ("overlay-userspace") so that the preset's claims can be judged
+// on the data. A tag the data lacks, a name given twice or a bad name is
+// an error.
+func Rename(samples []record.Sample, pairs []string) error {
+	to, used := map[string]string{}, map[string]bool{}
+	modes := Modes(samples)
+	for _, p := range pairs {
+		tag, name, ok := strings.Cut(p, "=")
+		switch {
+		case !ok || name == "" || len(name) > record.MaxNameBytes || strings.ContainsAny(name, " \t\n"):
+			return fmt.Errorf("--series %s: want TAG=NAME, a name of at most %d bytes without spaces", record.Quote(p, 64), record.MaxNameBytes)
+		case !contains(modes, tag):
+			return fmt.Errorf("--series %s: no tag %s in the data (tags: %s)", record.Quote(p, 64), record.Quote(tag, 64), strings.Join(modes, ", "))
+		case used[name]:
+			return fmt.Errorf("--series %s: %s names another tag too", record.Quote(p, 64), record.Quote(name, 64))
+		}
+		to[tag], used[name] = name, true
+	}
+	for _, m := range modes {
+		if _, renamed := to[m]; used[m] && !renamed {
+			return fmt.Errorf("--series: %s is a tag of the data too", record.Quote(m, 64))
+		}
+	}
+	for i, s := range samples {
+		if n, ok := to[s.Mode]; ok {
+			samples[i].Mode = n
+		}
+	}
+	return nil
+}
+
+// maxUnits bounds an import's units per tag: the k-th repetition of a size
+// is unit k mod maxUnits, so a file of a million repetitions still makes
+// a run.json every reader takes (record.MaxMetaBytes).
+const maxUnits = 100
+
 // Reference returns the reference mode WriteRun records: want if set (it
 // must be one of modes); else the first of ReferenceNames that is a mode
 // (case-insensitively, as the file spells it); else the first mode, and
@@ -68,7 +106,8 @@ func Reference(modes []string, want string) (ref string, named bool, err error) 
 // must not exist or be empty (record.Create). run.json is a record.Meta
 // with status "imported" and driver "import"; the spec's modes are the
 // samples' modes in order of first appearance, and each mode gets one cell
-// holding all its samples (cell index = the mode's position). The cells
+// holding all its samples, or, when info.Repeats, one per repetition k
+// (its chunk k, the unit intervals pair mode and reference by). The cells
 // have no duration, so no requests/s is derived from them. format names
 // the input format in the description ("" means info.Format).
 //
@@ -106,16 +145,25 @@ func WriteRun(dir string, samples []record.Sample, info Info, format string) (er
 	}()
 
 	now := time.Now().UTC()
-	cells := make([]record.Cell, len(modes))
+	var cells []record.Cell
 	modeMeta := make([]record.ModeMeta, len(modes))
 	for i, m := range modes {
-		cells[i] = record.Cell{Index: i, Mode: m, Start: now, End: now}
 		modeMeta[i] = record.ModeMeta{Mode: m, Summary: fmt.Sprintf("imported from %s: tag %q", format, m)}
 	}
+	cellOf := map[[2]int]int{} // mode's index, repetition → cell
 	sizes := map[int]bool{}
 	minSize, maxSize := samples[0].Size, samples[0].Size
 	for _, s := range samples {
-		i := slices.Index(modes, s.Mode)
+		key := [2]int{slices.Index(modes, s.Mode), 0}
+		if info.Repeats {
+			key[1] = s.Rep % maxUnits
+		}
+		i, ok := cellOf[key]
+		if !ok {
+			i = len(cells)
+			cellOf[key] = i
+			cells = append(cells, record.Cell{Index: i, Mode: s.Mode, Chunk: key[1], Start: now, End: now})
+		}
 		s.Cell = i
 		cells[i].Samples++
 		if !s.OK() {

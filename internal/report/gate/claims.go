@@ -1,0 +1,81 @@
+package gate
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/spec"
+	"github.com/cnperf/cnperf/presets"
+)
+
+// ClaimsOfRun is JudgeClaims's from for the claims in the run's own spec.
+const ClaimsOfRun = ""
+
+// JudgeClaims judges the run in dir against a paper's claims (spec.Claim,
+// report.Findings): those of the preset or spec file from, or, for
+// ClaimsOfRun, the run's own. A claim that agrees holds, one that differs
+// is broken; a run measured on a busy machine keeps its verdicts and says
+// so beside each. Every error is bad input: no run, no claims, a claim
+// whose series, test or metric the run lacks.
+func JudgeClaims(dir, from string, note func(string)) ([]Result, error) {
+	run, err := Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range run.Notes {
+		note(n)
+	}
+	s := run.run.Meta.Spec
+	if from != ClaimsOfRun {
+		if s, err = claimsSpec(from); err != nil {
+			return nil, badInput("--claims: %v", err)
+		}
+	}
+	if len(s.Claims) == 0 {
+		return nil, badInput("%s: %s has no claims (give --claims PRESET or FILE)", dir, s.Name)
+	}
+	findings, err := report.Findings(run.run, report.ResolveClaims(s), report.DefaultOptions().Same)
+	if err != nil {
+		return nil, badInput("%s %v", s.Name, err)
+	}
+	why, err := busyRuns([]string{dir})
+	if err != nil {
+		return nil, err
+	}
+	var out []Result
+	for _, f := range findings {
+		r := Result{Name: f.Name(), Verdict: [...]Verdict{report.Agrees: Holds, report.Differs: Broken, report.Undecided: CannotTell}[f.Verdict], Line: f.Line()}
+		if len(why) > 0 {
+			r.Line += "; but " + why[0]
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// claimsSpec reads the spec whose claims are judged: a preset by name,
+// else a spec file.
+func claimsSpec(from string) (spec.Spec, error) {
+	if slices.Contains(presets.Names(), from) {
+		return spec.Preset(from)
+	}
+	return spec.Load(from)
+}
+
+// ClaimsTally is the verdict of the claims' results and, unless every
+// claim agrees, the sentence that says how many did not.
+func ClaimsTally(rs []Result) (Verdict, string) {
+	n := map[Verdict]int{}
+	for _, r := range rs {
+		n[r.Verdict]++
+	}
+	switch w := Worst(rs); w {
+	case Broken:
+		return w, fmt.Sprintf("%d of %d claims differ", n[Broken], len(rs))
+	case CannotTell:
+		return w, fmt.Sprintf("the run cannot tell %d of %d claims", n[CannotTell], len(rs))
+	default:
+		return w, ""
+	}
+}
