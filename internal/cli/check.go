@@ -60,7 +60,7 @@ func newCheckCmd(stdout io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return verdicts(stdout, args[0], junit, results, gate.Tally)
+			return verdicts(stdout, args[0], junit, results, "limits", "broken")
 		},
 	}
 	f := cmd.Flags()
@@ -103,12 +103,13 @@ func checkClaims(cmd *cobra.Command, stdout io.Writer, args []string, from, juni
 	if err != nil {
 		return err
 	}
-	return verdicts(stdout, args[0], junit, results, gate.ClaimsTally)
+	return verdicts(stdout, args[0], junit, results, "claims", "differ")
 }
 
 // verdicts prints the results, writes them as JUnit XML when asked, and
-// returns the verdict tally says as the exit code.
-func verdicts(stdout io.Writer, run, junit string, results []gate.Result, tally func([]gate.Result) (gate.Verdict, string)) error {
+// returns their verdict (gate.Tally: of what, the word for broken) as
+// the exit code.
+func verdicts(stdout io.Writer, run, junit string, results []gate.Result, of, broken string) error {
 	for _, r := range results {
 		fmt.Fprintln(stdout, r.Line)
 	}
@@ -117,7 +118,7 @@ func verdicts(stdout io.Writer, run, junit string, results []gate.Result, tally 
 			return fail(err)
 		}
 	}
-	switch v, why := tally(results); v {
+	switch v, why := gate.Tally(results, of, broken); v {
 	case gate.Broken:
 		return verdictError{why, ExitFailure}
 	case gate.CannotTell:

@@ -25,7 +25,7 @@ func TestPublishedDataAgreesWithClaims(t *testing.T) {
 		series []string
 		claims []string
 	}{
-		{"seed004", []string{"Reference=bare", "Docker=bridge", "Docker+SDN=overlay-userspace", "Docker+SDN+Encrypted=overlay-encrypted"},
+		{"seed004", []string{"Reference=bare/lab", "Docker=bridge/lab", "Docker+SDN=overlay-userspace/lab", "Docker+SDN+Encrypted=overlay-encrypted/lab"},
 			[]string{"bridge-small", "bridge-big", "overlay-small", "overlay-big", "encryption"}},
 		{"seed004-zones", []string{"Reference=bare/one-zone", "Cross+Zone=bare/cross-zone", "Cross+Regional=bare/cross-region"},
 			[]string{"cross-zone", "cross-region-small", "cross-region-big"}},
@@ -69,7 +69,7 @@ func TestClaimsVerdicts(t *testing.T) {
 		}
 		return f
 	}
-	if out := cnperf(t, ExitFailure, "check", dir, "--claims", spec("[0.90, null]")); !strings.Contains(out, "DIFFERS     c: bridge/bare transfer 0.844") {
+	if out := cnperf(t, ExitFailure, "check", dir, "--claims", spec("[0.90, null]")); !strings.Contains(out, "DIFFERS     c: bridge over bare, transfer 0.844") {
 		t.Errorf("differs: %s", out)
 	}
 	if out := cnperf(t, ExitCannotTell, "check", dir, "--claims", spec("[null, 0.844]")); !strings.Contains(out, "more units would tell") {

@@ -85,7 +85,7 @@ func TestFailures(t *testing.T) {
 		{"run unknown driver", []string{"run", "--preset", "tiny", "--driver", "lxd"}, 2, []string{`driver "lxd"`, "netns, docker"}},
 		{"run bad docker host", []string{"run", "--preset", "tiny", "--modes", "bare", "--docker-host", "/var/run/docker.sock"}, 2, []string{"--docker-host", "unix:///PATH"}},
 		{"run multi-host mode on one engine", []string{"run", "--preset", "tiny", "--docker-host", "unix:///x.sock"}, 2, []string{"mode overlay needs emulated hosts"}},
-		{"conditions on one engine", []string{"run", "--preset", "seed004", "--modes", "bare,bridge", "--docker-host", "unix:///x.sock"}, 2, []string{"--docker-host: conditions (cores=1)"}},
+		{"conditions on one engine", []string{"run", "--preset", "seed004", "--modes", "bare,bridge", "--docker-host", "unix:///x.sock"}, 2, []string{"--docker-host: conditions (lab) change the hosts"}},
 		{"lab up unknown driver", []string{"lab", "up", "x", "--driver", "lxd"}, 2, []string{`--driver "lxd"`}},
 		{"run datagram too big", []string{"run", bigDatagram}, 2, []string{"dgram.yaml", "tests[0]", "70000"}},
 		{"run unknown mode", []string{"run", "--preset", "quick", "--modes", "bare,nosuch"}, 2, []string{"modes", `"nosuch"`}},

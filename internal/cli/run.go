@@ -84,6 +84,7 @@ func newRunCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 				}
 				s.Labels[k] = v
 			}
+			s.Claims = s.CoveredClaims()
 			exe, err := os.Executable()
 			if err != nil {
 				return fail(fmt.Errorf("find cnperf's own binary: %w", err))

@@ -151,7 +151,7 @@ func agreement(c spec.Claim, kase string, iv analysis.Interval) Finding {
 func explain(run Run, c spec.Claim, kase string, same float64) string {
 	e := c.Explain
 	if e.Untestable != "" {
-		return "not testable here: " + e.Untestable
+		return "not testable here (" + e.Untestable + "): " + e.Because
 	}
 	onVariant := func(key string) string {
 		base, _, _ := strings.Cut(key, "/")
@@ -161,11 +161,11 @@ func explain(run Run, c spec.Claim, kase string, same float64) string {
 	v.Series, v.Against, v.Explain = onVariant(c.Series), onVariant(c.Against), nil
 	fs, err := judgeClaim(run, v, same)
 	if err != nil {
-		return fmt.Sprintf("untested: this run has no %s (run variant %s)", v.Series, e.Variant)
+		return fmt.Sprintf("untested: %s; this run has no %s (run variant %s)", e.Because, v.Series, e.Variant)
 	}
 	i := max(0, slices.IndexFunc(fs, func(f Finding) bool { return f.Case == kase }))
 	word := map[Agreement]string{Agrees: "measured", Differs: "refuted", Undecided: "untested"}[fs[i].Verdict]
-	return fmt.Sprintf("%s: on %s %s (%s)", word, e.Variant, ratioText(fs[i].Interval), fs[i].Verdict)
+	return fmt.Sprintf("%s: %s; on %s %s (%s)", word, e.Because, e.Variant, ratioText(fs[i].Interval), fs[i].Verdict)
 }
 
 // ratioText is "0.84 [0.83, 0.85]", the point without an interval when
@@ -191,7 +191,7 @@ func rangeText(c spec.Claim) string {
 
 // Line is a finding in one line, as `cnperf check --claims` prints it.
 func (f Finding) Line() string {
-	s := fmt.Sprintf("%-11s %s: %s/%s %s %s, the paper's %s (%s)", f.Verdict, f.Name(), f.Claim.Series, f.Claim.Against, f.Claim.Metric,
+	s := fmt.Sprintf("%-11s %s: %s over %s, %s %s, the paper's %s (%s)", f.Verdict, f.Name(), f.Claim.Series, f.Claim.Against, f.Claim.Metric,
 		ratioText(f.Interval), rangeText(f.Claim), f.Claim.Source)
 	if f.More > 0 {
 		s += fmt.Sprintf("; about %d more units would tell", f.More)
@@ -220,18 +220,18 @@ func WriteFindings(w io.Writer, fs []Finding, meta *record.Meta) error {
 	for _, f := range fs {
 		n[f.Verdict]++
 	}
-	fmt.Fprintf(w, "\nThe paper's findings: %d agree, %d differ, %d cannot tell (ratio of series to against, 95 %% CI)\n", n[Agrees], n[Differs], n[Undecided])
+	fmt.Fprintf(w, "\nThe paper's findings (the ratio of a series over another, 95 %% CI): agree %d, differ %d, cannot tell %d\n", n[Agrees], n[Differs], n[Undecided])
 	if warning := meta.Disturbance().Warning(); warning != "" {
 		fmt.Fprintf(w, "the verdicts rest on a run on a busy machine: %s\n", warning)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "claim\tseries/against\tpaper\tthis run\tverdict\texplanation\tsays")
+	fmt.Fprintln(tw, "claim\tratio\tpaper\tthis run\tverdict\texplanation\tsays")
 	for _, f := range fs {
 		verdict := f.Verdict.String()
 		if f.More > 0 {
 			verdict += fmt.Sprintf(" (~%d more units)", f.More)
 		}
-		fmt.Fprintf(tw, "%s\t%s/%s %s\t%s (%s)\t%s\t%s\t%s\t%s\n", f.Name(), f.Claim.Series, f.Claim.Against, f.Claim.Metric,
+		fmt.Fprintf(tw, "%s\t%s over %s, %s\t%s (%s)\t%s\t%s\t%s\t%s\n", f.Name(), f.Claim.Series, f.Claim.Against, f.Claim.Metric,
 			rangeText(f.Claim), f.Claim.Source, ratioText(f.Interval), verdict, or(f.Explained, "–"), f.Claim.Says)
 	}
 	return tw.Flush()
@@ -283,11 +283,11 @@ func (r *Report) addFindings() {
 func findingsTable(fs []Finding) Table {
 	t := Table{ID: "tab-findings", Title: "The paper's findings",
 		Caption: "Each claim of the spec: the paper's finding, the range of the ratio that agrees with it, this run's ratio with its 95 % interval, and the verdict: agrees when the whole interval lies in the range, differs when it lies wholly outside, else the run cannot tell. A difference's explanation is measured when the same claim agrees on the variant that sets the paper's condition.",
-		Columns: []string{"claim", "the paper says", "where", "series / against", "paper", "this run", "verdict", "explanation"}}
+		Columns: []string{"claim", "the paper says", "where", "ratio", "paper", "this run", "verdict", "explanation"}}
 	for _, f := range fs {
 		class := map[Agreement]string{Agrees: "better", Differs: "worse", Undecided: "same"}[f.Verdict]
 		t.Rows = append(t.Rows, []Cell{{Text: f.Name()}, {Text: f.Claim.Says}, {Text: f.Claim.Source},
-			{Text: f.Claim.Series + " / " + f.Claim.Against + " " + f.Claim.Metric}, {Text: rangeText(f.Claim)},
+			{Text: f.Claim.Series + " over " + f.Claim.Against + ", " + f.Claim.Metric}, {Text: rangeText(f.Claim)},
 			{Text: ratioText(f.Interval)}, {Text: f.Verdict.String(), Class: class}, {Text: or(f.Explained, "–")}})
 	}
 	return t

@@ -73,6 +73,19 @@ func (s Spec) AgainstKey(c Claim) string {
 	return s.ReferenceKey()
 }
 
+// CoveredClaims are the claims whose series the spec still runs: a run
+// that narrows a preset's modes (run --modes) judges the claims left.
+func (s Spec) CoveredClaims() []Claim {
+	keys := s.ModeKeys()
+	var out []Claim
+	for _, c := range s.Claims {
+		if a := s.AgainstKey(c); slices.Contains(keys, c.Series) && slices.Contains(keys, a) && a != c.Series {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 var claimIDRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
 
 // MaxClaims bounds a spec's claims; a paper makes a few dozen at most.

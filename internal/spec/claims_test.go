@@ -78,3 +78,18 @@ func TestClaimsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A run that narrows the modes keeps the claims on the series left.
+func TestCoveredClaims(t *testing.T) {
+	s, err := parse(claimsSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(s.CoveredClaims()); got != 2 {
+		t.Errorf("all modes: %d claims", got)
+	}
+	s.Modes = []string{"bare", "overlay"}
+	if got := s.CoveredClaims(); len(got) != 1 || got[0].ID != "zones" {
+		t.Errorf("without bridge: %+v", got)
+	}
+}

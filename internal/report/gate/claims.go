@@ -1,7 +1,6 @@
 package gate
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/cnperf/cnperf/internal/report"
@@ -61,21 +60,4 @@ func claimsSpec(from string) (spec.Spec, error) {
 		return spec.Preset(from)
 	}
 	return spec.Load(from)
-}
-
-// ClaimsTally is the verdict of the claims' results and, unless every
-// claim agrees, the sentence that says how many did not.
-func ClaimsTally(rs []Result) (Verdict, string) {
-	n := map[Verdict]int{}
-	for _, r := range rs {
-		n[r.Verdict]++
-	}
-	switch w := Worst(rs); w {
-	case Broken:
-		return w, fmt.Sprintf("%d of %d claims differ", n[Broken], len(rs))
-	case CannotTell:
-		return w, fmt.Sprintf("the run cannot tell %d of %d claims", n[CannotTell], len(rs))
-	default:
-		return w, ""
-	}
 }

@@ -109,18 +109,20 @@ func Judge(dir string, c Criteria, note func(string)) ([]Result, error) {
 	return append(results, more...), err
 }
 
-// Tally is the verdict of all results (Worst) and, unless every limit
-// holds, the sentence that says how many did not.
-func Tally(rs []Result) (Verdict, string) {
+// Tally is the verdict of all results (Worst) and, unless every one
+// holds, the sentence that says how many did not: of what was judged
+// ("limits", "claims"), broken the word for those broken ("broken",
+// "differ").
+func Tally(rs []Result, of, broken string) (Verdict, string) {
 	n := map[Verdict]int{}
 	for _, r := range rs {
 		n[r.Verdict]++
 	}
 	switch w := Worst(rs); w {
 	case Broken:
-		return w, fmt.Sprintf("%d of %d limits broken", n[Broken], len(rs))
+		return w, fmt.Sprintf("%d of %d %s %s", n[Broken], len(rs), of, broken)
 	case CannotTell:
-		return w, fmt.Sprintf("the run cannot tell %d of %d limits", n[CannotTell], len(rs))
+		return w, fmt.Sprintf("the run cannot tell %d of %d %s", n[CannotTell], len(rs), of)
 	default:
 		return w, ""
 	}

@@ -68,7 +68,7 @@ func TestTally(t *testing.T) {
 		{r(Holds, CannotTell, CannotTell), CannotTell, "the run cannot tell 2 of 3 limits"},
 		{r(CannotTell, Broken, Holds), Broken, "1 of 3 limits broken"},
 	} {
-		if v, why := Tally(tc.rs); v != tc.want || why != tc.why {
+		if v, why := Tally(tc.rs, "limits", "broken"); v != tc.want || why != tc.why {
 			t.Errorf("Tally(%v) = %v, %q; want %v, %q", tc.rs, v, why, tc.want, tc.why)
 		}
 	}

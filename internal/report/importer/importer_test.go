@@ -115,7 +115,7 @@ func TestTestdata(t *testing.T) {
 				ab("weave", 100000, 0, 98.55, 200, ""),
 			},
 			info: Info{
-				Format: "apachebench", Rows: 6, Imported: 6,
+				Format: "apachebench", Rows: 6, Imported: 6, Repeats: true,
 				Experiments: []string{"bare", "weave"}, Concurrency: []int{10}, FailedRequests: 3,
 			},
 		},
