@@ -94,8 +94,3 @@ func PingCommand(con workload.Console) *cobra.Command {
 	shell.Flag(cmd.Flags(), pingpong.Param("timeout"), &timeout)
 	return cmd
 }
-
-// Commands are `cnperf serve ping` and `cnperf serve pong`, in that order.
-func Commands(con workload.Console) []*cobra.Command {
-	return []*cobra.Command{PingCommand(con), PongCommand(con)}
-}
