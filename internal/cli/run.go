@@ -258,11 +258,7 @@ func applyDriverFlags(cmd *cobra.Command, fs []lab.Flag, s *spec.Spec, driver st
 					names = append(names, "--"+o.Name)
 				}
 			}
-			list, n := names[len(names)-1], len(names)-1
-			if n > 0 {
-				list = strings.Join(names[:n], ", ") + " and " + list
-			}
-			return nil, usagef("%s are for the %s driver: add --driver %s", list, f.Driver, f.Driver)
+			return nil, usagef("%s are for the %s driver: add --driver %s", lab.JoinAnd(names), f.Driver, f.Driver)
 		}
 	}
 	return flags, nil

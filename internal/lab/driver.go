@@ -266,3 +266,14 @@ func KernelIPv6(procSys string, c conditions.Set) error {
 	}
 	return nil
 }
+
+// JoinAnd joins names as a sentence does: a, b and c.
+func JoinAnd(names []string) string {
+	switch len(names) {
+	case 0:
+		return "none"
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}

@@ -138,8 +138,15 @@ func (s *Spec) takePingPong(root *yaml.Node, doc []byte, hasSection bool) error 
 			body.Content = append(body.Content, n.Content[i], n.Content[i+1])
 		}
 	}
-	if err := knownFields(&body, reflect.TypeFor[PingPong](), field, s.Tests[at].Workload); err != nil {
-		return err
+	if fe := unknownField(&body, reflect.TypeFor[PingPong](), field); fe != nil {
+		// Named as a test's unknown field is, with what the sweep takes.
+		var names []string
+		for i := range fe.in.NumField() {
+			if name, _, _ := strings.Cut(fe.in.Field(i).Tag.Get("yaml"), ","); name != "" && name != "-" {
+				names = append(names, name)
+			}
+		}
+		return fmt.Errorf("line %d: %s: unknown field; %s takes %s", fe.line, fe.path, s.Tests[at].Workload, strings.Join(names, ", "))
 	}
 	if err := body.Decode(&s.PingPong); err != nil {
 		return errors.New(YAMLMessage(err, doc))
@@ -165,40 +172,6 @@ func testsNode(root *yaml.Node) *yaml.Node {
 		}
 	}
 	return &yaml.Node{}
-}
-
-// knownFields refuses a key of mapping n that struct type t has no field
-// for, as the spec's decoder does (yaml.v3 checks no fields when decoding
-// a node), naming it below field and what takes them (who).
-func knownFields(n *yaml.Node, t reflect.Type, field, who string) error {
-	if n.Kind != yaml.MappingNode {
-		return nil // a type error, which decoding names
-	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	fields := map[string]reflect.Type{}
-	var names []string
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
-		if name != "" && name != "-" {
-			fields[name] = t.Field(i).Type
-			names = append(names, name)
-		}
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k := n.Content[i].Value
-		ft, ok := fields[k]
-		if !ok {
-			return fmt.Errorf("line %d: %s.%s: unknown field; %s takes %s", n.Content[i].Line, field, k, who, strings.Join(names, ", "))
-		}
-		if ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct {
-			if err := knownFields(n.Content[i+1], ft, field+"."+k, who); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // pingPongEntry is the size sweep's test as a tests entry: its workload and

@@ -69,8 +69,8 @@ func Decode[T any](s *Section, field string) (*T, error) {
 		}
 		return &v, nil
 	}
-	if err := unknownField(s.node, reflect.TypeOf(v), field); err != nil {
-		return nil, err
+	if fe := unknownField(s.node, reflect.TypeOf(v), field); fe != nil {
+		return nil, fe
 	}
 	err := s.node.Decode(&v)
 	var te *yaml.TypeError
@@ -83,9 +83,19 @@ func Decode[T any](s *Section, field string) (*T, error) {
 	return &v, nil
 }
 
+// fieldError is a key that the struct type it decodes into (in) has no
+// field for, named by its path.
+type fieldError struct {
+	line int
+	path string
+	in   reflect.Type
+}
+
+func (e *fieldError) Error() string { return fmt.Sprintf("line %d: unknown field %q", e.line, e.path) }
+
 // unknownField finds a key under n that the type t it decodes into has no
-// field for, as yaml.v3's KnownFields does, and names it by its path.
-func unknownField(n *yaml.Node, t reflect.Type, path string) error {
+// field for, as yaml.v3's KnownFields does.
+func unknownField(n *yaml.Node, t reflect.Type, path string) *fieldError {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -95,22 +105,22 @@ func unknownField(n *yaml.Node, t reflect.Type, path string) error {
 			k := n.Content[i]
 			f, ok := yamlField(t, k.Value)
 			if !ok {
-				return fmt.Errorf("line %d: unknown field %q", k.Line, path+"."+k.Value)
+				return &fieldError{k.Line, path + "." + k.Value, t}
 			}
-			if err := unknownField(n.Content[i+1], f.Type, path+"."+k.Value); err != nil {
-				return err
+			if fe := unknownField(n.Content[i+1], f.Type, path+"."+k.Value); fe != nil {
+				return fe
 			}
 		}
 	case t.Kind() == reflect.Map && n.Kind == yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			if err := unknownField(n.Content[i+1], t.Elem(), path+"."+n.Content[i].Value); err != nil {
-				return err
+			if fe := unknownField(n.Content[i+1], t.Elem(), path+"."+n.Content[i].Value); fe != nil {
+				return fe
 			}
 		}
 	case t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode:
 		for i, c := range n.Content {
-			if err := unknownField(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
+			if fe := unknownField(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); fe != nil {
+				return fe
 			}
 		}
 	}

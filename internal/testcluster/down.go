@@ -126,10 +126,10 @@ func Status(ctx context.Context, name string, out io.Writer) error {
 	if err != nil {
 		return lab.Failure{Err: fmt.Errorf("cluster %s: nodes: %w", name, err)}
 	}
-	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Metadata.Name < nodes[j].Metadata.Name })
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	for _, n := range nodes {
 		ready := "NotReady"
-		if n.ready() {
+		if ok, _ := nodeReady(n); ok {
 			ready = "Ready"
 		}
 		addr := ""
@@ -139,10 +139,10 @@ func Status(ctx context.Context, name string, out io.Writer) error {
 			}
 		}
 		extra := ""
-		if bt := n.Metadata.Annotations["flannel.alpha.coreos.com/backend-type"]; bt != "" {
+		if bt := n.Annotations["flannel.alpha.coreos.com/backend-type"]; bt != "" {
 			extra = " flannel " + bt
 		}
-		fmt.Fprintf(out, "node %-8s %-9s %-15s pods %s%s\n", n.Metadata.Name, ready, addr, n.Spec.PodCIDR, extra)
+		fmt.Fprintf(out, "node %-8s %-9s %-15s pods %s%s\n", n.Name, ready, addr, n.Spec.PodCIDR, extra)
 	}
 	return nil
 }

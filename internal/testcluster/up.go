@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/netdev"
@@ -232,7 +234,7 @@ func (b *builder) controlPlane(ctx context.Context) error {
 		return err
 	}
 	if err := b.wait(ctx, "the API server", 90*time.Second, func() (bool, error) {
-		return b.api.do(ctx, http.MethodGet, "/readyz", "", nil, nil) == nil, nil
+		return b.api.Get().AbsPath("/readyz").Do(ctx).Error() == nil, nil
 	}); err != nil {
 		return err
 	}
@@ -345,7 +347,7 @@ func (b *builder) objects(ctx context.Context) error {
 func (b *builder) ready(ctx context.Context) error {
 	n := b.o.Nodes
 	fmt.Fprintf(b.log, "cluster %s: waiting for %d nodes\n", b.o.Name, n)
-	var nodes []node
+	var nodes []corev1.Node
 	if err := b.wait(ctx, fmt.Sprintf("%d nodes to register", n), 120*time.Second, func() (bool, error) {
 		var err error
 		nodes, err = b.api.nodes(ctx)
@@ -397,7 +399,7 @@ func (b *builder) ready(ctx context.Context) error {
 				subnet6, _ := lab.ClusterNodePods6(i)
 				patch = fmt.Sprintf(`{"spec":{"podCIDR":%q,"podCIDRs":[%q,%q]}}`, subnet, subnet, subnet6)
 			}
-			if err := b.api.do(ctx, http.MethodPatch, "/api/v1/nodes/"+hostName(i), "application/merge-patch+json", patch, nil); err != nil {
+			if err := b.api.Patch(types.MergePatchType).AbsPath("/api/v1/nodes/" + hostName(i)).Body([]byte(patch)).Do(ctx).Error(); err != nil {
 				return fmt.Errorf("%s: pod CIDR: %w", hostName(i), err)
 			}
 		}
@@ -411,8 +413,8 @@ func (b *builder) ready(ctx context.Context) error {
 		for _, nd := range nodes {
 			// Ready, and the node controller's taints (not-ready,
 			// network-unavailable) gone: pods schedule there now.
-			if !nd.ready() || len(nd.Spec.Taints) > 0 {
-				why = nd.Metadata.Name + ": " + nd.notReady()
+			if ok, notReady := nodeReady(nd); !ok || len(nd.Spec.Taints) > 0 {
+				why = nd.Name + ": " + notReady
 				return false, nil
 			}
 		}
@@ -425,7 +427,7 @@ func (b *builder) ready(ctx context.Context) error {
 	}
 	var routes []netdev.Route
 	for _, nd := range nodes {
-		i, err := strconv.Atoi(strings.TrimPrefix(nd.Metadata.Name, "node"))
+		i, err := strconv.Atoi(strings.TrimPrefix(nd.Name, "node"))
 		if err != nil || nd.Spec.PodCIDR == "" {
 			continue
 		}
@@ -440,6 +442,6 @@ func (b *builder) ready(ctx context.Context) error {
 		return err
 	}
 	return b.wait(ctx, "the default ServiceAccount", 60*time.Second, func() (bool, error) {
-		return b.api.do(ctx, http.MethodGet, "/api/v1/namespaces/default/serviceaccounts/default", "", nil, nil) == nil, nil
+		return b.api.Get().AbsPath("/api/v1/namespaces/default/serviceaccounts/default").Do(ctx).Error() == nil, nil
 	})
 }

@@ -88,7 +88,7 @@ func (Driver) Options(in lab.OptionsInput) (any, error) {
 		for _, name := range in.Spec.Modes {
 			i := slices.IndexFunc(in.Modes, func(m lab.Mode) bool { return m.Name() == name })
 			if i >= 0 && !lab.IsSingleHost(in.Modes[i]) {
-				return nil, fmt.Errorf("--docker-host: mode %s needs emulated hosts, a dockerd each; on one engine only %s run (use --modes)", name, joinAnd(single))
+				return nil, fmt.Errorf("--docker-host: mode %s needs emulated hosts, a dockerd each; on one engine only %s run (use --modes)", name, lab.JoinAnd(single))
 			}
 		}
 		o.DockerHost = h
@@ -118,17 +118,6 @@ func (Driver) Options(in lab.OptionsInput) (any, error) {
 		}
 	}
 	return o, nil
-}
-
-// joinAnd joins names as a sentence does: a, b and c.
-func joinAnd(names []string) string {
-	switch len(names) {
-	case 0:
-		return "none"
-	case 1:
-		return names[0]
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // Preflight is the netns driver's (the emulated hosts are its), plus a

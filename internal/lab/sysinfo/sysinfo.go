@@ -19,6 +19,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"github.com/cnperf/cnperf/internal/cost"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/record"
 )
@@ -37,7 +38,7 @@ func DescribeMachine() Machine {
 	}
 	m.OS = osRelease()
 	m.CPUModel = cpuModel()
-	m.MemTotal = memTotal()
+	m.MemTotal, _ = cost.MemInfo("MemTotal:")
 	if out, err := exec.Command("iptables", "--version").Output(); err == nil {
 		m.Iptables = strings.TrimSpace(string(out))
 	}
@@ -70,20 +71,6 @@ func cpuModel() string {
 		}
 	}
 	return ""
-}
-
-func memTotal() int64 {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb * 1024
-		}
-	}
-	return 0
 }
 
 // Sysctls are the per-namespace settings that shape TCP and forwarding.
