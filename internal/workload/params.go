@@ -349,8 +349,9 @@ func (p Param) canonical(v any) (any, bool) {
 	return v, err == nil
 }
 
-// Declared finds a workload's parameter.
-func Declared(w Socket, name string) (Param, bool) {
+// Declared finds a workload's parameter (a socket workload's or a size
+// sweep's).
+func Declared(w interface{ Params() []Param }, name string) (Param, bool) {
 	ps := w.Params()
 	i := slices.IndexFunc(ps, func(p Param) bool { return p.Name == name })
 	if i < 0 {
