@@ -796,8 +796,8 @@ func (p PingPong) validate(f string) error {
 	// (pingpong.Descriptor.Params); the rules that tie fields together
 	// are here.
 	in := func(name string, v int) error {
-		if b := pingpong.Bound(name); int64(v) < b.Min || int64(v) > b.Max {
-			return fmt.Errorf("%s.%s %d: must be in %d..%d", f, name, v, b.Min, b.Max)
+		if err := pingpong.Check(name, v); err != nil {
+			return fmt.Errorf("%s.%s %w", f, name, err)
 		}
 		return nil
 	}
