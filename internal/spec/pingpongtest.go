@@ -87,24 +87,24 @@ func (s Spec) Sweep() workload.SizeSweep {
 // PingPongOnly is the spec without its socket tests: what its ping-pong
 // cells ran (the view a report takes of a run that ran both).
 func (s Spec) PingPongOnly() Spec {
-	s.Tests, s.pingPongAt, s.pingPongField = nil, 0, ""
+	s.Tests, s.pingPongAt = nil, 0
 	return s
 }
 
 // SocketsOnly is the spec without its size sweep.
 func (s Spec) SocketsOnly() Spec {
-	s.pingPongAt, s.pingPongField, s.sweep = 0, "", ""
+	s.pingPongAt, s.sweep = 0, ""
 	return s
 }
 
 // Mixed reports whether the spec runs ping-pong and socket tests.
 func (s Spec) Mixed() bool { return s.Socket() && s.RunsPingPong() }
 
-// ppField is how errors name ping-pong's parameters: pingpong.FIELD, or
-// tests[i].FIELD for a test entry.
+// ppField is how errors name ping-pong's parameters: tests[i].FIELD for
+// a test entry (where it was), else pingpong.FIELD.
 func (s Spec) ppField() string {
-	if s.pingPongField != "" {
-		return s.pingPongField
+	if s.sweep != "" && s.pingPongAt > 0 {
+		return fmt.Sprintf("tests[%d]", s.pingPongAt-1)
 	}
 	return "pingpong"
 }
@@ -149,7 +149,7 @@ func (s *Spec) takePingPong(root *yaml.Node, doc []byte, hasSection bool) error 
 		return fmt.Errorf("%s.servers: other implementations of ping and pong; %s runs its own servers", field, s.sweep)
 	}
 	s.Tests = slices.Delete(s.Tests, at, at+1)
-	s.pingPongAt, s.pingPongField = at+1, field
+	s.pingPongAt = at + 1
 	return nil
 }
 
@@ -250,7 +250,7 @@ func (s *Spec) takeStoredPingPong(raw []json.RawMessage) error {
 			if err := json.Unmarshal(r, &e); err != nil {
 				return fmt.Errorf("tests[%d]: %w", i, err)
 			}
-			s.PingPong, s.sweep, s.pingPongAt, s.pingPongField = e.PingPong, probe.Workload, i+1, fmt.Sprintf("tests[%d]", i)
+			s.PingPong, s.sweep, s.pingPongAt = e.PingPong, probe.Workload, i+1
 			continue
 		}
 		var t workload.Test

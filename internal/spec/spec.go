@@ -91,11 +91,10 @@ type Spec struct {
 	Claims []Claim `yaml:"claims,omitempty" json:"claims,omitempty"`
 
 	// pingPongAt is where the size sweep's test was among the tests, from
-	// 1 (0: none written there); pingPongField how errors name its fields;
-	// sweep its workload ("": the pingpong section's, Sweep).
-	pingPongAt    int
-	pingPongField string
-	sweep         string
+	// 1 (0: none written there); sweep its workload ("": the pingpong
+	// section's, Sweep), which errors then name as tests[pingPongAt-1].
+	pingPongAt int
+	sweep      string
 }
 
 // UnmarshalJSON reads a spec as a run stored it, its tests' parameters in
