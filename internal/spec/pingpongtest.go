@@ -31,36 +31,31 @@ type Tests []workload.Test
 // UnmarshalYAML decodes every entry as a workload.Test but a size
 // sweep's, which it leaves as a placeholder naming its workload.
 func (ts *Tests) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind != yaml.SequenceNode {
-		var plain []workload.Test
-		err := n.Decode(&plain)
-		*ts = plain
+	tests := *n // the entries that are tests, decoded as yaml.v3 decodes a list
+	sweeps := map[int]string{}
+	if n.Kind == yaml.SequenceNode {
+		tests.Content = nil
+		for i, item := range n.Content {
+			var head struct { // its workload alone: a sweep's fields are not a Test's
+				Workload string `yaml:"workload"`
+			}
+			if item.Decode(&head) == nil && isSweep(workload.Test{Workload: head.Workload}) {
+				sweeps[i] = head.Workload
+			} else {
+				tests.Content = append(tests.Content, item)
+			}
+		}
+	}
+	var plain []workload.Test
+	if err := tests.Decode(&plain); err != nil {
 		return err
 	}
-	out := make(Tests, 0, len(n.Content))
-	var terr yaml.TypeError
-	for _, item := range n.Content {
-		var head struct { // its workload alone: a sweep's fields are not a Test's
-			Workload string `yaml:"workload"`
+	for i := range n.Content {
+		if w, ok := sweeps[i]; ok {
+			plain = slices.Insert(plain, i, workload.Test{Workload: w})
 		}
-		if item.Decode(&head) == nil && isSweep(workload.Test{Workload: head.Workload}) {
-			out = append(out, workload.Test{Workload: head.Workload})
-			continue
-		}
-		var t workload.Test
-		if err := item.Decode(&t); err != nil {
-			var te *yaml.TypeError
-			if !errors.As(err, &te) {
-				return err
-			}
-			terr.Errors = append(terr.Errors, te.Errors...)
-		}
-		out = append(out, t)
 	}
-	*ts = out
-	if len(terr.Errors) > 0 {
-		return &terr
-	}
+	*ts = plain
 	return nil
 }
 
