@@ -31,36 +31,31 @@ type Tests []workload.Test
 // UnmarshalYAML decodes every entry as a workload.Test but a size
 // sweep's, which it leaves as a placeholder naming its workload.
 func (ts *Tests) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind != yaml.SequenceNode {
-		var plain []workload.Test
-		err := n.Decode(&plain)
-		*ts = plain
+	tests := *n // the entries that are tests, decoded as yaml.v3 decodes a list
+	sweeps := map[int]string{}
+	if n.Kind == yaml.SequenceNode {
+		tests.Content = nil
+		for i, item := range n.Content {
+			var head struct { // its workload alone: a sweep's fields are not a Test's
+				Workload string `yaml:"workload"`
+			}
+			if item.Decode(&head) == nil && isSweep(workload.Test{Workload: head.Workload}) {
+				sweeps[i] = head.Workload
+			} else {
+				tests.Content = append(tests.Content, item)
+			}
+		}
+	}
+	var plain []workload.Test
+	if err := tests.Decode(&plain); err != nil {
 		return err
 	}
-	out := make(Tests, 0, len(n.Content))
-	var terr yaml.TypeError
-	for _, item := range n.Content {
-		var head struct { // its workload alone: a sweep's fields are not a Test's
-			Workload string `yaml:"workload"`
+	for i := range n.Content {
+		if w, ok := sweeps[i]; ok {
+			plain = slices.Insert(plain, i, workload.Test{Workload: w})
 		}
-		if item.Decode(&head) == nil && isSweep(workload.Test{Workload: head.Workload}) {
-			out = append(out, workload.Test{Workload: head.Workload})
-			continue
-		}
-		var t workload.Test
-		if err := item.Decode(&t); err != nil {
-			var te *yaml.TypeError
-			if !errors.As(err, &te) {
-				return err
-			}
-			terr.Errors = append(terr.Errors, te.Errors...)
-		}
-		out = append(out, t)
 	}
-	*ts = out
-	if len(terr.Errors) > 0 {
-		return &terr
-	}
+	*ts = plain
 	return nil
 }
 
@@ -87,24 +82,24 @@ func (s Spec) Sweep() workload.SizeSweep {
 // PingPongOnly is the spec without its socket tests: what its ping-pong
 // cells ran (the view a report takes of a run that ran both).
 func (s Spec) PingPongOnly() Spec {
-	s.Tests, s.pingPongAt, s.pingPongField = nil, 0, ""
+	s.Tests, s.pingPongAt = nil, 0
 	return s
 }
 
 // SocketsOnly is the spec without its size sweep.
 func (s Spec) SocketsOnly() Spec {
-	s.pingPongAt, s.pingPongField, s.sweep = 0, "", ""
+	s.pingPongAt, s.sweep = 0, ""
 	return s
 }
 
 // Mixed reports whether the spec runs ping-pong and socket tests.
 func (s Spec) Mixed() bool { return s.Socket() && s.RunsPingPong() }
 
-// ppField is how errors name ping-pong's parameters: pingpong.FIELD, or
-// tests[i].FIELD for a test entry.
+// ppField is how errors name ping-pong's parameters: tests[i].FIELD for
+// a test entry (where it was), else pingpong.FIELD.
 func (s Spec) ppField() string {
-	if s.pingPongField != "" {
-		return s.pingPongField
+	if s.sweep != "" && s.pingPongAt > 0 {
+		return fmt.Sprintf("tests[%d]", s.pingPongAt-1)
 	}
 	return "pingpong"
 }
@@ -156,7 +151,7 @@ func (s *Spec) takePingPong(root *yaml.Node, doc []byte, hasSection bool) error 
 		return fmt.Errorf("%s.servers: other implementations of ping and pong; %s runs its own servers", field, s.sweep)
 	}
 	s.Tests = slices.Delete(s.Tests, at, at+1)
-	s.pingPongAt, s.pingPongField = at+1, field
+	s.pingPongAt = at + 1
 	return nil
 }
 
@@ -223,7 +218,7 @@ func (s *Spec) takeStoredPingPong(raw []json.RawMessage) error {
 			if err := json.Unmarshal(r, &e); err != nil {
 				return fmt.Errorf("tests[%d]: %w", i, err)
 			}
-			s.PingPong, s.sweep, s.pingPongAt, s.pingPongField = e.PingPong, probe.Workload, i+1, fmt.Sprintf("tests[%d]", i)
+			s.PingPong, s.sweep, s.pingPongAt = e.PingPong, probe.Workload, i+1
 			continue
 		}
 		var t workload.Test

@@ -91,11 +91,10 @@ type Spec struct {
 	Claims []Claim `yaml:"claims,omitempty" json:"claims,omitempty"`
 
 	// pingPongAt is where the size sweep's test was among the tests, from
-	// 1 (0: none written there); pingPongField how errors name its fields;
-	// sweep its workload ("": the pingpong section's, Sweep).
-	pingPongAt    int
-	pingPongField string
-	sweep         string
+	// 1 (0: none written there); sweep its workload ("": the pingpong
+	// section's, Sweep), which errors then name as tests[pingPongAt-1].
+	pingPongAt int
+	sweep      string
 }
 
 // UnmarshalJSON reads a spec as a run stored it, its tests' parameters in
@@ -796,8 +795,8 @@ func (p PingPong) validate(f string) error {
 	// (pingpong.Descriptor.Params); the rules that tie fields together
 	// are here.
 	in := func(name string, v int) error {
-		if b := pingpong.Bound(name); int64(v) < b.Min || int64(v) > b.Max {
-			return fmt.Errorf("%s.%s %d: must be in %d..%d", f, name, v, b.Min, b.Max)
+		if err := pingpong.Check(name, v); err != nil {
+			return fmt.Errorf("%s.%s %w", f, name, err)
 		}
 		return nil
 	}

@@ -5,15 +5,7 @@ import "net"
 // LocalMTU is the MTU of the interface holding local address a (a connected
 // socket's, so the route's interface); 0 when it cannot tell.
 func LocalMTU(a net.Addr) int {
-	var ip net.IP
-	switch a := a.(type) {
-	case *net.UDPAddr:
-		ip = a.IP
-	case *net.TCPAddr:
-		ip = a.IP
-	default:
-		return 0
-	}
+	ip := addrIP(a)
 	if ip == nil || ip.IsUnspecified() {
 		return 0
 	}
@@ -46,18 +38,19 @@ const IPv6Extra = 20
 // cannot tell.
 func FitMTU(a net.Addr) int {
 	mtu := LocalMTU(a)
-	if mtu <= 0 {
-		return 0
-	}
-	var ip net.IP
-	switch a := a.(type) {
-	case *net.UDPAddr:
-		ip = a.IP
-	case *net.TCPAddr:
-		ip = a.IP
-	}
-	if ip.To4() == nil {
+	if mtu > 0 && addrIP(a).To4() == nil {
 		return mtu - IPv6Extra
 	}
 	return mtu
+}
+
+// addrIP is a TCP or UDP address's IP; nil for another kind of address.
+func addrIP(a net.Addr) net.IP {
+	switch a := a.(type) {
+	case *net.UDPAddr:
+		return a.IP
+	case *net.TCPAddr:
+		return a.IP
+	}
+	return nil
 }

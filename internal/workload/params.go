@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -309,23 +310,16 @@ func (p Param) arg(ps Params) string {
 	return ps.Text(p.Name)
 }
 
-// with returns a copy of ps with the parameter set from a sweep's text.
-func (p Param) with(ps Params, v string) (Params, error) {
+// with returns a copy of ps with the parameter set from a sweep's value,
+// whose syntax Test.validate checked: a whole number's digits, or a rate.
+func (p Param) with(ps Params, v string) Params {
 	out := make(Params, len(ps)+1)
-	for k, x := range ps {
-		out[k] = x
+	maps.Copy(out, ps)
+	out[p.Name] = v
+	if p.Kind == Whole {
+		out[p.Name], _ = strconv.ParseInt(v, 10, 64)
 	}
-	switch p.Kind {
-	case Whole:
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return nil, errors.New("want a whole number")
-		}
-		out[p.Name] = n
-	default:
-		out[p.Name] = v
-	}
-	return out, nil
+	return out
 }
 
 // canonical is the value in its kind's Go type (int64, time.Duration,
@@ -349,8 +343,9 @@ func (p Param) canonical(v any) (any, bool) {
 	return v, err == nil
 }
 
-// Declared finds a workload's parameter.
-func Declared(w Socket, name string) (Param, bool) {
+// Declared finds a workload's parameter (a socket workload's or a size
+// sweep's).
+func Declared(w interface{ Params() []Param }, name string) (Param, bool) {
 	ps := w.Params()
 	i := slices.IndexFunc(ps, func(p Param) bool { return p.Name == name })
 	if i < 0 {

@@ -3,6 +3,7 @@ package descriptors
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"runtime"
 	"strconv"
@@ -134,12 +135,8 @@ func (rr) Load(t workload.Test) (workload.Test, workload.Socket, bool) {
 // − 32, as the datagram workload's default), so that none fragments.
 func (rr) FitTo(t workload.Test, mtu int) workload.Test {
 	size := int64(DefaultPacketSize(mtu))
-	ps := workload.Params{}
-	for k, v := range t.Params {
-		ps[k] = v
-	}
-	ps["request"], ps["response"] = size, size
-	t.Params = ps
+	t.Params = maps.Clone(t.Params) // fit_mtu is set: not nil
+	t.Params["request"], t.Params["response"] = size, size
 	return t
 }
 

@@ -3,7 +3,6 @@ package pingpong
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"time"
 
@@ -57,12 +56,11 @@ func (descriptor) Params() []workload.Param {
 // Param is a declared parameter (Params): siege, ping and pong register
 // their flags from it.
 func Param(name string) workload.Param {
-	ps := Descriptor.Params()
-	i := slices.IndexFunc(ps, func(p workload.Param) bool { return p.Name == name })
-	if i < 0 {
+	p, ok := workload.Declared(Descriptor, name)
+	if !ok {
 		panic("pingpong: no parameter " + name)
 	}
-	return ps[i]
+	return p
 }
 
 // Bound is the declared bound of a whole-number or duration parameter
