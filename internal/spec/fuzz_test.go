@@ -45,6 +45,9 @@ func FuzzSpec(f *testing.F) {
 	f.Add([]byte("name: x\ntests: [{workload: rr, request: [1], response: {a: 1}, timeout: 5, busy_poll: yes, protocol: 1}]\n"))
 	f.Add([]byte("name: x\ntests: [{workload: stream, lenght: 1400, omit: 1h, copy: true, length: ~}]\n"))
 	f.Add([]byte("name: x\nx: &p {length: 100}\ntests: [{workload: jitter, <<: *p, rate: *p}]\n"))
+	// A size sweep's tests list through a merge key, whose node the walk
+	// for the sweep's fields does not find.
+	f.Add([]byte("name: x\n<<: {tests: [{workload: pingpong}]}\n"))
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)

@@ -125,7 +125,16 @@ func (s *Spec) takePingPong(root *yaml.Node, doc []byte, hasSection bool) error 
 	if j := slices.IndexFunc(s.Tests[at+1:], isSweep); j >= 0 {
 		return fmt.Errorf("tests[%d]: a second size sweep: a spec runs one (sweep its sizes with min_size, max_size and coverage)", at+1+j)
 	}
-	n := testsNode(root).Content[at]
+	tests := testsNode(root)
+	if tests.Kind == yaml.AliasNode {
+		tests = tests.Alias
+	}
+	if tests == nil || tests.Kind != yaml.SequenceNode || at >= len(tests.Content) {
+		// yaml.v3 decoded the list from a merge key (<<) the node walk
+		// does not follow: refused, as indexing it would panic.
+		return fmt.Errorf("%s: a size sweep is read from the spec's own tests: list; write the list there, not through a merge key", field)
+	}
+	n := tests.Content[at]
 	body := *n
 	body.Content = nil
 	for i := 0; i+1 < len(n.Content); i += 2 {
