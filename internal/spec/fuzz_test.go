@@ -48,6 +48,10 @@ func FuzzSpec(f *testing.F) {
 	// A size sweep's tests list through a merge key, whose node the walk
 	// for the sweep's fields does not find.
 	f.Add([]byte("name: x\n<<: {tests: [{workload: pingpong}]}\n"))
+	// Claims at their edges: open and reversed bounds, NaN, a series no
+	// mode has, an explanation naming no variant.
+	f.Add([]byte("name: x\nclaims: [{id: a, says: s, source: s, metric: transfer, series: bridge, ratio: [null, null]}, {id: a, metric: t, series: nope, ratio: [2, 1], explain: {variant: v}}]\n"))
+	f.Add([]byte("name: x\nclaims: [{id: B!, metric: transfer, series: bare, sizes: [10, 1], ratio: [.nan, 1]}]\n"))
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)

@@ -22,6 +22,7 @@ func FuzzDriverSections(f *testing.F) {
 	f.Add([]byte("name: x\ndriver: kubernetes\nkubernetes: {clusters: [{name: a, kubeconfig: k}, {name: a}], nodes: [x, x]}\n"))
 	f.Add([]byte("name: x\nkubernetes: {clusters: [{name: a, server: 1}]}\nconditions: {cluster: b}\n"))
 	f.Add([]byte("name: x\nengines: {tls: [1, 2]}\n"))
+	f.Add([]byte("name: x\ndriver: kubernetes\nkubernetes: {policy_probe_seconds: -1e309}\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := spec.Parse(bytes.NewReader(b), "fuzz")
 		if err != nil {
