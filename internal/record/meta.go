@@ -102,6 +102,27 @@ type Cell struct {
 	// start), set with Flaps: ping-pong's samples carry wall-clock times
 	// (ts), and a span cell's Start is its client's first line, not this.
 	FlapsFrom time.Time `json:"flaps_from,omitzero"`
+	// Profile is what sampling the machine's stacks during the cell
+	// caught (the spec's profile: on); its stacks are in File. Absent
+	// when the cell was not profiled, so runs without profiling are
+	// stored as before.
+	Profile *CellProfile `json:"profile,omitempty"`
+}
+
+// CellProfile sums a cell's sampled stacks (StacksFile): the rate and
+// CPUs sampled, how long, how many samples and distinct stacks were
+// kept, what the caps cut (folded into TruncatedFrame stacks, so the
+// totals hold), and the samples by context (the stacks' first frames).
+type CellProfile struct {
+	Hz             int               `json:"hz"`
+	CPUs           int               `json:"cpus"`
+	Seconds        float64           `json:"seconds"`
+	Samples        uint64            `json:"samples"`
+	Stacks         int               `json:"stacks"`
+	DroppedSamples uint64            `json:"dropped_samples,omitempty"`
+	DroppedStacks  int               `json:"dropped_stacks,omitempty"`
+	ByContext      map[string]uint64 `json:"by_context,omitempty"`
+	File           string            `json:"file"`
 }
 
 // Rate is a finished cell's requests per second: its samples over its
