@@ -112,6 +112,7 @@ type Observation struct {
 	// the cell is unknown), which pairs it with the reference's cell.
 	Unit, Instance int
 	Values         map[string]float64
+	Moved          int64 // payload bytes the cell moved; 0: unknown
 }
 
 // Cell is what a run's record says of one of its cells: when it ran, its
@@ -237,6 +238,7 @@ func (ct *cellTotals) add(r record.Record, tot workload.Total) {
 // cell adds its per-container figures.
 func (ct *cellTotals) observation() Observation {
 	o := ct.obs
+	o.Moved = ct.moved
 	o.Values = make(map[string]float64, len(ct.vals)+8)
 	additive := map[string]bool{}
 	for _, m := range ct.w.Metrics() {

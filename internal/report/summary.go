@@ -80,6 +80,10 @@ func summarize(w io.Writer, run Run, ref string, named bool) error {
 	if err := WriteIntervalTable(w, analysis.IntervalsWithin(cases, refOf(run, ref)), refLabel(run, ref)); err != nil {
 		return err
 	}
+	// Where the CPU went by part of the path (profiled runs only).
+	if err := writeAttribution(w, run, ref); err != nil {
+		return err
+	}
 	if cases[0].Sweep != nil {
 		// Several lab instances per mode: how far apart they ran.
 		if err := WriteInstanceTable(w, analysis.Instances(cases[0], ref, "transfer", meta.Spec.LabInstances())); err != nil {
