@@ -60,7 +60,7 @@ const (
 )
 
 // where are the places a sample ran, in the order tables list them.
-var where = []string{record.StackServer, record.StackClient, record.StackRouter, record.StackDelayline, InDaemons, InSoftirq, Outside}
+var where = []string{record.StackServer, record.StackClient, record.StackRouter, record.StackDelayline, InDaemons, InSoftirq}
 
 // cellValues is one profiled cell's rows, per unit of its work.
 type cellValues struct {
