@@ -112,7 +112,11 @@ func Attribute(in Input) ([]Table, error) {
 		if perGB {
 			scale = 1e9 / rate
 		}
-		stacks, err := record.ReadStacks(filepath.Join(in.Dir, filepath.FromSlash(p.File)))
+		// The file is the cell's own: a run.json names nothing else to read.
+		if p.File != filepath.ToSlash(record.StacksFile(c.Index)) {
+			return nil, fmt.Errorf("cell %d's stacks: file %q, not %s", c.Index, p.File, filepath.ToSlash(record.StacksFile(c.Index)))
+		}
+		stacks, err := record.ReadStacks(filepath.Join(in.Dir, record.StacksFile(c.Index)))
 		if err != nil {
 			return nil, fmt.Errorf("cell %d's stacks: %w", c.Index, err)
 		}

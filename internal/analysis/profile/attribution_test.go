@@ -149,14 +149,30 @@ func TestAttribute(t *testing.T) {
 	}
 }
 
-func TestAttributeRefusesABadStacksFile(t *testing.T) {
-	dir := t.TempDir()
-	c := cellOf(t, dir, 0, "bare", "", 0, record.Stacks{"server;x": 1})
-	if err := os.WriteFile(filepath.Join(dir, c.Profile.File), []byte("not gzip"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err := Attribute(Input{Dir: dir, Meta: record.Meta{Cells: []record.Cell{c}}, RefOf: analysis.One("bare"), Map: Default()})
-	if err == nil || !strings.Contains(err.Error(), "cell 0's stacks") {
-		t.Errorf("Attribute: %v", err)
+func TestAttributeRefuses(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		change func(dir string, c *record.Cell) error
+		want   string
+	}{
+		{"a file that is not gzip", func(dir string, c *record.Cell) error {
+			return os.WriteFile(filepath.Join(dir, c.Profile.File), []byte("not gzip"), 0o644)
+		}, "cell 0's stacks: read"},
+		{"a file not the cell's", func(dir string, c *record.Cell) error {
+			c.Profile.File = "../run.json"
+			return nil
+		}, `cell 0's stacks: file "../run.json", not stacks/00000.folded.gz`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cell := cellOf(t, dir, 0, "bare", "", 0, record.Stacks{"server;x": 1})
+			if err := c.change(dir, &cell); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Attribute(Input{Dir: dir, Meta: record.Meta{Cells: []record.Cell{cell}}, RefOf: analysis.One("bare"), Map: Default()})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Attribute: %v; want %q", err, c.want)
+			}
+		})
 	}
 }
