@@ -50,7 +50,7 @@ func attributionTables(run Run, ref string) ([]cellTable, error) {
 			what = " · " + t.Case
 		}
 		ct := cellTable{id: fmt.Sprintf("tab-attribution-%d", i+1), title: "Where the CPU went, by part of the path" + what, caption: attributionCaption,
-			heading: fmt.Sprintf("where the CPU went%s (sampled stacks, %s: mean [95 %% interval] over the cells)", what, unit), cols: []string{"part"}}
+			heading: fmt.Sprintf("where the CPU went by part of the path%s (sampled stacks, %s: mean [95 %% interval] over the cells)", what, unit), cols: []string{"part"}}
 		for _, s := range t.Series {
 			ct.cols = append(ct.cols, fmt.Sprintf("%s (%d cells)", s, t.Cells[s]))
 			if ref, ok := t.Refs[s]; ok {
@@ -76,6 +76,9 @@ func attributionTables(run Run, ref string) ([]cellTable, error) {
 func diffCell(d analysis.DiffInterval) string {
 	if d.Units == 0 || math.IsNaN(d.Diff) {
 		return "–"
+	}
+	if math.Abs(d.Diff) < 1e-9 {
+		d.Diff = 0 // what equal means leave of a mean of differences
 	}
 	s := signed(d.Diff)
 	if d.Known() {

@@ -17,27 +17,30 @@ import (
 // cells were not profiled shows nothing of it, and one whose stacks file
 // is damaged says which cell's.
 func TestAttributionShown(t *testing.T) {
-	const fixture = "testdata/profiled" // a real run sampled with perf (README.md)
 	for _, c := range []struct {
 		name   string
+		run    string // real runs sampled with perf (their README.md)
 		change func(t *testing.T, dir string)
 		want   []string // in the summary, in this order
 		page   []string // in the page
 		err    string
 	}{
-		{name: "profiled", want: []string{
-			"where the CPU went · rr (sampled stacks, µs of CPU per request", "bare (2 cells)", "bridge − bare", "overlay-encrypted − bare",
+		{name: "profiled", run: "testdata/profiled", want: []string{
+			"where the CPU went by part of the path · rr (sampled stacks, µs of CPU per request", "bare (2 cells)", "bridge − bare", "overlay-encrypted − bare",
 			"TUN and the user-space router", "total, kernel's count (/proc/stat)", "in softirq",
-			"where the CPU went · stream (sampled stacks, CPU s per GB"},
+			"where the CPU went by part of the path · stream (sampled stacks, CPU s per GB"},
 			page: []string{`id="tab-attribution-1"`, `id="tab-attribution-2"`, "Where the CPU went, by part of the path · stream"}},
-		{name: "not profiled", change: func(t *testing.T, dir string) {
+		{name: "a sweep of sizes profiled", run: "testdata/profiled-pingpong", want: []string{
+			"where the CPU went by part of the path (sampled stacks, µs of CPU per request", "bare (4 cells)", "bridge − bare", "total sampled"},
+			page: []string{`id="tab-attribution-1"`}},
+		{name: "not profiled", run: "testdata/profiled", change: func(t *testing.T, dir string) {
 			editMeta(t, dir, func(m *record.Meta) {
 				for i := range m.Cells {
 					m.Cells[i].Profile = nil
 				}
 			})
 		}},
-		{name: "a damaged stacks file", change: func(t *testing.T, dir string) {
+		{name: "a damaged stacks file", run: "testdata/profiled", change: func(t *testing.T, dir string) {
 			if err := os.WriteFile(filepath.Join(dir, record.StacksFile(3)), []byte("x"), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -45,7 +48,7 @@ func TestAttributionShown(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			if err := os.CopyFS(dir, os.DirFS(fixture)); err != nil {
+			if err := os.CopyFS(dir, os.DirFS(c.run)); err != nil {
 				t.Fatal(err)
 			}
 			if c.change != nil {
