@@ -59,8 +59,8 @@ const (
 	rowGap    = "sampled − kernel's count"
 )
 
-// where are the places a sample ran, in the order tables list them.
-var where = []string{record.StackServer, record.StackClient, record.StackRouter, record.StackDelayline, InDaemons, InSoftirq}
+// places are where a sample ran, in the order tables list them.
+var places = []string{record.StackServer, record.StackClient, record.StackRouter, record.StackDelayline, InDaemons, InSoftirq}
 
 // cellValues is one profiled cell's rows, per unit of its work.
 type cellValues struct {
@@ -134,7 +134,7 @@ func Attribute(in Input) ([]Table, error) {
 			v[rowKernel] = (k.UserSeconds + k.SystemSeconds + k.IRQSeconds + k.SoftirqSeconds) / wall * scale
 			v[rowGap] = v[rowTotal] - v[rowKernel]
 		}
-		for _, w := range where {
+		for _, w := range places {
 			v["in "+w] = per(at[w])
 		}
 		cells = append(cells, cellValues{series: c.Mode, kase: c.Case, instance: c.Instance, chunk: c.Chunk, perGB: perGB, v: v})
@@ -152,7 +152,7 @@ func tables(in Input, cells []cellValues) []Table {
 		}
 	}
 	rows := slices.Concat(in.Map.Parts(), []string{rowNamed, Other, Outside, rowTotal, rowKernel, rowGap})
-	for _, w := range where {
+	for _, w := range places {
 		rows = append(rows, "in "+w)
 	}
 	for _, k := range cases {
@@ -190,7 +190,7 @@ func tables(in Input, cells []cellValues) []Table {
 			if i >= len(in.Map.Parts()) {
 				kind = KindTotal
 			}
-			if i >= len(rows)-len(where) {
+			if i >= len(rows)-len(places) {
 				kind = KindWhere
 			}
 			r := Row{Name: name, Kind: kind, Values: map[string]analysis.MeanCI{}, Diffs: map[string]analysis.DiffInterval{}}

@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -66,4 +67,22 @@ func TestParseRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzClassify: any stack a run's file can hold gets one of the map's
+// parts, other, outside or idle, and a place it ran.
+func FuzzClassify(f *testing.F) {
+	for _, s := range []string{"server;x;tcp_sendmsg_[k]", "idle", "daemon:etcd;[unknown]", ";;", "other;handle_softirqs_[k];[truncated]", "router;_[k]"} {
+		f.Add(s)
+	}
+	m := Default()
+	f.Fuzz(func(t *testing.T, stack string) {
+		part, where := m.attributor().classify(stack)
+		if !slices.Contains(m.Parts(), part) && part != Other && part != Outside && part != Idle {
+			t.Errorf("%q: part %q", stack, part)
+		}
+		if !slices.Contains(append([]string{Idle, Outside}, places...), where) {
+			t.Errorf("%q: ran in %q", stack, where)
+		}
+	})
 }
