@@ -58,19 +58,7 @@ func waterfallRun(t *testing.T, waterfall bool) string {
 		}
 	}
 	dir := filepath.Join(t.TempDir(), "run")
-	rw, err := record.Create(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rw.WriteMeta(meta); err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range lines {
-		if err := rw.Append(l); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rw.Close()
+	writeRunDir(t, dir, meta, lines)
 	return dir
 }
 
