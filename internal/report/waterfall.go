@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"math"
 
 	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/report/figure"
@@ -52,8 +51,6 @@ func addedText(w analysis.Waterfall, from, to string) string {
 			continue
 		case st.From == "":
 			return textNum(st.Total, textPrec(st.Total))
-		case math.IsNaN(st.Added.Diff):
-			return "–"
 		}
 		s := textSigned(st.Added.Diff) + " " + diffCIText(st.Added, textSigned)
 		if st.From != from {
