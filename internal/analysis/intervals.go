@@ -147,6 +147,12 @@ func (c Case) paired(series, ref, key string) ([]PairedUnit, Estimator) {
 	if c.Sweep != nil {
 		return c.Sweep.Paired(series, ref, key), GeoMeanOfRatios
 	}
+	return c.pairedOf(series, ref, valueOf(key)), RatioOfMeans
+}
+
+// pairedOf pairs the repetitions of a case's series with ref's of the same
+// unit by the value of reads in their figures (NaN: none).
+func (c Case) pairedOf(series, ref string, of func(map[string]float64) float64) []PairedUnit {
 	var out []PairedUnit
 	mine, theirs := c.units[series], c.units[ref]
 	for k, a := range mine {
@@ -154,13 +160,11 @@ func (c Case) paired(series, ref, key string) ([]PairedUnit, Estimator) {
 		if !ok {
 			continue
 		}
-		x, okA := a.values[key]
-		y, okB := b.values[key]
-		if okA && okB && !math.IsNaN(x) && !math.IsNaN(y) {
+		if x, y := of(a.values), of(b.values); !math.IsNaN(x) && !math.IsNaN(y) {
 			out = append(out, PairedUnit{Instance: a.instance, Unit: k, Mode: x, Ref: y})
 		}
 	}
-	return out, RatioOfMeans
+	return out
 }
 
 // headlines are the metrics a case is judged by: every metric of a

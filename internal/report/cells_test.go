@@ -383,6 +383,25 @@ func TestCellTablesAsBefore(t *testing.T) {
 	}
 }
 
+// writeRunDir writes a run directory as the runner does: its run.json,
+// then its lines.
+func writeRunDir(t *testing.T, dir string, meta record.Meta, lines []any) {
+	t.Helper()
+	w, err := record.Create(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteMeta(meta); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lines {
+		if err := w.Append(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+}
+
 // cellRuns writes a ping-pong run and a run of stream and rr into out,
 // each cell with kernel time (pinned cores in bridge), the ping-pong
 // cells with TCP_INFO, both with daemons at rest and flapped links.
@@ -400,21 +419,8 @@ func cellRuns(t *testing.T, out string) map[string]string {
 		return &tcpinfo.Stats{Connections: int64(10 + i), Retransmits: int64(i % 3), RTTUS: 51.3 + float64(i), Cwnd: 10 + 0.3*float64(i)}
 	}
 	write := func(name string, meta record.Meta, lines []any) {
-		dir := filepath.Join(out, name)
-		dirs[name] = dir
-		w, err := record.Create(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.WriteMeta(meta); err != nil {
-			t.Fatal(err)
-		}
-		for _, l := range lines {
-			if err := w.Append(l); err != nil {
-				t.Fatal(err)
-			}
-		}
-		w.Close()
+		dirs[name] = filepath.Join(out, name)
+		writeRunDir(t, dirs[name], meta, lines)
 	}
 	from := time.Date(2026, 11, 2, 3, 4, 5, 0, time.UTC)
 	at := func(sec float64) time.Time { return from.Add(time.Duration(sec * float64(time.Second))) }

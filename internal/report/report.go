@@ -169,6 +169,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 		r.cases = cases
 		r.addCases(cases, series, o)
 		r.addHops(cases, series)
+		r.addWaterfall()
 		r.addUnderLoad()
 		r.addFlaps()
 	}

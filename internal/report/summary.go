@@ -84,6 +84,9 @@ func summarize(w io.Writer, run Run, ref string, named bool) error {
 	if err := writeAttribution(w, run, ref); err != nil {
 		return err
 	}
+	if err := writeWaterfall(w, run, cases); err != nil {
+		return err
+	}
 	if cases[0].Sweep != nil {
 		// Several lab instances per mode: how far apart they ran.
 		if err := WriteInstanceTable(w, analysis.Instances(cases[0], ref, "transfer", meta.Spec.LabInstances())); err != nil {

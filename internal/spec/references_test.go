@@ -108,3 +108,19 @@ func TestReferencePerRefused(t *testing.T) {
 		{"good", k8s + "reference: k8s-host\nreference_per: [node_placement]\n" + placements, ""},
 	})
 }
+
+// TestWaterfallRefused: a waterfall with no steps to take, or more cases
+// than it draws, is refused in the spec's words.
+func TestWaterfallRefused(t *testing.T) {
+	const head = "name: x\nmodes: [bare, bridge]\nwaterfall: true\n"
+	const rr = "tests: [{workload: rr, duration: 1s}]\n"
+	checkSpecCases(t, []specCase{
+		{"one mode", "name: x\nmodes: [bare]\nwaterfall: true\n" + rr, "waterfall: steps from each mode to the next; list at least two modes"},
+		{"variants", head + rr + "variants: [{offloads: off}, {offloads: on}]\n", "waterfall: steps through the modes in their listed order; with variants or drivers the series have no one order"},
+		{"drivers", head + rr + "drivers: [netns, docker]\n", "waterfall: steps through the modes in their listed order; with variants or drivers the series have no one order"},
+		{"ping-pong", head + "pingpong: {min_size: 1, max_size: 1000, coverage: 0.01}\n", "waterfall: steps rr's round trip and stream's CPU per GB; the spec has neither an rr nor a stream test"},
+		{"jitter only", head + "tests: [{workload: jitter, duration: 1s}]\n", "waterfall: steps rr's round trip and stream's CPU per GB; the spec has neither"},
+		{"too many cases", head + "tests: [{workload: stream, duration: 1s, sweep: {param: length, from: 1000, to: 1900, step: 100}}]\n", "waterfall: 10 rr and stream cases, more than 8 (each draws a figure per metric)"},
+		{"good", head + "tests: [{workload: rr, duration: 1s}, {workload: stream, duration: 1s}]\n", ""},
+	})
+}

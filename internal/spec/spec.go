@@ -89,6 +89,10 @@ type Spec struct {
 	Impairments conditions.Impairments `yaml:"impairments,omitempty" json:"impairments,omitempty"`
 	// Claims are the paper's findings a run is judged against (claims.go).
 	Claims []Claim `yaml:"claims,omitempty" json:"claims,omitempty"`
+	// Waterfall steps through the modes in their listed order, each
+	// against the one before it (analysis.Waterfalls): what each layer
+	// adds to rr's round trip and to stream's CPU per GB and softirq share.
+	Waterfall bool `yaml:"waterfall,omitempty" json:"waterfall,omitempty"`
 
 	// pingPongAt is where the size sweep's test was among the tests, from
 	// 1 (0: none written there); sweep its workload ("": the pingpong
@@ -756,7 +760,7 @@ func (s Spec) Validate() error {
 		return err
 	}
 	if !s.Socket() {
-		return nil
+		return s.checkWaterfall(nil)
 	}
 	cases, err := registry.Expand(s.Tests)
 	if err != nil {
@@ -765,7 +769,40 @@ func (s Spec) Validate() error {
 	if err := s.checkChain(cases); err != nil {
 		return err
 	}
+	if err := s.checkWaterfall(cases); err != nil {
+		return err
+	}
 	return s.checkPlacement(cases)
+}
+
+// MaxWaterfallCases bounds a waterfall's rr and stream cases: each draws a
+// figure per metric it steps.
+const MaxWaterfallCases = 8
+
+// checkWaterfall refuses a waterfall with no steps to take: fewer than two
+// modes, series that have no one order (variants, drivers), no rr or
+// stream case to step, or more than MaxWaterfallCases of them.
+func (s Spec) checkWaterfall(cases []workload.Case) error {
+	if !s.Waterfall {
+		return nil
+	}
+	n := 0
+	for _, c := range cases {
+		if w := c.Test.Workload; w == "rr" || w == "stream" {
+			n++
+		}
+	}
+	switch {
+	case len(s.Modes) < 2:
+		return errors.New("waterfall: steps from each mode to the next; list at least two modes")
+	case len(s.Variants) > 1 || len(s.Drivers) > 1:
+		return errors.New("waterfall: steps through the modes in their listed order; with variants or drivers the series have no one order")
+	case n == 0:
+		return errors.New("waterfall: steps rr's round trip and stream's CPU per GB; the spec has neither an rr nor a stream test")
+	case n > MaxWaterfallCases:
+		return fmt.Errorf("waterfall: %d rr and stream cases, more than %d (each draws a figure per metric)", n, MaxWaterfallCases)
+	}
+	return nil
 }
 
 // checkPingPong checks the ping-pong test's fields and what the spec's

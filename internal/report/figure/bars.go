@@ -49,6 +49,9 @@ type BarSeries struct {
 	Mean  []float64 // per group; NaN: no bar
 	SD    []float64 // per group (may be nil); NaN or 0: no error bar
 	Color color.Color
+	// Base is where each bar starts (may be nil; NaN: 0): a waterfall's
+	// bars float from the step before's total to their own.
+	Base []float64
 }
 
 // Bar geometry and style (lengths in points).
@@ -91,9 +94,9 @@ func (c BarChart) PNG(width, height vg.Length, dpi int) ([]byte, error) {
 // barSeries is a validated bar series; sd is NaN where there is no error
 // bar and never negative.
 type barSeries struct {
-	name     string
-	col      color.NRGBA
-	mean, sd []float64
+	name           string
+	col            color.NRGBA
+	mean, sd, base []float64
 }
 
 // barPrepared is a validated bar chart with its data range.
@@ -126,11 +129,17 @@ func (c BarChart) prepare() (*barPrepared, error) {
 		if s.SD != nil && len(s.SD) != n {
 			return nil, fmt.Errorf("figure: bar series %q: %d standard deviations for %d groups", s.Name, len(s.SD), n)
 		}
-		bs := barSeries{name: s.Name, col: seriesColour(s.Color, c.ColourIndex+i), mean: s.Mean, sd: make([]float64, n)}
+		if s.Base != nil && len(s.Base) != n {
+			return nil, fmt.Errorf("figure: bar series %q: %d bases for %d groups", s.Name, len(s.Base), n)
+		}
+		bs := barSeries{name: s.Name, col: seriesColour(s.Color, c.ColourIndex+i), mean: s.Mean, sd: make([]float64, n), base: make([]float64, n)}
 		for j, m := range s.Mean {
 			bs.sd[j] = math.NaN()
 			if !finite(m) {
 				continue
+			}
+			if s.Base != nil && finite(s.Base[j]) {
+				bs.base[j] = s.Base[j]
 			}
 			if s.SD != nil && finite(s.SD[j]) && s.SD[j] != 0 {
 				bs.sd[j] = math.Abs(s.SD[j])
@@ -140,9 +149,12 @@ func (c BarChart) prepare() (*barPrepared, error) {
 			// an inner end crossing 0 is clipped unless the other side
 			// has data.
 			lo, hi := bs.bounds(j)
-			if m >= 0 {
+			switch b := bs.base[j]; {
+			case b != 0: // a floating bar: both ends and its error bar's
+				pc.lo, pc.hi = min(pc.lo, lo, b), max(pc.hi, hi, b)
+			case m >= 0:
 				pc.hi = math.Max(pc.hi, hi)
-			} else {
+			default:
 				pc.lo = math.Min(pc.lo, lo)
 			}
 		}
@@ -251,7 +263,7 @@ func (pc *barPrepared) barSpan(g, i int) (x0, x1 float64) {
 }
 
 // barRect is the drawn bar of series i in group g on the data canvas dc
-// (between the mean and 0, clamped to dc) and the y extent of the bar with
+// (between the mean and its base, 0 unless set, clamped to dc) and the y extent of the bar with
 // its error bar (also clamped); ok is false if the bar is missing.
 func (pc *barPrepared) barRect(p *plot.Plot, dc draw.Canvas, g, i int) (r vg.Rectangle, ylo, yhi vg.Length, ok bool) {
 	s := &pc.series[i]
@@ -267,7 +279,7 @@ func (pc *barPrepared) barRect(p *plot.Plot, dc draw.Canvas, g, i int) (r vg.Rec
 		gap = 0
 	}
 	clampY := func(y vg.Length) vg.Length { return min(max(y, dc.Min.Y), dc.Max.Y) }
-	y0, y1 := clampY(trY(0)), clampY(trY(m))
+	y0, y1 := clampY(trY(s.base[g])), clampY(trY(m))
 	r = vg.Rectangle{Min: vg.Point{X: l + gap/2, Y: min(y0, y1)}, Max: vg.Point{X: h - gap/2, Y: max(y0, y1)}}
 	lo, hi := s.bounds(g)
 	ylo, yhi = min(r.Min.Y, clampY(trY(lo))), max(r.Max.Y, clampY(trY(hi)))

@@ -124,6 +124,7 @@ func TestBarChartErrors(t *testing.T) {
 		{"short mean", BarChart{Groups: []string{"1", "2"}, Series: []BarSeries{{Name: "a", Mean: []float64{1}}}}, w, h, 72, `"a": 1 means for 2 groups`},
 		{"long mean", BarChart{Groups: []string{"1"}, Series: []BarSeries{{Name: "a", Mean: []float64{1, 2}}}}, w, h, 72, "2 means for 1 groups"},
 		{"short SD", BarChart{Groups: []string{"1", "2"}, Series: []BarSeries{{Name: "b", Mean: []float64{1, 2}, SD: []float64{1}}}}, w, h, 72, `"b": 1 standard deviations for 2 groups`},
+		{"short base", BarChart{Groups: []string{"1", "2"}, Series: []BarSeries{{Name: "w", Mean: []float64{1, 2}, Base: []float64{0}}}}, w, h, 72, `"w": 1 bases for 2 groups`},
 		{"empty SD", BarChart{Groups: []string{"1"}, Series: []BarSeries{{Name: "b", Mean: []float64{1}, SD: []float64{}}}}, w, h, 72, "0 standard deviations"},
 		{"too small", BarChart{Groups: []string{"1"}, Series: one}, vg.Points(30), vg.Points(30), 72, "too small"},
 		{"zero size", BarChart{Groups: []string{"1"}, Series: one}, 0, h, 72, "must be > 0"},
@@ -278,6 +279,32 @@ func TestBarChartNegativeBars(t *testing.T) {
 	}
 	if math.Abs(float64(pos.Min.Y-zero)) > 1e-6 || math.Abs(float64(pos.Max.Y-trY(3))) > 1e-6 {
 		t.Errorf("positive bar spans %v..%v, want %v..%v", pos.Min.Y, pos.Max.Y, zero, trY(3))
+	}
+}
+
+// TestBarChartFloatingBars: a waterfall's bar runs from its base to its
+// mean, up or down, and the y range holds both ends and the error bar.
+func TestBarChartFloatingBars(t *testing.T) {
+	c := BarChart{Groups: []string{""}, Series: []BarSeries{
+		{Name: "bare", Mean: []float64{50}},
+		{Name: "veth", Mean: []float64{60}, SD: []float64{4}, Base: []float64{50}},
+		{Name: "faster", Mean: []float64{55}, SD: []float64{2}, Base: []float64{60}},
+		{Name: "NaN base", Mean: []float64{20}, Base: []float64{math.NaN()}},
+	}}
+	pc, err := c.prepare()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pc.lo != 0 || pc.hi != 64 {
+		t.Errorf("data range [%g, %g], want [0, 64]", pc.lo, pc.hi)
+	}
+	p, dc := pc.layout(draw.New(vgimg.New(5*vg.Inch, 3*vg.Inch)))
+	_, trY := p.Transforms(&dc)
+	for i, want := range [][2]float64{{0, 50}, {50, 60}, {55, 60}, {0, 20}} {
+		r, _, _, _ := pc.barRect(p, dc, 0, i)
+		if math.Abs(float64(r.Min.Y-trY(want[0]))) > 1e-6 || math.Abs(float64(r.Max.Y-trY(want[1]))) > 1e-6 {
+			t.Errorf("bar %s spans %v..%v, want %v..%v", c.Series[i].Name, r.Min.Y, r.Max.Y, trY(want[0]), trY(want[1]))
+		}
 	}
 }
 
