@@ -157,7 +157,7 @@ func specChanges(run, preset spec.Spec) []string {
 			}
 			slices.Sort(keys)
 			for _, k := range slices.Compact(keys) {
-				if k != "claims" && k != "description" {
+				if k != "claims" && k != "description" && k != "labels" { // judged or described, not run
 					walk(join(path, k), am[k], bm[k])
 				}
 			}

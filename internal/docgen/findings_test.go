@@ -1,0 +1,97 @@
+package docgen
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cnperf/cnperf/internal/report"
+)
+
+// storedRoot writes stored findings under a new root's FindingsDir.
+func storedRoot(t *testing.T, files map[string]report.StoredFindings) string {
+	t.Helper()
+	root := t.TempDir()
+	dir := filepath.Join(root, FindingsDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, st := range files {
+		b, err := json.Marshal(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// The page judges a stored run on the claims the preset has now: a claim
+// whose definition changed is stale, one the run lacks is not in it, a
+// difference carries its explanation, a preset without a run says so;
+// the README's tally counts cnperf's runs, not imported data.
+func TestFindingsPage(t *testing.T) {
+	f, err := os.Open("../../docs/findings/seed004.published.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	published, err := report.ReadStored(f, "published")
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := published
+	run.Imported, run.Run, run.Machine = "", "seed004 r-x", report.StoredMachine{CPU: "Some CPU", Cores: 2, Kernel: "6.1"}
+	run.Changed, run.Busy = []string{"pingpong.coverage"}, "steal 9 %"
+	run.Claims = append([]report.StoredClaim(nil), published.Claims...)
+	run.Claims[0].Ratio, run.Claims[0].CI = 0.41, &[2]float64{0.40, 0.42}                               // bridge-small differs
+	run.Claims[0].OnVariant = &report.StoredInterval{Ratio: 0.8, CI: &[2]float64{0.78, 0.82}, Units: 9} // and agrees on paper-link
+	run.Claims[1].Metric = "latency"                                                                    // bridge-big: stale
+	run.Claims = run.Claims[:4]                                                                         // encryption: not in the run
+	root := storedRoot(t, map[string]report.StoredFindings{"seed004.json": run, "seed004.published.json": published})
+	page, err := FindingsPage(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"- `seed000`: not run yet (15 claims)",
+		"`seed004`, run seed004 r-x on Some CPU (2 cores, Linux 6.1)",
+		"shortened or narrowed from the preset: pingpong.coverage; on a busy machine: steal 9 %",
+		"| 0.75–0.9 | 0.41 [0.400, 0.420] | DIFFERS |",
+		"- `bridge-small`: explanation measured: the lab's veth",
+		"on paper-link 0.8 [0.780, 0.820] (agrees)",
+		"| stale: the claim's metric changed since the run | re-run to judge |",
+		"| `encryption` | Encrypting the overlay",
+		"| not in this run | – |",
+		"`seed004` on the paper's own published data",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q:\n%s", want, page)
+		}
+	}
+	if strings.Index(page, "run seed004 r-x") > strings.Index(page, "published data") {
+		t.Errorf("cnperf's run comes after the imported data:\n%s", page)
+	}
+	count, err := FindingsCount(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// overlay-small and overlay-big agree; bridge-small differs, explained.
+	if !strings.HasPrefix(count, "Of the papers' 53 claims cnperf's stored runs find 2 agreeing, 1 differing with an explanation measured and 50 open") {
+		t.Errorf("count: %s", count)
+	}
+	quick := run
+	quick.Preset = "quick"
+	if _, err := FindingsPage(storedRoot(t, map[string]report.StoredFindings{"quick.json": quick})); err == nil || !strings.Contains(err.Error(), `docs/findings/quick.json: preset "quick" has no claims`) {
+		t.Errorf("a preset without claims: %v", err)
+	}
+	bad := storedRoot(t, nil)
+	os.WriteFile(filepath.Join(bad, FindingsDir, "x.json"), []byte(`{"format":"other"}`), 0o644)
+	if _, err := FindingsPage(bad); err == nil || !strings.Contains(err.Error(), "findings docs/findings/x.json: format") {
+		t.Errorf("a file that is not a summary: %v", err)
+	}
+}
