@@ -100,9 +100,13 @@ func Update(text, root string) (string, []string, error) {
 		if j == len(lines) {
 			return "", nil, fmt.Errorf("line %d: %q has no %s", i+1, region, End)
 		}
-		// Blank lines around the table, so that Markdown ends it before
-		// the closing comment.
-		out = append(out, "", strings.TrimSuffix(table, "\n"), "", End)
+		// Blank lines around a table, so that Markdown ends it before the
+		// closing comment; a line of prose needs none.
+		if table = strings.TrimSuffix(table, "\n"); strings.Contains(table, "\n") {
+			out = append(out, "", table, "", End)
+		} else {
+			out = append(out, table, End)
+		}
 		found = append(found, region)
 		i = j
 	}

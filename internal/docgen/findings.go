@@ -148,29 +148,32 @@ func FindingsPage(root string) (string, error) {
 		return "", err
 	}
 	var b strings.Builder
+	var notRun []string
 	last := ""
 	for _, p := range ps {
-		if h := paper(p.claims[0]); h != last {
-			fmt.Fprintf(&b, "\n### %s\n\n", h)
-			last = h
-		} else if len(p.runs) > 0 {
-			b.WriteString("\n")
-		}
 		if len(p.runs) == 0 {
-			fmt.Fprintf(&b, "- `%s`: not run yet (%d claims)\n", p.name, len(p.claims))
+			notRun = append(notRun, fmt.Sprintf("`%s` (%d claims)", p.name, len(p.claims)))
 			continue
+		}
+		if h := paper(p.claims[0]); h != last {
+			fmt.Fprintf(&b, "\n### %s\n", h)
+			last = h
 		}
 		for _, r := range p.runs {
 			writeRun(&b, p.name, r)
 		}
 	}
-	return strings.Trim(b.String(), "\n") + "\n", nil
+	if len(notRun) > 0 {
+		return "Not run yet: " + strings.Join(notRun, ", ") + ".\n" + b.String(), nil
+	}
+	return strings.TrimPrefix(b.String(), "\n"), nil
 }
 
 // writeRun writes one stored run's caption, table and explanations.
 func writeRun(b *strings.Builder, preset string, r paperRun) {
 	st := r.stored
 	date := st.Date.Format("2006-01-02")
+	b.WriteString("\n")
 	if st.Imported != "" {
 		fmt.Fprintf(b, "`%s` on the paper's own published data (%s, %s; `%s`):\n\n", preset, st.Imported, date, r.file)
 	} else {
