@@ -137,8 +137,8 @@ func FindingsCount(root string) (string, error) {
 	return fmt.Sprintf("Of the papers' %d claims cnperf's stored runs find %d agreeing, %d differing with an explanation measured and %d open: [docs/findings.md](docs/findings.md).\n", a+m+o, a, m, o), nil
 }
 
-// FindingsPage is docs/findings.md's body: per paper, per preset, each
-// stored run's caption and its table (claim, what the paper says and
+// FindingsPage is docs/findings.md's body: the presets not run yet, then
+// per preset each stored run's caption (the paper first) and its table (claim, what the paper says and
 // where, the range that agrees, cnperf's ratio with its 95 % interval,
 // the verdict), each difference's explanation below it; a preset without
 // a stored run in one line.
@@ -149,18 +149,12 @@ func FindingsPage(root string) (string, error) {
 	}
 	var b strings.Builder
 	var notRun []string
-	last := ""
 	for _, p := range ps {
 		if len(p.runs) == 0 {
 			notRun = append(notRun, fmt.Sprintf("`%s` (%d claims)", p.name, len(p.claims)))
-			continue
-		}
-		if h := paper(p.claims[0]); h != last {
-			fmt.Fprintf(&b, "\n### %s\n", h)
-			last = h
 		}
 		for _, r := range p.runs {
-			writeRun(&b, p.name, r)
+			writeRun(&b, paper(p.claims[0]), p.name, r)
 		}
 	}
 	if len(notRun) > 0 {
@@ -170,14 +164,14 @@ func FindingsPage(root string) (string, error) {
 }
 
 // writeRun writes one stored run's caption, table and explanations.
-func writeRun(b *strings.Builder, preset string, r paperRun) {
+func writeRun(b *strings.Builder, paper, preset string, r paperRun) {
 	st := r.stored
 	date := st.Date.Format("2006-01-02")
 	b.WriteString("\n")
 	if st.Imported != "" {
-		fmt.Fprintf(b, "`%s` on the paper's own published data (%s, %s; `%s`):\n\n", preset, st.Imported, date, r.file)
+		fmt.Fprintf(b, "**%s**, `%s` on the paper's own published data (%s, %s; `%s`):\n\n", paper, preset, st.Imported, date, r.file)
 	} else {
-		fmt.Fprintf(b, "`%s`, run %s on %s (%d cores, Linux %s), %s, cnperf %s (`%s`)", preset, st.Run, or(st.Machine.CPU, "an unknown CPU"),
+		fmt.Fprintf(b, "**%s**, `%s`, run %s on %s (%d cores, Linux %s), %s, cnperf %s (`%s`)", paper, preset, st.Run, or(st.Machine.CPU, "an unknown CPU"),
 			st.Machine.Cores, or(st.Machine.Kernel, "?"), date, st.Cnperf, r.file)
 		if len(st.Changed) > 0 {
 			fmt.Fprintf(b, "; shortened or narrowed from the preset: %s", strings.Join(st.Changed, ", "))

@@ -59,7 +59,7 @@ func TestFindingsPage(t *testing.T) {
 	}
 	for _, want := range []string{
 		"Not run yet: `seed000` (15 claims), `seed001` (3 claims),",
-		"`seed004`, run seed004 r-x on Some CPU (2 cores, Linux 6.1)",
+		"**Kratzke 2015**, `seed004`, run seed004 r-x on Some CPU (2 cores, Linux 6.1)",
 		"shortened or narrowed from the preset: pingpong.coverage; on a busy machine: steal 9 %",
 		"| 0.75–0.9 | 0.41 [0.400, 0.420] | DIFFERS |",
 		"- `bridge-small`: explanation measured: the lab's veth",
