@@ -191,19 +191,55 @@ func writeRun(b *strings.Builder, paper, preset string, r paperRun) {
 		case c.Missing:
 			fmt.Fprintf(b, "| `%s` | %s | %s | not in this run | – |\n", c.Claim.ID, says, report.RangeText(c.Claim))
 		}
-		for i, f := range c.Findings {
-			fmt.Fprintf(b, "| `%s` | %s | %s | %s | %s |\n", cell(f.Name()), says, report.RangeText(c.Claim), report.RatioText(f.Interval), f.Verdict)
+		if len(c.Findings) > 0 {
+			fmt.Fprintf(b, "| `%s` | %s | %s | %s | %s |\n", c.Claim.ID, says, report.RangeText(c.Claim), cell(figures(c.Findings)), verdicts(c.Findings))
+		}
+		for _, f := range c.Findings {
 			if f.Explained != "" {
-				why = append(why, fmt.Sprintf("- `%s`: explanation %s", f.Name(), f.Explained))
-			}
-			if i == 0 {
-				says = "″"
+				why = append(why, fmt.Sprintf("- `%s`: explanation %s", cell(f.Name()), f.Explained))
+				break // the first case's: the claim has one explanation
 			}
 		}
 	}
 	if len(why) > 0 {
 		b.WriteString("\n" + strings.Join(why, "\n") + "\n")
 	}
+}
+
+// figures is a claim's ratio, or over a socket test's cases the lowest
+// and the highest: one row a claim, however many cases.
+func figures(fs []report.Finding) string {
+	if len(fs) == 1 {
+		return report.RatioText(fs[0].Interval)
+	}
+	lo, hi := fs[0], fs[0]
+	for _, f := range fs {
+		if f.Ratio < lo.Ratio {
+			lo = f
+		}
+		if f.Ratio > hi.Ratio {
+			hi = f
+		}
+	}
+	return fmt.Sprintf("%d cases, %s (%s) to %s (%s)", len(fs), report.RatioText(lo.Interval), lo.Case, report.RatioText(hi.Interval), hi.Case)
+}
+
+// verdicts is the claim's verdict, or its cases' counted by verdict.
+func verdicts(fs []report.Finding) string {
+	n := map[report.Agreement]int{}
+	for _, f := range fs {
+		n[f.Verdict]++
+	}
+	if len(n) == 1 {
+		return fs[0].Verdict.String()
+	}
+	var out []string
+	for _, a := range []report.Agreement{report.Agrees, report.Differs, report.Undecided} {
+		if n[a] > 0 {
+			out = append(out, fmt.Sprintf("%s %d", a, n[a]))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // or is s, or def when s is empty.
