@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/analysis"
@@ -89,9 +91,8 @@ func Store(run Run, ms []Measured, preset spec.Spec) StoredFindings {
 	if m.Status == "imported" {
 		s.Imported = m.Spec.Description
 	} else {
-		s.Busy = m.Disturbance().Why()
-		if !m.Disturbance().Disturbed {
-			s.Busy = ""
+		if d := m.Disturbance(); d.Disturbed {
+			s.Busy = d.Why()
 		}
 		s.Changed = specChanges(m.Spec, preset)
 	}
@@ -148,17 +149,11 @@ func specChanges(run, preset spec.Spec) []string {
 		switch {
 		case len(out) > maxChanges:
 		case aok && bok:
-			keys := make([]string, 0, len(am)+len(bm))
-			for k := range am {
-				keys = append(keys, k)
-			}
-			for k := range bm {
-				keys = append(keys, k)
-			}
+			keys := slices.AppendSeq(slices.Collect(maps.Keys(am)), maps.Keys(bm))
 			slices.Sort(keys)
 			for _, k := range slices.Compact(keys) {
 				if k != "claims" && k != "description" && k != "labels" { // judged or described, not run
-					walk(join(path, k), am[k], bm[k])
+					walk(strings.TrimPrefix(path+"."+k, "."), am[k], bm[k])
 				}
 			}
 		case lok && blok && len(al) == len(bl):
@@ -174,13 +169,6 @@ func specChanges(run, preset spec.Spec) []string {
 		out = append(out[:maxChanges], "...")
 	}
 	return out
-}
-
-func join(path, k string) string {
-	if path == "" {
-		return k
-	}
-	return path + "." + k
 }
 
 // ReadStored reads a stored summary strictly: one JSON document of the
