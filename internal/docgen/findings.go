@@ -137,11 +137,12 @@ func FindingsCount(root string) (string, error) {
 	return fmt.Sprintf("Of the papers' %d claims cnperf's stored runs find %d agreeing, %d differing with an explanation measured and %d open: [docs/findings.md](docs/findings.md).\n", a+m+o, a, m, o), nil
 }
 
-// FindingsPage is docs/findings.md's body: the presets not run yet, then
-// per preset each stored run's caption (the paper first) and its table (claim, what the paper says and
-// where, the range that agrees, cnperf's ratio with its 95 % interval,
-// the verdict), each difference's explanation below it; a preset without
-// a stored run in one line.
+// FindingsPage is docs/findings.md's body: the presets not run yet in a
+// line, then a table per paper: the runs in its caption (preset, run,
+// machine, date, commit; imported data), and per claim what the paper
+// says and where, the range that agrees, the paper's own data's ratio
+// where it was imported, cnperf's with its 95 % interval, the verdict and,
+// for a difference, its explanation (its reason is in the preset).
 func FindingsPage(root string) (string, error) {
 	ps, err := loadFindings(root)
 	if err != nil {
@@ -149,13 +150,16 @@ func FindingsPage(root string) (string, error) {
 	}
 	var b strings.Builder
 	var notRun []string
-	for _, p := range ps {
-		if len(p.runs) == 0 {
-			notRun = append(notRun, fmt.Sprintf("`%s` (%d claims)", p.name, len(p.claims)))
+	for i := 0; i < len(ps); {
+		j := i
+		for j < len(ps) && paper(ps[j].claims[0]) == paper(ps[i].claims[0]) {
+			if len(ps[j].runs) == 0 {
+				notRun = append(notRun, fmt.Sprintf("`%s` (%d claims)", ps[j].name, len(ps[j].claims)))
+			}
+			j++
 		}
-		for _, r := range p.runs {
-			writeRun(&b, paper(p.claims[0]), p.name, r)
-		}
+		writeTable(&b, paper(ps[i].claims[0]), ps[i:j])
+		i = j
 	}
 	if len(notRun) > 0 {
 		return "Not run yet: " + strings.Join(notRun, ", ") + ".\n" + b.String(), nil
@@ -163,47 +167,109 @@ func FindingsPage(root string) (string, error) {
 	return strings.TrimPrefix(b.String(), "\n"), nil
 }
 
-// writeRun writes one stored run's caption, table and explanations.
-func writeRun(b *strings.Builder, paper, preset string, r paperRun) {
+// writeTable writes the table of one paper's stored runs; nothing when
+// there are none.
+func writeTable(b *strings.Builder, paper string, ps []paperPreset) {
+	var caption, rows []string
+	published := false
+	for _, p := range ps {
+		for _, r := range p.runs {
+			caption = append(caption, runCaption(p.name, r))
+			published = published || r.stored.Imported != ""
+		}
+	}
+	if len(caption) == 0 {
+		return
+	}
+	for _, p := range ps {
+		if len(p.runs) == 0 {
+			continue
+		}
+		measured, imported := latest(p.runs, false), latest(p.runs, true)
+		for i, c := range p.claims {
+			row := []string{"`" + c.ID + "`", cell(c.Says) + " (" + cell(c.Source) + ")", report.RangeText(c)}
+			if published {
+				fig, verdict, _ := judged(imported, i)
+				row = append(row, fig+", "+verdict)
+			}
+			fig, verdict, why := judged(measured, i)
+			rows = append(rows, "| "+strings.Join(append(row, fig, verdict, why), " | ")+" |\n")
+		}
+	}
+	head := []string{"claim", "the paper says", "agrees within", "cnperf, 95 % CI", "verdict", "explanation"}
+	if published {
+		head = slices.Insert(head, 3, "the paper's data")
+	}
+	fmt.Fprintf(b, "\n**%s**: %s:\n\n| %s |\n|%s\n%s", paper, strings.Join(caption, ";\n"), strings.Join(head, " | "),
+		strings.Repeat("---|", len(head)), strings.Join(rows, ""))
+}
+
+// latest is the last stored run of a preset, cnperf's or imported; nil
+// when there is none.
+func latest(runs []paperRun, imported bool) *paperRun {
+	var out *paperRun
+	for i, r := range runs {
+		if (r.stored.Imported != "") == imported {
+			out = &runs[i]
+		}
+	}
+	return out
+}
+
+// runCaption names a stored run: its preset, run, machine, date and
+// commit, and how it differs from the preset; or the data imported.
+func runCaption(preset string, r paperRun) string {
 	st := r.stored
 	date := st.Date.Format("2006-01-02")
-	b.WriteString("\n")
 	if st.Imported != "" {
-		fmt.Fprintf(b, "**%s**, `%s` on the paper's own published data (%s, %s; `%s`):\n\n", paper, preset, st.Imported, date, r.file)
-	} else {
-		fmt.Fprintf(b, "**%s**, `%s`, run %s on %s (%d cores, Linux %s), %s, cnperf %s (`%s`)", paper, preset, st.Run, or(st.Machine.CPU, "an unknown CPU"),
-			st.Machine.Cores, or(st.Machine.Kernel, "?"), date, st.Cnperf, r.file)
-		if len(st.Changed) > 0 {
-			fmt.Fprintf(b, "; shortened or narrowed from the preset: %s", strings.Join(st.Changed, ", "))
-		}
-		if st.Busy != "" {
-			fmt.Fprintf(b, "; on a busy machine: %s", st.Busy)
-		}
-		b.WriteString(":\n\n")
+		return fmt.Sprintf("`%s`, the paper's data (%s, %s; `%s`)", preset, st.Imported, date, r.file)
 	}
-	b.WriteString("| claim | the paper says | agrees within | cnperf, 95 % CI | verdict |\n|---|---|---|---|---|\n")
-	var why []string
-	for _, c := range r.claims {
-		says := cell(c.Claim.Says) + " (" + cell(c.Claim.Source) + ")"
-		switch {
-		case c.Stale != "":
-			fmt.Fprintf(b, "| `%s` | %s | %s | stale: the claim's %s changed since the run | re-run to judge |\n", c.Claim.ID, says, report.RangeText(c.Claim), c.Stale)
-		case c.Missing:
-			fmt.Fprintf(b, "| `%s` | %s | %s | not in this run | – |\n", c.Claim.ID, says, report.RangeText(c.Claim))
-		}
-		if len(c.Findings) > 0 {
-			fmt.Fprintf(b, "| `%s` | %s | %s | %s | %s |\n", c.Claim.ID, says, report.RangeText(c.Claim), cell(figures(c.Findings)), verdicts(c.Findings))
-		}
-		for _, f := range c.Findings {
-			if f.Explained != "" {
-				why = append(why, fmt.Sprintf("- `%s`: explanation %s", cell(f.Name()), f.Explained))
-				break // the first case's: the claim has one explanation
-			}
+	s := fmt.Sprintf("`%s`, run %s on %s (%d cores, Linux %s), %s, cnperf %s (`%s`)", preset, st.Run, or(st.Machine.CPU, "an unknown CPU"),
+		st.Machine.Cores, or(st.Machine.Kernel, "?"), date, st.Cnperf, r.file)
+	if len(st.Changed) > 0 {
+		s += ", shortened or narrowed from the preset: " + strings.Join(st.Changed, ", ")
+	}
+	if st.Busy != "" {
+		s += ", on a busy machine: " + st.Busy
+	}
+	return s
+}
+
+// judged is the i-th claim on a stored run: its figure, verdict and
+// explanation, or why there are none.
+func judged(r *paperRun, i int) (figure, verdict, why string) {
+	if r == nil {
+		return "not run yet", "–", "–"
+	}
+	c := r.claims[i]
+	switch {
+	case c.Stale != "":
+		return "stale: the claim's " + c.Stale + " changed since the run", "re-run to judge", "–"
+	case len(c.Findings) == 0:
+		return "not in this run", "–", "–"
+	}
+	why = "–"
+	for _, f := range c.Findings {
+		if f.Explained != "" {
+			why = cell(explanation(f.Explained))
+			break // the first case's: the claim has one explanation
 		}
 	}
-	if len(why) > 0 {
-		b.WriteString("\n" + strings.Join(why, "\n") + "\n")
+	return cell(figures(c.Findings)), verdicts(c.Findings), why
+}
+
+// explanation is a finding's explanation in short: its verdict and the
+// variant's ratio; the reason it names is the preset's (explain.because).
+func explanation(s string) string {
+	word, _, _ := strings.Cut(s, ":")
+	word, _, _ = strings.Cut(word, " (")
+	if _, on, ok := strings.Cut(s, "; on "); ok {
+		return word + ", on " + on
 	}
+	if _, lacks, ok := strings.Cut(s, "; this run has no "); ok {
+		return word + ": no " + lacks
+	}
+	return word
 }
 
 // figures is a claim's ratio, or over a socket test's cases the lowest

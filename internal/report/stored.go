@@ -72,10 +72,10 @@ type StoredClaim struct {
 	OnVariant *StoredInterval `json:"on_variant,omitempty"`
 }
 
-// StoredInterval is an analysis.Interval that JSON can hold: no interval
-// is null, not NaN.
+// StoredInterval is an analysis.Interval that JSON can hold: no ratio or
+// no interval is null, not NaN.
 type StoredInterval struct {
-	Ratio     float64     `json:"ratio"`
+	Ratio     *float64    `json:"ratio"`
 	CI        *[2]float64 `json:"ci"`
 	Instances int         `json:"instances"`
 	Units     int         `json:"units"`
@@ -112,18 +112,21 @@ func Store(run Run, ms []Measured, preset spec.Spec) StoredFindings {
 }
 
 func storeInterval(iv analysis.Interval) StoredInterval {
-	s := StoredInterval{Ratio: iv.Ratio, Instances: iv.Instances, Units: iv.Units}
-	if iv.Known() {
-		s.CI = &[2]float64{iv.Lo, iv.Hi}
-	}
-	if math.IsNaN(iv.Ratio) || math.IsInf(iv.Ratio, 0) {
-		s.Ratio, s.CI = 0, nil
+	s := StoredInterval{Instances: iv.Instances, Units: iv.Units}
+	if !math.IsNaN(iv.Ratio) && !math.IsInf(iv.Ratio, 0) {
+		s.Ratio = &iv.Ratio
+		if iv.Known() {
+			s.CI = &[2]float64{iv.Lo, iv.Hi}
+		}
 	}
 	return s
 }
 
 func (s StoredInterval) interval() analysis.Interval {
-	iv := analysis.Interval{Ratio: s.Ratio, Lo: math.NaN(), Hi: math.NaN(), Instances: s.Instances, Units: s.Units}
+	iv := analysis.Interval{Ratio: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Instances: s.Instances, Units: s.Units}
+	if s.Ratio != nil {
+		iv.Ratio = *s.Ratio
+	}
 	if s.CI != nil {
 		iv.Lo, iv.Hi = s.CI[0], s.CI[1]
 	}
@@ -266,9 +269,9 @@ func (c StoredClaim) check() error {
 func (s StoredInterval) check() error {
 	ok := func(x float64) bool { return x >= 0 && !math.IsInf(x, 0) }
 	switch {
-	case !ok(s.Ratio):
-		return fmt.Errorf("ratio %v: want a finite ratio >= 0", s.Ratio)
-	case s.CI != nil && !(ok(s.CI[0]) && ok(s.CI[1]) && s.CI[0] <= s.Ratio && s.Ratio <= s.CI[1]):
+	case s.Ratio != nil && !ok(*s.Ratio):
+		return fmt.Errorf("ratio %v: want a finite ratio >= 0, or null", *s.Ratio)
+	case s.CI != nil && (s.Ratio == nil || !(ok(s.CI[0]) && ok(s.CI[1]) && s.CI[0] <= *s.Ratio && *s.Ratio <= s.CI[1])):
 		return fmt.Errorf("ci %v: want finite [LO, HI] around the ratio", *s.CI)
 	case s.Units < 0 || s.Units > maxStoredUnits || s.Instances < 0 || s.Instances > maxStoredUnits:
 		return fmt.Errorf("units, instances: want 0..%d", maxStoredUnits)

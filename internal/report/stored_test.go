@@ -3,9 +3,11 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 
+	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/spec"
 )
 
@@ -69,6 +71,15 @@ func TestStoredRejudge(t *testing.T) {
 	}
 }
 
+// A ratio the run could not give (no paired units) is stored as null and
+// read back as none.
+func TestStoredNoRatio(t *testing.T) {
+	s := storeInterval(analysis.Interval{Ratio: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Units: 0})
+	if s.Ratio != nil || s.CI != nil || s.check() != nil || !math.IsNaN(s.interval().Ratio) || s.interval().Known() {
+		t.Errorf("stored %+v", s)
+	}
+}
+
 // The summary of a run of a preset names the fields the run changed.
 func TestSpecChanges(t *testing.T) {
 	p, err := spec.Preset("seed004")
@@ -98,6 +109,7 @@ func TestReadStoredRefuses(t *testing.T) {
 		{`"preset":"p"`, `"preset":""`, "preset"},
 		{`"ratio":0.8`, `"ratio":-1`, "claims[0].ratio"},
 		{`"ci":[0.7,0.9]`, `"ci":[0.9,0.7]`, "claims[0].ci"},
+		{`"ratio":0.8`, `"ratio":null`, "claims[0].ci"},
 		{`"units":10`, `"units":-1`, "claims[0].units"},
 		{`"id":"c"`, `"id":""`, "claims[0].id"},
 		{`"against":"a"`, `"against":"a","sizes":[5,1]`, "claims[0].sizes"},
@@ -125,6 +137,8 @@ func FuzzReadStored(f *testing.F) {
 	f.Add([]byte(`{"format":"cnperf-findings/1","preset":"p","run":"r","date":"2026-01-01T00:00:00Z","cnperf":"","machine":{"cpu":"","cores":0,"kernel":""},"imported":"x","busy":"y","changed":["a","..."],"claims":[]}`))
 	f.Add([]byte(`{"format":"cnperf-findings/1","claims":[{"ratio":1e400}]}`))
 	f.Add([]byte(`{"format":"cnperf-findings/1","claims":[{"ci":[NaN,1]}]}`))
+	f.Add([]byte(`{"format":"cnperf-findings/1","preset":"p","run":"r","date":"2026-01-01T00:00:00Z","cnperf":"v","machine":{"cpu":"c","cores":2,"kernel":"k"},` +
+		`"claims":[{"id":"c","metric":"transfer","series":"b","against":"a","ratio":null,"ci":null,"instances":0,"units":0}]}`))
 	f.Add([]byte(`null`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		st, err := ReadStored(bytes.NewReader(b), "fuzz")
