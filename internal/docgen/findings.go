@@ -23,8 +23,8 @@ type paperRun struct {
 	claims []report.Rejudged
 }
 
-// paperPreset is a preset with claims and its stored runs, cnperf's own
-// first, then imported data.
+// paperPreset is a preset with claims and its stored runs, cnperf's and
+// imported data, in the files' order.
 type paperPreset struct {
 	name   string
 	claims []spec.Claim
@@ -67,11 +67,6 @@ func loadFindings(root string) ([]paperPreset, error) {
 		}
 		out[i].runs = append(out[i].runs, paperRun{file: name, stored: st, claims: report.Rejudge(st, out[i].claims)})
 	}
-	for _, p := range out {
-		slices.SortStableFunc(p.runs, func(a, b paperRun) int {
-			return strings.Compare(a.stored.Imported, b.stored.Imported)
-		})
-	}
 	return out, nil
 }
 
@@ -84,15 +79,14 @@ func paper(c spec.Claim) string {
 // Tally counts claims over the stored runs cnperf measured (imported data
 // tests the claims, not cnperf): agreeing in every case, differing with
 // every difference's explanation measured, and the rest open (not run,
-// stale, cannot tell, unexplained). A claim counts once, by its latest run.
+// stale, cannot tell, unexplained), by the preset's latest run (the page's).
 func tally(ps []paperPreset) (agree, measured, open int) {
 	for _, p := range ps {
+		r := latest(p.runs, false)
 		for i := range p.claims {
-			var fs []report.Finding
-			for _, r := range p.runs {
-				if r.stored.Imported == "" && r.claims[i].Stale == "" && len(r.claims[i].Findings) > 0 {
-					fs = r.claims[i].Findings
-				}
+			var fs []report.Finding // a stale claim has none
+			if r != nil {
+				fs = r.claims[i].Findings
 			}
 			switch claimVerdict(fs) {
 			case report.Agrees:
