@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -25,7 +27,7 @@ func (v verdictError) Error() string { return v.msg }
 
 func newCheckCmd(stdout io.Writer) *cobra.Command {
 	var costs, baselines []string
-	var limitsFile, junit, claims string
+	var limitsFile, junit, claims, save string
 	maxChange := gate.DefaultMaxChange
 	cmd := &cobra.Command{
 		Use:   "check RUN_DIR (--max-cost MODE:METRIC=PCT... | --limits FILE | --baseline OLD_RUN... | --claims [PRESET|FILE])",
@@ -33,11 +35,15 @@ func newCheckCmd(stdout io.Writer) *cobra.Command {
 		Example: `  cnperf check runs/quick-1 --max-cost bridge:transfer=25 --max-cost overlay:latency=50
   cnperf check runs/quick-2 --baseline runs/quick-1 --max-change 5 --junit check.xml
   cnperf check runs/quick-4 --baseline runs/quick-1 --baseline runs/quick-2 --baseline runs/quick-3
-  cnperf check runs/kratzke-ab --claims seed004`,
+  cnperf check runs/kratzke-ab --claims seed004
+  cnperf check runs/seed004-… --claims --save docs/findings/seed004.json   # then: go test ./internal/docgen -update`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("claims") {
-				return checkClaims(cmd, stdout, args, claims, junit)
+				return checkClaims(cmd, stdout, args, claims, junit, save)
+			}
+			if save != "" {
+				return usagef("--save: the findings of --claims; give --claims")
 			}
 			if len(args) > 1 {
 				return usagef("check takes one run directory, not %d", len(args))
@@ -71,6 +77,7 @@ func newCheckCmd(stdout io.Writer) *cobra.Command {
 	f.StringVar(&junit, "junit", "", "also write the verdicts as JUnit XML to this file")
 	f.StringVar(&claims, "claims", "", "judge the paper's claims of a preset or spec file (alone: the run's own spec's): 0 all agree, 1 one differs, 3 the run cannot tell")
 	f.Lookup("claims").NoOptDefVal = claimsOfRun
+	f.StringVar(&save, "save", "", "with --claims: also write the findings' summary (each claim's ratio and interval, the run's machine and date) as JSON to this file, as docs/findings/ keeps them")
 	return cmd
 }
 
@@ -80,7 +87,7 @@ const claimsOfRun = "(the run's)"
 // checkClaims is check --claims: "check RUN --claims PRESET" reads as the
 // flag alone and PRESET a second argument, which is where the claims come
 // from.
-func checkClaims(cmd *cobra.Command, stdout io.Writer, args []string, from, junit string) error {
+func checkClaims(cmd *cobra.Command, stdout io.Writer, args []string, from, junit, save string) error {
 	f := cmd.Flags()
 	if f.Changed("max-cost") || f.Changed("limits") || f.Changed("baseline") || f.Changed("max-change") {
 		return usagef("--claims: judge claims alone, not with --max-cost, --limits or --baseline")
@@ -93,15 +100,26 @@ func checkClaims(cmd *cobra.Command, stdout io.Writer, args []string, from, juni
 	case from == claimsOfRun:
 		from = gate.ClaimsOfRun
 	}
-	if junit != "" {
-		if err := record.CheckOutput(junit, args[0]); err != nil {
-			return err
+	for _, out := range []string{junit, save} {
+		if out != "" {
+			if err := record.CheckOutput(out, args[0]); err != nil {
+				return err
+			}
 		}
 	}
 	warn := cmd.ErrOrStderr()
-	results, err := gate.JudgeClaims(args[0], from, func(note string) { fmt.Fprintf(warn, "cnperf: %s\n", note) })
+	results, stored, err := gate.JudgeClaims(args[0], from, func(note string) { fmt.Fprintf(warn, "cnperf: %s\n", note) })
 	if err != nil {
 		return err
+	}
+	if save != "" {
+		b, err := json.MarshalIndent(stored, "", " ")
+		if err != nil {
+			return fail(err)
+		}
+		if err := os.WriteFile(save, append(b, '\n'), 0o644); err != nil {
+			return fail(err)
+		}
 	}
 	return verdicts(stdout, args[0], junit, results, "claims", "differ")
 }

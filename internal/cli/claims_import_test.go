@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/lab/drivers"
+	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/spec"
 )
 
 // The paper's own data agrees with the paper's claims as the presets
@@ -37,8 +39,8 @@ func TestPublishedDataAgreesWithClaims(t *testing.T) {
 				args = append(args, "--series", s)
 			}
 			cnperf(t, ExitOK, args...)
-			junit := filepath.Join(t.TempDir(), "claims.xml")
-			out := cnperf(t, ExitOK, "check", dir, "--claims", c.preset, "--junit", junit)
+			junit, saved := filepath.Join(t.TempDir(), "claims.xml"), filepath.Join(t.TempDir(), "findings.json")
+			out := cnperf(t, ExitOK, "check", dir, "--claims", c.preset, "--junit", junit, "--save", saved)
 			for _, id := range c.claims {
 				if !strings.Contains(out, "agrees      "+id+": ") {
 					t.Errorf("claim %s does not agree:\n%s", id, out)
@@ -49,6 +51,22 @@ func TestPublishedDataAgreesWithClaims(t *testing.T) {
 			}
 			if x, err := os.ReadFile(junit); err != nil || !strings.Contains(string(x), fmt.Sprintf(`tests="%d" failures="0" skipped="0"`, len(c.claims))) {
 				t.Errorf("junit: %v\n%s", err, x)
+			}
+			// The stored findings judge alike without the run.
+			f, err := os.Open(saved)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			st, err := report.ReadStored(f, saved)
+			if err != nil || st.Preset != c.preset || st.Imported == "" || len(st.Claims) != len(c.claims) {
+				t.Fatalf("stored: %v %+v", err, st)
+			}
+			s, _ := spec.Preset(c.preset)
+			for _, r := range report.Rejudge(st, report.ResolveClaims(s)) {
+				if len(r.Findings) != 1 || r.Findings[0].Verdict != report.Agrees {
+					t.Errorf("stored %s: %+v", r.Claim.ID, r)
+				}
 			}
 		})
 	}
@@ -84,6 +102,10 @@ func TestClaimsVerdicts(t *testing.T) {
 	// The run's own spec has no claims: --claims alone says so.
 	if code := Main(drivers.Catalog(), []string{"check", dir, "--claims"}, &out, &errb); code != ExitUsage {
 		t.Errorf("no claims: exit %d", code)
+	}
+	errb.Reset()
+	if code := Main(drivers.Catalog(), []string{"check", dir, "--max-cost", "bridge:transfer=25", "--save", "x.json"}, &out, &errb); code != ExitUsage || !strings.Contains(errb.String(), "--save") {
+		t.Errorf("--save without --claims: exit %d, %q", code, errb.String())
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -24,6 +25,29 @@ const (
 
 // Version is set at build time with -ldflags "-X .../cli.Version=...".
 var Version = "0.1.0-dev"
+
+// runVersion is Version and, built from a git checkout, its commit
+// (vcs.revision, "+dirty" when modified): a run, and the findings stored
+// from it, name the code that measured.
+func runVersion() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return Version
+	}
+	var rev, dirty string
+	for _, s := range info.Settings {
+		switch {
+		case s.Key == "vcs.revision" && len(s.Value) >= 7:
+			rev = s.Value[:7]
+		case s.Key == "vcs.modified" && s.Value == "true":
+			dirty = "+dirty"
+		}
+	}
+	if rev == "" {
+		return Version
+	}
+	return Version + "+" + rev + dirty
+}
 
 // failure marks an error as a runtime failure (exit 1) rather than bad input.
 type failure struct{ error }

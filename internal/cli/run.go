@@ -93,7 +93,7 @@ func newRunCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 			if !named {
 				out = filepath.Join("runs", s.Name+"-"+time.Now().Format("20060102-150405"))
 			}
-			plan, err := run.NewPlan(run.Options{Spec: s, Dir: out, Exe: exe, Version: Version, Out: stderr, Lab: cat, Flags: flags, Calibrate: analysis.Calibrated})
+			plan, err := run.NewPlan(run.Options{Spec: s, Dir: out, Exe: exe, Version: runVersion(), Out: stderr, Lab: cat, Flags: flags, Calibrate: analysis.Calibrated})
 			if err != nil {
 				// Bad input, refused before anything is built, named as
 				// spec.Load names its own: the file (or preset) first.
@@ -197,7 +197,7 @@ func newVersionCmd(stdout io.Writer) *cobra.Command {
 		Use:   "version",
 		Short: "Print cnperf's version",
 		Args:  cobra.NoArgs,
-		Run:   func(*cobra.Command, []string) { fmt.Fprintf(stdout, "cnperf %s\n", Version) },
+		Run:   func(*cobra.Command, []string) { fmt.Fprintf(stdout, "cnperf %s\n", runVersion()) },
 	}
 }
 

@@ -34,9 +34,10 @@ const (
 )
 
 // Render returns the table a region names: "workload-params NAME" (a
-// socket workload's parameters), "pingpong-params" (a ping-pong test's)
-// or "conditions".
-func Render(region string) (string, error) {
+// socket workload's parameters), "pingpong-params" (a ping-pong test's),
+// "conditions", or from the stored runs under root (FindingsDir)
+// "findings" (the papers' findings) and "findings-count" (their tally).
+func Render(region, root string) (string, error) {
 	kind, arg, _ := strings.Cut(region, " ")
 	switch {
 	case kind == "workload-params" && arg != "":
@@ -49,24 +50,30 @@ func Render(region string) (string, error) {
 		return ParamTable(pingpong.Descriptor.Params())
 	case region == "conditions":
 		return ConditionTable(conditions.Fields), nil
+	case region == "findings":
+		return FindingsPage(root)
+	case region == "findings-count":
+		return FindingsCount(root)
 	}
-	return "", fmt.Errorf("%q: not a region docgen renders (workload-params NAME, pingpong-params, conditions)", region)
+	return "", fmt.Errorf("%q: not a region docgen renders (workload-params NAME, pingpong-params, conditions, findings, findings-count)", region)
 }
 
 // Regions lists every region the declarations call for: a parameter table
-// of each socket workload and of ping-pong, and the conditions' table.
+// of each socket workload and of ping-pong, the conditions' table, the
+// papers' findings and their tally.
 func Regions() []string {
 	var out []string
 	for _, name := range registry.All().Names() {
 		out = append(out, "workload-params "+name)
 	}
-	return append(out, "pingpong-params", "conditions")
+	return append(out, "pingpong-params", "conditions", "findings", "findings-count")
 }
 
-// Update returns text with every generated region rendered anew, and the
-// regions it holds, in order. A region opened and not closed, or one
-// Render does not know, is an error naming its line.
-func Update(text string) (string, []string, error) {
+// Update returns text with every generated region rendered anew (from
+// the repository at root), and the regions it holds, in order. A region
+// opened and not closed, or one Render does not know, is an error naming
+// its line.
+func Update(text, root string) (string, []string, error) {
 	lines := strings.Split(text, "\n")
 	var out, found []string
 	for i := 0; i < len(lines); i++ {
@@ -79,7 +86,7 @@ func Update(text string) (string, []string, error) {
 			}
 			continue
 		}
-		table, err := Render(region)
+		table, err := Render(region, root)
 		if err != nil {
 			return "", nil, fmt.Errorf("line %d: %w", i+1, err)
 		}
@@ -93,9 +100,13 @@ func Update(text string) (string, []string, error) {
 		if j == len(lines) {
 			return "", nil, fmt.Errorf("line %d: %q has no %s", i+1, region, End)
 		}
-		// Blank lines around the table, so that Markdown ends it before
-		// the closing comment.
-		out = append(out, "", strings.TrimSuffix(table, "\n"), "", End)
+		// Blank lines around a table, so that Markdown ends it before the
+		// closing comment; a line of prose needs none.
+		if table = strings.TrimSuffix(table, "\n"); strings.Contains(table, "\n") {
+			out = append(out, "", table, "", End)
+		} else {
+			out = append(out, table, End)
+		}
 		found = append(found, region)
 		i = j
 	}

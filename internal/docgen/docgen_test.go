@@ -31,7 +31,7 @@ func TestDocsMatchDeclarations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, regions, err := Update(string(b))
+		got, regions, err := Update(string(b), "../..")
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
@@ -81,7 +81,7 @@ func clip(s string) string {
 }
 
 func TestUpdate(t *testing.T) {
-	table, err := Render("conditions")
+	table, err := Render("conditions", "../..")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestUpdate(t *testing.T) {
 		{"unknown workload", "<!-- generated: workload-params nosuch -->\n" + End, "", "line 1: workload-params nosuch: no such socket workload", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, regions, err := Update(tc.in)
+			got, regions, err := Update(tc.in, "../..")
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want %q", err, tc.err)

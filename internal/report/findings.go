@@ -56,20 +56,62 @@ func ResolveClaims(s spec.Spec) []spec.Claim {
 // case of its socket test), same as Options.Same. A claim whose series,
 // metric or test the run lacks is bad input, named as claims[i].FIELD.
 func Findings(run Run, claims []spec.Claim, same float64) ([]Finding, error) {
-	var out []Finding
+	ms, err := Measure(run, claims, same)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Finding, len(ms))
+	for i, m := range ms {
+		out[i] = m.Judge()
+	}
+	return out, nil
+}
+
+// Measured is a claim's figure on one run before it is judged: what a
+// stored summary of the run's findings keeps (StoredFindings), so that the
+// claim's range may change and the run be judged again without its samples.
+type Measured struct {
+	Claim spec.Claim // Against resolved
+	Case  string     // a socket test's case; "" ping-pong
+	analysis.Interval
+	// Variant is the same ratio on the series of the claim's
+	// explain.variant (the case alike, else its first); nil when the claim
+	// names none or the run lacks its series.
+	Variant *analysis.Interval
+}
+
+// Measure gives each resolved claim's ratios on run, and those of its
+// explanation's variant, as Findings judges them.
+func Measure(run Run, claims []spec.Claim, same float64) ([]Measured, error) {
+	var out []Measured
 	for i, c := range claims {
 		fs, err := judgeClaim(run, c, same)
 		if err != nil {
 			return nil, fmt.Errorf("claims[%d].%w", i, err)
 		}
-		for j, f := range fs {
-			if f.Verdict == Differs && c.Explain != nil {
-				fs[j].Explained = explain(run, c, f.Case, same)
-			}
+		var vs []Finding
+		if c.Explain != nil && c.Explain.Variant != "" {
+			vs, _ = judgeClaim(run, onVariant(c), same) // none: the explanation is untested
 		}
-		out = append(out, fs...)
+		for _, f := range fs {
+			m := Measured{Claim: c, Case: f.Case, Interval: f.Interval}
+			if len(vs) > 0 {
+				m.Variant = &vs[max(0, slices.IndexFunc(vs, func(v Finding) bool { return v.Case == f.Case }))].Interval
+			}
+			out = append(out, m)
+		}
 	}
 	return out, nil
+}
+
+// Judge holds the ratio against the claim's range, and a difference's
+// explanation against the variant's ratio.
+func (m Measured) Judge() Finding {
+	f := agreement(m.Claim, m.Case, m.Interval)
+	if f.Verdict == Differs && m.Claim.Explain != nil {
+		f.Explained = m.explain()
+	}
+	return f
 }
 
 // judgeClaim is one claim's findings.
@@ -146,39 +188,42 @@ func agreement(c spec.Claim, kase string, iv analysis.Interval) Finding {
 	return f
 }
 
+// onVariant is the claim on the series of its explanation's variant.
+func onVariant(c spec.Claim) spec.Claim {
+	on := func(key string) string {
+		base, _, _ := strings.Cut(key, "/")
+		return base + "/" + c.Explain.Variant
+	}
+	c.Series, c.Against, c.Explain = on(c.Series), on(c.Against), nil
+	return c
+}
+
 // explain judges a differing claim's explanation: the same claim on the
 // series of the variant that sets the paper's value.
-func explain(run Run, c spec.Claim, kase string, same float64) string {
-	e := c.Explain
+func (m Measured) explain() string {
+	e := m.Claim.Explain
 	if e.Untestable != "" {
 		return "not testable here (" + e.Untestable + "): " + e.Because
 	}
-	onVariant := func(key string) string {
-		base, _, _ := strings.Cut(key, "/")
-		return base + "/" + e.Variant
+	if m.Variant == nil {
+		return fmt.Sprintf("untested: %s; this run has no %s (run variant %s)", e.Because, onVariant(m.Claim).Series, e.Variant)
 	}
-	v := c
-	v.Series, v.Against, v.Explain = onVariant(c.Series), onVariant(c.Against), nil
-	fs, err := judgeClaim(run, v, same)
-	if err != nil {
-		return fmt.Sprintf("untested: %s; this run has no %s (run variant %s)", e.Because, v.Series, e.Variant)
-	}
-	i := max(0, slices.IndexFunc(fs, func(f Finding) bool { return f.Case == kase }))
-	word := map[Agreement]string{Agrees: "measured", Differs: "refuted", Undecided: "untested"}[fs[i].Verdict]
-	return fmt.Sprintf("%s: %s; on %s %s (%s)", word, e.Because, e.Variant, ratioText(fs[i].Interval), fs[i].Verdict)
+	v := agreement(m.Claim, m.Case, *m.Variant)
+	word := map[Agreement]string{Agrees: "measured", Differs: "refuted", Undecided: "untested"}[v.Verdict]
+	return fmt.Sprintf("%s: %s; on %s %s (%s)", word, e.Because, e.Variant, RatioText(v.Interval), v.Verdict)
 }
 
-// ratioText is "0.84 [0.83, 0.85]", the point without an interval when
+// RatioText is "0.84 [0.83, 0.85]", the point without an interval when
 // there is none.
-func ratioText(iv analysis.Interval) string {
+func RatioText(iv analysis.Interval) string {
 	if !iv.Known() {
 		return fmt.Sprintf("%.3g (%s)", iv.Ratio, tooFew(iv))
 	}
 	return fmt.Sprintf("%.3g %s", iv.Ratio, ciText(iv, 3))
 }
 
-// rangeText is the claim's range: "0.80–0.90", "≥ 0.95".
-func rangeText(c spec.Claim) string {
+// RangeText is the claim's range: "0.80–0.90", "≥ 0.95".
+func RangeText(c spec.Claim) string {
 	lo, hi := c.Bounds()
 	switch {
 	case math.IsInf(hi, 1):
@@ -192,7 +237,7 @@ func rangeText(c spec.Claim) string {
 // Line is a finding in one line, as `cnperf check --claims` prints it.
 func (f Finding) Line() string {
 	s := fmt.Sprintf("%-11s %s: %s over %s, %s %s, the paper's %s (%s)", f.Verdict, f.Name(), f.Claim.Series, f.Claim.Against, f.Claim.Metric,
-		ratioText(f.Interval), rangeText(f.Claim), f.Claim.Source)
+		RatioText(f.Interval), RangeText(f.Claim), f.Claim.Source)
 	if f.More > 0 {
 		s += fmt.Sprintf("; about %d more units would tell", f.More)
 	}
@@ -232,7 +277,7 @@ func WriteFindings(w io.Writer, fs []Finding, meta *record.Meta) error {
 			verdict += fmt.Sprintf(" (~%d more units)", f.More)
 		}
 		fmt.Fprintf(tw, "%s\t%s over %s, %s\t%s (%s)\t%s\t%s\t%s\t%s\n", f.Name(), f.Claim.Series, f.Claim.Against, f.Claim.Metric,
-			rangeText(f.Claim), f.Claim.Source, ratioText(f.Interval), verdict, or(f.Explained, "–"), f.Claim.Says)
+			RangeText(f.Claim), f.Claim.Source, RatioText(f.Interval), verdict, or(f.Explained, "–"), f.Claim.Says)
 	}
 	return tw.Flush()
 }
@@ -287,8 +332,8 @@ func findingsTable(fs []Finding) Table {
 	for _, f := range fs {
 		class := map[Agreement]string{Agrees: "better", Differs: "worse", Undecided: "same"}[f.Verdict]
 		t.Rows = append(t.Rows, []Cell{{Text: f.Name()}, {Text: f.Claim.Says}, {Text: f.Claim.Source},
-			{Text: f.Claim.Series + " over " + f.Claim.Against + ", " + f.Claim.Metric}, {Text: rangeText(f.Claim)},
-			{Text: ratioText(f.Interval)}, {Text: f.Verdict.String(), Class: class}, {Text: or(f.Explained, "–")}})
+			{Text: f.Claim.Series + " over " + f.Claim.Against + ", " + f.Claim.Metric}, {Text: RangeText(f.Claim)},
+			{Text: RatioText(f.Interval)}, {Text: f.Verdict.String(), Class: class}, {Text: or(f.Explained, "–")}})
 	}
 	return t
 }

@@ -27,21 +27,24 @@ claims:
 		t.Fatal(err)
 	}
 	note := func(string) {}
-	rs, err := JudgeClaims(quiet, file, note)
+	rs, stored, err := JudgeClaims(quiet, file, note)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if stored.Preset != "c" || stored.Busy != "" || len(stored.Claims) != 2 || stored.Claims[0].Against != "bare" {
+		t.Errorf("stored %+v", stored)
 	}
 	if v, why := Tally(rs, "claims", "differ"); len(rs) != 2 || rs[0].Verdict != Holds || rs[1].Verdict != Broken || v != Broken || why != "1 of 2 claims differ" {
 		t.Errorf("%+v: %v %s", rs, v, why)
 	}
-	rs, err = JudgeClaims(loaded, file, note)
-	if err != nil || rs[0].Verdict != Holds || !strings.Contains(rs[0].Line, "agrees") || !strings.Contains(rs[0].Line, "; but "+loaded+" was measured on a busy machine") {
+	rs, stored, err = JudgeClaims(loaded, file, note)
+	if err != nil || stored.Busy == "" || rs[0].Verdict != Holds || !strings.Contains(rs[0].Line, "agrees") || !strings.Contains(rs[0].Line, "; but "+loaded+" was measured on a busy machine") {
 		t.Errorf("busy: %v %+v", err, rs)
 	}
-	if _, err := JudgeClaims(quiet, ClaimsOfRun, note); err == nil || !strings.Contains(err.Error(), "has no claims") {
+	if _, _, err := JudgeClaims(quiet, ClaimsOfRun, note); err == nil || !strings.Contains(err.Error(), "has no claims") {
 		t.Errorf("no claims: %v", err)
 	}
-	if _, err := JudgeClaims(quiet, "seed004", note); err == nil || !strings.Contains(err.Error(), "claims[0].series") {
+	if _, _, err := JudgeClaims(quiet, "seed004", note); err == nil || !strings.Contains(err.Error(), "claims[0].series") {
 		t.Errorf("a preset's claims on series the run lacks: %v", err)
 	}
 }
