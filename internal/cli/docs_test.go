@@ -543,11 +543,20 @@ func docFiles(t *testing.T) map[string]string {
 // a reference of bounded length (what was measured belongs to the runs),
 // and no doc line is too long to read or review.
 func TestDocsShape(t *testing.T) {
-	const readmeLines, docsLines, lineChars = 150, 3000, 400
+	// docs/findings.md is generated from the stored runs, a row a claim: it
+	// grows with the presets' claims, not with prose, so it has a bound of
+	// its own instead of a share of the reference's.
+	const readmeLines, docsLines, findingsLines, lineChars = 150, 3000, 400, 400
 	total := 0
 	for name, text := range docFiles(t) {
 		lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-		total += len(lines)
+		if name == "docs/findings.md" {
+			if len(lines) > findingsLines {
+				t.Errorf("docs/findings.md has %d lines, more than %d", len(lines), findingsLines)
+			}
+		} else {
+			total += len(lines)
+		}
 		if name == "README.md" && len(lines) > readmeLines {
 			t.Errorf("README.md has %d lines, more than %d: put the detail in docs/", len(lines), readmeLines)
 		}
