@@ -31,13 +31,9 @@ func attributionTables(run Run, ref string) ([]cellTable, error) {
 	if !profiled {
 		return nil, nil
 	}
-	in := profile.Input{Dir: run.Dir, Meta: run.Meta, RefOf: refOf(run, ref), Map: profile.Default()}
-	if !run.Sweeps() {
-		in.Obs = analysis.Observations(run.Records, run.Costs, nil, Cells(run.Meta), func(m string) string { return m })
-	}
-	tabs, err := profile.Attribute(in)
+	tabs, err := attribute(run, refOf(run, ref))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", run.Dir, err)
+		return nil, err
 	}
 	out := make([]cellTable, len(tabs))
 	for i, t := range tabs {
@@ -70,6 +66,20 @@ func attributionTables(run Run, ref string) ([]cellTable, error) {
 		out[i] = ct
 	}
 	return out, nil
+}
+
+// attribute is the attribution of a run's profiled cells, each series
+// against the one refOf names.
+func attribute(run Run, refOf analysis.RefOf) ([]profile.Table, error) {
+	in := profile.Input{Dir: run.Dir, Meta: run.Meta, RefOf: refOf, Map: profile.Default()}
+	if !run.Sweeps() {
+		in.Obs = analysis.Observations(run.Records, run.Costs, nil, Cells(run.Meta), func(m string) string { return m })
+	}
+	tabs, err := profile.Attribute(in)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", run.Dir, err)
+	}
+	return tabs, nil
 }
 
 // diffCell is a difference with its interval: "+0.42 [+0.30, +0.54]".

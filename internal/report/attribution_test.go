@@ -33,6 +33,12 @@ func TestAttributionShown(t *testing.T) {
 		{name: "a sweep of sizes profiled", run: "testdata/profiled-pingpong", want: []string{
 			"where the CPU went by part of the path (sampled stacks, µs of CPU per request", "bare (4 cells)", "bridge − bare", "total sampled"},
 			page: []string{`id="tab-attribution-1"`}},
+		{name: "stepped as a waterfall", run: "testdata/profiled", change: func(t *testing.T, dir string) {
+			editMeta(t, dir, func(m *record.Meta) { m.Spec.Waterfall = true })
+		}, want: []string{
+			"layer by layer", "rr: parts that grew, µs/request", "stream: parts that grew, s/GB",
+			"overlay → overlay-encrypted", "TUN and the user-space router +"},
+			page: []string{`id="tab-waterfall"`, "rr: parts that grew"}},
 		{name: "not profiled", run: "testdata/profiled", change: func(t *testing.T, dir string) {
 			editMeta(t, dir, func(m *record.Meta) {
 				for i := range m.Cells {

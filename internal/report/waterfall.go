@@ -1,10 +1,14 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/cnperf/cnperf/internal/analysis"
+	"github.com/cnperf/cnperf/internal/analysis/profile"
 	"github.com/cnperf/cnperf/internal/report/figure"
 )
 
@@ -27,8 +31,9 @@ type stepColumn struct {
 }
 
 // stepColumns are the step table's columns: the step, then each
-// waterfall's added figure with its interval.
-func stepColumns(ws []analysis.Waterfall) []stepColumn {
+// waterfall's added figure with its interval, then, for a profiled run,
+// the parts of the path that grew at each step.
+func stepColumns(ws []analysis.Waterfall, grew []stepColumn) []stepColumn {
 	cols := []stepColumn{{head: "step", cell: func(from, to string) string {
 		if from == "" {
 			return to + " (base)"
@@ -38,7 +43,58 @@ func stepColumns(ws []analysis.Waterfall) []stepColumn {
 	for _, w := range ws {
 		cols = append(cols, stepColumn{head: w.Case + ": " + w.Metric.Short, cell: func(from, to string) string { return addedText(w, from, to) }})
 	}
-	return cols
+	return append(cols, grew...)
+}
+
+// grewColumns are, for a run whose cells were profiled, a column per case
+// naming the parts of the path (analysis/profile) whose CPU per unit of
+// work grew at each step, the interval of the growth above zero, largest
+// first: each series is attributed against the one before it.
+func grewColumns(run Run) ([]stepColumn, error) {
+	profiled := false
+	for _, c := range run.Meta.Cells {
+		profiled = profiled || c.Profile != nil
+	}
+	if !profiled {
+		return nil, nil
+	}
+	series := run.Meta.SeriesKeys()
+	prev := map[string]string{}
+	for i := 1; i < len(series); i++ {
+		prev[series[i]] = series[i-1]
+	}
+	tabs, err := attribute(run, analysis.Within(prev))
+	if err != nil {
+		return nil, err
+	}
+	var cols []stepColumn
+	for _, t := range tabs {
+		unit := "µs/request"
+		if t.PerGB {
+			unit = "s/GB"
+		}
+		cols = append(cols, stepColumn{head: t.Case + ": parts that grew, " + unit, cell: func(from, to string) string {
+			if t.Refs[to] != from || from == "" {
+				return "–"
+			}
+			var grew []profile.Row
+			for _, r := range t.Rows {
+				if d, ok := r.Diffs[to]; ok && r.Kind == profile.KindPart && d.Known() && d.Lo > 0 {
+					grew = append(grew, r)
+				}
+			}
+			if len(grew) == 0 {
+				return "none"
+			}
+			slices.SortFunc(grew, func(a, b profile.Row) int { return cmp.Compare(b.Diffs[to].Diff, a.Diffs[to].Diff) })
+			var parts []string
+			for _, r := range grew[:min(3, len(grew))] {
+				parts = append(parts, r.Name+" "+textSigned(r.Diffs[to].Diff))
+			}
+			return strings.Join(parts, ", ")
+		}})
+	}
+	return cols, nil
 }
 
 // addedText is what a step added to a waterfall's figure with its
@@ -63,10 +119,10 @@ func addedText(w analysis.Waterfall, from, to string) string {
 
 // waterfallTable is the step table: a row per series some waterfall has
 // a step of, in the run's order, each stepping from the row before.
-func waterfallTable(ws []analysis.Waterfall, series []string) cellTable {
+func waterfallTable(ws []analysis.Waterfall, grew []stepColumn, series []string) cellTable {
 	t := cellTable{id: "tab-waterfall", title: "Layer by layer: what each mode adds to the one before it", caption: waterfallCaption,
 		heading: "layer by layer: what each mode added to the one before it, 95 % CI (docs/report.md)"}
-	cols := stepColumns(ws)
+	cols := stepColumns(ws, grew)
 	for _, c := range cols {
 		t.cols = append(t.cols, c.head)
 	}
@@ -97,7 +153,11 @@ func writeWaterfall(w io.Writer, run Run, cases []analysis.Case) error {
 		return nil
 	}
 	series := run.Meta.SeriesKeys()
-	return waterfallTable(analysis.Waterfalls(cases, series), series).write(w)
+	grew, err := grewColumns(run)
+	if err != nil {
+		return err
+	}
+	return waterfallTable(analysis.Waterfalls(cases, series), grew, series).write(w)
 }
 
 // Colours of a waterfall's bars: the base, a step that added, one that took away.
@@ -115,7 +175,11 @@ func (r *Report) addWaterfall() {
 	}
 	series := r.Runs[0].Meta.SeriesKeys()
 	ws := analysis.Waterfalls(r.cases, series)
-	r.addCells(waterfallTable(ws, series), "", "")
+	grew, err := grewColumns(r.Runs[0])
+	if err != nil {
+		r.Notes = append(r.Notes, "layer by layer: "+err.Error())
+	}
+	r.addCells(waterfallTable(ws, grew, series), "", "")
 	for i, w := range ws {
 		bc := figure.BarChart{Title: w.Case + ": " + w.Metric.Title + ", layer by layer", Subtitle: "each bar: what the mode added to the one before; error bars: its 95 % interval",
 			YLabel: w.Metric.Title + " (" + w.Metric.Unit + ")", Groups: []string{""}}
