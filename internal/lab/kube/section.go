@@ -34,6 +34,8 @@ type Target struct {
 	// picks each lab's, so that each mode on each cluster is a series and
 	// their cells interleave.
 	Clusters []TargetCluster `yaml:"clusters,omitempty" json:"clusters,omitempty"`
+	// services: a lab of the run asks for Services (Options).
+	services bool
 }
 
 // TargetCluster is one cluster of kubernetes.clusters: a kubeconfig and
