@@ -297,6 +297,9 @@ func upCommand(n TargetCluster, placements []string) string {
 	if n.CNI != "" {
 		cmd += " --cni " + n.CNI
 	}
+	if n.KubeProxy != "" {
+		cmd += " --kube-proxy " + n.KubeProxy
+	}
 	return cmd
 }
 
