@@ -214,11 +214,10 @@ func (r *Runtime) fillerSelector() string {
 func (r *Runtime) countFillers(ctx context.Context) (int, error) {
 	n, cont := 0, ""
 	for page := 0; ; page++ {
-		list := &metav1.PartialObjectMetadataList{}
+		list := &corev1.ServiceList{}
 		cctx, cancel := context.WithTimeout(ctx, apiTimeout)
 		err := r.c.core.Get().Resource("services").Param("labelSelector", r.fillerSelector()).
-			Param("limit", strconv.Itoa(serviceBatch)).Param("continue", cont).
-			SetHeader("Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1").Do(cctx).Into(list)
+			Param("limit", strconv.Itoa(serviceBatch)).Param("continue", cont).Do(cctx).Into(list)
 		cancel()
 		if err != nil {
 			return 0, fmt.Errorf("kubernetes: services: count the run's Services: %w", err)
@@ -239,11 +238,10 @@ const maxServicesPages = 20000/serviceBatch + 1
 // countServices is every Service on the cluster as the API server counts
 // them (a one-item page and the count of the rest; 0 when it does not say).
 func (r *Runtime) countServices(ctx context.Context) int {
-	list := &metav1.PartialObjectMetadataList{}
+	list := &corev1.ServiceList{}
 	cctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
-	if err := r.c.core.Get().Resource("services").Param("limit", "1").
-		SetHeader("Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1").Do(cctx).Into(list); err != nil {
+	if err := r.c.core.Get().Resource("services").Param("limit", "1").Do(cctx).Into(list); err != nil {
 		return 0
 	}
 	n := len(list.Items)
@@ -372,11 +370,10 @@ func randomAddr(rnd *rand.Rand, ranges []netip.Prefix) netip.Addr {
 // deletion of tens of thousands would outlast its wait.
 func deleteServices(ctx context.Context, c *Conn, ns string) error {
 	for range 2*maxServicesPages + 1 {
-		list := &metav1.PartialObjectMetadataList{}
+		list := &corev1.ServiceList{}
 		cctx, cancel := context.WithTimeout(ctx, apiTimeout)
 		err := c.core.Get().Namespace(ns).Resource("services").Param("labelSelector", LabelServices).
-			Param("limit", strconv.Itoa(serviceBatch)).
-			SetHeader("Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1").Do(cctx).Into(list)
+			Param("limit", strconv.Itoa(serviceBatch)).Do(cctx).Into(list)
 		cancel()
 		if err != nil {
 			return fmt.Errorf("kubernetes: list the Services of %s: %w", ns, err)
