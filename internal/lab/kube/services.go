@@ -167,37 +167,24 @@ func (r *Runtime) fill(ctx context.Context, ks *record.KubeServices, pod string)
 	need := max(0, ks.N-have)
 	var mu sync.Mutex
 	var last string
-	var firstErr error
 	t0 := time.Now()
 	for _, b := range batches(need, serviceBatch) {
-		work := make(chan int)
-		var wg sync.WaitGroup
-		for range serviceWorkers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := range work {
-					got := &corev1.Service{}
-					name := fmt.Sprintf("cnperf-svc-%05d", i)
-					err := r.c.create(ctx, r.c.core, r.ns, "services", service(r.ns, name, "filler", pod, r.svc.port, "", r.svc.labels), got)
-					mu.Lock()
-					if err != nil && firstErr == nil {
-						firstErr = fmt.Errorf("kubernetes: services %d: create Service %s in %s (%d of %d made): %w", ks.N, name, r.ns, i, need, err)
-					}
-					if err == nil && i == need-1 {
-						last = got.Spec.ClusterIP
-					}
-					mu.Unlock()
-				}
-			}()
-		}
-		for i := b[0]; i < b[1]; i++ {
-			work <- i
-		}
-		close(work)
-		wg.Wait()
-		if firstErr != nil {
-			return "", firstErr
+		err := parallel(b[1]-b[0], func(k int) error {
+			i := b[0] + k
+			got := &corev1.Service{}
+			name := fmt.Sprintf("cnperf-svc-%05d", i)
+			if err := r.c.create(ctx, r.c.core, r.ns, "services", service(r.ns, name, "filler", pod, r.svc.port, "", r.svc.labels), got); err != nil {
+				return fmt.Errorf("kubernetes: services %d: create Service %s in %s (%d of %d made): %w", ks.N, name, r.ns, i, need, err)
+			}
+			if i == need-1 {
+				mu.Lock()
+				last = got.Spec.ClusterIP
+				mu.Unlock()
+			}
+			return nil
+		})
+		if err != nil {
+			return "", err
 		}
 	}
 	ks.Created, ks.CreateNS = need, time.Since(t0)
@@ -381,39 +368,45 @@ func deleteServices(ctx context.Context, c *Conn, ns string) error {
 		if len(list.Items) == 0 {
 			return nil
 		}
-		work := make(chan string)
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		var firstErr error
-		for range serviceWorkers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for name := range work {
-					if err := c.remove(ctx, c.core, ns, "services", name, &metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-						mu.Lock()
-						firstErr = cmpErr(firstErr, fmt.Errorf("kubernetes: delete Service %s in %s: %w", name, ns, err))
-						mu.Unlock()
-					}
-				}
-			}()
-		}
-		for _, it := range list.Items {
-			work <- it.Name
-		}
-		close(work)
-		wg.Wait()
-		if firstErr != nil {
-			return firstErr
+		err = parallel(len(list.Items), func(i int) error {
+			name := list.Items[i].Name
+			if err := c.remove(ctx, c.core, ns, "services", name, &metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("kubernetes: delete Service %s in %s: %w", name, ns, err)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return fmt.Errorf("kubernetes: Services of %s still listed after deleting %d pages", ns, 2*maxServicesPages+1)
 }
 
-// cmpErr keeps the first error.
-func cmpErr(first, next error) error {
-	if first != nil {
-		return first
+// parallel calls do for 0..n-1, serviceWorkers at a time, and returns
+// the first error once all have returned.
+func parallel(n int, do func(i int) error) error {
+	work := make(chan int)
+	errs := make(chan error, serviceWorkers)
+	for range serviceWorkers {
+		go func() {
+			var first error
+			for i := range work {
+				if err := do(i); err != nil && first == nil {
+					first = err
+				}
+			}
+			errs <- first
+		}()
 	}
-	return next
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	var first error
+	for range serviceWorkers {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }

@@ -1,11 +1,14 @@
 package kube
 
 import (
+	"errors"
 	"math/rand/v2"
 	"net/netip"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 func TestBatches(t *testing.T) {
@@ -119,5 +122,35 @@ func TestCountPrefixed(t *testing.T) {
 	save := "*nat\n:KUBE-SERVICES - [0:0]\n-A KUBE-SERVICES -d 198.18.16.1/32 -j KUBE-SVC-X\n-A KUBE-SVC-X -j KUBE-SEP-Y\nCOMMIT\n"
 	if n := countPrefixed([]byte(save), "-A "); n != 2 {
 		t.Fatalf("countPrefixed = %d, want 2", n)
+	}
+}
+
+// TestParallel: every index is done once, at most serviceWorkers at a
+// time, and an error is returned once all have returned.
+func TestParallel(t *testing.T) {
+	var mu sync.Mutex
+	done, running, most := map[int]int{}, 0, 0
+	err := parallel(1000, func(i int) error {
+		mu.Lock()
+		done[i]++
+		running++
+		most = max(most, running)
+		mu.Unlock()
+		time.Sleep(time.Microsecond)
+		mu.Lock()
+		running--
+		mu.Unlock()
+		if i == 500 {
+			return errors.New("five hundred")
+		}
+		return nil
+	})
+	if err == nil || err.Error() != "five hundred" || len(done) != 1000 || most > serviceWorkers {
+		t.Fatalf("parallel: %v, %d done, %d at once (at most %d)", err, len(done), most, serviceWorkers)
+	}
+	for i, n := range done {
+		if n != 1 {
+			t.Fatalf("index %d done %d times", i, n)
+		}
 	}
 }
