@@ -63,6 +63,7 @@ func TestParseProxyMetrics(t *testing.T) {
 		err        string
 	}{
 		{"histogram", "# HELP x\nkubeproxy_sync_proxy_rules_duration_seconds_bucket{le=\"0.001\"} 3\nkubeproxy_sync_proxy_rules_duration_seconds_sum 1.25\nkubeproxy_sync_proxy_rules_duration_seconds_count 7\n", 7, 1.25, ""},
+		{"by family", "kubeproxy_sync_proxy_rules_duration_seconds_sum{ip_family=\"IPv4\"} 4.75\nkubeproxy_sync_proxy_rules_duration_seconds_count{ip_family=\"IPv4\"} 80\nkubeproxy_sync_proxy_rules_duration_seconds_sum{ip_family=\"IPv6\"} 0.25\nkubeproxy_sync_proxy_rules_duration_seconds_count{ip_family=\"IPv6\"} 1\n", 81, 5, ""},
 		{"missing", "kubeproxy_sync_full_proxy_rules_duration_seconds_count 3\n", 0, 0, "no kubeproxy_sync_proxy_rules_duration_seconds"},
 		{"negative", "kubeproxy_sync_proxy_rules_duration_seconds_sum -1\nkubeproxy_sync_proxy_rules_duration_seconds_count 1\n", 0, 0, "_sum"},
 		{"NaN", "kubeproxy_sync_proxy_rules_duration_seconds_sum NaN\nkubeproxy_sync_proxy_rules_duration_seconds_count 1\n", 0, 0, "_sum"},

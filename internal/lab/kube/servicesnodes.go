@@ -258,8 +258,9 @@ const maxMetrics = 8 << 20
 
 const syncMetric = "kubeproxy_sync_proxy_rules_duration_seconds"
 
-// parseProxyMetrics reads the Prometheus text lines of the sync histogram's
-// _count and _sum (unlabelled), and refuses a page without them.
+// parseProxyMetrics sums the Prometheus text lines of the sync histogram's
+// _count and _sum over their labels (kube-proxy labels them by ip_family),
+// and refuses a page without them.
 func parseProxyMetrics(rd io.Reader) (proxySync, error) {
 	var s proxySync
 	found := 0
@@ -270,19 +271,24 @@ func parseProxyMetrics(rd io.Reader) (proxySync, error) {
 		if len(f) < 2 {
 			continue
 		}
-		switch f[0] {
+		name, _, _ := strings.Cut(f[0], "{")
+		switch name {
 		case syncMetric + "_count":
 			n, err := strconv.ParseFloat(f[1], 64)
 			if err != nil || n < 0 || n > 1e15 {
 				return s, fmt.Errorf("metrics: %s %q", f[0], f[1])
 			}
-			s.count, found = int64(n), found|1
+			if s.count, found = s.count+int64(n), found|1; s.count > 1e15 {
+				return s, fmt.Errorf("metrics: %s: over 1e15 syncs", name)
+			}
 		case syncMetric + "_sum":
 			v, err := strconv.ParseFloat(f[1], 64)
 			if err != nil || !(v >= 0 && v < 1e15) {
 				return s, fmt.Errorf("metrics: %s %q", f[0], f[1])
 			}
-			s.sum, found = v, found|2
+			if s.sum, found = s.sum+v, found|2; s.sum >= 1e15 {
+				return s, fmt.Errorf("metrics: %s: over 1e15 seconds", name)
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {
