@@ -310,7 +310,7 @@ func startProbe(rt *Runtime, server, client *record.KubePod, port int) (*probeSe
 	if err != nil {
 		return nil, lab.Failure{Err: fmt.Errorf("kubernetes: policy probe: listener in pod %s: %w", server.Pod, err)}
 	}
-	if err := s.startProber(rt, client, "policy probe"); err != nil {
+	if err := s.startProber(rt, client, "policy probe", probeTimeout); err != nil {
 		_ = lis.Stop(0)
 		return nil, err
 	}
@@ -329,11 +329,12 @@ func newProbe(to string) *probeSession {
 	return &probeSession{to: to, lines: make(chan probeLine, 16), done: make(chan struct{}), errb: &syncWriter{w: &strings.Builder{}}}
 }
 
-// startProber starts the session's prober in pod client; s.stop ends it.
-func (s *probeSession) startProber(rt *Runtime, client *record.KubePod, what string) error {
+// startProber starts the session's prober in pod client, each dial
+// bounded by timeout; s.stop ends it.
+func (s *probeSession) startProber(rt *Runtime, client *record.KubePod, what string, timeout time.Duration) error {
 	pr, pw := io.Pipe()
 	probe, err := rt.start(lab.Endpoint{Role: "probe", Kube: client},
-		[]string{Exe, "pod", "probe", "--addr", s.to, "--every", probeEvery.String(), "--timeout", probeTimeout.String()}, pw, s.errb)
+		[]string{Exe, "pod", "probe", "--addr", s.to, "--every", probeEvery.String(), "--timeout", timeout.String()}, pw, s.errb)
 	if err != nil {
 		return lab.Failure{Err: fmt.Errorf("kubernetes: %s: prober in pod %s: %w", what, client.Pod, err)}
 	}

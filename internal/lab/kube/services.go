@@ -38,7 +38,11 @@ const (
 	serviceBatch      = 500
 	programmingProbes = 30
 	programmingBound  = 2 * time.Minute
-	settleBound       = 10 * time.Minute
+	// serviceDial bounds each of the prober's dials: an address not yet
+	// programmed may drop the SYN, and the next dial starts only when
+	// this one gave up, so the bound is the measurement's resolution.
+	serviceDial = 20 * time.Millisecond
+	settleBound = 10 * time.Minute
 )
 
 // servicesPlan is what a lab's Prepare puts on the cluster: n fillers, and
@@ -242,7 +246,7 @@ func (r *Runtime) countServices(ctx context.Context) int {
 // connected to to (false after bound).
 func (r *Runtime) settle(client *record.KubePod, to string, since time.Time) (time.Duration, bool, error) {
 	s := newProbe(to)
-	if err := s.startProber(r, client, "services"); err != nil {
+	if err := s.startProber(r, client, "services", serviceDial); err != nil {
 		return 0, false, err
 	}
 	defer s.stop()
@@ -259,7 +263,7 @@ var errTaken = errors.New("address taken")
 // after programmingBound).
 func (r *Runtime) reach(client *record.KubePod, to string, create func() error) (time.Duration, bool, error) {
 	s := newProbe(to)
-	if err := s.startProber(r, client, "services"); err != nil {
+	if err := s.startProber(r, client, "services", serviceDial); err != nil {
 		return 0, false, err
 	}
 	defer s.stop()
