@@ -177,7 +177,7 @@ func (r *Runtime) fill(ctx context.Context, ks *record.KubeServices, pod string)
 			i := b[0] + k
 			got := &corev1.Service{}
 			name := fmt.Sprintf("cnperf-svc-%05d", i)
-			if err := r.c.create(ctx, r.c.core, r.ns, "services", service(r.ns, name, "filler", pod, r.svc.port, "", r.svc.labels), got); err != nil {
+			if err := r.c.create(ctx, r.c.bulk, r.ns, "services", service(r.ns, name, "filler", pod, r.svc.port, "", r.svc.labels), got); err != nil {
 				return fmt.Errorf("kubernetes: services %d: create Service %s in %s (%d of %d made): %w", ks.N, name, r.ns, i, need, err)
 			}
 			if i == need-1 {
@@ -374,7 +374,7 @@ func deleteServices(ctx context.Context, c *Conn, ns string) error {
 		}
 		err = parallel(len(list.Items), func(i int) error {
 			name := list.Items[i].Name
-			if err := c.remove(ctx, c.core, ns, "services", name, &metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			if err := c.remove(ctx, c.bulk, ns, "services", name, &metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 				return fmt.Errorf("kubernetes: delete Service %s in %s: %w", name, ns, err)
 			}
 			return nil
