@@ -202,6 +202,7 @@ func (r *Report) addServices(cases []analysis.Case) {
 			for _, p := range curves[dp] {
 				s.X, s.Median = append(s.X, float64(p.N)), append(s.Median, y(p))
 			}
+			s.PX, s.PY = s.X, s.Median // the measured points, on the line
 			if slices.ContainsFunc(s.Median, func(v float64) bool { return !math.IsNaN(v) }) {
 				c.Series = append(c.Series, s)
 			}
