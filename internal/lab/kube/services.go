@@ -101,6 +101,8 @@ func (r *Runtime) Prepare(l *lab.Lab) error {
 	if meter != nil {
 		dBefore, dErr = meter.Read()
 	}
+	// Cilium in kube-proxy's place: no kube-proxy to ask.
+	noProxy := l.Kube.Cilium != nil && l.Kube.Cilium.KubeProxyReplacement == "true"
 	syncsBefore, syncErr := r.proxySyncs(ctx)
 	start := time.Now()
 
@@ -149,7 +151,7 @@ func (r *Runtime) Prepare(l *lab.Lab) error {
 		if after, err := r.proxySyncs(ctx); err == nil {
 			ks.Syncs, ks.SyncSeconds = after.count-syncsBefore.count, after.sum-syncsBefore.sum
 		}
-	} else {
+	} else if !noProxy {
 		ks.Notes = append(ks.Notes, "kube-proxy's sync durations: "+syncErr.Error())
 	}
 	if dErr == nil {
