@@ -43,11 +43,11 @@ type Conn struct {
 	// services condition's thousands of Services (serviceWorkers bound
 	// how many are asked at once), so that the time they take is the
 	// cluster's, not the client's throttle.
-	bulk *rest.RESTClient
-	params            runtime.ParameterCodec
-	REST              *rest.Config
-	Server            string
-	Context           string
+	bulk    *rest.RESTClient
+	params  runtime.ParameterCodec
+	REST    *rest.Config
+	Server  string
+	Context string
 }
 
 // Connect reaches the cluster a target names: its kubeconfig and context,
