@@ -141,6 +141,9 @@ func Up(d Driver, cfg Config) (l *Lab, err error) {
 	if cfg.Conditions.AsksPolicy() && !caps.AppliesPolicies {
 		return nil, fmt.Errorf("lab: network_policy applies NetworkPolicies on Kubernetes; the %s driver has none", d.Name())
 	}
+	if cfg.Conditions.Services != 0 && !caps.PlacesOnNodes {
+		return nil, fmt.Errorf("lab: services creates Kubernetes Services; the %s driver has none", d.Name())
+	}
 	// Validate comes before the removal on error is armed: it refuses a lab
 	// that already exists, which is not this call's to remove.
 	if err := d.Validate(cfg); err != nil {

@@ -71,6 +71,10 @@ type Runtime interface {
 	// recorded beside the workload's own cost; nil when the lab has none,
 	// an error when it has none for a reason to say once.
 	DaemonMeter() (DaemonMeter, error)
+	// Prepare puts, before the lab's first cell, what its conditions put
+	// on state it shares with other labs (a cluster's Services), so that
+	// it exists only from the lab's stage of the run on (run.staged).
+	Prepare(l *Lab) error
 }
 
 // BaseRuntime is what a runtime embeds for the parts it lacks: nothing to
@@ -84,6 +88,8 @@ func (BaseRuntime) Flap(time.Time) func() []record.Flap {
 }
 
 func (BaseRuntime) DaemonMeter() (DaemonMeter, error) { return nil, nil }
+
+func (BaseRuntime) Prepare(*Lab) error { return nil }
 
 // Sight is how much of a lab's work this machine sees. Local is false
 // when its processes run on other machines (their load is not this

@@ -139,6 +139,9 @@ func IP(cidr string) net.IP {
 const (
 	ClusterServiceCIDR = "198.18.16.0/20"
 	ClusterServiceAPI  = "198.18.16.1" // the kubernetes Service
+	// ClusterServiceMore is a second Service range (a ServiceCIDR object),
+	// so that the cluster holds the services condition's thousands.
+	ClusterServiceMore = "198.18.32.0/19"
 	ClusterPodCIDR     = "198.18.64.0/18"
 	// ClusterMaxNodes is what ClusterPodCIDR holds as a /24 per node.
 	ClusterMaxNodes = 60

@@ -65,7 +65,7 @@ func TestPlanBigLabsApart(t *testing.T) {
 func TestClusterRangesApart(t *testing.T) {
 	bench := netip.MustParsePrefix("198.18.0.0/15")
 	used := []string{Underlay, "198.19.0.0/16", SlotRange}
-	for _, c := range []string{ClusterServiceCIDR, ClusterPodCIDR} {
+	for _, c := range []string{ClusterServiceCIDR, ClusterServiceMore, ClusterPodCIDR} {
 		p := netip.MustParsePrefix(c)
 		if !bench.Contains(p.Addr()) || p.Bits() < bench.Bits() {
 			t.Errorf("%s is outside 198.18.0.0/15", c)

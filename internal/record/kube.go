@@ -48,6 +48,9 @@ type Kube struct {
 	// PolicyProbe is what probing the lab's pods found before the policy
 	// was applied: whether a deny policy was enforced, and how fast.
 	PolicyProbe *PolicyProbe `json:"policy_probe,omitempty"`
+	// Services is what the services condition put on the cluster and
+	// measured before the lab's first cell (services.go).
+	Services *KubeServices `json:"services,omitempty"`
 }
 
 // PolicyProbe is one enforcement probe: a client pod dials a server pod's

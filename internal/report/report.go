@@ -172,6 +172,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 		r.addWaterfall()
 		r.addUnderLoad()
 		r.addFlaps()
+		r.addServices(cases)
 	}
 	if sweeps {
 		// The size-sweep view: curves, loss and impacts over message size.

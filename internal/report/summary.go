@@ -101,7 +101,10 @@ func summarize(w io.Writer, run Run, ref string, named bool) error {
 	if err := idleTable(*meta).write(w); err != nil {
 		return err
 	}
-	// NetworkPolicies held and their enforcement times (runs with the
-	// condition only).
-	return WritePolicyTable(w, *meta)
+	// NetworkPolicies held and their enforcement times, and the Services
+	// and their programming latency (runs with the conditions only).
+	if err := WritePolicyTable(w, *meta); err != nil {
+		return err
+	}
+	return WriteServicesTable(w, *meta)
 }

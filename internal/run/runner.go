@@ -71,6 +71,8 @@ type env struct {
 	// CNI's agent, kube-proxy): nil off a cluster, or where they cannot
 	// be read.
 	daemons lab.DaemonMeter
+	// prepared: the lab's runtime has put its shared state (Prepare).
+	prepared bool
 }
 
 // proc is a server or client process of any driver, as the lab's
@@ -398,7 +400,7 @@ func (r *running) sampleMachine(committedBefore int64) *int64 {
 // that is the run's (not a cell's), and returns it.
 func (r *running) measureCells() error {
 	keys, instances := r.spec.ModeKeys(), r.spec.LabInstances()
-	cells := interleave(keys, r.w.units(), instances)
+	cells := staged(interleave(keys, r.w.units(), instances), r.spec.Labs())
 	r.app.bar = progress.New(r.o.Out, len(cells), r.w.expectedSamples(len(keys)))
 	defer r.app.bar.Done()
 	meter, own := loadMeter(r.envs)
@@ -420,6 +422,12 @@ func (r *running) measureCells() error {
 // mode's cells with the reason; the other modes go on.
 func (r *running) measureCell(i int, c cellPlan, meter *cost.Meter, own bool) error {
 	e, key := r.envs[envKey(c.mode, c.instance)], envKey(c.mode, c.instance)
+	if !e.prepared {
+		e.prepared = true
+		if err := e.lab.Runtime.Prepare(e.lab); err != nil {
+			return fmt.Errorf("mode %s: %w", c.mode, err)
+		}
+	}
 	var snap cost.Snapshot
 	snapErr := errors.New("no meter")
 	if meter != nil {

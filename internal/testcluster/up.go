@@ -327,6 +327,11 @@ func (b *builder) objects(ctx context.Context) error {
 			return fmt.Errorf("kube-proxy ConfigMap: %w", err)
 		}
 	}
+	more := map[string]any{"apiVersion": "networking.k8s.io/v1", "kind": "ServiceCIDR",
+		"metadata": map[string]any{"name": "cnperf-more"}, "spec": map[string]any{"cidrs": []string{lab.ClusterServiceMore}}}
+	if err := b.api.create(ctx, "/apis/networking.k8s.io/v1/servicecidrs", more); err != nil {
+		return fmt.Errorf("ServiceCIDR %s: %w", lab.ClusterServiceMore, err)
+	}
 	if _, ok := b.o.Cilium(); ok {
 		if err := b.ciliumObjects(ctx); err != nil {
 			return err

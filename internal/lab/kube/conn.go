@@ -39,10 +39,15 @@ const apiTimeout = 30 * time.Second
 // slower and 30 MB bigger.
 type Conn struct {
 	core, authz, netw *rest.RESTClient
-	params            runtime.ParameterCodec
-	REST              *rest.Config
-	Server            string
-	Context           string
+	// bulk is core without the client's own rate limit, for the
+	// services condition's thousands of Services (serviceWorkers bound
+	// how many are asked at once), so that the time they take is the
+	// cluster's, not the client's throttle.
+	bulk    *rest.RESTClient
+	params  runtime.ParameterCodec
+	REST    *rest.Config
+	Server  string
+	Context string
 }
 
 // Connect reaches the cluster a target names: its kubeconfig and context,
@@ -68,10 +73,14 @@ func Connect(t Target) (*Conn, error) {
 		into *(*rest.RESTClient)
 		gv   schema.GroupVersion
 		path string
-	}{{&c.core, corev1.SchemeGroupVersion, "/api"}, {&c.authz, authv1.SchemeGroupVersion, "/apis"},
-		{&c.netw, networkingv1.SchemeGroupVersion, "/apis"}} {
+		qps  float32
+	}{{&c.core, corev1.SchemeGroupVersion, "/api", 0}, {&c.authz, authv1.SchemeGroupVersion, "/apis", 0},
+		{&c.netw, networkingv1.SchemeGroupVersion, "/apis", 0}, {&c.bulk, corev1.SchemeGroupVersion, "/api", -1}} {
 		gc := rest.CopyConfig(cfg)
 		gc.GroupVersion, gc.APIPath, gc.NegotiatedSerializer = &g.gv, g.path, codecs.WithoutConversion()
+		if g.qps != 0 {
+			gc.QPS = g.qps // -1: no client-side limit
+		}
 		if gc.UserAgent == "" {
 			gc.UserAgent = "cnperf"
 		}
@@ -296,6 +305,9 @@ func upCommand(n TargetCluster, placements []string) string {
 	cmd := fmt.Sprintf("cnperf cluster up %s --nodes %d", n.TestCluster, nodes)
 	if n.CNI != "" {
 		cmd += " --cni " + n.CNI
+	}
+	if n.KubeProxy != "" {
+		cmd += " --kube-proxy " + n.KubeProxy
 	}
 	return cmd
 }

@@ -35,6 +35,8 @@ type Runtime struct {
 	pods            []*record.KubePod
 	// nodes are the nodes the lab's pods are on.
 	nodes []string
+	// svc is what the services condition puts on the cluster (nil: none).
+	svc *servicesPlan
 
 	mu        sync.Mutex
 	lastCheck time.Time

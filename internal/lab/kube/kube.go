@@ -197,8 +197,15 @@ func (Driver) Flags() []lab.Flag {
 
 // Options decodes the spec's kubernetes: block, which --kubeconfig,
 // --context, --image, --image-pull-policy and --nodes have written into
-// (the spec checked its values).
-func (Driver) Options(in lab.OptionsInput) (any, error) { return targetOf(in.Spec) }
+// (the spec checked its values). A run in which a lab asks for Services
+// measures the programming latency on every lab, N = 0 included.
+func (Driver) Options(in lab.OptionsInput) (any, error) {
+	t, err := targetOf(in.Spec)
+	for _, l := range in.Spec.Labs() {
+		t.services = t.services || (l.Driver == Name && l.Conditions.Services > 0)
+	}
+	return t, err
+}
 
 // Preflight asks the cluster, before anything is made, whether it answers,
 // whether the user may make what a lab needs, and whether it has the
@@ -351,9 +358,9 @@ func (d Driver) Validate(cfg lab.Config) error {
 		return err
 	}
 	c := cfg.Conditions
-	c.NodePlacement, c.Cluster, c.NetworkPolicy, c.PolicyRules, c.IPFamily = "", "", "", 0, ""
+	c.NodePlacement, c.Cluster, c.NetworkPolicy, c.PolicyRules, c.IPFamily, c.Services = "", "", "", 0, "", 0
 	if !c.Empty() {
-		return fmt.Errorf("lab: conditions %s change the hosts; on the %s driver the nodes are the cluster's: only node_placement, cluster, network_policy and ip_family apply", c.Label(), Name)
+		return fmt.Errorf("lab: conditions %s change the hosts; on the %s driver the nodes are the cluster's: only node_placement, cluster, network_policy, services and ip_family apply", c.Label(), Name)
 	}
 	if err := policyFamily(cfg.Conditions); err != nil {
 		return err
@@ -433,6 +440,13 @@ func (Driver) Up(l *lab.Lab, cfg lab.Config) error {
 	rt := &Runtime{c: c, ns: ns, pods: b.allPods(), nodes: b.usedNodes()}
 	l.Kube.PodMTU = podMTU(rt, b.allPods())
 	l.Runtime = rt
+	if c := cfg.Conditions; c.Services > 0 || options(cfg).services {
+		port := closedPort(labPorts(l, cfg), cfg.Port+1)
+		if port == 0 {
+			return errors.New("kubernetes: services: the lab's ports leave no TCP port for the Services' listener")
+		}
+		rt.svc = &servicesPlan{n: c.Services, probe: options(cfg).services, port: port, labels: b.labels}
+	}
 	if cfg.Conditions.Probes() {
 		if err := applyPolicy(ctx, l, cfg, rt, b.labels); err != nil {
 			return err
@@ -450,6 +464,9 @@ func (Driver) Down(name string) error {
 	}
 	c, err := Connect(Target{Kubeconfig: t.Kubeconfig, Context: t.Context})
 	if err != nil {
+		return fmt.Errorf("lab %s: %w", name, err)
+	}
+	if err := deleteServices(context.Background(), c, t.Namespace); err != nil {
 		return fmt.Errorf("lab %s: %w", name, err)
 	}
 	return deleteNamespace(context.Background(), c, t.Namespace, name)

@@ -142,6 +142,21 @@ func policyPorts(publish []record.Port, shifts []int) []networkingv1.NetworkPoli
 	return out
 }
 
+// labPorts are the ports the lab's servers listen on (policyPorts), at
+// every endpoint's shift.
+func labPorts(l *lab.Lab, cfg lab.Config) []networkingv1.NetworkPolicyPort {
+	var shifts []int
+	for _, e := range l.Endpoints {
+		if !slices.Contains(shifts, e.PortShift) {
+			shifts = append(shifts, e.PortShift)
+		}
+	}
+	if len(shifts) == 0 {
+		shifts = []int{0}
+	}
+	return policyPorts(append([]record.Port{{Number: cfg.Port, Protocol: "tcp"}}, cfg.Publish...), shifts)
+}
+
 // denyPolicy isolates one pod for ingress and allows nothing.
 func denyPolicy(ns, pod string, labels map[string]string) *networkingv1.NetworkPolicy {
 	return &networkingv1.NetworkPolicy{
@@ -159,16 +174,6 @@ func denyPolicy(ns, pod string, labels map[string]string) *networkingv1.NetworkP
 // policy, if its conditions ask for one.
 func applyPolicy(ctx context.Context, l *lab.Lab, cfg lab.Config, rt *Runtime, labels map[string]string) error {
 	on, rules := cfg.Conditions.Policy()
-	var shifts []int
-	for _, e := range l.Endpoints {
-		if !slices.Contains(shifts, e.PortShift) {
-			shifts = append(shifts, e.PortShift)
-		}
-	}
-	if len(shifts) == 0 {
-		shifts = []int{0}
-	}
-	publish := append([]record.Port{{Number: cfg.Port, Protocol: "tcp"}}, cfg.Publish...)
 	var nodes []netip.Addr
 	taken := map[netip.Addr]bool{}
 	var nets []netip.Prefix
@@ -198,7 +203,7 @@ func applyPolicy(ctx context.Context, l *lab.Lab, cfg lab.Config, rt *Runtime, l
 	avoid := func(a netip.Addr) bool {
 		return taken[a] || slices.ContainsFunc(nets, func(p netip.Prefix) bool { return p.Contains(a) })
 	}
-	ports := policyPorts(publish, shifts)
+	ports := labPorts(l, cfg)
 	var np *networkingv1.NetworkPolicy
 	if on {
 		var err error
@@ -299,23 +304,43 @@ type probeLine struct {
 // startProbe starts a listener on port in pod server and a prober in pod
 // client, and waits until a dial passes.
 func startProbe(rt *Runtime, server, client *record.KubePod, port int) (*probeSession, error) {
-	s := &probeSession{to: net.JoinHostPort(server.PodIP, strconv.Itoa(port)), lines: make(chan probeLine, 16),
-		done: make(chan struct{}), errb: &syncWriter{w: &strings.Builder{}}}
+	s := newProbe(net.JoinHostPort(server.PodIP, strconv.Itoa(port)))
 	lis, err := rt.start(lab.Endpoint{Role: "policy-listen", Kube: server},
 		[]string{Exe, "pod", "listen", "--port", strconv.Itoa(port)}, io.Discard, s.errb)
 	if err != nil {
 		return nil, lab.Failure{Err: fmt.Errorf("kubernetes: policy probe: listener in pod %s: %w", server.Pod, err)}
 	}
-	pr, pw := io.Pipe()
-	probe, err := rt.start(lab.Endpoint{Role: "policy-probe", Kube: client},
-		[]string{Exe, "pod", "probe", "--addr", s.to, "--every", probeEvery.String(), "--timeout", probeTimeout.String()}, pw, s.errb)
-	if err != nil {
+	if err := s.startProber(rt, client, "policy probe", probeTimeout); err != nil {
 		_ = lis.Stop(0)
-		return nil, lab.Failure{Err: fmt.Errorf("kubernetes: policy probe: prober in pod %s: %w", client.Pod, err)}
+		return nil, err
+	}
+	stop := s.stop
+	s.stop = func() { stop(); _ = lis.Stop(0) }
+	if _, ok := s.waitFor(inpod.ProbePass, time.Time{}, probeBound); !ok {
+		s.stop()
+		return nil, lab.Failure{Err: fmt.Errorf("kubernetes: policy probe: pod %s cannot reach %s (pod %s) in %s: %s",
+			client.Pod, s.to, server.Pod, probeBound, strings.TrimSpace(s.errb.String()))}
+	}
+	return s, nil
+}
+
+// newProbe is a session dialling to, its prober not yet started.
+func newProbe(to string) *probeSession {
+	return &probeSession{to: to, lines: make(chan probeLine, 16), done: make(chan struct{}), errb: &syncWriter{w: &strings.Builder{}}}
+}
+
+// startProber starts the session's prober in pod client, each dial
+// bounded by timeout; s.stop ends it.
+func (s *probeSession) startProber(rt *Runtime, client *record.KubePod, what string, timeout time.Duration) error {
+	pr, pw := io.Pipe()
+	probe, err := rt.start(lab.Endpoint{Role: "probe", Kube: client},
+		[]string{Exe, "pod", "probe", "--addr", s.to, "--every", probeEvery.String(), "--timeout", timeout.String()}, pw, s.errb)
+	if err != nil {
+		return lab.Failure{Err: fmt.Errorf("kubernetes: %s: prober in pod %s: %w", what, client.Pod, err)}
 	}
 	// The reader stops with the session, so the prober's stream never
 	// blocks on a line nobody reads.
-	s.stop = func() { close(s.done); _ = probe.Stop(0); pw.Close(); _ = lis.Stop(0) }
+	s.stop = func() { close(s.done); _ = probe.Stop(0); pw.Close() }
 	go func() {
 		defer close(s.lines)
 		sc := bufio.NewScanner(pr)
@@ -333,12 +358,7 @@ func startProbe(rt *Runtime, server, client *record.KubePod, port int) (*probeSe
 			}
 		}
 	}()
-	if _, ok := s.waitFor(inpod.ProbePass, time.Time{}, probeBound); !ok {
-		s.stop()
-		return nil, lab.Failure{Err: fmt.Errorf("kubernetes: policy probe: pod %s cannot reach %s (pod %s) in %s: %s",
-			client.Pod, s.to, server.Pod, probeBound, strings.TrimSpace(s.errb.String()))}
-	}
-	return s, nil
+	return nil
 }
 
 // waitFor returns when the first dial that began after since found state

@@ -34,6 +34,8 @@ type Target struct {
 	// picks each lab's, so that each mode on each cluster is a series and
 	// their cells interleave.
 	Clusters []TargetCluster `yaml:"clusters,omitempty" json:"clusters,omitempty"`
+	// services: a lab of the run asks for Services (Options).
+	services bool
 }
 
 // TargetCluster is one cluster of kubernetes.clusters: a kubeconfig and
@@ -49,6 +51,8 @@ type TargetCluster struct {
 	// up with, which the message says when it is not up.
 	TestCluster string `yaml:"test_cluster,omitempty" json:"test_cluster,omitempty"`
 	CNI         string `yaml:"cni,omitempty" json:"cni,omitempty"`
+	// KubeProxy is its --kube-proxy (iptables, nftables, none), said too.
+	KubeProxy string `yaml:"kube_proxy,omitempty" json:"kube_proxy,omitempty"`
 }
 
 // section decodes the spec's kubernetes: section (nil: none).
@@ -194,6 +198,8 @@ func checkClusters(s spec.Spec, k *Target) error {
 			return fmt.Errorf("%s: test_cluster %s: also %s's; list each cluster once (variants select it by one name)", at, c.TestCluster, first)
 		case c.CNI != "" && c.TestCluster == "":
 			return fmt.Errorf("%s: cni: says how a test cluster is brought up; only with test_cluster", at)
+		case c.KubeProxy != "" && (c.TestCluster == "" || !slices.Contains([]string{"iptables", "nftables", "none"}, c.KubeProxy)):
+			return fmt.Errorf("%s: kube_proxy %q: with test_cluster, iptables, nftables or none as cnperf cluster up --kube-proxy takes it", at, c.KubeProxy)
 		case c.CNI != "" && !cniRE.MatchString(c.CNI):
 			return fmt.Errorf("%s: cni %q: not a CNI's name as cnperf cluster up --cni takes it", at, c.CNI)
 		case strings.ContainsRune(c.Kubeconfig, 0):

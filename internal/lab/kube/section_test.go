@@ -64,6 +64,7 @@ func TestKubernetesClusters(t *testing.T) {
 		{"nothing to reach", base + "kubernetes: {clusters: [{name: a}]}\n", "kubernetes.clusters[0] (a): give kubeconfig and context, or test_cluster"},
 		{"test cluster and kubeconfig", base + "kubernetes: {clusters: [{name: a, test_cluster: t, kubeconfig: /k}]}\n", "kubernetes.clusters[0] (a): test_cluster and kubeconfig or context"},
 		{"bad test cluster", base + "kubernetes: {clusters: [{name: a, test_cluster: cmp-bridge}]}\n", `kubernetes.clusters[0] (a): test_cluster "cmp-bridge": not a test cluster's name`},
+		{"kube_proxy not a mode", base + "kubernetes: {clusters: [{name: a, test_cluster: t1, kube_proxy: ipvs}]}\n", `kubernetes.clusters[0] (a): kube_proxy "ipvs": with test_cluster, iptables, nftables or none`},
 		{"cni off a test cluster", base + "kubernetes: {clusters: [{name: a, context: c, cni: bridge}]}\n", "kubernetes.clusters[0] (a): cni: says how a test cluster is brought up"},
 		{"too many", base + "kubernetes: {clusters: [{name: a, context: c}, {name: b, context: c}, {name: c, context: c}, {name: d, context: c}, {name: e, context: c}, {name: f, context: c}, {name: g, context: c}, {name: h, context: c}, {name: i, context: c}]}\n", "kubernetes.clusters: 9, more than 8"},
 		{"with drivers", "name: x\ndrivers: [netns, kubernetes]\nmodes: [k8s-pod]\nreference: k8s-pod\nkubernetes: {clusters: [{name: a, context: c}]}\n", "kubernetes.clusters: every lab is on one of the clusters; use driver: kubernetes alone"},

@@ -97,6 +97,12 @@ type Set struct {
 	// not enforced): the policy check.
 	NetworkPolicy string `yaml:"network_policy,omitempty" json:"network_policy,omitempty"`
 	PolicyRules   int    `yaml:"policy_rules,omitempty" json:"policy_rules,omitempty"`
+	// Services, on the kubernetes driver, is how many Services (each with
+	// an endpoint) the cluster holds besides the lab's own while its cells
+	// run: kube-proxy's or the CNI's Service table at that size. The labs
+	// of one cluster share it, so the runner measures them in ascending
+	// order of it (kubernetes.md#services-at-scale).
+	Services int `yaml:"services,omitempty" json:"services,omitempty"`
 	// IPFamily is the lab's address family: "ipv4" (empty: every lab
 	// before it), "ipv6" (addresses from RFC 5180's 2001:2::/48 only) or
 	// "dual" (both on every device; workloads dial IPv6, as RFC 6724's
@@ -143,6 +149,10 @@ const (
 	// MaxPolicyRules bounds policy_rules: beyond a thousand rules a policy
 	// object nears the API server's size limit on some clusters.
 	MaxPolicyRules = 1000
+	// MaxServices bounds services: 20,000 Services with an endpoint each
+	// are 40,000 objects in etcd, past what a test cluster's API server
+	// creates in minutes.
+	MaxServices = 20000
 )
 
 // Policy says whether the lab gets a NetworkPolicy and of how many ingress
@@ -225,6 +235,7 @@ func (s Set) Label() string {
 	add("nodes", s.NodePlacement, s.NodePlacement != "")
 	add("policy", s.NetworkPolicy, s.NetworkPolicy != "")
 	add("rules", s.PolicyRules, s.PolicyRules != 0)
+	add("svc", s.Services, s.Services != 0)
 	add("ip", s.IPFamily, s.IPFamily != "")
 	add("impair", s.Impairment, s.Impairment != "")
 	return strings.Join(parts, ",")
@@ -314,6 +325,9 @@ func (s Set) Validate(cpus int) error {
 	}
 	if err := s.validatePolicy(); err != nil {
 		return err
+	}
+	if s.Services < 0 || s.Services > MaxServices {
+		return fmt.Errorf("services %d: want 0..%d", s.Services, MaxServices)
 	}
 	switch s.IPFamily {
 	case "", IPv4, IPv6, Dual:

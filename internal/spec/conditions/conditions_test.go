@@ -64,6 +64,9 @@ func TestValidate(t *testing.T) {
 		{"policy rules with probe", Set{NetworkPolicy: "probe", PolicyRules: 3}, "policy_rules 3 with network_policy probe"},
 		{"policy rules over the bound", Set{PolicyRules: 1001}, "policy_rules 1001: want 1..1000"},
 		{"policy rules negative", Set{PolicyRules: -1}, "policy_rules -1: want 1..1000"},
+		{"services at the bound", Set{Services: 20000}, ""},
+		{"services over the bound", Set{Services: 20001}, "services 20001: want 0..20000"},
+		{"services negative", Set{Services: -1}, "services -1: want 0..20000"},
 		{"ipv6", Set{IPFamily: "ipv6"}, ""},
 		{"dual", Set{IPFamily: "dual"}, ""},
 		{"ipv4", Set{IPFamily: "ipv4"}, ""},
@@ -110,6 +113,9 @@ func TestLabelOverAndCPUs(t *testing.T) {
 	}
 	if got := base.Over(Set{MTU: 1400, OverlayMTU: 1350}).Label(); got != "cores=1,bw=100mbit,mtu=1400,ovmtu=1350" {
 		t.Errorf("Label with MTUs = %q", got)
+	}
+	if got := (Set{Cluster: "ipt", Services: 1000}).Label(); got != "ipt,svc=1000" {
+		t.Errorf("services label = %q", got)
 	}
 	if got := base.Over(Set{Name: "slow"}).Label(); got != "slow" {
 		t.Errorf("named Label = %q", got)

@@ -45,6 +45,7 @@ var Fields = []Field{
 	{"network_policy", "`" + PolicyNone + "`, `" + PolicyAllow + "`, `" + PolicyProbe + "`",
 		"kubernetes driver: a NetworkPolicy over the lab's pods allowing its clients (`allow`), none (the baseline), or only the enforcement probe ([policy cost](kubernetes.md#network-policy-cost))"},
 	{"policy_rules", fmt.Sprintf("1..%d", MaxPolicyRules), "that policy as N ingress rules of which one matches; alone it means `allow`"},
+	{"services", fmt.Sprintf("0..%d", MaxServices), "kubernetes driver: N Services with an endpoint on the lab's cluster while it is measured, and their programming latency ([Services at scale](kubernetes.md#services-at-scale))"},
 	{"ip_family", "`" + IPv4 + "`, `" + IPv6 + "`, `" + Dual + "`", "the lab's address family: IPv4 (default), IPv6 only from 2001:2::/48, or both, workloads dialling IPv6 ([IPv6](labs.md#ipv6))"},
 	{"impairment", "a name in `impairments`", "the spec's list of impaired links for this lab, over `links` ([links](#impaired-links-and-flaps))"},
 }
