@@ -109,7 +109,7 @@ type Set struct {
 	Impairment string `yaml:"impairment,omitempty" json:"impairment,omitempty"`
 	// Profile "on" samples the stacks of every CPU of the machine during
 	// each of the lab's cells, ProfileHz times a second (default
-	// DefaultProfileHz): run/profile. The runner's, so every driver takes it.
+	// DefaultProfileHz): run/profile.
 	Profile   string `yaml:"profile,omitempty" json:"profile,omitempty"`
 	ProfileHz int    `yaml:"profile_hz,omitempty" json:"profile_hz,omitempty"`
 }
@@ -195,8 +195,9 @@ const (
 	CrossNode = "cross-node"
 )
 
-// Empty reports whether the set changes nothing.
-func (s Set) Empty() bool { s.Name = ""; return s == Set{} }
+// Empty reports whether the set changes nothing of the lab: profiling is
+// the runner's, on this machine, so every driver takes it.
+func (s Set) Empty() bool { s.Name, s.Profile, s.ProfileHz = "", "", 0; return s == Set{} }
 
 // Over returns s with v's non-zero fields on top: a variant over the
 // spec's conditions. Every field is carried, so that a condition added to

@@ -236,3 +236,25 @@ func TestSameIn(t *testing.T) {
 		t.Errorf("Keys() = %v: want the %d conditions' names", keys, n)
 	}
 }
+
+// TestProfileIsTheRunners: profiling changes nothing of a lab, so a set
+// of it alone is Empty (every driver takes it), and its rate defaults.
+func TestProfileIsTheRunners(t *testing.T) {
+	for _, tc := range []struct {
+		set   Set
+		on    bool
+		hz    int
+		empty bool
+	}{
+		{Set{}, false, 0, true},
+		{Set{Profile: "on"}, true, DefaultProfileHz, true},
+		{Set{Profile: "on", ProfileHz: 499}, true, 499, true},
+		{Set{Profile: "off", ProfileHz: 499}, false, 0, true},
+		{Set{Profile: "on", Cores: 1}, true, DefaultProfileHz, false},
+	} {
+		on, hz := tc.set.Profiles()
+		if on != tc.on || hz != tc.hz || tc.set.Empty() != tc.empty {
+			t.Errorf("%+v: profiles %v at %d, empty %v", tc.set, on, hz, tc.set.Empty())
+		}
+	}
+}
