@@ -226,6 +226,7 @@ type Contexts struct {
 	pids   map[int]string
 	self   int
 	comms  []string       // the names cnperf's processes run under
+	guess  bool           // a server or client PID was not this machine's (a pod's)
 	proc   string         // /proc: tests point it elsewhere
 	looked map[int]string // contexts found by name, once per process
 }
@@ -239,20 +240,21 @@ func NewContexts(exe string) *Contexts {
 // comm is a program's name as the kernel keeps it (TASK_COMM_LEN).
 func comm(name string) string { return name[:min(len(name), 15)] }
 
-// Add says that pid is context c. A server's or client's pid is taken only
-// when the process is one of cnperf's: a launcher that runs processes
-// elsewhere (in a pod) knows them by PIDs that are not this machine's.
+// Add says that pid is context c. A server's or client's pid (or another
+// lab's, other) is taken only when the process is one of cnperf's: a
+// launcher that runs processes elsewhere (in a pod) knows them by PIDs
+// that are not this machine's.
 func (c *Contexts) Add(pid int, ctx string) {
-	if pid <= 0 {
-		return
-	}
-	if ctx == record.StackServer || ctx == record.StackClient {
+	if launched := ctx == record.StackServer || ctx == record.StackClient; launched || ctx == record.StackOther {
 		b, err := os.ReadFile(filepath.Join(c.proc, strconv.Itoa(pid), "comm"))
-		if err != nil || !slices.Contains(c.comms, strings.TrimSpace(string(b))) {
+		if pid <= 0 || err != nil || !slices.Contains(c.comms, strings.TrimSpace(string(b))) {
+			c.guess = c.guess || launched
 			return
 		}
 	}
-	c.pids[pid] = ctx
+	if pid > 0 {
+		c.pids[pid] = ctx
+	}
 }
 
 // Client is Add of a client, for the runner's hook.
@@ -282,10 +284,11 @@ var daemons = []string{"dockerd", "containerd", "containerd-shim", "runc", "kube
 	"cilium-envoy", "coredns", "ovs-vswitchd", "ovsdb-server"}
 
 // Of is a sample's context: idle for pid 0 outside softirq, cnperf for
-// the runner, the context Add gave its pid, a daemon by its name; one of
-// cnperf's processes the runner did not start (a pod's, whose PIDs it
-// does not know) is a server while it runs after the cell and a client
-// once gone (clients live for a cell, servers for the run); else other.
+// the runner, the context Add gave its pid, a daemon by its name; else
+// other. When the runner could not name some of its servers or clients
+// by PID (a pod's), a cnperf process it did not name is taken for one:
+// a server while it runs after the cell, a client once gone (clients
+// live for a cell, servers for the run).
 func (c *Contexts) Of(pid int, name string, softirq bool) string {
 	switch {
 	case pid == 0 && !softirq:
@@ -305,7 +308,7 @@ func (c *Contexts) Of(pid int, name string, softirq bool) string {
 	switch {
 	case slices.Contains(daemons, name):
 		ctx = record.StackDaemon + name
-	case slices.Contains(c.comms, name):
+	case c.guess && slices.Contains(c.comms, name):
 		ctx = record.StackClient
 		if _, err := os.Stat(filepath.Join(c.proc, strconv.Itoa(pid))); err == nil {
 			ctx = record.StackServer

@@ -100,7 +100,7 @@ func stackLineCheck(stack string, n uint64) (string, uint64, error) {
 func TestContextsOf(t *testing.T) {
 	c := testContexts(t)
 	c.Add(100, record.StackClient) // a cnperf process: taken
-	c.Add(101, record.StackServer) // not cnperf's (a pod's PID that is another's here): refused
+	c.Add(101, record.StackServer) // not cnperf's (a pod's PID that is another's here): refused, so guess
 	c.Add(102, record.StackRouter) // a lab's process, by the lab's word
 	c.Add(-1, record.StackServer)  // no PID
 	for _, tc := range []struct {
@@ -116,7 +116,7 @@ func TestContextsOf(t *testing.T) {
 		{100, "cnperf", false, "client"},
 		{101, "bash", false, "other"},
 		{102, "cnperf", false, "router"},
-		{7, "cnperf", false, "server"}, // unknown, still running: a pod's server
+		{7, "cnperf", false, "server"}, // unknown, still running: a pod's server (guessed)
 		{8, "cnperf", false, "client"}, // unknown, gone: a pod's client
 		{9, "flanneld", true, "daemon:flanneld"},
 		{10, "containerd-shim", false, "daemon:containerd-shim"},
@@ -125,6 +125,11 @@ func TestContextsOf(t *testing.T) {
 		if got := c.Of(tc.pid, tc.comm, tc.softirq); got != tc.want {
 			t.Errorf("Of(%d, %s, softirq %v) = %s, want %s", tc.pid, tc.comm, tc.softirq, got, tc.want)
 		}
+	}
+	known := testContexts(t) // every PID the runner gave was this machine's: no guess
+	known.Add(100, record.StackServer)
+	if got := known.Of(7, "cnperf", false); got != "other" {
+		t.Errorf("an unknown cnperf process with every server known: %s, want other", got)
 	}
 	for name, want := range map[string]string{"router-h1": "router", "delayline": "delayline", "delayline-l1": "delayline",
 		"flanneld-h1": "daemon:flanneld", "etcd": "daemon:etcd", "ovs-vswitchd-h2": "daemon:ovs-vswitchd", "stress-server": "daemon:stress"} {

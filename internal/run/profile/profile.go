@@ -14,7 +14,6 @@ package profile
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -69,7 +68,7 @@ type Session struct {
 	cmd      *exec.Cmd
 	ctl      *os.File // perf's control descriptor: "enable", "disable"
 	ack      *os.File // its acknowledgements
-	stderr   bytes.Buffer
+	stderr   tail
 	exited   chan struct{}
 	exitedAt time.Time
 	on, off  time.Time
@@ -129,7 +128,7 @@ func (s *Session) command(c string) error {
 	fail := func(err error) error {
 		select {
 		case <-s.exited: // its stderr is complete
-			return fmt.Errorf("profile: perf %s: %w: %s", c, err, lastLine(s.stderr.Bytes()))
+			return fmt.Errorf("profile: perf %s: %w: %s", c, err, lastLine(s.stderr.b))
 		default:
 			return fmt.Errorf("profile: perf %s: %w", c, err)
 		}
@@ -190,7 +189,7 @@ func (s *Session) Finish(runDir, file string, ctx *Contexts) (*record.CellProfil
 		return nil, err
 	}
 	cmd := exec.Command(s.cmd.Path, "script", "-i", s.data, "-F", "comm,pid,tid,ip,sym,dso")
-	var stderr bytes.Buffer
+	var stderr tail
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -204,7 +203,7 @@ func (s *Session) Finish(runDir, file string, ctx *Contexts) (*record.CellProfil
 		_ = cmd.Process.Kill()
 	}
 	if err := cmd.Wait(); ferr == nil && err != nil {
-		ferr = fmt.Errorf("profile: perf script: %w: %s", err, lastLine(stderr.Bytes()))
+		ferr = fmt.Errorf("profile: perf script: %w: %s", err, lastLine(stderr.b))
 	}
 	if ferr != nil {
 		return nil, ferr
@@ -248,6 +247,18 @@ func (s *Session) Discard() {
 	s.ack.Close()
 	_ = os.Remove(s.data)
 	_ = os.Remove(s.data + ".old")
+}
+
+// tail keeps the last 4 KiB written to it: a tool's stderr, of which an
+// error quotes the last line.
+type tail struct{ b []byte }
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if over := len(t.b) - 4<<10; over > 0 {
+		t.b = t.b[over:]
+	}
+	return len(p), nil
 }
 
 func lastLine(b []byte) string {
