@@ -146,7 +146,8 @@ type sample struct {
 }
 
 // header reads "COMM PID/TID", and "[CPU]" after it if perf was asked for
-// the CPU too (COMM may hold blanks).
+// the CPU too (COMM may hold blanks); perf writes -1/-1 for a sample it
+// could tie to no thread, which is then other.
 func (s *sample) header(line string) error {
 	f := strings.Fields(line)
 	if len(f) > 2 && strings.HasPrefix(f[len(f)-1], "[") {
@@ -157,7 +158,7 @@ func (s *sample) header(line string) error {
 	}
 	pid, _, ok := strings.Cut(f[len(f)-1], "/")
 	n, err := strconv.Atoi(pid)
-	if !ok || err != nil || n < 0 {
+	if !ok || err != nil {
 		return fmt.Errorf("%q: not PID/TID", f[len(f)-1])
 	}
 	*s = sample{open: true, pid: n, comm: strings.Join(f[:len(f)-1], " ")}

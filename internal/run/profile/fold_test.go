@@ -121,6 +121,7 @@ func TestContextsOf(t *testing.T) {
 		{9, "flanneld", true, "daemon:flanneld"},
 		{10, "containerd-shim", false, "daemon:containerd-shim"},
 		{11, "kworker/0:1", true, "other"},
+		{-1, ":-1", false, "other"}, // perf's "-1/-1": no thread
 	} {
 		if got := c.Of(tc.pid, tc.comm, tc.softirq); got != tc.want {
 			t.Errorf("Of(%d, %s, softirq %v) = %s, want %s", tc.pid, tc.comm, tc.softirq, got, tc.want)
@@ -229,6 +230,7 @@ func FuzzFold(f *testing.F) {
 	}
 	f.Add(b)
 	f.Add([]byte("a b 1/2 [000]\n\tffffffffffffffff x;y z (mod)\n\t0 (\n\n\n"))
+	f.Add([]byte(":-1 -1/-1\n\tffffffff81369742 handle_softirqs ([kernel.kallsyms])\n\n"))
 	f.Add([]byte("swapper 0/0\n\tffffffff81369742 handle_softirqs ([kernel.kallsyms])\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c := &Contexts{pids: map[int]string{}, self: -1, comms: []string{"cnperf"}, proc: t.TempDir(), looked: map[int]string{}}
