@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -68,4 +69,17 @@ func cpuTime(t *testing.T) time.Duration {
 		t.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestCheckNamesWhatToInstall: without perf the check is bad input (not
+// the machine's failure) naming the package.
+func TestCheckNamesWhatToInstall(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	machine, err := Check()
+	if machine || err == nil || !strings.Contains(err.Error(), "apt-get install linux-perf") {
+		t.Errorf("Check without perf: machine %v, %v", machine, err)
+	}
+	if _, err := Start(filepath.Join(t.TempDir(), "x.data"), 99); err == nil {
+		t.Error("Start without perf: no error")
+	}
 }
