@@ -32,8 +32,8 @@ func TestSessionSamplesThisProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Work for 300 ms of this process's CPU: some 300 samples at 999 Hz.
-	x := 0
-	for i := 0; cpuTime(t) < 300*time.Millisecond; i++ {
+	x, from := 0, cpuTime(t)
+	for i := 0; cpuTime(t)-from < 300*time.Millisecond; i++ {
 		for j := range 1 << 20 {
 			x += i * j
 		}
