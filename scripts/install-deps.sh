@@ -11,7 +11,8 @@
 # build of flanneld by scripts/flannel-build.sh; docs/labs.md) and `cilium`
 # (clang-19 and llc-19, with which the Cilium agent compiles its BPF
 # programs at run time, and ipset, which it keeps node addresses in; the
-# test cluster's --cni cilium-*; docs/kubernetes.md).
+# test cluster's --cni cilium-*; docs/kubernetes.md) and `profile` (linux-perf,
+# for the condition profile: on; docs/results.md).
 # Prints the go binary to use.
 set -euo pipefail
 
@@ -33,6 +34,7 @@ for extra in "$@"; do
     browser) command -v chromium >/dev/null || need_pkgs+=(chromium fonts-dejavu-core) ;;
     # flanneld's UDP backend is a C proxy on TUN: its build needs cgo.
     flannel) command -v gcc >/dev/null || need_pkgs+=(gcc) ;;
+    profile) command -v perf >/dev/null || need_pkgs+=(linux-perf) ;;
     # Cilium's agent wants clang and llc >= 18.1; Debian 12 has 19.
     cilium) command -v clang-19 >/dev/null || need_pkgs+=(clang-19)
             command -v llc-19 >/dev/null || need_pkgs+=(llvm-19)

@@ -27,6 +27,7 @@ func newRunCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 	var preset, out, modesFlag, driver string
 	var duration time.Duration
 	var labels []string
+	var profileFlag bool
 	var df []lab.Flag
 	cmd := &cobra.Command{
 		Use:   "run [SPEC.yaml] [--preset NAME]",
@@ -73,6 +74,9 @@ func newRunCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 				for i := range s.Tests {
 					s.Tests[i].Duration = duration
 				}
+			}
+			if profileFlag {
+				s.Conditions.Profile = "on" // stored with the run's spec
 			}
 			for _, kv := range labels {
 				k, v, ok := strings.Cut(kv, "=")
@@ -136,6 +140,7 @@ func newRunCmd(cat lab.Catalog, stdout, stderr io.Writer) *cobra.Command {
 	cmd.Flags().StringVar(&modesFlag, "modes", "", "comma-separated modes, overriding the spec's")
 	cmd.Flags().StringVar(&driver, "driver", "netns", "build the labs with: netns (by hand, in namespaces), docker (real Docker Engines, one per host) or kubernetes (pods on a cluster), overriding the spec's")
 	cmd.Flags().StringArrayVar(&labels, "label", nil, "KEY=VALUE stored with every sample (repeatable)")
+	cmd.Flags().BoolVar(&profileFlag, "profile", false, "sample every CPU's stacks during each cell (the condition profile: on; a variant's own profile wins)")
 	df = addDriverFlags(cmd, cat, true)
 	cmd.Flags().DurationVar(&duration, "duration", 0, "socket tests: measure each test this long instead of the spec's durations (stored in the run's spec)")
 	return cmd

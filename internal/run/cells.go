@@ -55,8 +55,9 @@ type clientRun struct {
 // (through their line functions) and the cell's cost: the clients'
 // CPU and memory and the delta of the servers'. A client that fails
 // marks the cell failed with its reason; the run goes on. An interrupted
-// cell keeps what its clients printed and returns ctx's error.
-func (e *env) runCell(ctx context.Context, cr cellRun, cell *record.Cell, app *appender) error {
+// cell keeps what its clients printed and returns ctx's error. started,
+// when not nil, is told each client's PID as it starts (the profile's).
+func (e *env) runCell(ctx context.Context, cr cellRun, cell *record.Cell, app *appender, started func(int)) error {
 	before := e.serverUsage(cr.servers)
 	logf, err := os.OpenFile(filepath.Join(e.logs, e.logName(cr.log)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -65,7 +66,7 @@ func (e *env) runCell(ctx context.Context, cr cellRun, cell *record.Cell, app *a
 	defer logf.Close()
 	cc := &cellClients{log: logf}
 	flapStart := time.Now()
-	if err := cc.start(e, cr, cell.Index); err != nil {
+	if err := cc.start(e, cr, cell.Index, started); err != nil {
 		return err
 	}
 	// The lab's links flap at their offsets from the clients' start.
@@ -132,7 +133,7 @@ type startedClient struct {
 
 // start starts every client of cr; when one cannot start, those started
 // are stopped.
-func (cc *cellClients) start(e *env, cr cellRun, cell int) error {
+func (cc *cellClients) start(e *env, cr cellRun, cell int, started func(int)) error {
 	for _, r := range cr.clients {
 		out := &lineWriter{fn: func(line []byte) {
 			cc.mu.Lock()
@@ -155,6 +156,9 @@ func (cc *cellClients) start(e *env, cr cellRun, cell int) error {
 				_ = s.p.Stop(0)
 			}
 			return err
+		}
+		if started != nil {
+			started(p.PID())
 		}
 		cc.started = append(cc.started, startedClient{r, p, out, stderr})
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/sysinfo"
 	"github.com/cnperf/cnperf/internal/poll"
 	"github.com/cnperf/cnperf/internal/record"
+	"github.com/cnperf/cnperf/internal/run/profile"
 	"github.com/cnperf/cnperf/internal/run/progress"
 	"github.com/cnperf/cnperf/internal/spec"
 )
@@ -140,9 +141,25 @@ func NewPlan(o Options) (*Plan, error) {
 }
 
 // Preflight runs the preflight of each driver the plan uses (privileges,
-// tools, a cluster that answers), before anything is built. An error
-// wrapped in lab.Failure is the machine's.
-func (p *Plan) Preflight() error { return p.o.Lab.Preflight(p.spec, p.opts, p.o.Exe) }
+// tools, a cluster that answers) and, when a lab is profiled, the
+// profiler's, before anything is built. An error wrapped in lab.Failure is
+// the machine's.
+func (p *Plan) Preflight() error {
+	if err := p.o.Lab.Preflight(p.spec, p.opts, p.o.Exe); err != nil {
+		return err
+	}
+	for _, l := range p.spec.Labs() {
+		if on, _ := l.Conditions.Profiles(); on {
+			if machine, err := profile.Check(); machine {
+				return lab.Failure{Err: err}
+			} else if err != nil {
+				return err
+			}
+			break
+		}
+	}
+	return nil
+}
 
 // check refuses what NewPlan refuses of a (calibrated) spec, in this
 // order, and returns the experiment and each driver's options; warn takes
@@ -428,6 +445,17 @@ func (r *running) measureCell(i int, c cellPlan, meter *cost.Meter, own bool) er
 			return fmt.Errorf("mode %s: %w", c.mode, err)
 		}
 	}
+	// Sampling starts before the load's snapshot, so that perf's own start
+	// is in no cell's load.
+	prof, err := r.startProfile(i, e)
+	if err != nil {
+		return err
+	}
+	var started func(int)
+	if prof != nil {
+		defer prof.s.Discard()
+		started = prof.ctx.Client
+	}
 	var snap cost.Snapshot
 	snapErr := errors.New("no meter")
 	if meter != nil {
@@ -448,7 +476,7 @@ func (r *running) measureCell(i int, c cellPlan, meter *cost.Meter, own bool) er
 	before, bytesBefore := r.app.total, r.app.bytes[key]
 	cr, err := r.w.cell(e, c.unit, &cell, r.app)
 	if err == nil {
-		err = e.runCell(r.ctx, cr, &cell, r.app)
+		err = e.runCell(r.ctx, cr, &cell, r.app, started)
 	}
 	if lerr := e.lab.Alive(); lerr != nil && cell.Error == "" {
 		cell.Error = lerr.Error() // it died during this cell
@@ -456,6 +484,10 @@ func (r *running) measureCell(i int, c cellPlan, meter *cost.Meter, own bool) er
 	r.res.Samples += r.app.total - before
 	if cell.End.IsZero() { // else the cell's clients timed it (cellRun.span)
 		cell.End = time.Now().UTC()
+	}
+	var profErr error
+	if prof != nil {
+		profErr = prof.s.Disable()
 	}
 	if snapErr == nil {
 		if end, err := meter.Read(); err == nil {
@@ -468,8 +500,14 @@ func (r *running) measureCell(i int, c cellPlan, meter *cost.Meter, own bool) er
 			cell.Daemons = lab.DaemonCosts(dBefore, dAfter, cell.Start, cell.End)
 		}
 	}
+	if prof != nil && profErr == nil { // read after the cell, in no cell's time
+		cell.Profile, profErr = prof.s.Finish(r.o.Dir, record.StacksFile(i), prof.ctx)
+	}
 	if serr := r.storeCell(cell); serr != nil {
 		return serr
+	}
+	if profErr != nil {
+		return profErr
 	}
 	if err != nil {
 		return err

@@ -127,7 +127,7 @@ func TestSiegeCellThroughLauncher(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.runCell(context.Background(), cr, &cell, app); err != nil {
+	if err := e.runCell(context.Background(), cr, &cell, app, nil); err != nil {
 		t.Fatal(err)
 	}
 	if cell.Samples != len(sizes)*2 || cell.Failed != 0 || cell.Error != "" || app.total != len(sizes)*2 {

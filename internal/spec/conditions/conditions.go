@@ -113,6 +113,30 @@ type Set struct {
 	// links, for the lab (links.go): swept as variants, impaired and clean
 	// labs run side by side.
 	Impairment string `yaml:"impairment,omitempty" json:"impairment,omitempty"`
+	// Profile "on" samples the stacks of every CPU of the machine during
+	// each of the lab's cells, ProfileHz times a second (default
+	// DefaultProfileHz): run/profile.
+	Profile   string `yaml:"profile,omitempty" json:"profile,omitempty"`
+	ProfileHz int    `yaml:"profile_hz,omitempty" json:"profile_hz,omitempty"`
+}
+
+// Bounds of profile_hz: a prime-ish rate off the kernel's 100 and 1000 Hz
+// ticks by default, so samples do not fall in step with timers, and at
+// most one sample a millisecond per CPU.
+const (
+	DefaultProfileHz           = 199
+	MinProfileHz, MaxProfileHz = 49, 999
+)
+
+// Profiles reports whether the lab's cells are profiled, and at what rate.
+func (s Set) Profiles() (bool, int) {
+	if s.Profile != "on" {
+		return false, 0
+	}
+	if s.ProfileHz == 0 {
+		return true, DefaultProfileHz
+	}
+	return true, s.ProfileHz
 }
 
 // IP families (ip_family).
@@ -181,8 +205,9 @@ const (
 	CrossNode = "cross-node"
 )
 
-// Empty reports whether the set changes nothing.
-func (s Set) Empty() bool { s.Name = ""; return s == Set{} }
+// Empty reports whether the set changes nothing of the lab: profiling is
+// the runner's, on this machine, so every driver takes it.
+func (s Set) Empty() bool { s.Name, s.Profile, s.ProfileHz = "", "", 0; return s == Set{} }
 
 // Over returns s with v's non-zero fields on top: a variant over the
 // spec's conditions. Every field is carried, so that a condition added to
@@ -238,6 +263,8 @@ func (s Set) Label() string {
 	add("svc", s.Services, s.Services != 0)
 	add("ip", s.IPFamily, s.IPFamily != "")
 	add("impair", s.Impairment, s.Impairment != "")
+	add("profile", s.Profile, s.Profile != "")
+	add("hz", s.ProfileHz, s.ProfileHz != 0)
 	return strings.Join(parts, ",")
 }
 
@@ -336,6 +363,12 @@ func (s Set) Validate(cpus int) error {
 	}
 	if s.Impairment != "" && !ClusterNameRE.MatchString(s.Impairment) {
 		return fmt.Errorf("impairment %q: not a name in impairments (1-32 of a-z, 0-9 and -)", s.Impairment)
+	}
+	switch {
+	case s.Profile != "" && s.Profile != "on" && s.Profile != "off":
+		return fmt.Errorf("profile %q: use on or off", s.Profile)
+	case s.ProfileHz != 0 && (s.ProfileHz < MinProfileHz || s.ProfileHz > MaxProfileHz):
+		return fmt.Errorf("profile_hz %d: want %d..%d samples a second per CPU", s.ProfileHz, MinProfileHz, MaxProfileHz)
 	}
 	if s.Delay != "" {
 		if d, err := time.ParseDuration(s.Delay); err != nil || d <= 0 || d > MaxLinkDelay {

@@ -55,6 +55,10 @@ func TestValidate(t *testing.T) {
 		{"rmem above int", Set{TCPRmem: "4096 87380 4294967296"}, "in 1..2147483647"},
 		{"rmem signed", Set{TCPRmem: "+4096 87380 6291456"}, `"+4096"`},
 		{"wmem trailing space", Set{TCPWmem: "4096 16384 4194304 "}, "spaces around it"},
+		{"profile", Set{Profile: "on", ProfileHz: 999}, ""},
+		{"profile maybe", Set{Profile: "yes"}, `profile "yes": use on or off`},
+		{"profile_hz below", Set{Profile: "on", ProfileHz: 48}, "profile_hz 48: want 49..999"},
+		{"profile_hz above", Set{ProfileHz: 1000}, "profile_hz 1000"},
 		{"policy none", Set{NetworkPolicy: "none"}, ""},
 		{"policy allow", Set{NetworkPolicy: "allow"}, ""},
 		{"policy allow of 1000 rules", Set{NetworkPolicy: "allow", PolicyRules: 1000}, ""},
@@ -236,5 +240,27 @@ func TestSameIn(t *testing.T) {
 	keys := Keys()
 	if n := reflect.TypeFor[Set]().NumField() - 1; len(keys) != n || slices.Contains(keys, "") || slices.Contains(keys, "name") {
 		t.Errorf("Keys() = %v: want the %d conditions' names", keys, n)
+	}
+}
+
+// TestProfileIsTheRunners: profiling changes nothing of a lab, so a set
+// of it alone is Empty (every driver takes it), and its rate defaults.
+func TestProfileIsTheRunners(t *testing.T) {
+	for _, tc := range []struct {
+		set   Set
+		on    bool
+		hz    int
+		empty bool
+	}{
+		{Set{}, false, 0, true},
+		{Set{Profile: "on"}, true, DefaultProfileHz, true},
+		{Set{Profile: "on", ProfileHz: 499}, true, 499, true},
+		{Set{Profile: "off", ProfileHz: 499}, false, 0, true},
+		{Set{Profile: "on", Cores: 1}, true, DefaultProfileHz, false},
+	} {
+		on, hz := tc.set.Profiles()
+		if on != tc.on || hz != tc.hz || tc.set.Empty() != tc.empty {
+			t.Errorf("%+v: profiles %v at %d, empty %v", tc.set, on, hz, tc.set.Empty())
+		}
 	}
 }

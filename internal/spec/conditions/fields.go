@@ -48,6 +48,8 @@ var Fields = []Field{
 	{"services", fmt.Sprintf("0..%d", MaxServices), "kubernetes driver: N Services with an endpoint on the lab's cluster while it is measured, and their programming latency ([Services at scale](kubernetes.md#services-at-scale))"},
 	{"ip_family", "`" + IPv4 + "`, `" + IPv6 + "`, `" + Dual + "`", "the lab's address family: IPv4 (default), IPv6 only from 2001:2::/48, or both, workloads dialling IPv6 ([IPv6](labs.md#ipv6))"},
 	{"impairment", "a name in `impairments`", "the spec's list of impaired links for this lab, over `links` ([links](#impaired-links-and-flaps))"},
+	{"profile", "`on`, `off`", "sample every CPU's kernel and user stacks during each cell, stored per cell (`cnperf run --profile` sets it; [stacks](results.md#stacks-per-cell))"},
+	{"profile_hz", fmt.Sprintf("%d..%d", MinProfileHz, MaxProfileHz), fmt.Sprintf("samples a second per CPU with `profile: on` (default %d)", DefaultProfileHz)},
 }
 
 // ShortDuration is a duration as a spec writes it: 24h, 10s, 1h30m.
