@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/record"
 	"github.com/cnperf/cnperf/internal/report/figure"
 )
@@ -32,19 +33,56 @@ type SeriesProfile struct {
 	Samples uint64
 	Cells   int
 	Hz      int // the cells' sampling rate; 0 when they differ
-	// Requests are the ping-pong requests its cells answered; 0 when a
-	// cell ran a socket test, whose cells' work has no one unit here.
-	Requests int
+	// Work is what its cells did, in the first of workUnits every cell
+	// recorded: ping-pong's requests answered, socket tests'
+	// transactions, or the bytes they moved (CellKernel.Bytes) in GB; 0
+	// when there is none or the cells' rates differ.
+	Work float64
+	Unit string
+}
+
+// workUnits are the units of SeriesProfile.Work, in order of preference,
+// and how a frame's CPU time per unit is shown.
+var workUnits = []struct {
+	name       string
+	scale      float64 // from seconds
+	text, work string
+}{
+	{"request", 1e6, "µs CPU per request", "%s requests answered"},
+	{"transaction", 1e6, "µs CPU per transaction", "%s transactions"},
+	{"GB", 1, "s CPU per GB", "%s GB moved"},
+}
+
+// unitOf is the Work unit named name.
+func unitOf(name string) (scale float64, text, work string) {
+	for _, u := range workUnits {
+		if u.name == name {
+			return u.scale, u.text, u.work
+		}
+	}
+	return 0, "", ""
 }
 
 // Profiles merges each series' profiled cells' stacks, in the run's series
 // order; a cell whose stacks cannot be read is left out and said in a note.
 func Profiles(run Run) ([]SeriesProfile, []string) {
+	// Socket cells' transactions: their rate over the cell's time.
+	trans := map[int]float64{}
+	cells := Cells(run.Meta)
+	for _, o := range analysis.Observations(run.Records, run.Costs, run.CPU, cells, func(m string) string { return m }) {
+		if c := cells[o.Cell]; o.Values["trans_per_s"] > 0 {
+			trans[o.Cell] = o.Values["trans_per_s"] * c.End.Sub(c.Start).Seconds()
+		}
+	}
 	var out []SeriesProfile
 	var notes []string
 	for _, key := range run.Meta.SeriesKeys() {
 		p := SeriesProfile{Series: key, Stacks: record.Stacks{}}
-		sockets := false
+		work, lacks := map[string]float64{}, map[string]bool{}
+		count := func(unit string, v float64) {
+			work[unit] += v
+			lacks[unit] = lacks[unit] || !(v > 0)
+		}
 		for _, c := range run.Meta.Cells {
 			if c.Mode != key || c.Profile == nil {
 				continue
@@ -62,15 +100,28 @@ func Profiles(run Run) ([]SeriesProfile, []string) {
 				p.Hz = 0
 			}
 			p.Cells++
-			sockets = sockets || c.Case != ""
-			p.Requests += c.Samples - c.Failed
+			var bytes float64
+			if c.Kernel != nil {
+				bytes = float64(c.Kernel.Bytes)
+			}
+			if c.Case == "" {
+				count("request", float64(c.Samples-c.Failed))
+				count("transaction", 0)
+			} else {
+				count("request", 0)
+				count("transaction", trans[c.Index])
+			}
+			count("GB", bytes/1e9)
 			for stack, n := range s {
 				p.Stacks[stack] += n
 				p.Samples += n
 			}
 		}
-		if sockets || p.Hz <= 0 {
-			p.Requests = 0
+		for _, u := range workUnits {
+			if p.Hz > 0 && !lacks[u.name] && work[u.name] > 0 {
+				p.Work, p.Unit = work[u.name], u.name
+				break
+			}
 		}
 		if p.Samples > 0 {
 			out = append(out, p)
@@ -79,14 +130,15 @@ func Profiles(run Run) ([]SeriesProfile, []string) {
 	return out, notes
 }
 
-// perRequest is the CPU seconds one sample stands for divided by the
-// requests: a frame's samples times it are its CPU time per request; 0
-// where there is no such unit.
-func (p SeriesProfile) perRequest() float64 {
-	if p.Requests <= 0 || p.Hz <= 0 {
+// perUnit is the CPU one sample stands for divided by the work, as
+// shown (workUnits): a frame's samples times it are its CPU per unit of
+// work; 0 where there is no unit.
+func (p SeriesProfile) perUnit() float64 {
+	if p.Work <= 0 || p.Hz <= 0 {
 		return 0
 	}
-	return 1 / float64(p.Hz) / float64(p.Requests)
+	scale, _, _ := unitOf(p.Unit)
+	return scale / float64(p.Hz) / p.Work
 }
 
 // flameFrame is a frame of a series' (a) and the reference's (b) merged
@@ -189,12 +241,13 @@ func flameHue(f *flameFrame, depth int) color.NRGBA {
 	return color.NRGBA{0xf5, uint8(180 + 60*v), uint8(50 + 40*v), 0xff}
 }
 
-// cpuText is a frame's CPU per request, or "" where there is no unit.
-func cpuText(samples uint64, perReq float64) string {
-	if perReq == 0 {
+// cpuText is a frame's CPU per unit of work, or "" where there is none.
+func cpuText(samples uint64, p SeriesProfile) string {
+	if p.perUnit() == 0 {
 		return ""
 	}
-	return ", " + textSig(float64(samples)*perReq*1e6, 0) + " µs CPU per request"
+	_, text, _ := unitOf(p.Unit)
+	return ", " + textSig(float64(samples)*p.perUnit(), 0) + " " + text
 }
 
 // seriesFlame is a profiled series as the report names it.
@@ -232,17 +285,18 @@ func (r *Report) addFlames(ref string) {
 func (r *Report) addFlame(i int, d seriesFlame) {
 	root := &flameFrame{name: "all", kids: map[string]*flameFrame{}}
 	root.add(d.p.Stacks, false)
-	perReq, total := d.p.perRequest(), float64(d.p.Samples)
+	total := float64(d.p.Samples)
 	s := flameScale{
 		width: func(f *flameFrame) float64 { return float64(f.a) },
 		fill:  flameHue,
 		tooltip: func(f *flameFrame) string {
-			return fmt.Sprintf("%s\nsamples: %d, %.2f %% of %s's%s", f.name, f.a, 100*float64(f.a)/total, d.name, cpuText(f.a, perReq))
+			return fmt.Sprintf("%s\nsamples: %d, %.2f %% of %s's%s", f.name, f.a, 100*float64(f.a)/total, d.name, cpuText(f.a, d.p))
 		},
 	}
-	unit := "Widths are shares of its samples (its cells ran socket tests, whose work has no one unit here)"
-	if perReq > 0 {
-		unit = fmt.Sprintf("Widths are shares of its samples; in all %s µs of CPU per request over %d requests", textSig(total*perReq*1e6, 0), d.p.Requests)
+	unit := "Widths are shares of its samples (its cells recorded no one unit of work)"
+	if d.p.perUnit() > 0 {
+		_, _, work := unitOf(d.p.Unit)
+		unit = fmt.Sprintf("Widths are shares of its samples; all of them, idle and other work included, come to %s (%s)", cpuText(d.p.Samples, d.p)[2:], fmt.Sprintf(work, textSig(d.p.Work, 0)))
 	}
 	caption := fmt.Sprintf("Where the machine's CPUs went while %s's %d profiled cells ran: their sampled stacks merged (%d samples), "+
 		"the root's children what each sample ran (server, client, router, a daemon, other, idle), each frame above its caller. %s. "+
@@ -253,16 +307,17 @@ func (r *Report) addFlame(i int, d seriesFlame) {
 
 // addFlameDiff draws a series' differential flame graph against the
 // reference's (Brendan Gregg's): both sides' stacks in one tree, each
-// frame as wide as the mean of the two sides' CPU per request (shares of
-// samples where a side has no requests), red where the series spends
+// frame as wide as the mean of the two sides' CPU per unit of work (shares
+// of samples where they share no unit), red where the series spends
 // more than the reference, blue where less, the deeper the larger the
 // change; frames only one side ran are drawn too.
 func (r *Report) addFlameDiff(i int, d, ref seriesFlame) {
 	root := &flameFrame{name: "all", kids: map[string]*flameFrame{}}
 	root.add(d.p.Stacks, false)
 	root.add(ref.p.Stacks, true)
-	ka, kb, unit := d.p.perRequest()*1e6, ref.p.perRequest()*1e6, "µs CPU per request"
-	if ka == 0 || kb == 0 {
+	_, unit, _ := unitOf(d.p.Unit)
+	ka, kb := d.p.perUnit(), ref.p.perUnit()
+	if ka == 0 || kb == 0 || d.p.Unit != ref.p.Unit {
 		ka, kb, unit = 100/float64(d.p.Samples), 100/float64(ref.p.Samples), "% of samples"
 	}
 	change := func(f *flameFrame) float64 { return float64(f.a)*ka - float64(f.b)*kb }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,6 +19,9 @@ func profiledRun(t *testing.T, cells []profiledCell) Run {
 	run := Run{Dir: t.TempDir()}
 	for i, c := range cells {
 		cell := record.Cell{Index: i, Mode: c.series, Case: c.kase, Samples: c.requests}
+		if c.bytes > 0 {
+			cell.Kernel = &record.CellKernel{Bytes: c.bytes}
+		}
 		if c.stacks != nil {
 			cell.Profile = &record.CellProfile{Hz: c.hz, File: record.StacksFile(i)}
 			if err := record.WriteStacks(filepath.Join(run.Dir, record.StacksFile(i)), c.stacks); err != nil {
@@ -35,6 +39,7 @@ func profiledRun(t *testing.T, cells []profiledCell) Run {
 type profiledCell struct {
 	series, kase string
 	hz, requests int
+	bytes        int64
 	stacks       record.Stacks
 	unlisted     bool
 }
@@ -45,28 +50,37 @@ func TestProfiles(t *testing.T) {
 	}
 	for name, tc := range map[string]struct {
 		cells    []profiledCell
-		want     []string // "SERIES cells samples hz requests"
+		want     []string // "SERIES cells samples hz work unit"
 		notes    int
 		stackOut map[string]uint64 // of the first series
 	}{
 		"merged per series": {
 			cells: []profiledCell{{series: "bare", hz: 99, requests: 10, stacks: s(1)}, {series: "bridge", hz: 99, requests: 5, stacks: s(2)},
 				{series: "bare", hz: 99, requests: 20, stacks: s(3)}, {series: "bridge", requests: 7}},
-			want:     []string{"bare 2 12 99 30", "bridge 1 6 99 5"},
+			want:     []string{"bare 2 12 99 30 request", "bridge 1 6 99 5 request"},
 			stackOut: map[string]uint64{"server;tcp_sendmsg_[k]": 4, "idle;do_idle_[k]": 8},
 		},
 		"rates differ: no unit": {
 			cells: []profiledCell{{series: "bare", hz: 99, requests: 10, stacks: s(1)}, {series: "bare", hz: 499, requests: 10, stacks: s(1)}},
-			want:  []string{"bare 2 6 0 0"},
+			want:  []string{"bare 2 6 0 0 "},
 		},
-		"socket cells: no unit": {
-			cells: []profiledCell{{series: "bare", kase: "rr tcp", hz: 99, requests: 10, stacks: s(1)}},
-			want:  []string{"bare 1 3 99 0"},
+		"socket cells: bytes moved": {
+			cells: []profiledCell{{series: "bare", kase: "rr tcp", hz: 99, requests: 10, bytes: 2e9, stacks: s(1)},
+				{series: "bare", kase: "stream tcp", hz: 99, requests: 10, bytes: 1e9, stacks: s(1)}},
+			want: []string{"bare 2 6 99 3 GB"},
+		},
+		"a socket cell without bytes: no unit": {
+			cells: []profiledCell{{series: "bare", kase: "rr tcp", hz: 99, requests: 10, bytes: 2e9, stacks: s(1)}, {series: "bare", kase: "rr tcp", hz: 99, stacks: s(1)}},
+			want:  []string{"bare 2 6 99 0 "},
+		},
+		"ping-pong and socket cells: no unit": {
+			cells: []profiledCell{{series: "bare", hz: 99, requests: 10, stacks: s(1)}, {series: "bare", kase: "rr tcp", hz: 99, bytes: 1e9, stacks: s(1)}},
+			want:  []string{"bare 2 6 99 0 "},
 		},
 		"unprofiled run": {cells: []profiledCell{{series: "bare", requests: 10}}},
 		"a file missing is a note": {
 			cells: []profiledCell{{series: "bare", hz: 99, requests: 10, stacks: s(1)}, {series: "bare", hz: 99, requests: 10, stacks: s(1)}},
-			want:  []string{"bare 1 3 99 10"}, notes: 1,
+			want:  []string{"bare 1 3 99 10 request"}, notes: 1,
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -79,7 +93,7 @@ func TestProfiles(t *testing.T) {
 			ps, notes := Profiles(run)
 			var got []string
 			for _, p := range ps {
-				got = append(got, fmt.Sprintf("%s %d %d %d %d", p.Series, p.Cells, p.Samples, p.Hz, p.Requests))
+				got = append(got, fmt.Sprintf("%s %d %d %d %g %s", p.Series, p.Cells, p.Samples, p.Hz, p.Work, p.Unit))
 			}
 			if strings.Join(got, "|") != strings.Join(tc.want, "|") || len(notes) != tc.notes {
 				t.Errorf("got %q, notes %q; want %q, %d notes", got, notes, tc.want, tc.notes)
@@ -197,5 +211,68 @@ func TestFlameGraphBounds(t *testing.T) {
 	}
 	if len(r.Figures[0].SVG) > 120_000 {
 		t.Errorf("the graph's SVG is %d bytes", len(r.Figures[0].SVG))
+	}
+}
+
+// TestProfiledRun reads a stored run with real stacks (testdata/profiled,
+// its README says how it was made): a flame graph per series, bridge's
+// against bare, and the exported stacks holding every sample the cells
+// stored.
+func TestProfiledRun(t *testing.T) {
+	dir := filepath.Join("testdata", "profiled")
+	runs, notes := Load([]string{dir})
+	if len(runs) != 1 {
+		t.Fatalf("Load: %v", notes)
+	}
+	r, err := Build(runs, notes, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	size := 0
+	for _, fg := range r.Figures {
+		if strings.HasPrefix(fg.ID, "fig-flame") {
+			ids = append(ids, fg.ID)
+			size += len(fg.SVG)
+		}
+	}
+	if strings.Join(ids, " ") != "fig-flame-0 fig-flame-1 fig-flamediff-1" || size > 3*120_000 {
+		t.Errorf("flame figures %v, %d bytes of SVG", ids, size)
+	}
+	// rr's cells: CPU per transaction, their rate times their time.
+	ps, _ := Profiles(runs[0])
+	for _, p := range ps {
+		if p.Unit != "transaction" || !(p.Work > 1000) {
+			t.Errorf("%s: %g %s", p.Series, p.Work, p.Unit)
+		}
+	}
+	var stored uint64
+	for _, c := range runs[0].Meta.Cells {
+		if c.Profile == nil {
+			t.Fatalf("cell %d was not profiled", c.Index)
+		}
+		stored += c.Profile.Samples
+	}
+	out := t.TempDir()
+	files, notes, err := ExportStacks(runs[0], out)
+	if err != nil || len(notes) > 0 || len(files) != 2 {
+		t.Fatalf("export: %v, %v, %v", files, notes, err)
+	}
+	var exported uint64
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			count, err := strconv.ParseUint(line[strings.LastIndexByte(line, ' ')+1:], 10, 64)
+			if err != nil || !strings.Contains(line, ";") {
+				t.Fatalf("%s: %q: %v", f, line, err)
+			}
+			exported += count
+		}
+	}
+	if exported != stored || stored == 0 {
+		t.Errorf("exported %d samples, the cells stored %d", exported, stored)
 	}
 }
