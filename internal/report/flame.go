@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"image/color"
@@ -196,7 +197,7 @@ func (s flameScale) node(root *flameFrame) *figure.FlameNode {
 	walk(root)
 	cut := flameMinShare * s.width(root)
 	if len(widths) > flameMaxFrames {
-		slices.SortFunc(widths, func(x, y float64) int { return -cmpFloat(x, y) })
+		slices.SortFunc(widths, func(x, y float64) int { return cmp.Compare(y, x) })
 		cut = max(cut, math.Nextafter(widths[flameMaxFrames], math.Inf(1)))
 	}
 	var build func(f *flameFrame, depth int) *figure.FlameNode
@@ -210,16 +211,6 @@ func (s flameScale) node(root *flameFrame) *figure.FlameNode {
 		return n
 	}
 	return build(root, 0)
-}
-
-func cmpFloat(x, y float64) int {
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
-	}
-	return 0
 }
 
 // flameHue is a frame's colour in a series' own graph, as flamegraph.pl
