@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"os"
 
@@ -12,17 +14,21 @@ import (
 )
 
 func newExportCmd(stdout io.Writer) *cobra.Command {
-	var format, out, machine, index, ref string
+	var format, out, machine, index, ref, stacks string
 	var noTimestamps bool
 	cmd := &cobra.Command{
-		Use:   "export RUN_DIR --format ppbench|samples|openmetrics|opensearch|perfdash",
-		Short: "Write a run for other tools: ppbench's CSV, flat CSV, OpenMetrics, OpenSearch bulk NDJSON or perfdash JSON",
+		Use:   "export RUN_DIR --format ppbench|samples|openmetrics|opensearch|perfdash | --stacks DIR",
+		Short: "Write a run for other tools: ppbench's CSV, flat CSV, OpenMetrics, OpenSearch bulk NDJSON, perfdash JSON or folded stacks",
 		Example: `  cnperf export runs/quick-… --format ppbench -o quick.csv
   cnperf export runs/quick-… --format openmetrics -o quick.om   # promtool tsdb create-blocks-from openmetrics quick.om data/
   cnperf export runs/quick-… --format opensearch --index cnperf-results | curl -H 'Content-Type: application/x-ndjson' --data-binary @- http://localhost:9200/_bulk
-  cnperf export runs/quick-… --format perfdash -o NetworkPerformance_cnperf.json`,
+  cnperf export runs/quick-… --format perfdash -o NetworkPerformance_cnperf.json
+  cnperf export runs/quick-… --stacks stacks/   # flamegraph.pl stacks/bridge.folded > bridge.svg`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if stacks != "" {
+				return exportStacks(cmd, stdout, args[0], stacks, out)
+			}
 			if err := export.ValidateFormat(format); err != nil {
 				return err
 			}
@@ -62,8 +68,31 @@ func newExportCmd(stdout io.Writer) *cobra.Command {
 	cmd.Flags().BoolVar(&noTimestamps, "no-timestamps", false, "openmetrics: samples without timestamps, for a Pushgateway (the importer needs them)")
 	cmd.Flags().StringVar(&ref, "reference", "", "openmetrics, opensearch, perfdash: mode the ratios compare with (default: the run's reference)")
 	cmd.Flags().StringVarP(&out, "out", "o", "", "write to a file instead of stdout")
+	cmd.Flags().StringVar(&stacks, "stacks", "", "write each profiled series' stacks, merged over its cells, into this directory as SERIES.folded (flamegraph.pl, inferno, speedscope)")
 	cmd.Flags().StringVar(&machine, "machine", "", "ppbench machine tag (default: the run's 'machine' label, else the hostname)")
 	return cmd
+}
+
+// exportStacks writes a profiled run's folded stacks per series into dir.
+func exportStacks(cmd *cobra.Command, stdout io.Writer, runDir, dir, out string) error {
+	if cmd.Flags().Changed("format") || out != "" {
+		return usagef("--stacks writes one file per series into its directory: it takes no --format or -o")
+	}
+	run, err := report.ReadRun(runDir, cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	written, notes, err := report.ExportStacks(run, dir)
+	for _, n := range notes {
+		fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
+	}
+	for _, p := range written {
+		fmt.Fprintln(stdout, p)
+	}
+	if errors.Is(err, report.ErrNoStacks) || errors.Is(err, record.ErrRunFile) {
+		return err // bad input: exit 2
+	}
+	return fail(err)
 }
 
 func newSummaryCmd(stdout io.Writer) *cobra.Command {

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/report/export"
@@ -46,6 +47,31 @@ func TestExportFeeds(t *testing.T) {
 			}
 			if format != "opensearch" && string(file) != stdout {
 				t.Error("-o wrote other bytes than stdout")
+			}
+		})
+	}
+}
+
+// TestExportStacksRefusals: --stacks on a run without profiling, or beside
+// --format or -o, is bad input (exit 2) in one line; nothing is written.
+func TestExportStacksRefusals(t *testing.T) {
+	dir := importedRun(t)
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"unprofiled run": {nil, "no profiled cell"},
+		"with --format":  {[]string{"--format", "samples"}, "takes no --format or -o"},
+		"with -o":        {[]string{"-o", "x.folded"}, "takes no --format or -o"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "stacks")
+			code, _, stderr := run(append([]string{"export", dir, "--stacks", out}, tc.args...)...)
+			if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("exit %d, %q; want 2 and one line with %q", code, stderr, tc.want)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Error("wrote the directory anyway")
 			}
 		})
 	}

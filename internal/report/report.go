@@ -187,6 +187,7 @@ func Build(runs []Run, notes []string, o Options) (*Report, error) {
 	}
 	r.addCost()
 	r.addAttribution(ref)
+	r.addFlames(ref)
 	r.addFindings()
 	if !sweeps {
 		r.Data = Data{Generated: r.Generated, Reference: r.Reference}
