@@ -22,7 +22,7 @@ func parse(doc string) (spec.Spec, error) {
 
 func TestPresetsParseAndValidate(t *testing.T) {
 	names := presets.Names()
-	if want := []string{"cni-compare", "cni-compare-pingpong", "drivers", "emulation", "emulation-sockets", "flap", "ipv6", "k8s-policy", "k8s-quick", "k8s-quick-sockets", "quick", "rrul", "seed000", "seed001", "seed001-cores", "seed002", "seed002-hops", "seed002-offloads", "seed003", "seed004", "seed004-zones", "sockets-tiny", "tiny"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"cni-compare", "cni-compare-pingpong", "drivers", "emulation", "emulation-sockets", "flap", "ipv6", "k8s-disrupt", "k8s-policy", "k8s-quick", "k8s-quick-sockets", "quick", "rrul", "seed000", "seed001", "seed001-cores", "seed002", "seed002-hops", "seed002-offloads", "seed003", "seed004", "seed004-zones", "sockets-tiny", "tiny"}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("presets.Names() = %v, want %v", names, want)
 	}
 	for _, n := range names {
