@@ -21,6 +21,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/lab/process"
 	"github.com/cnperf/cnperf/internal/lab/sysinfo"
+	"github.com/cnperf/cnperf/internal/testcluster/daemons"
 )
 
 // CiliumVersion is the Cilium scripts/cilium-build.sh pins.
@@ -262,10 +263,10 @@ func (b *builder) ciliumOperator() error {
 	if err := b.pki.kubeconfig(kc, b.o.Name, fmt.Sprintf("https://127.0.0.1:%d", APIPort), "cilium"); err != nil {
 		return err
 	}
-	_, err := b.start(daemon{role: "cilium-operator", ns: lab.NS(b.o.Name, hostName(0)),
-		cgroup: lab.ClusterDaemonCgroup(b.o.Name, hostName(0), "cilium-operator"), node: true, tmpfs: []string{"/run/cilium"},
-		env: []string{"K8S_NODE_NAME=" + hostName(0), "CILIUM_K8S_NAMESPACE=kube-system"},
-		argv: []string{b.o.ciliumBin("cilium-operator-generic"), "--config-dir=" + filepath.Join(b.dir, "cilium-config"),
+	_, err := b.start(daemons.Daemon{Role: "cilium-operator", NS: lab.NS(b.o.Name, hostName(0)),
+		Cgroup: lab.ClusterDaemonCgroup(b.o.Name, hostName(0), "cilium-operator"), Node: true, Tmpfs: []string{"/run/cilium"},
+		Env: []string{"K8S_NODE_NAME=" + hostName(0), "CILIUM_K8S_NAMESPACE=kube-system"},
+		Argv: []string{b.o.ciliumBin("cilium-operator-generic"), "--config-dir=" + filepath.Join(b.dir, "cilium-config"),
 			"--k8s-kubeconfig-path=" + kc, "--leader-election-lease-duration=15s"}})
 	return err
 }
@@ -380,11 +381,11 @@ func (b *builder) ciliumAgent(i int, nd string, mnt int) error {
 	if err := copyBPF(filepath.Join(b.o.CiliumDir(), "lib", "bpf"), filepath.Join(lib, "bpf")); err != nil {
 		return fmt.Errorf("cilium-agent's BPF sources: %w", err)
 	}
-	_, err = b.start(daemon{role: host + "-cilium-agent", ns: lab.NS(b.o.Name, host),
-		cgroup: lab.ClusterDaemonCgroup(b.o.Name, host, "cilium-agent"), mntPID: mnt, cgroupns: true,
-		env: []string{"K8S_NODE_NAME=" + host, "CILIUM_K8S_NAMESPACE=kube-system",
+	_, err = b.start(daemons.Daemon{Role: host + "-cilium-agent", NS: lab.NS(b.o.Name, host),
+		Cgroup: lab.ClusterDaemonCgroup(b.o.Name, host, "cilium-agent"), MntPID: mnt, CgroupNS: true,
+		Env: []string{"K8S_NODE_NAME=" + host, "CILIUM_K8S_NAMESPACE=kube-system",
 			"PATH=" + clang + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
-		argv: []string{b.o.ciliumBin("cilium-agent"), "--config-dir=" + filepath.Join(b.dir, "cilium-config"),
+		Argv: []string{b.o.ciliumBin("cilium-agent"), "--config-dir=" + filepath.Join(b.dir, "cilium-config"),
 			"--k8s-kubeconfig-path=" + kc, "--lib-dir=" + lib,
 			"--cgroup-root=" + filepath.Join(nd, "cilium-cgroup"), "--devices=eth0",
 			"--write-cni-conf-when-ready=" + filepath.Join(nd, "cilium-cni", ciliumConflist)}})
