@@ -39,4 +39,11 @@ type Flap struct {
 	// after them and never went down (a ping-pong cell of a few sizes
 	// can end first); runs before it was recorded leave such flaps out.
 	NotDone bool `json:"not_done,omitempty"`
+	// Component, for a disruption of a test cluster (a spec's disrupt),
+	// is the daemon stopped and started again ("flanneld"); Link is then
+	// its node and whose it is ("node2 server"), Down when it was gone,
+	// Up when it was started again and Ready when it did its job again
+	// (0: it has no sign of that, or was not ready before the bound).
+	Component string  `json:"component,omitempty"`
+	Ready     float64 `json:"ready_s,omitempty"`
 }

@@ -29,12 +29,16 @@ const Exe = "/cnperf"
 // Runtime is a lab's pods as the runner uses them: it starts servers and
 // clients in them by exec and reports a pod that stopped running.
 type Runtime struct {
-	lab.BaseRuntime // nothing to record, no links that flap
+	lab.BaseRuntime // nothing to record
 	c               *Conn
 	ns              string
 	pods            []*record.KubePod
 	// nodes are the nodes the lab's pods are on.
 	nodes []string
+	// disrupt are the spec's disruptions of the test cluster's daemons
+	// (disrupt.go), whose records are in disruptDir.
+	disrupt    []disruption
+	disruptDir string
 
 	mu        sync.Mutex
 	lastCheck time.Time

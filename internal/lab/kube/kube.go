@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -237,6 +238,11 @@ func (Driver) Preflight(in lab.PreflightInput) error {
 			}
 		}
 	}
+	if len(in.Spec.Disrupt) > 0 {
+		if err := checkDisrupt(context.Background(), t, in.Spec.Disrupt, slices.Sorted(maps.Keys(placements))); err != nil {
+			return err
+		}
+	}
 	if len(t.Clusters) == 0 {
 		if err := Preflight(t, placements[""]); err != nil {
 			return err
@@ -334,9 +340,9 @@ func policyFamily(c conditions.Set) error {
 // NetworkPolicies; a cluster's labs share its nodes, whose stacks the
 // hostNetwork pods of every lab of the run use at once; the lab's hosts
 // are the cluster's nodes, which node_placement picks; the labs' names
-// carry "k8s".
+// carry "k8s"; it stops and starts a test cluster's daemons (disrupt).
 func (Driver) Capabilities(any) lab.Capabilities {
-	return lab.Capabilities{Tag: "k8s", AppliesPolicies: true, SharesStack: true, PlacesOnNodes: true}
+	return lab.Capabilities{Tag: "k8s", AppliesPolicies: true, SharesStack: true, PlacesOnNodes: true, Disrupts: true}
 }
 
 // Validate refuses, before the cluster is touched, a mode the driver cannot
@@ -433,6 +439,9 @@ func (Driver) Up(l *lab.Lab, cfg lab.Config) error {
 	rt := &Runtime{c: c, ns: ns, pods: b.allPods(), nodes: b.usedNodes()}
 	l.Kube.PodMTU = podMTU(rt, b.allPods())
 	l.Runtime = rt
+	if err := rt.setDisrupt(ctx, cfg.Disrupt, options(cfg).clusterName(), eps); err != nil {
+		return err
+	}
 	if cfg.Conditions.Probes() {
 		if err := applyPolicy(ctx, l, cfg, rt, b.labels); err != nil {
 			return err
