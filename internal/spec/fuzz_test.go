@@ -38,6 +38,7 @@ func FuzzSpec(f *testing.F) {
 	f.Add([]byte("name: x\ntests: [{workload: stream, duration: 6s}]\nlinks: [{link: server, delay: 10s, jitter: 10s, loss: 99.9, rate: 1000gbit, flap: {at: [0s, 1s, 2s], down: 1ms}}, {link: zones, flap: {at: [5s], down: 999ms}}]\n"))
 	f.Add([]byte("name: x\ntests: [{workload: rr, duration: 3s}]\nimpairments: {slow: [{link: server, delay: 5ms}], cut: [{link: client, flap: {at: [1s], down: 1s}}]}\nvariants: [{name: clean}, {impairment: slow}, {impairment: cut}]\n"))
 	f.Add([]byte("name: x\nchain: {hosts: 17}\ntests: [{workload: rr}]\n"))
+	f.Add([]byte("name: x\ntests: [{workload: rr, duration: 6s}]\ndisrupt: [{component: cni-agent, node: server, at: [0s, 2s], down: restart}, {component: kube-proxy, node: client, at: [1s], down: 4999ms, cluster: a-b}]\n"))
 	f.Add([]byte("name: x\ncalibrate: {from: /nonexistent, series: \"\"}\n"))
 	f.Add([]byte("name: x\ndriver: kubernetes\nmodes: [k8s-pod]\nkubernetes: {clusters: [{name: a, context: c}, {name: b, test_cluster: t, cni: bridge}]}\nvariants: [{cluster: a}, {cluster: b, node_placement: same-node}]\n"))
 	// Parameters held by name: types a declaration must refuse, a field
