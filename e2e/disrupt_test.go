@@ -11,7 +11,8 @@ import (
 
 // kubeDisrupt restarts flanneld on the server's node of the Flannel test
 // cluster 1 s into a short rr cell: the cell records the restart as a
-// flap of the node (when flanneld was gone, started again and ready), the
+// flap of the node (when flanneld was gone, started again and ready, and
+// when a pod created on the node then first answered), the
 // summary's flap table has its row, flanneld runs again (the cluster's
 // status), and nothing is left on the cluster (the test's teardown checks
 // the machine once the cluster is down). A CNI agent asked of the bridge
@@ -48,8 +49,8 @@ disrupt:
 		for _, fl := range c.Flaps {
 			found++
 			if fl.Component != "flanneld" || !strings.HasSuffix(fl.Link, " server") || fl.Error != "" ||
-				!(fl.Down >= 1 && fl.Up >= fl.Down && fl.Ready >= fl.Up) {
-				t.Errorf("cell %d: disruption recorded as %+v, want flanneld on the server's node, gone after 1 s, started again and ready after", c.Index, fl)
+				!(fl.Down >= 1 && fl.Up >= fl.Down && fl.Ready >= fl.Up) || fl.NewPod <= 0 || fl.NewPodError != "" {
+				t.Errorf("cell %d: disruption recorded as %+v, want flanneld on the server's node, gone after 1 s, started again and ready after, and a new pod's first answer", c.Index, fl)
 			}
 		}
 	}

@@ -46,4 +46,9 @@ type Flap struct {
 	// (0: it has no sign of that, or was not ready before the bound).
 	Component string  `json:"component,omitempty"`
 	Ready     float64 `json:"ready_s,omitempty"`
+	// NewPod is the time from creating a pod on the node as the daemon
+	// went down to its first answer to a new connection from the
+	// client's pod (0: not measured, NewPodError says why).
+	NewPod      float64 `json:"new_pod_s,omitempty"`
+	NewPodError string  `json:"new_pod_error,omitempty"`
 }

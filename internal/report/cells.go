@@ -261,7 +261,7 @@ const flapCaption = "What each flap of a link (a spec's links[].flap) did to eac
 	"the stall as the longest gap between two successful completions around the flap, the recovery as the time from the link's up to the first success after it, the siege's and servers' TCP_INFO retransmits of the whole cell, " +
 	"the overlapping requests that failed (lost) and their longest latency; a cell whose requests all ended before the flap says so instead. " +
 	"A disruption of a test cluster's daemon (a spec's disrupt) is a row of its own: its link is the daemon, its node and whose pod is there, down–up when it was gone and started again, " +
-	"and when it did its job again (ready); its stall is looked for until a few seconds after that."
+	"when it did its job again (ready) and how long after its down a pod created on its node then first answered a new connection from the client's pod; its stall is looked for until a few seconds after ready."
 
 // flapRow is one effect as table text: a socket client's, or a ping-pong
 // cell's requests, which count requests and retries where a client counts
@@ -283,8 +283,10 @@ func flapRow(e analysis.FlapEffect) []string {
 	link := e.Link
 	if e.Component != "" {
 		link = e.Component + " " + e.Link
-		if e.Ready > 0 {
-			window += fmt.Sprintf(" (ready %.2f)", e.Ready)
+		opt := func(v float64) string { return map[bool]string{true: "–", false: f(v, 2)}[v == 0] }
+		window += fmt.Sprintf(" (ready %s; new pod answered %s later)", opt(e.Ready), opt(e.NewPod))
+		if e.NewPodError != "" {
+			errText = strings.TrimPrefix(errText+"; new pod: "+e.NewPodError, "–; ")
 		}
 	}
 	if e.PingPong {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/poll"
@@ -24,6 +25,7 @@ type disruption struct {
 	conditions.Disruption
 	daemon string // what runs: flanneld, cilium-agent, kube-proxy, ...
 	host   string // the lab host of the node (the test cluster's nodeI)
+	node   string // the node's name
 }
 
 // role is the daemon's name in the test cluster's records.
@@ -148,7 +150,15 @@ func (r *Runtime) setDisrupt(ctx context.Context, ds []conditions.Disruption, cl
 		if oc.hosts[node] == "" {
 			return fmt.Errorf("disrupt[%d].node %s: the lab has no %s pod on a node of the test cluster", i, d.Node, d.Node)
 		}
-		r.disrupt = append(r.disrupt, disruption{Disruption: d, daemon: daemon, host: oc.hosts[node]})
+		if r.prober == nil {
+			for _, ep := range eps {
+				if strings.HasPrefix(ep.Role, "client") && ep.Kube != nil {
+					r.prober = ep.Kube
+					break
+				}
+			}
+		}
+		r.disrupt = append(r.disrupt, disruption{Disruption: d, daemon: daemon, host: oc.hosts[node], node: node})
 	}
 	return nil
 }
@@ -188,8 +198,8 @@ func (r *Runtime) Flap(start time.Time) func() []record.Flap {
 }
 
 // disruptOnce stops d's daemon at start+at and starts it again.
-func (r *Runtime) disruptOnce(start time.Time, at time.Duration, d disruption, ended <-chan struct{}) record.Flap {
-	fl := record.Flap{Link: d.host + " " + d.Node, Component: d.daemon, At: at.Seconds()}
+func (r *Runtime) disruptOnce(start time.Time, at time.Duration, d disruption, ended <-chan struct{}) (fl record.Flap) {
+	fl = record.Flap{Link: d.host + " " + d.Node, Component: d.daemon, At: at.Seconds()}
 	since := func(t time.Time) float64 { return t.Sub(start).Seconds() }
 	select {
 	case <-time.After(time.Until(start.Add(at))):
@@ -203,6 +213,17 @@ func (r *Runtime) disruptOnce(start time.Time, at time.Duration, d disruption, e
 		return fl
 	}
 	fl.Down = since(down)
+	// A new pod on the node, created as the daemon is gone.
+	type probed struct {
+		after float64
+		err   string
+	}
+	newPod := make(chan probed, 1)
+	go func() {
+		after, err := r.newPodProbe(d.node, down)
+		newPod <- probed{after, err}
+	}()
+	defer func() { p := <-newPod; fl.NewPod, fl.NewPodError = p.after, p.err }()
 	if o := d.Outage(); o > 0 {
 		select {
 		case <-time.After(o):
@@ -229,4 +250,38 @@ func (r *Runtime) disruptOnce(start time.Time, at time.Duration, d disruption, e
 		fl.Error = err.Error()
 	}
 	return fl
+}
+
+// newPodPort is where a new pod's listener listens.
+const newPodPort = 18080
+
+// newPodProbe creates a pod on node as a daemon went down (at from) and
+// returns the time until it first answered a new connection from the
+// lab's client pod: the CNI ADD, the sandbox and the first packet, while
+// the daemon is away or coming back. The pod is deleted again.
+func (r *Runtime) newPodProbe(node string, from time.Time) (float64, string) {
+	if r.build == nil || r.prober == nil {
+		return 0, "the lab has no client pod to probe from"
+	}
+	r.mu.Lock()
+	r.newPods++
+	name := fmt.Sprintf("new-pod-%d", r.newPods)
+	r.mu.Unlock()
+	if err := r.build.createPod(name, node, false); err != nil {
+		return 0, err.Error()
+	}
+	defer func() {
+		grace := int64(0)
+		_ = r.c.remove(context.Background(), r.c.core, r.ns, "pods", name, &metav1.DeleteOptions{GracePeriodSeconds: &grace})
+	}()
+	p, err := r.build.waitRunning(name)
+	if err != nil {
+		return 0, err.Error()
+	}
+	s, err := startProbe(r, &record.KubePod{Namespace: r.ns, Pod: name, Node: node, PodIP: p.Status.PodIP}, r.prober, newPodPort)
+	if err != nil {
+		return 0, err.Error()
+	}
+	s.stop()
+	return s.passed.Sub(from).Seconds(), ""
 }

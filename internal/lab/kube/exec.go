@@ -39,6 +39,11 @@ type Runtime struct {
 	// (disrupt.go), whose records are in disruptDir.
 	disrupt    []disruption
 	disruptDir string
+	// build makes the pods a disruption creates, prober is the client
+	// pod that dials them, newPods counts them (under mu).
+	build   *Build
+	prober  *record.KubePod
+	newPods int
 
 	mu        sync.Mutex
 	lastCheck time.Time

@@ -436,7 +436,7 @@ func (Driver) Up(l *lab.Lab, cfg lab.Config) error {
 		h.Kube, h.Addr = p, p.HostIP
 	}
 	describeCluster(ctx, c, l.Kube, b.usedNodes())
-	rt := &Runtime{c: c, ns: ns, pods: b.allPods(), nodes: b.usedNodes()}
+	rt := &Runtime{c: c, ns: ns, pods: b.allPods(), nodes: b.usedNodes(), build: b}
 	l.Kube.PodMTU = podMTU(rt, b.allPods())
 	l.Runtime = rt
 	if err := rt.setDisrupt(ctx, cfg.Disrupt, options(cfg).clusterName(), eps); err != nil {
