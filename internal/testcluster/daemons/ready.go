@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -17,7 +18,8 @@ import (
 // Ready says whether role, started again at since, does its job again,
 // as the daemon itself tells: the kubelet's and kube-proxy's health
 // endpoints (kube-proxy's answers 200 once it has synced its rules), the
-// Cilium agent's API, containerd's socket, flanneld's subnet file
+// Cilium agent's host endpoint ready (its datapath compiled and loaded,
+// what up waits for), containerd's socket, flanneld's subnet file
 // written anew (it has no health endpoint on the test cluster); another
 // daemon is ready once it runs. An error says it exited.
 func Ready(dir, role string, since time.Time) (bool, error) {
@@ -51,7 +53,7 @@ func Ready(dir, role string, since time.Time) (bool, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, "unix", sock)
 		}}}
-		return get(c, "http://cilium/v1/healthz"), nil
+		return ciliumHostReady(c), nil
 	case "flanneld":
 		fi, err := os.Stat(filepath.Join(dir, host, "subnet.env"))
 		return err == nil && !fi.ModTime().Before(since), nil
@@ -81,4 +83,31 @@ func get(c *http.Client, url string) bool {
 	resp.Body.Close()
 	c.CloseIdleConnections()
 	return resp.StatusCode == http.StatusOK
+}
+
+// ciliumHostReady asks a Cilium agent's API whether the host's endpoint
+// (identity 1) is ready: the agent answers healthy before its datapath
+// is loaded.
+func ciliumHostReady(c *http.Client) bool {
+	resp, err := c.Get("http://cilium/v1/endpoint")
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	defer c.CloseIdleConnections()
+	var eps []struct {
+		Status struct {
+			State    string
+			Identity struct{ ID int }
+		}
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&eps) != nil {
+		return false
+	}
+	for _, ep := range eps {
+		if ep.Status.Identity.ID == 1 && ep.Status.State == "ready" {
+			return true
+		}
+	}
+	return false
 }
