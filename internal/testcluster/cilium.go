@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -408,37 +405,11 @@ func (b *builder) ciliumReady(ctx context.Context, i int) error {
 	nd := filepath.Join(b.dir, host)
 	var conf []byte
 	sock := fmt.Sprintf("/proc/%d/root/run/cilium/cilium.sock", b.mnt[i])
-	c := &http.Client{Timeout: 5 * time.Second, Transport: unixTransport(sock)}
 	err := b.wait(ctx, host+"'s cilium-agent", ciliumReadyWithin, func() (bool, error) {
-		// The agent answers healthy and writes its CNI config before its
-		// datapath is compiled and loaded: the host's endpoint (identity
-		// 1) turns ready once it is.
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://cilium/v1/endpoint", nil)
-		if err != nil {
-			return false, err
-		}
-		resp, err := c.Do(req)
-		if err != nil {
+		if !daemons.CiliumReady(sock) {
 			return false, nil
 		}
-		var eps []struct {
-			Status struct {
-				State    string
-				Identity struct{ ID int }
-			}
-		}
-		err = json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&eps)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusOK {
-			return false, nil
-		}
-		hostReady := false
-		for _, ep := range eps {
-			hostReady = hostReady || (ep.Status.Identity.ID == 1 && ep.Status.State == "ready")
-		}
-		if !hostReady {
-			return false, nil
-		}
+		var err error
 		conf, err = os.ReadFile(filepath.Join(nd, "cilium-cni", ciliumConflist))
 		return err == nil && len(conf) > 0, nil
 	})
@@ -477,14 +448,6 @@ func shorten(l string) string {
 		return l[:400] + "..."
 	}
 	return l
-}
-
-// unixTransport dials the Unix socket at path whatever the URL says.
-func unixTransport(path string) *http.Transport {
-	return &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "unix", path)
-	}}
 }
 
 // copyBPF copies Cilium's BPF sources from src to dst, but their tests.

@@ -197,12 +197,6 @@ func find(dir, role string) (Recorded, error) {
 	return Recorded{}, fmt.Errorf("the cluster runs no %s", role)
 }
 
-// Running says whether role's recorded process runs.
-func Running(dir, role string) bool {
-	r, err := find(dir, role)
-	return err == nil && !r.Gone()
-}
-
 // stopGrace is how long Stop waits after SIGTERM before SIGKILL: an
 // agent's orderly shutdown is what an upgrade does.
 const stopGrace = 10 * time.Second

@@ -48,12 +48,7 @@ func Ready(dir, role string, since time.Time) (bool, error) {
 		}
 		return err == nil, nil
 	case "cilium-agent":
-		sock := fmt.Sprintf("/proc/%d/root/run/cilium/cilium.sock", r.PID)
-		c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", sock)
-		}}}
-		return ciliumHostReady(c), nil
+		return CiliumReady(fmt.Sprintf("/proc/%d/root/run/cilium/cilium.sock", r.PID)), nil
 	case "flanneld":
 		fi, err := os.Stat(filepath.Join(dir, host, "subnet.env"))
 		return err == nil && !fi.ModTime().Before(since), nil
@@ -85,10 +80,14 @@ func get(c *http.Client, url string) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// ciliumHostReady asks a Cilium agent's API whether the host's endpoint
-// (identity 1) is ready: the agent answers healthy before its datapath
-// is loaded.
-func ciliumHostReady(c *http.Client) bool {
+// CiliumReady asks a Cilium agent's API (its socket sock) whether the
+// host's endpoint (identity 1) is ready: the agent answers healthy and
+// writes its CNI config before its datapath is compiled and loaded.
+func CiliumReady(sock string) bool {
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", sock)
+	}}}
 	resp, err := c.Get("http://cilium/v1/endpoint")
 	if err != nil {
 		return false
