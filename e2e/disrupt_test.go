@@ -15,12 +15,12 @@ import (
 // when a pod created on the node then first answered), the
 // summary's flap table has its row, flanneld runs again (the cluster's
 // status), and nothing is left on the cluster (the test's teardown checks
-// the machine once the cluster is down). A CNI agent asked of the bridge
-// plugin's cluster is refused before anything is made.
+// the machine once the cluster is down). A disruption of a cluster the
+// spec does not list is refused before anything is made.
 func kubeDisrupt(t *testing.T, bin string, k *testClusters) {
 	requireBuilt(t, "scripts/flannel-build.sh", flanneld)
 	kc, image := k.get(t, flannelCluster), k.image
-	spec := func(cluster string) string {
+	spec := func(only string) string {
 		return fmt.Sprintf(`name: dis
 driver: kubernetes
 modes: [k8s-pod]
@@ -29,17 +29,16 @@ conditions: {node_placement: cross-node}
 tests:
   - {workload: rr, protocol: tcp, duration: 4s, interval: 200ms}
 disrupt:
-  - {component: cni-agent, node: server, at: [1s], down: restart}
-`, image, cluster)
+  - {component: cni-agent, node: server, at: [1s], down: restart, cluster: %s}
+`, image, clusterName(flannelCluster), only)
 	}
-	k.get(t, bridgeCluster)
-	out, err := exec.Command(bin, "run", writeSpec(t, spec(clusterName(bridgeCluster))), "-o", filepath.Join(t.TempDir(), "refused")).CombinedOutput()
+	out, err := exec.Command(bin, "run", writeSpec(t, spec("other")), "-o", filepath.Join(t.TempDir(), "refused")).CombinedOutput()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "disrupt[0].component cni-agent: test cluster") || !strings.Contains(string(out), "runs no agent") {
-		t.Errorf("cni-agent on the bridge plugin's cluster: %v, want exit 2 saying it runs no agent:\n%s", err, lastLines(string(out), 5))
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "disrupt[0].cluster other: not in kubernetes.clusters") {
+		t.Errorf("a cluster the spec does not list: %v, want exit 2 saying so:\n%s", err, lastLines(string(out), 5))
 	}
 	dir := filepath.Join(t.TempDir(), "run")
-	out, err = exec.Command(bin, "run", writeSpec(t, spec(clusterName(flannelCluster))), "-o", dir).CombinedOutput()
+	out, err = exec.Command(bin, "run", writeSpec(t, spec("c")), "-o", dir).CombinedOutput()
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, lastLines(string(out), 40))
 	}
