@@ -69,6 +69,7 @@ func TestKube(t *testing.T) {
 	t.Run("policy not enforced", func(t *testing.T) { kubePolicyNotEnforced(t, bin, k) })
 	t.Run("clusters", func(t *testing.T) { kubeClusters(t, bin, k) })
 	t.Run("services", func(t *testing.T) { kubeServices(t, bin, k) })
+	t.Run("disrupt", func(t *testing.T) { kubeDisrupt(t, bin, k) })
 	k.done(bridgeCluster)
 	k.done(flannelCluster)
 	t.Run("dual stack", func(t *testing.T) { kubeDualStack(t, bin, k) })

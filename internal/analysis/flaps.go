@@ -27,6 +27,15 @@ type FlapEffect struct {
 	Client   string // a fan-out's client (record.Client, process); "" for one
 	Link     string
 	Down, Up float64 // when the link went down and came up again
+	// Component and Ready, for a disruption of a test cluster's daemon:
+	// the daemon (Link its node) and when it did its job again (0:
+	// unknown); the stall is looked for up to a few seconds past Ready.
+	// NewPod is the time from a pod created on the node at Down to its
+	// first answer (0: NewPodError says why).
+	Component   string
+	Ready       float64
+	NewPod      float64
+	NewPodError string
 	// Stall is the longest run of the client's intervals that moved
 	// nothing (bytes for a stream, transactions for rr) around the flap,
 	// in seconds; StallIntervals how many intervals that run has.
@@ -217,7 +226,7 @@ func clientFlaps(cells map[int]record.Cell, recs []record.Record, series func(mo
 // flapEffect reads one flap's effect from a client's intervals: moved
 // (what arrived) and sender (a stream's retransmits; rr's own).
 func flapEffect(moved, sender []span, fl record.Flap) FlapEffect {
-	e := FlapEffect{Link: fl.Link, Down: fl.Down, Up: fl.Up, Recover: math.NaN(), Worst: math.NaN()}
+	e := FlapEffect{Link: fl.Link, Down: fl.Down, Up: fl.Up, Component: fl.Component, Ready: fl.Ready, NewPod: fl.NewPod, NewPodError: fl.NewPodError, Recover: math.NaN(), Worst: math.NaN()}
 	slices.SortFunc(moved, func(a, b span) int { return cmp.Compare(a.start, b.start) })
 	// The rate before the flap: what the intervals wholly before it
 	// moved over their time (the first is left out: a stream's window
@@ -234,11 +243,12 @@ func flapEffect(moved, sender []span, fl record.Flap) FlapEffect {
 	}
 	// The longest run of idle intervals that touches the flap (from its
 	// down to a few seconds after its up: a TCP retransmission backs off
-	// past the flap's end).
+	// past the flap's end; a restarted daemon reprograms the datapath
+	// until it is ready).
 	var run float64
 	var n int
 	for _, s := range moved {
-		if s.end < fl.Down || s.start > fl.Up+5 {
+		if s.end < fl.Down || s.start > max(fl.Up, fl.Ready)+5 {
 			run, n = 0, 0
 			continue
 		}

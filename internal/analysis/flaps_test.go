@@ -182,3 +182,34 @@ func TestPingPongFlapsCellEndedFirst(t *testing.T) {
 		})
 	}
 }
+
+// TestDisruptionFlaps: a daemon's restart (a spec's disrupt) is analysed
+// as a flap of its node, carrying its daemon and when it was ready, and
+// its stall is looked for until a few seconds past ready, where a
+// datapath reprogrammed by the restarted agent stalls.
+func TestDisruptionFlaps(t *testing.T) {
+	meta, recs := flapRun(t, []record.Flap{{Link: "node2 server", Component: "flanneld", At: 2, Down: 2.0, Up: 2.1, Ready: 2.5}})
+	got := Flaps(meta, record.Contents{Records: recs}, func(m string) string { return m })
+	if len(got) != 2 {
+		t.Fatalf("%d effects, want the stream's and rr's: %+v", len(got), got)
+	}
+	for _, e := range got {
+		if e.Component != "flanneld" || e.Link != "node2 server" || e.Ready != 2.5 || math.Abs(e.Stall-1.2) > 1e-6 {
+			t.Errorf("%s: daemon %q on %q ready %g stall %g; want flanneld on node2 server, ready 2.5, stall 1.2", e.Workload, e.Component, e.Link, e.Ready, e.Stall)
+		}
+	}
+	// One idle second at 8–9 s: within 5 s of the daemon's ready (4 s),
+	// not of its restart (1.1 s).
+	var moved []span
+	for i := range 10 {
+		moved = append(moved, span{start: float64(i), end: float64(i + 1), amount: map[bool]float64{true: 0, false: 100}[i == 8], p99: math.NaN()})
+	}
+	for _, tc := range []struct {
+		ready, stall float64
+	}{{4, 1}, {0, 0}} {
+		e := flapEffect(moved, moved, record.Flap{Link: "node1 client", Component: "cilium-agent", Down: 1, Up: 1.1, Ready: tc.ready})
+		if e.Stall != tc.stall {
+			t.Errorf("ready at %g: stall %g, want %g", tc.ready, e.Stall, tc.stall)
+		}
+	}
+}

@@ -161,6 +161,10 @@ type Capabilities struct {
 	// spec's links: delay, loss, rate, flaps), those its LinkNames lists;
 	// the runner refuses links on any other.
 	ImpairsLinks bool
+	// Disrupts: the driver stops and starts a cluster's daemons inside
+	// cells (a spec's disrupt) and refuses in its Preflight what the
+	// cluster does not run; the runner refuses disrupt on any other.
+	Disrupts bool
 }
 
 // OptionsInput is what a driver decodes its options from.

@@ -85,6 +85,9 @@ type Config struct {
 	// Links are the links of the topology to impair (delay, loss, rate,
 	// flaps); drivers that cannot build them refuse them (Capabilities.ImpairsLinks).
 	Links []conditions.Link
+	// Disrupt are the cluster daemons to stop and start in each cell;
+	// drivers that cannot refuse them (Capabilities.Disrupts).
+	Disrupt []conditions.Disruption
 	// Owner is the process the lab belongs to: `cnperf clean` removes the
 	// lab once it has exited. owner.None (lab up) is nobody's: the lab stays
 	// until removed by name or by `clean --all`.

@@ -39,4 +39,16 @@ type Flap struct {
 	// after them and never went down (a ping-pong cell of a few sizes
 	// can end first); runs before it was recorded leave such flaps out.
 	NotDone bool `json:"not_done,omitempty"`
+	// Component, for a disruption of a test cluster (a spec's disrupt),
+	// is the daemon stopped and started again ("flanneld"); Link is then
+	// its node and whose it is ("node2 server"), Down when it was gone,
+	// Up when it was started again and Ready when it did its job again
+	// (0: it has no sign of that, or was not ready before the bound).
+	Component string  `json:"component,omitempty"`
+	Ready     float64 `json:"ready_s,omitempty"`
+	// NewPod is the time from creating a pod on the node as the daemon
+	// went down to its first answer to a new connection from the
+	// client's pod (0: not measured, NewPodError says why).
+	NewPod      float64 `json:"new_pod_s,omitempty"`
+	NewPodError string  `json:"new_pod_error,omitempty"`
 }

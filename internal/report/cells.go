@@ -259,7 +259,9 @@ const flapCaption = "What each flap of a link (a spec's links[].flap) did to eac
 	"A stall is known to an interval's length. " +
 	"A ping-pong row (workload pingpong, its case the cell's sizes) counts requests instead: the requests that overlapped the flap (started before the link's up, ended after its down) and ping's retries among them, " +
 	"the stall as the longest gap between two successful completions around the flap, the recovery as the time from the link's up to the first success after it, the siege's and servers' TCP_INFO retransmits of the whole cell, " +
-	"the overlapping requests that failed (lost) and their longest latency; a cell whose requests all ended before the flap says so instead."
+	"the overlapping requests that failed (lost) and their longest latency; a cell whose requests all ended before the flap says so instead. " +
+	"A disruption of a test cluster's daemon (a spec's disrupt) is a row of its own: its link is the daemon, its node and whose pod is there, down–up when it was gone and started again, " +
+	"when it did its job again (ready) and how long after its down a pod created on its node then first answered a new connection from the client's pod; its stall is looked for until a few seconds after ready."
 
 // flapRow is one effect as table text: a socket client's, or a ping-pong
 // cell's requests, which count requests and retries where a client counts
@@ -278,6 +280,15 @@ func flapRow(e analysis.FlapEffect) []string {
 		errText = "–"
 	}
 	rep, window, stall, counted := fmt.Sprint(e.Rep), fmt.Sprintf("%.2f–%.2f", e.Down, e.Up), f(e.Stall, 2), fmt.Sprint(e.StallIntervals)
+	link := e.Link
+	if e.Component != "" {
+		link = e.Component + " " + e.Link
+		opt := func(v float64) string { return map[bool]string{true: "–", false: f(v, 2)}[v == 0] }
+		window += fmt.Sprintf(" (ready %s; new pod answered %s later)", opt(e.Ready), opt(e.NewPod))
+		if e.NewPodError != "" {
+			errText = strings.TrimPrefix(errText+"; new pod: "+e.NewPodError, "–; ")
+		}
+	}
 	if e.PingPong {
 		rep, counted = "–", fmt.Sprintf("%d requests, %d retries", e.Requests, e.Retries)
 		if e.NotDone {
@@ -287,7 +298,7 @@ func flapRow(e analysis.FlapEffect) []string {
 			stall = "–"
 		}
 	}
-	return []string{e.Series, e.Case, rep, what, e.Link, window, stall, counted, f(e.Recover, 2), retrans, fmt.Sprint(e.Lost), f(e.Worst, 0), errText}
+	return []string{e.Series, e.Case, rep, what, link, window, stall, counted, f(e.Recover, 2), retrans, fmt.Sprint(e.Lost), f(e.Worst, 0), errText}
 }
 
 // flapTable is the link-flap table of a run's effects.

@@ -9,8 +9,14 @@ import (
 )
 
 // checkLinks refuses a spec's links on a driver that cannot impair links
-// and links a lab's topology lacks, before any lab is built.
+// and links a lab's topology lacks, and its disruptions on a driver that
+// cannot make them, before any lab is built.
 func checkLinks(cat lab.Catalog, s spec.Spec, cfg lab.Config, opts map[string]any) error {
+	for _, pl := range s.Labs() {
+		if d, err := cat.Driver(pl.Driver); err == nil && len(s.Disrupt) > 0 && !d.Capabilities(opts[pl.Driver]).Disrupts {
+			return fmt.Errorf("disrupt: driver %s restarts no cluster daemons (%s does, on a cnperf test cluster)", pl.Driver, driversThat(cat, func(c lab.Capabilities) bool { return c.Disrupts }))
+		}
+	}
 	if len(s.Links) == 0 && len(s.Impairments) == 0 {
 		return nil
 	}

@@ -24,8 +24,9 @@ func parseSpec(t *testing.T, doc string) spec.Spec {
 	return s
 }
 
-// TestLinksRefusedBeforeAnyLab: a link the topology lacks, and links on
-// a driver that impairs none, are refused in one line naming the field.
+// TestLinksRefusedBeforeAnyLab: a link the topology lacks, links on a
+// driver that impairs none, and disruptions on a driver that makes none
+// are refused in one line naming the field.
 func TestLinksRefusedBeforeAnyLab(t *testing.T) {
 	const tests = "tests: [{workload: rr, duration: 3s}]\n"
 	for _, tc := range []struct{ name, doc, want string }{
@@ -42,6 +43,8 @@ func TestLinksRefusedBeforeAnyLab(t *testing.T) {
 			`impairments.slow[0].link "pong": the lab has no such link (it has client, server)`},
 		{"impairment", "name: x\nmodes: [bare]\n" + tests + "impairments: {slow: [{link: server, delay: 1ms}]}\nvariants: [{name: clean}, {name: slow, impairment: slow}]\n", ""},
 		{"placed", "name: x\nmodes: [bare]\nplacement: {servers: 2}\n" + tests + "links: [{link: server, delay: 1ms}]\n", ""},
+		{"disrupt on netns", "name: x\nmodes: [bare]\n" + tests + "disrupt: [{component: kubelet, node: server, at: [1s], down: restart}]\n",
+			"disrupt: driver netns restarts no cluster daemons (kubernetes does, on a cnperf test cluster)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := parseSpec(t, tc.doc)

@@ -115,7 +115,7 @@ func (t *socketCells) serverRoles() (used []string, fanIn int) {
 }
 
 func (t *socketCells) labConfig() lab.Config {
-	cfg := lab.Config{Topology: t.topology(), Port: t.kinds[0].Port}
+	cfg := lab.Config{Topology: t.topology(), Port: t.kinds[0].Port, Disrupt: t.s.Disrupt}
 	for _, srv := range t.kinds {
 		for _, proto := range srv.Protocols {
 			if srv.Port == cfg.Port && proto == "tcp" {

@@ -39,6 +39,7 @@ func FuzzSpec(f *testing.F) {
 	f.Add([]byte("name: x\ntests: [{workload: rr, duration: 3s}]\nimpairments: {slow: [{link: server, delay: 5ms}], cut: [{link: client, flap: {at: [1s], down: 1s}}]}\nvariants: [{name: clean}, {impairment: slow}, {impairment: cut}]\n"))
 	f.Add([]byte("name: x\nchain: {hosts: 17}\ntests: [{workload: rr}]\n"))
 	f.Add([]byte("name: x\ndriver: kubernetes\nmodes: [k8s-service]\nvariants: [{services: 20000}, {services: 20001}, {services: -1}]\n"))
+	f.Add([]byte("name: x\ntests: [{workload: rr, duration: 6s}]\ndisrupt: [{component: cni-agent, node: server, at: [0s, 2s], down: restart}, {component: kube-proxy, node: client, at: [1s], down: 4999ms, cluster: a-b}]\n"))
 	f.Add([]byte("name: x\ncalibrate: {from: /nonexistent, series: \"\"}\n"))
 	f.Add([]byte("name: x\nmodes: [bare, bridge]\nwaterfall: true\ntests: [{workload: rr, sweep: {param: request, from: 1, to: 9, step: 1}}]\n"))
 	f.Add([]byte("name: x\ndriver: kubernetes\nmodes: [k8s-pod]\nkubernetes: {clusters: [{name: a, context: c}, {name: b, test_cluster: t, cni: bridge}]}\nvariants: [{cluster: a}, {cluster: b, node_placement: same-node}]\n"))

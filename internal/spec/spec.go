@@ -87,6 +87,9 @@ type Spec struct {
 	// adds to a lab's (over Links, link by link), so variants compare
 	// impaired and clean labs.
 	Impairments conditions.Impairments `yaml:"impairments,omitempty" json:"impairments,omitempty"`
+	// Disrupt stops and starts a test cluster's daemons inside each cell
+	// (conditions.Disruption), on the kubernetes driver.
+	Disrupt []conditions.Disruption `yaml:"disrupt,omitempty" json:"disrupt,omitempty"`
 	// Claims are the paper's findings a run is judged against (claims.go).
 	Claims []Claim `yaml:"claims,omitempty" json:"claims,omitempty"`
 	// Waterfall steps through the modes in their listed order, each
@@ -405,7 +408,7 @@ var fieldRE = regexp.MustCompile(`field (\S+) not found in type (\S+)`)
 
 // sections maps the Go types of nested spec sections to their YAML keys, so
 // an unknown field is named with its path ("pingpong.colour").
-var sections = map[string]string{"spec.PingPong": "pingpong.", "spec.Servers": "pingpong.servers.", "spec.Placement": "placement.", "spec.Calibrate": "calibrate.", "spec.Calibration": "calibrate.derived.", "workload.Test": "tests[].", "workload.Sweep": "tests[].sweep.", "conditions.Link": "links[].", "conditions.Flap": "links[].flap.", "spec.Claim": "claims[].", "spec.Explanation": "claims[].explain."}
+var sections = map[string]string{"spec.PingPong": "pingpong.", "spec.Servers": "pingpong.servers.", "spec.Placement": "placement.", "spec.Calibrate": "calibrate.", "spec.Calibration": "calibrate.derived.", "workload.Test": "tests[].", "workload.Sweep": "tests[].sweep.", "conditions.Link": "links[].", "conditions.Flap": "links[].flap.", "conditions.Disruption": "disrupt[].", "spec.Claim": "claims[].", "spec.Explanation": "claims[].explain."}
 
 // YAMLMessage is yaml.v3's error in reading doc as one line in the
 // user's words: each wrong value with the field it is in (nameFields), an
@@ -735,6 +738,9 @@ func (s Spec) Validate() error {
 	if err := s.validateLinks(); err != nil {
 		return err
 	}
+	if err := s.validateDisrupt(); err != nil {
+		return err
+	}
 	if err := s.validateClaims(); err != nil {
 		return err
 	}
@@ -961,6 +967,24 @@ func planned(t workload.Test) time.Duration {
 		return 0
 	}
 	return min(max(t.Params.Dur("omit"), 0), workload.MaxDuration) + min(d, workload.MaxDuration)
+}
+
+// validateDisrupt checks the disruptions against the shortest socket
+// test; ping-pong's cells have no time to place them in.
+func (s Spec) validateDisrupt() error {
+	if len(s.Disrupt) == 0 {
+		return nil
+	}
+	if s.RunsPingPong() {
+		return errors.New("disrupt: disruptions fall in socket tests' time; ping-pong's cells have none")
+	}
+	var shortest time.Duration
+	for i, t := range s.Tests {
+		if p := planned(t); i == 0 || p < shortest {
+			shortest = p
+		}
+	}
+	return conditions.ValidateDisrupt(s.Disrupt, shortest)
 }
 
 // validateLinks checks links against the shortest test: every flap must

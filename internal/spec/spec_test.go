@@ -22,7 +22,7 @@ func parse(doc string) (spec.Spec, error) {
 
 func TestPresetsParseAndValidate(t *testing.T) {
 	names := presets.Names()
-	if want := []string{"cni-compare", "cni-compare-pingpong", "drivers", "emulation", "emulation-sockets", "flap", "ipv6", "k8s-policy", "k8s-quick", "k8s-quick-sockets", "k8s-services", "layers", "quick", "rrul", "seed000", "seed001", "seed001-cores", "seed002", "seed002-hops", "seed002-offloads", "seed003", "seed004", "seed004-zones", "sockets-tiny", "tiny"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"cni-compare", "cni-compare-pingpong", "drivers", "emulation", "emulation-sockets", "flap", "ipv6", "k8s-disrupt", "k8s-policy", "k8s-quick", "k8s-quick-sockets", "k8s-services", "layers", "quick", "rrul", "seed000", "seed001", "seed001-cores", "seed002", "seed002-hops", "seed002-offloads", "seed003", "seed004", "seed004-zones", "sockets-tiny", "tiny"}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("presets.Names() = %v, want %v", names, want)
 	}
 	for _, n := range names {
@@ -181,6 +181,9 @@ func TestParseErrors(t *testing.T) {
 		{"impairment unknown", "name: x\ntests: [{workload: rr, duration: 6s}]\nimpairments: {slow: [{link: server, delay: 1ms}]}\nvariants: [{name: a}, {name: b, impairment: fast}]\n", []string{`variants[1].impairment "fast": not in impairments`}},
 		{"impairment link bad", "name: x\ntests: [{workload: rr, duration: 6s}]\nimpairments: {slow: [{link: server, jitter: 1ms}]}\n", []string{"impairments.slow[0].jitter 1ms: want 0 to delay (0s)"}},
 		{"flap on ping-pong longer than a request's timeout", "name: x\npingpong: {timeout: 1s}\nlinks: [{link: pong, flap: {at: [2s], down: 1s}}]\n", []string{"links[0].flap.down 1s: not shorter than pingpong.timeout (1s)"}},
+		{"disrupt on ping-pong", "name: x\npingpong: {}\ndisrupt: [{component: kubelet, node: server, at: [1s], down: restart}]\n", []string{"disrupt: disruptions fall in socket tests' time"}},
+		{"disrupt past the test", "name: x\ntests: [{workload: rr, duration: 6s}, {workload: stream, duration: 3s}]\ndisrupt: [{component: cni-agent, node: client, at: [2s], down: 1s}]\n", []string{"disrupt[0].at[0] 2s: with down 1s it ends at 3s, not before the shortest test's end (3s)"}},
+		{"disrupt unknown field", "name: x\ntests: [{workload: rr}]\ndisrupt: [{component: kubelet, node: server, at: [1s], down: restart, pod: x}]\n", []string{"disrupt[].pod"}},
 		{"flap on ping-pong past the bound", "name: x\nlinks: [{link: pong, flap: {at: [10m], down: 1s}}]\n", []string{"links[0].flap.at[0] 10m0s: with down 1s it ends at 10m1s, after 10m0s"}},
 		{"variant cores", "name: x\nvariants: [{cores: 1}, {cores: 999}]\n", []string{"variants[1].cores 999"}},
 		{"variant twice", "name: x\nvariants: [{cores: 1}, {cores: 1}]\n", []string{"variants[1]", "twice"}},

@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +18,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/lab/process"
 	"github.com/cnperf/cnperf/internal/lab/sysinfo"
+	"github.com/cnperf/cnperf/internal/testcluster/daemons"
 )
 
 // CiliumVersion is the Cilium scripts/cilium-build.sh pins.
@@ -262,10 +260,10 @@ func (b *builder) ciliumOperator() error {
 	if err := b.pki.kubeconfig(kc, b.o.Name, fmt.Sprintf("https://127.0.0.1:%d", APIPort), "cilium"); err != nil {
 		return err
 	}
-	_, err := b.start(daemon{role: "cilium-operator", ns: lab.NS(b.o.Name, hostName(0)),
-		cgroup: lab.ClusterDaemonCgroup(b.o.Name, hostName(0), "cilium-operator"), node: true, tmpfs: []string{"/run/cilium"},
-		env: []string{"K8S_NODE_NAME=" + hostName(0), "CILIUM_K8S_NAMESPACE=kube-system"},
-		argv: []string{b.o.ciliumBin("cilium-operator-generic"), "--config-dir=" + filepath.Join(b.dir, "cilium-config"),
+	_, err := b.start(daemons.Daemon{Role: "cilium-operator", NS: lab.NS(b.o.Name, hostName(0)),
+		Cgroup: lab.ClusterDaemonCgroup(b.o.Name, hostName(0), "cilium-operator"), Node: true, Tmpfs: []string{"/run/cilium"},
+		Env: []string{"K8S_NODE_NAME=" + hostName(0), "CILIUM_K8S_NAMESPACE=kube-system"},
+		Argv: []string{b.o.ciliumBin("cilium-operator-generic"), "--config-dir=" + filepath.Join(b.dir, "cilium-config"),
 			"--k8s-kubeconfig-path=" + kc, "--leader-election-lease-duration=15s"}})
 	return err
 }
@@ -380,11 +378,11 @@ func (b *builder) ciliumAgent(i int, nd string, mnt int) error {
 	if err := copyBPF(filepath.Join(b.o.CiliumDir(), "lib", "bpf"), filepath.Join(lib, "bpf")); err != nil {
 		return fmt.Errorf("cilium-agent's BPF sources: %w", err)
 	}
-	_, err = b.start(daemon{role: host + "-cilium-agent", ns: lab.NS(b.o.Name, host),
-		cgroup: lab.ClusterDaemonCgroup(b.o.Name, host, "cilium-agent"), mntPID: mnt, cgroupns: true,
-		env: []string{"K8S_NODE_NAME=" + host, "CILIUM_K8S_NAMESPACE=kube-system",
+	_, err = b.start(daemons.Daemon{Role: host + "-cilium-agent", NS: lab.NS(b.o.Name, host),
+		Cgroup: lab.ClusterDaemonCgroup(b.o.Name, host, "cilium-agent"), MntPID: mnt, CgroupNS: true,
+		Env: []string{"K8S_NODE_NAME=" + host, "CILIUM_K8S_NAMESPACE=kube-system",
 			"PATH=" + clang + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
-		argv: []string{b.o.ciliumBin("cilium-agent"), "--config-dir=" + filepath.Join(b.dir, "cilium-config"),
+		Argv: []string{b.o.ciliumBin("cilium-agent"), "--config-dir=" + filepath.Join(b.dir, "cilium-config"),
 			"--k8s-kubeconfig-path=" + kc, "--lib-dir=" + lib,
 			"--cgroup-root=" + filepath.Join(nd, "cilium-cgroup"), "--devices=eth0",
 			"--write-cni-conf-when-ready=" + filepath.Join(nd, "cilium-cni", ciliumConflist)}})
@@ -407,37 +405,11 @@ func (b *builder) ciliumReady(ctx context.Context, i int) error {
 	nd := filepath.Join(b.dir, host)
 	var conf []byte
 	sock := fmt.Sprintf("/proc/%d/root/run/cilium/cilium.sock", b.mnt[i])
-	c := &http.Client{Timeout: 5 * time.Second, Transport: unixTransport(sock)}
 	err := b.wait(ctx, host+"'s cilium-agent", ciliumReadyWithin, func() (bool, error) {
-		// The agent answers healthy and writes its CNI config before its
-		// datapath is compiled and loaded: the host's endpoint (identity
-		// 1) turns ready once it is.
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://cilium/v1/endpoint", nil)
-		if err != nil {
-			return false, err
-		}
-		resp, err := c.Do(req)
-		if err != nil {
+		if !daemons.CiliumReady(sock) {
 			return false, nil
 		}
-		var eps []struct {
-			Status struct {
-				State    string
-				Identity struct{ ID int }
-			}
-		}
-		err = json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&eps)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusOK {
-			return false, nil
-		}
-		hostReady := false
-		for _, ep := range eps {
-			hostReady = hostReady || (ep.Status.Identity.ID == 1 && ep.Status.State == "ready")
-		}
-		if !hostReady {
-			return false, nil
-		}
+		var err error
 		conf, err = os.ReadFile(filepath.Join(nd, "cilium-cni", ciliumConflist))
 		return err == nil && len(conf) > 0, nil
 	})
@@ -476,14 +448,6 @@ func shorten(l string) string {
 		return l[:400] + "..."
 	}
 	return l
-}
-
-// unixTransport dials the Unix socket at path whatever the URL says.
-func unixTransport(path string) *http.Transport {
-	return &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "unix", path)
-	}}
 }
 
 // copyBPF copies Cilium's BPF sources from src to dst, but their tests.

@@ -1,7 +1,6 @@
 package testcluster
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -16,136 +15,24 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cnperf/cnperf/internal/lab/namespace"
-	"github.com/cnperf/cnperf/internal/lab/owner"
 	"github.com/cnperf/cnperf/internal/lab/process"
+	"github.com/cnperf/cnperf/internal/testcluster/daemons"
 )
 
-// daemon is a process the cluster runs for its lifetime.
-type daemon struct {
-	role   string   // what status calls it: etcd, node1-kubelet
-	ns     string   // the lab namespace it runs in ("": the root one)
-	cgroup string   // its cgroup under every v1 controller (cnperf/NAME/...)
-	argv   []string // argv[0] is the program
-	env    []string // added to the environment
-	// node makes a mount namespace of its own for it (a node's first
-	// daemon, containerd), with these tmpfs and bind mounts (SRC:DST).
-	node   bool
-	tmpfs  []string
-	bpffs  string // a bpffs of the node's own here
-	binds  []string
-	mntPID int // join this process's mount namespace (a node's others)
-	// cgroupns puts it in a cgroup namespace rooted at its own cgroup v2
-	// (cgroup, made in the unified hierarchy too).
-	cgroupns bool
-}
-
-// pidFile is where a cluster records its daemons: "PID START ROLE" lines.
-func pidFile(name string) string { return filepath.Join(Dir(name), "pids") }
-
-// start starts d detached (a session of its own, stdin /dev/null, its
-// output to the cluster's logs/ROLE.log) through `cnperf cluster exec`,
-// which joins d's cgroups and makes its mounts before it execs d's
-// program, so that nothing d forks escapes the cgroups. It records the
-// PID and start time, so that status and down never mistake a reused PID.
-func (c *builder) start(d daemon) (int, error) {
-	args := []string{"cluster", "exec", "--cgroup", d.cgroup}
-	for _, t := range d.tmpfs {
-		args = append(args, "--tmpfs", t)
-	}
-	for _, b := range d.binds {
-		args = append(args, "--bind", b)
-	}
-	if d.bpffs != "" {
-		args = append(args, "--bpffs", d.bpffs)
-	}
-	if d.cgroupns {
-		args = append(args, "--cgroupns")
-	}
-	if d.node {
-		// The machine's mount namespace, which the node's mounts must not
-		// be made in.
-		mnt, err := os.Readlink("/proc/self/ns/mnt")
-		if err != nil {
-			return 0, err
-		}
-		args = append(args, "--outside", mnt)
-	}
-	argv := d.argv
-	if d.mntPID > 0 {
-		argv = append([]string{"nsenter", fmt.Sprintf("--mount=/proc/%d/ns/mnt", d.mntPID), "--"}, argv...)
-	}
-	args = append(append(args, "--"), argv...)
-	logf, err := os.OpenFile(filepath.Join(c.dir, "logs", d.role+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+// start starts d through the cnperf binary of up (daemons.Start) and
+// keeps it among the daemons up watches.
+func (c *builder) start(d daemons.Daemon) (int, error) {
+	d.Exe = c.o.Exe
+	id, err := daemons.Start(c.dir, d)
 	if err != nil {
 		return 0, err
 	}
-	defer logf.Close() // the child holds its own
-	cmd := exec.Command(c.o.Exe, args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = append(os.Environ(), d.env...)
-	cmd.Dir = "/"
-	// No parent-death signal: the cluster outlives `cluster up`.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if d.node {
-		// Go makes every mount private in the new namespace (MS_REC|
-		// MS_PRIVATE on /) before it execs: nothing mounted there reaches
-		// the machine's mount table.
-		cmd.SysProcAttr.Unshareflags = syscall.CLONE_NEWNS
-	}
-	if d.ns != "" {
-		err = namespace.Do(d.ns, cmd.Start)
-	} else {
-		err = cmd.Start()
-	}
-	if err != nil {
-		return 0, fmt.Errorf("start %s: %w", d.role, err)
-	}
-	pid := cmd.Process.Pid
-	go func() { _ = cmd.Wait() }() // reaped while up runs; init's after
-	id, err := owner.Of(pid)
-	if err != nil {
-		return 0, fmt.Errorf("%s exited at once (logs/%s.log)", d.role, d.role)
-	}
-	f, err := os.OpenFile(pidFile(c.o.Name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	if _, err := fmt.Fprintf(f, "%d %d %s\n", id.PID, id.Start, d.role); err != nil {
-		return 0, err
-	}
-	c.daemons = append(c.daemons, recorded{ID: id, Role: d.role})
-	return pid, nil
-}
-
-// recorded is a daemon the pid file names.
-type recorded struct {
-	owner.ID
-	Role string
+	c.daemons = append(c.daemons, daemons.Recorded{ID: id, Role: d.Role})
+	return id.PID, nil
 }
 
 // readPids reads a cluster's pid file.
-func readPids(name string) ([]recorded, error) {
-	f, err := os.Open(pidFile(name))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []recorded
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
-		if len(fs) != 3 {
-			continue
-		}
-		id, err := owner.Parse(fs[0] + "." + fs[1])
-		if err != nil {
-			continue
-		}
-		out = append(out, recorded{ID: id, Role: fs[2]})
-	}
-	return out, sc.Err()
-}
+func readPids(name string) ([]daemons.Recorded, error) { return daemons.Read(Dir(name)) }
 
 // Exec is `cnperf cluster exec`, run as a daemon's first process: it joins
 // the cgroup rel in every cgroup v1 hierarchy (created where missing:

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/process"
+	"github.com/cnperf/cnperf/internal/testcluster/daemons"
 )
 
 // netConf is flannel's net-conf.json as the kube-flannel ConfigMap gives
@@ -84,9 +85,9 @@ func (b *builder) flanneld(i int, nd string, mnt int) error {
 	if err := os.WriteFile(conf, []byte(netConf(backend)), 0o644); err != nil {
 		return err
 	}
-	_, err := b.start(daemon{role: hostName(i) + "-flanneld", ns: lab.NS(b.o.Name, hostName(i)), cgroup: lab.ClusterDaemonCgroup(b.o.Name, hostName(i), "flanneld"), mntPID: mnt,
-		env: []string{"NODE_NAME=" + hostName(i)},
-		argv: []string{b.o.Flanneld(), "--kube-subnet-mgr", "--kubeconfig-file=" + filepath.Join(nd, "flannel.kubeconfig"),
+	_, err := b.start(daemons.Daemon{Role: hostName(i) + "-flanneld", NS: lab.NS(b.o.Name, hostName(i)), Cgroup: lab.ClusterDaemonCgroup(b.o.Name, hostName(i), "flanneld"), MntPID: mnt,
+		Env: []string{"NODE_NAME=" + hostName(i)},
+		Argv: []string{b.o.Flanneld(), "--kube-subnet-mgr", "--kubeconfig-file=" + filepath.Join(nd, "flannel.kubeconfig"),
 			"--net-config-path=" + conf, "--iface=eth0", "--ip-masq", "--subnet-file=" + filepath.Join(nd, "subnet.env")}})
 	return err
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/netdev"
+	"github.com/cnperf/cnperf/internal/testcluster/daemons"
 )
 
 // node brings up node i on host nodeI: containerd, the kubelet and
@@ -113,9 +114,9 @@ func (b *builder) node(ctx context.Context, i int) error {
 	// process. These get a tmpfs there, so nothing of the node lands in
 	// the machine's: the CRI's netns dir, the shims' sockets, the CNI
 	// cache, the pods' log links.
-	cpid, err := b.start(daemon{role: host + "-containerd", ns: ns, cgroup: lab.ClusterDaemonCgroup(name, host, "containerd"), node: true,
-		tmpfs: mountPoints, bpffs: bpffs, binds: binds,
-		argv: []string{"containerd", "--config", filepath.Join(nd, "containerd.toml")}})
+	cpid, err := b.start(daemons.Daemon{Role: host + "-containerd", NS: ns, Cgroup: lab.ClusterDaemonCgroup(name, host, "containerd"), Node: true,
+		Tmpfs: mountPoints, BPFFS: bpffs, Binds: binds,
+		Argv: []string{"containerd", "--config", filepath.Join(nd, "containerd.toml")}})
 	if err != nil {
 		return err
 	}
@@ -147,8 +148,8 @@ func (b *builder) node(ctx context.Context, i int) error {
 		labels += ",cnperf.io/cni=cilium"
 	}
 	bin := b.o.KubeBin()
-	if _, err := b.start(daemon{role: host + "-kubelet", ns: ns, cgroup: lab.ClusterDaemonCgroup(name, host, "kubelet"), mntPID: cpid,
-		argv: []string{filepath.Join(bin, "kubelet"), "--config", filepath.Join(nd, "kubelet.yaml"),
+	if _, err := b.start(daemons.Daemon{Role: host + "-kubelet", NS: ns, Cgroup: lab.ClusterDaemonCgroup(name, host, "kubelet"), MntPID: cpid,
+		Argv: []string{filepath.Join(bin, "kubelet"), "--config", filepath.Join(nd, "kubelet.yaml"),
 			"--kubeconfig", filepath.Join(nd, "kubelet.kubeconfig"), "--root-dir", filepath.Join(nd, "kubelet"),
 			"--cert-dir", filepath.Join(nd, "kubelet", "pki"), "--hostname-override", host, "--node-ip", nodeIP,
 			"--node-labels", labels, "--v=1"}}); err != nil {
@@ -162,8 +163,8 @@ func (b *builder) node(ctx context.Context, i int) error {
 	if b.o.ProxyMode == "none" {
 		return nil
 	}
-	if _, err := b.start(daemon{role: host + "-kube-proxy", ns: ns, cgroup: lab.ClusterDaemonCgroup(name, host, "kube-proxy"), mntPID: cpid,
-		argv: []string{filepath.Join(bin, "kube-proxy"), "--config", filepath.Join(nd, "kube-proxy.yaml"), "--v=1"}}); err != nil {
+	if _, err := b.start(daemons.Daemon{Role: host + "-kube-proxy", NS: ns, Cgroup: lab.ClusterDaemonCgroup(name, host, "kube-proxy"), MntPID: cpid,
+		Argv: []string{filepath.Join(bin, "kube-proxy"), "--config", filepath.Join(nd, "kube-proxy.yaml"), "--v=1"}}); err != nil {
 		return err
 	}
 	return nil

@@ -21,6 +21,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab/owner"
 	"github.com/cnperf/cnperf/internal/lab/process"
 	"github.com/cnperf/cnperf/internal/poll"
+	"github.com/cnperf/cnperf/internal/testcluster/daemons"
 )
 
 // labMode is the mode of a cluster's lab: the hosts as they are (the
@@ -44,7 +45,7 @@ type builder struct {
 	pki       *pki
 	api       *api
 	relayPort int
-	daemons   []recorded
+	daemons   []daemons.Recorded
 	// mnt is each node's containerd PID: its mount namespace is the node's.
 	mnt map[int]int
 }
@@ -189,7 +190,7 @@ func (b *builder) controlPlane(ctx context.Context) error {
 	}
 	cg := "cnperf/" + name + "/cp"
 	// No fsync: a throwaway test cluster, and the disk is shared with labs.
-	if _, err := b.start(daemon{role: "etcd", ns: cp, cgroup: cg, argv: []string{filepath.Join(bin, "etcd"),
+	if _, err := b.start(daemons.Daemon{Role: "etcd", NS: cp, Cgroup: cg, Argv: []string{filepath.Join(bin, "etcd"),
 		"--name", "cp", "--data-dir", filepath.Join(cpd, "etcd"), "--unsafe-no-fsync",
 		"--listen-client-urls", "http://127.0.0.1:2379", "--advertise-client-urls", "http://127.0.0.1:2379",
 		"--listen-peer-urls", "http://127.0.0.1:2380", "--initial-advertise-peer-urls", "http://127.0.0.1:2380",
@@ -197,7 +198,7 @@ func (b *builder) controlPlane(ctx context.Context) error {
 		return err
 	}
 	f := func(n string) string { return filepath.Join(pki, n) }
-	if _, err := b.start(daemon{role: "kube-apiserver", ns: cp, cgroup: cg, argv: []string{filepath.Join(bin, "kube-apiserver"),
+	if _, err := b.start(daemons.Daemon{Role: "kube-apiserver", NS: cp, Cgroup: cg, Argv: []string{filepath.Join(bin, "kube-apiserver"),
 		"--advertise-address=" + hostAddr(0), "--bind-address=0.0.0.0", "--secure-port=" + strconv.Itoa(APIPort),
 		"--etcd-servers=http://127.0.0.1:2379",
 		"--service-cluster-ip-range=" + b.o.serviceRange(), "--service-node-port-range=30000-32767",
@@ -217,7 +218,7 @@ func (b *builder) controlPlane(ctx context.Context) error {
 		return err
 	}
 	b.relayPort = port
-	if _, err := b.start(daemon{role: "k8s-relay", cgroup: "cnperf/" + name + "/relay", argv: []string{filepath.Join(bin, "k8s-relay"),
+	if _, err := b.start(daemons.Daemon{Role: "k8s-relay", Cgroup: "cnperf/" + name + "/relay", Argv: []string{filepath.Join(bin, "k8s-relay"),
 		"127.0.0.1:" + strconv.Itoa(port), "/run/netns/" + cp, "127.0.0.1:" + strconv.Itoa(APIPort)}}); err != nil {
 		return err
 	}
@@ -261,10 +262,10 @@ func (b *builder) controlPlane(ctx context.Context) error {
 	if b.o.Dual() {
 		cm = append(cm, "--node-cidr-mask-size-ipv6=64")
 	}
-	if _, err := b.start(daemon{role: "kube-controller-manager", ns: cp, cgroup: cg, argv: cm}); err != nil {
+	if _, err := b.start(daemons.Daemon{Role: "kube-controller-manager", NS: cp, Cgroup: cg, Argv: cm}); err != nil {
 		return err
 	}
-	_, err = b.start(daemon{role: "kube-scheduler", ns: cp, cgroup: cg, argv: []string{filepath.Join(bin, "kube-scheduler"),
+	_, err = b.start(daemons.Daemon{Role: "kube-scheduler", NS: cp, Cgroup: cg, Argv: []string{filepath.Join(bin, "kube-scheduler"),
 		"--kubeconfig=" + filepath.Join(cpd, "scheduler.kubeconfig"),
 		"--authentication-kubeconfig=" + filepath.Join(cpd, "scheduler.kubeconfig"),
 		"--authorization-kubeconfig=" + filepath.Join(cpd, "scheduler.kubeconfig"),

@@ -29,7 +29,7 @@ const Exe = "/cnperf"
 // Runtime is a lab's pods as the runner uses them: it starts servers and
 // clients in them by exec and reports a pod that stopped running.
 type Runtime struct {
-	lab.BaseRuntime // nothing to record, no links that flap
+	lab.BaseRuntime // nothing to record
 	c               *Conn
 	ns              string
 	pods            []*record.KubePod
@@ -37,6 +37,15 @@ type Runtime struct {
 	nodes []string
 	// svc is what the services condition puts on the cluster (nil: none).
 	svc *servicesPlan
+	// disrupt are the spec's disruptions of the test cluster's daemons
+	// (disrupt.go), whose records are in disruptDir.
+	disrupt    []disruption
+	disruptDir string
+	// build makes the pods a disruption creates, prober is the client
+	// pod that dials them, newPods counts them (under mu).
+	build   *Build
+	prober  *record.KubePod
+	newPods int
 
 	mu        sync.Mutex
 	lastCheck time.Time

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -244,6 +245,11 @@ func (Driver) Preflight(in lab.PreflightInput) error {
 			}
 		}
 	}
+	if len(in.Spec.Disrupt) > 0 {
+		if err := checkDisrupt(context.Background(), t, in.Spec.Disrupt, slices.Sorted(maps.Keys(placements))); err != nil {
+			return err
+		}
+	}
 	if len(t.Clusters) == 0 {
 		if err := Preflight(t, placements[""]); err != nil {
 			return err
@@ -341,9 +347,9 @@ func policyFamily(c conditions.Set) error {
 // NetworkPolicies; a cluster's labs share its nodes, whose stacks the
 // hostNetwork pods of every lab of the run use at once; the lab's hosts
 // are the cluster's nodes, which node_placement picks; the labs' names
-// carry "k8s".
+// carry "k8s"; it stops and starts a test cluster's daemons (disrupt).
 func (Driver) Capabilities(any) lab.Capabilities {
-	return lab.Capabilities{Tag: "k8s", AppliesPolicies: true, SharesStack: true, PlacesOnNodes: true}
+	return lab.Capabilities{Tag: "k8s", AppliesPolicies: true, SharesStack: true, PlacesOnNodes: true, Disrupts: true}
 }
 
 // Validate refuses, before the cluster is touched, a mode the driver cannot
@@ -437,7 +443,7 @@ func (Driver) Up(l *lab.Lab, cfg lab.Config) error {
 		h.Kube, h.Addr = p, p.HostIP
 	}
 	describeCluster(ctx, c, l.Kube, b.usedNodes())
-	rt := &Runtime{c: c, ns: ns, pods: b.allPods(), nodes: b.usedNodes()}
+	rt := &Runtime{c: c, ns: ns, pods: b.allPods(), nodes: b.usedNodes(), build: b}
 	l.Kube.PodMTU = podMTU(rt, b.allPods())
 	l.Runtime = rt
 	if c := cfg.Conditions; c.Services > 0 || options(cfg).services {
@@ -446,6 +452,9 @@ func (Driver) Up(l *lab.Lab, cfg lab.Config) error {
 			return errors.New("kubernetes: services: the lab's ports leave no TCP port for the Services' listener")
 		}
 		rt.svc = &servicesPlan{n: c.Services, probe: options(cfg).services, port: port, labels: b.labels}
+	}
+	if err := rt.setDisrupt(ctx, cfg.Disrupt, options(cfg).clusterName(), eps); err != nil {
+		return err
 	}
 	if cfg.Conditions.Probes() {
 		if err := applyPolicy(ctx, l, cfg, rt, b.labels); err != nil {

@@ -292,6 +292,8 @@ type probeSession struct {
 	done  chan struct{}
 	errb  *syncWriter
 	stop  func()
+	// passed is when the first dial that passed began.
+	passed time.Time
 }
 
 // probeLine is one change of the probe's state and when the dial that
@@ -316,7 +318,8 @@ func startProbe(rt *Runtime, server, client *record.KubePod, port int) (*probeSe
 	}
 	stop := s.stop
 	s.stop = func() { stop(); _ = lis.Stop(0) }
-	if _, ok := s.waitFor(inpod.ProbePass, time.Time{}, probeBound); !ok {
+	var ok bool
+	if s.passed, ok = s.waitFor(inpod.ProbePass, time.Time{}, probeBound); !ok {
 		s.stop()
 		return nil, lab.Failure{Err: fmt.Errorf("kubernetes: policy probe: pod %s cannot reach %s (pod %s) in %s: %s",
 			client.Pod, s.to, server.Pod, probeBound, strings.TrimSpace(s.errb.String()))}
