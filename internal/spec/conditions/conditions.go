@@ -107,6 +107,10 @@ type Set struct {
 	// links, for the lab (links.go): swept as variants, impaired and clean
 	// labs run side by side.
 	Impairment string `yaml:"impairment,omitempty" json:"impairment,omitempty"`
+	// ConntrackMax sets net.netfilter.nf_conntrack_max, the machine's
+	// (every namespace's) connection tracking table size, while the lab
+	// is up (conntrack.go).
+	ConntrackMax int `yaml:"conntrack_max,omitempty" json:"conntrack_max,omitempty"`
 }
 
 // IP families (ip_family).
@@ -227,6 +231,7 @@ func (s Set) Label() string {
 	add("rules", s.PolicyRules, s.PolicyRules != 0)
 	add("ip", s.IPFamily, s.IPFamily != "")
 	add("impair", s.Impairment, s.Impairment != "")
+	add("ctmax", s.ConntrackMax, s.ConntrackMax != 0)
 	return strings.Join(parts, ",")
 }
 
@@ -313,6 +318,9 @@ func (s Set) Validate(cpus int) error {
 		return fmt.Errorf("cluster %q: not a cluster's name in kubernetes.clusters (1-32 of a-z, 0-9 and -)", s.Cluster)
 	}
 	if err := s.validatePolicy(); err != nil {
+		return err
+	}
+	if err := s.validateConntrack(); err != nil {
 		return err
 	}
 	switch s.IPFamily {
