@@ -4,6 +4,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/lab/conntrack"
 	"github.com/cnperf/cnperf/internal/record"
 )
 
@@ -71,6 +72,10 @@ type Runtime interface {
 	// recorded beside the workload's own cost; nil when the lab has none,
 	// an error when it has none for a reason to say once.
 	DaemonMeter() (DaemonMeter, error)
+	// Conntrack reads the connection tracking of the lab's namespaces
+	// that track connections, by the namespace's name within the lab; nil
+	// where the runner cannot read them.
+	Conntrack() (map[string]conntrack.Reading, error)
 }
 
 // BaseRuntime is what a runtime embeds for the parts it lacks: nothing to
@@ -84,6 +89,8 @@ func (BaseRuntime) Flap(time.Time) func() []record.Flap {
 }
 
 func (BaseRuntime) DaemonMeter() (DaemonMeter, error) { return nil, nil }
+
+func (BaseRuntime) Conntrack() (map[string]conntrack.Reading, error) { return nil, nil }
 
 // Sight is how much of a lab's work this machine sees. Local is false
 // when its processes run on other machines (their load is not this
