@@ -47,7 +47,7 @@ var Fields = []Field{
 	{"policy_rules", fmt.Sprintf("1..%d", MaxPolicyRules), "that policy as N ingress rules of which one matches; alone it means `allow`"},
 	{"ip_family", "`" + IPv4 + "`, `" + IPv6 + "`, `" + Dual + "`", "the lab's address family: IPv4 (default), IPv6 only from 2001:2::/48, or both, workloads dialling IPv6 ([IPv6](labs.md#ipv6))"},
 	{"impairment", "a name in `impairments`", "the spec's list of impaired links for this lab, over `links` ([links](#impaired-links-and-flaps))"},
-	{"conntrack_max", fmt.Sprintf("%d..%d", MinConntrackMax, MaxConntrackMax), "netns driver: `net.netfilter.nf_conntrack_max` while the lab is up, the machine's own value put back at `lab down` and `clean`; a kernel-wide limit on each namespace's table, other labs' and containers' too ([connection state](workloads.md#connection-state))"},
+	{"conntrack_max", fmt.Sprintf("%d..%d", MinConntrackMax, MaxConntrackMax), "netns driver: `net.netfilter.nf_conntrack_max` while the lab is up, the machine's own value put back at `lab down` and `clean`; a kernel-wide limit on each namespace's table, other labs' and containers' too, so one value per run, not a variant ([connection state](workloads.md#connection-state))"},
 }
 
 // ShortDuration is a duration as a spec writes it: 24h, 10s, 1h30m.
