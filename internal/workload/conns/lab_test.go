@@ -1,20 +1,15 @@
 package conns_test
 
 import (
-	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/conntrack"
 	"github.com/cnperf/cnperf/internal/lab/drivers"
 	"github.com/cnperf/cnperf/internal/record"
-	"github.com/cnperf/cnperf/internal/run"
-	"github.com/cnperf/cnperf/internal/spec"
 	"github.com/cnperf/cnperf/internal/testutil"
+	"github.com/cnperf/cnperf/internal/testutil/runtest"
 	"github.com/cnperf/cnperf/internal/workload/descriptors"
 )
 
@@ -29,7 +24,7 @@ func TestFullConntrackTable(t *testing.T) {
 		t.Skipf("no connection tracking on this kernel: %v", err)
 	}
 	orig := conntrack.Max()
-	s, err := spec.Parse(strings.NewReader(`name: conns-full
+	res, dir := runtest.Run(t, drivers.Catalog(), "conns-full", `name: conns-full
 driver: netns
 modes: [bridge]
 reference: bridge
@@ -39,29 +34,9 @@ tests:
     connections: 2000
     timeout: 1s
     duration: 2s
-`), "conns-full.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out strings.Builder
-	res, err := run.Run(context.Background(), run.Options{Spec: s, Dir: filepath.Join(t.TempDir(), "run"), Exe: testutil.Binary(t),
-		Version: "test", Out: &out, Lab: drivers.Catalog()})
-	if err != nil || res == nil || res.Meta == nil {
-		t.Fatalf("run: %v\n%s", err, out.String())
-	}
+`)
 	if got := conntrack.Max(); got != orig {
 		t.Errorf("nf_conntrack_max %d after the run, want the machine's %d back", got, orig)
-	}
-	labs, err := lab.List(drivers.Catalog().Drivers...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range res.Meta.Modes {
-		for _, l := range labs {
-			if m.Lab != nil && l.Name == m.Lab.Name {
-				t.Errorf("lab %s left after the run", l.Name)
-			}
-		}
 	}
 	if len(res.Meta.Cells) != 1 || res.Meta.Cells[0].Conntrack == nil {
 		t.Fatalf("cells %+v: want one with its conntrack record", res.Meta.Cells)
@@ -72,7 +47,7 @@ tests:
 	if ct.Max != 1500 || entries == 0 || drops == 0 {
 		t.Errorf("conntrack during the cell: max %d, %d entries, %d drops; want 1500, entries and drops", ct.Max, entries, drops)
 	}
-	rd, err := record.Open(res.Dir)
+	rd, err := record.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
