@@ -180,3 +180,21 @@ func listen(t *testing.T, max int) (int, *conns.Holder, *rr.Server) {
 	t.Fatal("no free ports on loopback")
 	return 0, nil, nil
 }
+
+func TestTrickleBound(t *testing.T) {
+	for _, c := range []struct {
+		n     int64
+		every time.Duration
+		ok    bool
+	}{
+		{1 << 20, 0, true},
+		{200_000, time.Second, true},
+		{200_001, time.Second, false},
+		{1 << 20, 5 * time.Second, false},
+		{1 << 20, 6 * time.Second, true},
+	} {
+		if err := descriptors.ConnsTrickleFits(c.n, c.every); (err == nil) != c.ok {
+			t.Errorf("%d connections every %s: %v, want ok %v", c.n, c.every, err, c.ok)
+		}
+	}
+}
