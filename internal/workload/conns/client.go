@@ -31,9 +31,10 @@ type Config struct {
 
 const (
 	// openFor bounds opening: connections not opened by then are not
-	// attempted (requested − established − failed), so that a full table
-	// dropping every SYN cannot hold a cell for connections × timeout.
-	openFor = 20 * time.Second
+	// attempted (unopened), so that a full table dropping every SYN cannot
+	// hold a cell for connections × timeout; and the probe, dialled first,
+	// must send its hello within the rr server's ControlTimeout.
+	openFor = serverkit.ControlTimeout - 2*time.Second
 	// dialers open connections at once.
 	dialers = 512
 	// connMemory is what a connection's two sockets and conntrack

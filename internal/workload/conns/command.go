@@ -85,7 +85,7 @@ func ClientCommand(con workload.Console) *cobra.Command {
 		Workload: descriptors.Conns,
 		Short:    "Hold many TCP connections open and measure the round trip beside them, against `cnperf serve conns`",
 		Long: `Open --connections TCP connections to the server's holding ports (at most
-512 at a time, for at most 20 s), counting each outcome: established, refused,
+512 at a time, for at most 8 s), counting each outcome: established, refused,
 timed out, reset, failed otherwise. Then, while they stay idle or --trickle a
 byte each, measure rr's round trip for --time, and close them with a reset.
 Refuses, in one line, a count this machine cannot hold (open files, source
