@@ -130,6 +130,8 @@ type Cell struct {
 	Daemons map[string]record.DaemonCost
 	// Kernel is where the machine's CPU went during the cell.
 	Kernel *record.CellKernel
+	// Conntrack is the lab's connection tracking during the cell.
+	Conntrack *record.CellConntrack
 }
 
 // Observations turns one run's stored records into observations:
@@ -190,6 +192,13 @@ func Observations(recs []record.Record, costs []record.Cost, cpu []cost.CPUSampl
 					perTrans = func(s float64) float64 { return s / wall / t * 1e6 }
 				}
 				addKernel(o.Values, *w.Kernel, ct.moved, perTrans)
+			}
+			if c := w.Conntrack; c != nil {
+				entries, bytes, drops := c.Sums()
+				o.Values["ct_entries"], o.Values["ct_drops"] = float64(entries), float64(drops)
+				if c.ObjectBytes > 0 {
+					o.Values["ct_memory_kib"] = float64(bytes) / 1024
+				}
 			}
 		}
 		if c := ct.cost; c != nil {

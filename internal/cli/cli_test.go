@@ -190,7 +190,7 @@ func TestPresets(t *testing.T) {
 		}
 		names = append(names, f[0])
 	}
-	if got := strings.Join(names, " "); got != "cni-compare cni-compare-pingpong drivers emulation emulation-sockets flap ipv6 k8s-disrupt k8s-policy k8s-quick k8s-quick-sockets k8s-services quick rrul seed000 seed001 seed001-cores seed002 seed002-hops seed002-offloads seed003 seed004 seed004-zones sockets-tiny tiny" {
+	if got := strings.Join(names, " "); got != "cni-compare cni-compare-pingpong conntrack drivers emulation emulation-sockets flap ipv6 k8s-disrupt k8s-policy k8s-quick k8s-quick-sockets k8s-services layers quick rrul seed000 seed001 seed001-cores seed002 seed002-hops seed002-offloads seed003 seed004 seed004-zones sockets-tiny tiny" {
 		t.Errorf("presets listed %q, want every preset:\n%s", got, stdout)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/lab/conntrack"
 	"github.com/cnperf/cnperf/internal/record"
 )
 
@@ -75,6 +76,10 @@ type Runtime interface {
 	// on state it shares with other labs (a cluster's Services), so that
 	// it exists only from the lab's stage of the run on (run.staged).
 	Prepare(l *Lab) error
+	// Conntrack reads the connection tracking of the lab's namespaces
+	// that track connections, by the namespace's name within the lab; nil
+	// where the runner cannot read them.
+	Conntrack() (map[string]conntrack.Reading, error)
 }
 
 // BaseRuntime is what a runtime embeds for the parts it lacks: nothing to
@@ -90,6 +95,7 @@ func (BaseRuntime) Flap(time.Time) func() []record.Flap {
 func (BaseRuntime) DaemonMeter() (DaemonMeter, error) { return nil, nil }
 
 func (BaseRuntime) Prepare(*Lab) error { return nil }
+func (BaseRuntime) Conntrack() (map[string]conntrack.Reading, error) { return nil, nil }
 
 // Sight is how much of a lab's work this machine sees. Local is false
 // when its processes run on other machines (their load is not this

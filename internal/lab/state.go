@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/cnperf/cnperf/internal/lab/conntrack"
 )
 
 // StateRoot holds the modes' own files, per lab and mode
@@ -30,6 +32,10 @@ func makeStateDir(lab, mode string) (string, error) {
 // removeState removes a lab's state directory (the daemons that used it
 // are gone with the lab's processes) and the roots once empty.
 func removeState(lab string) error {
+	// The machine's nf_conntrack_max first: its record is in the state.
+	if err := conntrack.Restore(StateRoot, filepath.Join(StateRoot, lab)); err != nil {
+		return fmt.Errorf("lab %s: %w", lab, err)
+	}
 	var errs []error
 	for _, root := range append([]string{StateRoot}, legacyStateRoots...) {
 		if err := os.RemoveAll(filepath.Join(root, lab)); err != nil {
@@ -83,3 +89,20 @@ func StateDir(lab, part string) (string, error) { return makeStateDir(lab, part)
 
 // StatePath is where StateDir is, whether or not it exists.
 func StatePath(lab, part string) string { return filepath.Join(StateRoot, lab, part) }
+
+// SetConntrackMax sets the machine's nf_conntrack_max for a lab (its
+// conntrack_max condition), recording the value it replaces in the lab's
+// state, which removing the lab (Down, Clean) puts back.
+func SetConntrackMax(lab string, n int) error {
+	if ValidName(lab) != nil {
+		return fmt.Errorf("conntrack_max: bad lab name %q", lab)
+	}
+	return conntrack.SetMax(StateRoot, filepath.Join(StateRoot, lab), n)
+}
+
+// CheckConntrackMax refuses, before a lab is built, a conntrack_max that
+// another lab set to another value.
+func CheckConntrackMax(lab string, n int) error {
+	_, err := conntrack.Free(StateRoot, filepath.Join(StateRoot, lab), n)
+	return err
+}

@@ -107,6 +107,42 @@ type Cell struct {
 	// when the cell was not profiled, so runs without profiling are
 	// stored as before.
 	Profile *CellProfile `json:"profile,omitempty"`
+	// Conntrack is the lab's connection tracking during a cell of a
+	// workload that fills it (conns); absent for the others.
+	Conntrack *CellConntrack `json:"conntrack,omitempty"`
+}
+
+// CellConntrack is the connection tracking of a lab's namespaces during a
+// cell: the machine's table size and entry size, and, per namespace that
+// tracks connections (the hosts that NAT), its entries before the cell
+// and at their peak (read every half second) and the drops during it.
+// Memory is entries × ObjectBytes, the nf_conntrack slab object's size
+// from /proc/slabinfo (0 where it was not readable).
+type CellConntrack struct {
+	Max         int64                  `json:"max"`
+	ObjectBytes int                    `json:"object_bytes"`
+	Namespaces  map[string]ConntrackNS `json:"namespaces"`
+}
+
+// ConntrackNS is one namespace's table during a cell: entries, and the
+// kernel's counts of new connections dropped on a full table (Drop),
+// entries evicted to make room (EarlyDrop) and failed inserts.
+type ConntrackNS struct {
+	Before       int64 `json:"before"`
+	Peak         int64 `json:"peak"`
+	Drop         int64 `json:"drop"`
+	EarlyDrop    int64 `json:"early_drop"`
+	InsertFailed int64 `json:"insert_failed"`
+}
+
+// Sums are the peak entries, their memory in bytes and the drops over
+// every namespace.
+func (c CellConntrack) Sums() (entries, bytes, drops int64) {
+	for _, n := range c.Namespaces {
+		entries += n.Peak
+		drops += n.Drop + n.EarlyDrop + n.InsertFailed
+	}
+	return entries, entries * int64(c.ObjectBytes), drops
 }
 
 // CellProfile sums a cell's sampled stacks (StacksFile): the rate and

@@ -14,7 +14,7 @@ import (
 func Cells(m record.Meta) map[int]analysis.Cell {
 	out := make(map[int]analysis.Cell, len(m.Cells))
 	for _, c := range m.Cells {
-		out[c.Index] = analysis.Cell{Start: c.Start, End: c.End, Mode: c.Mode, Chunk: c.Chunk, Instance: c.Instance, Rate: c.Rate(), Daemons: c.Daemons, Kernel: c.Kernel}
+		out[c.Index] = analysis.Cell{Start: c.Start, End: c.End, Mode: c.Mode, Chunk: c.Chunk, Instance: c.Instance, Rate: c.Rate(), Daemons: c.Daemons, Kernel: c.Kernel, Conntrack: c.Conntrack}
 	}
 	return out
 }

@@ -38,6 +38,9 @@ type cellRun struct {
 	// time, as when siege ran inside cnperf, not diluted by starting a
 	// process for each cell's few hundred requests.
 	span bool
+	// conntrack: the workload fills the datapath's connection state, so
+	// the lab's conntrack tables are read during the cell.
+	conntrack bool
 }
 
 // clientRun is one client process of a cell.

@@ -476,7 +476,9 @@ func (r *running) measureCell(i int, c cellPlan, meter *cost.Meter, own bool) er
 	before, bytesBefore := r.app.total, r.app.bytes[key]
 	cr, err := r.w.cell(e, c.unit, &cell, r.app)
 	if err == nil {
+		watched := watchConntrack(e, cr.conntrack)
 		err = e.runCell(r.ctx, cr, &cell, r.app, started)
+		cell.Conntrack = watched()
 	}
 	if lerr := e.lab.Alive(); lerr != nil && cell.Error == "" {
 		cell.Error = lerr.Error() // it died during this cell

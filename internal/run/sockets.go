@@ -260,7 +260,8 @@ func (t *socketCells) cell(e *env, u int, cell *record.Cell, app *appender) (cel
 		}
 		c = c.FitTo(mtu)
 	}
-	cr := cellRun{log: "client", cost: record.Cost{Test: c.Test.Workload, Case: c.Label, Rep: unit.rep}}
+	cr := cellRun{log: "client", cost: record.Cost{Test: c.Test.Workload, Case: c.Label, Rep: unit.rep},
+		conntrack: workload.Has(c.Workload(), workload.ConnState)}
 	// A test that runs far past its planned time is stopped, not waited on.
 	cr.limit = c.Test.Planned() + 30*time.Second
 	if c.Test.Planned() == 0 {

@@ -731,6 +731,10 @@ func (s Spec) Validate() error {
 			return fmt.Errorf("variants[%d]: sets nothing", i)
 		}
 		labels[v.Label()] = true
+		// One table size for the machine: every lab of a run has it.
+		if got, want := s.Conditions.Over(v).ConntrackMax, s.Conditions.Over(s.Variants[0]).ConntrackMax; got != want {
+			return fmt.Errorf("variants[%d].conntrack_max %d: the machine has one table size, the labs of a run share it (variants[0] has %d); set it in conditions", i, got, want)
+		}
 	}
 	if err := s.validateCalibrate(); err != nil {
 		return err

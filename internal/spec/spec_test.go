@@ -22,7 +22,7 @@ func parse(doc string) (spec.Spec, error) {
 
 func TestPresetsParseAndValidate(t *testing.T) {
 	names := presets.Names()
-	if want := []string{"cni-compare", "cni-compare-pingpong", "drivers", "emulation", "emulation-sockets", "flap", "ipv6", "k8s-disrupt", "k8s-policy", "k8s-quick", "k8s-quick-sockets", "k8s-services", "layers", "quick", "rrul", "seed000", "seed001", "seed001-cores", "seed002", "seed002-hops", "seed002-offloads", "seed003", "seed004", "seed004-zones", "sockets-tiny", "tiny"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"cni-compare", "cni-compare-pingpong", "conntrack", "drivers", "emulation", "emulation-sockets", "flap", "ipv6", "k8s-disrupt", "k8s-policy", "k8s-quick", "k8s-quick-sockets", "k8s-services", "layers", "quick", "rrul", "seed000", "seed001", "seed001-cores", "seed002", "seed002-hops", "seed002-offloads", "seed003", "seed004", "seed004-zones", "sockets-tiny", "tiny"}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("presets.Names() = %v, want %v", names, want)
 	}
 	for _, n := range names {
@@ -188,6 +188,7 @@ func TestParseErrors(t *testing.T) {
 		{"variant cores", "name: x\nvariants: [{cores: 1}, {cores: 999}]\n", []string{"variants[1].cores 999"}},
 		{"variant twice", "name: x\nvariants: [{cores: 1}, {cores: 1}]\n", []string{"variants[1]", "twice"}},
 		{"variant empty", "name: x\nvariants: [{cores: 1}, {}]\n", []string{"variants[1]: sets nothing"}},
+		{"variant conntrack_max", "name: x\nvariants: [{cores: 1}, {conntrack_max: 1000}]\n", []string{"variants[1].conntrack_max 1000: the machine has one table size"}},
 		{"variant unknown field", "name: x\nvariants: [{jumbo: true}]\n", []string{"jumbo"}},
 		{"variant mtu", "name: x\nvariants: [{mtu: 1400}, {mtu: 400}]\n", []string{"variants[1].mtu 400", "576"}},
 		{"drivers twice", "name: x\ndrivers: [docker, docker]\n", []string{"drivers", `"docker" is listed twice`}},

@@ -76,6 +76,9 @@ const (
 	// as metric RoundTripMetric (a chain of hosts then also measures each
 	// segment, and tables show the latency per hop).
 	RoundTrip Capability = "round-trip latency"
+	// ConnState: the workload fills the datapath's connection state, so
+	// the runner reads the lab's conntrack tables during its cells.
+	ConnState Capability = "connection state"
 )
 
 // RoundTripMetric is the median round trip of a RoundTrip workload.

@@ -89,6 +89,11 @@ func applyConditions(l *lab.Lab, servers []lab.Host, fixedOff map[string]bool) e
 			}
 		}
 	}
+	if c.ConntrackMax > 0 {
+		if err := lab.SetConntrackMax(l.Name, c.ConntrackMax); err != nil {
+			return err
+		}
+	}
 	if c.CPUStress > 0 {
 		threads := max(len(c.HostCPUs()), 1)
 		if c.Cores == 0 {

@@ -109,6 +109,11 @@ func (d Driver) Validate(cfg lab.Config) error {
 	if err := lab.CheckFamily(cfg.Mode, cfg.Conditions); err != nil {
 		return err
 	}
+	if n := cfg.Conditions.ConntrackMax; n > 0 {
+		if err := lab.CheckConntrackMax(cfg.Name, n); err != nil {
+			return err
+		}
+	}
 	if cfg.Topology.Chain {
 		if _, err := chainRouting(cfg.Mode); err != nil {
 			return fmt.Errorf("lab: %w", err)

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/conntrack"
 	"github.com/cnperf/cnperf/internal/lab/firewall"
 	"github.com/cnperf/cnperf/internal/lab/namespace"
 	"github.com/cnperf/cnperf/internal/lab/process"
@@ -62,6 +64,27 @@ func (r *Runtime) Alive() error { return nil }
 
 // Sight: every process is this machine's, in cgroups cnperf made.
 func (r *Runtime) Sight() lab.Sight { return lab.Sight{Local: true, Own: true} }
+
+// Conntrack reads the tables of the lab's namespaces that track
+// connections, each from inside it (the count is per namespace).
+func (r *Runtime) Conntrack() (map[string]conntrack.Reading, error) {
+	nss, err := namespaces(r.Lab)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]conntrack.Reading{}
+	for _, ns := range nss {
+		var rd conntrack.Reading
+		var ok bool
+		if err := namespace.Do(ns, func() (err error) { rd, ok, err = conntrack.Read(); return err }); err != nil {
+			return nil, fmt.Errorf("conntrack in %s: %w", ns, err)
+		}
+		if ok {
+			out[strings.TrimPrefix(ns, lab.Prefix+r.Lab+"-")] = rd
+		}
+	}
+	return out, nil
+}
 
 // Record reads the delay lines' counters into the lab's record.
 func (r *Runtime) Record(l *lab.Lab) error { return ReadCounters(l) }

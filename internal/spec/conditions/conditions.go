@@ -118,6 +118,10 @@ type Set struct {
 	// DefaultProfileHz): run/profile.
 	Profile   string `yaml:"profile,omitempty" json:"profile,omitempty"`
 	ProfileHz int    `yaml:"profile_hz,omitempty" json:"profile_hz,omitempty"`
+	// ConntrackMax sets net.netfilter.nf_conntrack_max, the machine's
+	// (every namespace's) connection tracking table size, while the lab
+	// is up (conntrack.go).
+	ConntrackMax int `yaml:"conntrack_max,omitempty" json:"conntrack_max,omitempty"`
 }
 
 // Bounds of profile_hz: a prime-ish rate off the kernel's 100 and 1000 Hz
@@ -265,6 +269,7 @@ func (s Set) Label() string {
 	add("impair", s.Impairment, s.Impairment != "")
 	add("profile", s.Profile, s.Profile != "")
 	add("hz", s.ProfileHz, s.ProfileHz != 0)
+	add("ctmax", s.ConntrackMax, s.ConntrackMax != 0)
 	return strings.Join(parts, ",")
 }
 
@@ -355,6 +360,9 @@ func (s Set) Validate(cpus int) error {
 	}
 	if s.Services < 0 || s.Services > MaxServices {
 		return fmt.Errorf("services %d: want 0..%d", s.Services, MaxServices)
+	}
+	if err := s.validateConntrack(); err != nil {
+		return err
 	}
 	switch s.IPFamily {
 	case "", IPv4, IPv6, Dual:

@@ -50,6 +50,7 @@ var Fields = []Field{
 	{"impairment", "a name in `impairments`", "the spec's list of impaired links for this lab, over `links` ([links](#impaired-links-and-flaps))"},
 	{"profile", "`on`, `off`", "sample every CPU's kernel and user stacks during each cell, stored per cell (`cnperf run --profile` sets it; [stacks](results.md#stacks-per-cell))"},
 	{"profile_hz", fmt.Sprintf("%d..%d", MinProfileHz, MaxProfileHz), fmt.Sprintf("samples a second per CPU with `profile: on` (default %d)", DefaultProfileHz)},
+	{"conntrack_max", fmt.Sprintf("%d..%d", MinConntrackMax, MaxConntrackMax), "netns driver: `net.netfilter.nf_conntrack_max` while the lab is up, the machine's own value put back at `lab down` and `clean`; a kernel-wide limit on each namespace's table, other labs' and containers' too, so one value per run, not a variant ([connection state](workloads.md#connection-state))"},
 }
 
 // ShortDuration is a duration as a spec writes it: 24h, 10s, 1h30m.

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/conns"
 	"github.com/cnperf/cnperf/internal/workload/grid"
 	"github.com/cnperf/cnperf/internal/workload/pingpong/server"
 	"github.com/cnperf/cnperf/internal/workload/pingpong/siege"
@@ -40,6 +41,7 @@ var all = []Workload{
 	{"jitter", udp.JitterCommand, []Command{udp.ServeCommand}},
 	{"datagram", udp.DatagramCommand, []Command{udp.ServeCommand}},
 	{"grid", grid.ClientCommand, []Command{grid.ServeCommand}},
+	{"conns", conns.ClientCommand, []Command{conns.ServeCommand}},
 }
 
 // All returns the workloads' commands.

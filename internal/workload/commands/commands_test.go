@@ -66,7 +66,7 @@ func TestEveryWorkloadHasCommands(t *testing.T) {
 	for _, s := range commands.Servers(con) {
 		names = append(names, s.Name())
 	}
-	if !slices.Equal(names, []string{"ping", "pong", "stream", "rr", "udp", "grid"}) {
+	if !slices.Equal(names, []string{"ping", "pong", "stream", "rr", "udp", "grid", "conns"}) {
 		t.Errorf("servers %q", names)
 	}
 }

@@ -196,7 +196,7 @@ func TestEchoWorkload(t *testing.T) {
 		{"{workload: echo, request: 10}", "tests[0].request: not a parameter of echo (it has length, count)"},
 		{"{workload: echo, lenght: 10}", "tests[0].lenght: unknown field; echo takes length, count, and every test name, workload"},
 		{"{workload: echo, sweep: {param: count, values: ['1']}}", `tests[0].sweep.param: "count": echo sweeps length`},
-		{"{workload: echoes}", `tests[0].workload: "echoes" is not a workload (known: stream, rr, jitter, datagram, grid, echo)`},
+		{"{workload: echoes}", `tests[0].workload: "echoes" is not a workload (known: stream, rr, jitter, datagram, grid, conns, echo)`},
 	})
 
 	exe, err := os.Executable()

@@ -20,6 +20,7 @@ var sockets = workload.Set{
 	descriptors.Jitter,
 	descriptors.Datagram,
 	descriptors.Grid,
+	descriptors.Conns,
 }
 
 // All returns the socket workloads.
