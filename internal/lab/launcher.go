@@ -94,7 +94,7 @@ func (BaseRuntime) Flap(time.Time) func() []record.Flap {
 
 func (BaseRuntime) DaemonMeter() (DaemonMeter, error) { return nil, nil }
 
-func (BaseRuntime) Prepare(*Lab) error { return nil }
+func (BaseRuntime) Prepare(*Lab) error                               { return nil }
 func (BaseRuntime) Conntrack() (map[string]conntrack.Reading, error) { return nil, nil }
 
 // Sight is how much of a lab's work this machine sees. Local is false
