@@ -73,7 +73,7 @@ type PodSetupTime struct {
 	Burst       int      `json:"burst"`
 	Repetition  int      `json:"repetition"`
 	Pod         string   `json:"pod"`
-	ScheduledMS *float64 `json:"scheduled_ms,omitempty"`    // from created
+	ScheduledMS *float64 `json:"scheduled_ms,omitempty"`     // from created
 	ReadyMS     *float64 `json:"network_ready_ms,omitempty"` // from scheduled
 	FirstMS     *float64 `json:"first_packet_ms,omitempty"`  // from scheduled
 	DeleteMS    *float64 `json:"deletion_ms,omitempty"`      // from the delete

@@ -24,10 +24,10 @@ func podsCmd(stdout, stderr io.Writer) *cobra.Command {
 	var reps int
 	var out, node string
 	cmd := &cobra.Command{
-		Use:   "pods NAME [NAME...] [--bursts 1,10,50] [--repetitions N] [--node NODE] [-o FILE]",
-		Short: "Time pods' network setup and teardown (CNI ADD, DEL) in bursts, clusters interleaved",
+		Use:     "pods NAME [NAME...] [--bursts 1,10,50] [--repetitions N] [--node NODE] [-o FILE]",
+		Short:   "Time pods' network setup and teardown (CNI ADD, DEL) in bursts, clusters interleaved",
 		Example: `  cnperf cluster pods cmp_bridge cmp_flannel cmp_cilium --bursts 1,10,50 --repetitions 5 -o pods.json`,
-		Args: cobra.RangeArgs(1, kube.MaxSetupClusters),
+		Args:    cobra.RangeArgs(1, kube.MaxSetupClusters),
 		RunE: func(_ *cobra.Command, args []string) error {
 			if err := kube.CheckPodSetup(make([]int, len(args)), bursts, reps); err != nil {
 				return err
