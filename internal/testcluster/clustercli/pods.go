@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -32,23 +33,25 @@ func podsCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err := kube.CheckPodSetup(make([]int, len(args)), bursts, reps); err != nil {
 				return err
 			}
-			pause, err := os.ReadFile(filepath.Join(testcluster.DefaultOptions().Images(), "pause.ref"))
-			if err != nil {
-				return fmt.Errorf("the pause image's name: %w (run scripts/k8s-build.sh)", err)
-			}
-			var clusters []kube.SetupCluster
-			seen := map[string]bool{}
-			for _, name := range args {
-				if seen[name] {
+			for i, name := range args {
+				if slices.Contains(args[:i], name) {
 					return fmt.Errorf("cluster %s: given twice", name)
 				}
-				seen[name] = true
+			}
+			var clusters []kube.SetupCluster
+			for _, name := range args {
 				kc, err := testcluster.Kubeconfig(name, false)
 				if err != nil {
 					return err
 				}
-				clusters = append(clusters, kube.SetupCluster{Name: name, Kubeconfig: kc, ProbeNS: lab.NS(name, "cp"),
-					Node: node, Image: strings.TrimSpace(string(pause))})
+				clusters = append(clusters, kube.SetupCluster{Name: name, Kubeconfig: kc, ProbeNS: lab.NS(name, "cp"), Node: node})
+			}
+			pause, err := os.ReadFile(filepath.Join(testcluster.DefaultOptions().Images(), "pause.ref"))
+			if err != nil {
+				return fmt.Errorf("the pause image's name: %w (run scripts/k8s-build.sh)", err)
+			}
+			for i := range clusters {
+				clusters[i].Image = strings.TrimSpace(string(pause))
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
