@@ -16,7 +16,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
 
 	"github.com/cnperf/cnperf/internal/analysis"
 	"github.com/cnperf/cnperf/internal/analysis/stats"
@@ -228,7 +231,20 @@ func burst(ctx context.Context, c *Conn, sc SetupCluster, n int) ([]timeline, er
 func timeBurst(ctx context.Context, c *Conn, sc SetupCluster, ns string, labels map[string]string, n int) ([]timeline, error) {
 	ctx, cancel := context.WithTimeout(ctx, podSetupTimeout)
 	defer cancel()
-	w, err := c.core.Get().Namespace(ns).Resource("pods").
+	// The client's bound on a call (apiTimeout) would end the watch within a
+	// long burst: the watch's client has none, ctx bounds it.
+	sch := runtime.NewScheme()
+	if err := corev1.AddToScheme(sch); err != nil {
+		return nil, err
+	}
+	cfg := rest.CopyConfig(c.REST)
+	cfg.Timeout, cfg.GroupVersion, cfg.APIPath = 0, &corev1.SchemeGroupVersion, "/api"
+	cfg.NegotiatedSerializer = serializer.NewCodecFactory(sch).WithoutConversion()
+	wc, err := rest.RESTClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes: watch client: %w", err)
+	}
+	w, err := wc.Get().Namespace(ns).Resource("pods").
 		VersionedParams(&metav1.ListOptions{Watch: true}, c.params).Watch(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes: watch pods in %s: %w", ns, err)
