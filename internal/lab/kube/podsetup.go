@@ -297,7 +297,7 @@ func timeBurst(ctx context.Context, c *Conn, sc SetupCluster, ns string, labels 
 			done++
 		case ev, ok := <-w.ResultChan():
 			if !ok {
-				return tl, errors.New("kubernetes: the pods' watch ended")
+				return tl, watchEnded(ctx)
 			}
 			p, isPod := ev.Object.(*corev1.Pod)
 			i, mine := 0, false
@@ -337,7 +337,7 @@ func timeBurst(ctx context.Context, c *Conn, sc SetupCluster, ns string, labels 
 			return tl, fmt.Errorf("%d of %d pods gone within %s of their delete", gone, n, podSetupTimeout)
 		case ev, ok := <-w.ResultChan():
 			if !ok {
-				return tl, errors.New("kubernetes: the pods' watch ended")
+				return tl, watchEnded(ctx)
 			}
 			if p, isPod := ev.Object.(*corev1.Pod); isPod && ev.Type == watch.Deleted {
 				if i, mine := index[p.Name]; mine && tl[i].gone.IsZero() {
@@ -448,4 +448,13 @@ func WriteSetupJSON(path string, m PodSetup) error {
 		return err
 	}
 	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// watchEnded says why the pods' watch closed: the burst's bound (ctx ends
+// the watch too) or the server.
+func watchEnded(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("not done within %s: %w", podSetupTimeout, ctx.Err())
+	}
+	return errors.New("kubernetes: the pods' watch ended")
 }
