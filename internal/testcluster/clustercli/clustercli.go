@@ -27,7 +27,7 @@ pods on the CNI you choose. Its binaries come from scripts/k8s-build.sh (and
 scripts/flannel-build.sh for flannel, scripts/cilium-build.sh for Cilium). cnperf cluster down, cnperf lab down and
 cnperf clean remove it like any lab. Run it as root.`,
 	}
-	c.AddCommand(upCmd(stdout, stderr), downCmd(stderr), statusCmd(stdout), kubeconfigCmd(stdout), importCmd(stderr), execCmd())
+	c.AddCommand(upCmd(stdout, stderr), downCmd(stderr), statusCmd(stdout), kubeconfigCmd(stdout), importCmd(stderr), podsCmd(stdout, stderr), execCmd())
 	return []*cobra.Command{c}
 }
 

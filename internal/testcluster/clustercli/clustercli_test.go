@@ -35,6 +35,9 @@ func TestBadFlagsExit2(t *testing.T) {
 		{[]string{"cluster", "up", "T1"}, `cluster name "T1"`},
 		{[]string{"cluster", "down", "a-b"}, `cluster name "a-b"`},
 		{[]string{"cluster", "status", "a-b"}, `cluster name "a-b"`},
+		{[]string{"cluster", "pods", "t1", "--bursts", "1,101"}, "--bursts 101: a burst is 1 to 100 pods"},
+		{[]string{"cluster", "pods", "t1", "--repetitions", "0"}, "--repetitions 0: 1 to 100"},
+		{[]string{"cluster", "pods", "t1", "t2", "t1"}, "cluster t1: given twice"},
 	}
 	for _, c := range cases {
 		var out, errb bytes.Buffer
@@ -64,6 +67,7 @@ func TestUnknownClusterExit2(t *testing.T) {
 		{"cluster", "kubeconfig", name, "--lab"},
 		{"cluster", "status", name},
 		{"cluster", "import", name, tar},
+		{"cluster", "pods", name},
 	} {
 		var out, errb bytes.Buffer
 		code := cli.Main(cat, args, &out, &errb)
