@@ -545,8 +545,10 @@ func docFiles(t *testing.T) map[string]string {
 func TestDocsShape(t *testing.T) {
 	// docs/findings.md is generated from the stored runs, a row a claim: it
 	// grows with the presets' claims, not with prose, so it has a bound of
-	// its own instead of a share of the reference's.
-	const readmeLines, docsLines, findingsLines, lineChars = 150, 3000, 400, 400
+	// its own instead of a share of the reference's, and its rows (a
+	// claim's words, its source and figures) are read as a table, not
+	// reflowed prose.
+	const readmeLines, docsLines, findingsLines, lineChars, rowChars = 150, 3000, 400, 400, 1000
 	total := 0
 	for name, text := range docFiles(t) {
 		lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
@@ -560,9 +562,13 @@ func TestDocsShape(t *testing.T) {
 		if name == "README.md" && len(lines) > readmeLines {
 			t.Errorf("README.md has %d lines, more than %d: put the detail in docs/", len(lines), readmeLines)
 		}
+		limit := lineChars
+		if name == "docs/findings.md" {
+			limit = rowChars
+		}
 		for i, l := range lines {
-			if n := utf8.RuneCountInString(l); n > lineChars {
-				t.Errorf("%s:%d: %d characters, more than %d: reflow it (a table row: make it a list)", name, i+1, n, lineChars)
+			if n := utf8.RuneCountInString(l); n > limit {
+				t.Errorf("%s:%d: %d characters, more than %d: reflow it (a table row: make it a list)", name, i+1, n, limit)
 			}
 		}
 	}
