@@ -24,6 +24,7 @@ func kubeDisrupt(t *testing.T, bin string, k *testClusters) {
 		return fmt.Sprintf(`name: dis
 driver: kubernetes
 modes: [k8s-pod]
+reference: k8s-pod
 kubernetes: {image: "%s", image_pull_policy: Never, clusters: [{name: c, test_cluster: %s}]}
 conditions: {node_placement: cross-node}
 tests:
