@@ -67,6 +67,11 @@ func loadFindings(root string) ([]paperPreset, error) {
 		}
 		out[i].runs = append(out[i].runs, paperRun{file: name, stored: st, claims: report.Rejudge(st, out[i].claims)})
 	}
+	// A preset's runs in the order they were made, so the latest is last
+	// whatever its file is named.
+	for _, p := range out {
+		slices.SortStableFunc(p.runs, func(a, b paperRun) int { return a.stored.Date.Compare(b.stored.Date) })
+	}
 	return out, nil
 }
 
@@ -79,11 +84,11 @@ func paper(c spec.Claim) string {
 // Tally counts claims over the stored runs cnperf measured (imported data
 // tests the claims, not cnperf): agreeing in every case, differing with
 // every difference's explanation measured, and the rest open (not run,
-// stale, cannot tell, unexplained), by the preset's latest run (the page's).
+// stale, cannot tell, unexplained), by the preset's latest run that judged it (the page's).
 func tally(ps []paperPreset) (agree, measured, open int) {
 	for _, p := range ps {
-		r := latest(p.runs, false)
 		for i := range p.claims {
+			r := latest(p.runs, false, i)
 			var fs []report.Finding // a stale claim has none
 			if r != nil {
 				fs = r.claims[i].Findings
@@ -179,8 +184,8 @@ func writeTable(b *strings.Builder, paper string, ps []paperPreset) {
 		if len(p.runs) == 0 {
 			continue
 		}
-		measured, imported := latest(p.runs, false), latest(p.runs, true)
 		for i, c := range p.claims {
+			measured, imported := latest(p.runs, false, i), latest(p.runs, true, i)
 			row := []string{"`" + c.ID + "`", cell(c.Says) + " (" + cell(c.Source) + ")", report.RangeText(c)}
 			if published {
 				fig, verdict, _ := judged(imported, i)
@@ -198,16 +203,24 @@ func writeTable(b *strings.Builder, paper string, ps []paperPreset) {
 		strings.Repeat("---|", len(head)), strings.Join(rows, ""))
 }
 
-// latest is the last stored run of a preset, cnperf's or imported; nil
-// when there is none.
-func latest(runs []paperRun, imported bool) *paperRun {
-	var out *paperRun
-	for i, r := range runs {
-		if (r.stored.Imported != "") == imported {
-			out = &runs[i]
+// latest is the last stored run of a preset, cnperf's or imported, that
+// judged claim i (a run narrowed to some tests or modes judges only some
+// claims), else the last of them; nil when there is none.
+func latest(runs []paperRun, imported bool, i int) *paperRun {
+	var last, judged *paperRun
+	for k, r := range runs {
+		if (r.stored.Imported != "") != imported {
+			continue
+		}
+		last = &runs[k]
+		if len(r.claims[i].Findings) > 0 {
+			judged = &runs[k]
 		}
 	}
-	return out
+	if judged != nil {
+		return judged
+	}
+	return last
 }
 
 // runCaption names a stored run: its preset, run, machine, date and

@@ -116,3 +116,35 @@ func TestExplanation(t *testing.T) {
 		}
 	}
 }
+
+// TestLatestRunThatJudged: a claim's row and tally come from the latest
+// run that judged it, so a later run narrowed to some tests updates their
+// claims and leaves the others to the run before.
+func TestLatestRunThatJudged(t *testing.T) {
+	judged := []report.Rejudged{{Findings: []report.Finding{{}}}, {}}
+	notJudged := []report.Rejudged{{}, {}}
+	full := paperRun{file: "full", claims: []report.Rejudged{{Findings: []report.Finding{{}}}, {Findings: []report.Finding{{}}}}}
+	narrowed := paperRun{file: "narrowed", claims: judged}
+	imported := paperRun{file: "imported", stored: report.StoredFindings{Imported: "data.csv"}, claims: judged}
+	for _, c := range []struct {
+		runs     []paperRun
+		claim    int
+		imported bool
+		want     string
+	}{
+		{[]paperRun{full, narrowed}, 0, false, "narrowed"},
+		{[]paperRun{full, narrowed}, 1, false, "full"},
+		{[]paperRun{narrowed, full}, 0, false, "full"},
+		{[]paperRun{{file: "none", claims: notJudged}}, 1, false, "none"},
+		{[]paperRun{full, imported}, 0, true, "imported"},
+		{[]paperRun{imported}, 0, false, ""},
+	} {
+		got := ""
+		if r := latest(c.runs, c.imported, c.claim); r != nil {
+			got = r.file
+		}
+		if got != c.want {
+			t.Errorf("runs %v, claim %d, imported %v: %q, want %q", c.runs, c.claim, c.imported, got, c.want)
+		}
+	}
+}
