@@ -41,6 +41,8 @@ func FuzzSpec(f *testing.F) {
 	f.Add([]byte("name: x\ndriver: kubernetes\nmodes: [k8s-service]\nvariants: [{services: 20000}, {services: 20001}, {services: -1}]\n"))
 	f.Add([]byte("name: x\ntests: [{workload: rr, duration: 6s}]\ndisrupt: [{component: cni-agent, node: server, at: [0s, 2s], down: restart}, {component: kube-proxy, node: client, at: [1s], down: 4999ms, cluster: a-b}]\n"))
 	f.Add([]byte("name: x\ncalibrate: {from: /nonexistent, series: \"\"}\n"))
+	f.Add([]byte("name: x\nmodes: [bare, bridge]\nconditions: {profile: on, profile_hz: 1000, conntrack_max: 255}\nvariants: [{profile: maybe}, {profile_hz: 48}, {conntrack_max: 16777217}]\n"))
+	f.Add([]byte("name: x\nmodes: [host, bridge]\nconditions: {conntrack_max: 1500}\ntests: [{workload: conns, connections: 9999999, trickle: 1ns}]\n"))
 	f.Add([]byte("name: x\nmodes: [bare, bridge]\nwaterfall: true\ntests: [{workload: rr, sweep: {param: request, from: 1, to: 9, step: 1}}]\n"))
 	f.Add([]byte("name: x\ndriver: kubernetes\nmodes: [k8s-pod]\nkubernetes: {clusters: [{name: a, context: c}, {name: b, test_cluster: t, cni: bridge}]}\nvariants: [{cluster: a}, {cluster: b, node_placement: same-node}]\n"))
 	// Parameters held by name: types a declaration must refuse, a field
